@@ -1,0 +1,46 @@
+"""Errors a user can cause, each a ``ValueError`` with a sentence a user understands.
+
+The UI catches :class:`TokvizError` and shows it with ``st.error``; anything else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class TokvizError(ValueError):
+    """Base class of every error that bad input (not a bug) can cause."""
+
+
+class PatternError(TokvizError):
+    """A user-supplied regular expression does not compile; the message names the pattern."""
+
+
+class PatternTimeoutError(PatternError):
+    """A user-supplied regular expression ran past its time limit (catastrophic backtracking)."""
+
+
+class EmptyCorpusError(TokvizError):
+    """The corpus is empty, or empty after normalization and pre-tokenization."""
+
+
+class VocabSizeError(TokvizError):
+    """A vocab size that cannot be used (zero, negative, not a whole number)."""
+
+
+class SpecialTokenError(TokvizError):
+    """Special tokens that are empty, duplicated or otherwise unusable."""
+
+
+class SerializationError(TokvizError):
+    """A tokenizer.json that is malformed, truncated, or uses a component tokviz cannot represent."""
+
+
+class UnknownIdError(TokvizError):
+    """An id passed to decode / id_to_token that is not in the vocabulary."""
+
+
+class CorpusReadError(TokvizError):
+    """An upload that cannot be read as text (binary, too large, missing column)."""
+
+
+class LimitExceededError(TokvizError):
+    """A request larger than the server's configured limits (see tokviz.limits)."""

@@ -1,0 +1,114 @@
+"""Training histories: the record of WHY each token exists.
+
+Every trainer returns an immutable :class:`TrainingHistory` (frozen dataclasses, tuples):
+
+- BPE / WordPiece: one :class:`MergeStep` per merge, with the pair, the new token, its
+  count and score, the vocab size after the merge and the pairs it beat at that moment.
+- Unigram: one :class:`EmStep` per EM sub-iteration and one :class:`PruneRound` per
+  pruning round (every removed piece with the loss increase that condemned it), plus the
+  final pieces with their log-probabilities.
+- WordLevel: the words kept, by frequency.
+
+Each algorithm subclasses :class:`TrainingHistory` in its own trainer module and
+implements :meth:`TrainingHistory.model_at`, which derives "the model at vocab size k"
+from the record without retraining (this is what the vocab slider calls).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from tokviz.models.base import Model
+
+#: Progress callback given to trainers: ``progress(phase, done, total)``, e.g.
+#: ``progress("count pairs", 0, 1)``, ``progress("merges", 120, 4744)``. Called often enough
+#: for a smooth progress bar (at least every 1% of a phase), cheap enough not to matter.
+ProgressCallback = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeStep:
+    """One BPE / WordPiece merge.
+
+    ``candidates`` are the best competing pairs at the moment of the merge, winner
+    excluded, best first: ``((('i', 's'), 5.0), (('e', 'r'), 5.0), ...)`` (at most 10).
+    ``count`` is the pair's frequency in the corpus; ``score`` is what chose it (the
+    count for BPE, ``count / (freq(a) * freq(b))`` for WordPiece likelihood).
+    """
+
+    rank: int
+    left: str
+    right: str
+    token: str
+    count: int
+    score: float
+    vocab_size: int
+    candidates: tuple[tuple[tuple[str, str], float], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EmStep:
+    """One Unigram EM sub-iteration, as SentencePiece logs it.
+
+    ``round`` is the pruning round it ran in (0 before the first pruning),
+    ``objective`` the negative log-likelihood per word-occurrence after the step.
+    """
+
+    round: int
+    sub_iteration: int
+    vocab_size: int
+    objective: float
+    num_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class PruneRound:
+    """One Unigram pruning round: ``removed`` lists ``(piece, loss_increase)``."""
+
+    round: int
+    size_before: int
+    size_after: int
+    removed: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WordCountSummary:
+    """What the trainer was fed: word occurrences after pre-tokenization."""
+
+    total_words: int
+    unique_words: int
+    total_characters: int
+    distinct_characters: int
+    top_words: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class TrainingHistory:
+    """Base of every history. Subclasses add their records and implement ``model_at``.
+
+    ``min_vocab_size`` / ``max_vocab_size`` bound the vocab slider: ``model_at(k)`` is
+    defined for every k in that range. ``stop_reason`` says in a sentence why training
+    stopped ("reached the target vocab size of 5000", "no pair left to merge", ...).
+    """
+
+    algorithm: str
+    model: "Model"
+    special_tokens: tuple[str, ...]
+    alphabet: tuple[str, ...]
+    word_counts: WordCountSummary
+    stop_reason: str
+    min_vocab_size: int
+    max_vocab_size: int
+    trainer_config: tuple[tuple[str, Any], ...] = ()
+    seconds: float = 0.0
+    extra: tuple[tuple[str, Any], ...] = field(default=())
+
+    def model_at(self, vocab_size: int) -> "Model":
+        raise NotImplementedError
+
+    def to_frame(self) -> "pd.DataFrame":
+        raise NotImplementedError

@@ -1,0 +1,1 @@
+"""bpe model and trainer (see model.py and trainer.py)."""

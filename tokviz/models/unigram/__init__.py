@@ -1,0 +1,1 @@
+"""unigram model and trainer (see model.py and trainer.py)."""

@@ -1,0 +1,1 @@
+"""wordlevel model and trainer (see model.py and trainer.py)."""

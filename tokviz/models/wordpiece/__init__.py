@@ -1,0 +1,1 @@
+"""wordpiece model and trainer (see model.py and trainer.py)."""

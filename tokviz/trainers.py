@@ -1,0 +1,14 @@
+"""Trainers, named as in ``tokenizers.trainers``. Each lives beside its model."""
+
+from __future__ import annotations
+
+from tokviz._lazy import lazy_exports
+
+_EXPORTS = {
+    "BpeTrainer": "tokviz.models.bpe.trainer",
+    "WordPieceTrainer": "tokviz.models.wordpiece.trainer",
+    "UnigramTrainer": "tokviz.models.unigram.trainer",
+    "WordLevelTrainer": "tokviz.models.wordlevel.trainer",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
