@@ -30,6 +30,10 @@ class SpecialTokenError(TokvizError):
     """Special tokens that are empty, duplicated or otherwise unusable."""
 
 
+class VocabularyError(TokvizError):
+    """A vocabulary or merge list that cannot build a model (merge tokens missing, bad ids, no unk token)."""
+
+
 class SerializationError(TokvizError):
     """A tokenizer.json that is malformed, truncated, or uses a component tokviz cannot represent."""
 
