@@ -1,0 +1,401 @@
+"""The :class:`Encoding`: what ``Tokenizer.encode`` returns, field for field as in HF.
+
+An encoding is a set of parallel lists, one entry per token::
+
+    ids                  [101, 7592, 1010, 102]
+    tokens               ['[CLS]', 'hello', ',', '[SEP]']
+    offsets              [(0, 0), (0, 5), (5, 6), (0, 0)]   char offsets into the ORIGINAL text
+    type_ids             [0, 0, 0, 0]                       which segment (0 = first, 1 = pair)
+    word_ids             [None, 0, 1, None]                 which pre-token the token came from
+    special_tokens_mask  [1, 0, 0, 1]                       added by the post-processor
+    attention_mask       [1, 1, 1, 1]                       0 on padding
+
+plus ``overflowing`` (the pieces cut off by truncation, each an Encoding) and the
+token range of each sequence (``sequence_ids``: ``[None, 0, 0, None]``).
+
+Like HF's, an Encoding is a mutable value: ``pad`` and ``truncate`` edit it in place,
+and ``Encoding.merge`` builds a new one. It is not shared between callers.
+
+What this version leaves out: byte offsets (tokviz speaks characters only).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+Offsets = tuple[int, int]
+
+
+class Encoding:
+    """The output of a tokenizer for one input (one sequence, or a pair).
+
+    >>> enc = Encoding.from_tokens([(5, "he", (0, 2)), (6, "llo", (2, 5))], type_id=0)
+    >>> enc.ids, enc.tokens, enc.offsets
+    ([5, 6], ['he', 'llo'], [(0, 2), (2, 5)])
+    >>> enc.pad(4, pad_id=0, pad_token="[PAD]"); enc.attention_mask
+    [1, 1, 0, 0]
+    """
+
+    __slots__ = (
+        "_ids",
+        "_type_ids",
+        "_tokens",
+        "_words",
+        "_offsets",
+        "_special_tokens_mask",
+        "_attention_mask",
+        "_overflowing",
+        "_sequence_ranges",
+    )
+
+    def __init__(
+        self,
+        ids: list[int] | None = None,
+        type_ids: list[int] | None = None,
+        tokens: list[str] | None = None,
+        words: list[int | None] | None = None,
+        offsets: list[Offsets] | None = None,
+        special_tokens_mask: list[int] | None = None,
+        attention_mask: list[int] | None = None,
+        overflowing: list["Encoding"] | None = None,
+        sequence_ranges: dict[int, tuple[int, int]] | None = None,
+    ) -> None:
+        self._ids = ids if ids is not None else []
+        n = len(self._ids)
+        self._type_ids = type_ids if type_ids is not None else [0] * n
+        self._tokens = tokens if tokens is not None else []
+        self._words = words if words is not None else [None] * n
+        self._offsets = offsets if offsets is not None else [(0, 0)] * n
+        self._special_tokens_mask = special_tokens_mask if special_tokens_mask is not None else [0] * n
+        self._attention_mask = attention_mask if attention_mask is not None else [1] * n
+        self._overflowing = overflowing if overflowing is not None else []
+        self._sequence_ranges = sequence_ranges if sequence_ranges is not None else {}
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_tokens(
+        cls,
+        tokens: Iterable[tuple[int, str, Offsets]],
+        type_id: int = 0,
+        word_ids: list[int | None] | None = None,
+    ) -> "Encoding":
+        """Build an encoding from ``(id, token, offsets)`` triples (no special tokens)."""
+        triples = list(tokens)
+        n = len(triples)
+        return cls(
+            ids=[t[0] for t in triples],
+            type_ids=[type_id] * n,
+            tokens=[t[1] for t in triples],
+            words=list(word_ids) if word_ids is not None else [None] * n,
+            offsets=[tuple(t[2]) for t in triples],
+            special_tokens_mask=[0] * n,
+            attention_mask=[1] * n,
+        )
+
+    def copy(self) -> "Encoding":
+        """A deep copy (overflowing pieces included)."""
+        return Encoding(
+            list(self._ids),
+            list(self._type_ids),
+            list(self._tokens),
+            list(self._words),
+            list(self._offsets),
+            list(self._special_tokens_mask),
+            list(self._attention_mask),
+            [o.copy() for o in self._overflowing],
+            dict(self._sequence_ranges),
+        )
+
+    # ------------------------------------------------------------------ fields
+    @property
+    def ids(self) -> list[int]:
+        return list(self._ids)
+
+    @property
+    def type_ids(self) -> list[int]:
+        return list(self._type_ids)
+
+    @property
+    def tokens(self) -> list[str]:
+        return list(self._tokens)
+
+    @property
+    def word_ids(self) -> list[int | None]:
+        return list(self._words)
+
+    @property
+    def words(self) -> list[int | None]:
+        """Same as :attr:`word_ids` (HF keeps both names)."""
+        return list(self._words)
+
+    @property
+    def offsets(self) -> list[Offsets]:
+        return list(self._offsets)
+
+    @property
+    def special_tokens_mask(self) -> list[int]:
+        return list(self._special_tokens_mask)
+
+    @property
+    def attention_mask(self) -> list[int]:
+        return list(self._attention_mask)
+
+    @property
+    def overflowing(self) -> list["Encoding"]:
+        return list(self._overflowing)
+
+    @property
+    def n_sequences(self) -> int:
+        return len(self._sequence_ranges) or 1
+
+    @property
+    def sequence_ids(self) -> list[int | None]:
+        """Which input sequence each token belongs to; None for special tokens and padding.
+
+        >>> Encoding([1, 2, 3], sequence_ranges={0: (1, 2)}).sequence_ids
+        [None, 0, None]
+        """
+        sequences: list[int | None] = [None] * len(self._ids)
+        for sequence_id in range(self.n_sequences):
+            start, end = self._sequence_range(sequence_id)
+            sequences[start:end] = [sequence_id] * (end - start)
+        return sequences
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __repr__(self) -> str:
+        return (
+            f"Encoding(num_tokens={len(self._ids)}, attributes=[ids, type_ids, tokens, offsets, "
+            f"attention_mask, special_tokens_mask, overflowing])"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Encoding):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+    # ------------------------------------------------------------------ lookups
+    def _sequence_range(self, sequence_id: int) -> tuple[int, int]:
+        return self._sequence_ranges.get(sequence_id, (0, len(self._ids)))
+
+    def set_sequence_id(self, sequence_id: int) -> None:
+        """Declare that the whole encoding is sequence ``sequence_id`` (0 or 1)."""
+        self._sequence_ranges[sequence_id] = (0, len(self._ids))
+
+    def set_type_ids(self, type_ids: list[int]) -> None:
+        self._type_ids = list(type_ids)
+
+    def token_to_sequence(self, token_index: int) -> int | None:
+        if token_index > len(self._ids):
+            return None
+        if not self._sequence_ranges:
+            return 0
+        for sequence_id, (start, end) in self._sequence_ranges.items():
+            if start <= token_index < end:
+                return sequence_id
+        return None
+
+    def token_to_chars(self, token_index: int) -> Offsets | None:
+        """The ``(start, end)`` char offsets of a token: ``token_to_chars(1) -> (0, 5)``."""
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self._offsets):
+            return None
+        return self._offsets[token_index]
+
+    def token_to_word(self, token_index: int) -> int | None:
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self._words):
+            return None
+        return self._words[token_index]
+
+    def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        """The token span ``(first, last + 1)`` of a word, like HF (scans up to the word)."""
+        start = end = None
+        range_start, range_end = self._sequence_range(sequence_index)
+        if range_start > len(self._words):
+            return None
+        for i, word in enumerate(self._words[range_start:range_end]):
+            # HF compares Option<u32>: None sorts before any word, so None never stops the scan.
+            if word is not None and word > word_index:
+                break
+            if word == word_index:
+                if start is None or i < start:
+                    start = i
+                if end is None or i >= end:
+                    end = i + 1
+        if start is None or end is None:
+            return None
+        return (range_start + start, range_start + end)
+
+    def word_to_chars(self, word_index: int, sequence_index: int = 0) -> Offsets | None:
+        span = self.word_to_tokens(word_index, sequence_index)
+        if span is None or span[1] == 0:
+            return None
+        return (self._offsets[span[0]][0], self._offsets[span[1] - 1][1])
+
+    def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        """The first token whose offsets contain ``char_pos``, or None."""
+        range_start, range_end = self._sequence_range(sequence_index)
+        if range_start > len(self._offsets):
+            return None
+        for i, (start, end) in enumerate(self._offsets[range_start:range_end]):
+            if start <= char_pos < end:
+                return range_start + i
+        return None
+
+    def char_to_word(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        token = self.char_to_token(char_pos, sequence_index)
+        return None if token is None else self.token_to_word(token)
+
+    # ------------------------------------------------------------------ editing
+    def truncate(self, max_length: int, stride: int = 0, direction: str = "right") -> None:
+        """Keep ``max_length`` tokens; the rest becomes ``overflowing`` windows.
+
+        Each window overlaps the previous one by ``stride`` tokens, as in HF:
+        10 tokens, max_length=4, stride=1 -> kept [0:4], overflowing [3:7], [6:10].
+        Existing overflowing pieces and the sequence ranges are dropped (HF does the same).
+        """
+        direction = _direction(direction, "truncation")
+        length = len(self._ids)
+        if max_length >= length:
+            return
+        if max_length == 0:
+            moved = Encoding(
+                self._ids, self._type_ids, self._tokens, self._words, self._offsets,
+                self._special_tokens_mask, self._attention_mask, self._overflowing, self._sequence_ranges,
+            )
+            self.__init__()  # type: ignore[misc]
+            self._overflowing.append(moved)
+            return
+        if stride >= max_length:
+            from tokviz.errors import TokvizError
+
+            raise TokvizError(
+                f"The truncation stride ({stride}) must be smaller than the maximum length ({max_length})."
+            )
+        step = max_length - stride
+        ranges: list[tuple[int, int]] = []
+        if direction == "right":
+            for start in range(0, length, step):
+                stop = min(start + max_length, length)
+                ranges.append((start, stop))
+                if stop == length:
+                    break
+        else:
+            for last in range(length - 1, -1, -step):
+                stop = last + 1
+                start = max(0, stop - max_length)
+                ranges.append((start, stop))
+                if start == 0:
+                    break
+        pieces = [self._slice(start, stop) for start, stop in ranges]
+        first = pieces[0]
+        first._overflowing = pieces[1:]
+        self._take(first)
+
+    def _slice(self, start: int, stop: int) -> "Encoding":
+        return Encoding(
+            self._ids[start:stop],
+            self._type_ids[start:stop],
+            self._tokens[start:stop],
+            self._words[start:stop],
+            self._offsets[start:stop],
+            self._special_tokens_mask[start:stop],
+            self._attention_mask[start:stop],
+            [],
+            {},
+        )
+
+    def _take(self, other: "Encoding") -> None:
+        for name in self.__slots__:
+            setattr(self, name, getattr(other, name))
+
+    def pad(
+        self,
+        length: int,
+        direction: str = "right",
+        pad_id: int = 0,
+        pad_type_id: int = 0,
+        pad_token: str = "[PAD]",
+    ) -> None:
+        """Pad up to ``length`` tokens (overflowing pieces too); never shortens."""
+        direction = _direction(direction, "padding")
+        for piece in self._overflowing:
+            piece.pad(length, direction, pad_id, pad_type_id, pad_token)
+        missing = length - len(self._ids)
+        if missing <= 0:
+            return
+        if direction == "left":
+            self._ids = [pad_id] * missing + self._ids
+            self._type_ids = [pad_type_id] * missing + self._type_ids
+            self._tokens = [pad_token] * missing + self._tokens
+            self._words = [None] * missing + self._words
+            self._attention_mask = [0] * missing + self._attention_mask
+            self._special_tokens_mask = [1] * missing + self._special_tokens_mask
+            self._offsets = [(0, 0)] * missing + self._offsets
+            self._sequence_ranges = {
+                sequence_id: (start + missing, end + missing)
+                for sequence_id, (start, end) in self._sequence_ranges.items()
+            }
+        else:
+            self._ids = self._ids + [pad_id] * missing
+            self._type_ids = self._type_ids + [pad_type_id] * missing
+            self._tokens = self._tokens + [pad_token] * missing
+            self._words = self._words + [None] * missing
+            self._attention_mask = self._attention_mask + [0] * missing
+            self._special_tokens_mask = self._special_tokens_mask + [1] * missing
+            self._offsets = self._offsets + [(0, 0)] * missing
+
+    def merge_with(self, pair: "Encoding", growing_offsets: bool = False) -> None:
+        """Append ``pair`` to this encoding, in place, combining overflowing pieces as HF does.
+
+        Every overflowing piece of ``self`` is merged with ``pair`` and with each of
+        ``pair``'s overflowing pieces; ``self`` is merged with each of ``pair``'s pieces.
+        """
+        overflowings: list[Encoding] = []
+        for own_piece in self._overflowing:
+            combined = own_piece.copy()
+            combined.merge_with(pair.copy(), growing_offsets)
+            overflowings.append(combined)
+            for other_piece in pair._overflowing:
+                combined = own_piece.copy()
+                combined.merge_with(other_piece.copy(), growing_offsets)
+                overflowings.append(combined)
+        for other_piece in pair._overflowing:
+            combined = self.copy()
+            combined.merge_with(other_piece.copy(), growing_offsets)
+            overflowings.append(combined)
+
+        shift = len(self._ids)
+        for sequence_id, (start, end) in pair._sequence_ranges.items():
+            self._sequence_ranges[sequence_id] = (start + shift, end + shift)
+        self._ids = self._ids + pair._ids
+        self._type_ids = self._type_ids + pair._type_ids
+        self._tokens = self._tokens + pair._tokens
+        self._words = self._words + pair._words
+        offset_shift = self._offsets[-1][1] if growing_offsets and self._offsets else 0
+        if offset_shift:
+            self._offsets = self._offsets + [(s + offset_shift, e + offset_shift) for s, e in pair._offsets]
+        else:
+            self._offsets = self._offsets + pair._offsets
+        self._special_tokens_mask = self._special_tokens_mask + pair._special_tokens_mask
+        self._attention_mask = self._attention_mask + pair._attention_mask
+        self._overflowing = overflowings
+
+    @staticmethod
+    def merge(encodings: Iterable["Encoding"], growing_offsets: bool = True) -> "Encoding":
+        """Concatenate encodings into a new one (HF's ``Encoding.merge``)."""
+        merged = Encoding()
+        for encoding in encodings:
+            merged.merge_with(encoding.copy(), growing_offsets)
+        return merged
+
+
+def _direction(direction: str, what: str) -> str:
+    value = str(direction).lower()
+    if value not in ("left", "right"):
+        from tokviz.errors import TokvizError
+
+        raise TokvizError(f"The {what} direction must be 'left' or 'right', not {direction!r}.")
+    return value

@@ -1,0 +1,472 @@
+"""Post-processors: the last encoding stage, which adds the special tokens a model expects.
+
+After the model has turned each sequence into tokens, the post-processor wraps them::
+
+    BERT     [CLS] $A [SEP]            pair: [CLS] $A [SEP] $B [SEP]   (B gets type_id 1)
+    RoBERTa  <s> $A </s>               pair: <s> $A </s> </s> $B </s>  (all type_id 0)
+    T5       $A </s>                   pair: $A </s> $B </s>
+
+Every processor here works like HF's: ``process_encodings(encodings, add_special_tokens)``
+edits the list of per-sequence encodings, and ``process`` marks each with its sequence
+id, runs that, and merges the result into one :class:`~tokviz.encoding.Encoding`.
+``num_special_tokens_to_add(is_pair)`` tells truncation how much room to leave.
+
+``ByteLevel`` (and RoBERTa, with ``trim_offsets``) also trims the spaces that byte-level
+tokens carry (``'Ġworld'`` at (5, 11) -> (6, 11)) so offsets point at the word itself.
+
+What this version leaves out: HF's ``BertProcessing``/``RobertaProcessing`` on more than two
+sequences (neither exists in HF either).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence as SequenceType
+
+from tokviz.byte_level import BYTES_TO_UNICODE
+from tokviz.encoding import Encoding
+from tokviz.errors import SerializationError, SpecialTokenError
+
+_SPACE_SYMBOL = BYTES_TO_UNICODE[ord(" ")]  # 'Ġ'
+
+# Rust's char::is_whitespace (Unicode White_Space); Python's str.isspace also accepts
+# U+001C..U+001F, which Rust does not, so the set is spelled out.
+UNICODE_WHITESPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+class PostProcessor:
+    """Base class: subclasses implement ``process_encodings`` and ``num_special_tokens_to_add``."""
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        return 0
+
+    # HF's Rust name, kept for readers of its source.
+    def added_tokens(self, is_pair: bool) -> int:
+        return self.num_special_tokens_to_add(is_pair)
+
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+        raise NotImplementedError
+
+    def process(
+        self, encoding: Encoding, pair: Encoding | None = None, add_special_tokens: bool = True
+    ) -> Encoding:
+        """Add the special tokens to ``encoding`` (and ``pair``) and merge them into one."""
+        encodings = [encoding] if pair is None else [encoding, pair]
+        for sequence_id, item in enumerate(encodings):
+            item.set_sequence_id(sequence_id)
+        processed = self.process_encodings(encodings, add_special_tokens)
+        merged = Encoding()
+        for item in processed:
+            merged.merge_with(item, growing_offsets=False)
+        return merged
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items() if k != "type")
+        return f"{type(self).__name__}({fields})"
+
+
+# ---------------------------------------------------------------------- offsets trimming
+def trim_offsets(encoding: Encoding, add_prefix_space: bool) -> None:
+    """Move offsets past the spaces a token carries, as HF's ``process_offsets`` does.
+
+    A token ``'Ġworld'`` covering ``' world'`` at (5, 11) becomes (6, 11). The first token
+    keeps a single leading space when ``add_prefix_space`` put it there.
+    """
+    offsets = encoding._offsets
+    for i, token in enumerate(encoding._tokens):
+        if not token or (token[0] != _SPACE_SYMBOL and token[0] not in UNICODE_WHITESPACE
+                         and token[-1] != _SPACE_SYMBOL and token[-1] not in UNICODE_WHITESPACE):
+            continue
+        leading = 0
+        for char in token:
+            if char == _SPACE_SYMBOL or char in UNICODE_WHITESPACE:
+                leading += 1
+            else:
+                break
+        trailing = 0
+        for char in reversed(token):
+            if char == _SPACE_SYMBOL or char in UNICODE_WHITESPACE:
+                trailing += 1
+            else:
+                break
+        start, end = offsets[i]
+        if leading:
+            is_first = i == 0 or start == 0
+            if is_first and add_prefix_space and leading == 1:
+                leading = 0
+            start = min(start + leading, end)
+        if trailing and end >= trailing:
+            end = max(end - trailing, start)
+        offsets[i] = (start, end)
+
+
+# ---------------------------------------------------------------------- BERT / RoBERTa
+def _wrap(
+    encoding: Encoding,
+    before: list[tuple[str, int]],
+    after: list[tuple[str, int]],
+    type_id: int | None,
+    sequence_id: int,
+) -> Encoding:
+    """``before + encoding + after``, the added tokens marked special, no overflow handling."""
+    n = len(encoding._ids)
+    n_before, n_after = len(before), len(after)
+    type_ids = list(encoding._type_ids) if type_id is None else [type_id] * n
+    edge_type = 0 if type_id is None else type_id
+    return Encoding(
+        [i for _, i in before] + encoding._ids + [i for _, i in after],
+        [edge_type if type_id is not None else 0] * n_before + type_ids + [edge_type] * n_after,
+        [t for t, _ in before] + encoding._tokens + [t for t, _ in after],
+        [None] * n_before + encoding._words + [None] * n_after,
+        [(0, 0)] * n_before + encoding._offsets + [(0, 0)] * n_after,
+        [1] * n_before + [0] * n + [1] * n_after,
+        [1] * (n_before + n + n_after),
+        [],
+        {sequence_id: (n_before, n_before + n)},
+    )
+
+
+class BertProcessing(PostProcessor):
+    """``[CLS] A [SEP]`` and ``[CLS] A [SEP] B [SEP]`` with B's type_id 1.
+
+    >>> p = BertProcessing(sep=("[SEP]", 102), cls=("[CLS]", 101))
+    >>> p.process(Encoding.from_tokens([(7592, "hello", (0, 5))])).tokens
+    ['[CLS]', 'hello', '[SEP]']
+    """
+
+    def __init__(self, sep: tuple[str, int], cls: tuple[str, int]) -> None:
+        self.sep = (str(sep[0]), int(sep[1]))
+        self.cls = (str(cls[0]), int(cls[1]))
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        return 3 if is_pair else 2
+
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+        if not add_special_tokens:
+            return encodings
+        result = []
+        for index, encoding in enumerate(encodings):
+            if index == 0:
+                # HF keeps the sequence's own type_ids and gives [CLS]/[SEP] type 0.
+                def wrap(e: Encoding) -> Encoding:
+                    return _wrap(e, [self.cls], [self.sep], None, 0)
+            else:
+                def wrap(e: Encoding) -> Encoding:
+                    wrapped = _wrap(e, [], [self.sep], None, 1)
+                    wrapped._type_ids[-1] = 1
+                    return wrapped
+            main = wrap(encoding)
+            main._overflowing = [wrap(piece) for piece in encoding._overflowing]
+            result.append(main)
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "BertProcessing", "sep": list(self.sep), "cls": list(self.cls)}
+
+
+class RobertaProcessing(PostProcessor):
+    """``<s> A </s>`` and ``<s> A </s> </s> B </s>``, every type_id 0, offsets trimmed."""
+
+    def __init__(
+        self,
+        sep: tuple[str, int],
+        cls: tuple[str, int],
+        trim_offsets: bool = True,
+        add_prefix_space: bool = True,
+    ) -> None:
+        self.sep = (str(sep[0]), int(sep[1]))
+        self.cls = (str(cls[0]), int(cls[1]))
+        self.trim_offsets = bool(trim_offsets)
+        self.add_prefix_space = bool(add_prefix_space)
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        return 4 if is_pair else 2
+
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+        if self.trim_offsets:
+            for encoding in encodings:
+                trim_offsets(encoding, self.add_prefix_space)
+                for piece in encoding._overflowing:
+                    trim_offsets(piece, self.add_prefix_space)
+        # RoBERTa has a single segment embedding: every type id is 0.
+        for encoding in encodings:
+            encoding._type_ids = [0] * len(encoding._ids)
+        if not add_special_tokens:
+            return encodings
+        result = []
+        for index, encoding in enumerate(encodings):
+            before = [self.cls] if index == 0 else [self.sep]
+
+            def wrap(e: Encoding, before: list[tuple[str, int]] = before, index: int = index) -> Encoding:
+                return _wrap(e, before, [self.sep], 0, index)
+
+            main = wrap(encoding)
+            main._overflowing = [wrap(piece) for piece in encoding._overflowing]
+            result.append(main)
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "RobertaProcessing",
+            "sep": list(self.sep),
+            "cls": list(self.cls),
+            "trim_offsets": self.trim_offsets,
+            "add_prefix_space": self.add_prefix_space,
+        }
+
+
+class ByteLevel(PostProcessor):
+    """Adds no token; trims the spaces byte-level tokens carry from their offsets.
+
+    ``add_prefix_space`` and ``use_regex`` mirror the pre-tokenizer's options (HF stores
+    one ByteLevel config for the three roles); only ``add_prefix_space`` matters here.
+    """
+
+    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
+        self.add_prefix_space = bool(add_prefix_space)
+        self.trim_offsets = bool(trim_offsets)
+        self.use_regex = bool(use_regex)
+
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+        if self.trim_offsets:
+            for encoding in encodings:
+                trim_offsets(encoding, self.add_prefix_space)
+                for piece in encoding._overflowing:
+                    trim_offsets(piece, self.add_prefix_space)
+        for sequence_id, encoding in enumerate(encodings):
+            encoding.set_sequence_id(sequence_id)
+        return encodings
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "ByteLevel",
+            "add_prefix_space": self.add_prefix_space,
+            "trim_offsets": self.trim_offsets,
+            "use_regex": self.use_regex,
+        }
+
+
+# ---------------------------------------------------------------------- templates
+@dataclass(frozen=True, slots=True)
+class SpecialToken:
+    """A template's special token: its name in the template, and the ids/tokens it adds."""
+
+    id: str
+    ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "ids": list(self.ids), "tokens": list(self.tokens)}
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One template item: a sequence (``"A"``/``"B"``) or a special token, with its type id."""
+
+    kind: str  # "Sequence" or "SpecialToken"
+    id: str
+    type_id: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {self.kind: {"id": self.id, "type_id": self.type_id}}
+
+
+def parse_piece(text: str) -> Piece:
+    """``"$A"`` -> sequence A, ``"$B:1"`` -> B with type 1, ``"$1"`` -> A with type 1, else a token.
+
+    >>> parse_piece("[SEP]:1")
+    Piece(kind='SpecialToken', id='[SEP]', type_id=1)
+    """
+    parts = text.split(":")
+    if len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()):
+        raise SpecialTokenError(f"Cannot read the template piece {text!r}: expected '$A', '$B:1' or 'TOKEN:1'.")
+    type_id = int(parts[1]) if len(parts) == 2 else None
+    name = parts[0]
+    if name.startswith("$"):
+        rest = name[1:]
+        if rest in ("", "A", "a"):
+            piece = Piece("Sequence", "A", 0)
+        elif rest in ("B", "b"):
+            piece = Piece("Sequence", "B", 0)
+        elif rest.isdigit():
+            piece = Piece("Sequence", "A", int(rest))
+        else:
+            raise SpecialTokenError(f"Cannot read the template piece {text!r}: a sequence is '$A' or '$B'.")
+    else:
+        piece = Piece("SpecialToken", name, 0)
+    if type_id is not None:
+        piece = Piece(piece.kind, piece.id, type_id)
+    return piece
+
+
+def _parse_template(template: str | Iterable[Any]) -> tuple[Piece, ...]:
+    if isinstance(template, str):
+        return tuple(parse_piece(part) for part in template.split())
+    pieces = []
+    for item in template:
+        if isinstance(item, Piece):
+            pieces.append(item)
+        elif isinstance(item, str):
+            pieces.append(parse_piece(item))
+        elif isinstance(item, dict) and len(item) == 1:
+            kind, body = next(iter(item.items()))
+            if kind not in ("Sequence", "SpecialToken"):
+                raise SerializationError(f"Unknown template piece {kind!r} in TemplateProcessing.")
+            pieces.append(Piece(kind, str(body["id"]), int(body.get("type_id", 0))))
+        else:
+            raise SpecialTokenError(f"Cannot read the template piece {item!r}.")
+    return tuple(pieces)
+
+
+def _parse_special_tokens(special_tokens: Any) -> dict[str, SpecialToken]:
+    result: dict[str, SpecialToken] = {}
+    items = special_tokens.values() if isinstance(special_tokens, dict) else special_tokens or ()
+    for item in items:
+        if isinstance(item, SpecialToken):
+            token = item
+        elif isinstance(item, dict):
+            token = SpecialToken(str(item["id"]), tuple(int(i) for i in item["ids"]), tuple(item["tokens"]))
+        else:
+            first, second = item
+            # HF accepts (token, id) and (id, token).
+            if isinstance(first, int):
+                first, second = second, first
+            token = SpecialToken(str(first), (int(second),), (str(first),))
+        if len(token.ids) != len(token.tokens):
+            raise SpecialTokenError(
+                f"The special token {token.id!r} has {len(token.ids)} ids but {len(token.tokens)} tokens."
+            )
+        result[token.id] = token
+    return result
+
+
+class TemplateProcessing(PostProcessor):
+    """Special tokens placed by a template: ``"[CLS] $A [SEP]"``, ``"$A:0 [SEP] $B:1 [SEP]:1"``.
+
+    ``$A`` / ``$B`` stand for the sequences, ``:n`` sets the type id.
+
+    >>> t = TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+    ...                        special_tokens=[("[CLS]", 1), ("[SEP]", 2)])
+    >>> t.process(Encoding.from_tokens([(5, "hi", (0, 2))]), Encoding.from_tokens([(6, "yo", (0, 2))])).type_ids
+    [0, 0, 0, 1, 1]
+    """
+
+    def __init__(
+        self,
+        single: str | Iterable[Any] = "$0",
+        pair: str | Iterable[Any] = "$A:0 $B:1",
+        special_tokens: Any = None,
+    ) -> None:
+        self.single = _parse_template(single)
+        self.pair = _parse_template(pair)
+        self.special_tokens = _parse_special_tokens(special_tokens)
+        sequences = {p.id for p in self.pair if p.kind == "Sequence"}
+        if sequences != {"A", "B"}:
+            raise SpecialTokenError("The pair template must use both sequences, $A and $B.")
+        missing = sorted(
+            {p.id for p in (*self.single, *self.pair) if p.kind == "SpecialToken"} - set(self.special_tokens)
+        )
+        if missing:
+            raise SpecialTokenError(
+                f"The template uses special tokens that were not given ids: {', '.join(missing)}."
+            )
+
+    def _count(self, template: tuple[Piece, ...]) -> int:
+        return sum(len(self.special_tokens[p.id].ids) for p in template if p.kind == "SpecialToken")
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        return self._count(self.pair if is_pair else self.single)
+
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+        template = self.pair if len(encodings) == 2 else self.single
+        result: list[Encoding] = []
+        for piece in template:
+            if piece.kind == "Sequence":
+                index = 0 if piece.id == "A" else 1
+                encoding = encodings[index]
+                # Like HF, only the main encoding's type ids follow the template.
+                encoding._type_ids = [piece.type_id] * len(encoding._ids)
+                encoding.set_sequence_id(index)
+                result.append(encoding.copy())
+            elif add_special_tokens:
+                token = self.special_tokens[piece.id]
+                n = len(token.ids)
+                result.append(
+                    Encoding(
+                        list(token.ids), [piece.type_id] * n, list(token.tokens), [None] * n,
+                        [(0, 0)] * n, [1] * n, [1] * n, [], {},
+                    )
+                )
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "TemplateProcessing",
+            "single": [p.to_dict() for p in self.single],
+            "pair": [p.to_dict() for p in self.pair],
+            "special_tokens": {name: self.special_tokens[name].to_dict() for name in sorted(self.special_tokens)},
+        }
+
+
+class Sequence(PostProcessor):
+    """Run several post-processors in order (e.g. ByteLevel trimming, then a template)."""
+
+    def __init__(self, processors: SequenceType[PostProcessor]) -> None:
+        self.processors = list(processors)
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        return sum(p.num_special_tokens_to_add(is_pair) for p in self.processors)
+
+    def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
+        for processor in self.processors:
+            encodings = processor.process_encodings(encodings, add_special_tokens)
+        return encodings
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Sequence", "processors": [p.to_dict() for p in self.processors]}
+
+
+_TYPES = {
+    "BertProcessing": BertProcessing,
+    "RobertaProcessing": RobertaProcessing,
+    "ByteLevel": ByteLevel,
+    "TemplateProcessing": TemplateProcessing,
+    "Sequence": Sequence,
+}
+
+
+def from_dict(data: dict[str, Any] | None) -> PostProcessor | None:
+    """Build a post-processor from its tokenizer.json section (None stays None)."""
+    if data is None:
+        return None
+    kind = data.get("type") if isinstance(data, dict) else None
+    try:
+        if kind == "BertProcessing":
+            return BertProcessing(tuple(data["sep"]), tuple(data["cls"]))
+        if kind == "RobertaProcessing":
+            return RobertaProcessing(
+                tuple(data["sep"]), tuple(data["cls"]),
+                data.get("trim_offsets", True), data.get("add_prefix_space", True),
+            )
+        if kind == "ByteLevel":
+            return ByteLevel(data.get("add_prefix_space", True), data.get("trim_offsets", True), data.get("use_regex", True))
+        if kind == "TemplateProcessing":
+            return TemplateProcessing(data["single"], data["pair"], data.get("special_tokens", {}))
+        if kind == "Sequence":
+            return Sequence([from_dict(item) for item in data["processors"]])  # type: ignore[misc]
+    except (KeyError, TypeError, ValueError) as error:
+        if isinstance(error, SerializationError):
+            raise
+        raise SerializationError(f"The post_processor {kind!r} in this tokenizer.json is malformed ({error}).") from error
+    raise SerializationError(
+        f"tokviz cannot represent the post_processor {kind!r} (it knows {', '.join(sorted(_TYPES))})."
+    )
