@@ -21,7 +21,7 @@ def test_home_page_renders_title_and_sample(app_url: str, page, screenshot_dir) 
     heading = page.get_by_role("heading", name="tokviz — a tokenizer playground")
     heading.wait_for(timeout=60_000)
     assert page.title() == "tokviz · tokenizer playground"
-    assert page.get_by_text("Built-in sample corpus").is_visible()
+    page.get_by_text("Built-in sample corpus").wait_for(timeout=30_000)
     # The statistics table shows the sample's real character count.
     page.get_by_text(f"{len(load_sample()):,}").first.wait_for(timeout=30_000)
     path = screenshot_dir / "home.png"
