@@ -1,0 +1,118 @@
+"""Word counting: the step between the pre-tokenizer and every trainer.
+
+A trainer never sees the corpus itself, only how often each pre-token ("word") occurs,
+exactly as Hugging Face's ``Trainer.feed`` does: normalize each text, pre-tokenize it,
+count the words. BPE, WordPiece and WordLevel then work on the *unique* words weighted
+by their counts, which is why training a 7 MB corpus only touches ~50,000 strings.
+
+>>> count_words(["the cat", "the hat"])
+Counter({'the cat': 1, 'the hat': 1})
+
+Without a pre-tokenizer each text is one word (as in HF). With one, its fast path
+``pre_tokenize_words(text) -> list[str]`` is used when the component has it, else
+``pre_tokenize_str(text) -> [(word, offsets), ...]`` (so HF's own components work too):
+
+>>> class SplitSpaces:
+...     def pre_tokenize_words(self, text):
+...         return text.split()
+>>> count_words(["the cat", "the hat"], pre_tokenizer=SplitSpaces())
+Counter({'the': 2, 'cat': 1, 'hat': 1})
+
+The Counter keeps first-seen order (it is a dict), which the "first_seen" tie-break of
+the trainers relies on. What this version leaves out: HF counts in parallel threads.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any, Callable
+
+from tokviz.errors import EmptyCorpusError
+from tokviz.history import ProgressCallback, WordCountSummary
+
+__all__ = ["count_words", "summarize_word_counts"]
+
+
+def _word_splitter(pre_tokenizer: Any) -> Callable[[str], Iterable[str]] | None:
+    if pre_tokenizer is None:
+        return None
+    fast = getattr(pre_tokenizer, "pre_tokenize_words", None)
+    if fast is not None:
+        return fast
+    slow = getattr(pre_tokenizer, "pre_tokenize_str", None)
+    if slow is not None:
+        return lambda text: [word for word, _offsets in slow(text)]
+    raise TypeError(f"{type(pre_tokenizer).__name__} has neither pre_tokenize_words nor pre_tokenize_str")
+
+
+def count_words(
+    texts: Iterable[str],
+    normalizer: Any = None,
+    pre_tokenizer: Any = None,
+    progress: ProgressCallback | None = None,
+) -> Counter[str]:
+    """Normalize, pre-tokenize and count: ``["a b a"] -> Counter({'a': 2, 'b': 1})`` (with a
+    whitespace pre-tokenizer).
+
+    ``progress("count words", done, total)`` is called about every 1% of the texts (every
+    1,000 texts when ``texts`` has no length; ``total`` is then 0). Raises
+    :class:`~tokviz.errors.EmptyCorpusError` when no word is left.
+    """
+    normalize = getattr(normalizer, "normalize_str", None) if normalizer is not None else None
+    if normalizer is not None and normalize is None:
+        raise TypeError(f"{type(normalizer).__name__} has no normalize_str")
+    split = _word_splitter(pre_tokenizer)
+    total = len(texts) if hasattr(texts, "__len__") else 0  # type: ignore[arg-type]
+    every = max(1, total // 100) if total else 1000
+
+    counts: Counter[str] = Counter()
+    update = counts.update
+    saw_text = False
+    done = 0
+    for text in texts:
+        if not saw_text and text.strip():
+            saw_text = True
+        if normalize is not None:
+            text = normalize(text)
+        if split is None:
+            if text:
+                counts[text] += 1
+        else:
+            update(split(text))
+        done += 1
+        if progress is not None and done % every == 0:
+            progress("count words", done, total)
+    counts.pop("", None)  # an empty pre-token carries no characters to train on
+    if progress is not None:
+        progress("count words", done, total or done)
+    if not counts:
+        if saw_text:
+            raise EmptyCorpusError(
+                "The corpus is empty after normalization and pre-tokenization: no word is left to train on."
+            )
+        raise EmptyCorpusError("The corpus is empty: give at least one line of text to train on.")
+    return counts
+
+
+def summarize_word_counts(word_counts: Mapping[str, int], top: int = 20) -> WordCountSummary:
+    """What a trainer was fed, for the history:
+
+    >>> summarize_word_counts({"ab": 2, "b": 1}, top=1)
+    WordCountSummary(total_words=3, unique_words=2, total_characters=5, distinct_characters=2, top_words=(('ab', 2),))
+    """
+    total_words = 0
+    total_characters = 0
+    characters: set[str] = set()
+    for word, count in word_counts.items():
+        total_words += count
+        total_characters += len(word) * count
+        characters.update(word)
+    top_words = tuple(sorted(word_counts.items(), key=lambda item: -item[1])[:top])
+    return WordCountSummary(
+        total_words=total_words,
+        unique_words=len(word_counts),
+        total_characters=total_characters,
+        distinct_characters=len(characters),
+        top_words=top_words,
+    )
