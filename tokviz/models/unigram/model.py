@@ -1,0 +1,309 @@
+"""Unigram language-model tokenization (Kudo 2018), encoding exactly as HF ``tokenizers``.
+
+Every piece has a score, its log-probability. A word is cut into the sequence of pieces
+whose scores sum highest (Viterbi over the lattice of all pieces found in the word):
+
+    vocab = [("<unk>", 0.0), ("h", -3.0), ("u", -3.0), ("g", -3.0), ("hu", -4.0), ("hug", -5.0)]
+    "hug"  -> ["hug"]          (-5.0 beats hu+g = -7.0 and h+u+g = -9.0)
+    "hugx" -> ["hug", "x"]     ("x" is unknown: <unk>, scored min score - 10)
+
+HF details reproduced on purpose (so ids and tokens match ``tokenizers.models.Unigram``):
+
+- a character no piece starts with becomes an unknown node scored ``min(scores) - 10``;
+  consecutive unknown characters are fused into one ``<unk>`` token carrying their text;
+- ties go to the piece that starts earliest (HF's best-path update is a strict ``>``);
+- with ``byte_fallback=True`` an unknown token becomes one ``<0xNN>`` token per UTF-8 byte
+  when all those byte pieces exist (each carries the offsets of the whole unknown span),
+  and stays ``<unk>`` otherwise;
+- an unknown character without ``unk_id`` is an error.
+
+Beyond HF: :meth:`Unigram.nbest` (the n best segmentations with log-probabilities),
+:meth:`Unigram.sample` (subword regularization) and :meth:`Unigram.lattice` (for drawing).
+Offsets are character offsets into the pre-token (HF's model works in bytes).
+This version leaves out HF's ``encode_unoptimized`` switch (it gives the same results).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any, Iterable, Mapping, Sequence
+
+from tokviz.errors import SerializationError, VocabularyError
+from tokviz.models.base import Token
+from tokviz.models.unigram.lattice import Lattice, LatticeNode
+
+#: HF / SentencePiece: an unknown character costs this much below the worst piece.
+UNK_PENALTY = 10.0
+
+_CACHE_LIMIT = 10_000
+
+
+class Unigram:
+    """An immutable Unigram model over ``(piece, log-probability)`` pairs; ids are positions.
+
+    >>> m = Unigram([("<unk>", 0.0), ("h", -3.0), ("u", -3.0), ("g", -3.0), ("hu", -4.0), ("hug", -5.0)], unk_id=0)
+    >>> [(t.id, t.value, t.offsets) for t in m.tokenize("hugx")]
+    [(5, 'hug', (0, 3)), (0, 'x', (3, 4))]
+    >>> [([t.value for t in toks], round(lp, 4)) for toks, lp in m.nbest("hug", 2)]
+    [(['hug'], -0.1429), (['hu', 'g'], -2.1429)]
+    """
+
+    __slots__ = ("_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_prefixes", "_cache")
+
+    def __init__(
+        self,
+        vocab: Sequence[tuple[str, float]] | None = None,
+        unk_id: int | None = None,
+        byte_fallback: bool = False,
+    ) -> None:
+        if vocab is None:
+            # HF's Unigram() default: a single <unk>.
+            vocab, unk_id = [("<unk>", 0.0)], 0
+        pieces: list[tuple[str, float]] = []
+        for entry in vocab:
+            piece, score = entry
+            if not isinstance(piece, str) or not piece:
+                raise VocabularyError(f"Unigram pieces must be non-empty strings, got {piece!r}.")
+            pieces.append((piece, float(score)))
+        if unk_id is not None:
+            if not pieces:
+                raise VocabularyError("The Unigram vocabulary is empty, but at least the unk token is needed.")
+            if not 0 <= unk_id < len(pieces):
+                raise VocabularyError(f"unk_id {unk_id} is outside the vocabulary of {len(pieces)} pieces.")
+        self._vocab: tuple[tuple[str, float], ...] = tuple(pieces)
+        # Later duplicates win, as in HF's HashMap insertion.
+        self._token_to_id: dict[str, int] = {piece: i for i, (piece, _) in enumerate(pieces)}
+        self._unk_id = unk_id
+        self._byte_fallback = bool(byte_fallback)
+        # NaN scores (the trainer's temporary <UNK>) never win a `<` comparison: skip them like HF.
+        finite = [score for _, score in pieces if not math.isnan(score)]
+        self._min_score = min(finite) if finite else math.inf
+        # Every prefix of every piece: the trie walk stops as soon as a prefix is unknown.
+        prefixes: set[str] = set()
+        for piece, _ in pieces:
+            for end in range(1, len(piece) + 1):
+                prefixes.add(piece[:end])
+        self._prefixes = frozenset(prefixes)
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    # -- the Model protocol -----------------------------------------------------------
+
+    @property
+    def vocab(self) -> tuple[tuple[str, float], ...]:
+        """The ``(piece, score)`` pairs, in id order."""
+        return self._vocab
+
+    @property
+    def unk_id(self) -> int | None:
+        return self._unk_id
+
+    @property
+    def byte_fallback(self) -> bool:
+        return self._byte_fallback
+
+    @property
+    def min_score(self) -> float:
+        return self._min_score
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._token_to_id.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        return self._vocab[id][0] if 0 <= id < len(self._vocab) else None
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._token_to_id)
+
+    def get_vocab_size(self) -> int:
+        return len(self._vocab)
+
+    def __repr__(self) -> str:
+        return f"Unigram(vocab_size={len(self._vocab)}, unk_id={self._unk_id}, byte_fallback={self._byte_fallback})"
+
+    # -- encoding ---------------------------------------------------------------------
+
+    def _matches(self, sequence: str, start: int) -> Iterable[tuple[int, int, float]]:
+        """``(end, piece_id, score)`` of every piece starting at ``start``, shortest first."""
+        prefixes, token_to_id, vocab = self._prefixes, self._token_to_id, self._vocab
+        end, size = start + 1, len(sequence)
+        while end <= size:
+            candidate = sequence[start:end]
+            if candidate not in prefixes:
+                return
+            piece_id = token_to_id.get(candidate)
+            if piece_id is not None:
+                yield end, piece_id, vocab[piece_id][1]
+            end += 1
+
+    def encode(self, sequence: str) -> list[str]:
+        """The best segmentation as strings, unknown runs fused: ``"hugx" -> ['hug', 'x']``."""
+        if not sequence:
+            return []
+        cached = self._cache.get(sequence)
+        if cached is not None:
+            return list(cached)
+        size = len(sequence)
+        unk_score = self._min_score - UNK_PENALTY
+        best_score = [0.0] * (size + 1)
+        best_start = [-1] * (size + 1)
+        best_id = [0] * (size + 1)
+        for start in range(size):
+            here = best_score[start]
+            has_single = False
+            for end, piece_id, score in self._matches(sequence, start):
+                candidate = score + here
+                if best_start[end] < 0 or candidate > best_score[end]:
+                    best_score[end], best_start[end], best_id[end] = candidate, start, piece_id
+                if end == start + 1:
+                    has_single = True
+            if not has_single:
+                candidate = unk_score + here
+                end = start + 1
+                if best_start[end] < 0 or candidate > best_score[end]:
+                    # HF fails only when the unknown node would be used, not when it loses.
+                    if self._unk_id is None:
+                        raise VocabularyError(
+                            f"The character {sequence[start]!r} is in no Unigram piece and the model has no unk token."
+                        )
+                    best_score[end], best_start[end], best_id[end] = candidate, start, self._unk_id
+        pieces: list[str] = []
+        unknown: list[str] = []  # a run of unknown characters, read backwards
+        end = size
+        while end > 0:
+            start = best_start[end]
+            if self._unk_id is not None and best_id[end] == self._unk_id:
+                unknown.append(sequence[start:end])
+            else:
+                if unknown:
+                    pieces.append("".join(reversed(unknown)))
+                    unknown = []
+                pieces.append(sequence[start:end])
+            end = start
+        if unknown:
+            pieces.append("".join(reversed(unknown)))
+        pieces.reverse()
+        if len(self._cache) < _CACHE_LIMIT:
+            self._cache[sequence] = tuple(pieces)
+        return pieces
+
+    def _to_tokens(self, pieces: Iterable[str]) -> list[Token]:
+        """Strings of a segmentation -> Tokens with ids, unknowns and byte fallback as HF."""
+        tokens: list[Token] = []
+        offset = 0
+        for piece in pieces:
+            span = (offset, offset + len(piece))
+            offset += len(piece)
+            piece_id = self._token_to_id.get(piece)
+            if piece_id is None:
+                if self._byte_fallback:
+                    byte_ids = [self._token_to_id.get(f"<0x{b:02X}>") for b in piece.encode("utf-8")]
+                    if all(i is not None for i in byte_ids):
+                        tokens.extend(Token(i, self._vocab[i][0], span) for i in byte_ids)  # type: ignore[index]
+                        continue
+                if self._unk_id is None:
+                    raise VocabularyError(f"{piece!r} is not in the Unigram vocabulary and the model has no unk token.")
+                piece_id = self._unk_id
+            tokens.append(Token(piece_id, piece, span))
+        return tokens
+
+    def tokenize(self, sequence: str) -> list[Token]:
+        """Viterbi segmentation of one pre-token into Tokens (character offsets)."""
+        return self._to_tokens(self.encode(sequence))
+
+    # -- the lattice, n-best, sampling ------------------------------------------------
+
+    def lattice(self, sequence: str) -> Lattice:
+        """Every candidate piece of ``sequence`` as a :class:`Lattice` (what the UI draws).
+
+        Nodes are inserted as HF's ``populate_nodes`` does: by start, shortest first,
+        then an unknown node (``piece_id = unk_id``) where no single-character piece exists.
+        Without ``unk_id`` an uncovered character simply has no node.
+        """
+        unk_score = self._min_score - UNK_PENALTY
+        spec: list[tuple[int, int, int, float]] = []
+        for start in range(len(sequence)):
+            has_single = False
+            for end, piece_id, score in self._matches(sequence, start):
+                spec.append((start, end, piece_id, score))
+                has_single = has_single or end == start + 1
+            if not has_single and self._unk_id is not None:
+                spec.append((start, start + 1, self._unk_id, unk_score))
+        return Lattice(sequence, spec)
+
+    def _path_tokens(self, path: Sequence[LatticeNode]) -> list[Token]:
+        # A path from the lattice is unfused: fuse runs of unknown nodes like encode() does.
+        pieces: list[str] = []
+        previous_unknown = False
+        for node in path:
+            unknown = self._unk_id is not None and node.piece_id == self._unk_id
+            if unknown and previous_unknown:
+                pieces[-1] += node.text
+            else:
+                pieces.append(node.text)
+            previous_unknown = unknown
+        return self._to_tokens(pieces)
+
+    def nbest(self, sequence: str, n: int) -> list[tuple[list[Token], float]]:
+        """The ``n`` best segmentations, best first, each with its log-probability.
+
+        The log-probability is ``score(path) - log Z`` over all segmentations of the
+        lattice, so the values of every possible segmentation sum (in probability) to 1.
+        """
+        lat = self.lattice(sequence)
+        if not sequence:
+            return [([], 0.0)] if n > 0 else []
+        log_z = lat.log_partition()
+        return [(self._path_tokens(path), score - log_z) for path, score in lat.nbest(n)]
+
+    def sample(
+        self,
+        sequence: str,
+        alpha: float = 0.1,
+        nbest_size: int = -1,
+        rng: random.Random | None = None,
+    ) -> list[Token]:
+        """One segmentation drawn for subword regularization, as SentencePiece does.
+
+        ``nbest_size < 0``: draw from all segmentations with ``p ∝ exp(alpha * score)``;
+        ``nbest_size`` 0 or 1: the Viterbi segmentation; ``nbest_size > 1``: draw among
+        the ``nbest_size`` best with ``p ∝ exp(alpha * score)``. ``rng`` makes it
+        reproducible (``random.Random(0)``).
+        """
+        if not sequence:
+            return []
+        rng = rng or random.Random()
+        lat = self.lattice(sequence)
+        if nbest_size < 0:
+            return self._path_tokens(lat.sample(alpha, rng))
+        if nbest_size <= 1:
+            return self.tokenize(sequence)
+        candidates = lat.nbest(nbest_size)
+        top = max(score for _, score in candidates)
+        weights = [math.exp(alpha * (score - top)) for _, score in candidates]
+        path, _ = rng.choices(candidates, weights=weights)[0]
+        return self._path_tokens(path)
+
+    # -- tokenizer.json ---------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """HF's tokenizer.json "model" section: ``{"type": "Unigram", "unk_id", "vocab", "byte_fallback"}``."""
+        return {
+            "type": "Unigram",
+            "unk_id": self._unk_id,
+            "vocab": [[piece, score] for piece, score in self._vocab],
+            "byte_fallback": self._byte_fallback,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Unigram":
+        """Read HF's "model" section (``byte_fallback`` may be absent in older files)."""
+        if data.get("type", "Unigram") != "Unigram":
+            raise SerializationError(f"Expected a Unigram model section, got type {data.get('type')!r}.")
+        vocab = data.get("vocab")
+        if not isinstance(vocab, list) or not all(isinstance(e, (list, tuple)) and len(e) == 2 for e in vocab):
+            raise SerializationError('A Unigram model needs "vocab" as a list of [piece, score] pairs.')
+        try:
+            return cls([(str(p), float(s)) for p, s in vocab], data.get("unk_id"), bool(data.get("byte_fallback", False)))
+        except VocabularyError as error:
+            raise SerializationError(f"Unigram model section: {error}") from error
