@@ -1,0 +1,593 @@
+"""BPE encoding: split a word into characters, then apply the learned merges by rank.
+
+Byte-Pair Encoding (Sennrich et al., 2016) learns an ordered list of merges. To encode
+a word, start from its characters and repeatedly merge the adjacent pair whose merge
+was learned earliest (lowest rank), the leftmost one on ties, until no adjacent pair
+has a merge. With the HF course's "hug" corpus:
+
+>>> vocab = {"b": 0, "g": 1, "h": 2, "n": 3, "p": 4, "s": 5, "u": 6,
+...          "ug": 7, "un": 8, "hug": 9}
+>>> model = BPE(vocab, [("u", "g"), ("u", "n"), ("h", "ug")])
+>>> [t.value for t in model.tokenize("hugs")]  # h u g s -> h ug s -> hug s
+['hug', 's']
+>>> model.tokenize("bug")
+[Token(id=0, value='b', offsets=(0, 1)), Token(id=7, value='ug', offsets=(1, 3))]
+
+It follows Hugging Face ``tokenizers.models.BPE`` exactly, quirks included:
+
+- ``continuing_subword_prefix`` ("##") is put on every character but the first and
+  ``end_of_word_suffix`` ("</w>") on the last before the vocab lookup; merging
+  ``("a", "##b")`` gives ``"ab"`` (the prefix of the right part is dropped).
+- A character that is not in the vocab becomes ``unk_token`` (consecutive ones fuse
+  into one with ``fuse_unk``), or, with ``byte_fallback``, the ``<0xNN>`` tokens of its
+  UTF-8 bytes when all of them are in the vocab. Without ``unk_token`` it is dropped.
+- ``ignore_merges`` returns a word that is itself in the vocab as one token.
+- ``dropout`` skips each candidate merge with probability p (BPE-dropout, Provilkov
+  et al., 2020); a seeded ``rng`` makes it reproducible.
+
+Offsets are character offsets into the word. HF computes them by adding up the byte
+lengths of the pieces it keeps, and its Tokenizer then maps bytes to characters; we
+do the same, so a dropped unknown character shifts later offsets exactly as in HF.
+One deviation: with ``byte_fallback`` and a ``continuing_subword_prefix``, HF also
+emits the prefix's bytes and counts them as part of the word, which pushes offsets
+past its end; we clamp such offsets to the word's length (ids and values still match).
+
+Left out: HF's heap of merge candidates when there is no dropout (a word is short,
+so we rescan a list of pair ranks; the order of merges is the same), and HF's exact
+random stream in dropout (we replay its queue, so the distribution is the same).
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
+from tokviz.models.base import Token
+from tokviz.models.wordlevel.model import (
+    FrozenModel,
+    check_vocab,
+    optional_str,
+    ordered_vocab,
+    read_vocab_json,
+    reverse_vocab,
+    section_type,
+)
+
+#: HF's default number of words kept in the word cache.
+DEFAULT_CACHE_CAPACITY = 10_000
+#: HF does not cache words this long or longer (in bytes; we count characters).
+CACHE_MAX_WORD_LENGTH = 256
+
+# A merge is packed into one int, ``rank << 32 | new_id``: comparing packed values
+# compares ranks (each pair has one rank), and one dict lookup gives both.
+_ID_BITS = 32
+_ID_MASK = (1 << _ID_BITS) - 1
+_NO_MERGE = 1 << 62  # larger than any packed merge
+
+
+def byte_fallback_token(byte: int) -> str:
+    """The vocab entry of one byte, SentencePiece style: ``0x0A -> '<0x0A>'``."""
+    return f"<0x{byte:02X}>"
+
+
+def parse_merge(merge: Any, index: int) -> tuple[str, str]:
+    """One merge as a pair: ``["a", "b"]``, ``("a", "b")`` or the legacy string ``"a b"``.
+
+    >>> parse_merge("h ug", 0)
+    ('h', 'ug')
+    """
+    if isinstance(merge, str):
+        parts = merge.split(" ")
+        if len(parts) != 2:
+            raise VocabularyError(
+                f"Merge number {index + 1} ({merge!r}) is not two tokens separated by one space."
+            )
+        return parts[0], parts[1]
+    if isinstance(merge, (list, tuple)) and len(merge) == 2 and all(isinstance(part, str) for part in merge):
+        return merge[0], merge[1]
+    raise VocabularyError(f"Merge number {index + 1} ({merge!r}) is not a pair of strings.")
+
+
+def build_merge_map(
+    vocab: Mapping[str, int], merges: Sequence[tuple[str, str]], continuing_subword_prefix: str | None
+) -> dict[tuple[int, int], int]:
+    """``{(left_id, right_id): rank << 32 | new_id}``, checking every token is in the vocab.
+
+    The merged token is ``left + right`` without the right part's continuing prefix.
+    A pair listed twice keeps its last rank (as HF's map does).
+
+    >>> build_merge_map({"a": 0, "b": 1, "ab": 2}, [("a", "b")], None)
+    {(0, 1): 2}
+    """
+    prefix_bytes = len(continuing_subword_prefix.encode("utf-8")) if continuing_subword_prefix else 0
+    merge_map: dict[tuple[int, int], int] = {}
+    for rank, (left, right) in enumerate(merges):
+        left_id = vocab.get(left)
+        right_id = vocab.get(right)
+        if left_id is None or right_id is None:
+            missing = left if left_id is None else right
+            raise VocabularyError(
+                f"Merge number {rank + 1} ({left!r}, {right!r}) uses {missing!r}, which is not in the vocabulary."
+            )
+        if prefix_bytes:
+            # HF drops as many leading bytes of the right part as the prefix has,
+            # whether or not the right part starts with the prefix.
+            right_bytes = right.encode("utf-8")
+            try:
+                if len(right_bytes) < prefix_bytes:
+                    raise UnicodeDecodeError("utf-8", right_bytes, 0, len(right_bytes), "shorter than the prefix")
+                merged = left + right_bytes[prefix_bytes:].decode("utf-8")
+            except UnicodeDecodeError:
+                raise VocabularyError(
+                    f"Merge number {rank + 1} ({left!r}, {right!r}): the right part does not start with the "
+                    f"continuing_subword_prefix {continuing_subword_prefix!r}."
+                ) from None
+        else:
+            merged = left + right
+        new_id = vocab.get(merged)
+        if new_id is None:
+            raise VocabularyError(
+                f"Merge number {rank + 1} ({left!r}, {right!r}) makes {merged!r}, which is not in the vocabulary."
+            )
+        if new_id > _ID_MASK:
+            raise VocabularyError(f"The id of {merged!r} ({new_id}) is too large (ids must be below 2**32).")
+        merge_map[(left_id, right_id)] = rank << _ID_BITS | new_id
+    return merge_map
+
+
+def apply_merges(ids: list[int], lengths: list[int], merge_map: Mapping[tuple[int, int], int]) -> None:
+    """Merge ``ids`` in place, lowest rank first, leftmost on ties; ``lengths`` follow along.
+
+    >>> ids, lengths = [2, 6, 1, 5], [1, 1, 1, 1]          # h u g s
+    >>> merge_map = {(6, 1): 0 << 32 | 7, (2, 7): 2 << 32 | 9}  # u+g -> ug (7), h+ug -> hug (9)
+    >>> apply_merges(ids, lengths, merge_map); ids, lengths
+    ([9, 5], [3, 1])
+    """
+    if len(ids) < 2:
+        return
+    get = merge_map.get
+    # pair_merges[i] is the packed merge of (ids[i], ids[i + 1]); after a merge only the
+    # two pairs touching the new token change, so we patch them instead of rescanning.
+    pair_merges = [get(pair, _NO_MERGE) for pair in zip(ids, ids[1:])]
+    while pair_merges:
+        best = min(pair_merges)
+        if best == _NO_MERGE:
+            return
+        i = pair_merges.index(best)  # leftmost occurrence of the best pair
+        new_id = best & _ID_MASK
+        ids[i] = new_id
+        del ids[i + 1]
+        lengths[i] += lengths[i + 1]
+        del lengths[i + 1]
+        del pair_merges[i]
+        if i > 0:
+            pair_merges[i - 1] = get((ids[i - 1], new_id), _NO_MERGE)
+        if i < len(pair_merges):
+            pair_merges[i] = get((new_id, ids[i + 1]), _NO_MERGE)
+
+
+def apply_merges_with_dropout(
+    ids: list[int],
+    lengths: list[int],
+    merge_map: Mapping[tuple[int, int], int],
+    dropout: float,
+    rng: random.Random | Any,
+) -> None:
+    """Like :func:`apply_merges`, but each candidate merge is skipped with probability ``dropout``.
+
+    This one replays HF's queue exactly, because the distribution depends on it: merge
+    candidates wait in a heap ordered by (rank, position); a popped candidate is set
+    aside with probability ``dropout``; any candidate that is not set aside (even one
+    made stale by an earlier merge) puts the set-aside ones back. When the heap runs
+    dry, the word is final.
+
+    >>> apply_merges_with_dropout(ids := [0, 0], lengths := [1, 1], {(0, 0): 1}, 1.0, random); ids
+    [0, 0]
+    """
+    get = merge_map.get
+    count = len(ids)
+    next_of = list(range(1, count)) + [-1]
+    prev_of = list(range(-1, count - 1))
+    heap = [
+        (packed >> _ID_BITS, i, packed & _ID_MASK)
+        for i, pair in enumerate(zip(ids, ids[1:]))
+        if (packed := get(pair)) is not None
+    ]
+    heapq.heapify(heap)
+    set_aside: list[tuple[int, int, int]] = []
+    while heap:
+        candidate = heapq.heappop(heap)
+        if rng.random() < dropout:
+            set_aside.append(candidate)
+            continue
+        for waiting in set_aside:
+            heapq.heappush(heap, waiting)
+        set_aside.clear()
+        _, position, new_id = candidate
+        right = next_of[position]
+        if lengths[position] == 0 or right == -1:
+            continue  # merged away, or the last symbol
+        packed = get((ids[position], ids[right]))
+        if packed is None or packed & _ID_MASK != new_id:
+            continue  # stale: this pair changed since the candidate was queued
+        ids[position] = new_id
+        lengths[position] += lengths[right]
+        lengths[right] = 0
+        after = next_of[right]
+        next_of[position] = after
+        if after != -1:
+            prev_of[after] = position
+        before = prev_of[position]
+        if before >= 0 and (packed := get((ids[before], new_id))) is not None:
+            heapq.heappush(heap, (packed >> _ID_BITS, before, packed & _ID_MASK))
+        if after != -1 and (packed := get((new_id, ids[after]))) is not None:
+            heapq.heappush(heap, (packed >> _ID_BITS, position, packed & _ID_MASK))
+    kept = [i for i, length in enumerate(lengths) if length]
+    ids[:] = [ids[i] for i in kept]
+    lengths[:] = [lengths[i] for i in kept]
+
+
+class BPE(FrozenModel):
+    """A BPE model: ``BPE(vocab, merges, unk_token="<unk>", ...)`` as in ``tokenizers.models.BPE``.
+
+    >>> model = BPE({"a": 0, "##b": 1, "ab": 2}, [("a", "##b")], continuing_subword_prefix="##")
+    >>> model.tokenize("ab")
+    [Token(id=2, value='ab', offsets=(0, 2))]
+    >>> model.to_dict()["merges"]
+    [['a', '##b']]
+    """
+
+    __slots__ = (
+        "_vocab",
+        "_vocab_r",
+        "_merges",
+        "_merge_map",
+        "_cache",
+        "_rng",
+        "cache_capacity",
+        "dropout",
+        "unk_token",
+        "continuing_subword_prefix",
+        "end_of_word_suffix",
+        "fuse_unk",
+        "byte_fallback",
+        "ignore_merges",
+    )
+
+    _vocab: dict[str, int]
+    _vocab_r: dict[int, str]
+    _merges: tuple[tuple[str, str], ...]
+    _merge_map: dict[tuple[int, int], int]
+    _cache: dict[str, tuple[Token, ...]] | None
+    _rng: random.Random | Any
+    cache_capacity: int
+    dropout: float | None
+    unk_token: str | None
+    continuing_subword_prefix: str | None
+    end_of_word_suffix: str | None
+    fuse_unk: bool
+    byte_fallback: bool
+    ignore_merges: bool
+
+    def __init__(
+        self,
+        vocab: Mapping[str, int] | None = None,
+        merges: Iterable[tuple[str, str] | list[str] | str] | None = None,
+        cache_capacity: int | None = DEFAULT_CACHE_CAPACITY,
+        dropout: float | None = None,
+        unk_token: str | None = None,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        fuse_unk: bool | None = False,
+        byte_fallback: bool | None = False,
+        ignore_merges: bool | None = False,
+        *,
+        rng: random.Random | None = None,
+    ) -> None:
+        checked_vocab = check_vocab(vocab, "BPE")
+        parsed_merges = tuple(parse_merge(merge, index) for index, merge in enumerate(merges or ()))
+        if cache_capacity is None:
+            cache_capacity = DEFAULT_CACHE_CAPACITY
+        if not isinstance(cache_capacity, int) or isinstance(cache_capacity, bool) or cache_capacity < 0:
+            raise VocabularyError(f"cache_capacity must be a non-negative whole number, not {cache_capacity!r}.")
+        if dropout is not None:
+            if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
+                raise VocabularyError(f"BPE dropout must be a probability between 0 and 1, not {dropout!r}.")
+            dropout = float(dropout)
+        for name, value in (
+            ("unk_token", unk_token),
+            ("continuing_subword_prefix", continuing_subword_prefix),
+            ("end_of_word_suffix", end_of_word_suffix),
+        ):
+            if value is not None and not isinstance(value, str):
+                raise SpecialTokenError(f"BPE's {name} must be a string or None, not {value!r}.")
+        self._init(
+            _vocab=checked_vocab,
+            _vocab_r=reverse_vocab(checked_vocab),
+            _merges=parsed_merges,
+            _merge_map=build_merge_map(checked_vocab, parsed_merges, continuing_subword_prefix),
+            _cache={} if cache_capacity else None,
+            _rng=rng if rng is not None else random,
+            cache_capacity=cache_capacity,
+            dropout=dropout,
+            unk_token=unk_token,
+            continuing_subword_prefix=continuing_subword_prefix,
+            end_of_word_suffix=end_of_word_suffix,
+            fuse_unk=bool(fuse_unk),
+            byte_fallback=bool(byte_fallback),
+            ignore_merges=bool(ignore_merges),
+        )
+
+    # -- encoding ---------------------------------------------------------------------
+
+    def tokenize(self, sequence: str) -> list[Token]:
+        """Tokens of one pre-token, with character offsets into it."""
+        if not sequence:
+            return []
+        if self.dropout:  # None and 0.0 both mean "no dropout"
+            # As in HF, dropout bypasses both the cache and ignore_merges.
+            return list(self._merge_word(sequence))
+        if self.ignore_merges:
+            token_id = self._vocab.get(sequence)
+            if token_id is not None:
+                return [Token(token_id, sequence, (0, len(sequence)))]
+        cache = self._cache
+        if cache is None:
+            return list(self._merge_word(sequence))
+        # Cached tokens are shared: Token is frozen and offsets are relative to the word.
+        tokens = cache.get(sequence)
+        if tokens is None:
+            tokens = self._merge_word(sequence)
+            if len(sequence) < CACHE_MAX_WORD_LENGTH:
+                if len(cache) >= self.cache_capacity:
+                    # Forget everything rather than nothing: the cache then follows the
+                    # text's current vocabulary (HF stops adding once full).
+                    cache.clear()
+                cache[sequence] = tokens
+        return list(tokens)
+
+    def _symbols(self, word: str) -> tuple[list[int], list[int]]:
+        """The word's initial symbols: ids and byte lengths, with HF's unk / byte-fallback rules."""
+        vocab = self._vocab
+        prefix = self.continuing_subword_prefix
+        suffix = self.end_of_word_suffix
+        ids: list[int] = []
+        lengths: list[int] = []
+        pending_unk: list[int] | None = None  # [unk_id, byte_length], not yet emitted
+        last = len(word) - 1
+        for index, char in enumerate(word):
+            symbol = char
+            if prefix and index:
+                symbol = prefix + symbol
+            if suffix and index == last:
+                symbol = symbol + suffix
+            byte_length = len(char.encode("utf-8")) if char >= "\x80" else 1
+            token_id = vocab.get(symbol)
+            if token_id is not None:
+                if pending_unk is not None:
+                    ids.append(pending_unk[0])
+                    lengths.append(pending_unk[1])
+                    pending_unk = None
+                ids.append(token_id)
+                lengths.append(byte_length)
+                continue
+            if self.byte_fallback:
+                # HF looks up the bytes of the decorated symbol (prefix and suffix
+                # included) and does not emit a pending unk first; we follow it.
+                byte_ids = [vocab.get(byte_fallback_token(byte)) for byte in symbol.encode("utf-8")]
+                if None not in byte_ids:
+                    ids.extend(byte_ids)  # type: ignore[arg-type]
+                    lengths.extend([1] * len(byte_ids))
+                    continue
+            if self.unk_token is None:
+                continue  # HF drops the character
+            if pending_unk is not None and self.fuse_unk:
+                pending_unk[1] += byte_length
+                continue
+            if pending_unk is not None:
+                ids.append(pending_unk[0])
+                lengths.append(pending_unk[1])
+            pending_unk = [self._unk_id(word), byte_length]
+        if pending_unk is not None:
+            ids.append(pending_unk[0])
+            lengths.append(pending_unk[1])
+        return ids, lengths
+
+    def _unk_id(self, word: str) -> int:
+        unk_id = self._vocab.get(self.unk_token)  # type: ignore[arg-type]
+        if unk_id is None:
+            raise VocabularyError(
+                f"The word {word!r} has a character that is not in the BPE vocabulary, and the unk_token "
+                f"{self.unk_token!r} is not in the vocabulary either; add it to the vocabulary."
+            )
+        return unk_id
+
+    def _merge_word(self, word: str) -> tuple[Token, ...]:
+        """Tokenize one word without the cache."""
+        vocab = self._vocab
+        ascii_word = word.isascii()
+        if ascii_word and not self.continuing_subword_prefix and not self.end_of_word_suffix:
+            # Fast path: every character is one byte and one symbol, no decoration.
+            get = vocab.get
+            ids = [get(char) for char in word]
+            if None in ids:
+                ids, lengths = self._symbols(word)
+            else:
+                lengths = [1] * len(ids)
+        else:
+            ids, lengths = self._symbols(word)
+        if self.dropout:
+            apply_merges_with_dropout(ids, lengths, self._merge_map, self.dropout, self._rng)
+        else:
+            apply_merges(ids, lengths, self._merge_map)
+        vocab_r = self._vocab_r
+        tokens: list[Token] = []
+        position = 0
+        if ascii_word and sum(lengths) <= len(word):
+            for token_id, length in zip(ids, lengths):
+                end = position + length
+                tokens.append(Token(token_id, vocab_r[token_id], (position, end)))
+                position = end
+            return tuple(tokens)
+        # Byte offsets (as HF computes them) -> character offsets of the word; offsets
+        # past the end (byte fallback of a prefixed symbol) are clamped to it.
+        char_of_byte = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
+        n_bytes = len(char_of_byte)
+        n_chars = len(word)
+        for token_id, length in zip(ids, lengths):
+            end = position + length
+            start_char = char_of_byte[position] if position < n_bytes else n_chars
+            end_char = char_of_byte[end - 1] + 1 if end <= n_bytes else n_chars
+            tokens.append(Token(token_id, vocab_r[token_id], (start_char, end_char)))
+            position = end
+        return tuple(tokens)
+
+    # -- vocabulary ---------------------------------------------------------------------
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        return self._vocab_r.get(id)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    def get_vocab_size(self) -> int:
+        return len(self._vocab)
+
+    @property
+    def merges(self) -> tuple[tuple[str, str], ...]:
+        """The merges as given, in rank order: ``(("u", "g"), ("u", "n"), ...)``."""
+        return self._merges
+
+    def clear_cache(self) -> None:
+        """Empty the word cache (it never changes results, only speed)."""
+        if self._cache is not None:
+            self._cache.clear()
+
+    # -- construction and serialization ---------------------------------------------
+
+    def _options(self) -> dict[str, Any]:
+        return {
+            "vocab": self._vocab,
+            "merges": self._merges,
+            "cache_capacity": self.cache_capacity,
+            "dropout": self.dropout,
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "end_of_word_suffix": self.end_of_word_suffix,
+            "fuse_unk": self.fuse_unk,
+            "byte_fallback": self.byte_fallback,
+            "ignore_merges": self.ignore_merges,
+        }
+
+    def with_options(self, **changes: Any) -> BPE:
+        """A new model with some arguments changed: ``model.with_options(dropout=0.1)``."""
+        options = self._options()
+        if self._rng is not random:
+            options["rng"] = self._rng
+        options.update(changes)
+        return BPE(**options)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The "model" section HF writes in tokenizer.json (merges as ``[left, right]`` pairs)."""
+        vocab_r = self._vocab_r
+        by_rank = sorted(
+            (packed >> _ID_BITS, left_id, right_id) for (left_id, right_id), packed in self._merge_map.items()
+        )
+        return {
+            "type": "BPE",
+            "dropout": self.dropout,
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "end_of_word_suffix": self.end_of_word_suffix,
+            "fuse_unk": self.fuse_unk,
+            "byte_fallback": self.byte_fallback,
+            "ignore_merges": self.ignore_merges,
+            "vocab": ordered_vocab(vocab_r),
+            "merges": [[vocab_r[left_id], vocab_r[right_id]] for _, left_id, right_id in by_rank],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BPE:
+        """Read a tokenizer.json "model" section; merges may be pairs or legacy ``"a b"`` strings."""
+        data = section_type(data, "BPE")
+        if "merges" not in data:
+            raise SerializationError("The BPE model section has no 'merges'.")
+        merges = data["merges"]
+        if not isinstance(merges, list):
+            raise SerializationError("The BPE model's 'merges' must be a list.")
+        # Legacy merges.txt lines may start with a "#version" header, which HF skips.
+        merges = [merge for merge in merges if not (isinstance(merge, str) and merge.startswith("#version"))]
+        flags = {}
+        for key in ("fuse_unk", "byte_fallback", "ignore_merges"):
+            value = data.get(key, False)
+            if value is None:
+                value = False
+            if not isinstance(value, bool):
+                raise SerializationError(f"The BPE field {key!r} must be true or false, not {value!r}.")
+            flags[key] = value
+        dropout = data.get("dropout")
+        if dropout is not None and (isinstance(dropout, bool) or not isinstance(dropout, (int, float))):
+            raise SerializationError(f"The BPE field 'dropout' must be a number or null, not {dropout!r}.")
+        try:
+            return cls(
+                data["vocab"],
+                merges,
+                dropout=dropout,
+                unk_token=optional_str(data, "unk_token", None, "BPE"),
+                continuing_subword_prefix=optional_str(data, "continuing_subword_prefix", None, "BPE"),
+                end_of_word_suffix=optional_str(data, "end_of_word_suffix", None, "BPE"),
+                **flags,
+            )
+        except (VocabularyError, SpecialTokenError) as error:
+            raise SerializationError(f"This BPE model section cannot be loaded: {error}") from error
+
+    @staticmethod
+    def read_file(vocab: str, merges: str) -> tuple[dict[str, int], list[tuple[str, str]]]:
+        """Read ``vocab.json`` and ``merges.txt`` (one ``"left right"`` per line, ``#version`` skipped)."""
+        vocab_map = read_vocab_json(vocab, "BPE")
+        try:
+            with open(merges, encoding="utf-8") as handle:
+                lines = handle.read().splitlines()
+        except (OSError, UnicodeDecodeError) as error:
+            raise SerializationError(f"Cannot read the merges file {merges!r}: {error}") from error
+        lines = [line for line in lines if not line.startswith("#version")]
+        return vocab_map, [parse_merge(line, index) for index, line in enumerate(lines)]
+
+    @classmethod
+    def from_file(cls, vocab: str, merges: str, **kwargs: Any) -> BPE:
+        """``BPE.from_file("vocab.json", "merges.txt", unk_token=...)``, as in HF."""
+        vocab_map, merge_pairs = cls.read_file(vocab, merges)
+        return cls(vocab_map, merge_pairs, **kwargs)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        options = self._options()
+        return (_rebuild_bpe, (options, self._rng if self._rng is not random else None))
+
+    def __repr__(self) -> str:
+        options = ", ".join(
+            f"{name}={value!r}"
+            for name, value in self._options().items()
+            if name not in ("vocab", "merges") and value not in (None, False)
+        )
+        return f"BPE(vocab_size={len(self._vocab)}, merges={len(self._merges)}, {options})"
+
+
+def _rebuild_bpe(options: dict[str, Any], rng: random.Random | None) -> BPE:
+    return BPE(**options, rng=rng)
+
+
+def save_vocab_and_merges(model: BPE, vocab_path: str, merges_path: str) -> None:
+    """Write ``vocab.json`` and ``merges.txt`` as HF's ``model.save`` does."""
+    section = model.to_dict()
+    with open(vocab_path, "w", encoding="utf-8") as handle:
+        json.dump(section["vocab"], handle, ensure_ascii=False)
+    with open(merges_path, "w", encoding="utf-8") as handle:
+        handle.write("#version: 0.2\n")
+        handle.writelines(f"{left} {right}\n" for left, right in section["merges"])

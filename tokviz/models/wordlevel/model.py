@@ -1,0 +1,204 @@
+"""WordLevel: the simplest model, one pre-token -> one id.
+
+A WordLevel model is a dictionary. Each pre-token (a whole word, as the pre-tokenizer
+cut it) is looked up; if it is missing, the ``unk_token`` stands in for it:
+
+>>> model = WordLevel({"hello": 0, "world": 1, "<unk>": 2}, unk_token="<unk>")
+>>> model.tokenize("hello")
+[Token(id=0, value='hello', offsets=(0, 5))]
+>>> model.tokenize("hi")  # unknown: the id of <unk>, but the value is the word itself (as in HF)
+[Token(id=2, value='hi', offsets=(0, 2))]
+
+This module also holds the vocabulary helpers every model shares (checking a
+``{token: id}`` dict, the reverse map, HF's id-ordered vocab for tokenizer.json) and
+the small base class that makes models immutable.
+
+Left out: nothing of HF's WordLevel; training lives in ``trainer.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
+from tokviz.models.base import Token
+
+
+class FrozenModel:
+    """Base of the models: attributes are set once in ``__init__`` and never again.
+
+    Streamlit caches share one model between sessions, so a model that could be
+    edited in place would leak one user's change into another's page. To get a
+    variant, build a new model (``with_options(...)``).
+    """
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise AttributeError(
+            f"{type(self).__name__} models are immutable; build a new one with .with_options({name}=...)"
+        )
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} models are immutable")
+
+    def _init(self, **values: Any) -> None:
+        """Set the slots once, from ``__init__``."""
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+
+def check_vocab(vocab: Mapping[str, int] | None, model_name: str) -> dict[str, int]:
+    """A private copy of ``vocab`` after checking it is ``{str: non-negative int}``.
+
+    >>> check_vocab({"a": 0, "b": 1}, "BPE")
+    {'a': 0, 'b': 1}
+    """
+    if vocab is None:
+        return {}
+    if not isinstance(vocab, Mapping):
+        raise VocabularyError(
+            f"The {model_name} vocabulary must be a dict of token -> id, not {type(vocab).__name__}."
+        )
+    checked: dict[str, int] = {}
+    for token, token_id in vocab.items():
+        if not isinstance(token, str):
+            raise VocabularyError(f"The {model_name} vocabulary has a key that is not a string: {token!r}.")
+        # bool is an int subclass; True as an id is a mistake, not an id.
+        if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
+            raise VocabularyError(
+                f"The {model_name} vocabulary maps {token!r} to {token_id!r}; ids must be non-negative integers."
+            )
+        checked[token] = token_id
+    return checked
+
+
+def reverse_vocab(vocab: Mapping[str, int]) -> dict[int, str]:
+    """``{id: token}``; when two tokens share an id the later one wins: ``{'a': 0} -> {0: 'a'}``."""
+    return {token_id: token for token, token_id in vocab.items()}
+
+
+def ordered_vocab(vocab_r: Mapping[int, str]) -> dict[str, int]:
+    """The vocab in id order, as HF writes it in tokenizer.json (ids without a token are skipped).
+
+    >>> ordered_vocab({2: "c", 0: "a"})
+    {'a': 0, 'c': 2}
+    """
+    return {vocab_r[token_id]: token_id for token_id in sorted(vocab_r)}
+
+
+def read_vocab_json(path: str, model_name: str) -> dict[str, int]:
+    """Read a ``vocab.json`` file (``{"token": id, ...}``) as HF's ``read_file`` does."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SerializationError(f"Cannot read the {model_name} vocabulary file {path!r}: {error}") from error
+    if not isinstance(data, dict):
+        raise SerializationError(f"The {model_name} vocabulary file {path!r} must hold a JSON object of token -> id.")
+    # HF skips entries whose value is not a number.
+    return check_vocab({token: token_id for token, token_id in data.items() if isinstance(token_id, int)}, model_name)
+
+
+def section_type(data: Any, expected: str) -> Mapping[str, Any]:
+    """Check that ``data`` is a tokenizer.json "model" section of type ``expected``."""
+    if not isinstance(data, Mapping):
+        raise SerializationError(f"A {expected} model section must be a JSON object, not {type(data).__name__}.")
+    found = data.get("type", expected)
+    if found != expected:
+        raise SerializationError(f"This model section is of type {found!r}, not {expected!r}.")
+    if "vocab" not in data:
+        raise SerializationError(f"The {expected} model section has no 'vocab'.")
+    return data
+
+
+def optional_str(data: Mapping[str, Any], key: str, default: str | None, model_name: str) -> str | None:
+    """``data[key]`` when it is a string or null, else a clear error; ``default`` if absent."""
+    value = data.get(key, default)
+    if value is not None and not isinstance(value, str):
+        raise SerializationError(f"The {model_name} field {key!r} must be a string or null, not {value!r}.")
+    return value
+
+
+class WordLevel(FrozenModel):
+    """``WordLevel(vocab, unk_token="<unk>")``: each pre-token maps to one id.
+
+    >>> WordLevel({"a": 0, "<unk>": 1}).tokenize("b")
+    [Token(id=1, value='b', offsets=(0, 1))]
+    """
+
+    __slots__ = ("_vocab", "_vocab_r", "unk_token")
+
+    _vocab: dict[str, int]
+    _vocab_r: dict[int, str]
+    unk_token: str
+
+    def __init__(self, vocab: Mapping[str, int] | None = None, unk_token: str | None = None) -> None:
+        checked = check_vocab(vocab, "WordLevel")
+        if unk_token is None:
+            unk_token = "<unk>"  # HF's default
+        if not isinstance(unk_token, str):
+            raise SpecialTokenError(f"WordLevel's unk_token must be a string, not {unk_token!r}.")
+        self._init(_vocab=checked, _vocab_r=reverse_vocab(checked), unk_token=unk_token)
+
+    def tokenize(self, sequence: str) -> list[Token]:
+        """One token for the whole pre-token; its id is the unk id when the word is unknown."""
+        token_id = self._vocab.get(sequence)
+        if token_id is None:
+            token_id = self._vocab.get(self.unk_token)
+            if token_id is None:
+                raise VocabularyError(
+                    f"The word {sequence!r} is not in the WordLevel vocabulary and the unk_token "
+                    f"{self.unk_token!r} is not in it either; add the unk token to the vocabulary."
+                )
+        # HF keeps the word itself as the value, even when the id is the unk id.
+        return [Token(token_id, sequence, (0, len(sequence)))]
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        return self._vocab_r.get(id)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    def get_vocab_size(self) -> int:
+        return len(self._vocab)
+
+    def with_options(self, **changes: Any) -> WordLevel:
+        """A new model with some constructor arguments changed: ``m.with_options(unk_token="[UNK]")``."""
+        options: dict[str, Any] = {"vocab": self._vocab, "unk_token": self.unk_token}
+        options.update(changes)
+        return WordLevel(**options)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The "model" section HF writes in tokenizer.json."""
+        return {"type": "WordLevel", "vocab": ordered_vocab(self._vocab_r), "unk_token": self.unk_token}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WordLevel:
+        """Read a tokenizer.json "model" section (``{"type": "WordLevel", "vocab": ..., "unk_token": ...}``)."""
+        data = section_type(data, "WordLevel")
+        try:
+            return cls(data["vocab"], optional_str(data, "unk_token", "<unk>", "WordLevel"))
+        except VocabularyError as error:
+            raise SerializationError(str(error)) from error
+
+    @staticmethod
+    def read_file(vocab: str) -> dict[str, int]:
+        """Read a ``vocab.json`` file into ``{token: id}``."""
+        return read_vocab_json(vocab, "WordLevel")
+
+    @classmethod
+    def from_file(cls, vocab: str, unk_token: str | None = None) -> WordLevel:
+        """``WordLevel.from_file("vocab.json", unk_token="<unk>")``, as in HF."""
+        return cls(cls.read_file(vocab), unk_token)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (WordLevel, (self._vocab, self.unk_token))
+
+    def __repr__(self) -> str:
+        return f"WordLevel(vocab_size={len(self._vocab)}, unk_token={self.unk_token!r})"
