@@ -46,5 +46,9 @@ class CorpusReadError(TokvizError):
     """An upload that cannot be read as text (binary, too large, missing column)."""
 
 
+class PipelineConfigError(TokvizError):
+    """A pipeline description (preset, custom form or link) that names an unknown component or a bad option."""
+
+
 class LimitExceededError(TokvizError):
     """A request larger than the server's configured limits (see tokviz.limits)."""

@@ -1,0 +1,597 @@
+"""A tokenizer pipeline described as data: what to build, before anything is built.
+
+A :class:`PipelineConfig` names the normalizers (in order, with their options), the
+pre-tokenizers, the model and every trainer option, using Hugging Face's names. It is a
+frozen, hashable dataclass, so the Train page can cache a trained tokenizer on
+``(corpus hash, config)``, and it round-trips through a flat ``str -> str`` dict, so the
+page can keep it in ``st.query_params`` and a shared link reopens the same pipeline:
+
+>>> config = PipelineConfig(normalizers=(component("NFD"), component("Lowercase")), model="WordPiece",
+...                         special_tokens=("[UNK]",), unk_token="[UNK]", continuing_subword_prefix="##")
+>>> params = to_query_params(config, vocab_size=300)
+>>> params["n0"], params["n1"], params["model"], params["vocab"]
+('NFD', 'Lowercase', 'WordPiece', '300')
+>>> from_query_params(params) == (config, 300)
+True
+
+From a config, :func:`build_tokenizer` makes the untrained ``tokviz.Tokenizer`` (normalizer,
+pre-tokenizer, model with its options, decoder), :func:`build_trainer` the matching trainer,
+and :func:`tokenizer_with_model` the finished tokenizer around a trained model (special
+tokens added and the post-processor wired to their ids, as HF's ``Tokenizer.train`` does).
+
+What this leaves out: pair templates beyond the three post-processors BERT, T5 and GPT-2
+use, ``Precompiled`` normalizers (they come only from SentencePiece model files), dropout.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from tokviz.errors import PipelineConfigError, SpecialTokenError, VocabSizeError
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One option of a component, as the Custom form shows it.
+
+    ``kind`` is ``"bool"``, ``"str"``, ``"int"``, ``"choice"`` (one of ``choices``) or
+    ``"optional_bool"`` (``None`` means "decide from the other options", as HF's
+    ``BertNormalizer(strip_accents=None)`` does).
+    """
+
+    name: str
+    kind: str
+    default: Any
+    choices: tuple[Any, ...] = ()
+    help: str = ""
+
+
+_BEHAVIORS = ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")
+
+#: Every normalizer the Custom mode offers, with its options (HF's names and defaults).
+NORMALIZERS: dict[str, tuple[Param, ...]] = {
+    "NFC": (),
+    "NFD": (),
+    "NFKC": (),
+    "NFKD": (),
+    "Lowercase": (),
+    "StripAccents": (),
+    "Strip": (Param("left", "bool", True), Param("right", "bool", True)),
+    "Replace": (
+        Param("pattern", "str", "  ", help="text to find (a regular expression when 'regex' is on)"),
+        Param("content", "str", " "),
+        Param("regex", "bool", False, help="treat the pattern as a regular expression (tokviz.Regex)"),
+    ),
+    "Prepend": (Param("prepend", "str", "▁"),),
+    "BertNormalizer": (
+        Param("clean_text", "bool", True),
+        Param("handle_chinese_chars", "bool", True),
+        Param("strip_accents", "optional_bool", None, help="None: strip accents when lowercasing"),
+        Param("lowercase", "bool", True),
+    ),
+    "Nmt": (),
+}
+
+#: Every pre-tokenizer the Custom mode offers, with its options (HF's names and defaults).
+PRE_TOKENIZERS: dict[str, tuple[Param, ...]] = {
+    "Whitespace": (),
+    "WhitespaceSplit": (),
+    "BertPreTokenizer": (),
+    "ByteLevel": (Param("add_prefix_space", "bool", True), Param("use_regex", "bool", True)),
+    "Metaspace": (
+        Param("replacement", "str", "▁"),
+        Param("prepend_scheme", "choice", "always", ("always", "first", "never")),
+        Param("split", "bool", True),
+    ),
+    "Punctuation": (Param("behavior", "choice", "isolated", _BEHAVIORS),),
+    "Digits": (Param("individual_digits", "bool", False),),
+    "Split": (
+        Param("pattern", "str", " "),
+        Param("behavior", "choice", "removed", _BEHAVIORS),
+        Param("invert", "bool", False),
+        Param("regex", "bool", False, help="treat the pattern as a regular expression (tokviz.Regex)"),
+    ),
+    "CharDelimiterSplit": (Param("delimiter", "str", " "),),
+    "UnicodeScripts": (),
+}
+
+MODELS = ("BPE", "WordPiece", "Unigram", "WordLevel")
+TIE_BREAKS = ("hf", "first_seen")
+WORDPIECE_SCORINGS = ("likelihood", "frequency")
+UNIGRAM_METHODS = ("em", "course")
+#: ``none``; ``bert``: ``[CLS] $A [SEP]``; ``t5``: ``$A </s>``; ``byte_level``: GPT-2's offsets processor.
+POST_PROCESSORS = ("none", "bert", "t5", "byte_level")
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentSpec:
+    """A normalizer or pre-tokenizer by HF name, with every option spelled out (schema order)."""
+
+    type: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def param(self, name: str) -> Any:
+        return dict(self.params)[name]
+
+    def label(self) -> str:
+        """``'Replace(pattern=' {2,}', content=' ', regex=True)'``; options left at their default are omitted."""
+        schema = {**NORMALIZERS, **PRE_TOKENIZERS}.get(self.type, ())
+        defaults = {param.name: param.default for param in schema}
+        shown = [f"{name}={value!r}" for name, value in self.params if defaults.get(name, object()) != value]
+        return f"{self.type}({', '.join(shown)})" if shown else self.type
+
+
+def _check_value(owner: str, param: Param, value: Any) -> Any:
+    """Validate one option; return it in canonical form (e.g. ints for whole-number floats)."""
+    ok = {
+        "bool": isinstance(value, bool),
+        "str": isinstance(value, str),
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "choice": value in param.choices,
+        "optional_bool": value is None or isinstance(value, bool),
+    }[param.kind]
+    if not ok:
+        wanted = {"choice": f"one of {', '.join(map(str, param.choices))}", "optional_bool": "true, false or None"}
+        raise PipelineConfigError(
+            f"{owner}: option {param.name!r} must be {wanted.get(param.kind, 'a ' + param.kind)}, not {value!r}."
+        )
+    return value
+
+
+def component(type: str, **params: Any) -> ComponentSpec:
+    """A validated :class:`ComponentSpec`; unspecified options take HF's defaults.
+
+    >>> component("Strip", left=False)
+    ComponentSpec(type='Strip', params=(('left', False), ('right', True)))
+    >>> component("Lowercas")
+    Traceback (most recent call last):
+    ...
+    tokviz.errors.PipelineConfigError: Unknown component 'Lowercas'; tokviz offers: NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Replace, Prepend, BertNormalizer, Nmt, Whitespace, WhitespaceSplit, BertPreTokenizer, ByteLevel, Metaspace, Punctuation, Digits, Split, CharDelimiterSplit, UnicodeScripts.
+    """
+    schema = NORMALIZERS.get(type, PRE_TOKENIZERS.get(type))
+    if schema is None:
+        raise PipelineConfigError(
+            f"Unknown component {type!r}; tokviz offers: {', '.join([*NORMALIZERS, *PRE_TOKENIZERS])}."
+        )
+    known = {param.name for param in schema}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise PipelineConfigError(
+            f"{type} has no option {unknown[0]!r}; its options are: {', '.join(sorted(known)) or 'none'}."
+        )
+    values = tuple((param.name, _check_value(type, param, params.get(param.name, param.default))) for param in schema)
+    return ComponentSpec(type, values)
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineConfig:
+    """Everything needed to build and train one tokenizer, by HF's names.
+
+    Trainer options not relevant to ``model`` are ignored when building (e.g. ``scoring``
+    for BPE) but still part of the value, so a user switching models back and forth keeps
+    what they typed.
+    """
+
+    normalizers: tuple[ComponentSpec, ...] = ()
+    pre_tokenizers: tuple[ComponentSpec, ...] = (ComponentSpec("Whitespace"),)
+    model: str = "BPE"
+    special_tokens: tuple[str, ...] = ()
+    unk_token: str | None = None
+    min_frequency: int = 0
+    limit_alphabet: int | None = None
+    byte_alphabet: bool = False  # initial_alphabet = the 256 ByteLevel symbols (GPT-2)
+    continuing_subword_prefix: str | None = None
+    end_of_word_suffix: str | None = None
+    max_token_length: int | None = None
+    tie_break: str = "hf"
+    scoring: str = "likelihood"
+    unigram_method: str = "em"
+    shrinking_factor: float = 0.75
+    max_piece_length: int = 16
+    n_sub_iterations: int = 2
+    post_processor: str = "none"
+
+    def __post_init__(self) -> None:
+        _require(self.model in MODELS, f"Unknown model {self.model!r}; choose one of {', '.join(MODELS)}.")
+        _require(self.tie_break in TIE_BREAKS, f"Unknown tie-break {self.tie_break!r}; choose 'hf' or 'first_seen'.")
+        _require(self.scoring in WORDPIECE_SCORINGS, f"Unknown WordPiece scoring {self.scoring!r}; choose 'likelihood' or 'frequency'.")
+        _require(self.unigram_method in UNIGRAM_METHODS, f"Unknown Unigram method {self.unigram_method!r}; choose 'em' or 'course'.")
+        _require(self.post_processor in POST_PROCESSORS, f"Unknown post-processor {self.post_processor!r}; choose one of {', '.join(POST_PROCESSORS)}.")
+        for spec in self.normalizers:
+            _require(spec.type in NORMALIZERS, f"{spec.type!r} is not a normalizer; normalizers are: {', '.join(NORMALIZERS)}.")
+        for spec in self.pre_tokenizers:
+            _require(spec.type in PRE_TOKENIZERS, f"{spec.type!r} is not a pre-tokenizer; pre-tokenizers are: {', '.join(PRE_TOKENIZERS)}.")
+        for name in ("min_frequency", "max_piece_length", "n_sub_iterations"):
+            value = getattr(self, name)
+            _require(isinstance(value, int) and not isinstance(value, bool) and value >= 0, f"{name} must be a whole number of 0 or more, not {value!r}.")
+        for name in ("limit_alphabet", "max_token_length"):
+            value = getattr(self, name)
+            _require(value is None or (isinstance(value, int) and value >= 1), f"{name} must be empty or a whole number of 1 or more, not {value!r}.")
+        _require(0.0 < float(self.shrinking_factor) < 1.0, f"shrinking_factor must lie strictly between 0 and 1, not {self.shrinking_factor!r}.")
+        seen: set[str] = set()
+        for token in self.special_tokens:
+            if not token:
+                raise SpecialTokenError("A special token cannot be empty.")
+            if token in seen:
+                raise SpecialTokenError(f"The special token {token!r} is listed twice.")
+            seen.add(token)
+        if self.unk_token is not None and self.unk_token not in seen:
+            raise SpecialTokenError(
+                f"The unknown token {self.unk_token!r} must also be a special token, so that it is in the vocabulary."
+            )
+        if self.model == "WordPiece" and self.unk_token is None:
+            raise SpecialTokenError("WordPiece needs an unknown token (e.g. [UNK]) for words it cannot spell.")
+        needed = {"bert": ("[CLS]", "[SEP]"), "t5": ("</s>",)}.get(self.post_processor, ())
+        missing = [token for token in needed if token not in seen]
+        _require(not missing, f"The {self.post_processor} post-processor needs the special tokens {', '.join(missing)}.")
+
+    def with_model(self, model: str) -> "PipelineConfig":
+        return replace(self, model=model)
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise PipelineConfigError(message)
+
+
+# ---------------------------------------------------------------------------------------
+# Building tokviz objects
+
+
+def _build_component(module: Any, spec: ComponentSpec) -> Any:
+    from tokviz.patterns import Regex
+
+    kwargs = dict(spec.params)
+    if "regex" in kwargs:
+        use_regex = kwargs.pop("regex")
+        if use_regex:
+            kwargs["pattern"] = Regex(kwargs["pattern"])  # raises PatternError naming the pattern
+    if spec.type == "Split" and not kwargs.get("pattern"):
+        raise PipelineConfigError("The Split pre-tokenizer needs a non-empty pattern.")
+    if spec.type == "CharDelimiterSplit" and len(kwargs.get("delimiter", "")) != 1:
+        raise PipelineConfigError("CharDelimiterSplit needs exactly one delimiter character.")
+    if spec.type == "Replace" and not kwargs.get("pattern"):
+        raise PipelineConfigError("The Replace normalizer needs a non-empty pattern.")
+    return getattr(module, spec.type)(**kwargs)
+
+
+def build_normalizer(config: PipelineConfig) -> Any:
+    """The config's normalizer: ``None``, one component, or a ``normalizers.Sequence``."""
+    from tokviz import normalizers
+
+    built = [_build_component(normalizers, spec) for spec in config.normalizers]
+    if not built:
+        return None
+    return built[0] if len(built) == 1 else normalizers.Sequence(built)
+
+
+def build_pre_tokenizer(config: PipelineConfig) -> Any:
+    """The config's pre-tokenizer: ``None``, one component, or a ``pre_tokenizers.Sequence``."""
+    from tokviz import pre_tokenizers
+
+    built = [_build_component(pre_tokenizers, spec) for spec in config.pre_tokenizers]
+    if not built:
+        return None
+    return built[0] if len(built) == 1 else pre_tokenizers.Sequence(built)
+
+
+def build_decoder(config: PipelineConfig) -> Any:
+    """The decoder that undoes the pipeline's markers (as HF's presets pair them), or ``None``."""
+    from tokviz import decoders
+
+    types = [spec.type for spec in config.pre_tokenizers]
+    if "ByteLevel" in types:
+        return decoders.ByteLevel()
+    if "Metaspace" in types:
+        metaspace = config.pre_tokenizers[types.index("Metaspace")]
+        return decoders.Metaspace(replacement=metaspace.param("replacement"), prepend_scheme=metaspace.param("prepend_scheme"), split=metaspace.param("split"))
+    if config.model == "WordPiece":
+        return decoders.WordPiece(prefix=config.continuing_subword_prefix or "##")
+    if config.model == "BPE" and config.end_of_word_suffix:
+        return decoders.BPEDecoder(suffix=config.end_of_word_suffix)
+    return None
+
+
+def build_model(config: PipelineConfig) -> Any:
+    """The untrained model with the options the trained one keeps (unk token, prefix, suffix)."""
+    from tokviz import models
+
+    if config.model == "BPE":
+        return models.BPE(
+            unk_token=config.unk_token,
+            continuing_subword_prefix=config.continuing_subword_prefix,
+            end_of_word_suffix=config.end_of_word_suffix,
+        )
+    if config.model == "WordPiece":
+        return models.WordPiece(
+            vocab={config.unk_token: 0}, unk_token=config.unk_token, continuing_subword_prefix=config.continuing_subword_prefix or "##"
+        )
+    if config.model == "Unigram":
+        return models.Unigram()
+    return models.WordLevel(vocab={config.unk_token: 0} if config.unk_token else {}, unk_token=config.unk_token or "[UNK]")
+
+
+def build_tokenizer(config: PipelineConfig) -> Any:
+    """The untrained ``tokviz.Tokenizer`` the config describes (train it with :func:`build_trainer`)."""
+    from tokviz.tokenizer import Tokenizer
+
+    tokenizer = Tokenizer(build_model(config))
+    tokenizer.normalizer = build_normalizer(config)
+    tokenizer.pre_tokenizer = build_pre_tokenizer(config)
+    tokenizer.decoder = build_decoder(config)
+    return tokenizer
+
+
+def check_vocab_size(vocab_size: Any) -> int:
+    """A usable target vocab size, or :class:`VocabSizeError` in a sentence.
+
+    >>> check_vocab_size(300)
+    300
+    >>> check_vocab_size(0)
+    Traceback (most recent call last):
+    ...
+    tokviz.errors.VocabSizeError: The vocab size must be a whole number of 1 or more, not 0.
+    """
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
+        raise VocabSizeError(f"The vocab size must be a whole number of 1 or more, not {vocab_size!r}.")
+    return vocab_size
+
+
+def trainer_options(config: PipelineConfig, vocab_size: int) -> dict[str, Any]:
+    """The keyword arguments of the config's trainer, by HF's names (tokviz extras included).
+
+    >>> trainer_options(PipelineConfig(model="WordLevel", special_tokens=("<unk>",), unk_token="<unk>"), 50)
+    {'vocab_size': 50, 'min_frequency': 0, 'special_tokens': ['<unk>'], 'show_progress': False}
+    """
+    check_vocab_size(vocab_size)
+    special_tokens = list(config.special_tokens)
+    if config.model == "WordLevel":
+        return {"vocab_size": vocab_size, "min_frequency": config.min_frequency, "special_tokens": special_tokens, "show_progress": False}
+    initial_alphabet: list[str] = []
+    if config.byte_alphabet:
+        from tokviz.byte_level import BYTES_TO_UNICODE
+
+        initial_alphabet = [BYTES_TO_UNICODE[byte] for byte in range(256)]
+    if config.model == "Unigram":
+        return {
+            "vocab_size": vocab_size,
+            "show_progress": False,
+            "special_tokens": special_tokens,
+            "initial_alphabet": initial_alphabet,
+            "shrinking_factor": float(config.shrinking_factor),
+            "unk_token": config.unk_token,
+            "max_piece_length": config.max_piece_length,
+            "n_sub_iterations": config.n_sub_iterations,
+            "method": config.unigram_method,
+        }
+    options: dict[str, Any] = {
+        "vocab_size": vocab_size,
+        "min_frequency": config.min_frequency,
+        "show_progress": False,
+        "special_tokens": special_tokens,
+        "limit_alphabet": config.limit_alphabet,
+        "initial_alphabet": initial_alphabet,
+        "continuing_subword_prefix": config.continuing_subword_prefix,
+        "end_of_word_suffix": config.end_of_word_suffix,
+    }
+    if config.model == "BPE":
+        options["max_token_length"] = config.max_token_length
+    else:
+        options["continuing_subword_prefix"] = config.continuing_subword_prefix or "##"
+        options["scoring"] = config.scoring
+    options["tie_break"] = config.tie_break
+    return options
+
+
+def build_trainer(config: PipelineConfig, vocab_size: int) -> Any:
+    """The ``tokviz.trainers`` trainer for the config's model, with every option set."""
+    from tokviz import trainers
+
+    name = {"BPE": "BpeTrainer", "WordPiece": "WordPieceTrainer", "Unigram": "UnigramTrainer", "WordLevel": "WordLevelTrainer"}[config.model]
+    return getattr(trainers, name)(**trainer_options(config, vocab_size))
+
+
+def build_post_processor(config: PipelineConfig, token_to_id: Any) -> Any:
+    """The post-processor, wired to the special tokens' ids in the trained vocabulary."""
+    from tokviz import processors
+
+    if config.post_processor == "byte_level":
+        return processors.ByteLevel(trim_offsets=False)
+    if config.post_processor == "none":
+        return None
+    ids = {token: token_to_id(token) for token in config.special_tokens}
+    if config.post_processor == "bert":
+        return processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])]
+        )
+    return processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B:1 </s>:1", special_tokens=[("</s>", ids["</s>"])])
+
+
+def tokenizer_with_model(config: PipelineConfig, model: Any) -> Any:
+    """The finished tokenizer around ``model`` (trained, or ``history.model_at(k)``).
+
+    Special tokens are added to the tokenizer's added vocabulary, as HF's ``Tokenizer.train``
+    does, so they are never split; then the post-processor is wired to their ids.
+    """
+    from tokviz.tokenizer import Tokenizer
+
+    tokenizer = Tokenizer(model)
+    tokenizer.normalizer = build_normalizer(config)
+    tokenizer.pre_tokenizer = build_pre_tokenizer(config)
+    tokenizer.decoder = build_decoder(config)
+    if config.special_tokens:
+        tokenizer.add_special_tokens(list(config.special_tokens))
+    tokenizer.post_processor = build_post_processor(config, tokenizer.token_to_id)
+    return tokenizer
+
+
+# ---------------------------------------------------------------------------------------
+# Flat str -> str dicts (st.query_params)
+
+#: Trainer-side fields written to links, with how their text is read back.
+_FIELD_KINDS: dict[str, str] = {
+    "model": "str",
+    "special_tokens": "list",
+    "unk_token": "optional_str",
+    "min_frequency": "int",
+    "limit_alphabet": "optional_int",
+    "byte_alphabet": "bool",
+    "continuing_subword_prefix": "optional_str",
+    "end_of_word_suffix": "optional_str",
+    "max_token_length": "optional_int",
+    "tie_break": "str",
+    "scoring": "str",
+    "unigram_method": "str",
+    "shrinking_factor": "float",
+    "max_piece_length": "int",
+    "n_sub_iterations": "int",
+    "post_processor": "str",
+}
+
+
+def _encode(kind: str, value: Any) -> str:
+    if kind in ("bool", "optional_bool"):
+        return {True: "true", False: "false", None: "none"}[value]
+    if kind == "list":
+        return json.dumps(list(value), ensure_ascii=False)
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def _decode(kind: str, text: str, where: str) -> Any:
+    try:
+        if kind in ("bool", "optional_bool"):
+            value = {"true": True, "false": False, "none": None}[text.lower()]
+            if value is None and kind == "bool":
+                raise KeyError(text)
+            return value
+        if kind.startswith("optional_") and text.lower() == "none":
+            return None
+        if kind in ("int", "optional_int"):
+            return int(text)
+        if kind == "float":
+            return float(text)
+        if kind == "list":
+            value = json.loads(text)
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise ValueError(text)
+            return tuple(value)
+        return text
+    except (KeyError, ValueError) as error:
+        raise PipelineConfigError(f"The link's value {text!r} for {where} cannot be read as {kind.replace('_', ' ')}.") from error
+
+
+def _component_params(prefix: str, index: int, spec: ComponentSpec) -> dict[str, str]:
+    schema = {**NORMALIZERS, **PRE_TOKENIZERS}[spec.type]
+    out = {f"{prefix}{index}": spec.type}
+    for param in schema:
+        value = spec.param(param.name)
+        if value != param.default:
+            out[f"{prefix}{index}.{param.name}"] = _encode(param.kind, value)
+    return out
+
+
+def to_query_params(config: PipelineConfig, vocab_size: int, preset: str | None = None) -> dict[str, str]:
+    """A flat ``str -> str`` dict describing ``config`` and ``vocab_size``; defaults are left out.
+
+    With ``preset`` (a key of ``tokviz.presets.PRESETS`` whose config equals ``config``) the
+    link stays short: ``{'preset': 'gpt2', 'vocab': '500'}``.
+    """
+    if preset is not None:
+        return {"preset": preset, "vocab": str(vocab_size)}
+    out: dict[str, str] = {"vocab": str(vocab_size)}
+    for index, spec in enumerate(config.normalizers):
+        out.update(_component_params("n", index, spec))
+    for index, spec in enumerate(config.pre_tokenizers):
+        out.update(_component_params("p", index, spec))
+    if not config.pre_tokenizers:
+        out["p"] = "none"
+    defaults = PipelineConfig()
+    for field_info in fields(PipelineConfig):
+        name = field_info.name
+        if name in _FIELD_KINDS and (name == "model" or getattr(config, name) != getattr(defaults, name)):
+            out[name] = _encode(_FIELD_KINDS[name], getattr(config, name))
+    return out
+
+
+def _first(value: str | list[str]) -> str:
+    return value[-1] if isinstance(value, list) else value
+
+
+def _read_components(params: Mapping[str, str], prefix: str, schema_map: dict[str, tuple[Param, ...]]) -> tuple[ComponentSpec, ...]:
+    specs: list[ComponentSpec] = []
+    index = 0
+    while f"{prefix}{index}" in params:
+        type_name = _first(params[f"{prefix}{index}"])
+        schema = schema_map.get(type_name)
+        if schema is None:
+            raise PipelineConfigError(f"The link names {type_name!r}, which is not one of: {', '.join(schema_map)}.")
+        options = {
+            param.name: _decode(param.kind if param.kind != "choice" else "str", _first(params[key]), f"{type_name}.{param.name}")
+            for param in schema
+            if (key := f"{prefix}{index}.{param.name}") in params
+        }
+        specs.append(component(type_name, **options))
+        index += 1
+    return tuple(specs)
+
+
+def from_query_params(params: Mapping[str, Any], default_vocab: int = 500) -> tuple[PipelineConfig, int]:
+    """Read back what :func:`to_query_params` wrote; unknown keys are ignored.
+
+    A bad value raises :class:`PipelineConfigError` naming it, so the page can say which
+    part of a link it could not use.
+    """
+    from tokviz.presets import PRESETS
+
+    vocab_text = _first(params.get("vocab", str(default_vocab)))
+    vocab_size = check_vocab_size(_decode("int", vocab_text, "vocab"))
+    preset = params.get("preset")
+    if preset is not None and _first(preset) != "custom":
+        key = _first(preset)
+        if key not in PRESETS:
+            raise PipelineConfigError(f"The link names the preset {key!r}; presets are: {', '.join(PRESETS)}.")
+        return PRESETS[key].build(), vocab_size
+    options: dict[str, Any] = {}
+    for name, kind in _FIELD_KINDS.items():
+        if name in params:
+            options[name] = _decode(kind, _first(params[name]), name)
+    options["normalizers"] = _read_components(params, "n", NORMALIZERS)
+    pre_tokenizers = _read_components(params, "p", PRE_TOKENIZERS)
+    if pre_tokenizers or _first(params.get("p", "")) == "none":
+        options["pre_tokenizers"] = pre_tokenizers
+    return PipelineConfig(**options), vocab_size
+
+
+def config_key(config: PipelineConfig) -> str:
+    """A stable text key of the config (hashable already; this one is stable across processes)."""
+    return json.dumps(to_query_params(config, 1), sort_keys=True, ensure_ascii=False)
+
+
+__all__ = [
+    "ComponentSpec",
+    "MODELS",
+    "NORMALIZERS",
+    "PRE_TOKENIZERS",
+    "Param",
+    "PipelineConfig",
+    "build_decoder",
+    "build_model",
+    "build_normalizer",
+    "build_post_processor",
+    "build_pre_tokenizer",
+    "build_tokenizer",
+    "build_trainer",
+    "check_vocab_size",
+    "component",
+    "config_key",
+    "from_query_params",
+    "to_query_params",
+    "tokenizer_with_model",
+    "trainer_options",
+]
+
