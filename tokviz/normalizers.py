@@ -1,0 +1,467 @@
+"""Normalizers: the first stage of a tokenizer, cleaning text before it is cut into words.
+
+Each normalizer mirrors ``tokenizers.normalizers``: same class name, same options, same
+output, and the same tokenizer.json fragment (``to_dict`` / :func:`from_dict`). Each has
+
+- ``normalize(ns)``: edits a :class:`~tokviz.normalized.NormalizedString` in place,
+  keeping every char aligned to the original text (a few lines on ``ns.transform``);
+- ``normalize_str(s)``: the same result as plain text, through a fast string-only path
+  (``str.translate``, ``unicodedata.normalize``...), which training uses on megabytes.
+
+>>> BertNormalizer(lowercase=True).normalize_str("Héllò hôw are ü?")
+'hello how are u?'
+>>> Sequence([NFD(), Lowercase(), StripAccents()]).normalize_str("Héllò hôw are ü?")
+'hello how are u?'
+
+Components are frozen dataclasses (hashable, so Streamlit can cache on them).
+
+Left out: ``Precompiled`` (SentencePiece's compiled charsmap) -- :func:`from_dict` raises
+:class:`~tokviz.errors.SerializationError` for it, like any type tokviz cannot represent.
+Character properties come from Python's ``unicodedata``; for characters added to Unicode
+after the tables HF was built with, the two libraries can disagree.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, ClassVar, Union
+
+from tokviz.byte_level import BYTES_TO_UNICODE
+from tokviz.errors import SerializationError
+from tokviz.normalized import WHITESPACE, NormalizedString, is_whitespace
+from tokviz.patterns import PATTERN_TIMEOUT_SECONDS, Regex, find_all  # noqa: F401  (find_all re-exported for callers)
+
+__all__ = [
+    "Normalizer",
+    "NFD",
+    "NFKD",
+    "NFC",
+    "NFKC",
+    "Lowercase",
+    "StripAccents",
+    "Strip",
+    "Replace",
+    "Prepend",
+    "BertNormalizer",
+    "Nmt",
+    "ByteLevel",
+    "Sequence",
+    "from_dict",
+]
+
+
+class Normalizer:
+    """Base of every normalizer: ``normalize`` in place, ``normalize_str`` on plain text."""
+
+    __slots__ = ()
+    type_name: ClassVar[str] = ""
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        raise NotImplementedError
+
+    def normalize_str(self, sequence: str) -> str:
+        ns = NormalizedString(sequence)
+        self.normalize(ns)
+        return ns.normalized
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type_name or type(self).__name__}
+
+
+# --------------------------------------------------------------------------- Unicode forms
+
+
+@dataclass(frozen=True, slots=True)
+class NFD(Normalizer):
+    """Canonical decomposition: ``'é' -> 'e' + U+0301``."""
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        normalized.nfd()
+
+    def normalize_str(self, sequence: str) -> str:
+        return unicodedata.normalize("NFD", sequence)
+
+
+@dataclass(frozen=True, slots=True)
+class NFKD(Normalizer):
+    """Compatibility decomposition: ``'ﬁ' -> 'fi'``, ``'é' -> 'e' + U+0301``."""
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        normalized.nfkd()
+
+    def normalize_str(self, sequence: str) -> str:
+        return unicodedata.normalize("NFKD", sequence)
+
+
+@dataclass(frozen=True, slots=True)
+class NFC(Normalizer):
+    """Canonical composition: ``'e' + U+0301 -> 'é'``."""
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        normalized.nfc()
+
+    def normalize_str(self, sequence: str) -> str:
+        return unicodedata.normalize("NFC", sequence)
+
+
+@dataclass(frozen=True, slots=True)
+class NFKC(Normalizer):
+    """Compatibility composition: ``'ﬁ①Ａ' -> 'fi1A'``."""
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        normalized.nfkc()
+
+    def normalize_str(self, sequence: str) -> str:
+        return unicodedata.normalize("NFKC", sequence)
+
+
+# --------------------------------------------------------------------------- simple edits
+
+
+def lowercase_str(text: str) -> str:
+    """Lowercase char by char, like Rust's ``char::to_lowercase``.
+
+    ``str.lower`` differs only on capital sigma at the end of a word ('ΟΔΟΣ' -> 'οδος' with
+    a final 'ς'); HF always gives 'σ', so only then do we go char by char.
+
+    >>> lowercase_str("ΟΔΟΣ İ")
+    'οδοσ i̇'
+    """
+    if "Σ" not in text:
+        return text.lower()
+    return "".join(char.lower() for char in text)
+
+
+@dataclass(frozen=True, slots=True)
+class Lowercase(Normalizer):
+    """``'HeLLo İ' -> 'hello i̇'`` ('İ' becomes two chars, both aligned to it)."""
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        normalized.lowercase()
+
+    def normalize_str(self, sequence: str) -> str:
+        return lowercase_str(sequence)
+
+
+def is_combining_mark(char: str) -> bool:
+    """Any Unicode mark (Mn, Mc, Me): what HF's ``StripAccents`` removes."""
+    return unicodedata.category(char)[0] == "M"
+
+
+def _drop_chars(text: str, drop) -> str:
+    # Only the distinct chars are tested, then str.translate deletes them in C.
+    doomed = {ord(char): None for char in set(text) if drop(char)}
+    return text.translate(doomed) if doomed else text
+
+
+@dataclass(frozen=True, slots=True)
+class StripAccents(Normalizer):
+    """Remove combining marks; use after NFD: ``NFD('é') = 'e' + U+0301 -> 'e'``."""
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        normalized.filter(lambda char: not is_combining_mark(char))
+
+    def normalize_str(self, sequence: str) -> str:
+        return _drop_chars(sequence, is_combining_mark)
+
+
+@dataclass(frozen=True, slots=True)
+class Strip(Normalizer):
+    """Remove whitespace on the left and/or right: ``'  hi  ' -> 'hi'``."""
+
+    left: bool = True
+    right: bool = True
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        normalized._strip(self.left, self.right)
+
+    def normalize_str(self, sequence: str) -> str:
+        if self.left:
+            sequence = sequence.lstrip(WHITESPACE)
+        if self.right:
+            sequence = sequence.rstrip(WHITESPACE)
+        return sequence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Strip", "strip_left": self.left, "strip_right": self.right}
+
+
+@dataclass(frozen=True, slots=True)
+class Replace(Normalizer):
+    """Replace every match of ``pattern`` (a literal, or a :class:`Regex`) by ``content``.
+
+    >>> Replace("``", '"').normalize_str("``hi''")
+    '"hi\\'\\''
+    >>> Replace(Regex(r"\\s+"), " ").normalize_str("a \\t\\n b")
+    'a b'
+    """
+
+    pattern: Union[str, Regex]
+    content: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pattern, (str, Regex)):
+            raise TypeError(f"Replace pattern must be a str or a Regex, not {type(self.pattern).__name__}")
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        normalized.replace(self.pattern, self.content)
+
+    def normalize_str(self, sequence: str) -> str:
+        if isinstance(self.pattern, Regex):
+            content = self.content
+            pieces = []
+            previous_end = 0
+            for start, end in self.pattern.find_spans(sequence):
+                pieces.append(sequence[previous_end:start])
+                pieces.append(content)
+                previous_end = end
+            pieces.append(sequence[previous_end:])
+            return "".join(pieces)
+        if not self.pattern:  # HF: an empty literal matches nothing
+            return sequence
+        return sequence.replace(self.pattern, self.content)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Replace", "pattern": pattern_to_dict(self.pattern), "content": self.content}
+
+
+@dataclass(frozen=True, slots=True)
+class Prepend(Normalizer):
+    """Put ``prepend`` before any non-empty text: ``Prepend('▁')('hi') -> '▁hi'``."""
+
+    prepend: str
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        normalized.prepend(self.prepend)
+
+    def normalize_str(self, sequence: str) -> str:
+        return self.prepend + sequence if sequence else sequence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Prepend", "prepend": self.prepend}
+
+
+# --------------------------------------------------------------------------- BERT and NMT
+
+
+def is_chinese_char(char: str) -> bool:
+    """In a CJK ideograph block (not Hangul, Hiragana or Katakana), as in the BERT code."""
+    code = ord(char)
+    return (
+        0x4E00 <= code <= 0x9FFF
+        or 0x3400 <= code <= 0x4DBF
+        or 0x20000 <= code <= 0x2A6DF
+        or 0x2A700 <= code <= 0x2B73F
+        or 0x2B740 <= code <= 0x2B81F
+        or 0x2B920 <= code <= 0x2CEAF
+        or 0xF900 <= code <= 0xFAFF
+        or 0x2F800 <= code <= 0x2FA1F
+    )
+
+
+def _bert_removes(char: str) -> bool:
+    # NUL, U+FFFD and "other" chars (Cc, Cf, Cn, Co, Cs) except tab, newline, carriage return.
+    if char in "\t\n\r":
+        return False
+    return char == "\x00" or char == "\ufffd" or unicodedata.category(char)[0] == "C"
+
+
+def _bert_space(char: str) -> str:
+    return " " if is_whitespace(char) else char
+
+
+@dataclass(frozen=True, slots=True)
+class BertNormalizer(Normalizer):
+    """BERT's cleanup: drop control chars, whitespace -> ' ', spaces around CJK ideographs,
+    strip accents (defaults to ``lowercase``), lowercase.
+
+    >>> BertNormalizer().normalize_str("Héllo\\t中文\\x00!")
+    'hello  中  文 !'
+    """
+
+    clean_text: bool = True
+    handle_chinese_chars: bool = True
+    strip_accents: bool | None = None
+    lowercase: bool = True
+
+    def _strips_accents(self) -> bool:
+        return self.lowercase if self.strip_accents is None else self.strip_accents
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        if self.clean_text:
+            normalized.filter(lambda char: not _bert_removes(char)).map(_bert_space)
+        if self.handle_chinese_chars:
+            changes: list[tuple[str, int]] = []
+            for char in normalized.normalized:
+                if is_chinese_char(char):
+                    changes.extend(((" ", 0), (char, 1), (" ", 1)))
+                else:
+                    changes.append((char, 0))
+            normalized.transform(changes)
+        if self._strips_accents():
+            normalized.nfd().filter(lambda char: unicodedata.category(char) != "Mn")
+        if self.lowercase:
+            normalized.lowercase()
+
+    def normalize_str(self, sequence: str) -> str:
+        distinct = set(sequence)
+        if self.clean_text:
+            table: dict[int, str | None] = {}
+            for char in distinct:
+                if _bert_removes(char):
+                    table[ord(char)] = None
+                elif is_whitespace(char) and char != " ":
+                    table[ord(char)] = " "
+            if table:
+                sequence = sequence.translate(table)
+                distinct = set(sequence)
+        if self.handle_chinese_chars:
+            table = {ord(char): f" {char} " for char in distinct if is_chinese_char(char)}
+            if table:
+                sequence = sequence.translate(table)
+        if self._strips_accents():
+            sequence = unicodedata.normalize("NFD", sequence)
+            sequence = _drop_chars(sequence, lambda char: unicodedata.category(char) == "Mn")
+        if self.lowercase:
+            sequence = lowercase_str(sequence)
+        return sequence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "BertNormalizer",
+            "clean_text": self.clean_text,
+            "handle_chinese_chars": self.handle_chinese_chars,
+            "strip_accents": self.strip_accents,
+            "lowercase": self.lowercase,
+        }
+
+
+_NMT_REMOVED = frozenset(chr(code) for code in [*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F])
+_NMT_SPACES = frozenset(
+    chr(code) for code in [0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD]
+)
+_NMT_TABLE = {**{ord(char): None for char in _NMT_REMOVED}, **{ord(char): " " for char in _NMT_SPACES}}
+
+
+@dataclass(frozen=True, slots=True)
+class Nmt(Normalizer):
+    """SentencePiece's NMT cleanup: drop ASCII controls, map odd spaces (tab, ZWSP, BOM, '▁') to ' '."""
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        normalized.filter(lambda char: char not in _NMT_REMOVED).map(lambda char: " " if char in _NMT_SPACES else char)
+
+    def normalize_str(self, sequence: str) -> str:
+        return sequence.translate(_NMT_TABLE)
+
+
+@dataclass(frozen=True, slots=True)
+class ByteLevel(Normalizer):
+    """Every UTF-8 byte becomes its GPT-2 symbol: ``'a b' -> 'aĠb'``, ``'é' -> 'Ã©'``."""
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        changes: list[tuple[str, int]] = []
+        for char in normalized.normalized:
+            symbols = [BYTES_TO_UNICODE[byte] for byte in char.encode("utf-8")]
+            changes.extend((symbol, 1 if i else 0) for i, symbol in enumerate(symbols))
+        normalized.transform(changes)
+
+    def normalize_str(self, sequence: str) -> str:
+        from tokviz.byte_level import text_to_symbols
+
+        return text_to_symbols(sequence)
+
+
+# --------------------------------------------------------------------------- composition
+
+
+@dataclass(frozen=True, slots=True)
+class Sequence(Normalizer):
+    """Run normalizers in order: ``Sequence([NFD(), StripAccents()])``."""
+
+    normalizers: tuple[Normalizer, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "normalizers", tuple(self.normalizers))
+        for normalizer in self.normalizers:
+            if not isinstance(normalizer, Normalizer):
+                raise TypeError(f"Sequence takes normalizers, not {type(normalizer).__name__}")
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        for normalizer in self.normalizers:
+            normalizer.normalize(normalized)
+
+    def normalize_str(self, sequence: str) -> str:
+        for normalizer in self.normalizers:
+            sequence = normalizer.normalize_str(sequence)
+        return sequence
+
+    def __len__(self) -> int:
+        return len(self.normalizers)
+
+    def __getitem__(self, index: int) -> Normalizer:
+        return self.normalizers[index]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Sequence", "normalizers": [normalizer.to_dict() for normalizer in self.normalizers]}
+
+
+# --------------------------------------------------------------------------- tokenizer.json
+
+
+def pattern_to_dict(pattern: Union[str, Regex]) -> dict[str, str]:
+    """HF's serialized pattern: ``' ' -> {'String': ' '}``, ``Regex('\\\\s') -> {'Regex': '\\\\s'}``."""
+    if isinstance(pattern, Regex):
+        return {"Regex": pattern.pattern}
+    return {"String": pattern}
+
+
+def pattern_from_dict(data: Any) -> Union[str, Regex]:
+    """Inverse of :func:`pattern_to_dict`."""
+    if isinstance(data, dict) and len(data) == 1:
+        (kind, value), = data.items()
+        if kind == "String" and isinstance(value, str):
+            return value
+        if kind == "Regex" and isinstance(value, str):
+            return Regex(value)
+    raise SerializationError(f"A pattern must look like {{'String': ...}} or {{'Regex': ...}}, got {data!r}.")
+
+
+def _field(data: dict[str, Any], name: str, default: Any = ...) -> Any:
+    if name in data:
+        return data[name]
+    if default is ...:
+        raise SerializationError(f"The {data.get('type')} normalizer is missing its {name!r} field.")
+    return default
+
+
+def from_dict(data: dict[str, Any] | None) -> Normalizer | None:
+    """Build a normalizer from its tokenizer.json fragment (``None`` stays ``None``).
+
+    >>> from_dict({"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "Lowercase"}]})
+    Sequence(normalizers=(NFD(), Lowercase()))
+    """
+    if data is None:
+        return None
+    if not isinstance(data, dict) or "type" not in data:
+        raise SerializationError(f"A normalizer must be an object with a 'type', got {data!r}.")
+    kind = data["type"]
+    simple = {"NFD": NFD, "NFKD": NFKD, "NFC": NFC, "NFKC": NFKC, "Lowercase": Lowercase, "StripAccents": StripAccents, "Nmt": Nmt, "ByteLevel": ByteLevel}
+    if kind in simple:
+        return simple[kind]()
+    if kind == "Strip":
+        return Strip(left=bool(_field(data, "strip_left", True)), right=bool(_field(data, "strip_right", True)))
+    if kind == "Replace":
+        return Replace(pattern_from_dict(_field(data, "pattern")), _field(data, "content"))
+    if kind == "Prepend":
+        return Prepend(_field(data, "prepend"))
+    if kind == "BertNormalizer":
+        return BertNormalizer(
+            clean_text=_field(data, "clean_text", True),
+            handle_chinese_chars=_field(data, "handle_chinese_chars", True),
+            strip_accents=_field(data, "strip_accents", None),
+            lowercase=_field(data, "lowercase", True),
+        )
+    if kind == "Sequence":
+        return Sequence([from_dict(item) for item in _field(data, "normalizers")])
+    raise SerializationError(f"tokviz cannot build a normalizer of type {kind!r}.")

@@ -1,0 +1,135 @@
+"""User-supplied regular expressions, compiled once and always run with a time limit.
+
+``Regex`` mirrors ``tokenizers.Regex``: a wrapper that says "this string is a regular
+expression, not a literal". HF compiles it with Oniguruma; tokviz uses the third-party
+``regex`` module, whose syntax is a close superset of the common Oniguruma subset
+(``\\p{L}``, ``\\s``, lookarounds, possessive quantifiers, atomic groups).
+
+A user can type a pattern that backtracks catastrophically. The ``regex`` module already
+defuses the textbook ``(a+)+$``, but not every such pattern (``(a|aa)+$`` on
+``'a' * 40 + 'b'`` still explodes), so every search of a user pattern runs with
+``timeout=PATTERN_TIMEOUT_SECONDS`` and a timeout becomes :class:`PatternTimeoutError`.
+
+>>> Regex(r"\\d+").find_matches("ab12c")
+[((0, 2), False), ((2, 4), True), ((4, 5), False)]
+>>> Regex("(unclosed")
+Traceback (most recent call last):
+...
+tokviz.errors.PatternError: The regular expression '(unclosed' is invalid: missing ) at position 9
+
+Left out: Oniguruma-only syntax (``\\h``, ``(?~...)`` absence operators) is not translated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import regex
+
+from tokviz.errors import PatternError, PatternTimeoutError
+
+#: Wall-clock limit for one search of a user pattern over one string, in seconds.
+PATTERN_TIMEOUT_SECONDS: float = 1.0
+
+#: ``((start, end), is_match)`` pieces that cover a string, in character offsets.
+Matches = list[tuple[tuple[int, int], bool]]
+
+
+@lru_cache(maxsize=512)
+def compile_pattern(pattern: str) -> regex.Pattern:
+    """Compile ``pattern`` once (cached); an invalid pattern raises :class:`PatternError` naming it."""
+    if not isinstance(pattern, str):
+        raise PatternError(f"A regular expression must be text, not {type(pattern).__name__}.")
+    try:
+        return regex.compile(pattern)
+    except regex.error as error:
+        raise PatternError(f"The regular expression {pattern!r} is invalid: {error}") from error
+
+
+def match_spans(compiled: regex.Pattern, text: str, timeout: float | None = None) -> list[tuple[int, int]]:
+    """``(start, end)`` of every non-overlapping match, under the time limit.
+
+    >>> match_spans(compile_pattern("a+"), "caaba")
+    [(1, 3), (4, 5)]
+    """
+    limit = PATTERN_TIMEOUT_SECONDS if timeout is None else timeout
+    try:
+        return [match.span() for match in compiled.finditer(text, timeout=limit)]
+    except TimeoutError as error:
+        raise PatternTimeoutError(
+            f"The regular expression {compiled.pattern!r} took longer than {limit:g} s on a "
+            f"{len(text)}-character text (catastrophic backtracking?); simplify the pattern."
+        ) from error
+
+
+def find_all(compiled: regex.Pattern, text: str, timeout: float | None = None) -> list[Any]:
+    """``compiled.findall(text)`` under the time limit (the C-level fast path for training)."""
+    limit = PATTERN_TIMEOUT_SECONDS if timeout is None else timeout
+    try:
+        return compiled.findall(text, timeout=limit)
+    except TimeoutError as error:
+        raise PatternTimeoutError(
+            f"The regular expression {compiled.pattern!r} took longer than {limit:g} s on a "
+            f"{len(text)}-character text (catastrophic backtracking?); simplify the pattern."
+        ) from error
+
+
+def spans_to_matches(spans: list[tuple[int, int]], length: int) -> Matches:
+    """Cover ``0..length`` with the match spans and the gaps between them, HF's ``find_matches``.
+
+    An empty text is one non-matching piece, like HF: ``([], 0) -> [((0, 0), False)]``.
+
+    >>> spans_to_matches([(1, 2)], 4)
+    [((0, 1), False), ((1, 2), True), ((2, 4), False)]
+    """
+    if length == 0:
+        return [((0, 0), False)]
+    pieces: Matches = []
+    previous_end = 0
+    for start, end in spans:
+        if start != previous_end:
+            pieces.append(((previous_end, start), False))
+        pieces.append(((start, end), True))
+        previous_end = end
+    if previous_end != length:
+        pieces.append(((previous_end, length), False))
+    return pieces
+
+
+@dataclass(frozen=True, slots=True)
+class Regex:
+    """A regular expression (as opposed to a literal string), like ``tokenizers.Regex``.
+
+    Compiles on construction, so a bad pattern fails where the user typed it.
+
+    >>> Regex(r"\\s+").find_matches("a  b")
+    [((0, 1), False), ((1, 3), True), ((3, 4), False)]
+    """
+
+    pattern: str
+    _compiled: regex.Pattern = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_compiled", compile_pattern(self.pattern))
+
+    @property
+    def compiled(self) -> regex.Pattern:
+        return self._compiled
+
+    def find_spans(self, text: str) -> list[tuple[int, int]]:
+        """Every match as ``(start, end)`` character offsets, under the time limit."""
+        return match_spans(self._compiled, text)
+
+    def find_matches(self, text: str) -> Matches:
+        """Matches and the gaps between them, covering ``text``: HF's ``Pattern::find_matches``."""
+        if not text:
+            return [((0, 0), False)]
+        return spans_to_matches(self.find_spans(text), len(text))
+
+    def findall(self, text: str) -> list[Any]:
+        return find_all(self._compiled, text)
+
+    def __reduce__(self):  # the compiled pattern is rebuilt, never pickled
+        return (Regex, (self.pattern,))

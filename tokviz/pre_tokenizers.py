@@ -1,0 +1,617 @@
+"""Pre-tokenizers: cut normalized text into words, the units a model tokenizes separately.
+
+Each pre-tokenizer mirrors ``tokenizers.pre_tokenizers``: same name, same options, same
+words, same offsets (characters of the ORIGINAL text), same tokenizer.json fragment.
+
+>>> Whitespace().pre_tokenize_str("Let's test my pre-tokenizer.")
+[('Let', (0, 3)), ("'", (3, 4)), ('s', (4, 5)), ('test', (6, 10)), ('my', (11, 13)), ('pre', (14, 17)), ('-', (17, 18)), ('tokenizer', (18, 27)), ('.', (27, 28))]
+>>> ByteLevel(add_prefix_space=False).pre_tokenize_str("Hello, how are  you?")
+[('Hello', (0, 5)), (',', (5, 6)), ('Ġhow', (6, 10)), ('Ġare', (10, 14)), ('Ġ', (14, 15)), ('Ġyou', (15, 19)), ('?', (19, 20))]
+
+Every pre-tokenizer has three entry points:
+
+- ``pre_tokenize(pts)`` splits a :class:`~tokviz.normalized.PreTokenizedString` in place,
+  every piece keeping its alignment to the original text;
+- ``pre_tokenize_str(s)`` returns ``[(word, (start, end)), ...]`` like HF;
+- ``pre_tokenize_words(s)`` returns just the words, through a fast path that builds no
+  alignments (one C-level ``regex.findall`` where possible). Training counts words in
+  megabytes of text with it; it always equals ``[w for w, _ in pre_tokenize_str(s)]``.
+
+Left out: ``FixedLength`` and ``Sequence`` fast paths for position-dependent members
+(``Metaspace(prepend_scheme="first")`` after another pre-tokenizer falls back to the
+slow path). Script and category tables come from the ``regex`` module / ``unicodedata``,
+so characters added to Unicode recently can be classified differently than in HF.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable, ClassVar, Union
+
+import regex
+
+from tokviz import byte_level
+from tokviz.errors import SerializationError, TokvizError
+from tokviz.normalized import (
+    SPLIT_BEHAVIORS,
+    NormalizedString,
+    PreTokenizedString,
+    apply_behavior,
+    find_matches,
+    invert_matches,
+    is_whitespace,
+    normalize_behavior,
+)
+from tokviz.normalizers import pattern_from_dict, pattern_to_dict
+from tokviz.patterns import Regex
+
+__all__ = [
+    "PreTokenizer",
+    "Whitespace",
+    "WhitespaceSplit",
+    "BertPreTokenizer",
+    "ByteLevel",
+    "Metaspace",
+    "Punctuation",
+    "Digits",
+    "Split",
+    "CharDelimiterSplit",
+    "UnicodeScripts",
+    "Sequence",
+    "from_dict",
+    "SPLIT_BEHAVIORS",
+]
+
+
+class PreTokenizerOptionError(TokvizError):
+    """A pre-tokenizer option that cannot work (e.g. a two-character Metaspace replacement)."""
+
+
+class PreTokenizer:
+    """Base of every pre-tokenizer."""
+
+    __slots__ = ()
+    #: False when a piece's words depend on where the piece sits in the text.
+    position_independent: ClassVar[bool] = True
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        raise NotImplementedError
+
+    def pre_tokenize_str(self, sequence: str) -> list[tuple[str, tuple[int, int]]]:
+        pretokenized = PreTokenizedString(sequence)
+        self.pre_tokenize(pretokenized)
+        return [(word, offsets) for word, offsets, _ in pretokenized.get_splits("original")]
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        """The words of ``sequence``, without offsets (subclasses override with a fast path)."""
+        return [word for word, _ in self.pre_tokenize_str(sequence)]
+
+    def _is_position_independent(self) -> bool:
+        return self.position_independent
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": type(self).__name__}
+
+
+def _split_words(text: str, pattern, behavior: str, invert: bool = False) -> list[str]:
+    """String-only twin of ``NormalizedString.split``: ``('a-b', '-', 'removed') -> ['a', 'b']``."""
+    matches = find_matches(pattern, text)
+    if invert:
+        matches = invert_matches(matches)
+    return [text[start:end] for start, end in apply_behavior(matches, behavior) if end > start]
+
+
+def behavior_to_json(behavior: str) -> str:
+    """``'merged_with_next' -> 'MergedWithNext'`` (HF's tokenizer.json spelling)."""
+    return "".join(part.capitalize() for part in normalize_behavior(behavior).split("_"))
+
+
+# --------------------------------------------------------------------------- whitespace
+
+
+_WORD_OR_SYMBOLS = regex.compile(r"\w+|[^\w\s]+")
+_NON_SPACE_RUN = regex.compile(r"[^\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Whitespace(PreTokenizer):
+    """Words are runs of word chars or runs of other non-space chars: ``\\w+|[^\\w\\s]+``."""
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: piece.split(_WORD_OR_SYMBOLS, "removed", invert=True))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        return _WORD_OR_SYMBOLS.findall(sequence)
+
+
+@dataclass(frozen=True, slots=True)
+class WhitespaceSplit(PreTokenizer):
+    """Split on Unicode whitespace only: ``"Let's go!" -> ["Let's", 'go!']``."""
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: piece.split(is_whitespace, "removed"))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        return _NON_SPACE_RUN.findall(sequence)
+
+
+_ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def is_bert_punctuation(char: str) -> bool:
+    """ASCII punctuation (including ``$+<=>^`|~``) or any Unicode P* char, as BERT defines it."""
+    return char in _ASCII_PUNCTUATION or unicodedata.category(char)[0] == "P"
+
+
+def _cached_word_splitter(split_word: Callable[[str], list[str]]) -> Callable[[list[str]], list[str]]:
+    """Apply ``split_word`` to each word, computing each distinct word once."""
+
+    def split_all(words: list[str]) -> list[str]:
+        cache: dict[str, list[str]] = {}
+        result: list[str] = []
+        for word in words:
+            pieces = cache.get(word)
+            if pieces is None:
+                pieces = cache[word] = split_word(word)
+            result.extend(pieces)
+        return result
+
+    return split_all
+
+
+_split_punctuation_isolated = _cached_word_splitter(lambda word: _split_words(word, is_bert_punctuation, "isolated"))
+
+
+@dataclass(frozen=True, slots=True)
+class BertPreTokenizer(PreTokenizer):
+    """Split on whitespace, then isolate every punctuation char.
+
+    >>> BertPreTokenizer().pre_tokenize_str("Hello, how are  you?")
+    [('Hello', (0, 5)), (',', (5, 6)), ('how', (7, 10)), ('are', (11, 14)), ('you', (16, 19)), ('?', (19, 20))]
+    """
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: piece.split(is_whitespace, "removed"))
+        pretokenized.split(lambda _, piece: piece.split(is_bert_punctuation, "isolated"))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        return _split_punctuation_isolated(_NON_SPACE_RUN.findall(sequence))
+
+
+# --------------------------------------------------------------------------- byte level
+
+#: GPT-2's pre-tokenization pattern: contractions, letters, digits, other symbols, spaces.
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+_GPT2_REGEX = regex.compile(GPT2_PATTERN)
+
+
+def _byte_level_changes(text: str) -> list[tuple[str, int]]:
+    """One symbol per UTF-8 byte; a char's extra bytes are inserted after its first.
+
+    >>> _byte_level_changes(" é")
+    [('Ġ', 0), ('Ã', 0), ('©', 1)]
+    """
+    changes: list[tuple[str, int]] = []
+    for char in text:
+        symbols = _char_symbols(char)
+        changes.append((symbols[0], 0))
+        changes.extend((symbol, 1) for symbol in symbols[1:])
+    return changes
+
+
+@lru_cache(maxsize=65536)
+def _char_symbols(char: str) -> str:
+    return byte_level.text_to_symbols(char)
+
+
+@dataclass(frozen=True, slots=True)
+class ByteLevel(PreTokenizer):
+    """GPT-2's pre-tokenizer: optional leading space, the GPT-2 regex, then every UTF-8
+    byte mapped to a printable symbol (space -> 'Ġ'), so no text is ever unknown.
+
+    ``trim_offsets`` only matters to the post-processor; it is kept for tokenizer.json.
+    """
+
+    add_prefix_space: bool = True
+    trim_offsets: bool = True
+    use_regex: bool = True
+
+    @staticmethod
+    def alphabet() -> list[str]:
+        """The 256 byte-level symbols (HF returns them in no particular order; we use byte order)."""
+        return byte_level.alphabet()
+
+    def _split_piece(self, piece: NormalizedString) -> list[NormalizedString]:
+        if self.add_prefix_space and not piece.normalized.startswith(" "):
+            piece.prepend(" ")
+        if self.use_regex:
+            return piece.split(_GPT2_REGEX, "isolated")
+        return [piece]
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: self._split_piece(piece))
+        pretokenized.normalize(lambda piece: piece.transform(_byte_level_changes(piece.normalized)))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        if not sequence:
+            return []
+        if self.add_prefix_space and not sequence.startswith(" "):
+            sequence = " " + sequence
+        words = _GPT2_REGEX.findall(sequence) if self.use_regex else [sequence]
+        # Map each distinct word through the byte table once.
+        symbols: dict[str, str] = {}
+        to_symbols = byte_level.text_to_symbols
+        result = []
+        for word in words:
+            mapped = symbols.get(word)
+            if mapped is None:
+                mapped = symbols[word] = to_symbols(word)
+            result.append(mapped)
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "ByteLevel",
+            "add_prefix_space": self.add_prefix_space,
+            "trim_offsets": self.trim_offsets,
+            "use_regex": self.use_regex,
+        }
+
+
+# --------------------------------------------------------------------------- metaspace
+
+PREPEND_SCHEMES = ("always", "first", "never")
+
+
+@dataclass(frozen=True, slots=True)
+class Metaspace(PreTokenizer):
+    """SentencePiece style: spaces become ``replacement`` ('▁'), a '▁' is prepended
+    (``prepend_scheme``: "always", "first" -- only at the very start of the text -- or
+    "never"), and with ``split`` each '▁' starts a new word.
+
+    >>> Metaspace().pre_tokenize_str("Hello, how are  you?")
+    [('▁Hello,', (0, 6)), ('▁how', (6, 10)), ('▁are', (10, 14)), ('▁', (14, 15)), ('▁you?', (15, 20))]
+    """
+
+    replacement: str = "▁"
+    prepend_scheme: str = "always"
+    split: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.replacement, str) or len(self.replacement) != 1:
+            raise PreTokenizerOptionError(f"Metaspace replacement must be exactly one character, got {self.replacement!r}.")
+        if self.prepend_scheme not in PREPEND_SCHEMES:
+            raise PreTokenizerOptionError(
+                f"Metaspace prepend_scheme must be one of {', '.join(PREPEND_SCHEMES)}, got {self.prepend_scheme!r}."
+            )
+
+    def _is_position_independent(self) -> bool:
+        return self.prepend_scheme != "first"
+
+    def _split_piece(self, piece: NormalizedString) -> list[NormalizedString]:
+        piece.replace(" ", self.replacement)
+        if self.prepend_scheme != "never" and not piece.normalized.startswith(self.replacement):
+            if self.prepend_scheme == "always" or piece.offsets_original()[0] == 0:
+                piece.prepend(self.replacement)
+        if self.split:
+            return piece.split(self.replacement, "merged_with_next")
+        return [piece]
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: self._split_piece(piece))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        if not sequence:
+            return []
+        text = sequence.replace(" ", self.replacement)
+        if self.prepend_scheme != "never" and not text.startswith(self.replacement):
+            text = self.replacement + text
+        if not self.split:
+            return [text]
+        return _metaspace_word_regex(self.replacement).findall(text)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme, "split": self.split}
+
+
+@lru_cache(maxsize=16)
+def _metaspace_word_regex(replacement: str) -> regex.Pattern:
+    # merged_with_next on one char: each replacement starts a word; a run of text
+    # before the first replacement is a word of its own.
+    escaped = regex.escape(replacement)
+    return regex.compile(f"[^{escaped}]+|{escaped}[^{escaped}]*")
+
+
+# --------------------------------------------------------------------------- character classes
+
+
+def _check_behavior(behavior: str) -> str:
+    return normalize_behavior(behavior)
+
+
+@dataclass(frozen=True, slots=True)
+class Punctuation(PreTokenizer):
+    """Split on punctuation chars with ``behavior`` (default "isolated"): ``'hi!' -> ['hi', '!']``."""
+
+    behavior: str = "isolated"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "behavior", _check_behavior(self.behavior))
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: piece.split(is_bert_punctuation, self.behavior))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        return _split_words(sequence, is_bert_punctuation, self.behavior)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Punctuation", "behavior": behavior_to_json(self.behavior)}
+
+
+def is_numeric(char: str) -> bool:
+    """Rust's ``char::is_numeric``: categories Nd, Nl, No (so '½' and '②' count)."""
+    return unicodedata.category(char) in ("Nd", "Nl", "No")
+
+
+@dataclass(frozen=True, slots=True)
+class Digits(PreTokenizer):
+    """Isolate numbers: runs of digits, or each digit alone with ``individual_digits``.
+
+    >>> Digits(individual_digits=True).pre_tokenize_words("Call 123")
+    ['Call ', '1', '2', '3']
+    """
+
+    individual_digits: bool = False
+
+    def _behavior(self) -> str:
+        return "isolated" if self.individual_digits else "contiguous"
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: piece.split(is_numeric, self._behavior()))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        return _split_words(sequence, is_numeric, self._behavior())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Digits", "individual_digits": self.individual_digits}
+
+
+@dataclass(frozen=True, slots=True)
+class CharDelimiterSplit(PreTokenizer):
+    """Split on one delimiter char, which is removed: ``('a_b', '_') -> ['a', 'b']``."""
+
+    delimiter: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.delimiter, str) or len(self.delimiter) != 1:
+            raise PreTokenizerOptionError(f"CharDelimiterSplit needs exactly one character, got {self.delimiter!r}.")
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: piece.split(self.delimiter, "removed"))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        return [word for word in sequence.split(self.delimiter) if word]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "CharDelimiterSplit", "delimiter": self.delimiter}
+
+
+@dataclass(frozen=True, slots=True)
+class Split(PreTokenizer):
+    """Split on a literal or a :class:`Regex` with any of the five behaviors.
+
+    >>> Split(Regex(r"\\d+"), "isolated").pre_tokenize_words("ab12c")
+    ['ab', '12', 'c']
+    >>> Split(Regex(r"[a-z]+"), "removed", invert=True).pre_tokenize_words("ab12c")
+    ['ab', 'c']
+    """
+
+    pattern: Union[str, Regex]
+    behavior: str
+    invert: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pattern, (str, Regex)):
+            raise TypeError(f"Split pattern must be a str or a Regex, not {type(self.pattern).__name__}")
+        object.__setattr__(self, "behavior", _check_behavior(self.behavior))
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: piece.split(self.pattern, self.behavior, invert=self.invert))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        return _split_words(sequence, self.pattern, self.behavior, self.invert)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "Split",
+            "pattern": pattern_to_dict(self.pattern),
+            "behavior": behavior_to_json(self.behavior),
+            "invert": self.invert,
+        }
+
+
+# --------------------------------------------------------------------------- scripts
+
+
+def _script_table() -> dict[str, int]:
+    # The ``regex`` module knows every Script value; we ask it for their names once.
+    from regex import _regex  # private, but the only place Python lists script names
+
+    return {name: value for name, value in _regex.get_properties()["SCRIPT"][1].items()}
+
+
+@lru_cache(maxsize=1)
+def _script_regex() -> tuple[regex.Pattern, list[str]]:
+    by_value: dict[int, str] = {}
+    for name, value in _script_table().items():
+        by_value.setdefault(value, name)  # the long name comes first: 'LATIN', not 'LATN'
+    names = [by_value[value] for value in sorted(by_value)]
+    alternatives = "|".join(f"(\\p{{Script={name}}})" for name in names)
+    return regex.compile(alternatives), names
+
+
+@lru_cache(maxsize=65536)
+def script_of(char: str) -> str:
+    """The Unicode script of ``char``: ``'a' -> 'LATIN'``, ``'1' -> 'COMMON'``."""
+    pattern, names = _script_regex()
+    match = pattern.match(char)
+    return names[match.lastindex - 1] if match else "UNKNOWN"
+
+
+def fixed_script(char: str) -> str:
+    """The script SentencePiece groups by: kana and 'ー' count as Han, a space is 'ANY'.
+
+    >>> [fixed_script(c) for c in "aい京ー 1"]
+    ['LATIN', 'HAN', 'HAN', 'HAN', 'ANY', 'COMMON']
+    """
+    if char == "\u30fc":
+        return "HAN"
+    if char == " ":
+        return "ANY"
+    script = script_of(char)
+    return "HAN" if script in ("HIRAGANA", "KATAKANA") else script
+
+
+def script_boundaries(text: str) -> list[int]:
+    """Where a new script starts (a space belongs to any script), plus ``len(text)``.
+
+    >>> script_boundaries("Apples are りんご 林檎")
+    [0, 11, 17]
+    """
+    boundaries: list[int] = []
+    last_script: str | None = None
+    for index, char in enumerate(text):
+        script = fixed_script(char)
+        if script != "ANY" and last_script != "ANY" and script != last_script:
+            boundaries.append(index)
+        if script != "ANY":
+            last_script = script
+    boundaries.append(len(text))
+    return boundaries
+
+
+@dataclass(frozen=True, slots=True)
+class UnicodeScripts(PreTokenizer):
+    """Split where the Unicode script changes, like SentencePiece: ``'どこで生れ。Yes' ->
+    ['どこで生れ', '。', 'Yes']``."""
+
+    def _split_piece(self, piece: NormalizedString) -> list[NormalizedString]:
+        boundaries = script_boundaries(piece.normalized)
+        return [piece.slice(start, end) for start, end in zip(boundaries, boundaries[1:])]
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: self._split_piece(piece))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        boundaries = script_boundaries(sequence)
+        return [sequence[start:end] for start, end in zip(boundaries, boundaries[1:]) if end > start]
+
+
+# --------------------------------------------------------------------------- composition
+
+
+@dataclass(frozen=True, slots=True)
+class Sequence(PreTokenizer):
+    """Run pre-tokenizers in order, each on the pieces of the one before.
+
+    >>> Sequence([WhitespaceSplit(), Digits(individual_digits=True)]).pre_tokenize_words("ab 12")
+    ['ab', '1', '2']
+    """
+
+    pretokenizers: tuple[PreTokenizer, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pretokenizers", tuple(self.pretokenizers))
+        for pretokenizer in self.pretokenizers:
+            if not isinstance(pretokenizer, PreTokenizer):
+                raise TypeError(f"Sequence takes pre-tokenizers, not {type(pretokenizer).__name__}")
+
+    def _is_position_independent(self) -> bool:
+        return all(p._is_position_independent() for p in self.pretokenizers)
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        for pretokenizer in self.pretokenizers:
+            pretokenizer.pre_tokenize(pretokenized)
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        if not self.pretokenizers:
+            return [sequence] if sequence else []
+        if not all(p._is_position_independent() for p in self.pretokenizers[1:]):
+            return PreTokenizer.pre_tokenize_words(self, sequence)
+        # Pieces are pre-tokenized independently, so each word can be re-split on its own.
+        words = self.pretokenizers[0].pre_tokenize_words(sequence)
+        for pretokenizer in self.pretokenizers[1:]:
+            words = _cached_word_splitter(pretokenizer.pre_tokenize_words)(words)
+        return words
+
+    def __len__(self) -> int:
+        return len(self.pretokenizers)
+
+    def __getitem__(self, index: int) -> PreTokenizer:
+        return self.pretokenizers[index]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Sequence", "pretokenizers": [p.to_dict() for p in self.pretokenizers]}
+
+
+# --------------------------------------------------------------------------- tokenizer.json
+
+
+def _field(data: dict[str, Any], name: str, default: Any = ...) -> Any:
+    if name in data:
+        return data[name]
+    if default is ...:
+        raise SerializationError(f"The {data.get('type')} pre-tokenizer is missing its {name!r} field.")
+    return default
+
+
+def _behavior_from_json(value: Any) -> str:
+    try:
+        return normalize_behavior(value)
+    except TokvizError as error:
+        raise SerializationError(f"Unknown split behavior {value!r} in tokenizer.json.") from error
+
+
+def from_dict(data: dict[str, Any] | None) -> PreTokenizer | None:
+    """Build a pre-tokenizer from its tokenizer.json fragment (``None`` stays ``None``).
+
+    >>> from_dict({"type": "Digits", "individual_digits": True})
+    Digits(individual_digits=True)
+    """
+    if data is None:
+        return None
+    if not isinstance(data, dict) or "type" not in data:
+        raise SerializationError(f"A pre-tokenizer must be an object with a 'type', got {data!r}.")
+    kind = data["type"]
+    simple = {"Whitespace": Whitespace, "WhitespaceSplit": WhitespaceSplit, "BertPreTokenizer": BertPreTokenizer, "UnicodeScripts": UnicodeScripts}
+    if kind in simple:
+        return simple[kind]()
+    if kind == "ByteLevel":
+        return ByteLevel(
+            add_prefix_space=_field(data, "add_prefix_space", True),
+            trim_offsets=_field(data, "trim_offsets", True),
+            use_regex=_field(data, "use_regex", True),
+        )
+    if kind == "Metaspace":
+        scheme = _field(data, "prepend_scheme", None)
+        if scheme is None:  # tokenizer.json files from before prepend_scheme existed
+            scheme = "always" if _field(data, "add_prefix_space", True) else "never"
+        return Metaspace(replacement=_field(data, "replacement", "▁"), prepend_scheme=scheme, split=_field(data, "split", True))
+    if kind == "Punctuation":
+        return Punctuation(_behavior_from_json(_field(data, "behavior", "Isolated")))
+    if kind == "Digits":
+        return Digits(individual_digits=_field(data, "individual_digits", False))
+    if kind == "CharDelimiterSplit":
+        return CharDelimiterSplit(_field(data, "delimiter"))
+    if kind == "Split":
+        return Split(
+            pattern_from_dict(_field(data, "pattern")),
+            _behavior_from_json(_field(data, "behavior")),
+            invert=_field(data, "invert", False),
+        )
+    if kind == "Sequence":
+        return Sequence([from_dict(item) for item in _field(data, "pretokenizers")])
+    raise SerializationError(f"tokviz cannot build a pre-tokenizer of type {kind!r}.")
+
