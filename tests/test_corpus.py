@@ -1,6 +1,21 @@
 from __future__ import annotations
 
-from tokviz.corpus import CorpusStats, corpus_stats
+import json
+
+import pytest
+
+from tokviz.corpus import (
+    CorpusStats,
+    column_text,
+    corpus_hash,
+    corpus_stats,
+    decode_upload,
+    held_out_split,
+    read_table,
+    read_upload,
+    text_columns,
+)
+from tokviz.errors import CorpusReadError
 
 
 def test_korean_counts_characters_and_bytes_separately() -> None:
@@ -15,3 +30,119 @@ def test_lines_and_blank_lines() -> None:
 
 def test_empty_text() -> None:
     assert corpus_stats("") == CorpusStats(0, 0, 0, 0, 0)
+
+
+# --- uploads -----------------------------------------------------------------------------
+
+
+def test_utf8_upload_decodes_without_notice_and_drops_a_bom() -> None:
+    assert decode_upload("a가 짧".encode("utf-8")).text == "a가 짧"
+    decoded = decode_upload(b"\xef\xbb\xbfhello")
+    assert (decoded.text, decoded.encoding, decoded.notice) == ("hello", "utf-8-sig", None)
+
+
+def test_latin1_upload_is_decoded_as_windows_1252_with_a_notice_naming_the_byte() -> None:
+    decoded = decode_upload("café — déjà".encode("cp1252"), "old.txt")
+    assert decoded.text == "café — déjà"
+    assert decoded.encoding == "cp1252"
+    assert decoded.notice is not None
+    assert "not valid UTF-8" in decoded.notice and "0xE9" in decoded.notice and "byte 3" in decoded.notice
+
+
+def test_utf16_with_bom_is_decoded_and_said_so() -> None:
+    decoded = decode_upload("hello 가".encode("utf-16"), "u16.txt")
+    assert decoded.text == "hello 가"
+    assert "UTF-16" in (decoded.notice or "")
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        (b"PK\x03\x04rest-of-zip", "ZIP archive"),
+        (b"%PDF-1.7\n...", "PDF"),
+        (b"\x89PNG\r\n\x1a\n....", "PNG"),
+        (b"abc\x00def", "NUL bytes"),
+        (bytes(range(1, 9)) * 100, "control bytes"),
+    ],
+)
+def test_binary_uploads_are_refused_with_a_sentence(data: bytes, fragment: str) -> None:
+    with pytest.raises(CorpusReadError, match=fragment):
+        decode_upload(data, "thing.txt")
+
+
+def test_oversized_upload_is_refused_naming_the_limit() -> None:
+    with pytest.raises(CorpusReadError, match=r"above this server's upload limit of 1,000 bytes"):
+        decode_upload(b"a" * 1001, "big.txt", max_bytes=1000)
+    assert decode_upload(b"a" * 1000, "ok.txt", max_bytes=1000).text == "a" * 1000
+
+
+def test_default_upload_limit_is_50_mb() -> None:
+    from tokviz.limits import MAX_UPLOAD_BYTES
+
+    assert MAX_UPLOAD_BYTES == 50 * 1024 * 1024
+
+
+def test_csv_upload_picks_the_longest_text_column_and_can_switch() -> None:
+    data = b"id,label,review\n1,pos,a wonderful film\n2,neg,far too long and slow\n3,pos,\n"
+    upload = read_upload(data, "reviews.csv")
+    assert upload.columns == ("review", "label", "id")
+    assert (upload.column, upload.rows) == ("review", 3)
+    assert upload.text == "a wonderful film\nfar too long and slow"  # the empty cell is skipped
+    assert read_upload(data, "reviews.csv", column="label").text == "pos\nneg\npos"
+    with pytest.raises(CorpusReadError, match="no column 'title'"):
+        read_upload(data, "reviews.csv", column="title")
+
+
+def test_tsv_jsonl_and_json_shapes() -> None:
+    assert read_upload(b"n\ttext\n1\tone two\n", "a.tsv").text == "one two"
+    jsonl = "\n".join(json.dumps({"id": i, "text": f"line {i}"}) for i in range(3)).encode()
+    assert read_upload(jsonl, "a.jsonl").text == "line 0\nline 1\nline 2"
+    records = json.dumps([{"title": "T", "body": "long body text"}]).encode()
+    assert read_upload(records, "a.json").column == "body"
+    assert read_upload(json.dumps({"data": [{"text": "x y"}]}).encode(), "b.json").text == "x y"
+    assert read_upload(json.dumps(["first", "second"]).encode(), "c.json").text == "first\nsecond"
+    assert read_upload(json.dumps({"text": ["a", "b"], "n": [1, 2]}).encode(), "d.json").text == "a\nb"
+
+
+def test_csv_in_windows_1252_keeps_the_notice() -> None:
+    upload = read_upload("text\ncafé\n".encode("cp1252"), "fr.csv")
+    assert upload.text == "café"
+    assert "Windows-1252" in (upload.notice or "")
+
+
+def test_unreadable_table_and_unknown_suffix_raise_corpus_read_error() -> None:
+    with pytest.raises(CorpusReadError, match="could not be read as JSON"):
+        read_upload(b"{not json", "bad.json")
+    with pytest.raises(CorpusReadError, match="tokviz reads"):
+        read_upload(b"text", "slides.pptx")
+    with pytest.raises(CorpusReadError, match="no rows"):
+        read_table("[]", "empty.json")
+
+
+def test_text_columns_prefers_strings_and_column_text_stringifies_numbers() -> None:
+    frame = read_table('[{"n": 1, "s": "ab"}, {"n": 2, "s": "cd"}]', "x.json")
+    assert text_columns(frame) == ["s"]
+    assert column_text(frame, "n") == "1\n2"
+
+
+def test_held_out_split_holds_every_tenth_line_and_keeps_tiny_corpora_whole() -> None:
+    text = "\n".join(f"line {i}" for i in range(30)) + "\n\n"
+    split = held_out_split(text)
+    assert split.test_lines == ("line 9", "line 19", "line 29")
+    assert len(split.train_lines) == 27 and "line 9" not in split.train_lines
+    assert held_out_split("only one line\n") == held_out_split("only one line")
+    assert held_out_split("only one line").test_lines == ("only one line",)
+    assert held_out_split("").test_lines == ()
+
+
+def test_sample_has_held_out_lines_disjoint_from_training() -> None:
+    from tokviz.samples import load_sample
+
+    split = held_out_split(load_sample())
+    assert len(split.test_lines) >= 3
+    assert len(split.train_lines) + len(split.test_lines) == len([l for l in load_sample().splitlines() if l.strip()])
+
+
+def test_corpus_hash_is_stable_and_distinguishes_texts() -> None:
+    assert corpus_hash("") == "e3b0c44298fc1c14"
+    assert corpus_hash("a") != corpus_hash("a ")
