@@ -1,0 +1,344 @@
+"""Pipeline configs: validation in sentences, links that round-trip, and what they build.
+
+Parity: the components a config builds serialize exactly as HF's components of the same
+names, and a trained config exported as tokenizer.json encodes in HF to the same ids.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tokenizers
+from tokviz.corpus import held_out_split
+from tokviz.errors import PatternError, PipelineConfigError, SpecialTokenError, VocabSizeError
+from tokviz.pipeline_config import (
+    NORMALIZERS,
+    PRE_TOKENIZERS,
+    PipelineConfig,
+    build_decoder,
+    build_tokenizer,
+    build_trainer,
+    check_vocab_size,
+    component,
+    config_key,
+    from_query_params,
+    to_query_params,
+    tokenizer_with_model,
+    trainer_options,
+)
+from tokviz.presets import PRESETS
+from tokviz.samples import load_sample
+
+# --- components ------------------------------------------------------------------------
+
+
+def test_component_fills_hf_defaults_in_schema_order() -> None:
+    assert component("Metaspace") == component("Metaspace", replacement="▁", prepend_scheme="always", split=True)
+    assert component("Metaspace", prepend_scheme="first").params == (
+        ("replacement", "▁"),
+        ("prepend_scheme", "first"),
+        ("split", True),
+    )
+    assert component("Replace", pattern=" {2,}", content=" ", regex=True).label() == "Replace(pattern=' {2,}', regex=True)"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"type": "Lowercas"}, "Unknown component 'Lowercas'"),
+        ({"type": "Strip", "middle": True}, "Strip has no option 'middle'"),
+        ({"type": "Strip", "left": "yes"}, "option 'left' must be a bool"),
+        ({"type": "Metaspace", "prepend_scheme": "sometimes"}, "one of always, first, never"),
+    ],
+)
+def test_component_errors_are_sentences(kwargs: dict, message: str) -> None:
+    with pytest.raises(PipelineConfigError, match=message):
+        component(**kwargs)
+
+
+# Each normalizer / pre-tokenizer the form offers, built by tokviz and by HF with the same options.
+HF_COMPONENTS = [
+    (component("NFKC"), tokenizers.normalizers.NFKC()),
+    (component("Lowercase"), tokenizers.normalizers.Lowercase()),
+    (component("StripAccents"), tokenizers.normalizers.StripAccents()),
+    (component("Strip", left=False), tokenizers.normalizers.Strip(left=False, right=True)),
+    (component("Replace", pattern=" {2,}", content=" ", regex=True), tokenizers.normalizers.Replace(tokenizers.Regex(" {2,}"), " ")),
+    (component("Replace", pattern="``", content='"'), tokenizers.normalizers.Replace("``", '"')),
+    (component("Prepend", prepend="▁"), tokenizers.normalizers.Prepend("▁")),
+    (component("BertNormalizer", lowercase=False), tokenizers.normalizers.BertNormalizer(lowercase=False)),
+    (component("Nmt"), tokenizers.normalizers.Nmt()),
+    (component("Whitespace"), tokenizers.pre_tokenizers.Whitespace()),
+    (component("BertPreTokenizer"), tokenizers.pre_tokenizers.BertPreTokenizer()),
+    (component("ByteLevel", add_prefix_space=False), tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)),
+    (component("Metaspace", prepend_scheme="first"), tokenizers.pre_tokenizers.Metaspace(prepend_scheme="first")),
+    (component("Punctuation", behavior="contiguous"), tokenizers.pre_tokenizers.Punctuation("contiguous")),
+    (component("Digits", individual_digits=True), tokenizers.pre_tokenizers.Digits(individual_digits=True)),
+    (component("Split", pattern=r"\d+", behavior="isolated", regex=True), tokenizers.pre_tokenizers.Split(tokenizers.Regex(r"\d+"), "isolated")),
+    (component("CharDelimiterSplit", delimiter="|"), tokenizers.pre_tokenizers.CharDelimiterSplit("|")),
+    (component("UnicodeScripts"), tokenizers.pre_tokenizers.UnicodeScripts()),
+]
+
+
+@pytest.mark.parametrize(("spec", "hf_component"), HF_COMPONENTS, ids=[spec.label() for spec, _ in HF_COMPONENTS])
+def test_each_component_serializes_like_hf_and_splits_alike(spec, hf_component) -> None:
+    is_normalizer = spec.type in NORMALIZERS
+    config = PipelineConfig(normalizers=(spec,), pre_tokenizers=()) if is_normalizer else PipelineConfig(pre_tokenizers=(spec,))
+    hf = tokenizers.Tokenizer(tokenizers.models.BPE())
+    section = "normalizer" if is_normalizer else "pre_tokenizer"
+    setattr(hf, section, hf_component)
+    ours = build_tokenizer(config)
+    built = ours.normalizer if is_normalizer else ours.pre_tokenizer
+    assert built.to_dict() == json.loads(hf.to_str())[section]
+    text = "Héllo,  wörld 123|x ``quoted`` 가나"
+    if is_normalizer:
+        assert built.normalize_str(text) == hf_component.normalize_str(text)
+    else:
+        assert built.pre_tokenize_str(text) == hf_component.pre_tokenize_str(text)
+
+
+def test_every_offered_component_is_covered_or_trivially_named() -> None:
+    covered = {spec.type for spec, _ in HF_COMPONENTS}
+    for name in [*NORMALIZERS, *PRE_TOKENIZERS]:
+        assert name in covered or name in {"NFC", "NFD", "NFKD", "WhitespaceSplit"}
+        assert hasattr(tokenizers.normalizers if name in NORMALIZERS else tokenizers.pre_tokenizers, name)
+
+
+def test_bad_user_regex_raises_pattern_error_naming_it() -> None:
+    config = PipelineConfig(pre_tokenizers=(component("Split", pattern="(a", regex=True),))
+    with pytest.raises(PatternError, match=r"\(a"):
+        build_tokenizer(config)
+
+
+def test_sequences_are_built_for_several_components() -> None:
+    config = PipelineConfig(
+        normalizers=(component("NFD"), component("Lowercase"), component("StripAccents")),
+        pre_tokenizers=(component("WhitespaceSplit"), component("Digits", individual_digits=True)),
+    )
+    tokenizer = build_tokenizer(config)
+    assert tokenizer.normalizer.normalize_str("Héllò") == "hello"
+    assert tokenizer.pre_tokenizer.pre_tokenize_str("ab 12") == [("ab", (0, 2)), ("1", (3, 4)), ("2", (4, 5))]
+
+
+# --- config validation ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"model": "GPT"}, PipelineConfigError, "Unknown model 'GPT'"),
+        ({"tie_break": "random"}, PipelineConfigError, "tie-break"),
+        ({"special_tokens": ("<s>", "<s>")}, SpecialTokenError, "listed twice"),
+        ({"special_tokens": ("",)}, SpecialTokenError, "cannot be empty"),
+        ({"unk_token": "[UNK]"}, SpecialTokenError, "must also be a special token"),
+        ({"model": "WordPiece"}, SpecialTokenError, "WordPiece needs an unknown token"),
+        ({"post_processor": "bert", "special_tokens": ("[CLS]",)}, PipelineConfigError, r"needs the special tokens \[SEP\]"),
+        ({"min_frequency": -1}, PipelineConfigError, "min_frequency"),
+        ({"limit_alphabet": 0}, PipelineConfigError, "limit_alphabet"),
+        ({"shrinking_factor": 1.5}, PipelineConfigError, "shrinking_factor"),
+        ({"normalizers": (component("Whitespace"),)}, PipelineConfigError, "'Whitespace' is not a normalizer"),
+    ],
+)
+def test_invalid_configs_raise_user_errors(kwargs: dict, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        PipelineConfig(**kwargs)
+
+
+@pytest.mark.parametrize("bad", [0, -5, 2.5, "300", True])
+def test_vocab_size_must_be_a_positive_whole_number(bad) -> None:
+    with pytest.raises(VocabSizeError, match="whole number of 1 or more"):
+        check_vocab_size(bad)
+    with pytest.raises(VocabSizeError):
+        build_trainer(PipelineConfig(), bad)
+
+
+def test_configs_are_hashable_and_equal_by_value() -> None:
+    assert hash(PRESETS["bert"].build()) == hash(PRESETS["bert"].build())
+    assert len({preset.build() for preset in PRESETS.values()}) == len(PRESETS)
+
+
+# --- trainers: HF's option names ---------------------------------------------------------
+
+TOKVIZ_ONLY_OPTIONS = {"tie_break", "scoring", "method"}
+HF_TRAINERS = {"BPE": "BpeTrainer", "WordPiece": "WordPieceTrainer", "Unigram": "UnigramTrainer", "WordLevel": "WordLevelTrainer"}
+
+
+@pytest.mark.parametrize("key", list(PRESETS))
+@pytest.mark.parametrize("model", ["BPE", "WordPiece", "Unigram", "WordLevel"])
+def test_trainer_options_are_hf_option_names(key: str, model: str) -> None:
+    config = PRESETS[key].build()
+    if model == "WordPiece" and config.unk_token is None:
+        config = PipelineConfig(special_tokens=("[UNK]",), unk_token="[UNK]", model="WordPiece")
+    else:
+        config = config.with_model(model)
+    options = trainer_options(config, 400)
+    # HF's constructors take None as "not given" only by omission.
+    hf_options = {name: value for name, value in options.items() if name not in TOKVIZ_ONLY_OPTIONS and value is not None}
+    hf_trainer = getattr(tokenizers.trainers, HF_TRAINERS[model])(**hf_options)
+    assert hf_trainer.vocab_size == 400
+    assert list(hf_trainer.special_tokens) and [t.content for t in hf_trainer.special_tokens] == list(config.special_tokens)
+
+
+def test_trainer_options_carry_every_choice() -> None:
+    config = PipelineConfig(
+        model="WordPiece", special_tokens=("[UNK]",), unk_token="[UNK]", continuing_subword_prefix="@@",
+        min_frequency=2, limit_alphabet=100, tie_break="first_seen", scoring="frequency",
+    )
+    options = trainer_options(config, 300)
+    assert {k: options[k] for k in ("min_frequency", "limit_alphabet", "continuing_subword_prefix", "tie_break", "scoring")} == {
+        "min_frequency": 2, "limit_alphabet": 100, "continuing_subword_prefix": "@@", "tie_break": "first_seen", "scoring": "frequency",
+    }
+    assert len(trainer_options(PRESETS["gpt2"].build(), 300)["initial_alphabet"]) == 256
+    unigram = trainer_options(PipelineConfig(model="Unigram", unigram_method="course", shrinking_factor=0.5), 300)
+    assert (unigram["method"], unigram["shrinking_factor"]) == ("course", 0.5)
+
+
+def test_decoders_follow_the_pipeline() -> None:
+    assert type(build_decoder(PRESETS["gpt2"].build())).__name__ == "ByteLevel"
+    assert type(build_decoder(PRESETS["bert"].build())).__name__ == "WordPiece"
+    assert type(build_decoder(PRESETS["t5"].build())).__name__ == "Metaspace"
+    assert type(build_decoder(PRESETS["char_bpe"].build())).__name__ == "BPEDecoder"
+    assert build_decoder(PipelineConfig()) is None
+
+
+# --- links (st.query_params) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", list(PRESETS))
+def test_preset_links_are_short_and_round_trip(key: str) -> None:
+    config = PRESETS[key].build()
+    params = to_query_params(config, 750, preset=key)
+    assert params == {"preset": key, "vocab": "750"}
+    assert from_query_params(params) == (config, 750)
+    # The long form reads back to the same config too.
+    assert from_query_params(to_query_params(config, 750)) == (config, 750)
+
+
+def test_custom_link_lists_only_what_differs_from_defaults() -> None:
+    config = PipelineConfig(
+        normalizers=(component("NFKC"), component("Replace", pattern=" {2,}", content=" ", regex=True)),
+        pre_tokenizers=(component("Metaspace", prepend_scheme="first"),),
+        model="Unigram",
+        special_tokens=("<unk>", "<pad>"),
+        unk_token="<unk>",
+        unigram_method="course",
+    )
+    params = to_query_params(config, 1000)
+    assert params == {
+        "vocab": "1000",
+        "n0": "NFKC",
+        "n1": "Replace",
+        "n1.pattern": " {2,}",
+        "n1.regex": "true",
+        "p0": "Metaspace",
+        "p0.prepend_scheme": "first",
+        "model": "Unigram",
+        "special_tokens": '["<unk>", "<pad>"]',
+        "unk_token": "<unk>",
+        "unigram_method": "course",
+    }
+    assert from_query_params(params) == (config, 1000)
+
+
+def test_link_without_pre_tokenizer_stays_without() -> None:
+    config = PipelineConfig(pre_tokenizers=())
+    assert from_query_params(to_query_params(config, 10))[0].pre_tokenizers == ()
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"preset": "llama"}, "preset 'llama'"),
+        ({"vocab": "lots"}, "'lots' for vocab"),
+        ({"vocab": "0"}, "1 or more"),
+        ({"n0": "Lowercas"}, "'Lowercas'"),
+        ({"p0": "Metaspace", "p0.split": "maybe"}, "Metaspace.split"),
+        ({"model": "BPE", "special_tokens": "[UNK]"}, "special_tokens"),
+        ({"model": "Transformer"}, "Unknown model"),
+    ],
+)
+def test_bad_links_raise_errors_naming_the_part(params: dict, message: str) -> None:
+    with pytest.raises((PipelineConfigError, VocabSizeError), match=message):
+        from_query_params(params)
+
+
+def test_empty_link_gives_the_default_config_and_list_values_take_the_last() -> None:
+    assert from_query_params({}) == (PipelineConfig(), 500)
+    assert from_query_params({"vocab": ["300", "400"]})[1] == 400
+
+
+_specs = st.sampled_from(
+    [component(name) for name in NORMALIZERS]
+    + [component("Strip", right=False), component("Replace", pattern="a&b=c?", content="%", regex=False)]
+)
+_pre = st.sampled_from([component(name) for name in PRE_TOKENIZERS] + [component("ByteLevel", use_regex=False)])
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    normalizers=st.lists(_specs, max_size=3),
+    pre_tokenizers=st.lists(_pre, max_size=2),
+    model=st.sampled_from(["BPE", "WordPiece", "Unigram", "WordLevel"]),
+    special=st.lists(st.text(min_size=1, max_size=5), max_size=3, unique=True),
+    vocab=st.integers(1, 100_000),
+    min_frequency=st.integers(0, 5),
+    suffix=st.sampled_from([None, "</w>", ""]),
+)
+def test_any_config_round_trips_through_a_link(normalizers, pre_tokenizers, model, special, vocab, min_frequency, suffix) -> None:
+    special = ["[UNK]", *[token for token in special if token != "[UNK]"]]
+    config = PipelineConfig(
+        normalizers=tuple(normalizers), pre_tokenizers=tuple(pre_tokenizers), model=model, special_tokens=tuple(special),
+        unk_token="[UNK]", min_frequency=min_frequency, end_of_word_suffix=suffix,
+    )
+    params = to_query_params(config, vocab)
+    assert all(isinstance(key, str) and isinstance(value, str) for key, value in params.items())
+    assert from_query_params(params) == (config, vocab)
+    assert config_key(config) == config_key(from_query_params(params)[0])
+
+
+# --- trained pipelines export to HF ------------------------------------------------------
+
+
+def _train(key: str, vocab_size: int):
+    config = PRESETS[key].build()
+    split = held_out_split(load_sample())
+    tokenizer = build_tokenizer(config)
+    history = tokenizer.train_from_iterator(split.train_lines, build_trainer(config, vocab_size))
+    return config, history, split
+
+
+@pytest.mark.parametrize("key", list(PRESETS))
+def test_exported_tokenizer_json_loads_in_hf_and_encodes_to_the_same_ids(key: str) -> None:
+    if key == "t5":
+        pytest.importorskip("tokviz.models.unigram.trainer")
+    config, history, split = _train(key, 400)
+    for vocab_size in (history.min_vocab_size + 10, history.max_vocab_size):
+        tokenizer = tokenizer_with_model(config, history.model_at(vocab_size))
+        hf = tokenizers.Tokenizer.from_str(tokenizer.to_str())
+        texts = [*split.test_lines, "<img src=x onerror=alert(1)>", "a가 짧 🇫🇷"]
+        for text in texts:
+            ours = tokenizer.encode(text)
+            theirs = hf.encode(text)
+            assert ours.ids == theirs.ids, text
+            assert ours.tokens == theirs.tokens, text
+            assert ours.offsets == theirs.offsets, text
+
+
+def test_special_tokens_are_added_and_the_bert_template_wraps_the_text() -> None:
+    config, history, _ = _train("bert", 400)
+    tokenizer = tokenizer_with_model(config, history.model)
+    encoding = tokenizer.encode("hello [MASK] world")
+    assert encoding.tokens[0] == "[CLS]" and encoding.tokens[-1] == "[SEP]"
+    assert "[MASK]" in encoding.tokens
+    assert encoding.special_tokens_mask[0] == 1 and encoding.special_tokens_mask[-1] == 1
+
+
+def test_char_bpe_marks_word_ends_and_decodes_back() -> None:
+    config, history, _ = _train("char_bpe", 600)
+    tokenizer = tokenizer_with_model(config, history.model)
+    encoding = tokenizer.encode("the tokenizer")
+    assert encoding.tokens[-1].endswith("</w>")
+    assert tokenizer.decode(encoding.ids) == "the tokenizer"
