@@ -451,11 +451,16 @@ class NormalizedString:
         return self
 
     def append(self, text: str) -> NormalizedString:
-        """Insert ``text`` after the last char; it takes that char's alignment. No-op when empty."""
-        if self.normalized and text:
+        """Insert ``text`` after the last char; it takes that char's alignment. Unlike
+        ``prepend``, HF also appends to an empty text (aligned to the empty span at its start)."""
+        if not text:
+            return self
+        if self.normalized:
             last_index = len(self.normalized) - 1
             changes = [(self.normalized[last_index], 0)] + [(char, 1) for char in text]
             self.transform_range(last_index, len(self.normalized), changes)
+        else:
+            self.transform([(char, 1) for char in text])
         return self
 
     def replace(self, pattern: Pattern, content: str) -> NormalizedString:

@@ -1,0 +1,88 @@
+"""tokviz.patterns: Regex compiles once, names a bad pattern, and never hangs the app."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+import tokenizers
+from tokenizers import pre_tokenizers as hf_pre_tokenizers
+
+from tokviz import Regex, normalizers, patterns, pre_tokenizers
+from tokviz.errors import PatternError, PatternTimeoutError, TokvizError
+
+
+def test_find_matches_covers_the_text_with_matches_and_gaps():
+    assert Regex(r"\d+").find_matches("ab12c") == [((0, 2), False), ((2, 4), True), ((4, 5), False)]
+    assert Regex(r"\d+").find_matches("12") == [((0, 2), True)]
+    assert Regex(r"\d+").find_matches("") == [((0, 0), False)]
+    assert Regex("x").find_spans("axbx") == [(1, 2), (3, 4)]
+
+
+def test_offsets_are_characters_not_bytes():
+    # 'a가 짧' is 4 characters and 8 UTF-8 bytes.
+    assert Regex(r"\S+").find_spans("a가 짧") == [(0, 2), (3, 4)]
+
+
+def test_regex_is_a_hashable_value_that_pickles():
+    assert Regex("a+") == Regex("a+")
+    assert hash(Regex("a+")) == hash(Regex("a+"))
+    assert pickle.loads(pickle.dumps(Regex("a+"))).find_spans("caa") == [(1, 3)]
+
+
+@pytest.mark.parametrize("bad", ["(unclosed", "[a-", "a{2,1}", "*oops"])
+def test_invalid_pattern_is_a_user_error_naming_the_pattern(bad):
+    with pytest.raises(PatternError) as caught:
+        Regex(bad)
+    assert repr(bad) in str(caught.value)
+    assert isinstance(caught.value, TokvizError) and isinstance(caught.value, ValueError)
+
+
+def test_hf_rejects_the_same_invalid_pattern():
+    with pytest.raises(Exception):
+        tokenizers.Regex("(unclosed")
+
+
+def test_non_text_pattern_is_a_user_error():
+    with pytest.raises(PatternError):
+        Regex(42)
+
+
+def test_textbook_catastrophic_pattern_finishes():
+    # The regex module defuses (a+)+$ itself: it answers (no match) instead of hanging.
+    assert Regex(r"(a+)+$").find_spans("a" * 40 + "b") == []
+
+
+def test_catastrophic_pattern_raises_a_timeout_error_at_the_default_limit():
+    # (a|aa)+$ on 'a' * 40 + 'b' explores ~fib(40) paths: only the time limit stops it.
+    assert patterns.PATTERN_TIMEOUT_SECONDS == 1.0
+    with pytest.raises(PatternTimeoutError) as caught:
+        Regex(r"(a|aa)+$").find_spans("a" * 40 + "b")
+    assert "(a|aa)+$" in str(caught.value)
+    assert isinstance(caught.value, PatternError)
+
+
+@pytest.fixture
+def short_timeout(monkeypatch):
+    monkeypatch.setattr(patterns, "PATTERN_TIMEOUT_SECONDS", 0.05)
+
+
+def test_timeout_applies_to_split_pre_tokenizer(short_timeout):
+    splitter = pre_tokenizers.Split(Regex(r"(a|aa)+$"), "isolated")
+    with pytest.raises(PatternTimeoutError):
+        splitter.pre_tokenize_str("a" * 40 + "b")
+    with pytest.raises(PatternTimeoutError):
+        splitter.pre_tokenize_words("a" * 40 + "b")
+
+
+def test_timeout_applies_to_replace_normalizer(short_timeout):
+    replace = normalizers.Replace(Regex(r"(a|a)+$"), "x")
+    with pytest.raises(PatternTimeoutError):
+        replace.normalize_str("a" * 40 + "b")
+
+
+def test_regex_gives_the_same_pieces_as_hf_split():
+    text = "The year 2024, then 1999!"
+    hf = hf_pre_tokenizers.Split(tokenizers.Regex(r"\d+|\p{P}"), "isolated").pre_tokenize_str(text)
+    ours = pre_tokenizers.Split(Regex(r"\d+|\p{P}"), "isolated").pre_tokenize_str(text)
+    assert ours == hf
