@@ -6,8 +6,8 @@ cut it) is looked up; if it is missing, the ``unk_token`` stands in for it:
 >>> model = WordLevel({"hello": 0, "world": 1, "<unk>": 2}, unk_token="<unk>")
 >>> model.tokenize("hello")
 [Token(id=0, value='hello', offsets=(0, 5))]
->>> model.tokenize("hi")  # unknown: the id of <unk>, but the value is the word itself (as in HF)
-[Token(id=2, value='hi', offsets=(0, 2))]
+>>> model.tokenize("hi")  # unknown: the unk token, covering the whole word
+[Token(id=2, value='<unk>', offsets=(0, 2))]
 
 This module also holds the vocabulary helpers every model shares (checking a
 ``{token: id}`` dict, the reverse map, HF's id-ordered vocab for tokenizer.json) and
@@ -126,7 +126,7 @@ class WordLevel(FrozenModel):
     """``WordLevel(vocab, unk_token="<unk>")``: each pre-token maps to one id.
 
     >>> WordLevel({"a": 0, "<unk>": 1}).tokenize("b")
-    [Token(id=1, value='b', offsets=(0, 1))]
+    [Token(id=1, value='<unk>', offsets=(0, 1))]
     """
 
     __slots__ = ("_vocab", "_vocab_r", "unk_token")
@@ -144,17 +144,17 @@ class WordLevel(FrozenModel):
         self._init(_vocab=checked, _vocab_r=reverse_vocab(checked), unk_token=unk_token)
 
     def tokenize(self, sequence: str) -> list[Token]:
-        """One token for the whole pre-token; its id is the unk id when the word is unknown."""
+        """One token for the whole pre-token: the word, or the unk token when it is unknown."""
         token_id = self._vocab.get(sequence)
-        if token_id is None:
-            token_id = self._vocab.get(self.unk_token)
-            if token_id is None:
-                raise VocabularyError(
-                    f"The word {sequence!r} is not in the WordLevel vocabulary and the unk_token "
-                    f"{self.unk_token!r} is not in it either; add the unk token to the vocabulary."
-                )
-        # HF keeps the word itself as the value, even when the id is the unk id.
-        return [Token(token_id, sequence, (0, len(sequence)))]
+        if token_id is not None:
+            return [Token(token_id, sequence, (0, len(sequence)))]
+        unk_id = self._vocab.get(self.unk_token)
+        if unk_id is None:
+            raise VocabularyError(
+                f"The word {sequence!r} is not in the WordLevel vocabulary and the unk_token "
+                f"{self.unk_token!r} is not in it either; add the unk token to the vocabulary."
+            )
+        return [Token(unk_id, self.unk_token, (0, len(sequence)))]
 
     def token_to_id(self, token: str) -> int | None:
         return self._vocab.get(token)

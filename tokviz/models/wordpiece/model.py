@@ -1,0 +1,328 @@
+"""WordPiece encoding: greedy longest match from the left, the whole word -> [UNK] on failure.
+
+BERT's WordPiece splits a word by taking, at each position, the longest piece that is
+in the vocabulary; pieces after the first carry the ``continuing_subword_prefix``
+("##"). If at some position no piece matches, the WHOLE word becomes ``[UNK]`` (not
+just the failing part). With the HF course's example vocabulary:
+
+>>> vocab = {"[UNK]": 0, "h": 1, "##u": 2, "##g": 3, "##s": 4, "hu": 5, "hug": 6, "b": 7}
+>>> model = WordPiece(vocab)
+>>> [t.value for t in model.tokenize("hugs")]  # "hugs"? no. "hug"? yes. Then "##s".
+['hug', '##s']
+>>> model.tokenize("bum")  # "b", "##u", then no "##m": the whole word is [UNK]
+[Token(id=0, value='[UNK]', offsets=(0, 3))]
+
+:meth:`WordPiece.trace` records every candidate tried at every position, so the Train
+page can show why a word was split (or lost) the way it was.
+
+It follows Hugging Face ``tokenizers.models.WordPiece``: a word longer than
+``max_input_chars_per_word`` characters is ``[UNK]`` without trying; offsets are
+character offsets into the word; an empty word gives no tokens.
+
+Left out: nothing of the encoding; training lives in ``trainer.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
+from tokviz.models.base import Token
+from tokviz.models.bpe.model import BPE
+from tokviz.models.wordlevel.model import (
+    FrozenModel,
+    check_vocab,
+    optional_str,
+    ordered_vocab,
+    reverse_vocab,
+    section_type,
+)
+
+#: Words kept in the private word cache (it never changes results, only speed).
+CACHE_CAPACITY = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class WordPieceAttempt:
+    """One candidate looked up: ``WordPieceAttempt(start=3, end=4, candidate='##s', matched=True)``."""
+
+    start: int
+    end: int
+    candidate: str
+    matched: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WordPieceStep:
+    """Everything tried at one position, longest candidate first, and the piece kept (if any)."""
+
+    start: int
+    attempts: tuple[WordPieceAttempt, ...]
+    match: Token | None
+
+
+@dataclass(frozen=True, slots=True)
+class WordPieceTrace:
+    """The greedy longest-match search for one word.
+
+    ``tokens`` equals ``model.tokenize(word)``. When the word became ``[UNK]``,
+    ``unk_reason`` says why in a sentence and ``unk_position`` is the character where
+    nothing matched (``None`` when the word was simply too long).
+    """
+
+    word: str
+    steps: tuple[WordPieceStep, ...]
+    tokens: tuple[Token, ...]
+    unk_reason: str | None = None
+    unk_position: int | None = None
+
+
+class WordPiece(FrozenModel):
+    """``WordPiece(vocab, unk_token="[UNK]", continuing_subword_prefix="##", max_input_chars_per_word=100)``.
+
+    >>> WordPiece({"ba": 1, "##na": 0, "[UNK]": 2}).tokenize("banana")
+    [Token(id=1, value='ba', offsets=(0, 2)), Token(id=0, value='##na', offsets=(2, 4)), Token(id=0, value='##na', offsets=(4, 6))]
+    """
+
+    __slots__ = (
+        "_vocab",
+        "_vocab_r",
+        "_longest",
+        "_cache",
+        "unk_token",
+        "continuing_subword_prefix",
+        "max_input_chars_per_word",
+    )
+
+    _vocab: dict[str, int]
+    _vocab_r: dict[int, str]
+    _longest: int
+    _cache: dict[str, tuple[Token, ...]]
+    unk_token: str
+    continuing_subword_prefix: str
+    max_input_chars_per_word: int
+
+    def __init__(
+        self,
+        vocab: Mapping[str, int] | None = None,
+        unk_token: str = "[UNK]",
+        continuing_subword_prefix: str = "##",
+        max_input_chars_per_word: int = 100,
+    ) -> None:
+        checked = check_vocab(vocab, "WordPiece")
+        for name, value in (("unk_token", unk_token), ("continuing_subword_prefix", continuing_subword_prefix)):
+            if not isinstance(value, str):
+                raise SpecialTokenError(f"WordPiece's {name} must be a string, not {value!r}.")
+        if (
+            not isinstance(max_input_chars_per_word, int)
+            or isinstance(max_input_chars_per_word, bool)
+            or max_input_chars_per_word < 0
+        ):
+            raise VocabularyError(
+                f"max_input_chars_per_word must be a non-negative whole number, not {max_input_chars_per_word!r}."
+            )
+        self._init(
+            _vocab=checked,
+            _vocab_r=reverse_vocab(checked),
+            # No candidate longer than the longest entry can match, so the search may
+            # start there instead of at the end of the word; results are the same.
+            _longest=max(map(len, checked), default=0),
+            _cache={},
+            unk_token=unk_token,
+            continuing_subword_prefix=continuing_subword_prefix,
+            max_input_chars_per_word=max_input_chars_per_word,
+        )
+
+    # -- encoding ---------------------------------------------------------------------
+
+    def tokenize(self, sequence: str) -> list[Token]:
+        """Tokens of one pre-token, with character offsets into it."""
+        cache = self._cache
+        tokens = cache.get(sequence)
+        if tokens is None:
+            tokens = self._tokenize(sequence)
+            if len(cache) >= CACHE_CAPACITY:
+                cache.clear()
+            cache[sequence] = tokens
+        return list(tokens)
+
+    def _tokenize(self, word: str) -> tuple[Token, ...]:
+        length = len(word)
+        if length > self.max_input_chars_per_word:
+            return (self._unk(word),)
+        vocab = self._vocab
+        prefix = self.continuing_subword_prefix
+        longest = self._longest
+        tokens: list[Token] = []
+        start = 0
+        while start < length:
+            end = min(length, start + longest)
+            while start < end:
+                piece = word[start:end] if start == 0 else prefix + word[start:end]
+                token_id = vocab.get(piece)
+                if token_id is not None:
+                    tokens.append(Token(token_id, piece, (start, end)))
+                    break
+                end -= 1
+            else:
+                return (self._unk(word),)
+            start = end
+        return tuple(tokens)
+
+    def _unk(self, word: str) -> Token:
+        unk_id = self._vocab.get(self.unk_token)
+        if unk_id is None:
+            raise VocabularyError(
+                f"The word {word!r} cannot be split into WordPiece vocabulary entries and the unk_token "
+                f"{self.unk_token!r} is not in the vocabulary; add it to the vocabulary."
+            )
+        return Token(unk_id, self.unk_token, (0, len(word)))
+
+    def trace(self, word: str) -> WordPieceTrace:
+        """Every candidate tried, position by position, as the textbook algorithm tries them.
+
+        >>> model = WordPiece({"[UNK]": 0, "h": 1, "##u": 2, "##g": 3, "hug": 4})
+        >>> trace = model.trace("hug")
+        >>> [(a.candidate, a.matched) for a in trace.steps[0].attempts]
+        [('hug', True)]
+        >>> trace = model.trace("hum")
+        >>> [[a.candidate for a in step.attempts] for step in trace.steps]
+        [['hum', 'hu', 'h'], ['##um', '##u'], ['##m']]
+        >>> trace.unk_reason
+        "nothing in the vocabulary matches at character 2 ('m'): the whole word becomes '[UNK]'"
+
+        (:meth:`tokenize` skips candidates longer than the longest vocabulary entry,
+        which cannot match; the trace lists them so the search reads as in the books.)
+        """
+        tokens = tuple(self.tokenize(word))
+        length = len(word)
+        if length > self.max_input_chars_per_word:
+            reason = (
+                f"the word has {length} characters, more than max_input_chars_per_word="
+                f"{self.max_input_chars_per_word}: it becomes {self.unk_token!r} without trying"
+            )
+            return WordPieceTrace(word, (), tokens, reason, None)
+        vocab = self._vocab
+        prefix = self.continuing_subword_prefix
+        steps: list[WordPieceStep] = []
+        start = 0
+        while start < length:
+            attempts: list[WordPieceAttempt] = []
+            match: Token | None = None
+            for end in range(length, start, -1):
+                piece = word[start:end] if start == 0 else prefix + word[start:end]
+                token_id = vocab.get(piece)
+                attempts.append(WordPieceAttempt(start, end, piece, token_id is not None))
+                if token_id is not None:
+                    match = Token(token_id, piece, (start, end))
+                    break
+            steps.append(WordPieceStep(start, tuple(attempts), match))
+            if match is None:
+                reason = (
+                    f"nothing in the vocabulary matches at character {start} ({word[start]!r}): "
+                    f"the whole word becomes {self.unk_token!r}"
+                )
+                return WordPieceTrace(word, tuple(steps), tokens, reason, start)
+            start = match.offsets[1]
+        return WordPieceTrace(word, tuple(steps), tokens)
+
+    # -- vocabulary ---------------------------------------------------------------------
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        return self._vocab_r.get(id)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    def get_vocab_size(self) -> int:
+        return len(self._vocab)
+
+    # -- construction and serialization ---------------------------------------------
+
+    def _options(self) -> dict[str, Any]:
+        return {
+            "vocab": self._vocab,
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "max_input_chars_per_word": self.max_input_chars_per_word,
+        }
+
+    def with_options(self, **changes: Any) -> WordPiece:
+        """A new model with some arguments changed: ``model.with_options(max_input_chars_per_word=20)``."""
+        options = self._options()
+        options.update(changes)
+        return WordPiece(**options)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The "model" section HF writes in tokenizer.json."""
+        return {
+            "type": "WordPiece",
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "max_input_chars_per_word": self.max_input_chars_per_word,
+            "vocab": ordered_vocab(self._vocab_r),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WordPiece:
+        """Read a tokenizer.json "model" section of type WordPiece."""
+        data = section_type(data, "WordPiece")
+        max_chars = data.get("max_input_chars_per_word", 100)
+        try:
+            return cls(
+                data["vocab"],
+                unk_token=optional_str(data, "unk_token", "[UNK]", "WordPiece") or "[UNK]",
+                continuing_subword_prefix=optional_str(data, "continuing_subword_prefix", "##", "WordPiece") or "",
+                max_input_chars_per_word=max_chars,
+            )
+        except (VocabularyError, SpecialTokenError) as error:
+            raise SerializationError(f"This WordPiece model section cannot be loaded: {error}") from error
+
+    @staticmethod
+    def read_file(vocab: str) -> dict[str, int]:
+        """Read a BERT ``vocab.txt``: one token per line, its id is the line number."""
+        try:
+            with open(vocab, encoding="utf-8", newline="") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError) as error:
+            raise SerializationError(f"Cannot read the WordPiece vocabulary file {vocab!r}: {error}") from error
+        # Split on "\n" only (str.splitlines would also split on rare characters that
+        # can be tokens); a final newline does not start another token.
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return {line.rstrip(): index for index, line in enumerate(lines)}
+
+    @classmethod
+    def from_file(cls, vocab: str, **kwargs: Any) -> WordPiece:
+        """``WordPiece.from_file("vocab.txt", unk_token="[UNK]")``, as in HF."""
+        return cls(cls.read_file(vocab), **kwargs)
+
+    @classmethod
+    def from_bpe(cls, bpe: BPE) -> WordPiece:
+        """A WordPiece model over a BPE model's vocab (its unk token and prefix when it has them)."""
+        options: dict[str, Any] = {}
+        if bpe.unk_token is not None:
+            options["unk_token"] = bpe.unk_token
+        if bpe.continuing_subword_prefix is not None:
+            options["continuing_subword_prefix"] = bpe.continuing_subword_prefix
+        return cls(bpe.get_vocab(), **options)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_wordpiece, (self._options(),))
+
+    def __repr__(self) -> str:
+        return (
+            f"WordPiece(vocab_size={len(self._vocab)}, unk_token={self.unk_token!r}, "
+            f"continuing_subword_prefix={self.continuing_subword_prefix!r}, "
+            f"max_input_chars_per_word={self.max_input_chars_per_word})"
+        )
+
+
+def _rebuild_wordpiece(options: dict[str, Any]) -> WordPiece:
+    return WordPiece(**options)
