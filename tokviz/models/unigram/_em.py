@@ -1,0 +1,323 @@
+"""The vectorised engine behind ``UnigramTrainer(method="em")``: every word's lattice at once.
+
+HF and SentencePiece build one lattice per word and walk it in compiled code. In Python
+that is far too slow, so we lay ALL unique words end to end in one "flat" string (each
+followed by a ``\\0`` separator, as HF does for its suffix array) and keep every lattice
+node of every word as one row of a few numpy arrays (start, end, piece). A position of
+the flat string is a lattice position; word ``w`` spans ``[first[w], last[w]]``.
+
+Dynamic programming over lattices then runs "layer by layer": all nodes that end at
+offset ``p`` inside their word (in any word) are processed together with numpy
+reductions, for ``p = 1, 2, ...``. The number of numpy calls grows with the longest word,
+not with the corpus.
+
+Pieces only ever disappear during training (the M-step drops rare pieces, pruning drops
+the least useful), so the nodes are found once, for the seed vocabulary, and later
+vocabularies just filter them. Pieces are named by their *seed index* (0 is the
+trainer's temporary ``<UNK>``); a single-character node whose piece was dropped becomes
+an unknown node (seed 0), as HF's ``populate_nodes`` inserts one.
+
+What this leaves out: HF's approximation ``log_sum_exp`` (which ignores terms 50 nats
+below the maximum; we add them) and its thread-level parallelism.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: HF / SentencePiece: an unknown character costs this much below the worst piece.
+UNK_PENALTY = 10.0
+
+
+def digamma(x: np.ndarray) -> np.ndarray:
+    """HF's digamma (recurrence up to 7, then the asymptotic series), vectorised.
+
+    ``digamma(np.array([1.0])) -> [-0.5772...]`` (minus the Euler-Mascheroni constant).
+    """
+    x = np.array(x, dtype=np.float64, copy=True)
+    result = np.zeros_like(x)
+    for _ in range(8):  # x >= 0.5 reaches 7 in at most 7 steps
+        small = x < 7.0
+        if not small.any():
+            break
+        result[small] -= 1.0 / x[small]
+        x[small] += 1.0
+    x -= 0.5
+    xx = 1.0 / x
+    xx2 = xx * xx
+    xx4 = xx2 * xx2
+    result += np.log(x) + (1.0 / 24.0) * xx2 - 7.0 / 960.0 * xx4 + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4
+    return result
+
+
+@dataclass
+class Seeds:
+    """Seed pieces and the flat string's lattice nodes for them.
+
+    ``pieces[0]`` is ``"<UNK>"``; then the characters by decreasing count (weighted by word
+    counts), then substrings by decreasing ``occurrences * length``. ``counts`` are those
+    raw scores (``nan`` for ``<UNK>``).
+    """
+
+    pieces: list[str]
+    counts: np.ndarray
+    flat: str
+    first: np.ndarray  # first position of each word in the flat string
+    last: np.ndarray  # position of each word's separator (= its end position)
+    node_start: np.ndarray
+    node_end: np.ndarray
+    node_seed: np.ndarray
+    node_single: np.ndarray
+    occurrence: np.ndarray  # one flat position where each seed occurs (-1 for <UNK>)
+
+
+def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed_size: int) -> Seeds:
+    """Seed vocabulary as HF computes it with a suffix array, found here by sorting k-grams.
+
+    HF puts every unique word ONCE in a flat string (separated by ``\\0``) and keeps the
+    substrings that are internal nodes of the suffix tree: occurring at least twice and
+    followed by at least two different characters (right-maximal), of 2..max_piece_length
+    characters, without the separator; score = occurrences * length. Example from HF's
+    tests: words "This is a" and "こんにちは友達" give substrings ``"is "`` (score 6) and
+    ``"s "`` (4) but not ``"is"`` (always followed by a space).
+
+    We find the same set by extending k-grams one character at a time: ``rank_k`` of a
+    position is the rank of ``flat[i:i+k]`` among all k-grams (``np.unique`` of the pair
+    (rank of the (k-1)-gram, next character)). Positions whose k-gram occurs once are
+    dropped, since no longer string starting there can occur twice either.
+    """
+    flat = "\0".join(words) + "\0"
+    codes = np.frombuffer(flat.encode("utf-32-le"), dtype=np.uint32)
+    alphabet, char_ids = np.unique(codes, return_inverse=True)
+    char_ids = char_ids.astype(np.int64)
+    n_chars = len(alphabet)  # alphabet[0] is the separator (code 0 is the smallest)
+    lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
+    last = np.cumsum(lengths + 1) - 1
+    first = last - lengths
+    word_of_pos = np.repeat(np.arange(len(words)), lengths + 1)
+
+    # Characters, weighted by word counts (HF skips "\0" here).
+    in_word = char_ids != 0
+    char_weight = np.bincount(char_ids[in_word], weights=counts[word_of_pos[in_word]].astype(np.float64), minlength=n_chars)
+    char_order = sorted(((int(char_weight[c]), chr(alphabet[c])) for c in range(1, n_chars) if char_weight[c] > 0), reverse=True)
+
+    # k-grams, k = 2..max_piece_length
+    level_pos: list[np.ndarray] = []
+    level_group: list[np.ndarray] = []
+    candidates: list[tuple[int, int, int, int]] = []  # (score, k, group, first position)
+    pos = np.flatnonzero(in_word)
+    rank = char_ids[pos]
+    occ = np.bincount(rank, minlength=n_chars)
+    keep = occ[rank] >= 2
+    pos, rank = pos[keep], rank[keep]
+    for k in range(2, max_piece_length + 1):
+        if not len(pos):
+            break
+        nxt = char_ids[pos + k - 1]
+        ok = nxt != 0
+        pos, rank, nxt = pos[ok], rank[ok], nxt[ok]
+        if not len(pos):
+            break
+        key = rank * n_chars + nxt
+        uniq, first_index, group, occ = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+        group = group.reshape(-1)
+        # right-maximal: at least two distinct characters (separator included) follow
+        follow = np.unique(group * n_chars + char_ids[pos + k])
+        distinct = np.bincount(follow // n_chars, minlength=len(uniq))
+        is_seed = (occ >= 2) & (distinct >= 2)
+        seed_groups = np.flatnonzero(is_seed)
+        firsts = pos[first_index[seed_groups]]
+        scores = occ[seed_groups] * k
+        candidates.extend(zip(scores.tolist(), [k] * len(seed_groups), seed_groups.tolist(), firsts.tolist()))
+        level_pos.append(pos)
+        level_group.append(group)
+        keep = occ[group] >= 2
+        pos, rank = pos[keep], group[keep].astype(np.int64)
+
+    # HF sorts (score, chars) in reverse: higher score first, then the larger string.
+    keyed = sorted(((score, flat[p : p + k], k, g, p) for score, k, g, p in candidates), reverse=True)
+    keyed = keyed[: max(0, seed_size - len(char_order))]
+
+    pieces = ["<UNK>"] + [c for _, c in char_order] + [s for _, s, _, _, _ in keyed]
+    seed_counts = np.array([np.nan] + [float(n) for n, _ in char_order] + [float(sc) for sc, _, _, _, _ in keyed])
+    n_seeds = len(pieces)
+
+    char_seed = np.zeros(n_chars, dtype=np.int64)
+    for index, (_, c) in enumerate(char_order, start=1):
+        char_seed[int(np.searchsorted(alphabet, ord(c)))] = index
+    occurrence = np.full(n_seeds, -1, dtype=np.int64)
+    first_char_pos = np.full(n_chars, -1, dtype=np.int64)
+    in_pos = np.flatnonzero(in_word)
+    first_char_pos[char_ids[in_pos[::-1]]] = in_pos[::-1]  # last write wins: the first position
+    occurrence[char_seed[1:][char_seed[1:] > 0]] = first_char_pos[1:][char_seed[1:] > 0]
+
+    starts = [in_pos]
+    ends = [in_pos + 1]
+    seeds = [char_seed[char_ids[in_pos]]]
+    by_level: dict[int, list[tuple[int, int]]] = {}
+    for index, (_, _, k, g, p) in enumerate(keyed, start=1 + len(char_order)):
+        by_level.setdefault(k, []).append((g, index))
+        occurrence[index] = p
+    for k, entries in by_level.items():
+        group = level_group[k - 2]
+        seed_of_group = np.zeros(int(group.max()) + 1, dtype=np.int64)
+        g_idx, s_idx = zip(*entries)
+        seed_of_group[list(g_idx)] = list(s_idx)
+        seed_here = seed_of_group[group]
+        hit = seed_here > 0
+        starts.append(level_pos[k - 2][hit])
+        ends.append(level_pos[k - 2][hit] + k)
+        seeds.append(seed_here[hit])
+    node_start = np.concatenate(starts)
+    node_end = np.concatenate(ends)
+    node_seed = np.concatenate(seeds)
+    node_single = node_end - node_start == 1
+    return Seeds(pieces, seed_counts, flat, first, last, node_start, node_end, node_seed, node_single, occurrence)
+
+
+class LatticeSet:
+    """Many lattices as arrays: node ``i`` goes from ``start[i]`` to ``end[i]`` with piece ``seed[i]``.
+
+    Documents (words) occupy disjoint position ranges ``[first[d], last[d]]``. Nodes are
+    kept sorted by (offset of the end inside the document, end, start) so that each
+    forward layer is a contiguous slice and, within one end position, the earliest start
+    comes first (HF's tie rule: the first node inserted wins).
+    """
+
+    def __init__(self, start: np.ndarray, end: np.ndarray, seed: np.ndarray, single: np.ndarray,
+                 first: np.ndarray, last: np.ndarray, n_positions: int) -> None:
+        doc_of_pos = np.zeros(n_positions, dtype=np.int64)
+        doc_of_pos[first] = 1
+        doc_of_pos = np.cumsum(doc_of_pos) - 1
+        self.first, self.last, self.n_positions = first, last, n_positions
+        self.doc_of_pos = doc_of_pos
+        offset = first[doc_of_pos[start]]
+        rel_end = end - offset
+        max_len = int(rel_end.max()) if len(rel_end) else 0
+        lengths = end - start
+        longest = int(lengths.max()) if len(lengths) else 0
+        # (offset of the end, end, start): start ascending = longest node first within an end
+        order = np.argsort((rel_end * n_positions + end) * (longest + 1) + (longest - lengths), kind="stable")
+        self.start, self.end, self.seed, self.single = start[order], end[order], seed[order], single[order]
+        self.rel_end = rel_end[order]
+        self.doc = doc_of_pos[self.start]
+        self.max_len = max_len
+        self._index()
+
+    def _index(self) -> None:
+        """Layer and group boundaries, and the backward order (by start offset)."""
+        start, end = self.start, self.end
+        n = len(start)
+        self.layer_bounds = np.searchsorted(self.rel_end, np.arange(self.max_len + 2))
+        change = np.ones(n, dtype=bool)
+        if n:
+            change[1:] = end[1:] != end[:-1]
+        self.group_start = np.flatnonzero(change)
+        self.group_pos = end[self.group_start]
+        self.group_count = np.diff(np.append(self.group_start, n))
+        self.group_layer_bounds = np.searchsorted(self.group_start, self.layer_bounds)
+        rel_start = start - self.first[self.doc_of_pos[start]]
+        self.bwd = np.argsort(rel_start * self.n_positions + start, kind="stable")
+        bstart = start[self.bwd]
+        brel = rel_start[self.bwd]
+        self.bwd_layer_bounds = np.searchsorted(brel, np.arange(self.max_len + 1))
+        bchange = np.ones(n, dtype=bool)
+        if n:
+            bchange[1:] = bstart[1:] != bstart[:-1]
+        self.bgroup_start = np.flatnonzero(bchange)
+        self.bgroup_pos = bstart[self.bgroup_start]
+        self.bgroup_count = np.diff(np.append(self.bgroup_start, n))
+        self.bgroup_layer_bounds = np.searchsorted(self.bgroup_start, self.bwd_layer_bounds)
+
+    def filter(self, keep: np.ndarray) -> None:
+        """Drop nodes (``keep`` is a mask over the current nodes); order is preserved."""
+        self.start, self.end, self.seed = self.start[keep], self.end[keep], self.seed[keep]
+        self.single, self.rel_end, self.doc = self.single[keep], self.rel_end[keep], self.doc[keep]
+        self._index()
+
+    def scores(self, seed_scores: np.ndarray) -> np.ndarray:
+        return seed_scores[self.seed]
+
+    def forward(self, node_scores: np.ndarray) -> np.ndarray:
+        """``alpha[pos]`` = log-sum over paths from the document's start to ``pos``."""
+        alpha = np.full(self.n_positions, -np.inf)
+        alpha[self.first] = 0.0
+        lb, gb = self.layer_bounds, self.group_layer_bounds
+        for p in range(1, self.max_len + 1):
+            a, b = lb[p], lb[p + 1]
+            if a == b:
+                continue
+            ga, gb_ = gb[p], gb[p + 1]
+            values = alpha[self.start[a:b]] + node_scores[a:b]
+            offsets = self.group_start[ga:gb_] - a
+            peak = np.maximum.reduceat(values, offsets)
+            total = np.add.reduceat(np.exp(values - np.repeat(peak, self.group_count[ga:gb_])), offsets)
+            alpha[self.group_pos[ga:gb_]] = peak + np.log(total)
+        return alpha
+
+    def backward(self, node_scores: np.ndarray) -> np.ndarray:
+        """``beta[pos]`` = log-sum over paths from ``pos`` to the document's end."""
+        beta = np.full(self.n_positions, -np.inf)
+        beta[self.last] = 0.0
+        bscores = node_scores[self.bwd]
+        bend = self.end[self.bwd]
+        lb, gb = self.bwd_layer_bounds, self.bgroup_layer_bounds
+        for p in range(self.max_len - 1, -1, -1):
+            a, b = lb[p], lb[p + 1]
+            if a == b:
+                continue
+            ga, gb_ = gb[p], gb[p + 1]
+            values = beta[bend[a:b]] + bscores[a:b]
+            offsets = self.bgroup_start[ga:gb_] - a
+            peak = np.maximum.reduceat(values, offsets)
+            total = np.add.reduceat(np.exp(values - np.repeat(peak, self.bgroup_count[ga:gb_])), offsets)
+            beta[self.bgroup_pos[ga:gb_]] = peak + np.log(total)
+        return beta
+
+    def viterbi(self, node_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Best score to each position and the node that ends the best path there.
+
+        Ties go to the node listed first at that end position (the earliest start).
+        """
+        best = np.full(self.n_positions, -np.inf)
+        best[self.first] = 0.0
+        back = np.full(self.n_positions, -1, dtype=np.int64)
+        lb, gb = self.layer_bounds, self.group_layer_bounds
+        for p in range(1, self.max_len + 1):
+            a, b = lb[p], lb[p + 1]
+            if a == b:
+                continue
+            ga, gb_ = gb[p], gb[p + 1]
+            values = best[self.start[a:b]] + node_scores[a:b]
+            offsets = self.group_start[ga:gb_] - a
+            counts = self.group_count[ga:gb_]
+            peak = np.maximum.reduceat(values, offsets)
+            is_peak = values == np.repeat(peak, counts)
+            index = np.where(is_peak, np.arange(a, b), b)
+            winner = np.minimum.reduceat(index, offsets)
+            best[self.group_pos[ga:gb_]] = peak
+            back[self.group_pos[ga:gb_]] = winner
+        return best, back
+
+    def backtrack(self, back: np.ndarray, docs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Nodes of the best path of each document: ``(document, node)`` pairs, last node first."""
+        docs = np.arange(len(self.first)) if docs is None else docs
+        cursor = self.last[docs]
+        alive = cursor != self.first[docs]
+        docs, cursor = docs[alive], cursor[alive]
+        out_docs: list[np.ndarray] = []
+        out_nodes: list[np.ndarray] = []
+        while len(cursor):
+            node = back[cursor]
+            ok = node >= 0  # a document without any path (no node reaches its end)
+            docs, cursor, node = docs[ok], cursor[ok], node[ok]
+            out_docs.append(docs)
+            out_nodes.append(node)
+            cursor = self.start[node]
+            alive = cursor != self.first[docs]
+            docs, cursor = docs[alive], cursor[alive]
+        if not out_docs:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(out_docs), np.concatenate(out_nodes)
