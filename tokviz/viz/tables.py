@@ -1,0 +1,187 @@
+"""DataFrames the Train page shows: merges with their runner-ups, pruned pieces, segmentations.
+
+Each function turns records (``MergeStep``, ``PruneRound``, a model, a WordPiece trace) into a
+``pandas.DataFrame`` with readable column names; tokens keep their markers (``Ġ``, ``##``,
+``▁``, ``</w>``) and have whitespace made visible (``·``, ``↵``, ``→``), since a table cell
+cannot show a space token otherwise. ``st.dataframe`` shows cells as text, never as HTML.
+
+>>> from tokviz.history import MergeStep
+>>> step = MergeStep(0, "h", "u", "hu", 15, 15.0, 31, candidates=((("u", "g"), 12.0),))
+>>> merge_table([step]).iloc[0].to_dict()  # doctest: +NORMALIZE_WHITESPACE
+{'rank': 0, 'merge': 'h + u → hu', 'count': 15, 'score': 15.0, 'vocab size': 31,
+ 'runner-up': 'u + g', 'runner-up score': 12.0, 'margin': 3.0}
+
+What this leaves out: styling (colors are the page's job) and pagination (the page shows
+the first rows and offers the full CSV).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from tokviz.history import EmStep, MergeStep, PruneRound
+from tokviz.viz.spans import make_visible
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tokviz.models.wordpiece.model import WordPieceTrace
+
+
+def show(token: str) -> str:
+    """A token as a table cell shows it: ``show('a b') == 'a·b'``."""
+    return make_visible(token)
+
+
+def segmentation(tokens: Iterable[Any]) -> str:
+    """Tokens (strings or ``Token``s) joined by spaces: ``segmentation(['hug', '##s']) == 'hug ##s'``."""
+    return " ".join(show(getattr(token, "value", token)) for token in tokens)
+
+
+def merge_table(merges: Sequence[MergeStep]) -> pd.DataFrame:
+    """One row per merge: ``left + right → token``, its count and score, the runner-up and the margin.
+
+    The runner-up is the best competing pair at that moment; ``margin`` is how far ahead the
+    winner was (0 means a tie, decided by the tie-break rule).
+    """
+    rows = []
+    for step in merges:
+        runner_up, runner_score = (step.candidates[0] if step.candidates else (None, None))
+        rows.append(
+            {
+                "rank": step.rank,
+                "merge": f"{show(step.left)} + {show(step.right)} → {show(step.token)}",
+                "count": step.count,
+                "score": step.score,
+                "vocab size": step.vocab_size,
+                "runner-up": f"{show(runner_up[0])} + {show(runner_up[1])}" if runner_up else "",
+                "runner-up score": runner_score,
+                "margin": step.score - runner_score if runner_score is not None else None,
+            }
+        )
+    columns = ["rank", "merge", "count", "score", "vocab size", "runner-up", "runner-up score", "margin"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def candidates_table(step: MergeStep) -> pd.DataFrame:
+    """The pairs one merge beat, best first, with how far behind each was."""
+    return pd.DataFrame(
+        [
+            {"pair": f"{show(left)} + {show(right)}", "score": score, "behind by": step.score - score}
+            for (left, right), score in step.candidates
+        ],
+        columns=["pair", "score", "behind by"],
+    )
+
+
+def removed_pieces_table(prune_rounds: Sequence[PruneRound]) -> pd.DataFrame:
+    """Every piece a Unigram pruning round removed, with the loss increase that condemned it."""
+    rows = [
+        {"round": item.round, "piece": show(piece), "loss increase": loss, "size before": item.size_before, "size after": item.size_after}
+        for item in prune_rounds
+        for piece, loss in item.removed
+    ]
+    return pd.DataFrame(rows, columns=["round", "piece", "loss increase", "size before", "size after"])
+
+
+def em_steps_table(em_steps: Sequence[EmStep]) -> pd.DataFrame:
+    """What SentencePiece logs per EM sub-iteration."""
+    return pd.DataFrame(
+        [
+            {"round": step.round, "sub-iteration": step.sub_iteration, "vocab size": step.vocab_size, "objective": step.objective, "tokens": step.num_tokens}
+            for step in em_steps
+        ],
+        columns=["round", "sub-iteration", "vocab size", "objective", "tokens"],
+    )
+
+
+def segmentations_table(top_words: Sequence[tuple[str, int]], model: Any) -> pd.DataFrame:
+    """How the corpus's most frequent words are cut by ``model`` (e.g. ``history.model_at(k)``).
+
+    >>> from tokviz.models.base import Token
+    >>> class Chars:
+    ...     def tokenize(self, word): return [Token(0, char, (i, i + 1)) for i, char in enumerate(word)]
+    >>> segmentations_table([("the", 5)], Chars()).iloc[0].to_dict()
+    {'word': 'the', 'count': 5, 'tokens': 't h e', 'pieces': 3}
+    """
+    rows = []
+    for word, count in top_words:
+        tokens = model.tokenize(word)
+        rows.append({"word": show(word), "count": count, "tokens": segmentation(tokens), "pieces": len(tokens)})
+    return pd.DataFrame(rows, columns=["word", "count", "tokens", "pieces"])
+
+
+def words_changed_table(word_counts: Mapping[str, int] | Sequence[tuple[str, int]], before: Any, after: Any, limit: int = 25) -> pd.DataFrame:
+    """Words whose segmentation differs between two models (before and after one merge), most frequent first.
+
+    >>> from tokviz.models.base import Token
+    >>> class Model:
+    ...     def __init__(self, merged): self.merged = merged
+    ...     def tokenize(self, word):
+    ...         return [word] if self.merged and word == "hu" else list(word)
+    >>> words_changed_table({"hu": 4, "go": 2}, Model(False), Model(True)).to_dict("records")
+    [{'word': 'hu', 'count': 4, 'before': 'h u', 'after': 'hu'}]
+    """
+    items = list(word_counts.items()) if isinstance(word_counts, Mapping) else list(word_counts)
+    items.sort(key=lambda item: -item[1])
+    rows = []
+    for word, count in items:
+        old, new = segmentation(before.tokenize(word)), segmentation(after.tokenize(word))
+        if old != new:
+            rows.append({"word": show(word), "count": count, "before": old, "after": new})
+            if len(rows) >= limit:
+                break
+    return pd.DataFrame(rows, columns=["word", "count", "before", "after"])
+
+
+def wordpiece_trace_table(trace: "WordPieceTrace") -> pd.DataFrame:
+    """The greedy longest-match search, one row per candidate tried.
+
+    ``result`` is ``kept`` for the piece chosen at a position, ``not in vocab`` otherwise,
+    and ``→ [UNK]`` on the position where nothing matched.
+    """
+    rows = []
+    for step in trace.steps:
+        for attempt in step.attempts:
+            rows.append(
+                {
+                    "position": attempt.start,
+                    "candidate": show(attempt.candidate),
+                    "span": f"[{attempt.start}, {attempt.end})",
+                    "result": "kept" if attempt.matched else "not in vocab",
+                }
+            )
+        if step.match is None:
+            rows.append({"position": step.start, "candidate": "—", "span": "", "result": "nothing matches → the whole word is unknown"})
+    return pd.DataFrame(rows, columns=["position", "candidate", "span", "result"])
+
+
+def nbest_table(nbest: Sequence[tuple[Sequence[Any], float]]) -> pd.DataFrame:
+    """Unigram n-best segmentations with their log-probability and probability."""
+    import math
+
+    return pd.DataFrame(
+        [
+            {"rank": rank + 1, "segmentation": segmentation(tokens), "log p": log_prob, "p": math.exp(log_prob)}
+            for rank, (tokens, log_prob) in enumerate(nbest)
+        ],
+        columns=["rank", "segmentation", "log p", "p"],
+    )
+
+
+def samples_table(samples: Sequence[Sequence[Any]]) -> pd.DataFrame:
+    """Sampled segmentations (subword regularization), how often each was drawn, most frequent first."""
+    counts: dict[str, int] = {}
+    for tokens in samples:
+        key = segmentation(tokens)
+        counts[key] = counts.get(key, 0) + 1
+    rows = [{"segmentation": key, "drawn": count, "share": count / len(samples)} for key, count in sorted(counts.items(), key=lambda item: -item[1])]
+    return pd.DataFrame(rows, columns=["segmentation", "drawn", "share"])
+
+
+def vocab_table(vocab: Mapping[str, int], special_tokens: Iterable[str] = ()) -> pd.DataFrame:
+    """The vocabulary by id, with each token's length and whether it is special."""
+    special = set(special_tokens)
+    rows = [{"id": token_id, "token": show(token), "characters": len(token), "special": token in special} for token, token_id in sorted(vocab.items(), key=lambda item: item[1])]
+    return pd.DataFrame(rows, columns=["id", "token", "characters", "special"])
