@@ -36,9 +36,11 @@ the benchmark machine), and its progress bar (we call ``progress`` instead).
 
 from __future__ import annotations
 
+import functools
+import gc
 import heapq
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -223,6 +225,26 @@ def _check_initial_alphabet(initial_alphabet: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(chars))
 
 
+def paused_gc(train: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``train`` with the cyclic garbage collector paused.
+
+    Training allocates millions of small objects (heap entries, word lists, sets) that never
+    form cycles; the collector would rescan them again and again for ~15% of the time.
+    """
+
+    @functools.wraps(train)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return train(*args, **kwargs)
+        finally:
+            if enabled:
+                gc.enable()
+
+    return wrapper
+
+
 def _progress_every(total: int) -> int:
     return max(1, total // 100)
 
@@ -261,13 +283,17 @@ def tokenize_words(
     symbols: _Symbols,
     prefix: str | None,
     suffix: str | None,
+    allowed: set[str] | None = None,
 ) -> tuple[list[list[int]], list[int]]:
     """Words as lists of symbol ids (characters outside the alphabet are dropped, as HF does);
-    prefixed / suffixed forms are added to the vocabulary in first-seen order."""
+    prefixed / suffixed forms are added to the vocabulary in first-seen order. ``allowed``
+    is the alphabet when it is not simply the one-character tokens of the vocabulary."""
     char_ids = {token: index for token, index in symbols.token_to_id.items() if len(token) == 1}
+    if allowed is not None:
+        char_ids = {char: char_ids.get(char, -1) for char in allowed}
     words: list[list[int]] = []
     counts: list[int] = []
-    if prefix is None and suffix is None:
+    if prefix is None and suffix is None and allowed is None:
         get = char_ids.get
         for word, count in word_counts.items():
             ids = [get(char) for char in word]
@@ -699,6 +725,7 @@ class BpeTrainer:
         options = ", ".join(f"{name}={value!r}" for name, value in self.config())
         return f"BpeTrainer({options})"
 
+    @paused_gc
     def train_from_word_counts(
         self, word_counts: Mapping[str, int], progress: ProgressCallback | None = None
     ) -> BpeTrainingHistory:

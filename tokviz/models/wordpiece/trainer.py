@@ -1,0 +1,491 @@
+"""WordPiece training, two ways: the HF course's likelihood score and what HF really does.
+
+WordPiece builds its vocabulary by merging pairs like BPE, but (in the HF course's
+description, chapter 6.6) chooses the pair with the best *likelihood* score
+
+    score(a, b) = freq(ab) / (freq(a) * freq(b))
+
+so a pair whose parts rarely occur apart wins over a merely frequent one. Every
+character but a word's first is written with the ``##`` continuation prefix:
+
+    words {"hug": 10, "hugs": 5}: h ##u ##g (10), h ##u ##g ##s (5)
+    freq: h 15, ##u 15, ##g 15, ##s 5;  pairs: (h,##u) 15, (##u,##g) 15, (##g,##s) 5
+    scores: (h,##u) 15/225, (##u,##g) 15/225, (##g,##s) 5/75 = 1/15 each: a 3-way tie
+
+>>> trainer = WordPieceTrainer(vocab_size=6, show_progress=False, tie_break="first_seen")
+>>> history = trainer.train_from_word_counts({"hug": 10, "hugs": 5})
+>>> [(step.left, step.right, step.token) for step in history.merges]
+[('h', '##u', 'hu'), ('hu', '##g', 'hug')]
+>>> history.vocab
+('##g', '##s', '##u', 'h', 'hu', 'hug')
+
+(after the first merge, (hu, ##g) and (##g, ##s) still tie at 1/15: "hug" is met first).
+
+- ``scoring="likelihood"`` (default): the course's algorithm above, with its alphabet
+  (each word's first character plain, the others ``##``-prefixed, sorted).
+- ``scoring="frequency"``: what HF's ``WordPieceTrainer`` actually does: train BPE with
+  ``continuing_subword_prefix="##"`` (pair counts, not scores; the alphabet is every
+  character plain, plus the ``##`` forms the words need) and read the vocab as WordPiece.
+
+Tie-breaking (equal scores): ``tie_break="hf"`` takes the smallest ``(left id, right id)``,
+ids being the special tokens, then the alphabet (likelihood: sorted as strings; frequency:
+by code point, then the ``##`` forms in first-seen order), then merged tokens in creation
+order; ``tie_break="first_seen"`` takes the pair met first when scanning the words in
+first-seen order, left to right, as the course notebook does.
+
+How it stays fast: like BPE (integer ids, incremental pair counts, an index pair -> words)
+plus an index token -> pairs, because a merge changes freq(a) and freq(b) and with them
+the score of every pair that contains a or b anywhere in the corpus; those pairs are
+pushed again on a lazy-deletion heap. What this version leaves out: the original Google
+WordPiece (a language-model likelihood over the whole corpus) is not public; like the
+course, we use the per-pair score.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tokviz.errors import TokvizError
+from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
+from tokviz.models.bpe.trainer import (
+    TIE_BREAKS,
+    N_CANDIDATES,
+    _BITS,
+    _MASK,
+    _SHIFT,
+    _merges_frame,
+    _progress_every,
+    _Symbols,
+    _check_initial_alphabet,
+    check_vocab_size,
+    check_word_counts,
+    compute_alphabet,
+    count_pairs,
+    finish_history,
+    merge_loop_first_seen,
+    merge_loop_hf,
+    paused_gc,
+    records_to_steps,
+    special_token_strings,
+    tokenize_words,
+    _merge_word,
+)
+from tokviz.word_counts import summarize_word_counts
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from tokviz.models.base import Model
+
+__all__ = ["WordPieceTrainer", "WordPieceTrainingHistory"]
+
+SCORINGS = ("likelihood", "frequency")
+
+
+@dataclass(frozen=True)
+class WordPieceTrainingHistory(TrainingHistory):
+    """Every merge with its score and the pairs it beat; ``model_at(k)`` is the vocab prefix."""
+
+    merges: tuple[MergeStep, ...] = ()
+    vocab: tuple[str, ...] = ()
+    initial_vocab_size: int = 0
+    scoring: str = "likelihood"
+    unk_token: str = "[UNK]"
+    continuing_subword_prefix: str = "##"
+    max_input_chars_per_word: int = 100
+
+    def vocab_at(self, vocab_size: int | None = None) -> dict[str, int]:
+        """Token -> id of the first ``vocab_size`` tokens (clamped to the recorded range)."""
+        size = len(self.vocab) if vocab_size is None else max(self.initial_vocab_size, min(vocab_size, len(self.vocab)))
+        return {token: index for index, token in enumerate(self.vocab[:size])}
+
+    def model_at(self, vocab_size: int) -> "Model":
+        """The WordPiece model whose vocab is the first ``vocab_size`` tokens (no retraining)."""
+        from tokviz.models.wordpiece.model import WordPiece
+
+        return WordPiece(
+            self.vocab_at(vocab_size),
+            unk_token=self.unk_token,
+            continuing_subword_prefix=self.continuing_subword_prefix,
+            max_input_chars_per_word=self.max_input_chars_per_word,
+        )
+
+    def to_frame(self) -> "pd.DataFrame":
+        """One row per merge: rank, left, right, token, count, score, vocab_size, candidates."""
+        return _merges_frame(self.merges)
+
+
+def course_alphabet(word_counts: Mapping[str, int], kept_chars: set[str], prefix: str) -> list[str]:
+    """The course's alphabet: each word's first character, ``##`` + every later one, sorted.
+
+    >>> course_alphabet({"hug": 1, "ugh": 1}, {"g", "h", "u"}, "##")
+    ['##g', '##h', '##u', 'h', 'u']
+    """
+    tokens: set[str] = set()
+    for word in word_counts:
+        chars = [char for char in word if char in kept_chars]
+        if chars:
+            tokens.add(chars[0])
+            tokens.update(prefix + char for char in chars[1:])
+    return sorted(tokens)
+
+
+@dataclass(slots=True)
+class _ScoredRecord:
+    pair_code: int
+    count: int
+    score: float
+    new_id: int
+    vocab_size: int
+    candidates: list[tuple[int, float]]
+
+
+def likelihood_loop(
+    words: list[list[int]],
+    counts: list[int],
+    symbols: _Symbols,
+    vocab_size: int,
+    min_frequency: int,
+    max_token_length: int | None,
+    prefix: str,
+    tie_break: str,
+    progress: ProgressCallback | None,
+) -> tuple[list[_ScoredRecord], str]:
+    """Merge the pair with the best ``freq(ab) / (freq(a) * freq(b))`` until ``vocab_size``.
+
+    Pairs below ``min_frequency`` or whose token would reach ``max_token_length`` symbols
+    are not candidates. Heap entries are ``(-score, tie, pair)`` with ``tie`` = the pair
+    code ("hf") or ``(first word, position)`` ("first_seen"); an entry is valid when it
+    equals the entry computed now, and every pair whose score may have changed is pushed again.
+    """
+    max_len = max_token_length if max_token_length is not None else 1 << 62
+    id_to_token, token_to_id, token_len = symbols.id_to_token, symbols.token_to_id, symbols.token_len
+    pair_counts, where = count_pairs(words, counts)
+    token_freq = [0] * len(id_to_token)
+    for word, count in zip(words, counts):
+        for token in word:
+            token_freq[token] += count
+    pairs_of: dict[int, set[int]] = {}
+    for code in pair_counts:
+        pairs_of.setdefault(code >> _BITS, set()).add(code)
+        pairs_of.setdefault(code & _MASK, set()).add(code)
+    first_seen = tie_break == "first_seen"
+
+    def first_occurrence(code: int) -> tuple[int, int]:
+        left, right = code >> _BITS, code & _MASK
+        for word_index in sorted(where.get(code, ())):
+            word = words[word_index]
+            offset = 0
+            for position in range(len(word) - 1):
+                if word[position] == left and word[position + 1] == right:
+                    return word_index, offset
+                offset += token_len[word[position]]
+        return (len(words), 0)  # unreachable while the pair's count is positive
+
+    def entry(code: int) -> tuple | None:
+        count = pair_counts.get(code, 0)
+        if count <= 0 or count < min_frequency:
+            return None
+        left, right = code >> _BITS, code & _MASK
+        if token_len[left] + token_len[right] >= max_len and max_token_length is not None:
+            return None
+        score = count / (token_freq[left] * token_freq[right])
+        if first_seen:
+            return (-score, *first_occurrence(code), code)
+        return (-score, code)
+
+    heap = [item for item in map(entry, pair_counts) if item is not None]
+    heapq.heapify(heap)
+    heappush, heappop = heapq.heappush, heapq.heappop
+
+    def pop_valid() -> tuple | None:
+        while heap:
+            item = heappop(heap)
+            fresh = entry(item[-1])
+            if fresh == item:
+                return item
+            if fresh is not None and fresh > item:
+                heappush(heap, fresh)  # worse than recorded (fewer occurrences): no entry holds it yet
+        return None
+
+    records: list[_ScoredRecord] = []
+    start_size = len(token_to_id)
+    total = max(1, vocab_size - start_size)
+    every = _progress_every(total)
+    while True:
+        if len(token_to_id) >= vocab_size:
+            stop_reason = f"reached the target vocab size of {vocab_size}"
+            break
+        best = pop_valid()
+        if best is None:
+            why = "no pair left to merge (every word is a single token)"
+            if min_frequency > 1 or max_token_length is not None:
+                why = "no pair left that meets min_frequency / max_token_length"
+            stop_reason = f"{why} at vocab size {len(token_to_id)}, below the target of {vocab_size}"
+            break
+        code = best[-1]
+        taken: list[tuple] = []
+        seen = {code}
+        while len(taken) < N_CANDIDATES:
+            other = pop_valid()
+            if other is None:
+                break
+            if other[-1] not in seen:
+                seen.add(other[-1])
+                taken.append(other)
+        for other in taken:
+            heappush(heap, other)
+
+        left, right = code >> _BITS, code & _MASK
+        count = pair_counts[code]
+        part_b = id_to_token[right]
+        if prefix and part_b.startswith(prefix):
+            part_b = part_b[len(prefix) :]
+        new_id = symbols.add(id_to_token[left] + part_b, token_len[left] + token_len[right])
+        if new_id == len(token_freq):
+            token_freq.append(0)
+        records.append(
+            _ScoredRecord(code, count, -best[0], new_id, len(token_to_id), [(other[-1], -other[0]) for other in taken])
+        )
+
+        # Merge in place, left to right, with local count changes (as HF's Word::merge,
+        # plus the exact bookkeeping the score needs: token frequencies).
+        get_count = pair_counts.get
+        new_base = new_id * _SHIFT
+        merged_total = 0
+        new_pairs: set[int] = pairs_of.setdefault(new_id, set())
+        for word_index in where.pop(code, ()):
+            word = words[word_index]
+            if left not in word:
+                continue
+            weight = counts[word_index]
+            position = 0
+            while True:
+                try:
+                    position = word.index(left, position)
+                except ValueError:
+                    break
+                if position + 1 < len(word) and word[position + 1] == right:
+                    merged_total += weight
+                    if position > 0:
+                        before = word[position - 1]
+                        changed = before * _SHIFT + left
+                        remaining = get_count(changed, 0) - weight
+                        pair_counts[changed] = remaining
+                        if remaining <= 0:
+                            pairs_of[before].discard(changed)
+                            pairs_of[left].discard(changed)
+                        changed = before * _SHIFT + new_id
+                        pair_counts[changed] = get_count(changed, 0) + weight
+                        where.setdefault(changed, set()).add(word_index)
+                        pairs_of.setdefault(before, set()).add(changed)
+                        new_pairs.add(changed)
+                    word[position : position + 2] = (new_id,)
+                    if position + 1 < len(word):
+                        after = word[position + 1]
+                        changed = right * _SHIFT + after
+                        remaining = get_count(changed, 0) - weight
+                        pair_counts[changed] = remaining
+                        if remaining <= 0:
+                            pairs_of[right].discard(changed)
+                            pairs_of[after].discard(changed)
+                        changed = new_base + after
+                        pair_counts[changed] = get_count(changed, 0) + weight
+                        where.setdefault(changed, set()).add(word_index)
+                        pairs_of.setdefault(after, set()).add(changed)
+                        new_pairs.add(changed)
+                position += 1
+        pair_counts.pop(code, None)
+        token_freq[left] -= merged_total
+        token_freq[right] -= merged_total
+        token_freq[new_id] += merged_total
+        # freq(left) and freq(right) fell, so every pair holding them scores higher now,
+        # and the new token's pairs are new: push them all (dead pairs are dropped from the
+        # index on the way). Pairs elsewhere in the merged words keep their score.
+        pairs_of[left].discard(code)
+        pairs_of[right].discard(code)
+        for token in {left, right, new_id}:
+            if first_seen or max_token_length is not None:
+                for changed in pairs_of[token]:
+                    fresh = entry(changed)
+                    if fresh is not None:
+                        heappush(heap, fresh)
+                continue
+            for changed in pairs_of[token]:
+                count = pair_counts[changed]
+                if count >= min_frequency:
+                    heappush(heap, (-count / (token_freq[changed >> _BITS] * token_freq[changed & _MASK]), changed))
+        if progress is not None and len(records) % every == 0:
+            progress("merges", min(len(token_to_id) - start_size, total), total)
+    if progress is not None:
+        progress("merges", total, total)
+    return records, stop_reason
+
+
+class WordPieceTrainer:
+    """HF's ``trainers.WordPieceTrainer`` plus ``scoring`` and ``tie_break`` (module docstring).
+
+    >>> WordPieceTrainer(vocab_size=100, show_progress=False).continuing_subword_prefix
+    '##'
+    """
+
+    def __init__(
+        self,
+        vocab_size: int = 30000,
+        min_frequency: int = 0,
+        show_progress: bool = True,
+        special_tokens: Sequence[Any] = (),
+        limit_alphabet: int | None = None,
+        initial_alphabet: Iterable[str] = (),
+        continuing_subword_prefix: str = "##",
+        end_of_word_suffix: str | None = None,
+        max_token_length: int | None = None,
+        tie_break: str = "hf",
+        scoring: str = "likelihood",
+    ) -> None:
+        self.vocab_size = check_vocab_size(vocab_size)
+        if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 0:
+            raise TokvizError(f"min_frequency must be a whole number >= 0, got {min_frequency!r}.")
+        self.min_frequency = min_frequency
+        self.show_progress = bool(show_progress)
+        self.special_tokens = list(special_token_strings(special_tokens))
+        if limit_alphabet is not None:
+            check_vocab_size(limit_alphabet, "limit_alphabet")
+        self.limit_alphabet = limit_alphabet
+        self.initial_alphabet = list(_check_initial_alphabet(initial_alphabet))
+        self.continuing_subword_prefix = continuing_subword_prefix or ""
+        self.end_of_word_suffix = end_of_word_suffix or None
+        if max_token_length is not None:
+            check_vocab_size(max_token_length, "max_token_length")
+        self.max_token_length = max_token_length
+        if tie_break not in TIE_BREAKS:
+            raise TokvizError(f"tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}.")
+        self.tie_break = tie_break
+        if scoring not in SCORINGS:
+            raise TokvizError(f"scoring must be one of {', '.join(SCORINGS)}; got {scoring!r}.")
+        self.scoring = scoring
+
+    def config(self) -> tuple[tuple[str, Any], ...]:
+        return (
+            ("vocab_size", self.vocab_size),
+            ("min_frequency", self.min_frequency),
+            ("special_tokens", tuple(self.special_tokens)),
+            ("limit_alphabet", self.limit_alphabet),
+            ("initial_alphabet", tuple(self.initial_alphabet)),
+            ("continuing_subword_prefix", self.continuing_subword_prefix),
+            ("end_of_word_suffix", self.end_of_word_suffix),
+            ("max_token_length", self.max_token_length),
+            ("tie_break", self.tie_break),
+            ("scoring", self.scoring),
+        )
+
+    def __repr__(self) -> str:
+        return "WordPieceTrainer(" + ", ".join(f"{name}={value!r}" for name, value in self.config()) + ")"
+
+    @paused_gc
+    def train_from_word_counts(
+        self,
+        word_counts: Mapping[str, int],
+        progress: ProgressCallback | None = None,
+        *,
+        prefixed_order: Sequence[str] = (),
+    ) -> WordPieceTrainingHistory:
+        """Train on ``{word: count}`` (first-seen order matters for ``tie_break="first_seen"``).
+
+        ``prefixed_order`` (frequency scoring) numbers those ``##`` forms first, in that order,
+        instead of in first-seen order: HF numbers them in its hash map's order, which changes
+        from run to run, so replaying one HF run exactly needs its order (the parity test).
+        """
+        started = time.perf_counter()
+        word_counts = check_word_counts(word_counts)
+        prefix = self.continuing_subword_prefix
+        symbols = _Symbols.start(self.special_tokens)
+        chars = compute_alphabet(word_counts, self.initial_alphabet, self.limit_alphabet)
+        if self.scoring == "frequency":
+            alphabet = chars
+            for char in alphabet:
+                symbols.add(char, 1)
+            for token in prefixed_order:
+                symbols.add(token, 1)
+            words, counts = tokenize_words(word_counts, symbols, prefix or None, self.end_of_word_suffix)
+        else:
+            alphabet = course_alphabet(word_counts, set(chars), prefix)
+            for char in self.initial_alphabet:
+                if char in chars and char not in alphabet:
+                    alphabet.append(char)
+            alphabet.sort()
+            for token in alphabet:
+                symbols.add(token, 1)
+            words, counts = tokenize_words(
+                word_counts, symbols, prefix or None, self.end_of_word_suffix, allowed=set(chars)
+            )
+        initial_size = len(symbols.id_to_token)
+        steps: tuple[MergeStep, ...]
+        if initial_size >= self.vocab_size:
+            steps, stop_reason = (), (
+                f"the target vocab size of {self.vocab_size} is at or below the {initial_size} special tokens "
+                "and alphabet symbols: no merge was trained"
+            )
+        elif self.scoring == "frequency":
+            loop = merge_loop_hf if self.tie_break == "hf" else merge_loop_first_seen
+            records, stop_reason = loop(
+                words, counts, symbols, self.vocab_size, self.min_frequency, self.max_token_length, prefix, progress
+            )
+            steps = records_to_steps(records, symbols.id_to_token)
+        else:
+            scored, stop_reason = likelihood_loop(
+                words,
+                counts,
+                symbols,
+                self.vocab_size,
+                self.min_frequency,
+                self.max_token_length,
+                prefix,
+                self.tie_break,
+                progress,
+            )
+            steps = _scored_steps(scored, symbols.id_to_token)
+        vocab = tuple(symbols.id_to_token)
+        history = WordPieceTrainingHistory(
+            algorithm="WordPiece",
+            model=None,  # type: ignore[arg-type]  # set by finish_history
+            special_tokens=tuple(self.special_tokens),
+            alphabet=tuple(alphabet),
+            word_counts=summarize_word_counts(word_counts),
+            stop_reason=stop_reason,
+            min_vocab_size=initial_size,
+            max_vocab_size=len(vocab),
+            trainer_config=self.config(),
+            merges=steps,
+            vocab=vocab,
+            initial_vocab_size=initial_size,
+            scoring=self.scoring,
+            continuing_subword_prefix=prefix,
+        )
+        return finish_history(history, started)
+
+
+def _scored_steps(records: list[_ScoredRecord], id_to_token: list[str]) -> tuple[MergeStep, ...]:
+    def pair_strings(code: int) -> tuple[str, str]:
+        return id_to_token[code >> _BITS], id_to_token[code & _MASK]
+
+    steps = []
+    for rank, record in enumerate(records):
+        left, right = pair_strings(record.pair_code)
+        steps.append(
+            MergeStep(
+                rank=rank,
+                left=left,
+                right=right,
+                token=id_to_token[record.new_id],
+                count=record.count,
+                score=record.score,
+                vocab_size=record.vocab_size,
+                candidates=tuple((pair_strings(other), score) for other, score in record.candidates),
+            )
+        )
+    return tuple(steps)
