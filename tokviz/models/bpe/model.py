@@ -170,6 +170,29 @@ def apply_merges(ids: list[int], lengths: list[int], merge_map: Mapping[tuple[in
             pair_merges[i] = get((new_id, ids[i + 1]), _NO_MERGE)
 
 
+def merge_ids(ids: list[int], merge_map: Mapping[tuple[int, int], int]) -> None:
+    """:func:`apply_merges` without lengths, for when each token's text gives its length.
+
+    >>> ids = [2, 6, 1, 5]; merge_ids(ids, {(6, 1): 0 << 32 | 7, (2, 7): 2 << 32 | 9}); ids
+    [9, 5]
+    """
+    get = merge_map.get
+    pair_merges = [get(pair, _NO_MERGE) for pair in zip(ids, ids[1:])]
+    while pair_merges:
+        best = min(pair_merges)
+        if best == _NO_MERGE:
+            return
+        i = pair_merges.index(best)
+        new_id = best & _ID_MASK
+        ids[i] = new_id
+        del ids[i + 1]
+        del pair_merges[i]
+        if i:
+            pair_merges[i - 1] = get((ids[i - 1], new_id), _NO_MERGE)
+        if i < len(pair_merges):
+            pair_merges[i] = get((new_id, ids[i + 1]), _NO_MERGE)
+
+
 def apply_merges_with_dropout(
     ids: list[int],
     lengths: list[int],
@@ -248,6 +271,7 @@ class BPE(FrozenModel):
         "_merge_map",
         "_cache",
         "_generation_size",
+        "_plain",
         "_rng",
         "cache_capacity",
         "dropout",
@@ -265,6 +289,7 @@ class BPE(FrozenModel):
     _merge_map: dict[tuple[int, int], int]
     _cache: list[dict[str, tuple[Token, ...]]] | None  # [recent, old] generations
     _generation_size: int
+    _plain: bool  # no two tokens share an id
     _rng: random.Random | Any
     cache_capacity: int
     dropout: float | None
@@ -314,6 +339,7 @@ class BPE(FrozenModel):
             _merge_map=build_merge_map(checked_vocab, parsed_merges, continuing_subword_prefix),
             _cache=[{}, {}] if cache_capacity else None,
             _generation_size=max(1, cache_capacity // 2),
+            _plain=len(checked_vocab) == len(set(checked_vocab.values())),
             _rng=rng if rng is not None else random,
             cache_capacity=cache_capacity,
             dropout=dropout,
@@ -429,6 +455,19 @@ class BPE(FrozenModel):
             ids = list(map(get, symbols))
         else:
             ids = list(map(get, word))
+            if self._plain and not self.dropout and None not in ids:
+                # Fastest path: no decoration and one id per token string, so a token's
+                # text is exactly the characters it covers and gives its length.
+                merge_ids(ids, self._merge_map)
+                vocab_r = self._vocab_r
+                tokens = []
+                position = 0
+                for token_id in ids:
+                    value = vocab_r[token_id]
+                    end = position + len(value)
+                    tokens.append(Token(token_id, value, (position, end)))
+                    position = end
+                return tuple(tokens)
         if None not in ids:
             # Fast path: every character is one known symbol, so offsets count characters.
             lengths = [1] * len(ids)
