@@ -342,3 +342,44 @@ def test_char_bpe_marks_word_ends_and_decodes_back() -> None:
     encoding = tokenizer.encode("the tokenizer")
     assert encoding.tokens[-1].endswith("</w>")
     assert tokenizer.decode(encoding.ids) == "the tokenizer"
+
+
+# --- the Custom form's widget state -------------------------------------------------------
+
+from tokviz.pipeline_config import from_form_state, to_form_state  # noqa: E402
+
+
+@pytest.mark.parametrize("key", list(PRESETS))
+def test_every_preset_round_trips_through_the_form(key: str) -> None:
+    config = PRESETS[key].build()
+    assert from_form_state(to_form_state(config)) == config
+
+
+def test_form_reads_typed_values_and_blank_optionals() -> None:
+    state = to_form_state(PipelineConfig())
+    state.update(
+        {
+            "cfg_normalizers": ["NFKC", "Replace"],
+            "cfg_n_Replace_pattern": "``",
+            "cfg_n_Replace_content": '"',
+            "cfg_pre_tokenizers": ["Metaspace"],
+            "cfg_p_Metaspace_prepend_scheme": "never",
+            "cfg_model": "Unigram",
+            "cfg_special_tokens": " <unk>  <pad> ",
+            "cfg_unk_token": "<unk>",
+            "cfg_limit_alphabet": 0,
+            "cfg_unigram_method": "course",
+        }
+    )
+    config = from_form_state(state)
+    assert config.normalizers == (component("NFKC"), component("Replace", pattern="``", content='"'))
+    assert config.pre_tokenizers == (component("Metaspace", prepend_scheme="never"),)
+    assert (config.model, config.special_tokens, config.unk_token) == ("Unigram", ("<unk>", "<pad>"), "<unk>")
+    assert (config.limit_alphabet, config.unigram_method) == (None, "course")
+
+
+def test_form_errors_are_user_errors() -> None:
+    with pytest.raises(SpecialTokenError, match="must also be a special token"):
+        from_form_state({"cfg_unk_token": "[UNK]"})
+    with pytest.raises(PipelineConfigError, match="must be a bool"):
+        from_form_state({"cfg_normalizers": ["Strip"], "cfg_n_Strip_left": "no"})

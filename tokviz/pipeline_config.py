@@ -567,6 +567,112 @@ def from_query_params(params: Mapping[str, Any], default_vocab: int = 500) -> tu
     return PipelineConfig(**options), vocab_size
 
 
+# ---------------------------------------------------------------------------------------
+# Form state (the Custom mode's widgets, by key)
+
+#: Prefix of every Custom-form widget key in ``st.session_state``.
+FORM_PREFIX = "cfg_"
+
+
+def _form_param_key(section: str, type_name: str, param: str) -> str:
+    return f"{FORM_PREFIX}{section}_{type_name}_{param}"
+
+
+def to_form_state(config: PipelineConfig) -> dict[str, Any]:
+    """The Custom form's widget values for ``config`` (keys as the form's widget keys).
+
+    Components become ordered multiselect values plus one value per option; optional numbers
+    become 0 ("none"), optional strings "" — what the widgets can hold:
+
+    >>> state = to_form_state(PipelineConfig(normalizers=(component("Strip", left=False),)))
+    >>> state["cfg_normalizers"], state["cfg_n_Strip_left"], state["cfg_limit_alphabet"]
+    (['Strip'], False, 0)
+    """
+    state: dict[str, Any] = {
+        f"{FORM_PREFIX}normalizers": [spec.type for spec in config.normalizers],
+        f"{FORM_PREFIX}pre_tokenizers": [spec.type for spec in config.pre_tokenizers],
+    }
+    for section, schema_map, specs in (("n", NORMALIZERS, config.normalizers), ("p", PRE_TOKENIZERS, config.pre_tokenizers)):
+        chosen = {spec.type: spec for spec in specs}
+        for type_name, schema in schema_map.items():
+            for param in schema:
+                value = chosen[type_name].param(param.name) if type_name in chosen else param.default
+                state[_form_param_key(section, type_name, param.name)] = value
+    state.update(
+        {
+            f"{FORM_PREFIX}model": config.model,
+            f"{FORM_PREFIX}special_tokens": " ".join(config.special_tokens),
+            f"{FORM_PREFIX}unk_token": config.unk_token or "",
+            f"{FORM_PREFIX}min_frequency": config.min_frequency,
+            f"{FORM_PREFIX}limit_alphabet": config.limit_alphabet or 0,
+            f"{FORM_PREFIX}byte_alphabet": config.byte_alphabet,
+            f"{FORM_PREFIX}continuing_subword_prefix": config.continuing_subword_prefix or "",
+            f"{FORM_PREFIX}end_of_word_suffix": config.end_of_word_suffix or "",
+            f"{FORM_PREFIX}max_token_length": config.max_token_length or 0,
+            f"{FORM_PREFIX}tie_break": config.tie_break,
+            f"{FORM_PREFIX}scoring": config.scoring,
+            f"{FORM_PREFIX}unigram_method": config.unigram_method,
+            f"{FORM_PREFIX}shrinking_factor": float(config.shrinking_factor),
+            f"{FORM_PREFIX}max_piece_length": config.max_piece_length,
+            f"{FORM_PREFIX}n_sub_iterations": config.n_sub_iterations,
+            f"{FORM_PREFIX}post_processor": config.post_processor,
+        }
+    )
+    return state
+
+
+def from_form_state(state: Mapping[str, Any]) -> PipelineConfig:
+    """Read the Custom form back into a config (missing keys take the defaults).
+
+    Special tokens are typed separated by spaces: ``"[PAD] [UNK]"`` -> ``("[PAD]", "[UNK]")``.
+
+    >>> from_form_state(to_form_state(PipelineConfig())) == PipelineConfig()
+    True
+    """
+    default_state = to_form_state(PipelineConfig())
+
+    def get(name: str) -> Any:
+        key = f"{FORM_PREFIX}{name}"
+        return state.get(key, default_state.get(key))
+
+    def specs(section: str, field_name: str, schema_map: dict[str, tuple[Param, ...]]) -> tuple[ComponentSpec, ...]:
+        out = []
+        for type_name in get(field_name) or []:
+            if type_name not in schema_map:
+                raise PipelineConfigError(f"{type_name!r} is not one of: {', '.join(schema_map)}.")
+            options = {
+                param.name: state.get(_form_param_key(section, type_name, param.name), param.default)
+                for param in schema_map[type_name]
+            }
+            out.append(component(type_name, **options))
+        return tuple(out)
+
+    def optional_int(name: str) -> int | None:
+        value = int(get(name) or 0)
+        return value or None
+
+    return PipelineConfig(
+        normalizers=specs("n", "normalizers", NORMALIZERS),
+        pre_tokenizers=specs("p", "pre_tokenizers", PRE_TOKENIZERS),
+        model=get("model"),
+        special_tokens=tuple(str(get("special_tokens") or "").split()),
+        unk_token=(str(get("unk_token") or "").strip() or None),
+        min_frequency=int(get("min_frequency") or 0),
+        limit_alphabet=optional_int("limit_alphabet"),
+        byte_alphabet=bool(get("byte_alphabet")),
+        continuing_subword_prefix=get("continuing_subword_prefix") or None,
+        end_of_word_suffix=get("end_of_word_suffix") or None,
+        max_token_length=optional_int("max_token_length"),
+        tie_break=get("tie_break"),
+        scoring=get("scoring"),
+        unigram_method=get("unigram_method"),
+        shrinking_factor=float(get("shrinking_factor")),
+        max_piece_length=int(get("max_piece_length")),
+        n_sub_iterations=int(get("n_sub_iterations")),
+        post_processor=get("post_processor"),
+    )
+
+
 def config_key(config: PipelineConfig) -> str:
     """A stable text key of the config (hashable already; this one is stable across processes)."""
     return json.dumps(to_query_params(config, 1), sort_keys=True, ensure_ascii=False)
@@ -589,7 +695,9 @@ __all__ = [
     "check_vocab_size",
     "component",
     "config_key",
+    "from_form_state",
     "from_query_params",
+    "to_form_state",
     "to_query_params",
     "tokenizer_with_model",
     "trainer_options",
