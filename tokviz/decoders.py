@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence as SequenceType
 
-import regex
-
 from tokviz.byte_level import UNICODE_TO_BYTES
-from tokviz.errors import PatternError, SerializationError
+from tokviz.errors import SerializationError
+from tokviz.patterns import compile_pattern, match_spans
 
 
 class Decoder:
@@ -187,10 +186,7 @@ class Replace(Decoder):
         self._is_regex = not isinstance(pattern, str)
         if self._is_regex:
             source = _regex_source(pattern)
-            try:
-                self._compiled = regex.compile(source)
-            except regex.error as error:
-                raise PatternError(f"The Replace decoder pattern {source!r} is not a valid regular expression: {error}.") from error
+            self._compiled = compile_pattern(source)  # PatternError names a bad pattern
             self._source = source
         else:
             self._source = pattern
@@ -201,11 +197,25 @@ class Replace(Decoder):
                 return list(tokens)
             return [token.replace(self._source, self.content) for token in tokens]
         # A lambda keeps backslashes in the replacement literal, as in HF.
-        return [self._compiled.sub(lambda _m: self.content, token) for token in tokens]
+        return [_replace_spans(token, match_spans(self._compiled, token), self.content) for token in tokens]
 
     def to_dict(self) -> dict[str, Any]:
         kind = "Regex" if self._is_regex else "String"
         return {"type": "Replace", "pattern": {kind: self._source}, "content": self.content}
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int]], content: str) -> str:
+    # Spliced by hand so backslashes in ``content`` stay literal, as in HF.
+    if not spans:
+        return text
+    parts = []
+    previous = 0
+    for start, end in spans:
+        parts.append(text[previous:start])
+        parts.append(content)
+        previous = end
+    parts.append(text[previous:])
+    return "".join(parts)
 
 
 def _regex_source(pattern: Any) -> str:
@@ -341,7 +351,9 @@ def from_dict(data: dict[str, Any] | None) -> Decoder | None:
             pattern = data["pattern"]
             if "String" in pattern:
                 return Replace(pattern["String"], data["content"])
-            return Replace(_RegexSource(pattern["Regex"]), data["content"])
+            from tokviz.patterns import Regex
+
+            return Replace(Regex(pattern["Regex"]), data["content"])
         if kind == "Strip":
             return Strip(data.get("content", " "), data.get("start", 0), data.get("stop", 0))
         if kind == "Fuse":
@@ -354,9 +366,3 @@ def from_dict(data: dict[str, Any] | None) -> Decoder | None:
         raise SerializationError(f"The decoder {kind!r} in this tokenizer.json is malformed ({error}).") from error
     raise SerializationError(f"tokviz cannot represent the decoder {kind!r} (it knows {', '.join(_TYPES)}).")
 
-
-class _RegexSource:
-    """Stand-in for ``tokviz.Regex`` while patterns.py is not imported: just the source."""
-
-    def __init__(self, pattern: str) -> None:
-        self.pattern = pattern

@@ -36,6 +36,8 @@ UNICODE_WHITESPACE = frozenset(
     "\u200a\u2028\u2029\u202f\u205f\u3000"
 )
 
+_TRIM_CHARS = UNICODE_WHITESPACE | {_SPACE_SYMBOL}
+
 
 class PostProcessor:
     """Base class: subclasses implement ``process_encodings`` and ``num_special_tokens_to_add``."""
@@ -58,6 +60,9 @@ class PostProcessor:
         for sequence_id, item in enumerate(encodings):
             item.set_sequence_id(sequence_id)
         processed = self.process_encodings(encodings, add_special_tokens)
+        if len(processed) == 1:
+            # Merging one encoding into an empty one gives it back unchanged.
+            return processed[0]
         merged = Encoding()
         for item in processed:
             merged.merge_with(item, growing_offsets=False)
@@ -82,31 +87,40 @@ def trim_offsets(encoding: Encoding, add_prefix_space: bool) -> None:
     keeps a single leading space when ``add_prefix_space`` put it there.
     """
     offsets = encoding._offsets
+    trim_chars = _TRIM_CHARS
     for i, token in enumerate(encoding._tokens):
-        if not token or (token[0] != _SPACE_SYMBOL and token[0] not in UNICODE_WHITESPACE
-                         and token[-1] != _SPACE_SYMBOL and token[-1] not in UNICODE_WHITESPACE):
-            continue
-        leading = 0
-        for char in token:
-            if char == _SPACE_SYMBOL or char in UNICODE_WHITESPACE:
-                leading += 1
-            else:
-                break
-        trailing = 0
-        for char in reversed(token):
-            if char == _SPACE_SYMBOL or char in UNICODE_WHITESPACE:
-                trailing += 1
-            else:
-                break
-        start, end = offsets[i]
-        if leading:
-            is_first = i == 0 or start == 0
-            if is_first and add_prefix_space and leading == 1:
-                leading = 0
-            start = min(start + leading, end)
-        if trailing and end >= trailing:
-            end = max(end - trailing, start)
-        offsets[i] = (start, end)
+        if token and (token[0] in trim_chars or token[-1] in trim_chars):
+            start, end = offsets[i]
+            offsets[i] = trim_token_offsets(token, start, end, i == 0 or start == 0, add_prefix_space)
+
+
+def space_counts(token: str) -> tuple[int, int]:
+    """Leading and trailing spaces of a token ('Ġ' or Unicode whitespace): ``'ĠĠa Ġ' -> (2, 2)``."""
+    leading = 0
+    for char in token:
+        if char not in _TRIM_CHARS:
+            break
+        leading += 1
+    trailing = 0
+    for char in reversed(token):
+        if char not in _TRIM_CHARS:
+            break
+        trailing += 1
+    return leading, trailing
+
+
+def trim_token_offsets(
+    token: str, start: int, end: int, is_first: bool, add_prefix_space: bool
+) -> tuple[int, int]:
+    """HF's rule for one token: ``('Ġworld', 5, 11, False, True) -> (6, 11)``."""
+    leading, trailing = space_counts(token)
+    if leading:
+        if is_first and add_prefix_space and leading == 1:
+            leading = 0
+        start = min(start + leading, end)
+    if trailing and end >= trailing:
+        end = max(end - trailing, start)
+    return (start, end)
 
 
 # ---------------------------------------------------------------------- BERT / RoBERTa

@@ -1,0 +1,243 @@
+"""Added tokens: strings matched whole in the input BEFORE the model ever sees them.
+
+``tok.add_special_tokens(["[CLS]"])`` or ``tok.add_tokens(["<name>"])`` puts tokens on top of
+the model's vocabulary. When encoding, the text is first cut on these tokens, so
+``"[CLS] hi"`` becomes ``[CLS]`` (one token, never split, never normalized) and ``" hi"``
+(which goes through the normal pipeline). As in HF, matching happens twice:
+
+1. tokens with ``normalized=False`` (special tokens by default) are found in the raw text;
+2. the remaining pieces are normalized, and tokens with ``normalized=True`` are found in
+   the normalized text (so ``"yesterday"`` added to a lowercasing tokenizer matches
+   ``"Yesterday"``).
+
+Matching is leftmost-longest over all tokens of a pass. Options, as in HF: ``single_word``
+(only match when not inside a word), ``lstrip`` / ``rstrip`` (swallow the whitespace on that
+side), ``special`` (dropped by ``decode(skip_special_tokens=True)``).
+
+>>> vocab = AddedVocabulary()
+>>> vocab.add_tokens([AddedToken("[CLS]", special=True), AddedToken("name")], model=None)
+2
+>>> vocab.find_matches("[CLS] my name", normalized=False)
+[(0, (0, 5)), (None, (5, 13))]
+
+What this version leaves out: HF's ``encode_special_tokens`` switch (special tokens are always
+matched).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import regex
+
+from tokviz.errors import SpecialTokenError
+
+_WHITESPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_WHITESPACE_SET = frozenset(_WHITESPACE)
+_WORD_CHAR = regex.compile(r"\w")
+
+
+@dataclass(frozen=True, slots=True)
+class AddedToken:
+    """A token added on top of the model's vocabulary, with HF's matching options.
+
+    ``normalized`` defaults to ``not special``: special tokens match the raw text.
+
+    >>> AddedToken("[MASK]", special=True).normalized
+    False
+    """
+
+    content: str
+    single_word: bool = False
+    lstrip: bool = False
+    rstrip: bool = False
+    normalized: bool = field(default=None)  # type: ignore[assignment]
+    special: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, str):
+            raise SpecialTokenError(f"An added token must be a string, not {type(self.content).__name__}.")
+        if self.normalized is None:
+            object.__setattr__(self, "normalized", not self.special)
+
+    def to_dict(self, id: int | None = None) -> dict[str, Any]:
+        data: dict[str, Any] = {} if id is None else {"id": id}
+        data.update(
+            content=self.content,
+            single_word=self.single_word,
+            lstrip=self.lstrip,
+            rstrip=self.rstrip,
+            normalized=self.normalized,
+            special=self.special,
+        )
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "AddedToken":
+        return cls(
+            content=data["content"],
+            single_word=bool(data.get("single_word", False)),
+            lstrip=bool(data.get("lstrip", False)),
+            rstrip=bool(data.get("rstrip", False)),
+            normalized=bool(data.get("normalized", not data.get("special", False))),
+            special=bool(data.get("special", False)),
+        )
+
+    def __str__(self) -> str:
+        return self.content
+
+
+def _ends_with_word(text: str) -> bool:
+    return bool(text) and _WORD_CHAR.match(text[-1]) is not None
+
+
+def _starts_with_word(text: str) -> bool:
+    return bool(text) and _WORD_CHAR.match(text[0]) is not None
+
+
+class AddedVocabulary:
+    """The tokens added to a tokenizer, their ids, and the two matchers (raw / normalized).
+
+    Ids: a token already in the model's vocabulary keeps the model's id; a new one gets the
+    next id after the model's vocabulary and the tokens added so far (HF's rule).
+    """
+
+    def __init__(self) -> None:
+        self._content_to_id: dict[str, int] = {}
+        self._id_to_token: dict[int, AddedToken] = {}
+        self._classic: list[AddedToken] = []  # non-special, in the order they were added
+        self._special: list[AddedToken] = []
+        self._special_contents: set[str] = set()
+        self._raw_matcher: tuple[Any, list[int]] | None = None
+        self._normalized_matcher: tuple[Any, list[int]] | None = None
+
+    # ----------------------------------------------------------------- reading
+    def __len__(self) -> int:
+        return len(self._content_to_id)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._content_to_id)
+
+    def get_added_tokens_decoder(self) -> dict[int, AddedToken]:
+        return dict(sorted(self._id_to_token.items()))
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._content_to_id.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        added = self._id_to_token.get(id)
+        return None if added is None else added.content
+
+    def is_special_token(self, token: str) -> bool:
+        return token in self._special_contents
+
+    @property
+    def special_contents(self) -> frozenset[str]:
+        return frozenset(self._special_contents)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self._content_to_id
+
+    # ----------------------------------------------------------------- adding
+    def add_tokens(self, tokens: Iterable[AddedToken], model: Any, normalizer: Any = None) -> int:
+        """Add tokens; returns how many were new (empty and repeated tokens are ignored)."""
+        tokens = list(tokens)
+        for token in tokens:
+            if token.special and token.content and token.content not in self._special_contents:
+                self._special.append(token)
+                self._special_contents.add(token.content)
+        added = 0
+        for token in tokens:
+            if not token.content or token in self._id_to_token.values():
+                continue
+            added += 1
+            new_id = self._content_to_id.get(token.content)
+            if new_id is None and model is not None:
+                new_id = model.token_to_id(token.content)
+            if new_id is None:
+                model_size = model.get_vocab_size() if model is not None else 0
+                if self._content_to_id:
+                    highest = max(self._content_to_id.values())
+                    new_id = highest + 1 if highest >= model_size or model_size == 0 else model_size
+                else:
+                    new_id = model_size
+            self._content_to_id[token.content] = new_id
+            self._id_to_token[new_id] = token
+            if token.content not in self._special_contents:
+                self._classic.append(token)
+        self.refresh(model, normalizer)
+        return added
+
+    def refresh(self, model: Any, normalizer: Any = None) -> None:
+        """Rebuild the two matchers (call again after the normalizer changes)."""
+        raw: list[tuple[str, int]] = []
+        normalized: list[tuple[str, int]] = []
+        for token in [*self._special, *self._classic]:
+            token_id = self._content_to_id.get(token.content)
+            if token_id is None and model is not None:
+                token_id = model.token_to_id(token.content)
+            if token_id is None:
+                continue
+            if token.normalized:
+                content = normalizer.normalize_str(token.content) if normalizer is not None else token.content
+                normalized.append((content, token_id))
+            else:
+                raw.append((token.content, token_id))
+        self._raw_matcher = _build_matcher(raw)
+        self._normalized_matcher = _build_matcher(normalized)
+
+    # ----------------------------------------------------------------- matching
+    def has_matchers(self) -> tuple[bool, bool]:
+        return (self._raw_matcher is not None, self._normalized_matcher is not None)
+
+    def find_matches(self, sentence: str, normalized: bool) -> list[tuple[int | None, tuple[int, int]]]:
+        """Cover ``sentence`` with ``(id or None, (start, end))`` pieces, HF's ``find_matches``."""
+        matcher = self._normalized_matcher if normalized else self._raw_matcher
+        if not sentence:
+            return [(None, (0, 0))]
+        if matcher is None:
+            return [(None, (0, len(sentence)))]
+        compiled, ids_by_group = matcher
+        splits: list[tuple[int | None, tuple[int, int]]] = []
+        start_offset = 0
+        for match in compiled.finditer(sentence):
+            start, stop = match.span()
+            token_id = ids_by_group[match.lastindex - 1]
+            token = self._id_to_token[token_id]
+            if token.single_word:
+                start_space = start == 0 or not _ends_with_word(sentence[:start])
+                stop_space = stop == len(sentence) or not _starts_with_word(sentence[stop:])
+                if not (start_space and stop_space):
+                    continue
+            if token.lstrip:
+                new_start = start
+                while new_start > 0 and sentence[new_start - 1] in _WHITESPACE_SET:
+                    new_start -= 1
+                # A previous match may already own those spaces.
+                start = max(new_start, start_offset)
+            if token.rstrip:
+                while stop < len(sentence) and sentence[stop] in _WHITESPACE_SET:
+                    stop += 1
+            if start_offset < start:
+                splits.append((None, (start_offset, start)))
+            splits.append((token_id, (start, stop)))
+            start_offset = stop
+        if start_offset != len(sentence):
+            splits.append((None, (start_offset, len(sentence))))
+        return splits
+
+
+def _build_matcher(patterns: list[tuple[str, int]]) -> tuple[Any, list[int]] | None:
+    """One regex alternation, longest pattern first: leftmost-longest like HF's Aho-Corasick."""
+    patterns = [(content, token_id) for content, token_id in patterns if content]
+    if not patterns:
+        return None
+    # Stable sort: among equal lengths, the earlier token wins (Aho-Corasick's pattern order).
+    ordered = sorted(patterns, key=lambda item: -len(item[0]))
+    source = "|".join(f"({regex.escape(content)})" for content, _ in ordered)
+    return regex.compile(source), [token_id for _, token_id in ordered]

@@ -1,0 +1,230 @@
+"""tokenizer.json in Hugging Face's format, both ways.
+
+A tokenizer.json is one object with these keys, in this order (HF writes them so)::
+
+    {"version": "1.0",
+     "truncation": {"direction": "Right", "max_length": 128, "strategy": "LongestFirst", "stride": 0} | null,
+     "padding": {"strategy": "BatchLongest" | {"Fixed": 128}, "direction": "Right",
+                 "pad_to_multiple_of": null, "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]"} | null,
+     "added_tokens": [{"id": 0, "content": "[PAD]", "single_word": false, "lstrip": false,
+                       "rstrip": false, "normalized": false, "special": true}, ...],
+     "normalizer": {...} | null, "pre_tokenizer": {...} | null, "model": {...},
+     "post_processor": {...} | null, "decoder": {...} | null}
+
+Each component serializes itself (``to_dict``) and is rebuilt by its module's ``from_dict``;
+this module only assembles the file. Anything tokviz cannot represent raises
+:class:`~tokviz.errors.SerializationError` naming the section and the component; nothing is
+silently dropped. Added-token ids are re-derived when loading (a token already in the
+model keeps the model's id), exactly as HF does.
+
+>>> from tokviz import Tokenizer
+>>> from tokviz.models import WordLevel
+>>> tok = Tokenizer.from_str(Tokenizer(WordLevel({"a": 0}, unk_token="a")).to_str())
+>>> tok.get_vocab()
+{'a': 0}
+
+What this version leaves out: nothing of the format for the components tokviz has; the
+SentencePiece ``Precompiled`` normalizer and the CTC decoder are reported as unsupported.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tokviz.added_vocabulary import AddedToken
+from tokviz.errors import SerializationError, TokvizError
+
+FORMAT_VERSION = "1.0"
+
+_STRATEGY_TO_JSON = {"longest_first": "LongestFirst", "only_first": "OnlyFirst", "only_second": "OnlySecond"}
+_STRATEGY_FROM_JSON = {value: key for key, value in _STRATEGY_TO_JSON.items()}
+
+
+# ---------------------------------------------------------------------- writing
+def tokenizer_to_dict(tokenizer: Any) -> dict[str, Any]:
+    """The tokenizer.json object of ``tokenizer`` (a plain dict, ready for ``json.dumps``)."""
+    truncation = tokenizer._truncation
+    padding = tokenizer._padding
+    added = tokenizer._added.get_added_tokens_decoder()
+    return {
+        "version": FORMAT_VERSION,
+        "truncation": None
+        if truncation is None
+        else {
+            "direction": truncation.direction.capitalize(),
+            "max_length": truncation.max_length,
+            "strategy": _STRATEGY_TO_JSON[truncation.strategy],
+            "stride": truncation.stride,
+        },
+        "padding": None
+        if padding is None
+        else {
+            "strategy": "BatchLongest" if padding.length is None else {"Fixed": padding.length},
+            "direction": padding.direction.capitalize(),
+            "pad_to_multiple_of": padding.pad_to_multiple_of,
+            "pad_id": padding.pad_id,
+            "pad_type_id": padding.pad_type_id,
+            "pad_token": padding.pad_token,
+        },
+        "added_tokens": [token.to_dict(token_id) for token_id, token in added.items()],
+        "normalizer": _component_dict(tokenizer.normalizer, "normalizer"),
+        "pre_tokenizer": _component_dict(tokenizer.pre_tokenizer, "pre_tokenizer"),
+        "model": _component_dict(tokenizer.model, "model"),
+        "post_processor": _component_dict(tokenizer.post_processor, "post_processor"),
+        "decoder": _component_dict(tokenizer.decoder, "decoder"),
+    }
+
+
+def _component_dict(component: Any, section: str) -> dict[str, Any] | None:
+    if component is None:
+        return None
+    to_dict = getattr(component, "to_dict", None)
+    if to_dict is None:
+        raise SerializationError(
+            f"tokviz cannot save the {section} {type(component).__name__}: it has no tokenizer.json form."
+        )
+    return to_dict()
+
+
+def tokenizer_to_str(tokenizer: Any, pretty: bool = False) -> str:
+    data = tokenizer_to_dict(tokenizer)
+    if pretty:
+        return json.dumps(data, ensure_ascii=False, indent=2)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------- reading
+def tokenizer_from_str(text: str) -> Any:
+    """Build a Tokenizer from tokenizer.json text; malformed input raises SerializationError."""
+    if not isinstance(text, str):
+        raise SerializationError(f"A tokenizer.json must be text, not {type(text).__name__}.")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SerializationError(
+            f"This is not a valid tokenizer.json: the JSON is malformed at line {error.lineno}, "
+            f"column {error.colno} ({error.msg})."
+        ) from error
+    return tokenizer_from_dict(data)
+
+
+def tokenizer_from_file(path: str | Path) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SerializationError(f"{path} is not a UTF-8 text file, so it cannot be a tokenizer.json.") from error
+    return tokenizer_from_str(text)
+
+
+def tokenizer_from_dict(data: Any) -> Any:
+    from tokviz import decoders, processors
+    from tokviz.tokenizer import Tokenizer
+
+    if not isinstance(data, dict):
+        raise SerializationError("This is not a tokenizer.json: the top level must be a JSON object.")
+    if "model" not in data or data["model"] is None:
+        raise SerializationError("This tokenizer.json has no 'model' section, so there is nothing to load.")
+    version = data.get("version", FORMAT_VERSION)
+    if version != FORMAT_VERSION:
+        raise SerializationError(f"tokviz reads tokenizer.json version {FORMAT_VERSION}, not {version!r}.")
+
+    tokenizer = Tokenizer(_section(model_from_dict, data["model"], "model"))
+    tokenizer.normalizer = _section(_normalizer_from_dict, data.get("normalizer"), "normalizer")
+    tokenizer.pre_tokenizer = _section(_pre_tokenizer_from_dict, data.get("pre_tokenizer"), "pre_tokenizer")
+    tokenizer.post_processor = _section(processors.from_dict, data.get("post_processor"), "post_processor")
+    tokenizer.decoder = _section(decoders.from_dict, data.get("decoder"), "decoder")
+
+    added = data.get("added_tokens") or []
+    if not isinstance(added, list):
+        raise SerializationError("The 'added_tokens' section of this tokenizer.json must be a list.")
+    try:
+        tokens = [AddedToken.from_dict(item) for item in added]
+    except (KeyError, TypeError, AttributeError) as error:
+        raise SerializationError(f"An entry of 'added_tokens' in this tokenizer.json is malformed ({error}).") from error
+    # HF adds them all at once; add_tokens sorts out which are special.
+    tokenizer._added.add_tokens(tokens, tokenizer.model, tokenizer.normalizer)
+
+    truncation = data.get("truncation")
+    if truncation is not None:
+        try:
+            strategy = _STRATEGY_FROM_JSON[truncation.get("strategy", "LongestFirst")]
+            tokenizer.enable_truncation(
+                int(truncation["max_length"]),
+                int(truncation.get("stride", 0)),
+                strategy,
+                str(truncation.get("direction", "Right")).lower(),
+            )
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            if isinstance(error, TokvizError):
+                raise
+            raise SerializationError(f"The 'truncation' section of this tokenizer.json is malformed ({error}).") from error
+    padding = data.get("padding")
+    if padding is not None:
+        try:
+            strategy = padding.get("strategy", "BatchLongest")
+            length = None if strategy == "BatchLongest" else int(strategy["Fixed"])
+            tokenizer.enable_padding(
+                direction=str(padding.get("direction", "Right")).lower(),
+                pad_id=int(padding.get("pad_id", 0)),
+                pad_type_id=int(padding.get("pad_type_id", 0)),
+                pad_token=str(padding.get("pad_token", "[PAD]")),
+                length=length,
+                pad_to_multiple_of=padding.get("pad_to_multiple_of"),
+            )
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            if isinstance(error, TokvizError):
+                raise
+            raise SerializationError(f"The 'padding' section of this tokenizer.json is malformed ({error}).") from error
+    return tokenizer
+
+
+def _section(build: Any, data: Any, section: str) -> Any:
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise SerializationError(f"The {section!r} section of this tokenizer.json must be an object or null.")
+    try:
+        return build(data)
+    except SerializationError:
+        raise
+    except TokvizError as error:
+        raise SerializationError(f"The {section} in this tokenizer.json cannot be built: {error}") from error
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        kind = data.get("type", "?")
+        raise SerializationError(f"The {section} {kind!r} in this tokenizer.json is malformed ({error!r}).") from error
+
+
+def _normalizer_from_dict(data: dict[str, Any]) -> Any:
+    from tokviz import normalizers
+
+    return normalizers.from_dict(data)
+
+
+def _pre_tokenizer_from_dict(data: dict[str, Any]) -> Any:
+    from tokviz import pre_tokenizers
+
+    return pre_tokenizers.from_dict(data)
+
+
+_MODELS = ("BPE", "WordPiece", "WordLevel", "Unigram")
+
+
+def model_from_dict(data: dict[str, Any]) -> Any:
+    """Build the model section; files without a ``type`` are recognised by their fields, as in HF."""
+    from tokviz import models
+
+    kind = data.get("type")
+    if kind is None:
+        if "merges" in data:
+            kind = "BPE"
+        elif isinstance(data.get("vocab"), list):
+            kind = "Unigram"
+        elif "max_input_chars_per_word" in data or "continuing_subword_prefix" in data:
+            kind = "WordPiece"
+        else:
+            kind = "WordLevel"
+    if kind not in _MODELS:
+        raise SerializationError(f"tokviz cannot represent the model {kind!r} (it knows {', '.join(_MODELS)}).")
+    return getattr(models, kind).from_dict(data)

@@ -1,0 +1,890 @@
+"""The :class:`Tokenizer`: the whole pipeline, encode and decode, as in HF ``tokenizers``.
+
+One input goes through five stages (HF's order, HF's names)::
+
+    "Héllo [SEP] you"
+      1. added tokens    ['Héllo ', '[SEP]', ' you']     special/added tokens cut out first
+      2. normalizer      ['hello ', '[SEP]', ' you']     (tok.normalizer, e.g. Lowercase)
+      3. pre_tokenizer   ['hello', '[SEP]', 'you']       (tok.pre_tokenizer, e.g. Whitespace)
+      4. model           ['hel', '##lo', '[SEP]', 'you'] (tok.model.tokenize per pre-token)
+      5. post_processor  ['[CLS]', ..., '[SEP]']          (tok.post_processor), then truncation
+                                                         and padding as configured
+
+and every token keeps its character offsets into the ORIGINAL text. ``decode`` maps ids back
+to tokens and runs ``tok.decoder``. :meth:`Tokenizer.trace` records every stage for one input
+(what the Pipeline page draws), and :meth:`Tokenizer.train_from_iterator` trains the model
+and returns the trainer's :class:`~tokviz.history.TrainingHistory`.
+
+>>> from tokviz.models import WordLevel
+>>> tok = Tokenizer(WordLevel({"[UNK]": 0, "hello": 1, "world": 2}, unk_token="[UNK]"))
+>>> tok.encode("hello").ids
+[1]
+
+What this version leaves out: byte offsets (``OffsetType.Byte``), multi-threading, and
+HF's ``encode_special_tokens`` switch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import accumulate, chain, count, repeat
+from operator import add, itemgetter
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from tokviz.added_vocabulary import AddedToken, AddedVocabulary
+from tokviz.encoding import Encoding
+from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
+from tokviz.models.base import Token
+from tokviz.processors import ByteLevel as ByteLevelProcessor
+from tokviz.processors import trim_token_offsets
+
+_STRATEGIES = ("longest_first", "only_first", "only_second")
+
+
+# ---------------------------------------------------------------------- truncation / padding
+@dataclass(frozen=True, slots=True)
+class TruncationParams:
+    max_length: int
+    stride: int = 0
+    strategy: str = "longest_first"
+    direction: str = "right"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"max_length": self.max_length, "stride": self.stride, "strategy": self.strategy, "direction": self.direction}
+
+
+@dataclass(frozen=True, slots=True)
+class PaddingParams:
+    length: int | None = None  # None: pad to the longest of the batch
+    pad_to_multiple_of: int | None = None
+    pad_id: int = 0
+    pad_type_id: int = 0
+    pad_token: str = "[PAD]"
+    direction: str = "right"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "length": self.length,
+            "pad_to_multiple_of": self.pad_to_multiple_of,
+            "pad_id": self.pad_id,
+            "pad_token": self.pad_token,
+            "pad_type_id": self.pad_type_id,
+            "direction": self.direction,
+        }
+
+
+def truncate_encodings(
+    encoding: Encoding, pair: Encoding | None, params: TruncationParams
+) -> tuple[Encoding, Encoding | None]:
+    """Cut one sequence or a pair down to ``params.max_length`` tokens in all, as HF does.
+
+    ``longest_first`` shares the budget: with max_length 6 and lengths (5, 3), the pair
+    keeps (3, 3); with (2, 9) it keeps (2, 4).
+    """
+    max_length, stride, direction = params.max_length, params.stride, params.direction
+    if max_length == 0:
+        encoding.truncate(0, stride, direction)
+        if pair is not None:
+            pair.truncate(0, stride, direction)
+        return encoding, pair
+    total = len(encoding) + (len(pair) if pair is not None else 0)
+    if total <= max_length:
+        return encoding, pair
+    to_remove = total - max_length
+    if params.strategy == "longest_first":
+        if pair is None:
+            encoding.truncate(total - to_remove, stride, direction)
+            return encoding, pair
+        n1, n2 = len(encoding), len(pair)
+        swap = n1 > n2
+        if swap:
+            n1, n2 = n2, n1
+        n2 = n1 if n1 > max_length else max(n1, max_length - n1)
+        if n1 + n2 > max_length:
+            n1 = max_length // 2
+            n2 = n1 + max_length % 2
+        if swap:
+            n1, n2 = n2, n1
+        encoding.truncate(n1, stride, direction)
+        pair.truncate(n2, stride, direction)
+        return encoding, pair
+    if params.strategy == "only_first":
+        target = encoding
+    else:
+        if pair is None:
+            raise TokvizError("Truncation strategy 'only_second' needs a pair of sequences, but only one was given.")
+        target = pair
+    if len(target) <= to_remove:
+        raise TokvizError(
+            f"Cannot truncate to {max_length} tokens with strategy {params.strategy!r}: the sequence it may "
+            f"cut has only {len(target)} tokens but {to_remove} must go. Use 'longest_first' or a larger max_length."
+        )
+    target.truncate(len(target) - to_remove, stride, direction)
+    return encoding, pair
+
+
+def pad_encodings(encodings: list[Encoding], params: PaddingParams) -> None:
+    """Pad every encoding to the batch's longest (or the fixed length), rounded up to the multiple."""
+    if not encodings:
+        return
+    length = params.length if params.length is not None else max(len(e) for e in encodings)
+    multiple = params.pad_to_multiple_of
+    if multiple and length % multiple:
+        length += multiple - length % multiple
+    for encoding in encodings:
+        encoding.pad(length, params.direction, params.pad_id, params.pad_type_id, params.pad_token)
+
+
+# ---------------------------------------------------------------------- trace records
+@dataclass(frozen=True, slots=True)
+class PreTokenTrace:
+    """One pre-token: its (normalized) text, original char offsets, and the model's tokens.
+
+    ``tokens`` carry offsets into the ORIGINAL text. ``added`` marks an added/special
+    token that was cut out before normalization and never reached the model.
+    """
+
+    text: str
+    offsets: tuple[int, int]
+    tokens: tuple[Token, ...]
+    added: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceTrace:
+    """Every stage of one input sequence.
+
+    ``alignments[i]`` is the original span of normalized char ``i``; ``changed[i]`` says
+    whether the normalizer changed that char (replaced, inserted, or merged several).
+    ``decoded`` is the decoder's output for this sequence's tokens, and ``round_trip``
+    whether it equals the normalized text.
+    """
+
+    original: str
+    normalized: str
+    alignments: tuple[tuple[int, int], ...]
+    changed: tuple[bool, ...]
+    pre_tokens: tuple[PreTokenTrace, ...]
+    decoded: str
+    round_trip: bool
+
+    @property
+    def tokens(self) -> tuple[Token, ...]:
+        return tuple(token for pre_token in self.pre_tokens for token in pre_token.tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenizerTrace:
+    """What :meth:`Tokenizer.trace` returns: one :class:`SequenceTrace` per input sequence,
+    the final post-processed :class:`Encoding` (truncation and padding applied), and the
+    decoded text of that encoding (special tokens skipped)."""
+
+    sequences: tuple[SequenceTrace, ...]
+    encoding: Encoding
+    decoded: str
+
+    @property
+    def original(self) -> str:
+        return self.sequences[0].original
+
+    @property
+    def normalized(self) -> str:
+        return self.sequences[0].normalized
+
+    @property
+    def round_trip(self) -> bool:
+        return all(sequence.round_trip for sequence in self.sequences)
+
+
+# ---------------------------------------------------------------------- the tokenizer
+class Tokenizer:
+    """A model plus optional normalizer, pre-tokenizer, post-processor and decoder.
+
+    Components are set by attribute, as in HF::
+
+        tok = Tokenizer(models.BPE(vocab, merges))
+        tok.normalizer = normalizers.NFKC()
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.post_processor = processors.ByteLevel(trim_offsets=True)
+        tok.decoder = decoders.ByteLevel()
+    """
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+        self._normalizer: Any = None
+        self.pre_tokenizer: Any = None
+        self.post_processor: Any = None
+        self.decoder: Any = None
+        self._added = AddedVocabulary()
+        self._truncation: TruncationParams | None = None
+        self._padding: PaddingParams | None = None
+        self._word_cache: dict[str, tuple[tuple[int, ...], tuple[str, ...], tuple[tuple[int, int], ...]]] = {}
+        self._word_cache_model: Any = None
+        #: The byte-level fast path gives the same encodings as the general one (the
+        #: tests compare both); set False to always take the general path.
+        self.use_fast_path = True
+        self._fast_plan: Any = None
+        self._fast_plan_for: Any = None
+
+    # ----------------------------------------------------------------- components
+    @property
+    def model(self) -> Any:
+        return self._model
+
+    @model.setter
+    def model(self, model: Any) -> None:
+        self._model = model
+        self._added.refresh(model, self._normalizer)
+
+    @property
+    def normalizer(self) -> Any:
+        return self._normalizer
+
+    @normalizer.setter
+    def normalizer(self, normalizer: Any) -> None:
+        self._normalizer = normalizer
+        # Added tokens with normalized=True are matched in their normalized form.
+        self._added.refresh(self._model, normalizer)
+
+    @property
+    def truncation(self) -> dict[str, Any] | None:
+        return None if self._truncation is None else self._truncation.as_dict()
+
+    @property
+    def padding(self) -> dict[str, Any] | None:
+        return None if self._padding is None else self._padding.as_dict()
+
+    # ----------------------------------------------------------------- vocabulary
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        vocab = dict(self._model.get_vocab())
+        if with_added_tokens:
+            vocab.update(self._added.get_vocab())
+        return vocab
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        if with_added_tokens:
+            return len(self.get_vocab(True))
+        return self._model.get_vocab_size()
+
+    def get_added_tokens_decoder(self) -> dict[int, AddedToken]:
+        return self._added.get_added_tokens_decoder()
+
+    def token_to_id(self, token: str) -> int | None:
+        token_id = self._added.token_to_id(token)
+        return token_id if token_id is not None else self._model.token_to_id(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        token = self._added.id_to_token(id)
+        return token if token is not None else self._model.id_to_token(id)
+
+    def add_tokens(self, tokens: Iterable[str | AddedToken]) -> int:
+        """Add tokens matched whole before normalization; returns how many were new."""
+        added = [t if isinstance(t, AddedToken) else AddedToken(_content(t)) for t in tokens]
+        return self._added.add_tokens(added, self._model, self._normalizer)
+
+    def add_special_tokens(self, tokens: Iterable[str | AddedToken]) -> int:
+        """Add special tokens (never normalized, skipped by ``decode(skip_special_tokens=True)``)."""
+        added = []
+        for token in tokens:
+            if isinstance(token, AddedToken):
+                added.append(
+                    AddedToken(token.content, token.single_word, token.lstrip, token.rstrip, token.normalized, True)
+                )
+            else:
+                added.append(AddedToken(_content(token), special=True))
+        return self._added.add_tokens(added, self._model, self._normalizer)
+
+    # ----------------------------------------------------------------- truncation / padding
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        if self.post_processor is None:
+            return 0
+        return self.post_processor.num_special_tokens_to_add(is_pair)
+
+    def enable_truncation(
+        self, max_length: int, stride: int = 0, strategy: str = "longest_first", direction: str = "right"
+    ) -> None:
+        strategy = str(strategy).lower().replace("-", "_")
+        if strategy not in _STRATEGIES:
+            raise TokvizError(f"Unknown truncation strategy {strategy!r}; use one of {', '.join(_STRATEGIES)}.")
+        direction = str(direction).lower()
+        if direction not in ("left", "right"):
+            raise TokvizError(f"The truncation direction must be 'left' or 'right', not {direction!r}.")
+        if int(max_length) < 0 or int(stride) < 0:
+            raise TokvizError("Truncation max_length and stride must be zero or more.")
+        effective = int(max_length) - self.num_special_tokens_to_add(False)
+        if effective < int(stride):
+            raise TokvizError(
+                f"The truncation stride ({stride}) must be smaller than the room left for text "
+                f"({effective} = max_length {max_length} - {self.num_special_tokens_to_add(False)} special tokens)."
+            )
+        self._truncation = TruncationParams(int(max_length), int(stride), strategy, direction)
+
+    def no_truncation(self) -> None:
+        self._truncation = None
+
+    def enable_padding(
+        self,
+        direction: str = "right",
+        pad_id: int = 0,
+        pad_type_id: int = 0,
+        pad_token: str = "[PAD]",
+        length: int | None = None,
+        pad_to_multiple_of: int | None = None,
+    ) -> None:
+        direction = str(direction).lower()
+        if direction not in ("left", "right"):
+            raise TokvizError(f"The padding direction must be 'left' or 'right', not {direction!r}.")
+        self._padding = PaddingParams(
+            None if length is None else int(length),
+            None if pad_to_multiple_of is None else int(pad_to_multiple_of),
+            int(pad_id),
+            int(pad_type_id),
+            str(pad_token),
+            direction,
+        )
+
+    def no_padding(self) -> None:
+        self._padding = None
+
+    # ----------------------------------------------------------------- encoding
+    def encode(
+        self,
+        sequence: str | Sequence[str],
+        pair: str | Sequence[str] | None = None,
+        is_pretokenized: bool = False,
+        add_special_tokens: bool = True,
+    ) -> Encoding:
+        """Encode one sequence, or a pair, into an :class:`Encoding` (offsets into the original).
+
+        With ``is_pretokenized=True`` each input is a list of words; each word is encoded
+        on its own (``word_ids`` are the word positions, offsets are inside each word).
+        """
+        if pair is None and not is_pretokenized and self._truncation is None and self.use_fast_path:
+            fast = self._fast_lane(sequence)
+            if fast is not None:
+                return fast
+        encoding = self._encode_input(sequence, 0, is_pretokenized)
+        pair_encoding = None if pair is None else self._encode_input(pair, 1, is_pretokenized)
+        return self.post_process(encoding, pair_encoding, add_special_tokens)
+
+    def _fast_lane(self, sequence: Any) -> Encoding | None:
+        """One untruncated byte-level sequence, post-processed by ByteLevel (or nothing) in
+        the same pass; None when the pipeline is anything else."""
+        processor = self.post_processor
+        if processor is None:
+            trim: tuple[bool] | tuple[()] = ()
+        elif type(processor) is ByteLevelProcessor:
+            trim = (processor.add_prefix_space,) if processor.trim_offsets else ()
+        else:
+            return None
+        if not isinstance(sequence, str):
+            return None
+        encoding = self._fast_byte_level(sequence, 0, None, trim)
+        if encoding is None:
+            return None
+        if processor is not None:
+            encoding.set_sequence_id(0)
+        if self._padding is not None:
+            pad_encodings([encoding], self._padding)
+        return encoding
+
+    def encode_batch(
+        self, inputs: Iterable[Any], is_pretokenized: bool = False, add_special_tokens: bool = True
+    ) -> list[Encoding]:
+        """Encode many inputs (each a sequence or a ``(sequence, pair)`` tuple); padding is per batch."""
+        encodings = []
+        for item in inputs:
+            if _is_pair_input(item, is_pretokenized):
+                encodings.append(self.encode(item[0], item[1], is_pretokenized, add_special_tokens))
+            else:
+                encodings.append(self.encode(item, None, is_pretokenized, add_special_tokens))
+        if self._padding is not None:
+            pad_encodings(encodings, self._padding)
+        return encodings
+
+    def _encode_input(self, sequence: Any, type_id: int, is_pretokenized: bool) -> Encoding:
+        if not is_pretokenized:
+            if not isinstance(sequence, str):
+                raise TokvizError(
+                    f"encode takes a string (or is_pretokenized=True with a list of words), not {type(sequence).__name__}."
+                )
+            return self._encode_sequence(sequence, type_id, None)
+        if isinstance(sequence, str):
+            raise TokvizError("With is_pretokenized=True, give a list of words, not a string.")
+        merged = Encoding()
+        for word_index, word in enumerate(sequence):
+            merged.merge_with(self._encode_sequence(str(word), type_id, word_index), growing_offsets=False)
+        return merged
+
+    def post_process(
+        self, encoding: Encoding, pair: Encoding | None = None, add_special_tokens: bool = True
+    ) -> Encoding:
+        """Truncate, add the special tokens, pad: HF's ``post_process``."""
+        if self._truncation is not None:
+            params = self._truncation
+            added = self.num_special_tokens_to_add(pair is not None) if add_special_tokens else 0
+            if added:
+                if params.max_length < added:
+                    raise TokvizError(
+                        f"Truncation max_length {params.max_length} leaves no room: the post-processor adds {added} tokens."
+                    )
+                params = TruncationParams(params.max_length - added, params.stride, params.strategy, params.direction)
+            encoding, pair = truncate_encodings(encoding, pair, params)
+        if self.post_processor is not None:
+            final = self.post_processor.process(encoding, pair, add_special_tokens)
+        elif pair is None:
+            final = encoding
+        else:
+            final = Encoding()
+            for sequence_id, item in enumerate((encoding, pair)):
+                item.set_sequence_id(sequence_id)
+                final.merge_with(item, growing_offsets=False)
+        if self._padding is not None:
+            pad_encodings([final], self._padding)
+        return final
+
+    def _encode_sequence(self, sequence: str, type_id: int, word_index: int | None) -> Encoding:
+        if self.use_fast_path:
+            fast = self._fast_byte_level(sequence, type_id, word_index)
+            if fast is not None:
+                return fast
+        return self._encoding_from_splits(self._pipeline(sequence)[0], type_id, word_index)
+
+    def _pipeline(self, sequence: str) -> tuple[list[Any], set[int]]:
+        """Stages 1-4 on one sequence: the tokenized splits, and the ``id()`` of the
+        NormalizedString of every split that is an added token."""
+        pre_tokenized = self._extract_and_normalize(sequence)
+        added = {id(split.normalized) for split in pre_tokenized.splits if split.tokens is not None}
+        if self.pre_tokenizer is not None:
+            self.pre_tokenizer.pre_tokenize(pre_tokenized)
+        model_tokenize = self._model.tokenize
+        pre_tokenized.tokenize(lambda normalized: model_tokenize(normalized.normalized))
+        return pre_tokenized.splits, added
+
+    def _extract_and_normalize(self, sequence: str) -> Any:
+        """Cut out raw-matched added tokens, normalize the rest, cut out normalized-matched ones."""
+        from tokviz.normalized import PreTokenizedString
+
+        pre_tokenized = PreTokenizedString(sequence)
+        has_raw, has_normalized = self._added.has_matchers()
+        if has_raw:
+            pre_tokenized.splits = self._split_on_added(pre_tokenized.splits, normalized=False)
+        normalizer = self._normalizer
+        if normalizer is not None:
+            for split in pre_tokenized.splits:
+                if split.tokens is None:
+                    normalizer.normalize(split.normalized)
+        if has_normalized:
+            pre_tokenized.splits = self._split_on_added(pre_tokenized.splits, normalized=True)
+        # Like HF's split, which drops pieces that normalization emptied.
+        pre_tokenized.splits = [
+            s for s in pre_tokenized.splits if s.tokens is not None or not s.normalized.is_empty()
+        ]
+        return pre_tokenized
+
+    def _split_on_added(self, splits: list[Any], normalized: bool) -> list[Any]:
+        from tokviz.normalized import Split
+
+        result = []
+        for split in splits:
+            if split.tokens is not None:
+                result.append(split)
+                continue
+            for token_id, (start, end) in self._added.find_matches(split.normalized.normalized, normalized):
+                piece = split.normalized.slice(start, end)
+                if piece is None or piece.is_empty():
+                    continue
+                if token_id is None:
+                    result.append(Split(piece))
+                else:
+                    value = piece.normalized
+                    result.append(Split(piece, [Token(token_id, value, (0, len(value)))]))
+        return result
+
+    @staticmethod
+    def _encoding_from_splits(splits: list[Any], type_id: int, word_index: int | None) -> Encoding:
+        ids: list[int] = []
+        tokens: list[str] = []
+        offsets: list[tuple[int, int]] = []
+        words: list[int | None] = []
+        for index, split in enumerate(splits):
+            normalized = split.normalized
+            word = index if word_index is None else word_index
+            convert = normalized.convert_offsets_to_original
+            for token in split.tokens:
+                original = convert(token.offsets[0], token.offsets[1])
+                ids.append(token.id)
+                tokens.append(token.value)
+                offsets.append(original if original is not None else tuple(token.offsets))
+                words.append(word)
+        n = len(ids)
+        return Encoding(ids, [type_id] * n, tokens, words, offsets, [0] * n, [1] * n, [], {})
+
+    # ----------------------------------------------------------------- byte-level fast path
+    def _fast_byte_level(
+        self, sequence: str, type_id: int, word_index: int | None, trim: tuple[bool] | tuple[()] = ()
+    ) -> Encoding | None:
+        """The GPT-2 / RoBERTa pipeline without per-character objects (same result as the
+        general path, which the tests check): no normalizer, a ByteLevel pre-tokenizer, a
+        deterministic model. Returns None when it does not apply.
+
+        ``trim=(add_prefix_space,)`` also applies the ByteLevel post-processor's offset
+        trimming (from offsets precomputed per word), for :meth:`encode`'s fast lane.
+        """
+        pre_tokenizer = self.pre_tokenizer
+        if self._normalizer is not None or pre_tokenizer is None:
+            return None
+        model = self._model
+        if self._word_cache_model is not model or self._fast_plan_for is not pre_tokenizer:
+            # Components are immutable, so the plan and the word cache hold until one is replaced.
+            self._word_cache = {}
+            self._word_cache_model = model
+            self._fast_plan_for = pre_tokenizer
+            plan = _byte_level_plan(pre_tokenizer)
+            self._fast_plan = plan if plan is not None and _is_deterministic(model) else None
+        plan = self._fast_plan
+        if plan is None:
+            return None
+        add_prefix_space, findall = plan
+        cache = self._word_cache
+        cache_get = cache.get
+        starts_field = _FIELD_TRIMMED_STARTS if trim else _FIELD_STARTS
+        ends_field = _FIELD_TRIMMED_ENDS if trim else _FIELD_ENDS
+
+        ids: list[int] = []
+        tokens: list[str] = []
+        offsets: list[tuple[int, int]] = []
+        words: list[int | None] = []
+        split_index = 0
+
+        if self._added.is_empty:
+            pieces: list[tuple[int | None, int, int]] = [(None, 0, len(sequence))] if sequence else []
+        else:
+            pieces = _added_pieces(self._added, sequence)
+
+        for token_id, start, end in pieces:
+            if token_id is not None:
+                value = sequence[start:end]
+                ids.append(token_id)
+                tokens.append(value)
+                if trim:
+                    offsets.append(trim_token_offsets(value, start, end, not offsets or start == 0, trim[0]))
+                else:
+                    offsets.append((start, end))
+                words.append(split_index if word_index is None else word_index)
+                split_index += 1
+                continue
+            text = sequence[start:end] if (start or end != len(sequence)) else sequence
+            prefixed = add_prefix_space and not text.startswith(" ")
+            if prefixed:
+                text = " " + text
+            word_list = findall(text) if findall is not None else [text]
+            entries = list(map(cache_get, word_list))
+            if None in entries:
+                for position, entry in enumerate(entries):
+                    if entry is None:
+                        entry = _tokenize_byte_word(word_list[position], model.tokenize)
+                        if len(cache) < 200_000:
+                            cache[word_list[position]] = entry
+                        entries[position] = entry
+            # Char j of ``text`` is original char start + j, or start + j - 1 after the
+            # prefix space (which shares the first char's alignment, as HF's prepend does).
+            # Everything below runs in C (map/chain/zip), no Python loop per token.
+            counts = list(map(len, map(_FIELD_IDS, entries)))
+            bases = list(chain.from_iterable(map(repeat, accumulate(map(len, word_list), initial=start - 1 if prefixed else start), counts)))
+            first = len(ids)
+            ids.extend(chain.from_iterable(map(_FIELD_IDS, entries)))
+            tokens.extend(chain.from_iterable(map(_FIELD_VALUES, entries)))
+            offsets.extend(
+                zip(
+                    map(add, chain.from_iterable(map(starts_field, entries)), bases),
+                    map(add, chain.from_iterable(map(ends_field, entries)), bases),
+                )
+            )
+            if word_index is None:
+                words.extend(chain.from_iterable(map(repeat, count(split_index), counts)))
+            else:
+                words.extend(repeat(word_index, len(ids) - first))
+            split_index += len(entries)
+            if prefixed or (trim and (first == 0 or start == 0)):
+                # The first word: redo its offsets by the general rules (prefix space, is_first).
+                head = entries[0]
+                for k, (s, e, value) in enumerate(zip(head[2], head[3], head[1])):
+                    if prefixed:
+                        s, e = start + max(s - 1, 0), start + max(e - 1, 1)
+                    else:
+                        s, e = s + start, e + start
+                    if trim:
+                        s, e = trim_token_offsets(value, s, e, first + k == 0 or s == 0, trim[0])
+                    offsets[first + k] = (s, e)
+        n = len(ids)
+        return Encoding(ids, [type_id] * n, tokens, words, offsets, [0] * n, [1] * n, [], {})
+
+    # ----------------------------------------------------------------- byte-level fast path
+    # ----------------------------------------------------------------- decoding
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        """Ids back to text through the decoder (tokens joined by spaces without one).
+
+        An id that is neither in the model nor an added token raises
+        :class:`~tokviz.errors.UnknownIdError` naming it (HF silently drops it).
+        """
+        tokens = []
+        for token_id in ids:
+            token = self.id_to_token(int(token_id))
+            if token is None:
+                raise UnknownIdError(
+                    f"Cannot decode the id {token_id}: it is not in the vocabulary "
+                    f"(ids go from 0 to {self.get_vocab_size(True) - 1})."
+                )
+            if skip_special_tokens and self._added.is_special_token(token):
+                continue
+            tokens.append(token)
+        if self.decoder is not None:
+            return self.decoder.decode(tokens)
+        return " ".join(tokens)
+
+    def decode_batch(self, sequences: Iterable[Sequence[int]], skip_special_tokens: bool = True) -> list[str]:
+        return [self.decode(ids, skip_special_tokens) for ids in sequences]
+
+    # ----------------------------------------------------------------- trace
+    def trace(self, text: str, pair: str | None = None) -> TokenizerTrace:
+        """Every stage for one input: see :class:`TokenizerTrace`.
+
+        >>> from tokviz.models import WordLevel
+        >>> tok = Tokenizer(WordLevel({"[UNK]": 0, "hi": 1}, unk_token="[UNK]"))
+        >>> t = tok.trace("hi")
+        >>> [p.text for p in t.sequences[0].pre_tokens], t.decoded, t.round_trip
+        (['hi'], 'hi', True)
+        """
+        sequences = []
+        encodings = []
+        for type_id, item in enumerate((text, pair)):
+            if item is None:
+                continue
+            splits, added = self._pipeline(item)
+            encodings.append(self._encoding_from_splits(splits, type_id, None))
+            sequences.append(self._trace_sequence(item, splits, added))
+        encoding = self.post_process(encodings[0], encodings[1] if len(encodings) > 1 else None, True)
+        decoded = self.decode(encoding._ids, skip_special_tokens=True)
+        return TokenizerTrace(tuple(sequences), encoding, decoded)
+
+    def _trace_sequence(self, text: str, splits: list[Any], added_splits: set[int]) -> SequenceTrace:
+        # The normalized text of the whole sequence (before pre-tokenization), with its alignment.
+        from tokviz.normalized import NormalizedString
+
+        normalized_parts: list[str] = []
+        alignments: list[tuple[int, int]] = []
+        for split in self._extract_and_normalize(text).splits:
+            normalized_parts.append(split.normalized.normalized)
+            alignments.extend(split.normalized.alignments)
+        normalized = "".join(normalized_parts)
+        changed = tuple(
+            end - start != 1 or text[start:end] != char for char, (start, end) in zip(normalized, alignments)
+        )
+        pre_tokens = []
+        for split in splits:
+            ns: NormalizedString = split.normalized
+            convert = ns.convert_offsets_to_original
+            model_tokens = tuple(
+                Token(t.id, t.value, convert(t.offsets[0], t.offsets[1]) or tuple(t.offsets)) for t in split.tokens
+            )
+            pre_tokens.append(PreTokenTrace(ns.normalized, ns.offsets_original(), model_tokens, id(ns) in added_splits))
+        sequence_tokens = [t.value for p in pre_tokens for t in p.tokens]
+        if self.decoder is not None:
+            decoded = self.decoder.decode(sequence_tokens)
+        else:
+            decoded = " ".join(sequence_tokens)
+        return SequenceTrace(
+            original=text,
+            normalized=normalized,
+            alignments=tuple(alignments),
+            changed=changed,
+            pre_tokens=tuple(pre_tokens),
+            decoded=decoded,
+            round_trip=decoded == normalized,
+        )
+
+    # ----------------------------------------------------------------- training
+    def train_from_iterator(
+        self, iterator: Iterable[str], trainer: Any, length: int | None = None, progress: Any = None
+    ) -> Any:
+        """Train the model on texts; returns the trainer's TrainingHistory.
+
+        Texts are normalized and pre-tokenized with this tokenizer's components and counted
+        (added tokens are not cut out, as in HF); the trained model replaces ``self.model``
+        and the trainer's special tokens are added as special tokens, in order.
+        """
+        from tokviz.word_counts import count_words
+
+        texts = iterator
+        if length is not None and not hasattr(iterator, "__len__"):
+            texts = _SizedIterable(iterator, length)
+        word_counts = count_words(texts, self._normalizer, self.pre_tokenizer, progress)
+        history = trainer.train_from_word_counts(word_counts, progress)
+        self.model = history.model
+        special_tokens = getattr(history, "special_tokens", ()) or getattr(trainer, "special_tokens", ())
+        if special_tokens:
+            self.add_special_tokens([_content(t) if not isinstance(t, AddedToken) else t for t in special_tokens])
+        return history
+
+    def train(self, files: Sequence[str | Path], trainer: Any = None, progress: Any = None) -> Any:
+        """Train on text files, line by line (line ends kept, as HF reads them)."""
+        if trainer is None:
+            raise TokvizError("Tokenizer.train needs a trainer, e.g. trainers.BpeTrainer(vocab_size=1000).")
+        if isinstance(files, (str, Path)):
+            files = [files]
+
+        def lines() -> Iterator[str]:
+            for path in files:
+                with open(path, encoding="utf-8", newline="") as handle:
+                    yield from handle
+
+        return self.train_from_iterator(lines(), trainer, progress=progress)
+
+    # ----------------------------------------------------------------- serialization
+    def to_str(self, pretty: bool = False) -> str:
+        from tokviz.serialization import tokenizer_to_str
+
+        return tokenizer_to_str(self, pretty)
+
+    def save(self, path: str | Path, pretty: bool = True) -> None:
+        Path(path).write_text(self.to_str(pretty), encoding="utf-8")
+
+    @staticmethod
+    def from_str(json: str) -> "Tokenizer":
+        from tokviz.serialization import tokenizer_from_str
+
+        return tokenizer_from_str(json)
+
+    @staticmethod
+    def from_file(path: str | Path) -> "Tokenizer":
+        from tokviz.serialization import tokenizer_from_file
+
+        return tokenizer_from_file(path)
+
+    def __repr__(self) -> str:
+        parts = [f"model={type(self._model).__name__}"]
+        for name in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
+            component = getattr(self, name)
+            if component is not None:
+                parts.append(f"{name}={type(component).__name__}")
+        return f"Tokenizer({', '.join(parts)})"
+
+
+# ---------------------------------------------------------------------- helpers
+def _content(token: Any) -> str:
+    if isinstance(token, AddedToken):
+        return token.content
+    if not isinstance(token, str):
+        raise SpecialTokenError(f"A token must be a string, not {type(token).__name__}.")
+    return token
+
+
+def _is_pair_input(item: Any, is_pretokenized: bool) -> bool:
+    if not is_pretokenized:
+        return isinstance(item, (tuple, list)) and len(item) == 2
+    # Pre-tokenized: a pair is a tuple/list of two word lists.
+    return isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, (list, tuple)) for x in item)
+
+
+class _SizedIterable:
+    """An iterable that reports a length (for progress totals)."""
+
+    def __init__(self, iterable: Iterable[str], length: int) -> None:
+        self._iterable = iterable
+        self._length = int(length)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._iterable)
+
+    def __len__(self) -> int:
+        return self._length
+
+
+def _is_deterministic(model: Any) -> bool:
+    """Whether ``model.tokenize`` always gives the same tokens for the same word (cacheable)."""
+    return not getattr(model, "dropout", None) and type(model).__name__ in ("BPE", "WordLevel", "WordPiece")
+
+
+def _byte_level_plan(pre_tokenizer: Any) -> tuple[bool, Any] | None:
+    """``(add_prefix_space, findall or None)`` when the pre-tokenizer is tokviz's ByteLevel."""
+    if type(pre_tokenizer).__name__ != "ByteLevel" or type(pre_tokenizer).__module__ != "tokviz.pre_tokenizers":
+        return None
+    findall = None
+    if pre_tokenizer.use_regex:
+        findall = _gpt2_findall()
+    return bool(pre_tokenizer.add_prefix_space), findall
+
+
+_GPT2_FINDALL: list[Any] = []
+
+
+def _gpt2_findall() -> Any:
+    # Compiled from the pre-tokenizer's own pattern string, so both paths split alike.
+    if not _GPT2_FINDALL:
+        import regex
+
+        from tokviz.pre_tokenizers import GPT2_PATTERN
+
+        _GPT2_FINDALL.append(regex.compile(GPT2_PATTERN).findall)
+    return _GPT2_FINDALL[0]
+
+
+def _added_pieces(added: AddedVocabulary, sequence: str) -> list[tuple[int | None, int, int]]:
+    """Raw then normalized added-token matching on a text no normalizer changes."""
+    pieces: list[tuple[int | None, int, int]] = []
+    raw, normalized = added.has_matchers()
+    first_pass = added.find_matches(sequence, False) if raw else [(None, (0, len(sequence)))]
+    for token_id, (start, end) in first_pass:
+        if start == end:
+            continue
+        if token_id is not None or not normalized:
+            pieces.append((token_id, start, end))
+            continue
+        for inner_id, (inner_start, inner_end) in added.find_matches(sequence[start:end], True):
+            if inner_start != inner_end:
+                pieces.append((inner_id, start + inner_start, start + inner_end))
+    return pieces
+
+
+def _tokenize_byte_word(word: str, model_tokenize: Any) -> tuple[Any, ...]:
+    """A pre-token's ``(ids, tokens, starts, ends, trimmed_starts, trimmed_ends)``, offsets
+    in chars of ``word`` (not of its byte symbols); the trimmed ones follow the ByteLevel
+    post-processor's rule for a token that is not the first of the text."""
+    from tokviz.byte_level import text_to_symbols
+
+    symbols = text_to_symbols(word)
+    model_tokens = model_tokenize(symbols)
+    if len(symbols) == len(word):
+        offsets = [tuple(t.offsets) for t in model_tokens]
+    else:
+        # Every byte symbol of a char is aligned to that whole char.
+        char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
+        offsets = []
+        for t in model_tokens:
+            start, end = t.offsets
+            if start == end:
+                position = char_of_symbol[start] if start < len(char_of_symbol) else len(word)
+                offsets.append((position, position))
+            else:
+                offsets.append((char_of_symbol[start], char_of_symbol[end - 1] + 1))
+    values = tuple(t.value for t in model_tokens)
+    trimmed = [trim_token_offsets(value, s, e, False, False) for value, (s, e) in zip(values, offsets)]
+    return (
+        tuple(t.id for t in model_tokens),
+        values,
+        tuple(s for s, _ in offsets),
+        tuple(e for _, e in offsets),
+        tuple(s for s, _ in trimmed),
+        tuple(e for _, e in trimmed),
+    )
+
+
+# Fields of a word-cache entry (see _tokenize_byte_word).
+_FIELD_IDS = itemgetter(0)
+_FIELD_VALUES = itemgetter(1)
+_FIELD_STARTS = itemgetter(2)
+_FIELD_ENDS = itemgetter(3)
+_FIELD_TRIMMED_STARTS = itemgetter(4)
+_FIELD_TRIMMED_ENDS = itemgetter(5)
