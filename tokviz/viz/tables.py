@@ -185,3 +185,25 @@ def vocab_table(vocab: Mapping[str, int], special_tokens: Iterable[str] = ()) ->
     special = set(special_tokens)
     rows = [{"id": token_id, "token": show(token), "characters": len(token), "special": token in special} for token, token_id in sorted(vocab.items(), key=lambda item: item[1])]
     return pd.DataFrame(rows, columns=["id", "token", "characters", "special"])
+
+
+def token_stats(text: str, encoding: Any, unk_token: str | None = None) -> dict[str, float | int]:
+    """Numbers shown over the token spans: tokens, characters per token, tokens per word, unknowns.
+
+    Special tokens the post-processor added (``[CLS]``, ``</s>``) are not counted: they are
+    not part of the text. Words are whitespace-separated, so every pipeline is measured alike.
+
+    >>> from types import SimpleNamespace
+    >>> encoding = SimpleNamespace(tokens=["[CLS]", "hug", "##s", "are", "[UNK]", "[SEP]"], special_tokens_mask=[1, 0, 0, 0, 0, 1])
+    >>> token_stats("hugs are 🤗", encoding, "[UNK]")
+    {'tokens': 4, 'characters per token': 2.5, 'tokens per word': 1.33, 'unknown tokens': 1}
+    """
+    mask = list(getattr(encoding, "special_tokens_mask", None) or [0] * len(encoding.tokens))
+    tokens = [token for token, special in zip(encoding.tokens, mask) if not special]
+    words = len(text.split())
+    return {
+        "tokens": len(tokens),
+        "characters per token": round(len(text) / len(tokens), 2) if tokens else 0.0,
+        "tokens per word": round(len(tokens) / words, 2) if words else 0.0,
+        "unknown tokens": sum(1 for token in tokens if unk_token is not None and token == unk_token),
+    }
