@@ -355,6 +355,14 @@ class BPE(FrozenModel):
 
     def tokenize(self, sequence: str) -> list[Token]:
         """Tokens of one pre-token, with character offsets into it."""
+        cache = self._cache
+        if cache is not None:
+            # Checked first because it is the common case. Only the plain merge path
+            # below fills the cache, so a hit is right whatever the options.
+            # Cached tokens are shared: Token is frozen and offsets are relative to the word.
+            tokens = cache[0].get(sequence)
+            if tokens is not None:
+                return list(tokens)
         if not sequence:
             return []
         if self.dropout:  # None and 0.0 both mean "no dropout"
@@ -364,14 +372,9 @@ class BPE(FrozenModel):
             token_id = self._vocab.get(sequence)
             if token_id is not None:
                 return [Token(token_id, sequence, (0, len(sequence)))]
-        cache = self._cache
         if cache is None:
             return list(self._merge_word(sequence))
-        # Cached tokens are shared: Token is frozen and offsets are relative to the word.
         recent = cache[0]
-        tokens = recent.get(sequence)
-        if tokens is not None:
-            return list(tokens)
         tokens = cache[1].get(sequence)
         if tokens is None:
             tokens = self._merge_word(sequence)

@@ -129,10 +129,11 @@ class WordLevel(FrozenModel):
     [Token(id=1, value='<unk>', offsets=(0, 1))]
     """
 
-    __slots__ = ("_vocab", "_vocab_r", "unk_token")
+    __slots__ = ("_vocab", "_vocab_r", "_known", "unk_token")
 
     _vocab: dict[str, int]
     _vocab_r: dict[int, str]
+    _known: dict[str, Token]
     unk_token: str
 
     def __init__(self, vocab: Mapping[str, int] | None = None, unk_token: str | None = None) -> None:
@@ -141,13 +142,18 @@ class WordLevel(FrozenModel):
             unk_token = "<unk>"  # HF's default
         if not isinstance(unk_token, str):
             raise SpecialTokenError(f"WordLevel's unk_token must be a string, not {unk_token!r}.")
-        self._init(_vocab=checked, _vocab_r=reverse_vocab(checked), unk_token=unk_token)
+        self._init(_vocab=checked, _vocab_r=reverse_vocab(checked), _known={}, unk_token=unk_token)
 
     def tokenize(self, sequence: str) -> list[Token]:
         """One token for the whole pre-token: the word, or the unk token when it is unknown."""
+        known = self._known.get(sequence)
+        if known is not None:
+            return [known]
         token_id = self._vocab.get(sequence)
         if token_id is not None:
-            return [Token(token_id, sequence, (0, len(sequence)))]
+            # At most one Token per vocab entry, made on first use and shared after.
+            known = self._known[sequence] = Token(token_id, sequence, (0, len(sequence)))
+            return [known]
         unk_id = self._vocab.get(self.unk_token)
         if unk_id is None:
             raise VocabularyError(
