@@ -727,15 +727,26 @@ class BpeTrainer:
 
     @paused_gc
     def train_from_word_counts(
-        self, word_counts: Mapping[str, int], progress: ProgressCallback | None = None
+        self,
+        word_counts: Mapping[str, int],
+        progress: ProgressCallback | None = None,
+        *,
+        prefixed_order: Sequence[str] = (),
     ) -> BpeTrainingHistory:
-        """Train on ``{word: count}`` (first-seen order matters for ``tie_break="first_seen"``)."""
+        """Train on ``{word: count}`` (first-seen order matters for ``tie_break="first_seen"``).
+
+        ``prefixed_order`` numbers those prefixed / suffixed character forms first, in that
+        order, instead of in first-seen order. HF numbers them in its hash map's order, which
+        changes from run to run; replaying one HF run exactly needs its order (parity tests).
+        """
         started = time.perf_counter()
         word_counts = check_word_counts(word_counts)
         symbols = _Symbols.start(self.special_tokens)
         alphabet = compute_alphabet(word_counts, self.initial_alphabet, self.limit_alphabet)
         for char in alphabet:
             symbols.add(char, 1)
+        for token in prefixed_order:
+            symbols.add(token, 1)
         words, counts = tokenize_words(word_counts, symbols, self.continuing_subword_prefix, self.end_of_word_suffix)
         initial_size = len(symbols.id_to_token)
         loop = merge_loop_hf if self.tie_break == "hf" else merge_loop_first_seen
