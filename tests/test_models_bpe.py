@@ -143,7 +143,7 @@ def test_cache_returns_the_same_tokens_and_is_bounded():
     assert values(model.tokenize("hugs")) == ["hug", "s"]
     for word in ("bug", "pun", "hug", "bun"):
         model.tokenize(word)
-    assert sum(map(len, model._cache)) <= 2
+    assert sum(map(len, model._cache)) <= 4  # two generations of cache_capacity words
     assert values(model.tokenize("hugs")) == ["hug", "s"]
     uncached = BPE(HUG_VOCAB, HUG_MERGES, cache_capacity=0)
     assert values(uncached.tokenize("hugs")) == ["hug", "s"] and uncached._cache is None
