@@ -6,11 +6,16 @@ lives in the pure modules, which never import streamlit.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
 from tokviz.errors import TokvizError
+from tokviz.limits import TRAINING_CACHE_ENTRIES
+from tokviz.pipeline_config import NORMALIZERS, PRE_TOKENIZERS, Param, PipelineConfig, from_form_state
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +34,13 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/home:",
         "What tokviz is and what each page does. It also shows the built-in sample corpus that every page starts from.",
     ),
+    PageInfo(
+        "pages/train.py",
+        "Train",
+        ":material/model_training:",
+        "Paste or upload a corpus, pick a pipeline (BERT, GPT-2, T5 or your own) and train a tokenizer in seconds. "
+        "Drag the vocab slider to watch tokens, merges, scores and charts change without retraining.",
+    ),
 )
 
 
@@ -38,3 +50,424 @@ def show_error(error: Exception) -> None:
         st.error(str(error))
     else:  # pragma: no cover - only bugs get here
         st.exception(error)
+
+
+# ---------------------------------------------------------------------------------------
+# Training, cached on (corpus hash, pipeline config, vocab size)
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusChoice:
+    """The corpus the page trains on and where it came from (``notice``: what was guessed)."""
+
+    text: str
+    source: str
+    notice: str | None = None
+
+
+@st.cache_resource(max_entries=TRAINING_CACHE_ENTRIES, show_spinner=False)
+def _training_slot(corpus_key: str, config: PipelineConfig, vocab_size: int) -> dict[str, Any]:
+    """One shared, initially empty holder per (corpus hash, config, vocab size), evicted least recently used.
+
+    The training itself runs outside the cached function, so that it can move an
+    ``st.progress`` bar created by the page (Streamlit cannot replay elements a cached
+    function drew on an outside block).
+    """
+    return {}
+
+
+def train_cached(
+    corpus_key: str,
+    config: PipelineConfig,
+    vocab_size: int,
+    _lines: tuple[str, ...],
+    _progress: Callable[[str, int, int], None] | None = None,
+) -> Any:
+    """Train ``config`` on ``_lines``, or return the history trained before for the same key.
+
+    Keyed on the corpus hash, not the text, so a 50 MB corpus is not re-hashed on every
+    rerun; histories are immutable, so every session can share them.
+    """
+    from tokviz.pipeline_config import build_tokenizer, build_trainer
+
+    slot = _training_slot(corpus_key, config, vocab_size)
+    if "history" not in slot:
+        tokenizer = build_tokenizer(config)
+        slot["history"] = tokenizer.train_from_iterator(_lines, build_trainer(config, vocab_size), progress=_progress)
+    return slot["history"]
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def model_at_cached(corpus_key: str, config: PipelineConfig, vocab_size: int, size: int, _history: Any) -> Any:
+    """``history.model_at(size)``, kept so that moving the slider back and forth is instant."""
+    return _history.model_at(size)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def word_counts_cached(corpus_key: str, normalizers: tuple, pre_tokenizers: tuple, _lines: tuple[str, ...]) -> Counter:
+    """Word counts of the corpus through the config's normalizers and pre-tokenizers."""
+    from tokviz.pipeline_config import build_normalizer, build_pre_tokenizer
+    from tokviz.word_counts import count_words
+
+    config = PipelineConfig(normalizers=normalizers, pre_tokenizers=pre_tokenizers)
+    return count_words(_lines, build_normalizer(config), build_pre_tokenizer(config))
+
+
+def progress_callback(bar: Any) -> Callable[[str, int, int], None]:
+    """A trainer progress callback that moves ``bar`` (an ``st.progress``), at most 100 updates."""
+    last = {"value": -1}
+
+    def report(phase: str, done: int, total: int) -> None:
+        value = int(100 * done / total) if total else 0
+        if value != last["value"]:
+            last["value"] = value
+            bar.progress(min(max(value, 0), 100), text=f"{phase}: {done:,} / {total:,}")
+
+    return report
+
+
+# ---------------------------------------------------------------------------------------
+# Shared widgets
+
+
+def corpus_input(sample: str) -> CorpusChoice:
+    """The corpus: a text area (key ``corpus_text``, the built-in sample by default) or an upload.
+
+    A tabular upload (.csv, .tsv, .jsonl, .json) gets a column picker (key ``corpus_column``).
+    Read errors raise :class:`tokviz.errors.CorpusReadError` for the caller to show.
+    """
+    from tokviz.corpus import UPLOAD_SUFFIXES, column_text, decode_upload, read_table
+
+    text = st.text_area("Corpus text (the built-in sample until you edit it)", value=sample, key="corpus_text", height=160)
+    uploaded = st.file_uploader(
+        "…or upload a file", type=[suffix[1:] for suffix in UPLOAD_SUFFIXES], key="corpus_file",
+        help="Plain text, Markdown, CSV / TSV, JSON Lines or JSON. Tables get a column picker.",
+    )
+    if uploaded is None:
+        source = "built-in sample" if text == sample else "your text"
+        return CorpusChoice(text, source)
+    name = uploaded.name
+    decoded = decode_upload(uploaded.getvalue(), name)
+    if not name.lower().endswith((".csv", ".tsv", ".jsonl", ".json")):
+        return CorpusChoice(decoded.text, f"upload {name}", decoded.notice)
+    frame = read_table(decoded.text, name)
+    from tokviz.corpus import text_columns
+
+    columns = text_columns(frame)
+    column = st.selectbox("Column / field to train on", columns, key="corpus_column")
+    return CorpusChoice(column_text(frame, column, name), f"upload {name}, column {column!r}", decoded.notice)
+
+
+def _param_widget(key: str, param: Param, label: str) -> None:
+    if param.kind == "bool":
+        st.checkbox(label, key=key, help=param.help or None)
+    elif param.kind == "choice":
+        st.selectbox(label, param.choices, key=key, help=param.help or None)
+    elif param.kind == "optional_bool":
+        st.selectbox(label, [None, True, False], key=key, format_func=lambda value: "auto" if value is None else str(value), help=param.help or None)
+    else:
+        st.text_input(label, key=key, help=param.help or None)
+
+
+def custom_pipeline_form() -> PipelineConfig:
+    """The Custom mode: ordered normalizers and pre-tokenizers with options, model and trainer options.
+
+    Widget keys are ``cfg_*`` (see ``tokviz.pipeline_config.to_form_state``), so the page can
+    fill the form from a preset or a link by writing ``st.session_state`` before it runs.
+    """
+    from tokviz.pipeline_config import MODELS, POST_PROCESSORS
+
+    left, right = st.columns(2)
+    with left:
+        chosen_normalizers = st.multiselect("Normalizers, in the order you pick them", list(NORMALIZERS), key="cfg_normalizers")
+        for type_name in chosen_normalizers:
+            for param in NORMALIZERS[type_name]:
+                _param_widget(f"cfg_n_{type_name}_{param.name}", param, f"{type_name} · {param.name}")
+        chosen_pre = st.multiselect("Pre-tokenizers, in order", list(PRE_TOKENIZERS), key="cfg_pre_tokenizers")
+        for type_name in chosen_pre:
+            for param in PRE_TOKENIZERS[type_name]:
+                _param_widget(f"cfg_p_{type_name}_{param.name}", param, f"{type_name} · {param.name}")
+    with right:
+        model = st.selectbox("Model", MODELS, key="cfg_model")
+        st.text_input("Special tokens (separated by spaces)", key="cfg_special_tokens")
+        st.text_input("Unknown token (one of the special tokens; empty for none)", key="cfg_unk_token")
+        if model != "Unigram":
+            st.number_input("min_frequency", min_value=0, step=1, key="cfg_min_frequency")
+        if model in ("BPE", "WordPiece"):
+            st.number_input("limit_alphabet (0 = no limit)", min_value=0, step=1, key="cfg_limit_alphabet")
+            st.text_input("continuing_subword_prefix", key="cfg_continuing_subword_prefix")
+            st.text_input("end_of_word_suffix", key="cfg_end_of_word_suffix")
+            st.radio(
+                "Tie-break", ["hf", "first_seen"], key="cfg_tie_break", horizontal=True,
+                help="hf: highest count, then the smallest (left id, right id). first_seen: the first pair met "
+                "scanning words in first-seen order, as the HF course notebooks do.",
+            )
+        if model == "BPE":
+            st.number_input("max_token_length (0 = no limit)", min_value=0, step=1, key="cfg_max_token_length")
+        if model == "WordPiece":
+            st.radio(
+                "WordPiece scoring", ["likelihood", "frequency"], key="cfg_scoring", horizontal=True,
+                help="likelihood: freq(ab) / (freq(a)·freq(b)), the HF course's WordPiece. "
+                "frequency: the pair count, which is what HF's WordPieceTrainer really does.",
+            )
+        if model in ("BPE", "WordPiece", "Unigram"):
+            st.checkbox("Start from all 256 byte symbols (byte-level alphabet)", key="cfg_byte_alphabet")
+        if model == "Unigram":
+            st.radio("Unigram method", ["em", "course"], key="cfg_unigram_method", horizontal=True,
+                     help="em: SentencePiece / HF. course: the HF course's simplified version.")
+            st.number_input("shrinking_factor", min_value=0.05, max_value=0.95, step=0.05, key="cfg_shrinking_factor")
+            st.number_input("max_piece_length", min_value=1, step=1, key="cfg_max_piece_length")
+            st.number_input("n_sub_iterations", min_value=1, step=1, key="cfg_n_sub_iterations")
+        st.selectbox("Post-processor", POST_PROCESSORS, key="cfg_post_processor")
+    return from_form_state(st.session_state)
+
+
+def metrics_row(values: dict[str, Any]) -> None:
+    """One ``st.metric`` per entry, side by side; integers get thousands separators."""
+    for column, (label, value) in zip(st.columns(len(values)), values.items()):
+        column.metric(label, f"{value:,}" if isinstance(value, int) else value)
+
+
+def pipeline_summary(config: PipelineConfig) -> None:
+    """The pipeline in one code block (code blocks show user text as text, never as markup)."""
+    lines = [
+        "normalizer:    " + (" → ".join(spec.label() for spec in config.normalizers) or "none"),
+        "pre-tokenizer: " + (" → ".join(spec.label() for spec in config.pre_tokenizers) or "none"),
+        f"model:         {config.model}" + (f" (unk {config.unk_token})" if config.unk_token else ""),
+        "special:       " + (" ".join(config.special_tokens) or "none"),
+    ]
+    st.code("\n".join(lines), language=None)
+
+
+def pipeline_preview(tokenizer: Any, line: str) -> None:
+    """Live preview: the first corpus line normalized, then cut into pre-tokens."""
+    from tokviz.viz.spans import TokenSpan, render_token_spans
+
+    normalized = tokenizer.normalizer.normalize_str(line) if tokenizer.normalizer is not None else line
+    pre_tokens = tokenizer.pre_tokenizer.pre_tokenize_str(normalized) if tokenizer.pre_tokenizer is not None else [(normalized, (0, len(normalized)))]
+    st.caption("Preview on the first line: normalized text, then its pre-tokens")
+    st.code(normalized or " ", language=None)
+    spans = [TokenSpan(word, index, start, end) for index, (word, (start, end)) in enumerate(pre_tokens)]
+    st.html(render_token_spans(normalized, spans, byte_level=True).html)
+
+
+@dataclass(frozen=True, slots=True)
+class TrainedRun:
+    """What the page shows results for: the request that trained it and its history."""
+
+    key: tuple[str, PipelineConfig, int]
+    history: Any
+    train_lines: tuple[str, ...]
+    test_lines: tuple[str, ...]
+
+    @property
+    def config(self) -> PipelineConfig:
+        return self.key[1]
+
+
+def remember_training(request: tuple[str, PipelineConfig, int], history: Any, train_lines: tuple[str, ...], test_lines: tuple[str, ...]) -> None:
+    """Keep the latest training in the session; a new corpus resets the test text, a new history the slider."""
+    previous = st.session_state.get("trained")
+    if previous is not None and previous.history is history:
+        return
+    if previous is None or previous.test_lines != test_lines or "test_text" not in st.session_state:
+        st.session_state["test_text"] = "\n".join(test_lines)
+    st.session_state["vocab_slider"] = history.max_vocab_size
+    st.session_state.pop("merge_step", None)
+    st.session_state["trained"] = TrainedRun(request, history, train_lines, test_lines)
+
+
+def vocab_slider(history: Any) -> int:
+    """The vocab slider (key ``vocab_slider``) from the alphabet to the trained size."""
+    low, high = history.min_vocab_size, history.max_vocab_size
+    if high <= low:
+        st.info(f"The vocabulary has {high:,} tokens and nothing to slide: {history.stop_reason}.")
+        return high
+    if not low <= st.session_state.get("vocab_slider", high) <= high:
+        st.session_state["vocab_slider"] = high
+    size = st.slider(
+        "Vocab size (drag to see the tokenizer at any size up to the trained one, without retraining)",
+        min_value=low, max_value=high, key="vocab_slider",
+    )
+    st.caption(f"{low:,} = special tokens and alphabet; {high:,} = trained size.")
+    return size
+
+
+def token_view(tokenizer: Any, config: PipelineConfig) -> None:
+    """Test text (key ``test_text``) as colored token spans, with counts and an ids toggle."""
+    from tokviz.limits import MAX_RENDERED_TOKENS
+    from tokviz.viz.spans import render_token_spans, spans_from_encoding
+    from tokviz.viz.tables import token_stats
+
+    text = st.text_area("Test text (held-out lines of the corpus by default)", key="test_text", height=120)
+    show_ids = st.toggle("Show ids instead of token text", key="show_ids")
+    encoding = tokenizer.encode(text)
+    metrics_row(token_stats(text, encoding, config.unk_token))
+    byte_level = any(spec.type == "ByteLevel" for spec in config.pre_tokenizers)
+    rendered = render_token_spans(
+        text, spans_from_encoding(encoding, config.unk_token), show_ids=show_ids, byte_level=byte_level, max_tokens=MAX_RENDERED_TOKENS
+    )
+    if rendered.truncated:
+        st.info(f"Showing the first {rendered.rendered_tokens:,} of {rendered.total_tokens:,} tokens; the counts above cover all of them.")
+    st.html(rendered.html)
+
+
+def _top_words(run: TrainedRun, limit: int) -> list[tuple[str, int]]:
+    """The corpus's most frequent words as the trainer saw them (from the cached word counts)."""
+    counts = word_counts_cached(run.key[0], run.config.normalizers, run.config.pre_tokenizers, _lines=run.train_lines)
+    return counts.most_common(limit)
+
+
+def result_views(run: TrainedRun, tokenizer: Any, size: int) -> dict[str, Callable[[], None]]:
+    """The result tabs that apply to this algorithm, label -> function drawing it."""
+    views: dict[str, Callable[[], None]] = {}
+    if getattr(run.history, "merges", None):
+        views["Merge history"] = lambda: merge_history_view(run, size)
+    if hasattr(run.history, "em_steps"):
+        views["Unigram: EM and pruning"] = lambda: unigram_view(run)
+        views["Unigram: lattice and sampling"] = lambda: lattice_view(run, tokenizer)
+    if type(tokenizer.model).__name__ == "WordPiece":
+        views["WordPiece trace"] = lambda: wordpiece_trace_view(tokenizer)
+    views["Charts"] = lambda: charts_view(run, tokenizer, size)
+    views["Export"] = lambda: export_view(run, tokenizer)
+    return views
+
+
+def merge_history_view(run: TrainedRun, size: int) -> None:
+    """Merge table, a step picker with the frequent words' segmentations and the words it changed."""
+    from tokviz.viz import tables
+
+    history = run.history
+    merges = history.merges
+    st.dataframe(tables.merge_table(merges), hide_index=True, height=280, width="stretch")
+    shown = [step for step in merges if step.vocab_size <= size] or merges[:1]
+    if st.session_state.get("merge_step", 0) >= len(merges):
+        st.session_state.pop("merge_step")
+    rank = st.number_input("Merge step to inspect", min_value=0, max_value=len(merges) - 1, value=shown[-1].rank, key="merge_step")
+    step = merges[int(rank)]
+    st.text(f"Step {step.rank}: {step.left!r} + {step.right!r} → {step.token!r}   count {step.count:,}   score {step.score:.6g}")
+    before = model_at_cached(*run.key, step.vocab_size - 1, _history=history)
+    after = model_at_cached(*run.key, step.vocab_size, _history=history)
+    left, right = st.columns(2)
+    with left:
+        st.caption("The corpus's most frequent words after this step")
+        st.dataframe(tables.segmentations_table(_top_words(run, 15), after), hide_index=True, width="stretch")
+    with right:
+        st.caption("Words this merge changed (most frequent first)")
+        st.dataframe(tables.words_changed_table(_top_words(run, 2000), before, after), hide_index=True, width="stretch")
+        st.caption("Pairs it beat at that moment")
+        st.dataframe(tables.candidates_table(step), hide_index=True, width="stretch")
+
+
+def unigram_view(run: TrainedRun) -> None:
+    """EM objective per sub-iteration, vocab per round, removed pieces, log-probabilities."""
+    from tokviz.viz import charts, tables
+
+    history = run.history
+    left, right = st.columns(2)
+    left.plotly_chart(charts.em_objective_figure(history.em_steps), width="stretch")
+    right.plotly_chart(charts.unigram_vocab_figure(history.prune_rounds, history.max_vocab_size), width="stretch")
+    st.caption("Pieces removed in each pruning round, with the loss increase that condemned them")
+    st.dataframe(tables.removed_pieces_table(history.prune_rounds), hide_index=True, height=240, width="stretch")
+    st.plotly_chart(charts.log_prob_figure(history.final_pieces, history.special_tokens), width="stretch")
+
+
+def _as_pre_token(tokenizer: Any, word: str) -> str:
+    """The first pre-token of ``word`` through the tokenizer's normalizer and pre-tokenizer (what the model sees)."""
+    normalized = tokenizer.normalizer.normalize_str(word) if tokenizer.normalizer is not None else word
+    if tokenizer.pre_tokenizer is None:
+        return normalized
+    pieces = tokenizer.pre_tokenizer.pre_tokenize_str(normalized)
+    return pieces[0][0] if pieces else ""
+
+
+def _default_word(run: TrainedRun) -> str:
+    words = [word for word, _ in _top_words(run, 200) if len(word.strip("▁Ġ")) >= 5]
+    return (words[0] if words else "tokenizer").lstrip("▁Ġ")
+
+
+def lattice_view(run: TrainedRun, tokenizer: Any) -> None:
+    """A word's Viterbi lattice, its n-best segmentations and sampled ones (subword regularization)."""
+    import random
+
+    from tokviz.viz import charts, tables
+
+    model = tokenizer.model
+    if "lattice_word" not in st.session_state:
+        st.session_state["lattice_word"] = _default_word(run)
+    word = st.text_input("Word", key="lattice_word", max_chars=40)
+    piece = _as_pre_token(tokenizer, word)
+    if not piece:
+        st.info("Type a word to see its lattice.")
+        return
+    st.caption(f"As the model sees it: {piece!r}")
+    st.plotly_chart(charts.lattice_figure(model.lattice(piece)), width="stretch")
+    left, right = st.columns(2)
+    with left:
+        st.caption("The 5 best segmentations")
+        st.dataframe(tables.nbest_table(model.nbest(piece, 5)), hide_index=True, width="stretch")
+    with right:
+        alpha = st.slider("Sampling alpha (smaller = more varied)", 0.0, 1.0, 0.1, 0.05, key="sample_alpha")
+        rng = random.Random(0)  # the same draws on every rerun, so the table does not flicker
+        samples = [model.sample(piece, alpha=alpha, rng=rng) for _ in range(20)]
+        st.caption("20 sampled segmentations")
+        st.dataframe(tables.samples_table(samples), hide_index=True, width="stretch")
+
+
+def wordpiece_trace_view(tokenizer: Any) -> None:
+    """The greedy longest-match search for one word: each prefix tried, and where [UNK] came from."""
+    from tokviz.viz import tables
+
+    word = st.text_input("Word to trace", value="tokenization", key="trace_word", max_chars=60)
+    piece = _as_pre_token(tokenizer, word)
+    if not piece:
+        st.info("Type a word to trace.")
+        return
+    trace = tokenizer.model.trace(piece)
+    st.text(f"{piece!r} → {[token.value for token in trace.tokens]}")
+    if trace.unk_reason:
+        st.warning(trace.unk_reason)
+    st.dataframe(tables.wordpiece_trace_table(trace), hide_index=True, width="stretch")
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _single_token_points(run_key: tuple, _run: TrainedRun) -> list[tuple[int, float]]:
+    from tokviz.viz import charts
+
+    history = _run.history
+    sizes = charts.evenly_spaced_sizes(history.min_vocab_size, history.max_vocab_size, 10)
+    words = dict(_top_words(_run, 2000))
+    return charts.single_token_share(words, lambda size: model_at_cached(*_run.key, size, _history=history), sizes)
+
+
+def charts_view(run: TrainedRun, tokenizer: Any, size: int) -> None:
+    """Score per merge, vocab growth, token lengths at the current size, single-token words."""
+    from tokviz.viz import charts
+
+    history = run.history
+    left, right = st.columns(2)
+    merges = getattr(history, "merges", None)
+    if merges:
+        score_label = "count" if run.config.model == "BPE" or run.config.scoring == "frequency" else "score"
+        left.plotly_chart(charts.merge_scores_figure(merges, score_label), width="stretch")
+        right.plotly_chart(charts.vocab_growth_figure(merges, history.min_vocab_size), width="stretch")
+    left, right = st.columns(2)
+    vocab = tokenizer.model.get_vocab()
+    left.plotly_chart(charts.token_length_figure(vocab, history.special_tokens), width="stretch")
+    points = _single_token_points((run.key[0], run.key[1], run.key[2]), run)
+    right.plotly_chart(charts.single_token_share_figure(points, "2,000 most frequent words"), width="stretch")
+
+
+def export_view(run: TrainedRun, tokenizer: Any) -> None:
+    """Downloads: tokenizer.json (loads in HF tokenizers), vocab.txt, merges.txt, the history as CSV."""
+    from tokviz.export import history_csv, merges_txt, model_merges, vocab_txt
+
+    size = tokenizer.model.get_vocab_size()
+    st.caption(f"Everything below is the tokenizer at the slider's vocab size ({size:,}).")
+    columns = st.columns(4)
+    columns[0].download_button("tokenizer.json", tokenizer.to_str(pretty=True), "tokenizer.json", "application/json", key="download_json")
+    columns[1].download_button("vocab.txt", vocab_txt(tokenizer.get_vocab(with_added_tokens=True)), "vocab.txt", "text/plain", key="download_vocab")
+    merges = model_merges(tokenizer.model)
+    if merges is not None:
+        columns[2].download_button("merges.txt", merges_txt(merges), "merges.txt", "text/plain", key="download_merges")
+    columns[3].download_button("history.csv", history_csv(run.history), "history.csv", "text/csv", key="download_history")

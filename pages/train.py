@@ -1,0 +1,101 @@
+"""Train: corpus → pipeline → train → vocab slider → token spans, merges, scores and charts."""
+
+import streamlit as st
+
+from tokviz import ui
+from tokviz.corpus import corpus_hash, corpus_stats, held_out_split
+from tokviz.errors import EmptyCorpusError, TokvizError
+from tokviz.limits import MAX_VOCAB_SIZE
+from tokviz.pipeline_config import build_tokenizer, from_query_params, to_form_state, to_query_params, tokenizer_with_model
+from tokviz.presets import DEFAULT_PRESET, PRESETS, preset_key
+from tokviz.samples import load_sample
+
+st.title("Train a tokenizer")
+st.caption("Paste or upload a corpus, pick a pipeline, train, then drag the vocab slider: nothing is retrained.")
+
+if "preset" not in st.session_state:  # first visit: open what the link describes, else the default preset
+    config, vocab = PRESETS[DEFAULT_PRESET].build(), 1000
+    try:
+        if st.query_params:
+            config, vocab = from_query_params(st.query_params.to_dict(), default_vocab=vocab)
+    except TokvizError as error:
+        ui.show_error(error)
+    st.session_state.update(preset=preset_key(config) or "custom", target_vocab=vocab, **to_form_state(config))
+
+st.header("1 · Corpus")
+sample = load_sample()
+try:
+    corpus = ui.corpus_input(sample)
+except TokvizError as error:
+    ui.show_error(error)
+    corpus = ui.CorpusChoice("", "unreadable upload")
+if corpus.notice:
+    st.warning(corpus.notice)
+split = held_out_split(corpus.text)
+stats_slot = st.container()
+
+st.header("2 · Pipeline")
+choice = st.selectbox("Pipeline", [*PRESETS, "custom"], key="preset", format_func=lambda key: PRESETS[key].label if key in PRESETS else "Custom…")
+config = None
+try:
+    if choice == "custom":
+        config = ui.custom_pipeline_form()
+    else:
+        config = PRESETS[choice].build()
+        st.caption(PRESETS[choice].summary)
+        st.session_state.update(to_form_state(config))  # Custom starts from the last preset
+    ui.pipeline_summary(config)
+    ui.pipeline_preview(build_tokenizer(config), split.train_lines[0] if split.train_lines else "")
+    words = ui.word_counts_cached(corpus_hash(corpus.text), config.normalizers, config.pre_tokenizers, split.train_lines)
+except TokvizError as error:
+    ui.show_error(error)
+    config, words = None, None
+with stats_slot:
+    stats = corpus_stats(corpus.text)
+    ui.metrics_row(
+        {
+            "characters": stats.characters,
+            "lines": stats.lines,
+            "words (pre-tokenized)": sum(words.values()) if words is not None else "—",
+            "unique words": len(words) if words is not None else "—",
+            "distinct characters": stats.distinct_characters,
+        }
+    )
+    st.caption(f"Source: {corpus.source}; {len(split.test_lines)} held-out lines are kept for testing.")
+
+st.header("3 · Train")
+target_vocab = st.number_input("Target vocab size", min_value=1, max_value=MAX_VOCAB_SIZE, step=100, key="target_vocab")
+clicked = st.button("Train", key="train", type="primary")
+small = len(corpus.text) <= 100_000  # small corpora train in well under a second: keep them live
+if config is not None and (clicked or small):
+    request = (corpus_hash(corpus.text), config, int(target_vocab))
+    bar = st.progress(0, text="counting words")
+    try:
+        if not split.train_lines:
+            raise EmptyCorpusError("The corpus is empty: paste some text or upload a file, then train.")
+        history = ui.train_cached(*request, _lines=split.train_lines, _progress=ui.progress_callback(bar))
+        ui.remember_training(request, history, split.train_lines, split.test_lines)
+    except TokvizError as error:
+        ui.show_error(error)
+    finally:
+        bar.empty()
+    st.query_params.from_dict(to_query_params(config, int(target_vocab), preset=preset_key(config)))
+
+run = st.session_state.get("trained")
+if run is None:
+    st.info("Press **Train** to train a tokenizer on this corpus.")
+    st.stop()
+history, config = run.history, run.config
+st.caption(f"Trained {history.algorithm} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}.")
+
+st.header("4 · Vocab size")
+size = ui.vocab_slider(history)
+tokenizer = tokenizer_with_model(config, ui.model_at_cached(*run.key, size, _history=history))
+
+st.header("5 · Tokens of the test text")
+ui.token_view(tokenizer, config)
+
+views = ui.result_views(run, tokenizer, size)
+for tab, view in zip(st.tabs(list(views)), views.values()):
+    with tab:
+        view()
