@@ -1,0 +1,186 @@
+"""WordPieceTrainer: the HF course golden (likelihood), HF parity (frequency), history, model_at."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer as HfTokenizer
+from tokenizers import models as hf_models
+from tokenizers import pre_tokenizers as hf_pre_tokenizers
+from tokenizers import trainers as hf_trainers
+
+from tokviz import pre_tokenizers, trainers
+from tokviz.errors import EmptyCorpusError, TokvizError
+from tokviz.models.wordpiece.trainer import WordPieceTrainer, course_reference_vocab
+from tokviz.word_counts import count_words
+
+BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+COURSE_WORDPIECE_70_TAIL = [
+    'ab', '##fu', 'Fa', 'Fac', '##ct', '##ful', '##full', '##fully', 'Th', '##hm', '##thm', 'Hu', 'Hug', 'Hugg',
+    'ch', 'cha', 'chap', 'chapt', 'sh', 'th', 'is', '##thms', '##za', '##zat', '##ut', '##ta',
+]  # fmt: skip
+
+
+def bert_counts(texts):
+    return count_words(texts, pre_tokenizer=pre_tokenizers.BertPreTokenizer())
+
+
+def test_worked_example_scores():
+    history = WordPieceTrainer(vocab_size=6, show_progress=False).train_from_word_counts({"hug": 10, "hugs": 5})
+    first = history.merges[0]
+    # ids: ##g 0, ##s 1, ##u 2, h 3. (h,##u), (##u,##g), (##g,##s) all score 1/15:
+    # "hf" takes the smallest (left id, right id) = (0, 1).
+    assert (first.left, first.right, first.token, first.count, first.score) == ("##g", "##s", "##gs", 5, 1 / 15)
+    assert first.candidates == ((("##u", "##g"), 1 / 15), (("h", "##u"), 1 / 15))
+    assert history.vocab == ("##g", "##s", "##u", "h", "##gs", "##ug")
+
+
+def test_course_golden_likelihood_first_seen(course_corpus):
+    trainer = trainers.WordPieceTrainer(vocab_size=70, special_tokens=BERT_SPECIALS, tie_break="first_seen")
+    history = trainer.train_from_word_counts(bert_counts(course_corpus))
+    assert list(history.vocab[: len(BERT_SPECIALS)]) == BERT_SPECIALS
+    assert list(history.vocab[-len(COURSE_WORDPIECE_70_TAIL) :]) == COURSE_WORDPIECE_70_TAIL
+    assert len(history.vocab) == 70
+    first = history.merges[0]
+    assert (first.left, first.right, first.token, first.score) == ("a", "##b", "ab", 0.2)  # as the course prints
+    assert [token.value for token in history.model.tokenize("Hugging")] == ["Hugg", "##i", "##n", "##g"]
+    assert [token.value for token in history.model_at(70).tokenize("Hugging")] == ["Hugg", "##i", "##n", "##g"]
+
+
+def test_course_corpus_hf_tie_break_differs(course_corpus):
+    history = WordPieceTrainer(vocab_size=70, special_tokens=BERT_SPECIALS, show_progress=False).train_from_word_counts(
+        bert_counts(course_corpus)
+    )
+    # ('a','##b') and ('##f','##u') both score 0.2; "hf" takes the smaller ids (##f < a).
+    assert [step.token for step in history.merges[:3]] == ["##fu", "ab", "Fa"]
+
+
+def test_likelihood_matches_the_course_reference_loop(shared_corpus_lines):
+    counts = bert_counts(shared_corpus_lines[:120])
+    fast = WordPieceTrainer(vocab_size=900, tie_break="first_seen", show_progress=False).train_from_word_counts(counts)
+    assert list(fast.vocab) == course_reference_vocab(counts, 900)
+
+
+# --------------------------------------------------------------------------- HF parity (frequency scoring)
+
+
+def hf_wordpiece_vocab(lines, **options):
+    tokenizer = HfTokenizer(hf_models.WordPiece(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = hf_pre_tokenizers.BertPreTokenizer()
+    tokenizer.train_from_iterator(lines, hf_trainers.WordPieceTrainer(show_progress=False, **options))
+    return tokenizer.get_vocab()
+
+
+def hash_ordered_forms(vocab):
+    """HF numbers the '##x' forms in hash order (it changes per run and decides ties): replay it."""
+    return [token for token, _ in sorted(vocab.items(), key=lambda item: item[1]) if token.startswith("##") and len(token) == 3]
+
+
+def test_frequency_scoring_matches_hf_on_course_corpus(course_corpus):
+    expected = hf_wordpiece_vocab(course_corpus, vocab_size=90, special_tokens=BERT_SPECIALS)
+    history = WordPieceTrainer(
+        vocab_size=90, special_tokens=BERT_SPECIALS, scoring="frequency", show_progress=False
+    ).train_from_word_counts(bert_counts(course_corpus), prefixed_order=hash_ordered_forms(expected))
+    assert history.vocab_at() == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name", ["tinyshakespeare.txt", "grimm_tales.txt", "wikitext2_valid.txt", "wikitext2_test.txt", "big.txt"]
+)
+def test_frequency_scoring_same_token_set_as_hf(read_shared_corpus, name):
+    lines = read_shared_corpus(name).splitlines()
+    expected = hf_wordpiece_vocab(lines, vocab_size=5000)
+    history = WordPieceTrainer(vocab_size=5000, scoring="frequency", show_progress=False).train_from_word_counts(
+        bert_counts(lines), prefixed_order=hash_ordered_forms(expected)
+    )
+    assert set(history.vocab) == set(expected)
+    assert history.vocab_at() == expected  # ids too
+
+
+# --------------------------------------------------------------------------- history and model_at
+
+
+@pytest.fixture(scope="module", params=["likelihood", "frequency"])
+def shared_history(request, shared_corpus_lines):
+    trainer = WordPieceTrainer(vocab_size=700, scoring=request.param, show_progress=False)
+    return trainer, trainer.train_from_word_counts(bert_counts(shared_corpus_lines))
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_model_at_equals_a_fresh_training(shared_corpus_lines, shared_history, data):
+    trainer, history = shared_history
+    size = data.draw(st.integers(min_value=history.min_vocab_size - 2, max_value=history.max_vocab_size))
+    fresh = WordPieceTrainer(vocab_size=max(1, size), scoring=trainer.scoring, show_progress=False).train_from_word_counts(
+        bert_counts(shared_corpus_lines)
+    )
+    assert history.vocab_at(size) == fresh.vocab_at()
+    model = history.model_at(size)
+    assert model.get_vocab() == fresh.model.get_vocab()
+    assert [t.value for t in model.tokenize("tokenization")] == [t.value for t in fresh.model.tokenize("tokenization")]
+
+
+def test_history_records(shared_history):
+    _, history = shared_history
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        history.vocab = ()  # type: ignore[misc]
+    frame = history.to_frame()
+    assert len(frame) == len(history.merges) == 700 - history.min_vocab_size
+    assert list(frame.columns) == ["rank", "left", "right", "token", "count", "score", "vocab_size", "candidates"]
+    assert all(len(step.candidates) == 10 for step in history.merges)
+    assert all(step.score >= step.candidates[0][1] for step in history.merges)
+    assert history.stop_reason == "reached the target vocab size of 700"
+
+
+def test_likelihood_score_is_count_over_product_of_frequencies(shared_corpus_lines, shared_history):
+    trainer, history = shared_history
+    if trainer.scoring != "likelihood":
+        pytest.skip("likelihood only")
+    counts = bert_counts(shared_corpus_lines)
+    token_freq: dict[str, int] = {}
+    pair_count: dict[tuple[str, str], int] = {}
+    for word, count in counts.items():
+        split = [char if index == 0 else "##" + char for index, char in enumerate(word)]
+        for index, token in enumerate(split):
+            token_freq[token] = token_freq.get(token, 0) + count
+            if index + 1 < len(split):
+                pair_count[token, split[index + 1]] = pair_count.get((token, split[index + 1]), 0) + count
+    step = history.merges[0]
+    expected = pair_count[step.left, step.right] / (token_freq[step.left] * token_freq[step.right])
+    assert (step.count, step.score) == (pair_count[step.left, step.right], expected)
+    assert step.score == max(c / (token_freq[a] * token_freq[b]) for (a, b), c in pair_count.items())
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_empty_corpus_raises():
+    with pytest.raises(EmptyCorpusError):
+        WordPieceTrainer().train_from_word_counts({})
+
+
+def test_vocab_at_or_below_the_alphabet_trains_no_merge():
+    history = WordPieceTrainer(vocab_size=4, show_progress=False).train_from_word_counts({"hug": 10, "hugs": 5})
+    assert history.merges == ()
+    assert history.vocab == ("##g", "##s", "##u", "h")
+    assert history.stop_reason == (
+        "the target vocab size of 4 is at or below the 4 special tokens and alphabet symbols: no merge was trained"
+    )
+
+
+@pytest.mark.parametrize("scoring", ["likelihood", "frequency"])
+def test_target_above_what_the_corpus_allows_stops_and_says_why(scoring):
+    history = WordPieceTrainer(vocab_size=500, scoring=scoring, show_progress=False).train_from_word_counts(
+        {"hug": 10, "hugs": 5}
+    )
+    assert history.vocab[-1] == "hugs"
+    assert "no pair left to merge" in history.stop_reason and "below the target of 500" in history.stop_reason
+
+
+def test_bad_scoring_raises():
+    with pytest.raises(TokvizError, match="scoring"):
+        WordPieceTrainer(scoring="best")
