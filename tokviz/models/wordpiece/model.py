@@ -40,7 +40,7 @@ from tokviz.models.wordlevel.model import (
     section_type,
 )
 
-#: Words kept in the private word cache (it never changes results, only speed).
+#: Words per generation of the private word cache (it never changes results, only speed).
 CACHE_CAPACITY = 10_000
 
 
@@ -99,7 +99,7 @@ class WordPiece(FrozenModel):
     _vocab: dict[str, int]
     _vocab_r: dict[int, str]
     _longest: int
-    _cache: dict[str, tuple[Token, ...]]
+    _cache: list[dict[str, tuple[Token, ...]]]  # [recent, old] generations
     unk_token: str
     continuing_subword_prefix: str
     max_input_chars_per_word: int
@@ -129,7 +129,7 @@ class WordPiece(FrozenModel):
             # No candidate longer than the longest entry can match, so the search may
             # start there instead of at the end of the word; results are the same.
             _longest=max(map(len, checked), default=0),
-            _cache={},
+            _cache=[{}, {}],
             unk_token=unk_token,
             continuing_subword_prefix=continuing_subword_prefix,
             max_input_chars_per_word=max_input_chars_per_word,
@@ -140,12 +140,19 @@ class WordPiece(FrozenModel):
     def tokenize(self, sequence: str) -> list[Token]:
         """Tokens of one pre-token, with character offsets into it."""
         cache = self._cache
-        tokens = cache.get(sequence)
+        recent = cache[0]
+        tokens = recent.get(sequence)
+        if tokens is not None:
+            return list(tokens)
+        tokens = cache[1].get(sequence)
         if tokens is None:
             tokens = self._tokenize(sequence)
-            if len(cache) >= CACHE_CAPACITY:
-                cache.clear()
-            cache[sequence] = tokens
+        # Two generations, as in BPE's cache: a full recent one becomes the old one;
+        # words found in the old one move back.
+        if len(recent) >= CACHE_CAPACITY:
+            cache[1] = recent
+            recent = cache[0] = {}
+        recent[sequence] = tokens
         return list(tokens)
 
     def _tokenize(self, word: str) -> tuple[Token, ...]:
