@@ -210,6 +210,11 @@ def test_from_file_reads_vocab_json_and_merges_txt(tmp_path):
     model = BPE.from_file(str(vocab_path), str(merges_path), unk_token="c")
     assert model.merges == (("a", "b"),) and model.unk_token == "c"
     assert values(model.tokenize("abx")) == ["ab", "c"]
+    saved = BPE(HUG_VOCAB, HUG_MERGES).save(str(tmp_path), "hug")
+    assert saved == [str(tmp_path / "hug-vocab.json"), str(tmp_path / "hug-merges.txt")]
+    hf = hf_models.BPE.from_file(*saved)
+    assert [(t.value, t.offsets) for t in hf.tokenize("hugs")] == [("hug", (0, 3)), ("s", (3, 4))]
+    assert BPE.from_file(*saved).to_dict() == BPE(HUG_VOCAB, HUG_MERGES).to_dict()
     merges_path.write_text("#version: 0.2\na b\nc", encoding="utf-8")
     with pytest.raises(VocabularyError, match="Merge number 2"):
         BPE.from_file(str(vocab_path), str(merges_path))

@@ -62,6 +62,8 @@ def test_serialization(tmp_path):
     path = tmp_path / "vocab.json"
     path.write_text(json.dumps({"a": 0, "b": 1, "[UNK]": 2}), encoding="utf-8")
     assert WordLevel.from_file(str(path), unk_token="[UNK]").to_dict() == section
+    saved = model.save(str(tmp_path), "w")
+    assert hf_models.WordLevel.read_file(saved[0]) == model.get_vocab()
     path.write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(SerializationError, match="JSON object"):
         WordLevel.read_file(str(path))

@@ -151,6 +151,9 @@ def test_to_dict_from_dict_and_files(course_model, tmp_path):
     path.write_text("\n".join(COURSE_VOCAB) + "\n", encoding="utf-8")
     assert WordPiece.from_file(str(path)).to_dict() == section
     assert WordPiece.read_file(str(path)) == hf_models.WordPiece.read_file(str(path))
+    saved = course_model.save(str(tmp_path), "course")
+    assert saved == [str(tmp_path / "course-vocab.txt")]
+    assert hf_models.WordPiece.read_file(saved[0]) == course_model.get_vocab()
 
 
 def test_from_bpe():

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -625,6 +626,19 @@ class BPE(FrozenModel):
         vocab_map, merge_pairs = cls.read_file(vocab, merges)
         return cls(vocab_map, merge_pairs, **kwargs)
 
+    def save(self, folder: str, prefix: str | None = None) -> list[str]:
+        """Write ``vocab.json`` and ``merges.txt`` (``{prefix}-vocab.json`` ...) as HF's ``save``."""
+        section = self.to_dict()
+        stem = f"{prefix}-" if prefix else ""
+        vocab_path = os.path.join(folder, f"{stem}vocab.json")
+        merges_path = os.path.join(folder, f"{stem}merges.txt")
+        with open(vocab_path, "w", encoding="utf-8") as handle:
+            json.dump(section["vocab"], handle, ensure_ascii=False)
+        with open(merges_path, "w", encoding="utf-8") as handle:
+            handle.write("#version: 0.2\n")
+            handle.writelines(f"{left} {right}\n" for left, right in section["merges"])
+        return [vocab_path, merges_path]
+
     def __reduce__(self) -> tuple[Any, ...]:
         options = self._options()
         return (_rebuild_bpe, (options, self._rng if self._rng is not random else None))
@@ -640,13 +654,3 @@ class BPE(FrozenModel):
 
 def _rebuild_bpe(options: dict[str, Any], rng: random.Random | None) -> BPE:
     return BPE(**options, rng=rng)
-
-
-def save_vocab_and_merges(model: BPE, vocab_path: str, merges_path: str) -> None:
-    """Write ``vocab.json`` and ``merges.txt`` as HF's ``model.save`` does."""
-    section = model.to_dict()
-    with open(vocab_path, "w", encoding="utf-8") as handle:
-        json.dump(section["vocab"], handle, ensure_ascii=False)
-    with open(merges_path, "w", encoding="utf-8") as handle:
-        handle.write("#version: 0.2\n")
-        handle.writelines(f"{left} {right}\n" for left, right in section["merges"])

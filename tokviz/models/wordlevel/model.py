@@ -19,6 +19,7 @@ Left out: nothing of HF's WordLevel; training lives in ``trainer.py``.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -202,6 +203,13 @@ class WordLevel(FrozenModel):
     def from_file(cls, vocab: str, unk_token: str | None = None) -> WordLevel:
         """``WordLevel.from_file("vocab.json", unk_token="<unk>")``, as in HF."""
         return cls(cls.read_file(vocab), unk_token)
+
+    def save(self, folder: str, prefix: str | None = None) -> list[str]:
+        """Write ``vocab.json`` (``{prefix}-vocab.json``) in id order, as HF's ``save``."""
+        path = os.path.join(folder, f"{prefix}-vocab.json" if prefix else "vocab.json")
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(ordered_vocab(self._vocab_r), handle, ensure_ascii=False)
+        return [path]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (WordLevel, (self._vocab, self.unk_token))

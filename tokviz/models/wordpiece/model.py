@@ -24,6 +24,7 @@ Left out: nothing of the encoding; training lives in ``trainer.py``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -309,6 +310,13 @@ class WordPiece(FrozenModel):
     def from_file(cls, vocab: str, **kwargs: Any) -> WordPiece:
         """``WordPiece.from_file("vocab.txt", unk_token="[UNK]")``, as in HF."""
         return cls(cls.read_file(vocab), **kwargs)
+
+    def save(self, folder: str, prefix: str | None = None) -> list[str]:
+        """Write ``vocab.txt`` (``{prefix}-vocab.txt``), one token per line in id order, as HF's ``save``."""
+        path = os.path.join(folder, f"{prefix}-vocab.txt" if prefix else "vocab.txt")
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.writelines(f"{token}\n" for token in ordered_vocab(self._vocab_r))
+        return [path]
 
     @classmethod
     def from_bpe(cls, bpe: BPE) -> WordPiece:
