@@ -79,7 +79,9 @@ if config is not None and (clicked or small):
         ui.show_error(error)
     finally:
         bar.empty()
-    st.query_params.from_dict(to_query_params(config, int(target_vocab), preset=preset_key(config)))
+    link = to_query_params(config, int(target_vocab), preset=preset_key(config))
+    if st.query_params.to_dict() != link:  # keep the URL a link to this pipeline
+        st.query_params.from_dict(link)
 
 run = st.session_state.get("trained")
 if run is None:
@@ -93,9 +95,10 @@ size = ui.vocab_slider(history)
 tokenizer = tokenizer_with_model(config, ui.model_at_cached(*run.key, size, _history=history))
 
 st.header("5 · Tokens of the test text")
-ui.token_view(tokenizer, config)
-
-views = ui.result_views(run, tokenizer, size)
-for tab, view in zip(st.tabs(list(views)), views.values()):
-    with tab:
-        view()
+views = {"": lambda: ui.token_view(tokenizer, config), **ui.result_views(run, tokenizer, size)}
+for place, view in zip([st.container(), *st.tabs(list(views)[1:])], views.values()):
+    with place:
+        try:
+            view()
+        except TokvizError as error:  # one view failing leaves the others working
+            ui.show_error(error)

@@ -135,6 +135,7 @@ def test_sequences_are_built_for_several_components() -> None:
         ({"special_tokens": ("",)}, SpecialTokenError, "cannot be empty"),
         ({"unk_token": "[UNK]"}, SpecialTokenError, "must also be a special token"),
         ({"model": "WordPiece"}, SpecialTokenError, "WordPiece needs an unknown token"),
+        ({"model": "WordLevel"}, SpecialTokenError, "WordLevel needs an unknown token"),
         ({"post_processor": "bert", "special_tokens": ("[CLS]",)}, PipelineConfigError, r"needs the special tokens \[SEP\]"),
         ({"min_frequency": -1}, PipelineConfigError, "min_frequency"),
         ({"limit_alphabet": 0}, PipelineConfigError, "limit_alphabet"),
@@ -170,8 +171,8 @@ HF_TRAINERS = {"BPE": "BpeTrainer", "WordPiece": "WordPieceTrainer", "Unigram": 
 @pytest.mark.parametrize("model", ["BPE", "WordPiece", "Unigram", "WordLevel"])
 def test_trainer_options_are_hf_option_names(key: str, model: str) -> None:
     config = PRESETS[key].build()
-    if model == "WordPiece" and config.unk_token is None:
-        config = PipelineConfig(special_tokens=("[UNK]",), unk_token="[UNK]", model="WordPiece")
+    if model in ("WordPiece", "WordLevel") and config.unk_token is None:
+        config = PipelineConfig(special_tokens=("[UNK]",), unk_token="[UNK]", model=model)
     else:
         config = config.with_model(model)
     options = trainer_options(config, 400)
@@ -334,6 +335,15 @@ def test_special_tokens_are_added_and_the_bert_template_wraps_the_text() -> None
     assert encoding.tokens[0] == "[CLS]" and encoding.tokens[-1] == "[SEP]"
     assert "[MASK]" in encoding.tokens
     assert encoding.special_tokens_mask[0] == 1 and encoding.special_tokens_mask[-1] == 1
+
+
+def test_the_configured_unknown_token_reaches_the_trained_model_as_in_hf() -> None:
+    config, history, _ = _train("char_bpe", 450)
+    tokenizer = tokenizer_with_model(config, history.model_at(history.min_vocab_size + 5))
+    assert tokenizer.model.unk_token == "<unk>"
+    hf = tokenizers.Tokenizer.from_str(tokenizer.to_str())
+    assert tokenizer.encode("the Ж zebra").tokens == hf.encode("the Ж zebra").tokens
+    assert "<unk>" in tokenizer.encode("the Ж zebra").tokens
 
 
 def test_char_bpe_marks_word_ends_and_decodes_back() -> None:

@@ -224,6 +224,8 @@ class PipelineConfig:
             )
         if self.model == "WordPiece" and self.unk_token is None:
             raise SpecialTokenError("WordPiece needs an unknown token (e.g. [UNK]) for words it cannot spell.")
+        if self.model == "WordLevel" and self.unk_token is None:
+            raise SpecialTokenError("WordLevel needs an unknown token (e.g. [UNK]) for words outside its vocabulary.")
         needed = {"bert": ("[CLS]", "[SEP]"), "t5": ("</s>",)}.get(self.post_processor, ())
         missing = [token for token in needed if token not in seen]
         _require(not missing, f"The {self.post_processor} post-processor needs the special tokens {', '.join(missing)}.")
@@ -410,6 +412,18 @@ def build_post_processor(config: PipelineConfig, token_to_id: Any) -> Any:
     return processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B:1 </s>:1", special_tokens=[("</s>", ids["</s>"])])
 
 
+def configured_model(config: PipelineConfig, model: Any) -> Any:
+    """``model`` with the config's unknown token (BPE, WordPiece, WordLevel).
+
+    Trainers build models from word counts and do not know the unknown token; HF keeps the
+    one the untrained model had (``Tokenizer(BPE(unk_token="<unk>")).train(...)``): so do we.
+    Unigram trainers take ``unk_token`` themselves.
+    """
+    if config.unk_token is not None and config.model != "Unigram" and getattr(model, "unk_token", None) != config.unk_token:
+        return model.with_options(unk_token=config.unk_token)
+    return model
+
+
 def tokenizer_with_model(config: PipelineConfig, model: Any) -> Any:
     """The finished tokenizer around ``model`` (trained, or ``history.model_at(k)``).
 
@@ -418,7 +432,7 @@ def tokenizer_with_model(config: PipelineConfig, model: Any) -> Any:
     """
     from tokviz.tokenizer import Tokenizer
 
-    tokenizer = Tokenizer(model)
+    tokenizer = Tokenizer(configured_model(config, model))
     tokenizer.normalizer = build_normalizer(config)
     tokenizer.pre_tokenizer = build_pre_tokenizer(config)
     tokenizer.decoder = build_decoder(config)
@@ -695,6 +709,7 @@ __all__ = [
     "check_vocab_size",
     "component",
     "config_key",
+    "configured_model",
     "from_form_state",
     "from_query_params",
     "to_form_state",

@@ -99,8 +99,10 @@ def train_cached(
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def model_at_cached(corpus_key: str, config: PipelineConfig, vocab_size: int, size: int, _history: Any) -> Any:
-    """``history.model_at(size)``, kept so that moving the slider back and forth is instant."""
-    return _history.model_at(size)
+    """``history.model_at(size)`` with the config's unknown token, kept so that moving the slider back and forth is instant."""
+    from tokviz.pipeline_config import configured_model
+
+    return configured_model(config, _history.model_at(size))
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -248,7 +250,7 @@ def pipeline_preview(tokenizer: Any, line: str) -> None:
     st.caption("Preview on the first line: normalized text, then its pre-tokens")
     st.code(normalized or " ", language=None)
     spans = [TokenSpan(word, index, start, end) for index, (word, (start, end)) in enumerate(pre_tokens)]
-    st.html(render_token_spans(normalized, spans, byte_level=True).html)
+    st.html(wrappable(render_token_spans(normalized, spans, byte_level=True).html))
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +311,17 @@ def token_view(tokenizer: Any, config: PipelineConfig) -> None:
     )
     if rendered.truncated:
         st.info(f"Showing the first {rendered.rendered_tokens:,} of {rendered.total_tokens:,} tokens; the counts above cover all of them.")
-    st.html(rendered.html)
+    st.html(wrappable(rendered.html))
+
+
+def wrappable(spans_html: str) -> str:
+    """Let long lines of token spans wrap: a ``<wbr>`` between adjacent spans.
+
+    Adjacent inline spans with ``white-space: pre`` offer the browser no place to break a
+    line, so a long line ran off the page. User text is escaped (no literal ``<`` in it),
+    so the tag boundary matched here can only be the renderer's own.
+    """
+    return spans_html.replace('</span><span class="tok', '</span><wbr><span class="tok')
 
 
 def _top_words(run: TrainedRun, limit: int) -> list[tuple[str, int]]:

@@ -1,0 +1,293 @@
+"""AppTest checks of the Train page (issue 4): it trains on the sample, each model trains, the
+vocab slider re-tokenizes, uploads train, bad input shows a message, user text is never markup."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/train.py"
+XSS = '<img src=x onerror=alert(1)> and <script>alert("x")</script> plus "quotes" & ampersands'
+
+
+def open_train(query: dict[str, str] | None = None) -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.run()
+    for key, value in (query or {}).items():
+        app.query_params[key] = value
+    app.switch_page(PAGE)
+    app.run()
+    return app
+
+
+def assert_clean(app: AppTest) -> None:
+    assert not app.exception, [str(error.value) for error in app.exception]
+
+
+def metric(app: AppTest, label: str) -> str:
+    return next(item.value for item in app.metric if item.label == label)
+
+
+def span_html(app: AppTest) -> str:
+    """The token-span view of the test text (the last html block on the page)."""
+    return app.html[-1].proto.body
+
+
+def test_page_trains_on_the_sample_without_pressing_anything() -> None:
+    app = open_train()
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    assert app.title[0].value == "Train a tokenizer"
+    assert app.selectbox(key="preset").value == "gpt2"
+    assert any(caption.value.startswith("Trained BPE in") for caption in app.caption)
+    assert int(metric(app, "tokens")) > 50
+    assert span_html(app).count('class="tok"') == int(metric(app, "tokens"))
+    # The URL is a link to this pipeline.
+    assert app.query_params["preset"] == "gpt2" and app.query_params["vocab"] == "1000"
+
+
+@pytest.mark.parametrize(
+    ("preset", "tabs"),
+    [
+        ("gpt2", ["Merge history", "Charts", "Export"]),
+        ("bert", ["Merge history", "WordPiece trace", "Charts", "Export"]),
+        ("t5", ["Unigram: EM and pruning", "Unigram: lattice and sampling", "Charts", "Export"]),
+        ("char_bpe", ["Merge history", "Charts", "Export"]),
+    ],
+)
+def test_each_preset_trains_and_shows_its_views(preset: str, tabs: list[str]) -> None:
+    app = open_train()
+    app.selectbox(key="preset").set_value(preset).run()
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    assert [tab.label for tab in app.tabs] == tabs
+    assert int(metric(app, "tokens")) > 0
+    assert app.query_params["preset"] == preset
+
+
+def test_custom_wordlevel_trains() -> None:
+    app = open_train()
+    app.selectbox(key="preset").set_value("custom").run()
+    app.selectbox(key="cfg_model").set_value("WordLevel").run()
+    assert_clean(app)
+    assert any("WordLevel needs an unknown token" in error.value for error in app.error)
+    app.text_input(key="cfg_special_tokens").set_value("[UNK] <|endoftext|>")
+    app.text_input(key="cfg_unk_token").set_value("[UNK]").run()
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    assert any(caption.value.startswith("Trained WordLevel") for caption in app.caption)
+    assert app.query_params["model"] == "WordLevel" and "preset" not in app.query_params
+
+
+def test_custom_form_starts_from_the_preset_and_its_options_reach_the_trainer() -> None:
+    app = open_train()
+    app.selectbox(key="preset").set_value("bert").run()
+    app.selectbox(key="preset").set_value("custom").run()
+    assert app.multiselect(key="cfg_normalizers").value == ["BertNormalizer"]
+    assert app.text_input(key="cfg_special_tokens").value == "[PAD] [UNK] [CLS] [SEP] [MASK]"
+    app.radio(key="cfg_scoring").set_value("frequency").run()
+    assert_clean(app)
+    assert app.query_params["scoring"] == "frequency"
+    assert any("Trained WordPiece" in caption.value for caption in app.caption)
+
+
+def test_moving_the_vocab_slider_changes_the_token_count_without_retraining() -> None:
+    app = open_train()
+    slider = app.slider(key="vocab_slider")
+    assert (slider.min, slider.max, slider.value) == (257, 1000, 1000)
+    at_full = int(metric(app, "tokens"))
+    app.slider(key="vocab_slider").set_value(300).run()
+    assert_clean(app)
+    at_300 = int(metric(app, "tokens"))
+    assert at_300 > at_full
+    assert span_html(app).count('class="tok"') == at_300
+    app.slider(key="vocab_slider").set_value(257).run()
+    assert int(metric(app, "tokens")) > at_300
+
+
+def test_ids_toggle_shows_ids_instead_of_text() -> None:
+    def labels(app: AppTest) -> list[str]:
+        return [piece.split("</span>")[0].split(">")[-1] for piece in span_html(app).split('class="tok"')[1:]]
+
+    app = open_train()
+    app.text_area(key="test_text").set_value("the tokenizer").run()
+    assert labels(app) and not any(label.isdigit() for label in labels(app))
+    app.toggle(key="show_ids").set_value(True).run()
+    assert labels(app) and all(label.isdigit() for label in labels(app))
+
+
+def test_csv_upload_with_a_chosen_column_trains_on_that_column() -> None:
+    rows = ["id,label,review"] + [f"{i},pos,the film number {i} was a wonderful surprise" for i in range(40)]
+    app = open_train()
+    app.file_uploader(key="corpus_file").set_value(("reviews.csv", "\n".join(rows).encode(), "text/csv")).run()
+    assert_clean(app)
+    assert app.selectbox(key="corpus_column").value == "review"
+    app.selectbox(key="corpus_column").set_value("label").run()
+    assert_clean(app)
+    assert metric(app, "characters") == f"{len(chr(10).join(['pos'] * 40)):,}"
+    app.selectbox(key="corpus_column").set_value("review").run()
+    app.button(key="train").click().run()
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    assert any("column 'review'" in caption.value for caption in app.caption)
+    assert app.text_area(key="test_text").value.startswith("the film number 9 was")
+
+
+def test_non_utf8_upload_trains_with_a_notice() -> None:
+    app = open_train()
+    text = "\n".join(["café crème brûlée à la française"] * 20).encode("cp1252")
+    app.file_uploader(key="corpus_file").set_value(("menu.txt", text, "text/plain")).run()
+    assert_clean(app)
+    assert any("not valid UTF-8" in warning.value and "Windows-1252" in warning.value for warning in app.warning)
+    assert "café" in app.text_area(key="test_text").value
+
+
+def test_empty_corpus_shows_a_message() -> None:
+    app = open_train()
+    app.text_area(key="corpus_text").set_value("").run()
+    assert_clean(app)
+    assert any("The corpus is empty" in error.value for error in app.error)
+    # The rest of the page keeps working on the last tokenizer.
+    assert app.slider(key="vocab_slider").max == 1000
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("archive.txt", b"PK\x03\x04" + bytes(range(256)) * 4, "ZIP archive"),
+        ("data.csv", b"a,b\x00\x01\x02\x03" * 50, "binary file"),
+        ("image.json", b"\x89PNG\r\n\x1a\n" + bytes(200), "PNG image"),
+    ],
+)
+def test_binary_upload_shows_a_message(name: str, data: bytes, message: str) -> None:
+    app = open_train()
+    app.file_uploader(key="corpus_file").set_value((name, data, "application/octet-stream")).run()
+    assert_clean(app)
+    assert any(message in error.value for error in app.error), [error.value for error in app.error]
+
+
+def test_oversized_upload_is_refused(monkeypatch) -> None:
+    import tokviz.limits
+
+    monkeypatch.setattr(tokviz.limits, "MAX_UPLOAD_BYTES", 1_000)
+    app = open_train()
+    app.file_uploader(key="corpus_file").set_value(("big.txt", b"word " * 1_000, "text/plain")).run()
+    assert_clean(app)
+    assert any("upload limit of 1,000 bytes" in error.value for error in app.error)
+
+
+def test_vocab_below_the_alphabet_shows_a_message_for_bpe_and_unigram() -> None:
+    app = open_train()
+    app.number_input(key="target_vocab").set_value(100).run()
+    assert_clean(app)
+    assert any("nothing to slide" in info.value and "no merge was trained" in info.value for info in app.info)
+    assert not app.slider  # no slider with a single position
+    app.selectbox(key="preset").set_value("t5").run()
+    assert_clean(app)
+    assert any("too small" in error.value for error in app.error), [error.value for error in app.error]
+
+
+def html_tags(body: str) -> set[str]:
+    """Every tag name in an HTML fragment, as a browser's parser would see them."""
+    from html.parser import HTMLParser
+
+    tags: set[str] = set()
+
+    class Collector(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            tags.add(tag)
+
+    Collector().feed(body)
+    return tags
+
+
+def test_user_html_in_corpus_and_test_text_is_shown_as_text() -> None:
+    app = open_train()
+    app.text_area(key="corpus_text").set_value("\n".join([XSS] * 30)).run()
+    app.text_area(key="test_text").set_value(XSS + "\n" + XSS).run()
+    assert_clean(app)
+    for show_ids in (False, True):
+        app.toggle(key="show_ids").set_value(show_ids).run()
+        assert app.html
+        for block in app.html:
+            assert html_tags(block.proto.body) <= {"style", "div", "span", "br", "wbr"}
+    body = span_html(app.toggle(key="show_ids").set_value(False).run())
+    assert "&lt;" in body and "onerror" in body and "script" in body  # shown, as text
+
+
+@pytest.mark.parametrize("preset", ["bert", "t5"])
+def test_html_is_escaped_in_every_view(preset: str) -> None:
+    app = open_train()
+    app.text_area(key="corpus_text").set_value("\n".join([XSS] * 30)).run()
+    app.selectbox(key="preset").set_value(preset).run()
+    assert_clean(app)
+    for block in app.html:
+        assert html_tags(block.proto.body) <= {"style", "div", "span", "br", "wbr"}
+
+
+def test_a_link_reopens_the_same_preset_and_vocab_size() -> None:
+    app = open_train({"preset": "bert", "vocab": "700"})
+    assert_clean(app)
+    assert app.selectbox(key="preset").value == "bert"
+    assert app.number_input(key="target_vocab").value == 700
+    assert app.slider(key="vocab_slider").max == 700
+
+
+def test_a_custom_link_reopens_the_custom_pipeline() -> None:
+    from tokviz.pipeline_config import PipelineConfig, component, to_query_params
+
+    config = PipelineConfig(
+        normalizers=(component("NFD"), component("Lowercase"), component("StripAccents")),
+        pre_tokenizers=(component("Whitespace"),),
+        model="BPE",
+        special_tokens=("[UNK]",),
+        unk_token="[UNK]",
+        end_of_word_suffix="</w>",
+    )
+    app = open_train(to_query_params(config, 600))
+    assert_clean(app)
+    assert app.selectbox(key="preset").value == "custom"
+    assert app.multiselect(key="cfg_normalizers").value == ["NFD", "Lowercase", "StripAccents"]
+    assert app.text_input(key="cfg_end_of_word_suffix").value == "</w>"
+    assert app.slider(key="vocab_slider").max == 600
+
+
+def test_a_broken_link_shows_a_message_and_opens_the_default() -> None:
+    app = open_train({"preset": "llama", "vocab": "500"})
+    assert_clean(app)
+    assert any("preset 'llama'" in error.value for error in app.error)
+    assert app.selectbox(key="preset").value == "gpt2"
+
+
+def test_unigram_views_draw_lattice_nbest_and_samples() -> None:
+    app = open_train()
+    app.selectbox(key="preset").set_value("t5").run()
+    app.text_input(key="lattice_word").set_value("tokenizer").run()
+    assert_clean(app)
+    assert len(app.get("plotly_chart")) >= 5  # EM objective, vocab per round, log-probs, lattice, charts
+    assert app.slider(key="sample_alpha").value == 0.1
+
+
+def test_wordpiece_trace_view_explains_unknown_words() -> None:
+    app = open_train()
+    app.selectbox(key="preset").set_value("bert").run()
+    app.text_input(key="trace_word").set_value("qqqq\u0416\u0416").run()
+    assert_clean(app)
+    assert any("nothing in the vocabulary matches" in warning.value for warning in app.warning)
+
+
+def test_export_offers_the_four_files() -> None:
+    app = open_train()
+    labels = [button.proto.label for button in app.get("download_button")]
+    assert labels == ["tokenizer.json", "vocab.txt", "merges.txt", "history.csv"]
+
+
+def test_merge_step_picker_shows_what_the_merge_changed() -> None:
+    app = open_train()
+    app.number_input(key="merge_step").set_value(0).run()
+    assert_clean(app)
+    assert any(text.value.startswith("Step 0: 'Ġ' + 't' → 'Ġt'") for text in app.text)
