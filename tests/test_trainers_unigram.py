@@ -99,6 +99,14 @@ def test_course_rounds_remove_ten_percent(course_history):
     assert course_history.to_frame()["size_after"].tolist()[-1] == 100
 
 
+def test_course_progress(course_corpus):
+    calls = []
+    words = count_words(course_corpus, pre_tokenizer=pre_tokenizers.Metaspace())
+    UnigramTrainer(vocab_size=250, method="course").train_from_word_counts(words, progress=lambda *c: calls.append(c))
+    assert len(calls) > 200 and calls[-1][1] == calls[-1][2]
+    assert [done for _, done, _ in calls] == sorted(done for _, done, _ in calls)
+
+
 def test_course_model_at(course_history):
     for size in (60, 100, 150, 270, 300):
         model = course_history.model_at(size)
@@ -219,8 +227,9 @@ def test_em_model_at(em_history):
 def test_progress_reports(em_history):
     calls = em_history._calls
     phases = {phase for phase, _, _ in calls}
-    assert {"seed pieces", "EM", "finalize"} <= phases
-    em_calls = [(done, total) for phase, done, total in calls if phase == "EM"]
+    assert {"seed pieces", "EM training", "finalize"} <= phases
+    em_calls = [(done, total) for phase, done, total in calls if phase == "EM training"]
+    assert len(em_calls) >= 4 * len(em_history.em_steps)
     assert em_calls[-1][0] == em_calls[-1][1]
     assert all(0 <= done <= total for done, total in em_calls)
     assert [d for d, _ in em_calls] == sorted(d for d, _ in em_calls)

@@ -204,10 +204,12 @@ class LatticeSet:
         self.rel_end = rel_end[order]
         self.doc = doc_of_pos[self.start]
         self.max_len = max_len
+        rel_start = self.start - first[self.doc]
+        self.bwd = np.argsort(rel_start * n_positions + self.start, kind="stable")
         self._index()
 
     def _index(self) -> None:
-        """Layer and group boundaries, and the backward order (by start offset)."""
+        """Layer and group boundaries of the forward order and of the backward order (by start offset)."""
         start, end = self.start, self.end
         n = len(start)
         self.layer_bounds = np.searchsorted(self.rel_end, np.arange(self.max_len + 2))
@@ -218,8 +220,7 @@ class LatticeSet:
         self.group_pos = end[self.group_start]
         self.group_count = np.diff(np.append(self.group_start, n))
         self.group_layer_bounds = np.searchsorted(self.group_start, self.layer_bounds)
-        rel_start = start - self.first[self.doc_of_pos[start]]
-        self.bwd = np.argsort(rel_start * self.n_positions + start, kind="stable")
+        rel_start = start - self.first[self.doc]
         bstart = start[self.bwd]
         brel = rel_start[self.bwd]
         self.bwd_layer_bounds = np.searchsorted(brel, np.arange(self.max_len + 1))
@@ -232,7 +233,9 @@ class LatticeSet:
         self.bgroup_layer_bounds = np.searchsorted(self.bgroup_start, self.bwd_layer_bounds)
 
     def filter(self, keep: np.ndarray) -> None:
-        """Drop nodes (``keep`` is a mask over the current nodes); order is preserved."""
+        """Drop nodes (``keep`` is a mask over the current nodes); both orders are preserved."""
+        new_index = np.cumsum(keep) - 1
+        self.bwd = new_index[self.bwd[keep[self.bwd]]]
         self.start, self.end, self.seed = self.start[keep], self.end[keep], self.seed[keep]
         self.single, self.rel_end, self.doc = self.single[keep], self.rel_end[keep], self.doc[keep]
         self._index()

@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -356,7 +356,14 @@ class UnigramTrainer:
         prune_rounds: list[PruneRound] = []
         snapshots: list[VocabSnapshot] = []
         round_index = 0
-        done = 0
+        # progress: 4 ticks per EM step (forward, backward, Viterbi, M-step), 3 per pruning
+        work_total = expected_updates * 4 + max(0, expected_loops - 1) * 3
+        work_done = 0
+
+        def tick() -> None:
+            nonlocal work_done
+            work_done += 1
+            report("EM training", min(work_done, work_total - 1), work_total)
 
         def node_scores() -> tuple[np.ndarray, np.ndarray]:
             """Effective piece and score of every node (dropped characters become <UNK>)."""
@@ -371,7 +378,9 @@ class UnigramTrainer:
             for sub_iteration in range(self.n_sub_iterations):
                 effective, scores = node_scores()
                 alpha = lattices.forward(scores)
+                tick()
                 beta = lattices.backward(scores)
+                tick()
                 log_z = alpha[seeds.last]
                 weight = counts[lattices.doc]
                 marginal = weight * np.exp(alpha[lattices.start] + scores + beta[lattices.end] - log_z[lattices.doc])
@@ -380,6 +389,7 @@ class UnigramTrainer:
                 _, back = lattices.viterbi(scores)
                 docs, _ = lattices.backtrack(back)
                 num_tokens = int(len(docs))
+                tick()
                 # M-step: drop rare pieces, Bayesian update of the others
                 freq = expected[order]
                 keep = freq >= 0.5
@@ -393,14 +403,12 @@ class UnigramTrainer:
                 score[order[1:]] = _em.digamma(kept_freq) - log_total
                 lattices.filter(alive[lattices.seed] | lattices.single)
                 em_steps.append(EmStep(round_index, sub_iteration, len(order), objective, num_tokens))
-                done += 1
-                report("EM", min(done, expected_updates), expected_updates)
+                tick()
             if len(order) <= desired:
                 break
-            report("prune", round_index, expected_loops)
             size_before = len(order)
             new_order, ranked, removed, losses = self._prune(order, score, alive, names, lengths, seeds, lattices, counts,
-                                                     total_count, node_scores)
+                                                             total_count, node_scores, tick)
             snapshots.append(VocabSnapshot(round_index, tuple((names[i], float(score[i])) for i in ranked), losses))
             prune_rounds.append(PruneRound(round_index, size_before, len(new_order), removed))
             removed_ids = np.setdiff1d(order, new_order)
@@ -409,7 +417,7 @@ class UnigramTrainer:
             order = new_order
             lattices.filter(alive[lattices.seed] | lattices.single)
             round_index += 1
-        report("EM", expected_updates, expected_updates)
+        report("EM training", work_total, work_total)
         final_pieces = tuple((names[i], float(score[i])) for i in order)
         snapshots.append(VocabSnapshot(round_index, final_pieces))
         model = _finalize(final_pieces, required, self.special_tokens, self.unk_token, self.vocab_size)
@@ -431,16 +439,18 @@ class UnigramTrainer:
             snapshots=tuple(snapshots),
         )
 
-    def _prune(self, order, score, alive, names, lengths, seeds, lattices, counts, total_count, node_scores):
+    def _prune(self, order, score, alive, names, lengths, seeds, lattices, counts, total_count, node_scores, tick):
         """One HF pruning round. Returns (new order, ranked order for model_at, removed pieces)."""
         effective, scores = node_scores()
         # 1. second-best segmentation of every multi-character piece, in its own lattice
         multi = order[1:][lengths[order[1:]] >= 2]
         alt_docs, alt_pieces, self_best = self._alternatives(multi, score, lengths, seeds, lattices, effective, scores)
+        tick()
         # 2. Viterbi frequency of every piece over the corpus
         _, back = lattices.viterbi(scores)
         docs, nodes = lattices.backtrack(back)
         freq = np.bincount(effective[nodes], weights=counts[docs], minlength=len(names))
+        tick()
         total = float(freq.sum())
         log_total = math.log(total)
         n_pieces = len(order)
@@ -478,6 +488,7 @@ class UnigramTrainer:
         desired = self.vocab_size * 11 // 10
         pruned_size = max(desired, int(n_pieces * self.shrinking_factor))
         candidates.sort(key=lambda item: -item[1])  # stable: ties keep id order, as HF
+        tick()
         room = max(0, pruned_size - 1 - len(kept_first))
         new_order = np.array([0] + kept_first + [p for p, _ in candidates[:room]], dtype=np.int64)
         removed = tuple((names[p], float(loss)) for p, loss in candidates[room:]) + tuple(
@@ -548,8 +559,9 @@ class UnigramTrainer:
         round_index = 0
         expected_rounds = max(1, math.ceil(math.log(max(target, 1) / len(token_freqs)) / math.log(0.9))) if len(token_freqs) > target else 1
         while len(costs) > target:
-            report("prune", round_index, expected_rounds)
-            losses = _course_scores(word_freqs, costs)
+            losses = _course_scores(
+                word_freqs, costs,
+                lambda i, n: report("course pruning", round_index * 1000 + 1000 * i // n, expected_rounds * 1000))
             ranked = sorted(losses.items(), key=lambda item: item[1])
             n_remove = min(int(len(costs) * 0.1), len(costs) - target)
             n_remove = max(n_remove, 1) if ranked else 0
@@ -567,7 +579,7 @@ class UnigramTrainer:
                                            len(token_freqs) + len(specials), tuple(removed)))
             costs = _course_costs(token_freqs)
             round_index += 1
-        report("prune", expected_rounds, expected_rounds)
+        report("course pruning", expected_rounds * 1000, expected_rounds * 1000)
         snapshots.append(VocabSnapshot(round_index, tuple((t, -c) for t, c in costs.items())))
         model = _course_model(snapshots[-1].pieces, len(costs), token_freqs, specials, self.unk_token)
         stop = (
@@ -638,11 +650,14 @@ def _course_loss(word_freqs: Iterable[tuple[str, int]], costs: Mapping[str, floa
     return loss
 
 
-def _course_scores(word_freqs: Sequence[tuple[str, int]], costs: Mapping[str, float]) -> dict[str, float]:
+def _course_scores(word_freqs: Sequence[tuple[str, int]], costs: Mapping[str, float],
+                   on_token: Callable[[int, int], None] | None = None) -> dict[str, float]:
     """Loss increase when each multi-character token is removed (the course's ``compute_scores``)."""
     base = _course_loss(word_freqs, costs)
     scores: dict[str, float] = {}
-    for token in costs:
+    for index, token in enumerate(costs):
+        if on_token is not None:
+            on_token(index, len(costs))
         if len(token) == 1:
             continue
         without = dict(costs)
