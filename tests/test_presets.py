@@ -95,6 +95,6 @@ def test_preset_shapes_in_words() -> None:
 def test_preset_key_recognises_unchanged_presets_only() -> None:
     for key, preset in PRESETS.items():
         assert preset_key(preset.build()) == key
-    assert preset_key(gpt2_like().with_model("WordLevel")) is None
+    assert preset_key(bert_like().with_model("WordLevel")) is None
     assert DEFAULT_PRESET in PRESETS
     assert all(preset.label and preset.summary for preset in PRESETS.values())
