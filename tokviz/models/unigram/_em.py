@@ -149,7 +149,9 @@ def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed
         char_seed[int(np.searchsorted(alphabet, ord(c)))] = index
     occurrence = np.full(n_seeds, -1, dtype=np.int64)
     first_char_pos = np.full(n_chars, -1, dtype=np.int64)
-    in_pos = np.flatnonzero(in_word)
+    # every character of a word gets a single-character node; a "\0" inside a word has no
+    # seed piece (HF leaves it out of the characters), so its node is an unknown one
+    in_pos = np.flatnonzero(np.isin(np.arange(len(char_ids)), last, invert=True))
     first_char_pos[char_ids[in_pos[::-1]]] = in_pos[::-1]  # last write wins: the first position
     occurrence[char_seed[1:][char_seed[1:] > 0]] = first_char_pos[1:][char_seed[1:] > 0]
 

@@ -122,7 +122,7 @@ class UnigramTrainingHistory(TrainingHistory):
         chosen = self.snapshots[min(usable, key=lambda i: sizes[i])] if usable else self.snapshots[0]
         specials = _special_list(self.special_tokens, self.unk_token)
         if self.method == "course":
-            seed_freqs = dict(self.extra).get("seed_freqs", {})
+            seed_freqs = dict(dict(self.extra).get("seed_freqs", ()))
             return _course_model(chosen.pieces, target - len(specials), seed_freqs, specials, self.unk_token)
         return _finalize(chosen.pieces, self.required_chars, self.special_tokens, self.unk_token, target)
 
@@ -596,7 +596,7 @@ class UnigramTrainer:
             final_pieces=tuple(model.vocab),
             snapshots=tuple(snapshots),
             initial_loss=initial_loss,
-            extra=(("seed_freqs", seed_freqs),),
+            extra=(("seed_freqs", tuple(seed_freqs.items())),),
         )
 
 
