@@ -77,3 +77,22 @@ def test_summary():
     assert summarize_word_counts({"ab": 2, "b": 1, "c": 5}, top=2) == WordCountSummary(
         total_words=8, unique_words=3, total_characters=10, distinct_characters=3, top_words=(("c", 5), ("ab", 2))
     )
+
+
+@pytest.mark.parametrize(
+    "pre_tokenizer",
+    [
+        pre_tokenizers.ByteLevel(add_prefix_space=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=True),
+        pre_tokenizers.BertPreTokenizer(),
+    ],
+    ids=["byte_level", "byte_level_prefix", "bert"],
+)
+def test_two_level_counting_gives_the_same_words_in_the_same_order(pre_tokenizer, shared_corpus_lines, hard_strings):
+    texts = list(hard_strings) + shared_corpus_lines
+    direct: Counter[str] = Counter()
+    for text in texts:
+        direct.update(pre_tokenizer.pre_tokenize_words(text))
+    direct.pop("", None)
+    counted = count_words(texts, pre_tokenizer=pre_tokenizer)
+    assert list(counted.items()) == list(direct.items())

@@ -46,6 +46,39 @@ def _word_splitter(pre_tokenizer: Any) -> Callable[[str], Iterable[str]] | None:
     raise TypeError(f"{type(pre_tokenizer).__name__} has neither pre_tokenize_words nor pre_tokenize_str")
 
 
+def _two_level_counter(pre_tokenizer: Any) -> tuple[Callable[[str], Iterable[str]], Callable[[str], list[str]]] | None:
+    """``(split, finish)`` when counting can be done in two levels: count the pieces
+    ``split`` finds in each text, then turn each DISTINCT piece into words with ``finish``.
+
+    - ByteLevel: count the GPT-2 regex matches, byte-map each distinct match once (the
+      corpus has 1.5M matches but 50k distinct ones).
+    - BertPreTokenizer: a word never spans whitespace, so count whitespace-separated runs
+      (its own WhitespaceSplit) and punctuation-split each distinct run once.
+
+    Both give exactly the words ``pre_tokenize_words`` gives (tests compare them).
+    """
+    from tokviz import pre_tokenizers
+    from tokviz.byte_level import text_to_symbols
+
+    if type(pre_tokenizer) is pre_tokenizers.ByteLevel:
+        if not pre_tokenizer.use_regex:
+            return None
+        import regex
+
+        findall = regex.compile(pre_tokenizers.GPT2_PATTERN).findall
+        if pre_tokenizer.add_prefix_space:
+            def split(text: str) -> list[str]:
+                if text and not text.startswith(" "):
+                    text = " " + text
+                return findall(text)
+        else:
+            split = findall
+        return split, lambda piece: [text_to_symbols(piece)]
+    if type(pre_tokenizer) is pre_tokenizers.BertPreTokenizer:
+        return pre_tokenizers.WhitespaceSplit().pre_tokenize_words, pre_tokenizer.pre_tokenize_words
+    return None
+
+
 def count_words(
     texts: Iterable[str],
     normalizer: Any = None,
@@ -63,6 +96,9 @@ def count_words(
     if normalizer is not None and normalize is None:
         raise TypeError(f"{type(normalizer).__name__} has no normalize_str")
     split = _word_splitter(pre_tokenizer)
+    two_level = _two_level_counter(pre_tokenizer) if pre_tokenizer is not None else None
+    if two_level is not None:
+        split, finish = two_level
     total = len(texts) if hasattr(texts, "__len__") else 0  # type: ignore[arg-type]
     every = max(1, total // 100) if total else 1000
 
@@ -83,6 +119,11 @@ def count_words(
         done += 1
         if progress is not None and done % every == 0:
             progress("count words", done, total)
+    if two_level is not None:
+        pieces, counts = counts, Counter()
+        for piece, count in pieces.items():
+            for word in finish(piece):
+                counts[word] += count
     counts.pop("", None)  # an empty pre-token carries no characters to train on
     if progress is not None:
         progress("count words", done, total or done)

@@ -202,14 +202,42 @@ def likelihood_loop(
     heapq.heapify(heap)
     heappush, heappop = heapq.heappush, heapq.heappop
 
+    # A merge lowers freq(left) and freq(right), raising the score of every pair holding
+    # them, anywhere in the corpus. Re-pushing all those pairs at every merge would cost
+    # millions of pushes ("##s" is in thousands of pairs). Instead the token is marked dirty
+    # and ONE sentinel entry is pushed with an upper bound of its pairs' scores:
+    # count(t, x) <= freq(x), so score(t, x) <= 1 / freq(t). When the sentinel surfaces, the
+    # token's pairs are pushed with their exact scores. (A sentinel sorts before pair
+    # entries of equal score, so ties are still decided on exact scores.)
+    dirty: set[int] = set()
+
+    def sentinel(token: int) -> tuple:
+        bound = -1.0 / token_freq[token]
+        return (bound, -1, -1, -1 - token) if first_seen else (bound, -1 - token)
+
+    def push_exact(token: int) -> None:
+        for changed in pairs_of[token]:
+            fresh = entry(changed)
+            if fresh is not None:
+                heappush(heap, fresh)
+
     def pop_valid() -> tuple | None:
         while heap:
             item = heappop(heap)
-            fresh = entry(item[-1])
+            code = item[-1]
+            if code < 0:
+                token = -1 - code
+                if token in dirty:
+                    dirty.discard(token)
+                    push_exact(token)
+                continue
+            fresh = entry(code)
             if fresh == item:
                 return item
+            # Worse than recorded (fewer occurrences now): no entry holds it yet. Better than
+            # recorded: a dirty token's sentinel covers it (or already re-pushed it).
             if fresh is not None and fresh > item:
-                heappush(heap, fresh)  # worse than recorded (fewer occurrences): no entry holds it yet
+                heappush(heap, fresh)
         return None
 
     records: list[_ScoredRecord] = []
@@ -308,17 +336,11 @@ def likelihood_loop(
         # index on the way). Pairs elsewhere in the merged words keep their score.
         pairs_of[left].discard(code)
         pairs_of[right].discard(code)
-        for token in {left, right, new_id}:
-            if first_seen or max_token_length is not None:
-                for changed in pairs_of[token]:
-                    fresh = entry(changed)
-                    if fresh is not None:
-                        heappush(heap, fresh)
-                continue
-            for changed in pairs_of[token]:
-                count = pair_counts[changed]
-                if count >= min_frequency:
-                    heappush(heap, (-count / (token_freq[changed >> _BITS] * token_freq[changed & _MASK]), changed))
+        for token in (left, right):
+            if token_freq[token] > 0 and pairs_of[token]:
+                dirty.add(token)
+                heappush(heap, sentinel(token))
+        push_exact(new_id)  # its pairs are new
         if progress is not None and len(records) % every == 0:
             progress("merges", min(len(token_to_id) - start_size, total), total)
     if progress is not None:
