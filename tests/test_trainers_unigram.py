@@ -222,6 +222,9 @@ def test_em_model_at(em_history):
     small, large = set(em_history.model_at(300).get_vocab()), set(em_history.model_at(450).get_vocab())
     assert len(small - large) <= 5
     assert em_history.model_at(10**9).get_vocab_size() == em_history.max_vocab_size
+    assert em_history.model_at(np.int64(300)).get_vocab_size() == 300
+    with pytest.raises(VocabSizeError):
+        em_history.model_at(300.5)
 
 
 def test_progress_reports(em_history):

@@ -43,6 +43,7 @@ multithreading; the em method is vectorised with numpy instead (see ``_em.py``).
 from __future__ import annotations
 
 import math
+import operator
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
@@ -112,7 +113,11 @@ class UnigramTrainingHistory(TrainingHistory):
         the seed frequencies of the kept pieces). At the trained size this returns
         ``self.model``. Sizes outside ``[min_vocab_size, max_vocab_size]`` are clamped.
         """
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        try:
+            vocab_size = operator.index(vocab_size)  # ints, numpy ints; not floats or bools
+        except TypeError:
+            raise VocabSizeError(f"The vocab size must be a whole number, got {vocab_size!r}.") from None
+        if isinstance(vocab_size, bool):
             raise VocabSizeError(f"The vocab size must be a whole number, got {vocab_size!r}.")
         target = min(max(vocab_size, self.min_vocab_size), self.max_vocab_size)
         if target == self.model.get_vocab_size():
