@@ -88,6 +88,11 @@ def test_trace_lists_every_candidate(course_model):
     assert [step.match.value for step in trace.steps] == ["hug", "##s"]
     assert trace.steps[0].attempts[1] == WordPieceAttempt(0, 3, "hug", True)
     assert trace.unk_reason is None and trace.unk_position is None
+    assert trace.rows() == [
+        {"step": 0, "start": 0, "end": 4, "candidate": "hugs", "matched": False},
+        {"step": 0, "start": 0, "end": 3, "candidate": "hug", "matched": True},
+        {"step": 1, "start": 3, "end": 4, "candidate": "##s", "matched": True},
+    ]
     assert list(trace.tokens) == course_model.tokenize("hugs")
 
 

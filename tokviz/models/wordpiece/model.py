@@ -79,6 +79,21 @@ class WordPieceTrace:
     unk_reason: str | None = None
     unk_position: int | None = None
 
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per candidate tried, for a table: ``{"step": 0, "start": 0, "end": 4,
+        "candidate": "hugs", "matched": False}``."""
+        return [
+            {
+                "step": index,
+                "start": attempt.start,
+                "end": attempt.end,
+                "candidate": attempt.candidate,
+                "matched": attempt.matched,
+            }
+            for index, step in enumerate(self.steps)
+            for attempt in step.attempts
+        ]
+
 
 class WordPiece(FrozenModel):
     """``WordPiece(vocab, unk_token="[UNK]", continuing_subword_prefix="##", max_input_chars_per_word=100)``.
