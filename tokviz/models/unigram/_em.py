@@ -242,9 +242,6 @@ class LatticeSet:
         self.single, self.rel_end, self.doc = self.single[keep], self.rel_end[keep], self.doc[keep]
         self._index()
 
-    def scores(self, seed_scores: np.ndarray) -> np.ndarray:
-        return seed_scores[self.seed]
-
     def forward(self, node_scores: np.ndarray) -> np.ndarray:
         """``alpha[pos]`` = log-sum over paths from the document's start to ``pos``."""
         alpha = np.full(self.n_positions, -np.inf)

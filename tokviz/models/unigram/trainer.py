@@ -444,8 +444,26 @@ class UnigramTrainer:
             snapshots=tuple(snapshots),
         )
 
-    def _prune(self, order, score, alive, names, lengths, seeds, lattices, counts, total_count, node_scores, tick):
-        """One HF pruning round. Returns (new order, ranked order for model_at, removed pieces)."""
+    def _prune(
+        self,
+        order: np.ndarray,
+        score: np.ndarray,
+        alive: np.ndarray,
+        names: list[str],
+        lengths: np.ndarray,
+        seeds: _em.Seeds,
+        lattices: _em.LatticeSet,
+        counts: np.ndarray,
+        total_count: float,
+        node_scores: Callable[[], tuple[np.ndarray, np.ndarray]],
+        tick: Callable[[], None],
+    ) -> tuple[np.ndarray, list[int], tuple[tuple[str, float], ...], tuple[tuple[str, float], ...]]:
+        """One HF pruning round.
+
+        Returns the new piece order (``[<UNK>, kept without alternative..., best losses...]``),
+        every piece ranked for ``model_at``, the removed pieces with their loss increase
+        (0.0 for pieces no Viterbi path uses) and every candidate's loss increase.
+        """
         effective, scores = node_scores()
         # 1. second-best segmentation of every multi-character piece, in its own lattice
         multi = order[1:][lengths[order[1:]] >= 2]
@@ -502,7 +520,16 @@ class UnigramTrainer:
         losses = tuple((names[p], float(loss)) for p, loss in candidates)
         return new_order, ranked, removed, losses
 
-    def _alternatives(self, multi, score, lengths, seeds, lattices, effective, scores):
+    def _alternatives(
+        self,
+        multi: np.ndarray,
+        score: np.ndarray,
+        lengths: np.ndarray,
+        seeds: _em.Seeds,
+        lattices: _em.LatticeSet,
+        effective: np.ndarray,
+        scores: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each multi-character piece: its best segmentation into at least two nodes.
 
         The lattice of a piece is the part of a word lattice covering one occurrence of it
