@@ -157,6 +157,8 @@ def test_merges_whose_tokens_are_missing_raise_clear_errors():
         BPE({"a": 0}, [("a", "b")])
     with pytest.raises(VocabularyError, match="makes 'ab', which is not in the vocabulary"):
         BPE({"a": 0, "b": 1}, [("a", "b")])
+    with pytest.raises(VocabularyError, match="does not start with the continuing_subword_prefix '##'"):
+        BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")], continuing_subword_prefix="##")
     with pytest.raises(VocabularyError, match="not two tokens"):
         BPE({"a": 0, "b": 1, "ab": 2}, ["a b c"])
     with pytest.raises(VocabularyError, match="probability between 0 and 1"):

@@ -117,12 +117,13 @@ def build_merge_map(
         if prefix_bytes:
             # HF drops as many leading bytes of the right part as the prefix has,
             # whether or not the right part starts with the prefix.
+            # (HF panics when that cuts a character or runs past the end; we explain.)
             right_bytes = right.encode("utf-8")
             try:
                 if len(right_bytes) < prefix_bytes:
-                    raise UnicodeDecodeError("utf-8", right_bytes, 0, len(right_bytes), "shorter than the prefix")
+                    raise ValueError("shorter than the prefix")
                 merged = left + right_bytes[prefix_bytes:].decode("utf-8")
-            except UnicodeDecodeError:
+            except ValueError:  # also UnicodeDecodeError
                 raise VocabularyError(
                     f"Merge number {rank + 1} ({left!r}, {right!r}): the right part does not start with the "
                     f"continuing_subword_prefix {continuing_subword_prefix!r}."
