@@ -302,6 +302,22 @@ def tokenize_words(
             words.append(ids)  # type: ignore[arg-type]
             counts.append(count)
         return words, counts
+    if suffix is None and prefix is not None:
+        # The hot case (WordPiece): two auto-numbering maps, so a list comprehension does
+        # the work and new ##-forms still get their ids in first-seen order.
+        first, rest = _AutoIds(lambda char: symbols.add(char, 1)), _AutoIds(lambda char: symbols.add(prefix + char, 1))
+        outside = {char for word in word_counts for char in word} - char_ids.keys()
+        for word, count in word_counts.items():
+            if outside and not outside.isdisjoint(word):
+                word = "".join(char for char in word if char in char_ids)
+            if word:
+                ids = [first[word[0]]]
+                ids += [rest[char] for char in word[1:]]
+            else:
+                ids = []
+            words.append(ids)
+            counts.append(count)
+        return words, counts
     for word, count in word_counts.items():
         kept = [char for char in word if char in char_ids]
         ids = []
@@ -316,6 +332,18 @@ def tokenize_words(
         words.append(ids)
         counts.append(count)
     return words, counts
+
+
+class _AutoIds(dict):
+    """A dict that fills a missing key with ``make(key)``: ``ids['a']`` numbers 'a' on first use."""
+
+    def __init__(self, make: Callable[[str], int]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: str) -> int:
+        value = self[key] = self.make(key)
+        return value
 
 
 @dataclass(slots=True)

@@ -205,33 +205,68 @@ def likelihood_loop(
     # A merge lowers freq(left) and freq(right), raising the score of every pair holding
     # them, anywhere in the corpus. Re-pushing all those pairs at every merge would cost
     # millions of pushes ("##s" is in thousands of pairs). Instead the token is marked dirty
-    # and ONE sentinel entry is pushed with an upper bound of its pairs' scores:
-    # count(t, x) <= freq(x), so score(t, x) <= 1 / freq(t). When the sentinel surfaces, the
-    # token's pairs are pushed with their exact scores. (A sentinel sorts before pair
-    # entries of equal score, so ties are still decided on exact scores.)
+    # and covered by sentinel entries, in two levels:
+    #   1. bound 1 / freq(t), free to compute: count(t, x) <= freq(x), so score(t, x) <= 1 / freq(t);
+    #   2. when that surfaces, the exact best score among t's pairs (one pass, no push);
+    # when level 2 surfaces, t's pairs are pushed with exact scores and t is clean again.
+    # Every score increase comes from a dirty token whose sentinel was computed after it,
+    # so the first valid pair entry popped is the true best. Sentinels sort before pair
+    # entries of equal score, so ties are still decided on exact scores.
     dirty: set[int] = set()
 
-    def sentinel(token: int) -> tuple:
-        bound = -1.0 / token_freq[token]
-        return (bound, -1, -1, -1 - token) if first_seen else (bound, -1 - token)
+    def sentinel(token: int, level: int, score: float) -> tuple:
+        code = -1 - 2 * token - level
+        return (-score, -1, -1, code) if first_seen else (-score, code)
+
+    exact_entries = first_seen or max_token_length is not None
 
     def push_exact(token: int) -> None:
+        if exact_entries:
+            for changed in pairs_of[token]:
+                fresh = entry(changed)
+                if fresh is not None:
+                    heappush(heap, fresh)
+            return
+        for changed in pairs_of[token]:  # entry() inlined: the hot loop of "hf" ties
+            count = pair_counts[changed]
+            if count >= min_frequency:
+                heappush(heap, (-count / (token_freq[changed >> _BITS] * token_freq[changed & _MASK]), changed))
+
+    def best_score(token: int) -> float:
+        best = 0.0
         for changed in pairs_of[token]:
-            fresh = entry(changed)
-            if fresh is not None:
-                heappush(heap, fresh)
+            count = pair_counts[changed]
+            if count >= min_frequency:
+                score = count / (token_freq[changed >> _BITS] * token_freq[changed & _MASK])
+                if score > best:
+                    best = score
+        return best
 
     def pop_valid() -> tuple | None:
         while heap:
             item = heappop(heap)
             code = item[-1]
             if code < 0:
-                token = -1 - code
-                if token in dirty:
+                token, level = divmod(-1 - code, 2)
+                if token not in dirty:
+                    continue
+                if level == 0:
+                    bound = best_score(token)
+                    if bound > 0.0:
+                        heappush(heap, sentinel(token, 1, bound))
+                    else:
+                        dirty.discard(token)
+                else:
                     dirty.discard(token)
                     push_exact(token)
                 continue
-            fresh = entry(code)
+            if exact_entries:
+                fresh = entry(code)
+            else:
+                count = pair_counts.get(code, 0)
+                if count <= 0 or count < min_frequency:
+                    continue
+                fresh = (-count / (token_freq[code >> _BITS] * token_freq[code & _MASK]), code)
             if fresh == item:
                 return item
             # Worse than recorded (fewer occurrences now): no entry holds it yet. Better than
@@ -339,7 +374,7 @@ def likelihood_loop(
         for token in (left, right):
             if token_freq[token] > 0 and pairs_of[token]:
                 dirty.add(token)
-                heappush(heap, sentinel(token))
+                heappush(heap, sentinel(token, 0, 1.0 / token_freq[token]))
         push_exact(new_id)  # its pairs are new
         if progress is not None and len(records) % every == 0:
             progress("merges", min(len(token_to_id) - start_size, total), total)
