@@ -16,7 +16,7 @@ from tokenizers import trainers as hf_trainers
 from tokviz import pre_tokenizers, trainers
 from tokviz.errors import EmptyCorpusError, SpecialTokenError, TokvizError, VocabSizeError
 from tokviz.history import MergeStep
-from tokviz.models.bpe.trainer import BpeTrainer, BpeTrainingHistory
+from tokviz.models.bpe.trainer import BpeTrainer, BpeTrainingHistory, course_reference_merges
 from tokviz.word_counts import count_words
 
 HUG_COUNTS = {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}  # the HF course's BPE example
@@ -84,6 +84,12 @@ def test_course_golden_first_seen(course_corpus):
     )  # fmt: skip
     assert history.special_tokens == ("<|endoftext|>",)
     assert history.model.tokenize("Ġtokenization")[0].value == "Ġtokeni"
+
+
+def test_first_seen_matches_the_course_reference_loop(shared_corpus_lines):
+    counts = byte_level_counts(shared_corpus_lines[:120])
+    fast = BpeTrainer(vocab_size=700, tie_break="first_seen", show_progress=False).train_from_word_counts(counts)
+    assert fast.merge_pairs() == course_reference_merges(counts, 700)
 
 
 def test_course_corpus_hf_parity(course_corpus):

@@ -547,13 +547,18 @@ def merge_loop_first_seen(
 
     def first_occurrence(code: int) -> tuple[int, int] | None:
         left, right = code >> _BITS, code & _MASK
-        for word_index in sorted(where.get(code, ())):
+        holders = where.get(code)
+        while holders:
+            word_index = min(holders)
             word = words[word_index]
             offset = 0
             for position in range(len(word) - 1):
                 if word[position] == left and word[position + 1] == right:
                     return word_index, offset
                 offset += token_len[word[position]]
+            # The word lost this pair for good (adjacent tokens never come apart, and a
+            # merge registers the pairs it creates): forget it.
+            holders.discard(word_index)
         return None
 
     def entry(code: int) -> tuple[int, int, int, int] | None:

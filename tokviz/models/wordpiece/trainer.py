@@ -177,13 +177,18 @@ def likelihood_loop(
 
     def first_occurrence(code: int) -> tuple[int, int]:
         left, right = code >> _BITS, code & _MASK
-        for word_index in sorted(where.get(code, ())):
+        holders = where.get(code)
+        while holders:
+            word_index = min(holders)
             word = words[word_index]
             offset = 0
             for position in range(len(word) - 1):
                 if word[position] == left and word[position + 1] == right:
                     return word_index, offset
                 offset += token_len[word[position]]
+            # The word lost this pair for good (adjacent tokens never come apart, and a
+            # merge registers the pairs it creates): forget it.
+            holders.discard(word_index)
         return (len(words), 0)  # unreachable while the pair's count is positive
 
     def entry(code: int) -> tuple | None:
