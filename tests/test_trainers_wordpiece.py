@@ -184,3 +184,14 @@ def test_target_above_what_the_corpus_allows_stops_and_says_why(scoring):
 def test_bad_scoring_raises():
     with pytest.raises(TokvizError, match="scoring"):
         WordPieceTrainer(scoring="best")
+
+
+def test_progress_reaches_the_total(course_corpus):
+    calls = []
+    WordPieceTrainer(vocab_size=120, show_progress=False).train_from_word_counts(
+        bert_counts(course_corpus), progress=lambda *call: calls.append(call)
+    )
+    merges = [call for call in calls if call[0] == "merges"]
+    assert len(merges) >= 50
+    assert merges[-1][1] == merges[-1][2]
+    assert [done for _, done, _ in merges] == sorted(done for _, done, _ in merges)

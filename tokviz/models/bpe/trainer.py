@@ -30,8 +30,13 @@ index pair -> words holding it), and a heap of single integers (``-count`` then 
 code, so Python compares ints, not tuples) with lazy deletion finds the best pair; a stale
 entry is pushed back with its current count when it surfaces, exactly as HF does.
 
+Two HF quirks are kept on purpose, for identical merges: ``max_token_length=L`` stops
+counting a pair once its token would have L characters or more (HF's strict ``<``: tokens
+stay below L characters), and the winning pair's own count is never decremented.
+
 What this version leaves out: HF's parallel pair counting and word merging (two threads on
-the benchmark machine), and its progress bar (we call ``progress`` instead).
+the benchmark machine), and its progress bar (``show_progress`` is accepted and ignored;
+we call ``progress(phase, done, total)`` instead).
 """
 
 from __future__ import annotations

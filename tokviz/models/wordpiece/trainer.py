@@ -34,11 +34,16 @@ order; ``tie_break="first_seen"`` takes the pair met first when scanning the wor
 first-seen order, left to right, as the course notebook does.
 
 How it stays fast: like BPE (integer ids, incremental pair counts, an index pair -> words)
-plus an index token -> pairs, because a merge changes freq(a) and freq(b) and with them
-the score of every pair that contains a or b anywhere in the corpus; those pairs are
-pushed again on a lazy-deletion heap. What this version leaves out: the original Google
-WordPiece (a language-model likelihood over the whole corpus) is not public; like the
-course, we use the per-pair score.
+plus an index token -> pairs, because a merge lowers freq(a) and freq(b) and so raises the
+score of every pair holding a or b anywhere in the corpus. Rather than re-push those
+(thousands for "##s"), the token is marked dirty and a sentinel bounds its pairs' scores
+(see :func:`likelihood_loop`); they are re-scored only when the bound reaches the top.
+
+``max_token_length`` follows HF's rule (a pair is not counted when its token would have
+``max_token_length`` characters or more); ``show_progress`` is accepted for HF
+compatibility, progress goes to the ``progress`` callback. What this version leaves out:
+the original Google WordPiece (a language-model likelihood over the whole corpus) is not
+public; like the course, we use the per-pair score.
 """
 
 from __future__ import annotations
