@@ -1,0 +1,89 @@
+"""Time one vocab-slider move on the Train page: model_at + re-tokenize + render, 20 KB of test text.
+
+Trains once per preset on ~1 MB of a shared corpus (grimm_tales.txt), then for several
+slider positions times the three steps the page runs when the slider moves:
+
+1. ``history.model_at(k)`` (uncached: the page caches it, so this is the worst case),
+2. ``tokenizer_with_model(config, model).encode(test_text)``,
+3. ``render_token_spans(...)`` of the encoding (escaped HTML).
+
+The peer: HF ``tokenizers`` loading the same tokenizer (tokviz's exported tokenizer.json)
+and encoding the same text, timed in the same run; HF has no ``model_at``, so the ratio is
+for the encode step only. Target (issue 4): the whole move under 200 ms.
+
+    python bench/bench_slider.py [--presets gpt2,bert,t5,char_bpe] [--vocab 5000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import tokenizers  # noqa: E402
+
+from tokviz.corpus import held_out_split  # noqa: E402
+from tokviz.pipeline_config import build_tokenizer, build_trainer, tokenizer_with_model  # noqa: E402
+from tokviz.presets import PRESETS  # noqa: E402
+from tokviz.viz.spans import render_token_spans, spans_from_encoding  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "grimm_tales.txt"
+TEST_BYTES = 20_000
+
+
+def best_of(function, repeats: int = 5) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presets", default="gpt2,bert,t5,char_bpe")
+    parser.add_argument("--vocab", type=int, default=5000)
+    args = parser.parse_args()
+    text = CORPUS.read_text(encoding="utf-8-sig")[:1_000_000]
+    split = held_out_split(text, every=10, max_test_lines=100_000)
+    test_text, used = [], 0
+    for line in split.test_lines:
+        if used + len(line.encode()) + 1 > TEST_BYTES:
+            break
+        test_text.append(line)
+        used += len(line.encode()) + 1
+    test_text = "\n".join(test_text)
+    print(f"corpus: {CORPUS.name} first 1 MB ({len(split.train_lines):,} training lines); test text {len(test_text.encode()):,} bytes\n")
+    print("| preset | trained | slider at | model_at | encode | render | move total | tokens | HF encode | tokviz/HF encode |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for key in args.presets.split(","):
+        config = PRESETS[key].build()
+        started = time.perf_counter()
+        history = build_tokenizer(config).train_from_iterator(split.train_lines, build_trainer(config, args.vocab))
+        trained = time.perf_counter() - started
+        low, high = history.min_vocab_size, history.max_vocab_size
+        for size in sorted({low, (low + high) // 2, high}):
+            model_seconds = best_of(lambda: history.model_at(size), 3)
+            tokenizer = tokenizer_with_model(config, history.model_at(size))
+            encode_seconds = best_of(lambda: tokenizer.encode(test_text))
+            encoding = tokenizer.encode(test_text)
+            byte_level = config.byte_alphabet
+            render_seconds = best_of(lambda: render_token_spans(test_text, spans_from_encoding(encoding, config.unk_token), byte_level=byte_level))
+            hf = tokenizers.Tokenizer.from_str(tokenizer.to_str())
+            hf_seconds = best_of(lambda: hf.encode(test_text))
+            assert hf.encode(test_text).ids == encoding.ids, "tokviz and HF disagree on the test text"
+            total = model_seconds + encode_seconds + render_seconds
+            print(
+                f"| {key} | {high:,} in {trained:.1f} s | {size:,} | {model_seconds * 1e3:.1f} ms | {encode_seconds * 1e3:.1f} ms | "
+                f"{render_seconds * 1e3:.1f} ms | **{total * 1e3:.0f} ms** | {len(encoding.ids):,} | {hf_seconds * 1e3:.1f} ms | "
+                f"{encode_seconds / hf_seconds:.1f}x |"
+            )
+    print(f"\nstatistics: python {sys.version.split()[0]}, tokenizers {tokenizers.__version__}; each time is the best of 3-5 runs")
+
+
+if __name__ == "__main__":
+    main()
