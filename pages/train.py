@@ -87,6 +87,8 @@ run = st.session_state.get("trained")
 if run is None:
     st.info("Press **Train** to train a tokenizer on this corpus.")
     st.stop()
+if config is not None and run.key != (corpus_hash(corpus.text), config, int(target_vocab)):
+    st.warning("The corpus or the settings changed since this tokenizer was trained: press **Train** to train again.")
 history, config = run.history, run.config
 st.caption(f"Trained {history.algorithm} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}.")
 

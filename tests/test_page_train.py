@@ -291,3 +291,29 @@ def test_merge_step_picker_shows_what_the_merge_changed() -> None:
     app.number_input(key="merge_step").set_value(0).run()
     assert_clean(app)
     assert any(text.value.startswith("Step 0: 'Ġ' + 't' → 'Ġt'") for text in app.text)
+
+
+def test_custom_unigram_course_method_trains_and_explains_its_views() -> None:
+    app = open_train()
+    app.selectbox(key="preset").set_value("t5").run()
+    app.selectbox(key="preset").set_value("custom").run()
+    app.radio(key="cfg_unigram_method").set_value("course").run()
+    app.number_input(key="target_vocab").set_value(400).run()
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    assert app.query_params["unigram_method"] == "course"
+    assert [tab.label for tab in app.tabs][:2] == ["Unigram: EM and pruning", "Unigram: lattice and sampling"]
+
+
+def test_a_large_corpus_waits_for_the_train_button() -> None:
+    lines = [f"line {i}: the quick brown fox {i % 97} jumps over the lazy dog {i % 89}" for i in range(2_500)]
+    data = "\n".join(lines).encode()
+    assert len(data) > 100_000
+    app = open_train()
+    app.file_uploader(key="corpus_file").set_value(("big.txt", data, "text/plain")).run()
+    assert_clean(app)
+    assert any("press **Train** to train again" in warning.value for warning in app.warning)
+    app.button(key="train").click().run()
+    assert_clean(app)
+    assert not any("train again" in warning.value for warning in app.warning)
+    assert app.text_area(key="test_text").value.startswith("line 9: the quick brown fox")

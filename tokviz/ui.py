@@ -345,13 +345,21 @@ def result_views(run: TrainedRun, tokenizer: Any, size: int) -> dict[str, Callab
     return views
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _merge_frame(run_key: tuple, _run: TrainedRun) -> Any:
+    """The merge table of a training, built once (25,000 merges take a while to tabulate)."""
+    from tokviz.viz import tables
+
+    return tables.merge_table(_run.history.merges)
+
+
 def merge_history_view(run: TrainedRun, size: int) -> None:
     """Merge table, a step picker with the frequent words' segmentations and the words it changed."""
     from tokviz.viz import tables
 
     history = run.history
     merges = history.merges
-    st.dataframe(tables.merge_table(merges), hide_index=True, height=280, width="stretch")
+    st.dataframe(_merge_frame(run.key, run), hide_index=True, height=280, width="stretch")
     shown = [step for step in merges if step.vocab_size <= size] or merges[:1]
     if st.session_state.get("merge_step", 0) >= len(merges):
         st.session_state.pop("merge_step")
@@ -377,10 +385,16 @@ def unigram_view(run: TrainedRun) -> None:
 
     history = run.history
     left, right = st.columns(2)
-    left.plotly_chart(charts.em_objective_figure(history.em_steps), width="stretch")
-    right.plotly_chart(charts.unigram_vocab_figure(history.prune_rounds, history.max_vocab_size), width="stretch")
-    st.caption("Pieces removed in each pruning round, with the loss increase that condemned them")
-    st.dataframe(tables.removed_pieces_table(history.prune_rounds), hide_index=True, height=240, width="stretch")
+    if history.em_steps:
+        left.plotly_chart(charts.em_objective_figure(history.em_steps), width="stretch")
+    else:
+        left.info("This method runs no EM: scores come from the seed frequencies (the HF course's version).")
+    if not history.prune_rounds:
+        right.info(f"No pruning round: the seed vocabulary already fit the target ({history.stop_reason}).")
+    else:
+        right.plotly_chart(charts.unigram_vocab_figure(history.prune_rounds, history.max_vocab_size), width="stretch")
+        st.caption("Pieces removed in each pruning round, with the loss increase that condemned them")
+        st.dataframe(tables.removed_pieces_table(history.prune_rounds), hide_index=True, height=240, width="stretch")
     st.plotly_chart(charts.log_prob_figure(history.final_pieces, history.special_tokens), width="stretch")
 
 
