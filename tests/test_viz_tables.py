@@ -132,3 +132,27 @@ def test_vocab_table_by_id() -> None:
         {"id": 1, "token": "b", "characters": 1, "special": False},
         {"id": 2, "token": "a·b", "characters": 3, "special": False},
     ]
+
+
+def test_byte_level_tokens_are_shown_as_the_text_their_bytes_spell() -> None:
+    # 'ê°Ģ' are the GPT-2 symbols of the UTF-8 bytes EA B0 80, i.e. '가'.
+    step = MergeStep(0, "ê°", "Ģ", "ê°Ģ", 3, 3.0, 258, candidates=((("Ġ", "ê°"), 2.0),))
+    assert merge_table([step], byte_level=True).loc[0, "merge"] == "⟨EA B0⟩ + ⟨80⟩ → 가"
+    assert candidates_table(step, byte_level=True).loc[0, "pair"] == "Ġ + ⟨EA B0⟩"
+    assert merge_table([step]).loc[0, "merge"] == "ê° + Ģ → ê°Ģ"
+    assert segmentation(["Ġhow", "ê°Ģ"], byte_level=True) == "Ġhow 가"
+
+
+def test_token_stats_leave_added_special_tokens_out() -> None:
+    from tokviz.viz.tables import token_stats
+
+    class Encoding:
+        tokens = ["<s>", "▁hug", "s", "▁🤗", "</s>"]
+        special_tokens_mask = [1, 0, 0, 0, 1]
+
+    assert token_stats("hugs 🤗", Encoding(), "<unk>") == {  # 6 characters, 2 words
+        "tokens": 3, "characters per token": 2.0, "tokens per word": 1.5, "unknown tokens": 0,
+    }
+    Encoding.tokens = []
+    Encoding.special_tokens_mask = []
+    assert token_stats("", Encoding()) == {"tokens": 0, "characters per token": 0.0, "tokens per word": 0.0, "unknown tokens": 0}

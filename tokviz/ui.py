@@ -305,7 +305,7 @@ def token_view(tokenizer: Any, config: PipelineConfig) -> None:
     show_ids = st.toggle("Show ids instead of token text", key="show_ids")
     encoding = tokenizer.encode(text)
     metrics_row(token_stats(text, encoding, config.unk_token))
-    byte_level = any(spec.type == "ByteLevel" for spec in config.pre_tokenizers)
+    byte_level = _byte_level(config)
     rendered = render_token_spans(
         text, spans_from_encoding(encoding, config.unk_token), show_ids=show_ids, byte_level=byte_level, max_tokens=MAX_RENDERED_TOKENS
     )
@@ -350,7 +350,12 @@ def _merge_frame(run_key: tuple, _run: TrainedRun) -> Any:
     """The merge table of a training, built once (25,000 merges take a while to tabulate)."""
     from tokviz.viz import tables
 
-    return tables.merge_table(_run.history.merges)
+    return tables.merge_table(_run.history.merges, byte_level=_byte_level(_run.config))
+
+
+def _byte_level(config: PipelineConfig) -> bool:
+    """Whether tokens are GPT-2 byte symbols, which tables show decoded (``'ê°Ģ'`` as ``'가'``)."""
+    return any(spec.type == "ByteLevel" for spec in config.pre_tokenizers)
 
 
 def merge_history_view(run: TrainedRun, size: int) -> None:
@@ -365,18 +370,20 @@ def merge_history_view(run: TrainedRun, size: int) -> None:
         st.session_state.pop("merge_step")
     rank = st.number_input("Merge step to inspect", min_value=0, max_value=len(merges) - 1, value=shown[-1].rank, key="merge_step")
     step = merges[int(rank)]
-    st.text(f"Step {step.rank}: {step.left!r} + {step.right!r} → {step.token!r}   count {step.count:,}   score {step.score:.6g}")
+    byte_level = _byte_level(run.config)
+    show = (lambda token: tables.show(token, byte_level)) if byte_level else str
+    st.text(f"Step {step.rank}: {show(step.left)!r} + {show(step.right)!r} → {show(step.token)!r}   count {step.count:,}   score {step.score:.6g}")
     before = model_at_cached(*run.key, step.vocab_size - 1, _history=history)
     after = model_at_cached(*run.key, step.vocab_size, _history=history)
     left, right = st.columns(2)
     with left:
         st.caption("The corpus's most frequent words after this step")
-        st.dataframe(tables.segmentations_table(_top_words(run, 15), after), hide_index=True, width="stretch")
+        st.dataframe(tables.segmentations_table(_top_words(run, 15), after, byte_level), hide_index=True, width="stretch")
     with right:
         st.caption("Words this merge changed (most frequent first)")
-        st.dataframe(tables.words_changed_table(_top_words(run, 2000), before, after), hide_index=True, width="stretch")
+        st.dataframe(tables.words_changed_table(_top_words(run, 2000), before, after, byte_level=byte_level), hide_index=True, width="stretch")
         st.caption("Pairs it beat at that moment")
-        st.dataframe(tables.candidates_table(step), hide_index=True, width="stretch")
+        st.dataframe(tables.candidates_table(step, byte_level), hide_index=True, width="stretch")
 
 
 def unigram_view(run: TrainedRun) -> None:

@@ -23,23 +23,32 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from tokviz.history import EmStep, MergeStep, PruneRound
-from tokviz.viz.spans import make_visible
+from tokviz.viz.spans import make_visible, readable_byte_level
 
 if TYPE_CHECKING:  # pragma: no cover
     from tokviz.models.wordpiece.model import WordPieceTrace
 
 
-def show(token: str) -> str:
-    """A token as a table cell shows it: ``show('a b') == 'a·b'``."""
+def show(token: str, byte_level: bool = False) -> str:
+    """A token as a table cell shows it.
+
+    Whitespace is made visible; byte-level tokens (GPT-2's ``Ġ``-alphabet) are shown as the
+    text their bytes spell, or as hex when they hold part of a character:
+
+    >>> show("a b"), show("Ġê°Ģ", byte_level=True), show("ê°", byte_level=True)
+    ('a·b', 'Ġ가', '⟨EA B0⟩')
+    """
+    if byte_level:
+        return readable_byte_level(token)
     return make_visible(token)
 
 
-def segmentation(tokens: Iterable[Any]) -> str:
+def segmentation(tokens: Iterable[Any], byte_level: bool = False) -> str:
     """Tokens (strings or ``Token``s) joined by spaces: ``segmentation(['hug', '##s']) == 'hug ##s'``."""
-    return " ".join(show(getattr(token, "value", token)) for token in tokens)
+    return " ".join(show(getattr(token, "value", token), byte_level) for token in tokens)
 
 
-def merge_table(merges: Sequence[MergeStep]) -> pd.DataFrame:
+def merge_table(merges: Sequence[MergeStep], byte_level: bool = False) -> pd.DataFrame:
     """One row per merge: ``left + right → token``, its count and score, the runner-up and the margin.
 
     The runner-up is the best competing pair at that moment; ``margin`` is how far ahead the
@@ -51,11 +60,11 @@ def merge_table(merges: Sequence[MergeStep]) -> pd.DataFrame:
         rows.append(
             {
                 "rank": step.rank,
-                "merge": f"{show(step.left)} + {show(step.right)} → {show(step.token)}",
+                "merge": f"{show(step.left, byte_level)} + {show(step.right, byte_level)} → {show(step.token, byte_level)}",
                 "count": step.count,
                 "score": step.score,
                 "vocab size": step.vocab_size,
-                "runner-up": f"{show(runner_up[0])} + {show(runner_up[1])}" if runner_up else "",
+                "runner-up": f"{show(runner_up[0], byte_level)} + {show(runner_up[1], byte_level)}" if runner_up else "",
                 "runner-up score": runner_score,
                 "margin": step.score - runner_score if runner_score is not None else None,
             }
@@ -64,11 +73,11 @@ def merge_table(merges: Sequence[MergeStep]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def candidates_table(step: MergeStep) -> pd.DataFrame:
+def candidates_table(step: MergeStep, byte_level: bool = False) -> pd.DataFrame:
     """The pairs one merge beat, best first, with how far behind each was."""
     return pd.DataFrame(
         [
-            {"pair": f"{show(left)} + {show(right)}", "score": score, "behind by": step.score - score}
+            {"pair": f"{show(left, byte_level)} + {show(right, byte_level)}", "score": score, "behind by": step.score - score}
             for (left, right), score in step.candidates
         ],
         columns=["pair", "score", "behind by"],
@@ -96,7 +105,7 @@ def em_steps_table(em_steps: Sequence[EmStep]) -> pd.DataFrame:
     )
 
 
-def segmentations_table(top_words: Sequence[tuple[str, int]], model: Any) -> pd.DataFrame:
+def segmentations_table(top_words: Sequence[tuple[str, int]], model: Any, byte_level: bool = False) -> pd.DataFrame:
     """How the corpus's most frequent words are cut by ``model`` (e.g. ``history.model_at(k)``).
 
     >>> from tokviz.models.base import Token
@@ -108,11 +117,13 @@ def segmentations_table(top_words: Sequence[tuple[str, int]], model: Any) -> pd.
     rows = []
     for word, count in top_words:
         tokens = model.tokenize(word)
-        rows.append({"word": show(word), "count": count, "tokens": segmentation(tokens), "pieces": len(tokens)})
+        rows.append({"word": show(word, byte_level), "count": count, "tokens": segmentation(tokens, byte_level), "pieces": len(tokens)})
     return pd.DataFrame(rows, columns=["word", "count", "tokens", "pieces"])
 
 
-def words_changed_table(word_counts: Mapping[str, int] | Sequence[tuple[str, int]], before: Any, after: Any, limit: int = 25) -> pd.DataFrame:
+def words_changed_table(
+    word_counts: Mapping[str, int] | Sequence[tuple[str, int]], before: Any, after: Any, limit: int = 25, byte_level: bool = False
+) -> pd.DataFrame:
     """Words whose segmentation differs between two models (before and after one merge), most frequent first.
 
     >>> from tokviz.models.base import Token
@@ -127,9 +138,9 @@ def words_changed_table(word_counts: Mapping[str, int] | Sequence[tuple[str, int
     items.sort(key=lambda item: -item[1])
     rows = []
     for word, count in items:
-        old, new = segmentation(before.tokenize(word)), segmentation(after.tokenize(word))
+        old, new = segmentation(before.tokenize(word), byte_level), segmentation(after.tokenize(word), byte_level)
         if old != new:
-            rows.append({"word": show(word), "count": count, "before": old, "after": new})
+            rows.append({"word": show(word, byte_level), "count": count, "before": old, "after": new})
             if len(rows) >= limit:
                 break
     return pd.DataFrame(rows, columns=["word", "count", "before", "after"])
@@ -180,10 +191,10 @@ def samples_table(samples: Sequence[Sequence[Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["segmentation", "drawn", "share"])
 
 
-def vocab_table(vocab: Mapping[str, int], special_tokens: Iterable[str] = ()) -> pd.DataFrame:
+def vocab_table(vocab: Mapping[str, int], special_tokens: Iterable[str] = (), byte_level: bool = False) -> pd.DataFrame:
     """The vocabulary by id, with each token's length and whether it is special."""
     special = set(special_tokens)
-    rows = [{"id": token_id, "token": show(token), "characters": len(token), "special": token in special} for token, token_id in sorted(vocab.items(), key=lambda item: item[1])]
+    rows = [{"id": token_id, "token": show(token, byte_level and token not in special), "characters": len(token), "special": token in special} for token, token_id in sorted(vocab.items(), key=lambda item: item[1])]
     return pd.DataFrame(rows, columns=["id", "token", "characters", "special"])
 
 
