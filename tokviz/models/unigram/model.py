@@ -49,7 +49,7 @@ class Unigram:
     [(['hug'], -0.1429), (['hu', 'g'], -2.1429)]
     """
 
-    __slots__ = ("_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_prefixes", "_cache")
+    __slots__ = ("_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_cache", "_token_cache")
 
     def __init__(
         self,
@@ -79,13 +79,20 @@ class Unigram:
         # NaN scores (the trainer's temporary <UNK>) never win a `<` comparison: skip them like HF.
         finite = [score for _, score in pieces if not math.isnan(score)]
         self._min_score = min(finite) if finite else math.inf
-        # Every prefix of every piece: the trie walk stops as soon as a prefix is unknown.
-        prefixes: set[str] = set()
-        for piece, _ in pieces:
-            for end in range(1, len(piece) + 1):
-                prefixes.add(piece[:end])
-        self._prefixes = frozenset(prefixes)
+        # The pieces as a character trie: node = {char: (child node, piece id or -1, score)};
+        # the walk from a position stops as soon as no piece continues.
+        trie: dict = {}
+        for piece, piece_id in self._token_to_id.items():
+            node = trie
+            for position, char in enumerate(piece):
+                child, existing_id, existing_score = node.get(char, ({}, -1, 0.0))
+                if position == len(piece) - 1:
+                    existing_id, existing_score = piece_id, pieces[piece_id][1]
+                node[char] = (child, existing_id, existing_score)
+                node = child
+        self._trie = trie
         self._cache: dict[str, tuple[str, ...]] = {}
+        self._token_cache: dict[str, tuple[Token, ...]] = {}
 
     # -- the Model protocol -----------------------------------------------------------
 
@@ -125,16 +132,14 @@ class Unigram:
 
     def _matches(self, sequence: str, start: int) -> Iterable[tuple[int, int, float]]:
         """``(end, piece_id, score)`` of every piece starting at ``start``, shortest first."""
-        prefixes, token_to_id, vocab = self._prefixes, self._token_to_id, self._vocab
-        end, size = start + 1, len(sequence)
-        while end <= size:
-            candidate = sequence[start:end]
-            if candidate not in prefixes:
+        node = self._trie
+        for end in range(start, len(sequence)):
+            entry = node.get(sequence[end])
+            if entry is None:
                 return
-            piece_id = token_to_id.get(candidate)
-            if piece_id is not None:
-                yield end, piece_id, vocab[piece_id][1]
-            end += 1
+            node, piece_id, score = entry
+            if piece_id >= 0:
+                yield end + 1, piece_id, score
 
     def encode(self, sequence: str) -> list[str]:
         """The best segmentation as strings, unknown runs fused: ``"hugx" -> ['hug', 'x']``."""
@@ -148,15 +153,25 @@ class Unigram:
         best_score = [0.0] * (size + 1)
         best_start = [-1] * (size + 1)
         best_id = [0] * (size + 1)
+        root = self._trie
         for start in range(size):
             here = best_score[start]
             has_single = False
-            for end, piece_id, score in self._matches(sequence, start):
-                candidate = score + here
-                if best_start[end] < 0 or candidate > best_score[end]:
-                    best_score[end], best_start[end], best_id[end] = candidate, start, piece_id
-                if end == start + 1:
-                    has_single = True
+            # walk the character trie from `start`: this loop is the encoder's hot path
+            node = root
+            end = start
+            while end < size:
+                entry = node.get(sequence[end])
+                if entry is None:
+                    break
+                node, piece_id, score = entry
+                end += 1
+                if piece_id >= 0:
+                    candidate = score + here
+                    if best_start[end] < 0 or candidate > best_score[end]:
+                        best_score[end], best_start[end], best_id[end] = candidate, start, piece_id
+                    if end == start + 1:
+                        has_single = True
             if not has_single:
                 candidate = unk_score + here
                 end = start + 1
@@ -209,7 +224,13 @@ class Unigram:
 
     def tokenize(self, sequence: str) -> list[Token]:
         """Viterbi segmentation of one pre-token into Tokens (character offsets)."""
-        return self._to_tokens(self.encode(sequence))
+        cached = self._token_cache.get(sequence)
+        if cached is not None:
+            return list(cached)  # Tokens are immutable: sharing them is safe
+        tokens = self._to_tokens(self.encode(sequence))
+        if len(self._token_cache) < _CACHE_LIMIT:
+            self._token_cache[sequence] = tuple(tokens)
+        return tokens
 
     # -- the lattice, n-best, sampling ------------------------------------------------
 
