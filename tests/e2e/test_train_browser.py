@@ -17,6 +17,8 @@ def _wait_for_rerun(page) -> None:
     page.locator(".st-key-download_history").wait_for(state="attached", timeout=60_000)
     page.wait_for_timeout(1_000)
     page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=30_000)
+    # Widgets show grey skeletons until their code has loaded: screenshots wait for them.
+    page.wait_for_function("document.querySelectorAll('[data-testid=stSkeleton]').length === 0", timeout=30_000)
 
 
 def test_train_on_the_sample_and_drag_the_vocab_slider(app_url: str, page, screenshot_dir) -> None:
