@@ -167,6 +167,30 @@ def test_em_matches_hf_and_sentencepiece(parity_corpus, vocab_size):
     assert ours_tpw == pytest.approx(sp_tpw, rel=0.03)
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"max_piece_length": 6},
+        {"shrinking_factor": 0.5},
+        {"n_sub_iterations": 3},
+        {"initial_alphabet": ["é", "ß"]},
+        {"special_tokens": ["<a>", "<b>"], "unk_token": "<u>"},
+    ],
+)
+def test_em_options_match_hf(read_shared_corpus, options):
+    lines = read_shared_corpus("tinyshakespeare.txt")[:100_000].splitlines()
+    metaspace = hf_pre_tokenizers.Metaspace()
+    hf = HFTokenizer(hf_models.Unigram())
+    hf.pre_tokenizer = metaspace
+    hf.train_from_iterator(lines, trainer=hf_trainers.UnigramTrainer(vocab_size=1000, show_progress=False, **options))
+    model = UnigramTrainer(vocab_size=1000, **options).train_from_word_counts(count_words(lines, pre_tokenizer=metaspace)).model
+    ours, theirs = model.get_vocab(), hf.get_vocab()
+    assert len(set(ours) & set(theirs)) / len(set(ours) | set(theirs)) >= 0.99
+    for special in options.get("special_tokens", []) + [options.get("unk_token")]:
+        if special is not None:
+            assert ours[special] == theirs[special]
+
+
 # -- method="em": history, options, errors --------------------------------------------------
 
 
