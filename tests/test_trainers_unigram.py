@@ -138,6 +138,7 @@ def _tokens_per_word(tokenize, word_counts) -> float:
     return sum(count * len(tokenize(word)) for word, count in word_counts.items()) / sum(word_counts.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vocab_size", [2000, 8000])
 def test_em_matches_hf_and_sentencepiece(parity_corpus, vocab_size):
     train, held_out = parity_corpus
@@ -167,6 +168,7 @@ def test_em_matches_hf_and_sentencepiece(parity_corpus, vocab_size):
     assert ours_tpw == pytest.approx(sp_tpw, rel=0.03)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "options",
     [
