@@ -58,7 +58,12 @@ class PostProcessor:
         """Add the special tokens to ``encoding`` (and ``pair``) and merge them into one."""
         encodings = [encoding] if pair is None else [encoding, pair]
         for sequence_id, item in enumerate(encodings):
+            # As HF: overflowing pieces get the sequence id too, but only the main
+            # encoding's type ids are reset to the sequence index.
             item.set_sequence_id(sequence_id)
+            for piece in item._overflowing:
+                piece.set_sequence_id(sequence_id)
+            item._type_ids = [sequence_id] * len(item._ids)
         processed = self.process_encodings(encodings, add_special_tokens)
         if len(processed) == 1:
             # Merging one encoding into an empty one gives it back unchanged.
