@@ -93,6 +93,11 @@ class UnigramTrainingHistory(TrainingHistory):
     ``final_pieces``: the trained model's ``(piece, log-probability)`` pairs;
     ``snapshots``: the vocabularies ``model_at`` derives from; ``initial_loss``: the
     course's loss of the seed model (``None`` for em).
+
+    Sizes in ``em_steps`` and ``prune_rounds`` are what HF / SentencePiece log: for em the
+    trainer's piece list, which includes its temporary ``<UNK>`` and not yet the special
+    tokens or missing required characters; for course, the model's size with the special
+    tokens. Only ``model_at`` and ``model`` speak in final vocab sizes.
     """
 
     method: str = "em"
