@@ -3,7 +3,7 @@
 import streamlit as st
 
 from tokviz import ui
-from tokviz.corpus import corpus_hash, corpus_stats, held_out_split
+from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
 from tokviz.limits import MAX_VOCAB_SIZE
 from tokviz.pipeline_config import build_tokenizer, from_query_params, to_form_state, to_query_params, tokenizer_with_model
@@ -31,7 +31,8 @@ except TokvizError as error:
     corpus = ui.CorpusChoice("", "unreadable upload")
 if corpus.notice:
     st.warning(corpus.notice)
-split = held_out_split(corpus.text)
+corpus_key = corpus_hash(corpus.text)
+split, stats = ui.corpus_overview(corpus_key, _text=corpus.text)
 stats_slot = st.container()
 
 st.header("2 · Pipeline")
@@ -46,12 +47,11 @@ try:
         st.session_state.update(to_form_state(config))  # Custom starts from the last preset
     ui.pipeline_summary(config)
     ui.pipeline_preview(build_tokenizer(config), split.train_lines[0] if split.train_lines else "")
-    words = ui.word_counts_cached(corpus_hash(corpus.text), config.normalizers, config.pre_tokenizers, split.train_lines)
+    words = ui.word_counts_cached(corpus_key, config.normalizers, config.pre_tokenizers, split.train_lines)
 except TokvizError as error:
     ui.show_error(error)
     config, words = None, None
 with stats_slot:
-    stats = corpus_stats(corpus.text)
     ui.metrics_row(
         {
             "characters": stats.characters,
@@ -68,7 +68,7 @@ target_vocab = st.number_input("Target vocab size", min_value=1, max_value=MAX_V
 clicked = st.button("Train", key="train", type="primary")
 small = len(corpus.text) <= 100_000  # small corpora train in well under a second: keep them live
 if config is not None and (clicked or small):
-    request = (corpus_hash(corpus.text), config, int(target_vocab))
+    request = (corpus_key, config, int(target_vocab))
     bar = st.progress(0, text="counting words")
     try:
         if not split.train_lines:
@@ -87,7 +87,7 @@ run = st.session_state.get("trained")
 if run is None:
     st.info("Press **Train** to train a tokenizer on this corpus.")
     st.stop()
-if config is not None and run.key != (corpus_hash(corpus.text), config, int(target_vocab)):
+if config is not None and run.key != (corpus_key, config, int(target_vocab)):
     st.warning("The corpus or the settings changed since this tokenizer was trained: press **Train** to train again.")
 history, config = run.history, run.config
 st.caption(f"Trained {history.algorithm} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}.")

@@ -138,7 +138,7 @@ def corpus_input(sample: str) -> CorpusChoice:
     A tabular upload (.csv, .tsv, .jsonl, .json) gets a column picker (key ``corpus_column``).
     Read errors raise :class:`tokviz.errors.CorpusReadError` for the caller to show.
     """
-    from tokviz.corpus import UPLOAD_SUFFIXES, column_text, decode_upload, read_table
+    from tokviz.corpus import UPLOAD_SUFFIXES
 
     text = st.text_area("Corpus text (the built-in sample until you edit it)", value=sample, key="corpus_text", height=160)
     uploaded = st.file_uploader(
@@ -149,15 +149,38 @@ def corpus_input(sample: str) -> CorpusChoice:
         source = "built-in sample" if text == sample else "your text"
         return CorpusChoice(text, source)
     name = uploaded.name
-    decoded = decode_upload(uploaded.getvalue(), name)
-    if not name.lower().endswith((".csv", ".tsv", ".jsonl", ".json")):
+    decoded, frame, columns = _read_upload(uploaded.file_id, name, _data=uploaded.getvalue())
+    if frame is None:
         return CorpusChoice(decoded.text, f"upload {name}", decoded.notice)
-    frame = read_table(decoded.text, name)
-    from tokviz.corpus import text_columns
-
-    columns = text_columns(frame)
     column = st.selectbox("Column / field to train on", columns, key="corpus_column")
-    return CorpusChoice(column_text(frame, column, name), f"upload {name}, column {column!r}", decoded.notice)
+    return CorpusChoice(_column_text(uploaded.file_id, column, _frame=frame, _name=name), f"upload {name}, column {column!r}", decoded.notice)
+
+
+@st.cache_resource(max_entries=2, show_spinner="Reading the upload…")
+def _read_upload(file_id: str, name: str, _data: bytes) -> tuple[Any, Any, list[str]]:
+    """Decode an upload once per file (reruns reuse it): ``(DecodedText, DataFrame or None, columns)``."""
+    from tokviz.corpus import TABLE_SUFFIXES, decode_upload, read_table, text_columns
+
+    decoded = decode_upload(_data, name)
+    if not name.lower().endswith(TABLE_SUFFIXES):
+        return decoded, None, []
+    frame = read_table(decoded.text, name)
+    return decoded, frame, text_columns(frame)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _column_text(file_id: str, column: str, _frame: Any, _name: str) -> str:
+    from tokviz.corpus import column_text
+
+    return column_text(_frame, column, _name)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def corpus_overview(corpus_key: str, _text: str) -> tuple[Any, Any]:
+    """``(held_out_split, corpus_stats)`` of a corpus, computed once per corpus hash."""
+    from tokviz.corpus import corpus_stats, held_out_split
+
+    return held_out_split(_text), corpus_stats(_text)
 
 
 def _param_widget(key: str, param: Param, label: str) -> None:
