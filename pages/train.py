@@ -5,7 +5,7 @@ import streamlit as st
 from tokviz import ui
 from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
-from tokviz.limits import MAX_VOCAB_SIZE
+from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_VOCAB_SIZE
 from tokviz.pipeline_config import build_tokenizer, from_query_params, to_form_state, to_query_params, tokenizer_with_model
 from tokviz.presets import DEFAULT_PRESET, PRESETS, preset_key
 from tokviz.samples import load_sample
@@ -66,19 +66,15 @@ with stats_slot:
 st.header("3 · Train")
 target_vocab = st.number_input("Target vocab size", min_value=1, max_value=MAX_VOCAB_SIZE, step=100, key="target_vocab")
 clicked = st.button("Train", key="train", type="primary")
-small = len(corpus.text) <= 100_000  # small corpora train in well under a second: keep them live
-if config is not None and (clicked or small):
+if config is not None and (clicked or len(corpus.text) <= LIVE_TRAINING_MAX_CHARS):
     request = (corpus_key, config, int(target_vocab))
-    bar = st.progress(0, text="counting words")
     try:
         if not split.train_lines:
             raise EmptyCorpusError("The corpus is empty: paste some text or upload a file, then train.")
-        history = ui.train_cached(*request, _lines=split.train_lines, _progress=ui.progress_callback(bar))
+        history = ui.train_with_progress(request, split.train_lines)
         ui.remember_training(request, history, split.train_lines, split.test_lines)
     except TokvizError as error:
         ui.show_error(error)
-    finally:
-        bar.empty()
     link = to_query_params(config, int(target_vocab), preset=preset_key(config))
     if st.query_params.to_dict() != link:  # keep the URL a link to this pipeline
         st.query_params.from_dict(link)

@@ -317,3 +317,22 @@ def test_a_large_corpus_waits_for_the_train_button() -> None:
     assert_clean(app)
     assert not any("train again" in warning.value for warning in app.warning)
     assert app.text_area(key="test_text").value.startswith("line 9: the quick brown fox")
+
+
+def test_the_progress_bar_follows_the_trainer_callback() -> None:
+    from tokviz import ui
+
+    class Bar:
+        def __init__(self) -> None:
+            self.updates: list[tuple[int, str]] = []
+
+        def progress(self, value: int, text: str) -> None:
+            self.updates.append((value, text))
+
+    bar = Bar()
+    report = ui.progress_callback(bar)
+    for done in (0, 1, 2, 50, 200):
+        report("merges", done, 200)
+    report("count words", 3, 0)
+    # One update per whole percent; a phase without a total shows 0.
+    assert bar.updates == [(0, "merges: 0 / 200"), (25, "merges: 50 / 200"), (100, "merges: 200 / 200"), (0, "count words: 3 / 0")]

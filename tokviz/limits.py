@@ -31,5 +31,9 @@ MAX_VOCAB_SIZE: int = _env_int("TOKVIZ_MAX_VOCAB", 50_000)
 #: Most tokens drawn as spans; the rest is counted but not drawn (``TOKVIZ_MAX_RENDERED_TOKENS``).
 MAX_RENDERED_TOKENS: int = _env_int("TOKVIZ_MAX_RENDERED_TOKENS", 20_000)
 
+#: Corpora up to this many characters retrain live on every change (they train in well under
+#: a second); larger ones wait for the Train button (``TOKVIZ_LIVE_TRAINING_MAX_CHARS``).
+LIVE_TRAINING_MAX_CHARS: int = _env_int("TOKVIZ_LIVE_TRAINING_MAX_CHARS", 100_000)
+
 #: Trained tokenizers kept in the server's cache (each holds a model and its history).
 TRAINING_CACHE_ENTRIES: int = _env_int("TOKVIZ_TRAINING_CACHE_ENTRIES", 8)

@@ -115,6 +115,17 @@ def word_counts_cached(corpus_key: str, normalizers: tuple, pre_tokenizers: tupl
     return count_words(_lines, build_normalizer(config), build_pre_tokenizer(config))
 
 
+def train_with_progress(request: tuple[str, PipelineConfig, int], lines: tuple[str, ...]) -> Any:
+    """Train (or fetch from the cache) with an ``st.progress`` bar shown only while training runs."""
+    if "history" in _training_slot(*request):
+        return train_cached(*request, _lines=lines)
+    bar = st.progress(0, text="counting words")
+    try:
+        return train_cached(*request, _lines=lines, _progress=progress_callback(bar))
+    finally:
+        bar.empty()
+
+
 def progress_callback(bar: Any) -> Callable[[str, int, int], None]:
     """A trainer progress callback that moves ``bar`` (an ``st.progress``), at most 100 updates."""
     last = {"value": -1}
