@@ -1,0 +1,149 @@
+"""Encoding: lookups, truncation windows, padding, merging — literal values checked against HF."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokviz import Encoding
+from tokviz.errors import TokvizError
+
+tokenizers = pytest.importorskip("tokenizers")
+
+
+def _hf_encoding(words: list[str], pair: list[str] | None = None):
+    """An HF Encoding of whitespace words, built by a WordLevel tokenizer."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {word: index for index, word in enumerate(sorted(set(words + (pair or []))))}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token=words[0]))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return tok.encode(" ".join(words), " ".join(pair) if pair else None), vocab
+
+
+def _ours(words: list[str], vocab: dict[str, int], type_id: int = 0) -> Encoding:
+    triples, position = [], 0
+    for word in words:
+        triples.append((vocab[word], word, (position, position + len(word))))
+        position += len(word) + 1
+    return Encoding.from_tokens(triples, type_id=type_id, word_ids=list(range(len(words))))
+
+
+def _fields(encoding) -> dict:
+    return {
+        name: getattr(encoding, name)
+        for name in ("ids", "tokens", "offsets", "type_ids", "word_ids", "attention_mask", "special_tokens_mask", "sequence_ids")
+    }
+
+
+WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog"]
+
+
+def test_from_tokens_fields():
+    enc = Encoding.from_tokens([(5, "he", (0, 2)), (6, "llo", (2, 5))], type_id=1)
+    assert enc.ids == [5, 6]
+    assert enc.tokens == ["he", "llo"]
+    assert enc.offsets == [(0, 2), (2, 5)]
+    assert enc.type_ids == [1, 1]
+    assert enc.attention_mask == [1, 1]
+    assert enc.special_tokens_mask == [0, 0]
+    assert enc.word_ids == [None, None]
+    assert enc.n_sequences == 1
+    assert len(enc) == 2
+
+
+def test_lookups_match_hf():
+    theirs, vocab = _hf_encoding(WORDS)
+    ours = _ours(WORDS, vocab)
+    assert _fields(ours) == _fields(theirs) | {"sequence_ids": [0] * 9}
+    for char in (0, 3, 4, 5, 10, 43, 44, 100):
+        assert ours.char_to_token(char) == theirs.char_to_token(char), char
+        assert ours.char_to_word(char) == theirs.char_to_word(char), char
+    for token in (0, 4, 8):
+        assert ours.token_to_chars(token) == theirs.token_to_chars(token)
+        assert ours.token_to_word(token) == theirs.token_to_word(token)
+    for word in (0, 3, 8, 9):
+        assert ours.word_to_tokens(word) == theirs.word_to_tokens(word)
+        assert ours.word_to_chars(word) == theirs.word_to_chars(word)
+    assert ours.char_to_token(4) == 1 and ours.word_to_chars(2) == (10, 15)
+
+
+@pytest.mark.parametrize("direction", ["right", "left"])
+@pytest.mark.parametrize("max_length,stride", [(4, 1), (3, 0), (5, 2), (9, 0), (1, 0)])
+def test_truncate_windows_match_hf(direction, max_length, stride):
+    theirs, vocab = _hf_encoding(WORDS)
+    ours = _ours(WORDS, vocab)
+    theirs.truncate(max_length, stride=stride, direction=direction)
+    ours.truncate(max_length, stride=stride, direction=direction)
+    assert _fields(ours)["ids"] == theirs.ids
+    assert ours.offsets == theirs.offsets
+    assert [o.ids for o in ours.overflowing] == [o.ids for o in theirs.overflowing]
+
+
+def test_truncate_worked_example():
+    enc = Encoding.from_tokens([(i, str(i), (i, i + 1)) for i in range(10)])
+    enc.truncate(4, stride=1)
+    assert enc.ids == [0, 1, 2, 3]
+    assert [o.ids for o in enc.overflowing] == [[3, 4, 5, 6], [6, 7, 8, 9]]
+
+
+def test_truncate_to_zero_moves_everything_to_overflowing():
+    enc = Encoding.from_tokens([(1, "a", (0, 1))])
+    enc.truncate(0)
+    assert enc.ids == [] and enc.overflowing[0].ids == [1]
+
+
+def test_truncate_rejects_a_stride_as_long_as_the_window():
+    enc = Encoding.from_tokens([(i, "x", (0, 1)) for i in range(5)])
+    with pytest.raises(TokvizError, match="stride"):
+        enc.truncate(2, stride=2)
+
+
+@pytest.mark.parametrize("direction", ["right", "left"])
+def test_pad_matches_hf(direction):
+    theirs, vocab = _hf_encoding(WORDS[:3], WORDS[3:5])
+    ours_a, ours_b = _ours(WORDS[:3], vocab), _ours(WORDS[3:5], vocab, type_id=1)
+    ours_a.set_sequence_id(0)
+    ours_b.set_sequence_id(1)
+    ours = Encoding()
+    ours.merge_with(ours_a)
+    ours.merge_with(ours_b)
+    ours._offsets = theirs.offsets  # the pair's offsets restart at 0 in both; same by construction
+    theirs.pad(8, direction=direction, pad_id=9, pad_type_id=2, pad_token="[PAD]")
+    ours.pad(8, direction=direction, pad_id=9, pad_type_id=2, pad_token="[PAD]")
+    assert _fields(ours) == _fields(theirs)
+
+
+def test_pad_never_shortens_and_pads_overflowing():
+    enc = Encoding.from_tokens([(i, "x", (i, i + 1)) for i in range(5)])
+    enc.truncate(3)
+    enc.pad(4)
+    assert enc.ids == [0, 1, 2, 0]
+    assert enc.overflowing[0].ids == [3, 4, 0, 0]
+    assert enc.overflowing[0].attention_mask == [1, 1, 0, 0]
+    enc.pad(2)
+    assert len(enc) == 4
+
+
+def test_merge_matches_hf_with_growing_offsets():
+    from tokenizers import Encoding as HFEncoding
+
+    theirs_a, vocab = _hf_encoding(WORDS[:2])
+    theirs_b, _ = _hf_encoding(WORDS[:2])
+    merged_theirs = HFEncoding.merge([theirs_a, theirs_b], growing_offsets=True)
+    ours = Encoding.merge([_ours(WORDS[:2], vocab), _ours(WORDS[:2], vocab)], growing_offsets=True)
+    assert ours.offsets == merged_theirs.offsets == [(0, 3), (4, 9), (9, 12), (13, 18)]
+    assert ours.ids == merged_theirs.ids
+
+
+def test_merge_combines_overflowing_pieces():
+    first = Encoding.from_tokens([(i, "a", (0, 1)) for i in range(4)])
+    first.truncate(2)
+    second = Encoding.from_tokens([(9, "b", (0, 1))])
+    first.merge_with(second)
+    assert first.ids == [0, 1, 9]
+    assert [o.ids for o in first.overflowing] == [[2, 3, 9]]
+
+
+def test_bad_direction_is_a_user_error():
+    with pytest.raises(TokvizError, match="direction"):
+        Encoding.from_tokens([(1, "a", (0, 1))]).pad(3, direction="up")
