@@ -335,4 +335,10 @@ def test_the_progress_bar_follows_the_trainer_callback() -> None:
         report("merges", done, 200)
     report("count words", 3, 0)
     # One update per whole percent; a phase without a total shows 0.
-    assert bar.updates == [(0, "merges: 0 / 200"), (25, "merges: 50 / 200"), (100, "merges: 200 / 200"), (0, "count words: 3 / 0")]
+    assert bar.updates == [
+        (0, "merges: 0 / 200"),  # 1 / 200 is still 0%: no update
+        (1, "merges: 2 / 200"),
+        (25, "merges: 50 / 200"),
+        (100, "merges: 200 / 200"),
+        (0, "count words: 3 / 0"),
+    ]
