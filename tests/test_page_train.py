@@ -342,3 +342,24 @@ def test_the_progress_bar_follows_the_trainer_callback() -> None:
         (100, "merges: 200 / 200"),
         (0, "count words: 3 / 0"),
     ]
+
+
+@pytest.mark.parametrize("preset", ["bert", "t5", "char_bpe"])
+def test_the_slider_re_tokenizes_with_every_model(preset: str) -> None:
+    app = open_train()
+    app.selectbox(key="preset").set_value(preset).run()
+    slider = app.slider(key="vocab_slider")
+    at_full = int(metric(app, "tokens"))
+    app.slider(key="vocab_slider").set_value(slider.min).run()
+    assert_clean(app)
+    assert int(metric(app, "tokens")) > at_full
+
+
+def test_rendering_is_capped_with_a_notice(monkeypatch) -> None:
+    import tokviz.limits
+
+    monkeypatch.setattr(tokviz.limits, "MAX_RENDERED_TOKENS", 10)
+    app = open_train()
+    tokens = int(metric(app, "tokens"))
+    assert any(info.value == f"Showing the first 10 of {tokens:,} tokens; the counts above cover all of them." for info in app.info)
+    assert span_html(app).count('class="tok"') == 10
