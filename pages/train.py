@@ -46,7 +46,7 @@ try:
         st.caption(PRESETS[choice].summary)
         st.session_state.update(to_form_state(config))  # Custom starts from the last preset
     ui.pipeline_summary(config)
-    ui.pipeline_preview(build_tokenizer(config), split.train_lines[0] if split.train_lines else "")
+    ui.pipeline_preview(build_tokenizer(config), split.train_lines[0] if split.train_lines else "", ui.is_byte_level(config))
     words = ui.word_counts_cached(corpus_key, config.normalizers, config.pre_tokenizers, split.train_lines)
 except TokvizError as error:
     ui.show_error(error)

@@ -363,3 +363,11 @@ def test_rendering_is_capped_with_a_notice(monkeypatch) -> None:
     tokens = int(metric(app, "tokens"))
     assert any(info.value == f"Showing the first 10 of {tokens:,} tokens; the counts above cover all of them." for info in app.info)
     assert span_html(app).count('class="tok"') == 10
+
+
+def test_preview_shows_accented_pre_tokens_as_text() -> None:
+    app = open_train()
+    app.text_area(key="corpus_text").set_value("Café crème déjà vu\n" * 5).run()
+    app.selectbox(key="preset").set_value("char_bpe").run()
+    preview = app.html[0].proto.body
+    assert "Café" in preview and "⟨" not in preview

@@ -275,7 +275,7 @@ def pipeline_summary(config: PipelineConfig) -> None:
     st.code("\n".join(lines), language=None)
 
 
-def pipeline_preview(tokenizer: Any, line: str) -> None:
+def pipeline_preview(tokenizer: Any, line: str, byte_level: bool = False) -> None:
     """Live preview: the first corpus line normalized, then cut into pre-tokens."""
     from tokviz.viz.spans import TokenSpan, render_token_spans
 
@@ -284,7 +284,7 @@ def pipeline_preview(tokenizer: Any, line: str) -> None:
     st.caption("Preview on the first line: normalized text, then its pre-tokens")
     st.code(normalized or " ", language=None)
     spans = [TokenSpan(word, index, start, end) for index, (word, (start, end)) in enumerate(pre_tokens)]
-    st.html(wrappable(render_token_spans(normalized, spans, byte_level=True).html))
+    st.html(wrappable(render_token_spans(normalized, spans, byte_level=byte_level).html))
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,7 +339,7 @@ def token_view(tokenizer: Any, config: PipelineConfig) -> None:
     show_ids = st.toggle("Show ids instead of token text", key="show_ids")
     encoding = tokenizer.encode(text)
     metrics_row(token_stats(text, encoding, config.unk_token))
-    byte_level = _byte_level(config)
+    byte_level = is_byte_level(config)
     rendered = render_token_spans(
         text, spans_from_encoding(encoding, config.unk_token), show_ids=show_ids, byte_level=byte_level, max_tokens=MAX_RENDERED_TOKENS
     )
@@ -384,10 +384,10 @@ def _merge_frame(run_key: tuple, _run: TrainedRun) -> Any:
     """The merge table of a training, built once (25,000 merges take a while to tabulate)."""
     from tokviz.viz import tables
 
-    return tables.merge_table(_run.history.merges, byte_level=_byte_level(_run.config))
+    return tables.merge_table(_run.history.merges, byte_level=is_byte_level(_run.config))
 
 
-def _byte_level(config: PipelineConfig) -> bool:
+def is_byte_level(config: PipelineConfig) -> bool:
     """Whether tokens are GPT-2 byte symbols, which tables show decoded (``'ê°Ģ'`` as ``'가'``)."""
     return any(spec.type == "ByteLevel" for spec in config.pre_tokenizers)
 
@@ -404,7 +404,7 @@ def merge_history_view(run: TrainedRun, size: int) -> None:
         st.session_state.pop("merge_step")
     rank = st.number_input("Merge step to inspect", min_value=0, max_value=len(merges) - 1, value=shown[-1].rank, key="merge_step")
     step = merges[int(rank)]
-    byte_level = _byte_level(run.config)
+    byte_level = is_byte_level(run.config)
     show = (lambda token: tables.show(token, byte_level)) if byte_level else str
     st.text(f"Step {step.rank}: {show(step.left)!r} + {show(step.right)!r} → {show(step.token)!r}   count {step.count:,}   score {step.score:.6g}")
     before = model_at_cached(*run.key, step.vocab_size - 1, _history=history)
