@@ -114,6 +114,9 @@ class AddedVocabulary:
         self._special_contents: set[str] = set()
         self._raw_matcher: tuple[Any, list[int]] | None = None
         self._normalized_matcher: tuple[Any, list[int]] | None = None
+        # id -> normalized content of a normalized=True token: what decoding shows, as in
+        # HF (so a decoder can invert e.g. a byte-level normalizer).
+        self._normalized_cache: dict[int, str] = {}
 
     # ----------------------------------------------------------------- reading
     def __len__(self) -> int:
@@ -129,8 +132,11 @@ class AddedVocabulary:
         return self._content_to_id.get(token)
 
     def id_to_token(self, id: int) -> str | None:
+        """The token's text for decoding: its normalized form when it is matched normalized."""
         added = self._id_to_token.get(id)
-        return None if added is None else added.content
+        if added is None:
+            return None
+        return self._normalized_cache.get(id, added.content)
 
     def is_special_token(self, token: str) -> bool:
         return token in self._special_contents
@@ -177,6 +183,7 @@ class AddedVocabulary:
         """Rebuild the two matchers (call again after the normalizer changes)."""
         raw: list[tuple[str, int]] = []
         normalized: list[tuple[str, int]] = []
+        self._normalized_cache = {}
         for token in [*self._special, *self._classic]:
             token_id = self._content_to_id.get(token.content)
             if token_id is None and model is not None:
@@ -186,6 +193,8 @@ class AddedVocabulary:
             if token.normalized:
                 content = normalizer.normalize_str(token.content) if normalizer is not None else token.content
                 normalized.append((content, token_id))
+                if normalizer is not None:
+                    self._normalized_cache[token_id] = content
             else:
                 raw.append((token.content, token_id))
         self._raw_matcher = _build_matcher(raw)
