@@ -205,34 +205,38 @@ def _compose_pair(starter: str, mark: str) -> str | None:
     return composed if len(composed) == 1 else None
 
 
-def _composition_changes(text: str) -> list[tuple[str, int]]:
-    """``(char, change)`` pairs that canonically compose an already decomposed ``text``.
+def _composition_changes(pairs: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Canonically compose decomposed ``(char, change)`` pairs, keeping the changes exact.
 
-    A composite replaces its starter and counts the marks it absorbed as removed right
-    after it (``-n``), even when an uncomposed mark sat in between; HF does the same, so
-    the mark in between takes the next position's alignment.
+    A composite replaces its starter; each mark it absorbs adds ``change - 1`` to the
+    starter's change: an original mark (change 0) counts as removed right after the
+    composite, a mark the decomposition inserted (change 1) cancels out. HF's
+    alignment-aware normalizer does the same, so a mark left in between takes the next
+    position's alignment.
 
-    >>> _composition_changes("e\\u0301a")
+    >>> _composition_changes([("e", 0), ("\u0301", 0), ("a", 0)])
     [('é', -1), ('a', 0)]
+    >>> _composition_changes([("A", 0), ("\u030a", 1)])   # 'Å' decomposed and recomposed
+    [('Å', 0)]
     """
-    output: list[list] = []  # [char, absorbed_count]
+    output: list[list] = []  # [char, change]
     starter_index: int | None = None
     last_class: int | None = None  # class of the last uncomposed char after the starter
-    for char in text:
+    for char, change in pairs:
         char_class = unicodedata.combining(char)
         if starter_index is not None and (last_class is None or last_class < char_class):
             composite = _compose_pair(output[starter_index][0], char)
             if composite is not None:
                 output[starter_index][0] = composite
-                output[starter_index][1] += 1
+                output[starter_index][1] += change - 1
                 continue
         if char_class == 0:
             starter_index = len(output)
             last_class = None
         else:
             last_class = char_class
-        output.append([char, 0])
-    return [(char, -absorbed) for char, absorbed in output]
+        output.append([char, change])
+    return [(char, change) for char, change in output]
 
 
 class NormalizedString:
@@ -375,10 +379,10 @@ class NormalizedString:
         if unicodedata.is_normalized(form, self.normalized):
             return self
         decomposition = "NFKD" if form in ("NFKD", "NFKC") else "NFD"
-        self.transform(_canonical_decomposition_changes(self.normalized, decomposition))
+        changes = _canonical_decomposition_changes(self.normalized, decomposition)
         if form in ("NFC", "NFKC"):
-            self.transform(_composition_changes(self.normalized))
-        return self
+            changes = _composition_changes(changes)
+        return self.transform(changes)
 
     def nfd(self) -> NormalizedString:
         return self._unicode_normalize("NFD")

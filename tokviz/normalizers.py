@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Union
 from tokviz.byte_level import BYTES_TO_UNICODE
 from tokviz.errors import SerializationError
 from tokviz.normalized import WHITESPACE, NormalizedString, is_whitespace
-from tokviz.patterns import PATTERN_TIMEOUT_SECONDS, Regex, find_all  # noqa: F401  (find_all re-exported for callers)
+from tokviz.patterns import Regex
 
 __all__ = [
     "Normalizer",

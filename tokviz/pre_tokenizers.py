@@ -461,24 +461,29 @@ def script_of(char: str) -> str:
 
 
 def fixed_script(char: str) -> str:
-    """The script SentencePiece groups by: kana and 'ー' count as Han, a space is 'ANY'.
+    """The script SentencePiece groups by: kana and 'ー' count as Han; a space, a private-use
+    or an unassigned char is 'ANY' (it joins whatever script surrounds it).
 
-    >>> [fixed_script(c) for c in "aい京ー 1"]
-    ['LATIN', 'HAN', 'HAN', 'HAN', 'ANY', 'COMMON']
+    >>> [fixed_script(c) for c in "aい京ー 1\ue000"]
+    ['LATIN', 'HAN', 'HAN', 'HAN', 'ANY', 'COMMON', 'ANY']
     """
     if char == "\u30fc":
         return "HAN"
     if char == " ":
         return "ANY"
     script = script_of(char)
-    return "HAN" if script in ("HIRAGANA", "KATAKANA") else script
+    if script in ("HIRAGANA", "KATAKANA"):
+        return "HAN"
+    return "ANY" if script == "UNKNOWN" else script
 
 
 def script_boundaries(text: str) -> list[int]:
-    """Where a new script starts (a space belongs to any script), plus ``len(text)``.
+    """Where a new script starts (an 'ANY' char belongs to the script before it), plus
+    ``len(text)``. Like HF, 'ANY' chars before the first real script start no piece, so
+    they are dropped: ``' a'`` gives only ``'a'``.
 
-    >>> script_boundaries("Apples are りんご 林檎")
-    [0, 11, 17]
+    >>> script_boundaries("Apples are りんご 林檎"), script_boundaries(" a")
+    ([0, 11, 17], [1, 2])
     """
     boundaries: list[int] = []
     last_script: str | None = None
