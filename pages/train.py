@@ -30,7 +30,7 @@ except TokvizError as error:
     ui.show_error(error)
     corpus = ui.CorpusChoice("", "unreadable upload")
 if corpus.notice:
-    st.warning(corpus.notice)
+    st.warning(ui.md_escape(corpus.notice))
 corpus_key = corpus_hash(corpus.text)
 split, stats = ui.corpus_overview(corpus_key, _text=corpus.text)
 stats_slot = st.container()
@@ -61,7 +61,7 @@ with stats_slot:
             "distinct characters": stats.distinct_characters,
         }
     )
-    st.caption(f"Source: {corpus.source}; {len(split.test_lines)} held-out lines are kept for testing.")
+    st.caption(f"Source: {ui.md_escape(corpus.source)}; {len(split.test_lines)} held-out lines are kept for testing.")
 
 st.header("3 · Train")
 target_vocab = st.number_input("Target vocab size", min_value=1, max_value=MAX_VOCAB_SIZE, step=100, key="target_vocab")

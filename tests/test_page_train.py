@@ -142,7 +142,8 @@ def test_non_utf8_upload_trains_with_a_notice() -> None:
     text = "\n".join(["café crème brûlée à la française"] * 20).encode("cp1252")
     app.file_uploader(key="corpus_file").set_value(("menu.txt", text, "text/plain")).run()
     assert_clean(app)
-    assert any("not valid UTF-8" in warning.value and "Windows-1252" in warning.value for warning in app.warning)
+    notices = [warning.value.replace("\\", "") for warning in app.warning]  # as rendered: escapes removed
+    assert any("not valid UTF-8" in notice and "Windows-1252" in notice for notice in notices)
     assert "café" in app.text_area(key="test_text").value
 
 
@@ -371,3 +372,13 @@ def test_preview_shows_accented_pre_tokens_as_text() -> None:
     app.selectbox(key="preset").set_value("char_bpe").run()
     preview = app.html[0].proto.body
     assert "Café" in preview and "⟨" not in preview
+
+
+def test_user_text_in_notices_is_escaped_markdown() -> None:
+    app = open_train()
+    name = "[click](http://x) *bold*.txt"
+    app.file_uploader(key="corpus_file").set_value((name, "naïve text here\n".encode("cp1252") * 20, "text/plain")).run()
+    assert_clean(app)
+    notice = next(warning.value for warning in app.warning if "UTF" in warning.value)
+    assert notice.startswith(r"\[click\]\(http://x\) \*bold\*\.txt is not valid UTF\-8")
+    assert any(r"upload \[click\]\(http://x\) \*bold\*\.txt" in caption.value for caption in app.caption)

@@ -44,6 +44,18 @@ PAGES: tuple[PageInfo, ...] = (
 )
 
 
+_MARKDOWN_SPECIALS = "\\`*_{}[]()<>#+-.!|~$"
+
+
+def md_escape(text: str) -> str:
+    r"""User text inside a Markdown string (captions, notices) shows as typed, never as markup.
+
+    >>> print(md_escape("*bold* [x](y)"))
+    \*bold\* \[x\]\(y\)
+    """
+    return "".join("\\" + char if char in _MARKDOWN_SPECIALS else char for char in text)
+
+
 def show_error(error: Exception) -> None:
     """Show a user-caused error as ``st.error``; anything else is a bug and is shown with its trace."""
     if isinstance(error, TokvizError):
@@ -467,7 +479,7 @@ def lattice_view(run: TrainedRun, tokenizer: Any) -> None:
     if not piece:
         st.info("Type a word to see its lattice.")
         return
-    st.caption(f"As the model sees it: {piece!r}")
+    st.caption(f"As the model sees it: {md_escape(repr(piece))}")
     st.plotly_chart(charts.lattice_figure(model.lattice(piece)), width="stretch")
     left, right = st.columns(2)
     with left:
@@ -493,7 +505,7 @@ def wordpiece_trace_view(tokenizer: Any) -> None:
     trace = tokenizer.model.trace(piece)
     st.text(f"{piece!r} → {[token.value for token in trace.tokens]}")
     if trace.unk_reason:
-        st.warning(trace.unk_reason)
+        st.warning(md_escape(trace.unk_reason))
     st.dataframe(tables.wordpiece_trace_table(trace), hide_index=True, width="stretch")
 
 
