@@ -161,7 +161,17 @@ def _cached_word_splitter(split_word: Callable[[str], list[str]]) -> Callable[[l
     return split_all
 
 
-_split_punctuation_isolated = _cached_word_splitter(lambda word: _split_words(word, is_bert_punctuation, "isolated"))
+@lru_cache(maxsize=1 << 16)
+def _isolate_punctuation(word: str) -> tuple[str, ...]:
+    """``'you?' -> ('you', '?')``; cached across calls, since training asks per line."""
+    return tuple(_split_words(word, is_bert_punctuation, "isolated"))
+
+
+def _split_punctuation_isolated(words: list[str]) -> list[str]:
+    result: list[str] = []
+    for word in words:
+        result.extend(_isolate_punctuation(word))
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +216,12 @@ def _char_symbols(char: str) -> str:
     return byte_level.text_to_symbols(char)
 
 
+@lru_cache(maxsize=1 << 17)
+def _word_symbols(word: str) -> str:
+    """``' café' -> 'ĠcafÃ©'``: one byte-level symbol per UTF-8 byte."""
+    return byte_level.text_to_symbols(word)
+
+
 @dataclass(frozen=True, slots=True)
 class ByteLevel(PreTokenizer):
     """GPT-2's pre-tokenizer: optional leading space, the GPT-2 regex, then every UTF-8
@@ -240,16 +256,8 @@ class ByteLevel(PreTokenizer):
         if self.add_prefix_space and not sequence.startswith(" "):
             sequence = " " + sequence
         words = _GPT2_REGEX.findall(sequence) if self.use_regex else [sequence]
-        # Map each distinct word through the byte table once.
-        symbols: dict[str, str] = {}
-        to_symbols = byte_level.text_to_symbols
-        result = []
-        for word in words:
-            mapped = symbols.get(word)
-            if mapped is None:
-                mapped = symbols[word] = to_symbols(word)
-            result.append(mapped)
-        return result
+        # Words repeat (Zipf), so each distinct word goes through the byte table once.
+        return list(map(_word_symbols, words))
 
     def to_dict(self) -> dict[str, Any]:
         return {
