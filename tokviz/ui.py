@@ -92,10 +92,10 @@ def train_cached(
     corpus_key: str,
     config: PipelineConfig,
     vocab_size: int,
-    _lines: tuple[str, ...],
-    _progress: Callable[[str, int, int], None] | None = None,
+    lines: tuple[str, ...],
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Any:
-    """Train ``config`` on ``_lines``, or return the history trained before for the same key.
+    """Train ``config`` on ``lines``, or return the history trained before for the same key.
 
     Keyed on the corpus hash, not the text, so a 50 MB corpus is not re-hashed on every
     rerun; histories are immutable, so every session can share them.
@@ -105,7 +105,7 @@ def train_cached(
     slot = _training_slot(corpus_key, config, vocab_size)
     if "history" not in slot:
         tokenizer = build_tokenizer(config)
-        slot["history"] = tokenizer.train_from_iterator(_lines, build_trainer(config, vocab_size), progress=_progress)
+        slot["history"] = tokenizer.train_from_iterator(lines, build_trainer(config, vocab_size), progress=progress)
     return slot["history"]
 
 
@@ -130,10 +130,10 @@ def word_counts_cached(corpus_key: str, normalizers: tuple, pre_tokenizers: tupl
 def train_with_progress(request: tuple[str, PipelineConfig, int], lines: tuple[str, ...]) -> Any:
     """Train (or fetch from the cache) with an ``st.progress`` bar shown only while training runs."""
     if "history" in _training_slot(*request):
-        return train_cached(*request, _lines=lines)
+        return train_cached(*request, lines)
     bar = st.progress(0, text="counting words")
     try:
-        return train_cached(*request, _lines=lines, _progress=progress_callback(bar))
+        return train_cached(*request, lines, progress_callback(bar))
     finally:
         bar.empty()
 
