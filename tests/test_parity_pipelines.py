@@ -129,7 +129,7 @@ def _configure(tok, mode: str) -> None:
     tok.no_truncation()
     tok.no_padding()
     if mode == "truncate":
-        tok.enable_truncation(24, stride=4)
+        tok.enable_truncation(40, stride=6)
     elif mode == "truncate_left_only_first":
         tok.enable_truncation(40, stride=2, strategy="only_first", direction="left")
     elif mode == "pad":

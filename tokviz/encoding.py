@@ -294,6 +294,13 @@ class Encoding:
         first._overflowing = pieces[1:]
         self._take(first)
 
+    def _shallow(self) -> "Encoding":
+        """Same lists (never edited in place by merge_with), own sequence ranges."""
+        return Encoding(
+            self._ids, self._type_ids, self._tokens, self._words, self._offsets,
+            self._special_tokens_mask, self._attention_mask, self._overflowing, dict(self._sequence_ranges),
+        )
+
     def _slice(self, start: int, stop: int) -> "Encoding":
         return Encoding(
             self._ids[start:stop],
@@ -353,18 +360,21 @@ class Encoding:
         Every overflowing piece of ``self`` is merged with ``pair`` and with each of
         ``pair``'s overflowing pieces; ``self`` is merged with each of ``pair``'s pieces.
         """
+        # merge_with never edits a list in place (it concatenates) and never edits ``pair``,
+        # so the combinations can start from shallow copies: this keeps the (quadratic, as
+        # in HF) pairing of overflowing pieces affordable in Python.
         overflowings: list[Encoding] = []
         for own_piece in self._overflowing:
-            combined = own_piece.copy()
-            combined.merge_with(pair.copy(), growing_offsets)
+            combined = own_piece._shallow()
+            combined.merge_with(pair, growing_offsets)
             overflowings.append(combined)
             for other_piece in pair._overflowing:
-                combined = own_piece.copy()
-                combined.merge_with(other_piece.copy(), growing_offsets)
+                combined = own_piece._shallow()
+                combined.merge_with(other_piece, growing_offsets)
                 overflowings.append(combined)
         for other_piece in pair._overflowing:
-            combined = self.copy()
-            combined.merge_with(other_piece.copy(), growing_offsets)
+            combined = self._shallow()
+            combined.merge_with(other_piece, growing_offsets)
             overflowings.append(combined)
 
         shift = len(self._ids)
