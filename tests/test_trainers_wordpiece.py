@@ -58,10 +58,11 @@ def test_course_corpus_hf_tie_break_differs(course_corpus):
     assert [step.token for step in history.merges[:3]] == ["##fu", "ab", "Fa"]
 
 
-def test_likelihood_matches_the_course_reference_loop(shared_corpus_lines):
-    counts = bert_counts(shared_corpus_lines[:120])
-    fast = WordPieceTrainer(vocab_size=900, tie_break="first_seen", show_progress=False).train_from_word_counts(counts)
-    assert list(fast.vocab) == course_reference_vocab(counts, 900)
+@pytest.mark.parametrize("tie_break", ["first_seen", "hf"])
+def test_likelihood_matches_the_course_reference_loop(shared_corpus_lines, tie_break):
+    counts = bert_counts(shared_corpus_lines[:150])
+    fast = WordPieceTrainer(vocab_size=1100, tie_break=tie_break, show_progress=False).train_from_word_counts(counts)
+    assert list(fast.vocab) == course_reference_vocab(counts, 1100, tie_break=tie_break)
 
 
 # --------------------------------------------------------------------------- HF parity (frequency scoring)

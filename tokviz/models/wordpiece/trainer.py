@@ -89,6 +89,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["WordPieceTrainer", "WordPieceTrainingHistory"]
 
 SCORINGS = ("likelihood", "frequency")
+REFRESH_TOP = 16
 
 
 @dataclass(frozen=True)
@@ -252,6 +253,31 @@ def likelihood_loop(
                     best = score
         return best
 
+    def refresh(token: int) -> None:
+        """("hf" ties) Push exact entries for the token's REFRESH_TOP best pairs (and every
+        pair tied with the last of them), and a sentinel bounding the rest, strictly lower:
+        a token's many other pairs are only re-scored if the bound ever reaches the top."""
+        scored = [
+            (-count / (token_freq[changed >> _BITS] * token_freq[changed & _MASK]), changed)
+            for changed in pairs_of[token]
+            if (count := pair_counts[changed]) >= min_frequency
+        ]
+        if len(scored) > 2 * REFRESH_TOP:
+            cut = heapq.nsmallest(REFRESH_TOP, scored)[-1][0]
+            rest_best = 0.0
+            for item in scored:
+                if item[0] <= cut:
+                    heappush(heap, item)
+                elif item[0] < rest_best:
+                    rest_best = item[0]
+            if rest_best < 0.0:
+                heappush(heap, sentinel(token, 1, -rest_best))  # the token stays dirty
+                return
+        else:
+            for item in scored:
+                heappush(heap, item)
+        dirty.discard(token)
+
     def pop_valid() -> tuple | None:
         while heap:
             item = heappop(heap)
@@ -259,6 +285,9 @@ def likelihood_loop(
             if code < 0:
                 token, level = divmod(-1 - code, 2)
                 if token not in dirty:
+                    continue
+                if not exact_entries:
+                    refresh(token)
                     continue
                 if level == 0:
                     bound = best_score(token)
@@ -559,10 +588,15 @@ def _scored_steps(records: list[_ScoredRecord], id_to_token: list[str]) -> tuple
 
 
 def course_reference_vocab(
-    word_counts: Mapping[str, int], vocab_size: int, special_tokens: Sequence[str] = (), prefix: str = "##"
+    word_counts: Mapping[str, int],
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    prefix: str = "##",
+    tie_break: str = "first_seen",
 ) -> list[str]:
     """The HF course's WordPiece loop: rescore every pair of every word at every merge.
-    Quadratic; kept as the oracle of the tests and the floor of the benchmark.
+    Quadratic; kept as the oracle of the tests and the floor of the benchmark. With
+    ``tie_break="hf"`` equal scores go to the smallest (left id, right id) instead.
 
     >>> course_reference_vocab({"hug": 10, "hugs": 5}, 6)
     ['##g', '##s', '##u', 'h', 'hu', 'hug']
@@ -590,6 +624,13 @@ def course_reference_vocab(
                 best_pair, best_score = pair, score
         if best_pair is None:
             break
+        if tie_break == "hf":
+            ids = {token: index for index, token in reversed(list(enumerate(vocab)))}
+            best_pair = min(
+                (pair for pair, freq in pair_freqs.items()
+                 if freq / (letter_freqs[pair[0]] * letter_freqs[pair[1]]) == best_score),
+                key=lambda pair: (ids[pair[0]], ids[pair[1]]),
+            )
         left, right = best_pair
         new_token = left + (right[len(prefix) :] if right.startswith(prefix) else right)
         for word in word_counts:
