@@ -53,10 +53,10 @@ def test_page_trains_on_the_sample_without_pressing_anything() -> None:
 @pytest.mark.parametrize(
     ("preset", "tabs"),
     [
-        ("gpt2", ["Merge history", "Charts", "Export"]),
-        ("bert", ["Merge history", "WordPiece trace", "Charts", "Export"]),
-        ("t5", ["Unigram: EM and pruning", "Unigram: lattice and sampling", "Charts", "Export"]),
-        ("char_bpe", ["Merge history", "Charts", "Export"]),
+        ("gpt2", ["Merge history", "Vocabulary", "Charts", "Export"]),
+        ("bert", ["Merge history", "WordPiece trace", "Vocabulary", "Charts", "Export"]),
+        ("t5", ["Unigram: EM and pruning", "Unigram: lattice and sampling", "Vocabulary", "Charts", "Export"]),
+        ("char_bpe", ["Merge history", "Vocabulary", "Charts", "Export"]),
     ],
 )
 def test_each_preset_trains_and_shows_its_views(preset: str, tabs: list[str]) -> None:
@@ -279,6 +279,12 @@ def test_wordpiece_trace_view_explains_unknown_words() -> None:
     app.text_input(key="trace_word").set_value("qqqq\u0416\u0416").run()
     assert_clean(app)
     assert any("nothing in the vocabulary matches" in warning.value for warning in app.warning)
+
+
+def test_vocabulary_tab_lists_the_vocab_at_the_slider_size() -> None:
+    app = open_train()
+    app.slider(key="vocab_slider").set_value(300).run()
+    assert "300 tokens at this vocab size, by id." in [caption.value for caption in app.caption]
 
 
 def test_export_offers_the_four_files() -> None:

@@ -386,6 +386,7 @@ def result_views(run: TrainedRun, tokenizer: Any, size: int) -> dict[str, Callab
         views["Unigram: lattice and sampling"] = lambda: lattice_view(run, tokenizer)
     if type(tokenizer.model).__name__ == "WordPiece":
         views["WordPiece trace"] = lambda: wordpiece_trace_view(tokenizer)
+    views["Vocabulary"] = lambda: vocabulary_view(run, tokenizer)
     views["Charts"] = lambda: charts_view(run, tokenizer, size)
     views["Export"] = lambda: export_view(run, tokenizer)
     return views
@@ -402,6 +403,15 @@ def _merge_frame(run_key: tuple, _run: TrainedRun) -> Any:
 def is_byte_level(config: PipelineConfig) -> bool:
     """Whether tokens are GPT-2 byte symbols, which tables show decoded (``'ê°Ģ'`` as ``'가'``)."""
     return any(spec.type == "ByteLevel" for spec in config.pre_tokenizers)
+
+
+def vocabulary_view(run: TrainedRun, tokenizer: Any) -> None:
+    """The vocabulary at the slider's size, by id (special tokens first)."""
+    from tokviz.viz import tables
+
+    vocab = tokenizer.get_vocab(with_added_tokens=True)
+    st.caption(f"{len(vocab):,} tokens at this vocab size, by id.")
+    st.dataframe(tables.vocab_table(vocab, run.history.special_tokens, is_byte_level(run.config)), hide_index=True, height=320, width="stretch")
 
 
 def merge_history_view(run: TrainedRun, size: int) -> None:
