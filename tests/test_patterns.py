@@ -86,3 +86,32 @@ def test_regex_gives_the_same_pieces_as_hf_split():
     hf = hf_pre_tokenizers.Split(tokenizers.Regex(r"\d+|\p{P}"), "isolated").pre_tokenize_str(text)
     ours = pre_tokenizers.Split(Regex(r"\d+|\p{P}"), "isolated").pre_tokenize_str(text)
     assert ours == hf
+
+
+def test_empty_matches_iterate_like_oniguruma():
+    # Python's finditer would also report the empty match at 2 right after 'aa'.
+    assert Regex("a*").find_spans("aab") == [(0, 2), (3, 3)]
+    # After an empty match Oniguruma moves on one char; Python would first try 'a' there.
+    assert Regex("a*?").find_spans("ab") == [(0, 0), (1, 1), (2, 2)]
+    assert Regex("a*").find_spans("") == []
+
+
+def test_caret_and_dollar_are_line_anchors_like_oniguruma():
+    assert Regex("^").find_spans("a\nb") == [(0, 0), (2, 2)]
+    assert Regex("$").find_spans("a\nb") == [(1, 1), (3, 3)]
+
+
+EMPTY_MATCHING_PATTERNS = [r"a*", r"\b", r"(?=b)", r"x?", r"\s*", r"a|", r"|a", r"a*?", r"\B", r"^", r"$", r"^a", r"b$", r".+"]
+TEXTS = ["aab", "ab ab", "", "bbb", " a  b ", "baaab a", "éa b", "a\nb"]
+
+
+@pytest.mark.parametrize("pattern", EMPTY_MATCHING_PATTERNS)
+def test_split_and_replace_with_empty_matching_patterns_match_hf(pattern):
+    for text in TEXTS:
+        for behavior in ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous"):
+            ours = pre_tokenizers.Split(Regex(pattern), behavior).pre_tokenize_str(text)
+            theirs = hf_pre_tokenizers.Split(tokenizers.Regex(pattern), behavior).pre_tokenize_str(text)
+            assert ours == theirs, (pattern, text, behavior)
+        ours_text = normalizers.Replace(Regex(pattern), "-").normalize_str(text)
+        theirs_text = tokenizers.normalizers.Replace(tokenizers.Regex(pattern), "-").normalize_str(text)
+        assert ours_text == theirs_text, (pattern, text)

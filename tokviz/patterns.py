@@ -17,11 +17,20 @@ Traceback (most recent call last):
 ...
 tokviz.errors.PatternError: The regular expression '(unclosed' is invalid: missing ) at position 9
 
-Left out: Oniguruma-only syntax (``\\h``, ``(?~...)`` absence operators) is not translated.
+Oniguruma semantics kept: ``^`` and ``$`` are line anchors (Ruby syntax, so patterns
+compile with ``MULTILINE``), and empty matches are iterated like Oniguruma's iterator
+(see :func:`match_spans`), so ``Split``/``Replace`` with patterns such as ``a*`` or
+``\\b`` give HF's pieces.
+
+Left out: Oniguruma-only syntax (``\\h``, ``(?~...)`` absence operators) and Ruby's
+meaning of inline flags (``(?m)`` is "dot matches newline" in Ruby, multiline in Python)
+are not translated; Ruby's ``\\Z`` (end, or before a final newline) is Python's ``\\Z``
+(absolute end) here, and ``^`` also matches after a text's final newline.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -43,7 +52,8 @@ def compile_pattern(pattern: str) -> regex.Pattern:
     if not isinstance(pattern, str):
         raise PatternError(f"A regular expression must be text, not {type(pattern).__name__}.")
     try:
-        return regex.compile(pattern)
+        # Oniguruma's default (Ruby) syntax makes ^ and $ line anchors: MULTILINE here.
+        return regex.compile(pattern, regex.MULTILINE)
     except regex.error as error:
         raise PatternError(f"The regular expression {pattern!r} is invalid: {error}") from error
 
@@ -51,17 +61,49 @@ def compile_pattern(pattern: str) -> regex.Pattern:
 def match_spans(compiled: regex.Pattern, text: str, timeout: float | None = None) -> list[tuple[int, int]]:
     """``(start, end)`` of every non-overlapping match, under the time limit.
 
+    Empty matches follow HF (Oniguruma's iterator), not Python: an empty text has no
+    matches, an empty match right where the previous match ended is skipped, and after
+    an empty match at ``p`` the search resumes at ``p + 1`` (Python would first try a
+    non-empty match at ``p``). Python would also report ``(2, 2)`` below.
+
     >>> match_spans(compile_pattern("a+"), "caaba")
     [(1, 3), (4, 5)]
+    >>> match_spans(compile_pattern("a*"), "aab")
+    [(0, 2), (3, 3)]
     """
+    if not text:
+        return []
     limit = PATTERN_TIMEOUT_SECONDS if timeout is None else timeout
+    deadline = time.monotonic() + limit
+    spans: list[tuple[int, int]] = []
+    previous_end = -1
+    position = 0
     try:
-        return [match.span() for match in compiled.finditer(text, timeout=limit)]
+        while position <= len(text):
+            empty_at = -1  # position of the last empty match seen in this pass
+            restart_at = None
+            for match in compiled.finditer(text, position, timeout=max(deadline - time.monotonic(), 1e-3)):
+                start, end = match.span()
+                if start == empty_at:
+                    # Python tries a non-empty match where the empty one was; Oniguruma
+                    # has already moved on by one char.
+                    restart_at = start + 1
+                    break
+                if start == end:
+                    empty_at = start
+                    if start == previous_end:
+                        continue
+                spans.append((start, end))
+                previous_end = end
+            if restart_at is None:
+                break
+            position = restart_at
     except TimeoutError as error:
         raise PatternTimeoutError(
             f"The regular expression {compiled.pattern!r} took longer than {limit:g} s on a "
             f"{len(text)}-character text (catastrophic backtracking?); simplify the pattern."
         ) from error
+    return spans
 
 
 def find_all(compiled: regex.Pattern, text: str, timeout: float | None = None) -> list[Any]:
