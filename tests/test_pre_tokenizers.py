@@ -50,6 +50,11 @@ PAIRS = {
     "Digits": (pre_tokenizers.Digits(), hf.Digits()),
     "Digits(individual)": (pre_tokenizers.Digits(individual_digits=True), hf.Digits(individual_digits=True)),
     "CharDelimiterSplit": (pre_tokenizers.CharDelimiterSplit("e"), hf.CharDelimiterSplit("e")),
+    "FixedLength": (pre_tokenizers.FixedLength(), hf.FixedLength()),
+    "Sequence(WhitespaceSplit, FixedLength(2))": (
+        pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.FixedLength(2)]),
+        hf.Sequence([hf.WhitespaceSplit(), hf.FixedLength(2)]),
+    ),
     "UnicodeScripts": (pre_tokenizers.UnicodeScripts(), hf.UnicodeScripts()),
     "Sequence(WhitespaceSplit, Metaspace first)": (
         pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(prepend_scheme="first")]),
@@ -242,7 +247,7 @@ def test_fast_words_equal_the_aligned_path(name, text):
     assert ours.pre_tokenize_words(text) == [word for word, _ in ours.pre_tokenize_str(text)]
 
 
-SPLITTING_ONLY = ["Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Digits", "CharDelimiterSplit", "UnicodeScripts"] + [
+SPLITTING_ONLY = ["Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Digits", "CharDelimiterSplit", "UnicodeScripts", "FixedLength"] + [
     f"Split(regex, {behavior})" for behavior in BEHAVIORS
 ]
 
@@ -313,6 +318,8 @@ def test_bad_options_are_user_errors():
         pre_tokenizers.Punctuation("sideways")
     with pytest.raises(TokvizError):
         pre_tokenizers.CharDelimiterSplit("ab")
+    with pytest.raises(TokvizError, match="at least 1"):
+        pre_tokenizers.FixedLength(0)  # HF panics here
     with pytest.raises(TokvizError, match="invalid"):
         pre_tokenizers.Split(Regex("(oops"), "removed")
 

@@ -17,7 +17,7 @@ Every pre-tokenizer has three entry points:
   alignments (one C-level ``regex.findall`` where possible). Training counts words in
   megabytes of text with it; it always equals ``[w for w, _ in pre_tokenize_str(s)]``.
 
-Left out: ``FixedLength`` and ``Sequence`` fast paths for position-dependent members
+Left out: a ``Sequence`` fast path for position-dependent members
 (``Metaspace(prepend_scheme="first")`` after another pre-tokenizer falls back to the
 slow path). Script and category tables come from the ``regex`` module / ``unicodedata``,
 so characters added to Unicode recently can be classified differently than in HF.
@@ -59,6 +59,7 @@ __all__ = [
     "Split",
     "CharDelimiterSplit",
     "UnicodeScripts",
+    "FixedLength",
     "Sequence",
     "from_dict",
     "SPLIT_BEHAVIORS",
@@ -440,6 +441,35 @@ class Split(PreTokenizer):
         }
 
 
+@dataclass(frozen=True, slots=True)
+class FixedLength(PreTokenizer):
+    """Cut every piece into chunks of ``length`` characters (the last may be shorter).
+
+    >>> FixedLength(3).pre_tokenize_str("abcdefgh")
+    [('abc', (0, 3)), ('def', (3, 6)), ('gh', (6, 8))]
+    """
+
+    length: int = 5
+
+    def __post_init__(self) -> None:
+        # HF panics on 0; a user typing it deserves a sentence instead.
+        if isinstance(self.length, bool) or not isinstance(self.length, int) or self.length < 1:
+            raise PreTokenizerOptionError(f"FixedLength needs a length of at least 1 character, got {self.length!r}.")
+
+    def _split_piece(self, piece: NormalizedString) -> list[NormalizedString]:
+        size = len(piece.normalized)
+        return [piece.slice(start, min(start + self.length, size)) for start in range(0, size, self.length)]
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: self._split_piece(piece))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        return [sequence[start : start + self.length] for start in range(0, len(sequence), self.length)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "FixedLength", "length": self.length}
+
+
 # --------------------------------------------------------------------------- scripts
 
 
@@ -616,6 +646,8 @@ def from_dict(data: dict[str, Any] | None) -> PreTokenizer | None:
         return Punctuation(_behavior_from_json(_field(data, "behavior", "Isolated")))
     if kind == "Digits":
         return Digits(individual_digits=_field(data, "individual_digits", False))
+    if kind == "FixedLength":
+        return FixedLength(_field(data, "length", 5))
     if kind == "CharDelimiterSplit":
         return CharDelimiterSplit(_field(data, "delimiter"))
     if kind == "Split":
