@@ -19,7 +19,7 @@ from tokviz.viz.spans import (
 
 def token_labels(fragment: str) -> list[str]:
     body = fragment.split('<div class="tokviz-spans">', 1)[1]
-    return re.findall(r'<span class="tok[^"]*"(?: style="[^"]*")? title="[^"]*">((?:[^<]|<span class="mk">[^<]*</span>)*)</span>', body)
+    return re.findall(r'<span class="tok[^"]*"(?: style="[^"]*")? title="[^"]*">((?:[^<]|<span class="mk">[^<]*</span>)*)</span><wbr>', body)
 
 
 def test_two_tokens_and_a_dropped_space_literal_html() -> None:
@@ -28,10 +28,10 @@ def test_two_tokens_and_a_dropped_space_literal_html() -> None:
     body = out.html.split('<div class="tokviz-spans">', 1)[1]
     assert body == (
         '<span class="tok" style="background:#ffe0b2" title="token: &#x27;Hi&#x27;\nid: 5\noffsets: (0, 2)\n'
-        'text: &#x27;Hi&#x27;\nUTF-8: 48 69">Hi</span>'
+        'text: &#x27;Hi&#x27;\nUTF-8: 48 69">Hi</span><wbr>'
         '<span class="gap">·</span>'
         '<span class="tok" style="background:#c8e6c9" title="token: &#x27;you&#x27;\nid: 9\noffsets: (3, 6)\n'
-        'text: &#x27;you&#x27;\nUTF-8: 79 6F 75">you</span></div>'
+        'text: &#x27;you&#x27;\nUTF-8: 79 6F 75">you</span><wbr></div>'
     )
     assert (out.rendered_tokens, out.total_tokens, out.truncated) == (2, 2, False)
 
@@ -91,7 +91,7 @@ def test_byte_level_tokens_shown_readably() -> None:
     assert readable_byte_level("Ġhow") == "Ġhow"
     assert readable_byte_level("ê°Ģ") == "가"
     assert readable_byte_level("Ġì§§") == "Ġ짧"
-    assert readable_byte_level("ê°") == "⟨EA B0⟩"  # two of the three bytes of 가
+    assert readable_byte_level("ê°") == "⟨EA⟩⟨B0⟩"  # two of the three bytes of 가
     assert utf8_hex("a가 짧") == "61 EA B0 80 20 EC A7 A7"
 
 
@@ -105,4 +105,4 @@ def test_no_user_string_reaches_html_unescaped(text: str, data) -> None:
     body = fragment.split('<div class="tokviz-spans">', 1)[1]
     # Every '<' in the output opens one of our own tags.
     for match in re.finditer("<", body):
-        assert re.match(r'</?(span|br|div)\b', body[match.start():]), body[match.start(): match.start() + 20]
+        assert re.match(r'</?(span|br|wbr|div)\b', body[match.start():]), body[match.start(): match.start() + 20]

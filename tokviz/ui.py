@@ -59,7 +59,7 @@ def md_escape(text: str) -> str:
 def show_error(error: Exception) -> None:
     """Show a user-caused error as ``st.error``; anything else is a bug and is shown with its trace."""
     if isinstance(error, TokvizError):
-        st.error(str(error))
+        st.error(md_escape(str(error)))  # messages quote user text (patterns, tokens): show it as typed
     else:  # pragma: no cover - only bugs get here
         st.exception(error)
 
@@ -296,7 +296,7 @@ def pipeline_preview(tokenizer: Any, line: str, byte_level: bool = False) -> Non
     st.caption("Preview on the first line: normalized text, then its pre-tokens")
     st.code(normalized or " ", language=None)
     spans = [TokenSpan(word, index, start, end) for index, (word, (start, end)) in enumerate(pre_tokens)]
-    st.html(wrappable(render_token_spans(normalized, spans, byte_level=byte_level).html))
+    st.html(render_token_spans(normalized, spans, byte_level=byte_level).html)
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,17 +357,7 @@ def token_view(tokenizer: Any, config: PipelineConfig) -> None:
     )
     if rendered.truncated:
         st.info(f"Showing the first {rendered.rendered_tokens:,} of {rendered.total_tokens:,} tokens; the counts above cover all of them.")
-    st.html(wrappable(rendered.html))
-
-
-def wrappable(spans_html: str) -> str:
-    """Let long lines of token spans wrap: a ``<wbr>`` between adjacent spans.
-
-    Adjacent inline spans with ``white-space: pre`` offer the browser no place to break a
-    line, so a long line ran off the page. User text is escaped (no literal ``<`` in it),
-    so the tag boundary matched here can only be the renderer's own.
-    """
-    return spans_html.replace('</span><span class="tok', '</span><wbr><span class="tok')
+    st.html(rendered.html)
 
 
 def _top_words(run: TrainedRun, limit: int) -> list[tuple[str, int]]:

@@ -1,6 +1,6 @@
 """Token spans as escaped HTML: the colored view of a text cut into tokens.
 
-Each token becomes a ``<span>`` in alternating colors, labelled with the token as the model
+Each token becomes a ``<span>`` (followed by ``<wbr>`` so long lines wrap) in alternating colors, labelled with the token as the model
 sees it (``'Ġhow'``, ``'##ing'``, ``'▁the'``), its markers dimmed; a tooltip gives the token, its
 id, its character offsets into the ORIGINAL text, the original characters and their UTF-8
 bytes. Text between tokens (whitespace a pre-tokenizer dropped) is shown dimmed, with
@@ -31,6 +31,7 @@ PALETTE = ("#ffe0b2", "#c8e6c9", "#bbdefb", "#f8bbd0", "#fff59d", "#d1c4e9")
 DEFAULT_MAX_TOKENS = 20_000
 
 _VISIBLE_WHITESPACE = {" ": "·", "\n": "↵", "\t": "→", "\r": "␍"}
+_WHITESPACE_TABLE = str.maketrans(_VISIBLE_WHITESPACE)
 _MARKERS_PREFIX = ("##", "Ġ", "▁")
 _MARKERS_SUFFIX = ("</w>",)
 
@@ -66,13 +67,12 @@ def make_visible(text: str) -> str:
     >>> make_visible("x\\u202ey\\u200b")
     'x⟨U+202E⟩y⟨U+200B⟩'
     """
+    visible = text.translate(_WHITESPACE_TABLE)
+    if visible.isprintable():
+        return visible  # the common case: isprintable() is False exactly for what is left to replace
     out: list[str] = []
-    for char in text:
-        if char in _VISIBLE_WHITESPACE:
-            out.append(_VISIBLE_WHITESPACE[char])
-        elif unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") or (
-            unicodedata.category(char) == "Zs"
-        ):
+    for char in visible:
+        if unicodedata.category(char)[0] in "CZ":  # Other (controls, format, bidi) and Separators
             out.append(f"⟨U+{ord(char):04X}⟩")
         else:
             out.append(char)
@@ -81,16 +81,17 @@ def make_visible(text: str) -> str:
 
 def utf8_hex(text: str) -> str:
     """``'a가' -> '61 EA B0 80'`` (lone surrogates shown with surrogatepass)."""
-    return " ".join(f"{byte:02X}" for byte in text.encode("utf-8", errors="surrogatepass"))
+    return text.encode("utf-8", errors="surrogatepass").hex(" ").upper()
 
 
 def readable_byte_level(value: str) -> str:
     """Show a byte-level token readably: ASCII stays, other bytes are decoded when they form UTF-8.
 
-    A token that holds only part of a character's bytes is shown as hex, since it is no text.
+    A token that holds only part of a character's bytes is shown as hex, one byte a bracket
+    (no spaces, which the label would otherwise show as '·').
 
     >>> readable_byte_level("Ġhow"), readable_byte_level("ê°Ģ"), readable_byte_level("ê°")
-    ('Ġhow', '가', '⟨EA B0⟩')
+    ('Ġhow', '가', '⟨EA⟩⟨B0⟩')
     """
     if all(ord(char) < 128 or char == "Ġ" or char == "Ċ" for char in value):
         return value
@@ -103,7 +104,7 @@ def readable_byte_level(value: str) -> str:
     try:
         return prefix + raw.decode("utf-8")
     except UnicodeDecodeError:
-        return prefix + "⟨" + " ".join(f"{byte:02X}" for byte in raw) + "⟩"
+        return prefix + "".join(f"⟨{byte:02X}⟩" for byte in raw)
 
 
 def _label_html(value: str) -> str:
@@ -160,8 +161,9 @@ def render_token_spans(
             classes.append("unk")
         color = PALETTE[index % len(PALETTE)]
         style = "" if span.special else f' style="background:{color}"'
+        # <wbr>: adjacent `white-space: pre` spans give the browser no other place to wrap a long line.
         pieces.append(
-            f'<span class="{" ".join(classes)}"{style} title="{html.escape(tooltip, quote=True)}">{label}</span>'
+            f'<span class="{" ".join(classes)}"{style} title="{html.escape(tooltip, quote=True)}">{label}</span><wbr>'
         )
         if "\n" in original_slice and not span.special:
             pieces.append("<br>")
