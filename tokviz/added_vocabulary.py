@@ -117,6 +117,7 @@ class AddedVocabulary:
         # id -> normalized content of a normalized=True token: what decoding shows, as in
         # HF (so a decoder can invert e.g. a byte-level normalizer).
         self._normalized_cache: dict[int, str] = {}
+        self._patterns: tuple[str, ...] = ()
 
     # ----------------------------------------------------------------- reading
     def __len__(self) -> int:
@@ -199,6 +200,11 @@ class AddedVocabulary:
                 raw.append((token.content, token_id))
         self._raw_matcher = _build_matcher(raw)
         self._normalized_matcher = _build_matcher(normalized)
+        self._patterns = tuple(content for content, _ in (*raw, *normalized) if content)
+
+    def may_occur_in(self, text: str) -> bool:
+        """False when no match pattern occurs in ``text`` (a cheap test before matching)."""
+        return any(pattern in text for pattern in self._patterns)
 
     # ----------------------------------------------------------------- matching
     def has_matchers(self) -> tuple[bool, bool]:

@@ -27,7 +27,7 @@ HF's ``encode_special_tokens`` switch.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import accumulate, chain, count, repeat
+from itertools import accumulate, chain, count, islice, repeat
 from operator import add, itemgetter
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -558,8 +558,10 @@ class Tokenizer:
         words: list[int | None] = []
         split_index = 0
 
-        if self._added.is_empty:
-            pieces: list[tuple[int | None, int, int]] = [(None, 0, len(sequence))] if sequence else []
+        if not sequence:
+            pieces: list[tuple[int | None, int, int]] = []
+        elif self._added.is_empty or not self._added.may_occur_in(sequence):
+            pieces = [(None, 0, len(sequence))]
         else:
             pieces = _added_pieces(self._added, sequence)
 
@@ -590,22 +592,41 @@ class Tokenizer:
                         entries[position] = entry
             # Char j of ``text`` is original char start + j, or start + j - 1 after the
             # prefix space (which shares the first char's alignment, as HF's prepend does).
-            # Everything below runs in C (map/chain/zip), no Python loop per token.
-            counts = list(map(len, map(_FIELD_IDS, entries)))
-            bases = list(chain.from_iterable(map(repeat, accumulate(map(len, word_list), initial=start - 1 if prefixed else start), counts)))
+            # Everything below runs in C (map/chain/zip/accumulate), no Python loop per token.
+            origin = start - 1 if prefixed else start
             first = len(ids)
             ids.extend(chain.from_iterable(map(_FIELD_IDS, entries)))
+            added_count = len(ids) - first
             tokens.extend(chain.from_iterable(map(_FIELD_VALUES, entries)))
-            offsets.extend(
-                zip(
-                    map(add, chain.from_iterable(map(starts_field, entries)), bases),
-                    map(add, chain.from_iterable(map(ends_field, entries)), bases),
-                )
-            )
-            if word_index is None:
-                words.extend(chain.from_iterable(map(repeat, count(split_index), counts)))
+            if all(map(_FIELD_CONTIGUOUS, entries)):
+                # The tokens tile the text, each starting where the previous one ended.
+                token_starts = list(accumulate(chain.from_iterable(map(_FIELD_LENGTHS, entries)), initial=origin))
+                if trim:
+                    offsets.extend(
+                        zip(
+                            map(add, token_starts, chain.from_iterable(map(_FIELD_TRIM_START, entries))),
+                            map(add, token_starts, chain.from_iterable(map(_FIELD_TRIM_END, entries))),
+                        )
+                    )
+                else:
+                    offsets.extend(zip(token_starts, islice(token_starts, 1, None)))
             else:
-                words.extend(repeat(word_index, len(ids) - first))
+                # A char split across tokens: its tokens overlap, so shift each word's offsets.
+                counts = list(map(len, map(_FIELD_IDS, entries)))
+                bases = list(chain.from_iterable(map(repeat, accumulate(map(len, word_list), initial=origin), counts)))
+                offsets.extend(
+                    zip(
+                        map(add, chain.from_iterable(map(starts_field, entries)), bases),
+                        map(add, chain.from_iterable(map(ends_field, entries)), bases),
+                    )
+                )
+            if word_index is not None:
+                words.extend(repeat(word_index, added_count))
+            elif added_count == len(entries):
+                words.extend(range(split_index, split_index + added_count))
+            else:
+                counts = list(map(len, map(_FIELD_IDS, entries)))
+                words.extend(chain.from_iterable(map(repeat, count(split_index), counts)))
             split_index += len(entries)
             if prefixed or (trim and (first == 0 or start == 0)):
                 # The first word: redo its offsets by the general rules (prefix space, is_first).
@@ -849,9 +870,10 @@ def _added_pieces(added: AddedVocabulary, sequence: str) -> list[tuple[int | Non
 
 
 def _tokenize_byte_word(word: str, model_tokenize: Any) -> tuple[Any, ...]:
-    """A pre-token's ``(ids, tokens, starts, ends, trimmed_starts, trimmed_ends)``, offsets
-    in chars of ``word`` (not of its byte symbols); the trimmed ones follow the ByteLevel
-    post-processor's rule for a token that is not the first of the text."""
+    """A pre-token's word-cache entry (fields below): ids, tokens, start and end offsets in
+    chars of ``word`` (not of its byte symbols), the same trimmed by the ByteLevel
+    post-processor's rule for a token that is not the first of the text, token lengths,
+    trimmed offsets relative to each token's start, and whether the tokens tile the word."""
     from tokviz.byte_level import text_to_symbols
 
     symbols = text_to_symbols(word)
@@ -871,6 +893,9 @@ def _tokenize_byte_word(word: str, model_tokenize: Any) -> tuple[Any, ...]:
                 offsets.append((char_of_symbol[start], char_of_symbol[end - 1] + 1))
     values = tuple(t.value for t in model_tokens)
     trimmed = [trim_token_offsets(value, s, e, False, False) for value, (s, e) in zip(values, offsets)]
+    contiguous = bool(offsets) and offsets[0][0] == 0 and offsets[-1][1] == len(word) and all(
+        s < e and (i == 0 or s == offsets[i - 1][1]) for i, (s, e) in enumerate(offsets)
+    )
     return (
         tuple(t.id for t in model_tokens),
         values,
@@ -878,6 +903,11 @@ def _tokenize_byte_word(word: str, model_tokenize: Any) -> tuple[Any, ...]:
         tuple(e for _, e in offsets),
         tuple(s for s, _ in trimmed),
         tuple(e for _, e in trimmed),
+        tuple(e - s for s, e in offsets),
+        # Trimmed offsets relative to each token's own start.
+        tuple(ts - s for (s, _), (ts, _) in zip(offsets, trimmed)),
+        tuple(te - s for (s, _), (_, te) in zip(offsets, trimmed)),
+        contiguous,
     )
 
 
@@ -888,3 +918,7 @@ _FIELD_STARTS = itemgetter(2)
 _FIELD_ENDS = itemgetter(3)
 _FIELD_TRIMMED_STARTS = itemgetter(4)
 _FIELD_TRIMMED_ENDS = itemgetter(5)
+_FIELD_LENGTHS = itemgetter(6)
+_FIELD_TRIM_START = itemgetter(7)
+_FIELD_TRIM_END = itemgetter(8)
+_FIELD_CONTIGUOUS = itemgetter(9)
