@@ -15,17 +15,24 @@ output, and the same tokenizer.json fragment (``to_dict`` / :func:`from_dict`). 
 
 Components are frozen dataclasses (hashable, so Streamlit can cache on them).
 
-Left out: ``Precompiled`` (SentencePiece's compiled charsmap) -- :func:`from_dict` raises
-:class:`~tokviz.errors.SerializationError` for it, like any type tokviz cannot represent.
-Character properties come from Python's ``unicodedata``; for characters added to Unicode
+``Precompiled`` reads SentencePiece's compiled charsmap (the double-array trie inside a
+``.model`` file) and applies it per grapheme cluster exactly as HF does.
+
+Left out: ``unicode_normalizer_from_str``. Character properties come from Python's ``unicodedata``; for characters added to Unicode
 after the tables HF was built with, the two libraries can disagree.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import struct
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar, Union
+
+import regex
 
 from tokviz.byte_level import BYTES_TO_UNICODE
 from tokviz.errors import SerializationError
@@ -46,6 +53,7 @@ __all__ = [
     "BertNormalizer",
     "Nmt",
     "ByteLevel",
+    "Precompiled",
     "Sequence",
     "from_dict",
 ]
@@ -372,6 +380,144 @@ class ByteLevel(Normalizer):
         return text_to_symbols(sequence)
 
 
+# --------------------------------------------------------------------------- SentencePiece
+
+
+class _CharsMap:
+    """SentencePiece's ``precompiled_charsmap``: a Darts double-array trie over UTF-8
+    bytes whose leaves point into a blob of NUL-terminated replacement strings.
+
+    Layout: ``[trie size in bytes: u32 LE][trie units: u32 LE ...][replacements]``.
+    """
+
+    __slots__ = ("units", "replacements")
+
+    def __init__(self, data: bytes) -> None:
+        if len(data) < 4:
+            raise SerializationError("The Precompiled normalizer's charsmap is empty or truncated.")
+        trie_bytes = int.from_bytes(data[:4], "little")
+        if trie_bytes % 4 or 4 + trie_bytes > len(data) or trie_bytes == 0:
+            raise SerializationError("The Precompiled normalizer's charsmap is not a SentencePiece charsmap.")
+        self.units = struct.unpack_from(f"<{trie_bytes // 4}I", data, 4)
+        self.replacements = data[4 + trie_bytes :]
+
+    def first_prefix_value(self, key: bytes) -> int | None:
+        """The value of the SHORTEST key in the trie that prefixes ``key`` (what HF uses)."""
+        units = self.units
+        try:
+            unit = units[0]
+            node = (unit >> 10) << ((unit & (1 << 9)) >> 6)
+            for byte in key:
+                if byte == 0:
+                    return None
+                node ^= byte
+                unit = units[node]
+                if unit & ((1 << 31) | 0xFF) != byte:
+                    return None
+                node ^= (unit >> 10) << ((unit & (1 << 9)) >> 6)
+                if (unit >> 8) & 1:
+                    return units[node] & ((1 << 31) - 1)
+        except IndexError:
+            return None
+        return None
+
+    def transform(self, chunk: str) -> str | None:
+        """The replacement SentencePiece stores for ``chunk``, or None.
+
+        Like HF, the first (shortest) matching prefix replaces the WHOLE chunk.
+        """
+        value = self.first_prefix_value(chunk.encode("utf-8"))
+        if value is None:
+            return None
+        end = self.replacements.find(b"\0", value)
+        raw = self.replacements[value:] if end == -1 else self.replacements[value:end]
+        return raw.decode("utf-8", errors="replace")
+
+
+@lru_cache(maxsize=8)
+def _charsmap(data: bytes) -> _CharsMap:
+    return _CharsMap(data)
+
+
+_GRAPHEME = regex.compile(r"\X")
+
+
+def _replace_changes(changes: list[tuple[str, int]], old: str, new: str) -> None:
+    """Append ``new`` (replacing ``old``) to ``changes`` the way HF's Precompiled does.
+
+    Every new char replaces (0); if ``new`` is longer, its last extra chars are inserted
+    (1); if shorter, the difference is removed after the LAST pair so far -- which is a
+    previous char when ``new`` is empty, and nothing at all at the very start.
+
+    >>> changes = []; _replace_changes(changes, "ﬁ", "fi"); _replace_changes(changes, "\\x01", ""); changes
+    [('f', 0), ('i', 0)]
+    """
+    difference = len(new) - len(old)
+    changes.extend((char, 0) for char in new)
+    if difference > 0:
+        for index in range(len(changes) - difference, len(changes)):
+            changes[index] = (changes[index][0], 1)
+    elif difference < 0 and changes:
+        char, change = changes[-1]
+        changes[-1] = (char, change + difference)
+
+
+def _precompiled_changes(charsmap: _CharsMap, text: str) -> list[tuple[str, int]] | None:
+    """``(char, change)`` pairs for HF's Precompiled normalizer, or None if nothing changes.
+
+    Per grapheme cluster: a cluster under 6 UTF-8 bytes is looked up whole; otherwise (or
+    when it has no entry) char by char, as SentencePiece and HF do.
+    """
+    changes: list[tuple[str, int]] = []
+    modified = False
+    for grapheme in _GRAPHEME.findall(text):
+        if len(grapheme.encode("utf-8")) < 6:
+            replacement = charsmap.transform(grapheme)
+            if replacement is not None:
+                modified = True
+                _replace_changes(changes, grapheme, replacement)
+                continue
+        for char in grapheme:
+            replacement = charsmap.transform(char)
+            if replacement is not None:
+                modified = True
+                _replace_changes(changes, char, replacement)
+            else:
+                changes.append((char, 0))
+    return changes if modified else None
+
+
+@dataclass(frozen=True, slots=True)
+class Precompiled(Normalizer):
+    """SentencePiece's compiled normalization rules (e.g. ``nmt_nfkc``), as stored in a
+    ``.model`` file or a T5 / ALBERT / XLM-R tokenizer.json (base64 there).
+
+    >>> Precompiled(b"").normalize_str("x")
+    Traceback (most recent call last):
+    ...
+    tokviz.errors.SerializationError: The Precompiled normalizer's charsmap is empty or truncated.
+    """
+
+    precompiled_charsmap: bytes
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.precompiled_charsmap, (bytes, bytearray)):
+            raise TypeError("Precompiled takes the charsmap as bytes")
+        object.__setattr__(self, "precompiled_charsmap", bytes(self.precompiled_charsmap))
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        changes = _precompiled_changes(_charsmap(self.precompiled_charsmap), normalized.normalized)
+        if changes is not None:
+            normalized.transform(changes)
+
+    def normalize_str(self, sequence: str) -> str:
+        changes = _precompiled_changes(_charsmap(self.precompiled_charsmap), sequence)
+        return sequence if changes is None else "".join(char for char, _ in changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(self.precompiled_charsmap).decode("ascii")}
+
+
 # --------------------------------------------------------------------------- composition
 
 
@@ -464,4 +610,12 @@ def from_dict(data: dict[str, Any] | None) -> Normalizer | None:
         )
     if kind == "Sequence":
         return Sequence([from_dict(item) for item in _field(data, "normalizers")])
+    if kind == "Precompiled":
+        encoded = _field(data, "precompiled_charsmap")
+        try:
+            charsmap = base64.b64decode(encoded or "", validate=True)
+        except (binascii.Error, TypeError, ValueError) as error:
+            raise SerializationError("The Precompiled normalizer's charsmap is not valid base64.") from error
+        _charsmap(charsmap)  # fail here, on load, if it is not a charsmap
+        return Precompiled(charsmap)
     raise SerializationError(f"tokviz cannot build a normalizer of type {kind!r}.")
