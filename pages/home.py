@@ -4,8 +4,9 @@ import streamlit as st
 
 from tokviz.corpus import corpus_stats
 from tokviz.samples import DEFAULT_SAMPLE, load_sample
-from tokviz.ui import PAGES
+from tokviz.ui import PAGES, require_app_navigation
 
+require_app_navigation()
 st.title("tokviz — a tokenizer playground")
 st.markdown(
     "Train BPE, WordPiece, Unigram and WordLevel tokenizers on your own text and watch what they learn: "

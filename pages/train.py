@@ -10,6 +10,7 @@ from tokviz.pipeline_config import build_tokenizer, from_query_params, to_form_s
 from tokviz.presets import DEFAULT_PRESET, PRESETS, preset_key
 from tokviz.samples import load_sample
 
+ui.require_app_navigation()
 st.title("Train a tokenizer")
 st.caption("Paste or upload a corpus, pick a pipeline, train, then drag the vocab slider: nothing is retrained.")
 

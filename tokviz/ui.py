@@ -47,6 +47,24 @@ PAGES: tuple[PageInfo, ...] = (
 _MARKDOWN_SPECIALS = "\\`*_{}[]()<>#+-.!|~$"
 
 
+def require_app_navigation() -> None:
+    """Call first on every page: make a deep link (``/train?...``) run through ``app.py``.
+
+    Until ``app.py`` has called ``st.navigation`` once, a fresh Streamlit server runs a
+    deep-linked page straight from ``pages/`` in its legacy multipage mode: no page config,
+    no page titles, a sidebar listing file names. Streamlit keeps that mode in a class flag
+    that ``st.navigation`` clears; clearing it here and rerunning sends the same URL through
+    ``app.py``, whose navigation then opens the requested page.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # pragma: no cover - a Streamlit without the legacy mode
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def md_escape(text: str) -> str:
     r"""User text inside a Markdown string (captions, notices) shows as typed, never as markup.
 

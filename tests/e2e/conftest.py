@@ -46,26 +46,11 @@ def _wait_healthy(url: str, process: subprocess.Popen, timeout: float = 60.0) ->
 
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("streamlit") / "server.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-            cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
+    process, url = start_server(tmp_path_factory.mktemp("streamlit") / "server.log")
     try:
-        _wait_healthy(url, process)
         yield url
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        stop_server(process)
 
 
 @pytest.fixture(scope="session")
@@ -98,3 +83,41 @@ def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = Path(os.environ.get("TOKVIZ_SCREENSHOT_DIR", "")) if os.environ.get("TOKVIZ_SCREENSHOT_DIR") else tmp_path_factory.mktemp("screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
+    """A fresh ``streamlit run app.py`` on a free port; the caller stops it with :func:`stop_server`."""
+    port = _free_port()
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+            cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process)
+    except BaseException:
+        stop_server(process)
+        raise
+    return process, url
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@pytest.fixture()
+def fresh_app_url(tmp_path: Path) -> Iterator[str]:
+    """A new server that no browser has visited yet (for first-visit behaviour)."""
+    process, url = start_server(tmp_path / "server.log")
+    try:
+        yield url
+    finally:
+        stop_server(process)

@@ -28,3 +28,21 @@ def test_home_page_renders_title_and_sample(app_url: str, page, screenshot_dir) 
     page.screenshot(path=str(path), full_page=True)
     print(f"screenshot: {path}")
     assert path.stat().st_size > 10_000
+
+
+def test_deep_link_on_a_fresh_server_runs_through_app_navigation(browser, fresh_app_url, screenshot_dir) -> None:
+    """The first visitor of a new server follows a shared link straight to /train."""
+    url = fresh_app_url
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{url}/train")
+        page.get_by_role("heading", name="Train a tokenizer").wait_for(timeout=60_000)
+        # app.py's navigation (page titles), not Streamlit's legacy list of file names.
+        sidebar = page.get_by_test_id("stSidebarNav")
+        sidebar.get_by_text("Train", exact=True).wait_for(timeout=30_000)
+        assert sidebar.get_by_text("app", exact=True).count() == 0
+        assert page.title() == "tokviz · tokenizer playground"
+        page.screenshot(path=str(screenshot_dir / "deep_link_train.png"))
+    finally:
+        context.close()
