@@ -107,7 +107,7 @@ def test_pad_matches_hf(direction):
     ours = Encoding()
     ours.merge_with(ours_a)
     ours.merge_with(ours_b)
-    ours._offsets = theirs.offsets  # the pair's offsets restart at 0 in both; same by construction
+    ours._offsets = tuple(theirs.offsets)  # the pair's offsets restart at 0 in both; same by construction
     theirs.pad(8, direction=direction, pad_id=9, pad_type_id=2, pad_token="[PAD]")
     ours.pad(8, direction=direction, pad_id=9, pad_type_id=2, pad_token="[PAD]")
     assert _fields(ours) == _fields(theirs)

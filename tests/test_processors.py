@@ -44,7 +44,7 @@ def _with_bar_offsets(encoding: Encoding) -> Encoding:
     shifted = []
     for index, (start, end) in enumerate(encoding._offsets):
         shifted.append((start + index, end + index))
-    encoding._offsets = shifted
+    encoding._offsets = tuple(shifted)
     return encoding
 
 

@@ -21,7 +21,7 @@ What this version leaves out: byte offsets (tokviz speaks characters only).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 Offsets = tuple[int, int]
 
@@ -60,16 +60,20 @@ class Encoding:
         overflowing: list["Encoding"] | None = None,
         sequence_ranges: dict[int, tuple[int, int]] | None = None,
     ) -> None:
-        self._ids = ids if ids is not None else []
+        # Fields are stored as tuples: immutable (edits build new ones) and, holding only
+        # ints/strs, untracked by Python's cyclic GC, which otherwise re-scans every live
+        # encoding again and again when a program keeps many of them.
+        self._ids = _as_tuple(ids)
         n = len(self._ids)
-        self._type_ids = type_ids if type_ids is not None else [0] * n
-        self._tokens = tokens if tokens is not None else []
-        self._words = words if words is not None else [None] * n
-        self._offsets = offsets if offsets is not None else [(0, 0)] * n
-        self._special_tokens_mask = special_tokens_mask if special_tokens_mask is not None else [0] * n
-        self._attention_mask = attention_mask if attention_mask is not None else [1] * n
-        self._overflowing = overflowing if overflowing is not None else []
-        self._sequence_ranges = sequence_ranges if sequence_ranges is not None else {}
+        self._type_ids = _as_tuple(type_ids) if type_ids is not None else (0,) * n
+        self._tokens = _as_tuple(tokens)
+        self._words = _as_tuple(words) if words is not None else (None,) * n
+        self._offsets = _as_tuple(offsets) if offsets is not None else ((0, 0),) * n
+        self._special_tokens_mask = _as_tuple(special_tokens_mask) if special_tokens_mask is not None else (0,) * n
+        self._attention_mask = _as_tuple(attention_mask) if attention_mask is not None else (1,) * n
+        # A shared empty tuple until truncation fills it (every edit assigns a new list).
+        self._overflowing: list[Encoding] = overflowing if overflowing is not None else _NO_PIECES  # type: ignore[assignment]
+        self._sequence_ranges: dict[int, tuple[int, int]] = sequence_ranges if sequence_ranges is not None else {}
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -87,21 +91,21 @@ class Encoding:
             type_ids=[type_id] * n,
             tokens=[t[1] for t in triples],
             words=list(word_ids) if word_ids is not None else [None] * n,
-            offsets=[tuple(t[2]) for t in triples],
+            offsets=[tuple(t[2]) for t in triples],  # type: ignore[misc]
             special_tokens_mask=[0] * n,
             attention_mask=[1] * n,
         )
 
     def copy(self) -> "Encoding":
-        """A deep copy (overflowing pieces included)."""
+        """A deep copy (overflowing pieces included); the tuples are shared, being immutable."""
         return Encoding(
-            list(self._ids),
-            list(self._type_ids),
-            list(self._tokens),
-            list(self._words),
-            list(self._offsets),
-            list(self._special_tokens_mask),
-            list(self._attention_mask),
+            self._ids,
+            self._type_ids,
+            self._tokens,
+            self._words,
+            self._offsets,
+            self._special_tokens_mask,
+            self._attention_mask,
             [o.copy() for o in self._overflowing],
             dict(self._sequence_ranges),
         )
@@ -186,7 +190,7 @@ class Encoding:
         self._sequence_ranges[sequence_id] = (0, len(self._ids))
 
     def set_type_ids(self, type_ids: list[int]) -> None:
-        self._type_ids = list(type_ids)
+        self._type_ids = tuple(type_ids)
 
     def token_to_sequence(self, token_index: int) -> int | None:
         if token_index > len(self._ids):
@@ -266,7 +270,7 @@ class Encoding:
                 self._special_tokens_mask, self._attention_mask, self._overflowing, self._sequence_ranges,
             )
             self.__init__()  # type: ignore[misc]
-            self._overflowing.append(moved)
+            self._overflowing = [moved]
             return
         if stride >= max_length:
             from tokviz.errors import TokvizError
@@ -295,7 +299,7 @@ class Encoding:
         self._take(first)
 
     def _shallow(self) -> "Encoding":
-        """Same lists (never edited in place by merge_with), own sequence ranges."""
+        """Same (immutable) fields and overflowing list, its own sequence ranges."""
         return Encoding(
             self._ids, self._type_ids, self._tokens, self._words, self._offsets,
             self._special_tokens_mask, self._attention_mask, self._overflowing, dict(self._sequence_ranges),
@@ -334,25 +338,25 @@ class Encoding:
         if missing <= 0:
             return
         if direction == "left":
-            self._ids = [pad_id] * missing + self._ids
-            self._type_ids = [pad_type_id] * missing + self._type_ids
-            self._tokens = [pad_token] * missing + self._tokens
-            self._words = [None] * missing + self._words
-            self._attention_mask = [0] * missing + self._attention_mask
-            self._special_tokens_mask = [1] * missing + self._special_tokens_mask
-            self._offsets = [(0, 0)] * missing + self._offsets
+            self._ids = (pad_id,) * missing + self._ids
+            self._type_ids = (pad_type_id,) * missing + self._type_ids
+            self._tokens = (pad_token,) * missing + self._tokens
+            self._words = (None,) * missing + self._words
+            self._attention_mask = (0,) * missing + self._attention_mask
+            self._special_tokens_mask = (1,) * missing + self._special_tokens_mask
+            self._offsets = ((0, 0),) * missing + self._offsets
             self._sequence_ranges = {
                 sequence_id: (start + missing, end + missing)
                 for sequence_id, (start, end) in self._sequence_ranges.items()
             }
         else:
-            self._ids = self._ids + [pad_id] * missing
-            self._type_ids = self._type_ids + [pad_type_id] * missing
-            self._tokens = self._tokens + [pad_token] * missing
-            self._words = self._words + [None] * missing
-            self._attention_mask = self._attention_mask + [0] * missing
-            self._special_tokens_mask = self._special_tokens_mask + [1] * missing
-            self._offsets = self._offsets + [(0, 0)] * missing
+            self._ids = self._ids + (pad_id,) * missing
+            self._type_ids = self._type_ids + (pad_type_id,) * missing
+            self._tokens = self._tokens + (pad_token,) * missing
+            self._words = self._words + (None,) * missing
+            self._attention_mask = self._attention_mask + (0,) * missing
+            self._special_tokens_mask = self._special_tokens_mask + (1,) * missing
+            self._offsets = self._offsets + ((0, 0),) * missing
 
     def merge_with(self, pair: "Encoding", growing_offsets: bool = False) -> None:
         """Append ``pair`` to this encoding, in place, combining overflowing pieces as HF does.
@@ -360,7 +364,7 @@ class Encoding:
         Every overflowing piece of ``self`` is merged with ``pair`` and with each of
         ``pair``'s overflowing pieces; ``self`` is merged with each of ``pair``'s pieces.
         """
-        # merge_with never edits a list in place (it concatenates) and never edits ``pair``,
+        # merge_with never edits a field in place (it concatenates) and never edits ``pair``,
         # so the combinations can start from shallow copies: this keeps the (quadratic, as
         # in HF) pairing of overflowing pieces affordable in Python.
         overflowings: list[Encoding] = []
@@ -386,7 +390,7 @@ class Encoding:
         self._words = self._words + pair._words
         offset_shift = self._offsets[-1][1] if growing_offsets and self._offsets else 0
         if offset_shift:
-            self._offsets = self._offsets + [(s + offset_shift, e + offset_shift) for s, e in pair._offsets]
+            self._offsets = self._offsets + tuple((s + offset_shift, e + offset_shift) for s, e in pair._offsets)
         else:
             self._offsets = self._offsets + pair._offsets
         self._special_tokens_mask = self._special_tokens_mask + pair._special_tokens_mask
@@ -400,6 +404,15 @@ class Encoding:
         for encoding in encodings:
             merged.merge_with(encoding.copy(), growing_offsets)
         return merged
+
+
+_NO_PIECES: tuple = ()
+
+
+def _as_tuple(values: Iterable[Any] | None) -> tuple[Any, ...]:
+    if values is None:
+        return ()
+    return values if type(values) is tuple else tuple(values)
 
 
 def _direction(direction: str, what: str) -> str:

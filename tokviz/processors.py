@@ -63,7 +63,7 @@ class PostProcessor:
             item.set_sequence_id(sequence_id)
             for piece in item._overflowing:
                 piece.set_sequence_id(sequence_id)
-            item._type_ids = [sequence_id] * len(item._ids)
+            item._type_ids = (sequence_id,) * len(item._ids)
         processed = self.process_encodings(encodings, add_special_tokens)
         if len(processed) == 1:
             # Merging one encoding into an empty one gives it back unchanged.
@@ -91,12 +91,13 @@ def trim_offsets(encoding: Encoding, add_prefix_space: bool) -> None:
     A token ``'Ġworld'`` covering ``' world'`` at (5, 11) becomes (6, 11). The first token
     keeps a single leading space when ``add_prefix_space`` put it there.
     """
-    offsets = encoding._offsets
+    offsets = list(encoding._offsets)
     trim_chars = _TRIM_CHARS
     for i, token in enumerate(encoding._tokens):
         if token and (token[0] in trim_chars or token[-1] in trim_chars):
             start, end = offsets[i]
             offsets[i] = trim_token_offsets(token, start, end, i == 0 or start == 0, add_prefix_space)
+    encoding._offsets = tuple(offsets)
 
 
 def space_counts(token: str) -> tuple[int, int]:
@@ -142,11 +143,11 @@ def _wrap(
     type_ids = list(encoding._type_ids) if type_id is None else [type_id] * n
     edge_type = 0 if type_id is None else type_id
     return Encoding(
-        [i for _, i in before] + encoding._ids + [i for _, i in after],
-        [edge_type if type_id is not None else 0] * n_before + type_ids + [edge_type] * n_after,
-        [t for t, _ in before] + encoding._tokens + [t for t, _ in after],
-        [None] * n_before + encoding._words + [None] * n_after,
-        [(0, 0)] * n_before + encoding._offsets + [(0, 0)] * n_after,
+        [i for _, i in before] + list(encoding._ids) + [i for _, i in after],
+        [edge_type] * n_before + type_ids + [edge_type] * n_after,
+        [t for t, _ in before] + list(encoding._tokens) + [t for t, _ in after],
+        [None] * n_before + list(encoding._words) + [None] * n_after,
+        [(0, 0)] * n_before + list(encoding._offsets) + [(0, 0)] * n_after,
         [1] * n_before + [0] * n + [1] * n_after,
         [1] * (n_before + n + n_after),
         [],
@@ -181,7 +182,7 @@ class BertProcessing(PostProcessor):
             else:
                 def wrap(e: Encoding) -> Encoding:
                     wrapped = _wrap(e, [], [self.sep], None, 1)
-                    wrapped._type_ids[-1] = 1
+                    wrapped._type_ids = wrapped._type_ids[:-1] + (1,)
                     return wrapped
             main = wrap(encoding)
             main._overflowing = [wrap(piece) for piece in encoding._overflowing]
@@ -218,7 +219,7 @@ class RobertaProcessing(PostProcessor):
                     trim_offsets(piece, self.add_prefix_space)
         # RoBERTa has a single segment embedding: every type id is 0.
         for encoding in encodings:
-            encoding._type_ids = [0] * len(encoding._ids)
+            encoding._type_ids = (0,) * len(encoding._ids)
         if not add_special_tokens:
             return encodings
         result = []
@@ -413,7 +414,7 @@ class TemplateProcessing(PostProcessor):
                 index = 0 if piece.id == "A" else 1
                 encoding = encodings[index]
                 # Like HF, only the main encoding's type ids follow the template.
-                encoding._type_ids = [piece.type_id] * len(encoding._ids)
+                encoding._type_ids = (piece.type_id,) * len(encoding._ids)
                 encoding.set_sequence_id(index)
                 result.append(encoding.copy())
             elif add_special_tokens:
