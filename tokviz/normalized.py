@@ -590,7 +590,13 @@ class PreTokenizedString:
         self, offset_referential: OffsetReferential = "original", offset_type: str = "char"
     ) -> list[tuple[str, tuple[int, int], list[Token] | None]]:
         """``(text, (start, end), tokens)`` per piece, in character offsets of the original
-        text (default) or of the concatenated normalized pieces."""
+        text (default) or of the concatenated normalized pieces.
+
+        The "normalized" offsets deliberately differ from HF's Python API, which converts
+        normalized BYTE offsets through the original text's char map: for ``ByteLevel()`` on
+        'Hello world' HF says (0, 7), (7, 9) where the pieces 'ĠHello', 'Ġworld' are
+        (0, 6), (6, 12), which is what tokviz reports.
+        """
         if offset_type != "char":
             raise TokvizError("tokviz reports character offsets only (offset_type='char').")
         result: list[tuple[str, tuple[int, int], list[Token] | None]] = []
