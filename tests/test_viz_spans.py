@@ -80,6 +80,16 @@ def test_special_and_unknown_tokens_are_marked() -> None:
     assert fragment.count('class="tok unk"') == 1
 
 
+def test_outlined_tokens_get_the_diff_class_and_nothing_else_changes() -> None:
+    # The Compare page outlines the tokens another tokenizer cuts differently, by index.
+    spans = [TokenSpan("hug", 0, 0, 3), TokenSpan("s", 1, 3, 4), TokenSpan("[UNK]", 2, 5, 6, unknown=True)]
+    plain = render_token_spans("hugs x", spans).html
+    outlined = render_token_spans("hugs x", spans, outlined={1, 2}).html
+    assert re.findall(r'class="(tok(?: [^"]*)?)"', outlined) == ["tok", "tok diff", "tok unk diff"]
+    assert outlined.replace(" diff", "") == plain
+    assert ".tok.diff { outline: 2px dashed" in outlined
+
+
 def test_rendering_is_capped_with_counts() -> None:
     spans = [TokenSpan("a", 0, index, index + 1) for index in range(50)]
     out = render_token_spans("a" * 50, spans, max_tokens=10)

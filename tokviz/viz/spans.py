@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import html
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,11 +135,14 @@ def render_token_spans(
     show_ids: bool = False,
     byte_level: bool = False,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    outlined: Collection[int] = frozenset(),
 ) -> RenderedSpans:
     """Draw ``spans`` over ``original`` as one HTML fragment (styles included).
 
     Tokens are drawn in encoding order; text of ``original`` that no token covers is drawn
-    between them as a dimmed gap. At most ``max_tokens`` tokens are drawn.
+    between them as a dimmed gap. At most ``max_tokens`` tokens are drawn. Tokens whose
+    index (position in ``spans``) is in ``outlined`` get class ``diff``, a dashed outline: the
+    Compare page marks where another tokenizer cuts the text differently.
     """
     rendered = list(spans[:max_tokens])
     pieces: list[str] = [SPAN_STYLE, '<div class="tokviz-spans">']
@@ -159,6 +162,8 @@ def render_token_spans(
             classes.append("special")
         if span.unknown:
             classes.append("unk")
+        if index in outlined:
+            classes.append("diff")
         color = PALETTE[index % len(PALETTE)]
         style = "" if span.special else f' style="background:{color}"'
         # <wbr>: adjacent `white-space: pre` spans give the browser no other place to wrap a long line.
@@ -197,5 +202,6 @@ SPAN_STYLE = """<style>
 .tokviz-spans .tok .mk { opacity: 0.45; }
 .tokviz-spans .tok.special { background: #455a64; color: #fff; font-weight: 600; }
 .tokviz-spans .tok.unk { outline: 2px solid #d32f2f; background: #ffcdd2 !important; }
+.tokviz-spans .tok.diff { outline: 2px dashed #6a1b9a; outline-offset: 1px; }
 .tokviz-spans .gap { color: #9e9e9e; white-space: pre; }
 </style>"""
