@@ -271,3 +271,11 @@ def test_precompiled_bad_charsmaps_are_serialization_errors():
         normalizers.from_dict({"type": "Precompiled", "precompiled_charsmap": ""})
     with pytest.raises(SerializationError, match="charsmap"):
         normalizers.from_dict({"type": "Precompiled", "precompiled_charsmap": "AAAAAQ=="})
+
+
+def test_unicode_normalizer_from_str_like_hf():
+    for name in ("nfc", "nfd", "nfkc", "nfkd"):
+        ours = normalizers.unicode_normalizer_from_str(name)
+        assert ours.normalize_str("ﬁé") == hf.unicode_normalizer_from_str(name).normalize_str("ﬁé")
+    with pytest.raises(ValueError, match="NFKD"):
+        normalizers.unicode_normalizer_from_str("NFKD")

@@ -18,7 +18,7 @@ Components are frozen dataclasses (hashable, so Streamlit can cache on them).
 ``Precompiled`` reads SentencePiece's compiled charsmap (the double-array trie inside a
 ``.model`` file) and applies it per grapheme cluster exactly as HF does.
 
-Left out: ``unicode_normalizer_from_str``. Character properties come from Python's ``unicodedata``; for characters added to Unicode
+Character properties come from Python's ``unicodedata``; for characters added to Unicode
 after the tables HF was built with, the two libraries can disagree.
 """
 
@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Union
 import regex
 
 from tokviz.byte_level import BYTES_TO_UNICODE
-from tokviz.errors import SerializationError
+from tokviz.errors import SerializationError, TokvizError
 from tokviz.normalized import WHITESPACE, NormalizedString, is_whitespace
 from tokviz.patterns import Regex
 
@@ -56,6 +56,7 @@ __all__ = [
     "Precompiled",
     "Sequence",
     "from_dict",
+    "unicode_normalizer_from_str",
 ]
 
 
@@ -550,6 +551,22 @@ class Sequence(Normalizer):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Sequence", "normalizers": [normalizer.to_dict() for normalizer in self.normalizers]}
+
+
+class UnknownNormalizerError(TokvizError):
+    """A Unicode normalization form name that does not exist."""
+
+
+def unicode_normalizer_from_str(normalizer: str) -> Normalizer:
+    """``'nfkc' -> NFKC()``, like HF's helper of the same name (lowercase names only).
+
+    >>> unicode_normalizer_from_str("nfd")
+    NFD()
+    """
+    forms = {"nfc": NFC, "nfd": NFD, "nfkc": NFKC, "nfkd": NFKD}
+    if normalizer not in forms:
+        raise UnknownNormalizerError(f"{normalizer!r} is not a Unicode normalization form; use one of {', '.join(forms)}.")
+    return forms[normalizer]()
 
 
 # --------------------------------------------------------------------------- tokenizer.json
