@@ -374,6 +374,18 @@ class NormalizedString:
         """
         return self.transform_range(0, len(self.normalized), changes, initial_offset)
 
+    def transform_same_length(self, text: str) -> NormalizedString:
+        """``transform`` with every change 0: char ``i`` becomes ``text[i]``, alignments
+        unchanged. A shortcut for the common case (byte-level on ASCII words).
+
+        >>> NormalizedString(" ab").transform_same_length("Ġab").alignments
+        [(0, 1), (1, 2), (2, 3)]
+        """
+        if len(text) != len(self.normalized):
+            raise ValueError("transform_same_length needs exactly one new char per char")
+        self.normalized = text
+        return self
+
     # ----------------------------------------------------------------- operations
     def _unicode_normalize(self, form: str) -> NormalizedString:
         if unicodedata.is_normalized(form, self.normalized):

@@ -212,6 +212,14 @@ def _byte_level_changes(text: str) -> list[tuple[str, int]]:
     return changes
 
 
+def _byte_level_normalize(piece: NormalizedString) -> None:
+    symbols = _word_symbols(piece.normalized)
+    if len(symbols) == len(piece.normalized):  # one byte per char: every change is 0
+        piece.transform_same_length(symbols)
+    else:
+        piece.transform(_byte_level_changes(piece.normalized))
+
+
 @lru_cache(maxsize=65536)
 def _char_symbols(char: str) -> str:
     return byte_level.text_to_symbols(char)
@@ -249,7 +257,7 @@ class ByteLevel(PreTokenizer):
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: self._split_piece(piece))
-        pretokenized.normalize(lambda piece: piece.transform(_byte_level_changes(piece.normalized)))
+        pretokenized.normalize(_byte_level_normalize)
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
         if not sequence:
