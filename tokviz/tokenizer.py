@@ -37,7 +37,7 @@ from tokviz.encoding import Encoding
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.models.base import Token
 from tokviz.processors import ByteLevel as ByteLevelProcessor
-from tokviz.processors import trim_token_offsets
+from tokviz.processors import _TRIM_CHARS, trim_token_offsets
 
 _STRATEGIES = ("longest_first", "only_first", "only_second")
 
@@ -892,9 +892,17 @@ def _tokenize_byte_word(word: str, model_tokenize: Any) -> tuple[Any, ...]:
             else:
                 offsets.append((char_of_symbol[start], char_of_symbol[end - 1] + 1))
     values = tuple(t.value for t in model_tokens)
-    trimmed = [trim_token_offsets(value, s, e, False, False) for value, (s, e) in zip(values, offsets)]
-    contiguous = bool(offsets) and offsets[0][0] == 0 and offsets[-1][1] == len(word) and all(
-        s < e and (i == 0 or s == offsets[i - 1][1]) for i, (s, e) in enumerate(offsets)
+    trim_chars = _TRIM_CHARS
+    trimmed = [
+        trim_token_offsets(value, s, e, False, False) if value and (value[0] in trim_chars or value[-1] in trim_chars) else (s, e)
+        for value, (s, e) in zip(values, offsets)
+    ]
+    ends = [e for _, e in offsets]
+    contiguous = (
+        bool(offsets)
+        and [s for s, _ in offsets] == [0, *ends[:-1]]
+        and ends[-1] == len(word)
+        and all(s < e for s, e in offsets)
     )
     return (
         tuple(t.id for t in model_tokens),
