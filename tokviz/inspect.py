@@ -1,0 +1,337 @@
+"""Open up any tokenizer: its pipeline in one summary, its vocabulary as a table, its merges as trees.
+
+A loaded ``tokenizer.json`` (HF's or ours) becomes a :class:`TokenizerSummary` (model type,
+vocab size, each pipeline component in one line, the added tokens), a vocabulary DataFrame
+(id, token, length, Unigram score, kind) that :func:`filter_vocab` searches, filters and
+sorts, and, for BPE, the merges by rank and the tree of merges that builds any token:
+
+>>> from tokviz.models import BPE
+>>> model = BPE({"h": 0, "u": 1, "g": 2, "hu": 3, "hug": 4}, [("h", "u"), ("hu", "g")])
+>>> print(render_merge_tree(merge_tree(model, "hug")))
+hug  ← merge #1: 'hu' + 'g'
+├── hu  ← merge #0: 'h' + 'u'
+│   ├── h
+│   └── u
+└── g
+
+What this leaves out: editing a tokenizer (Inspect only reads), and SentencePiece ``.model``
+files (a protobuf format; HF's ``tokenizer.json`` of a SentencePiece model loads fine).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from tokviz.byte_level import UNICODE_TO_BYTES
+from tokviz.errors import LimitExceededError, SerializationError
+from tokviz.limits import MAX_UPLOAD_BYTES
+from tokviz.viz.spans import make_visible, readable_byte_level
+
+# ---------------------------------------------------------------------- loading
+
+
+def load_tokenizer_json(data: bytes, name: str = "tokenizer.json", max_bytes: int = MAX_UPLOAD_BYTES) -> Any:
+    """Read an uploaded tokenizer.json into a :class:`tokviz.Tokenizer`.
+
+    Too large a file raises :class:`LimitExceededError`; a file that is not UTF-8, not JSON,
+    or names a component tokviz does not know raises :class:`SerializationError` with a
+    sentence naming what is wrong.
+
+    >>> load_tokenizer_json(b'{"model": ', "broken.json")
+    Traceback (most recent call last):
+    ...
+    tokviz.errors.SerializationError: broken.json: This is not a valid tokenizer.json: the JSON is malformed at line 1, column 11 (Expecting value).
+    """
+    from tokviz.serialization import tokenizer_from_str
+
+    if len(data) > max_bytes:
+        raise LimitExceededError(
+            f"{name} is {len(data) / 1e6:.1f} MB; this server reads tokenizer files up to {max_bytes / 1e6:.0f} MB."
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SerializationError(f"{name} is not UTF-8 text, so it cannot be a tokenizer.json.") from error
+    try:
+        return tokenizer_from_str(text)
+    except SerializationError as error:
+        raise SerializationError(f"{name}: {error}") from error
+
+
+# ---------------------------------------------------------------------- summary
+
+
+@dataclass(frozen=True, slots=True)
+class AddedTokenRow:
+    id: int
+    content: str
+    special: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TokenizerSummary:
+    """The pipeline in a few lines; components are described as ``Type(option=value, ...)``."""
+
+    model_type: str
+    vocab_size: int  # with added tokens, as ``get_vocab_size()``
+    model_vocab_size: int
+    normalizer: str
+    pre_tokenizer: str
+    post_processor: str
+    decoder: str
+    added_tokens: tuple[AddedTokenRow, ...]
+
+    def rows(self) -> list[tuple[str, str]]:
+        """``(stage, description)`` pairs, in pipeline order."""
+        return [
+            ("model", f"{self.model_type} ({self.model_vocab_size:,} tokens; {self.vocab_size:,} with added tokens)"),
+            ("normalizer", self.normalizer),
+            ("pre-tokenizer", self.pre_tokenizer),
+            ("post-processor", self.post_processor),
+            ("decoder", self.decoder),
+            ("added tokens", ", ".join(repr(row.content) for row in self.added_tokens) or "none"),
+        ]
+
+
+#: Keys whose values are lists of sub-components (Sequence normalizers, pre-tokenizers, ...).
+_NESTED_KEYS = ("normalizers", "pretokenizers", "processors", "decoders")
+_LONG_VALUE = 40
+
+
+def describe_component(data: Mapping[str, Any] | None) -> str:
+    """One line for a tokenizer.json component (``None`` -> ``'none'``); long values are elided.
+
+    >>> describe_component({"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "Lowercase"}]})
+    'Sequence(NFD → Lowercase)'
+    >>> describe_component({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True})
+    'ByteLevel(add_prefix_space=False, trim_offsets=True)'
+    """
+    if data is None:
+        return "none"
+    kind = str(data.get("type", "?"))
+    for key in _NESTED_KEYS:
+        if isinstance(data.get(key), list):
+            return f"{kind}({' → '.join(describe_component(item) for item in data[key])})"
+    options = []
+    for key, value in data.items():
+        if key == "type":
+            continue
+        shown = repr(value)
+        if len(shown) > _LONG_VALUE:
+            shown = shown[: _LONG_VALUE - 1] + "…"
+        options.append(f"{key}={shown}")
+    return f"{kind}({', '.join(options)})" if options else kind
+
+
+def _component_dict(component: Any) -> dict[str, Any] | None:
+    return None if component is None else component.to_dict()
+
+
+def summarize(tokenizer: Any) -> TokenizerSummary:
+    """The summary of a loaded tokenizer (see :class:`TokenizerSummary`)."""
+    decoder = tokenizer.get_added_tokens_decoder()
+    return TokenizerSummary(
+        model_type=type(tokenizer.model).__name__,
+        vocab_size=tokenizer.get_vocab_size(with_added_tokens=True),
+        model_vocab_size=tokenizer.model.get_vocab_size(),
+        normalizer=describe_component(_component_dict(tokenizer.normalizer)),
+        pre_tokenizer=describe_component(_component_dict(tokenizer.pre_tokenizer)),
+        post_processor=describe_component(_component_dict(tokenizer.post_processor)),
+        decoder=describe_component(_component_dict(tokenizer.decoder)),
+        added_tokens=tuple(AddedTokenRow(token_id, token.content, token.special) for token_id, token in sorted(decoder.items())),
+    )
+
+
+def is_byte_level(tokenizer: Any) -> bool:
+    """Whether tokens are GPT-2 byte symbols (a ByteLevel pre-tokenizer or decoder anywhere)."""
+
+    def has_byte_level(data: Any) -> bool:
+        if isinstance(data, dict):
+            return data.get("type") == "ByteLevel" or any(has_byte_level(value) for value in data.values())
+        if isinstance(data, list):
+            return any(has_byte_level(item) for item in data)
+        return False
+
+    return has_byte_level(_component_dict(tokenizer.pre_tokenizer)) or has_byte_level(_component_dict(tokenizer.decoder))
+
+
+# ---------------------------------------------------------------------- vocabulary
+
+#: The kind filters of the vocab browser, in the order the page shows them.
+KINDS = ("special", "byte <0xNN>", "## continuation", "Ġ word start", "▁ word start", "plain")
+_BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+VOCAB_COLUMNS = ["id", "token", "shown as", "length", "score", "kind"]
+
+
+def token_kind(token: str, special: bool = False) -> str:
+    """Which filter a token falls under.
+
+    >>> [token_kind(t) for t in ["##ing", "Ġthe", "▁the", "<0x0A>", "the"]]
+    ['## continuation', 'Ġ word start', '▁ word start', 'byte <0xNN>', 'plain']
+    """
+    if special:
+        return "special"
+    if _BYTE_TOKEN.fullmatch(token):
+        return "byte <0xNN>"
+    if token.startswith("##") and len(token) > 2:
+        return "## continuation"
+    if token.startswith("Ġ"):
+        return "Ġ word start"
+    if token.startswith("▁"):
+        return "▁ word start"
+    return "plain"
+
+
+def vocab_frame(tokenizer: Any) -> pd.DataFrame:
+    """Every token with its id, length in characters, Unigram score (else empty) and kind.
+
+    ``shown as`` is the token with whitespace made visible, and byte-level symbols decoded
+    (``'ê°Ģ'`` as ``'가'``) for byte-level tokenizers.
+    """
+    model = tokenizer.model
+    scores: dict[str, float] = dict(getattr(model, "vocab", ())) if type(model).__name__ == "Unigram" else {}
+    special = {token.content for token in tokenizer.get_added_tokens_decoder().values() if token.special}
+    byte_level = is_byte_level(tokenizer)
+    rows = []
+    for token, token_id in sorted(tokenizer.get_vocab(with_added_tokens=True).items(), key=lambda item: item[1]):
+        is_special = token in special
+        decodable = byte_level and not is_special and all(char in UNICODE_TO_BYTES for char in token)
+        rows.append(
+            {
+                "id": token_id,
+                "token": token,
+                "shown as": readable_byte_level(token) if decodable else make_visible(token),
+                "length": len(token),
+                "score": scores.get(token),
+                "kind": token_kind(token, is_special),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=VOCAB_COLUMNS)
+    return frame.astype({"score": "Float64"})
+
+
+def filter_vocab(
+    frame: pd.DataFrame,
+    search: str = "",
+    kinds: Iterable[str] | None = None,
+    sort_by: str = "id",
+    descending: bool = False,
+) -> pd.DataFrame:
+    """Rows of :func:`vocab_frame` whose token (or its shown form) contains ``search`` (plain text,
+    case-insensitive), of the given ``kinds`` (all when ``None``), sorted by a column, ties by id.
+    """
+    if sort_by not in frame.columns:
+        raise ValueError(f"cannot sort the vocabulary by {sort_by!r}")  # a page bug, not the user's
+    rows = frame
+    if kinds is not None:
+        rows = rows[rows["kind"].isin(list(kinds))]
+    if search:
+        needle = search.casefold()
+        hit = rows["token"].str.casefold().str.contains(needle, regex=False) | rows["shown as"].str.casefold().str.contains(needle, regex=False)
+        rows = rows[hit]
+    order = [sort_by, "id"] if sort_by != "id" else ["id"]
+    return rows.sort_values(order, ascending=[not descending, True][: len(order)], na_position="last", kind="stable").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------- BPE merges
+
+
+def merges_frame(model: Any, byte_level: bool = False) -> pd.DataFrame:
+    """A BPE model's merges by rank: ``left + right → merged`` and the merged token's id."""
+    rows = []
+    for rank, (left, right) in enumerate(model.merges):
+        merged = _merged(model, left, right)
+        show = readable_byte_level if byte_level else make_visible
+        rows.append({"rank": rank, "left": show(left), "right": show(right), "merged": show(merged), "merged id": model.token_to_id(merged)})
+    return pd.DataFrame(rows, columns=["rank", "left", "right", "merged", "merged id"]).astype({"merged id": "Int64"})
+
+
+def _merged(model: Any, left: str, right: str) -> str:
+    """The token a merge makes: HF drops the continuing-subword prefix from the right part."""
+    prefix = getattr(model, "continuing_subword_prefix", None)
+    if prefix and right.startswith(prefix):
+        return left + right[len(prefix) :]
+    return left + right
+
+
+@dataclass(frozen=True, slots=True)
+class MergeNode:
+    """A token and, unless it is a base symbol, the merge (rank, left, right) that made it."""
+
+    token: str
+    rank: int | None = None
+    left: MergeNode | None = None
+    right: MergeNode | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The tree as nested dicts: ``{'token': 'hu', 'rank': 0, 'left': {...}, 'right': {...}}``."""
+        if self.left is None or self.right is None:
+            return {"token": self.token}
+        return {"token": self.token, "rank": self.rank, "left": self.left.as_dict(), "right": self.right.as_dict()}
+
+    def leaves(self) -> list[str]:
+        """The base symbols the token is built from, left to right."""
+        if self.left is None or self.right is None:
+            return [self.token]
+        return self.left.leaves() + self.right.leaves()
+
+
+def merge_recipes(model: Any) -> dict[str, tuple[int, str, str]]:
+    """``{merged token: (rank, left, right)}`` for a BPE model, each token by its lowest-rank merge.
+
+    >>> from tokviz.models import BPE
+    >>> merge_recipes(BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
+    {'ab': (0, 'a', 'b')}
+    """
+    made_by: dict[str, tuple[int, str, str]] = {}
+    for rank, (left, right) in enumerate(model.merges):
+        made_by.setdefault(_merged(model, left, right), (rank, left, right))
+    return made_by
+
+
+def merge_tree(model: Any, token: str, recipes: Mapping[str, tuple[int, str, str]] | None = None) -> MergeNode | None:
+    """The tree of merges that builds ``token`` in a BPE ``model`` (``None`` if not in the vocab).
+
+    A token several merges could make is explained by its lowest-rank one, the merge that
+    put it in the vocabulary. Pass ``recipes`` (:func:`merge_recipes`) to explain many tokens.
+    """
+    if model.token_to_id(token) is None:
+        return None
+    made_by = merge_recipes(model) if recipes is None else recipes
+
+    def build(current: str, seen: frozenset[str]) -> MergeNode:
+        recipe = made_by.get(current)
+        if recipe is None or current in seen:  # a base symbol (or a hand-written cycle: stop there)
+            return MergeNode(current)
+        rank, left, right = recipe
+        inner = seen | {current}
+        return MergeNode(current, rank, build(left, inner), build(right, inner))
+
+    return build(token, frozenset())
+
+
+def render_merge_tree(node: MergeNode, byte_level: bool = False) -> str:
+    """The tree as indented text (for ``st.code``, which shows it as text, never markup)."""
+    show = readable_byte_level if byte_level else make_visible
+
+    def label(current: MergeNode) -> str:
+        if current.left is None or current.right is None:
+            return show(current.token)
+        return f"{show(current.token)}  ← merge #{current.rank}: {show(current.left.token)!r} + {show(current.right.token)!r}"
+
+    lines = [label(node)]
+
+    def walk(current: MergeNode, indent: str) -> None:
+        children = [child for child in (current.left, current.right) if child is not None]
+        for position, child in enumerate(children):
+            last = position == len(children) - 1
+            lines.append(indent + ("└── " if last else "├── ") + label(child))
+            walk(child, indent + ("    " if last else "│   "))
+
+    walk(node, "")
+    return "\n".join(lines)
