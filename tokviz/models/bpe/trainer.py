@@ -627,7 +627,9 @@ def merge_loop_first_seen(
         new_id = symbols.add(id_to_token[left] + part_b, token_len[left] + token_len[right])
         records.append(_MergeRecord(code, count, new_id, len(token_to_id), candidates))
 
-        touched: set[int] = set()
+        # Net count change per pair over the merged words: a pair whose count did not move
+        # kept all its occurrences, so its heap entry (and first occurrence) still holds.
+        delta: dict[int, int] = {}
         for word_index in where.pop(code, ()):
             word = words[word_index]
             weight = counts[word_index]
@@ -636,16 +638,21 @@ def merge_loop_first_seen(
                 continue
             for a, b in zip(word, word[1:]):
                 changed = a * _SHIFT + b
-                pair_counts[changed] = pair_counts.get(changed, 0) - weight
-                touched.add(changed)
+                delta[changed] = delta.get(changed, 0) - weight
             words[word_index] = merged
             for a, b in zip(merged, merged[1:]):
-                if (a == new_id or b == new_id) and token_len[a] + token_len[b] >= max_len:
+                if a != new_id and b != new_id:
+                    changed = a * _SHIFT + b
+                    delta[changed] = delta.get(changed, 0) + weight
+                    continue
+                if token_len[a] + token_len[b] >= max_len:
                     continue  # as HF: a pair too long to become a token is never counted
                 changed = a * _SHIFT + b
-                pair_counts[changed] = pair_counts.get(changed, 0) + weight
+                delta[changed] = delta.get(changed, 0) + weight
                 where.setdefault(changed, set()).add(word_index)
-                touched.add(changed)
+        touched = [changed for changed, change in delta.items() if change]
+        for changed in touched:
+            pair_counts[changed] = pair_counts.get(changed, 0) + delta[changed]
         pair_counts.pop(code, None)
         for changed in touched:
             fresh = entry(changed)
