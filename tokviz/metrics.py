@@ -1,0 +1,294 @@
+"""Compression metrics: how well a tokenizer packs a held-out text, and where two tokenizers disagree.
+
+A tokenizer is measured on a text it was not trained on. Words are the text's
+WHITESPACE-separated words (``str.split``), not each pipeline's pre-tokens, so that every
+configuration is divided by the same number: a byte-level pre-tokenizer that splits off
+punctuation would otherwise get a smaller "tokens per word" for free. Special tokens a
+post-processor adds (``[CLS]``, ``</s>``) are not counted: they are not part of the text.
+
+>>> from tokviz import Tokenizer, models, pre_tokenizers
+>>> tokenizer = Tokenizer(models.WordLevel({"hug": 0, "s": 1, "[UNK]": 2}, unk_token="[UNK]"))
+>>> tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+>>> metrics = compression_metrics(tokenizer, "hug hug 🤗", unk_token="[UNK]")
+>>> metrics.tokens, metrics.tokens_per_word, metrics.unknown_rate, metrics.whole_word_share
+(3, 1.0, 0.3333333333333333, 1.0)
+
+Curves over vocab size come from a training history without retraining: ``history.model_at(k)``
+at a grid of sizes (:func:`vocab_size_curve`). Segmentation differences say, for each
+tokenizer, which of its tokens cut the text where some other tokenizer does not
+(:func:`segmentation_differences`); token spans are compared after trimming whitespace, so
+GPT-2's ``'Ġworld'`` (which includes the space before the word) and BERT's ``'world'`` count as the
+same cut.
+
+What this leaves out: bits-per-character or any language-model metric, pair inputs, and
+words in scripts written without spaces (a Chinese sentence counts as one word).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tokviz.byte_level import UNICODE_TO_BYTES
+
+_PREFIX_MARKERS = ("##", "Ġ", "▁")
+_SUFFIX_MARKERS = ("</w>",)
+
+
+@dataclass(frozen=True, slots=True)
+class CompressionMetrics:
+    """Counts of one tokenizer on one text; the ratios are properties so nothing is rounded twice."""
+
+    vocab_size: int
+    tokens: int
+    words: int
+    characters: int
+    utf8_bytes: int
+    unknown_tokens: int
+    whole_words: int  # whitespace words covered by exactly one token
+
+    @property
+    def tokens_per_word(self) -> float:
+        """Fertility: tokens per whitespace word (1.0 = every word is one token)."""
+        return self.tokens / self.words if self.words else 0.0
+
+    @property
+    def characters_per_token(self) -> float:
+        return self.characters / self.tokens if self.tokens else 0.0
+
+    @property
+    def bytes_per_token(self) -> float:
+        """UTF-8 bytes per token, the figure that compares across scripts (a Hangul syllable is 3 bytes)."""
+        return self.utf8_bytes / self.tokens if self.tokens else 0.0
+
+    @property
+    def unknown_rate(self) -> float:
+        return self.unknown_tokens / self.tokens if self.tokens else 0.0
+
+    @property
+    def whole_word_share(self) -> float:
+        """Share of whitespace words that are a single token."""
+        return self.whole_words / self.words if self.words else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CurvePoint:
+    """Compression of the tokenizer at one vocab size (a point of :func:`vocab_size_curve`)."""
+
+    vocab_size: int
+    tokens_per_word: float
+    bytes_per_token: float
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentationDiff:
+    """Where tokenizers cut one text differently.
+
+    ``differing[i]`` holds the indices (in encoding order, as ``spans_from_encoding`` numbers
+    them) of tokenizer ``i``'s tokens whose span some other tokenizer does not have; ``ranges``
+    the character ranges of the original text covered by such tokens, merged and sorted.
+    """
+
+    differing: tuple[frozenset[int], ...]
+    ranges: tuple[tuple[int, int], ...]
+
+
+def strip_markers(token: str) -> str:
+    """The token without its word-boundary marker: ``'##ing' -> 'ing'``, ``'▁the' -> 'the'``, ``'the</w>' -> 'the'``.
+
+    >>> [strip_markers(token) for token in ("##ing", "Ġthe", "▁", "the</w>", "##")]
+    ['ing', 'the', '', 'the', '##']
+    """
+    for marker in _PREFIX_MARKERS:
+        if token.startswith(marker) and len(token) > len(marker) or token == marker and marker != "##":
+            token = token[len(marker) :]
+            break
+    for marker in _SUFFIX_MARKERS:
+        if token.endswith(marker) and len(token) > len(marker):
+            token = token[: -len(marker)]
+    return token
+
+
+def surface(token: str, byte_level: bool = False) -> str:
+    """What a token stands for in text, markers removed; byte-level symbols decoded when they form UTF-8.
+
+    This is what :func:`vocab_jaccard` compares, so GPT-2's ``'Ġthe'``, BERT's ``'the'`` and
+    T5's ``'▁the'`` are one string.
+
+    >>> surface("Ġthe", byte_level=True), surface("ê°Ģ", byte_level=True), surface("ê°", byte_level=True)
+    ('the', '가', 'ê°')
+    >>> surface("##ing"), surface("▁the")
+    ('ing', 'the')
+    """
+    if byte_level and token and all(char in UNICODE_TO_BYTES for char in token):
+        try:
+            return bytes(UNICODE_TO_BYTES[char] for char in token).decode("utf-8").strip()
+        except UnicodeDecodeError:
+            return token  # part of a character's bytes: no text to compare, keep the symbols
+    return strip_markers(token)
+
+
+def whitespace_words(text: str) -> list[tuple[int, int]]:
+    """Character spans of the whitespace-separated words: ``'hi  you' -> [(0, 2), (4, 7)]``.
+
+    >>> whitespace_words("hi  you")
+    [(0, 2), (4, 7)]
+    """
+    spans: list[tuple[int, int]] = []
+    start = None
+    for index, char in enumerate(text):
+        if char.isspace():
+            if start is not None:
+                spans.append((start, index))
+                start = None
+        elif start is None:
+            start = index
+    if start is not None:
+        spans.append((start, len(text)))
+    return spans
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """A token's span without the whitespace at its ends (GPT-2's 'Ġworld' covers the space before it)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def text_token_spans(text: str, encoding: Any) -> list[tuple[int, int, int]]:
+    """``(index, start, end)`` of the tokens that cover text: special tokens, bare markers and whitespace skipped.
+
+    Spans are trimmed of whitespace; ``index`` is the token's position in the encoding.
+    """
+    mask = list(getattr(encoding, "special_tokens_mask", None) or [0] * len(encoding.tokens))
+    spans = []
+    for index, (token, (start, end), special) in enumerate(zip(encoding.tokens, encoding.offsets, mask)):
+        if special or not strip_markers(token):
+            continue  # a post-processor's [CLS], or a lone '▁' / 'Ġ' standing for a space
+        start, end = _trimmed(text, start, end)
+        if start < end:
+            spans.append((index, start, end))
+    return spans
+
+
+def compression_metrics(tokenizer: Any, text: str, unk_token: str | None = None) -> CompressionMetrics:
+    """Encode ``text`` once and count tokens, words, unknown tokens and words kept whole.
+
+    A word is kept whole when exactly one token overlaps it (``'Ġhello'`` for ``'hello'``);
+    ``'hello,'`` cut into ``'hello'`` and ``','`` is two tokens, not whole.
+    """
+    encoding = tokenizer.encode(text)
+    mask = list(getattr(encoding, "special_tokens_mask", None) or [0] * len(encoding.tokens))
+    tokens = [token for token, special in zip(encoding.tokens, mask) if not special]
+    words = whitespace_words(text)
+    word_of = [-1] * len(text)
+    for word_index, (start, end) in enumerate(words):
+        word_of[start:end] = [word_index] * (end - start)
+    tokens_in_word = Counter()
+    for _, start, end in text_token_spans(text, encoding):
+        for word_index in {word_of[position] for position in range(start, end)} - {-1}:
+            tokens_in_word[word_index] += 1
+    return CompressionMetrics(
+        vocab_size=tokenizer.get_vocab_size(with_added_tokens=True),
+        tokens=len(tokens),
+        words=len(words),
+        characters=len(text),
+        utf8_bytes=len(text.encode("utf-8", errors="surrogatepass")),
+        unknown_tokens=sum(1 for token in tokens if unk_token is not None and token == unk_token),
+        whole_words=sum(1 for word_index in range(len(words)) if tokens_in_word[word_index] == 1),
+    )
+
+
+def vocab_jaccard(
+    left: Iterable[str], right: Iterable[str], *, left_byte_level: bool = False, right_byte_level: bool = False, exclude: Iterable[str] = ()
+) -> float:
+    """Jaccard overlap |A ∩ B| / |A ∪ B| of two vocabularies compared by :func:`surface` string.
+
+    Markers are removed first, so the overlap measures which pieces of text both learned,
+    not which marker convention they use; tokens in ``exclude`` (special tokens) are left out.
+
+    >>> vocab_jaccard(["Ġthe", "a", "b"], ["the", "##b", "c"], left_byte_level=True)
+    0.5
+    """
+    excluded = set(exclude)
+    left_set = {surface(token, left_byte_level) for token in left if token not in excluded} - {""}
+    right_set = {surface(token, right_byte_level) for token in right if token not in excluded} - {""}
+    union = left_set | right_set
+    return len(left_set & right_set) / len(union) if union else 1.0
+
+
+def pairwise_jaccard(
+    vocabs: Mapping[str, Iterable[str]], byte_level: Mapping[str, bool] | None = None, exclude: Iterable[str] = ()
+) -> list[tuple[str, str, float]]:
+    """:func:`vocab_jaccard` for every pair of named vocabularies, in the mapping's order.
+
+    >>> pairwise_jaccard({"A": ["a", "b"], "B": ["b"], "C": ["c"]})
+    [('A', 'B', 0.5), ('A', 'C', 0.0), ('B', 'C', 0.0)]
+    """
+    flags = byte_level or {}
+    names = list(vocabs)
+    lists = {name: list(vocabs[name]) for name in names}
+    excluded = tuple(exclude)
+    return [
+        (a, b, vocab_jaccard(lists[a], lists[b], left_byte_level=flags.get(a, False), right_byte_level=flags.get(b, False), exclude=excluded))
+        for position, a in enumerate(names)
+        for b in names[position + 1 :]
+    ]
+
+
+def vocab_size_curve(tokenizer_at: Callable[[int], Any], sizes: Iterable[int], text: str, unk_token: str | None = None) -> tuple[CurvePoint, ...]:
+    """Tokens per word and bytes per token of ``tokenizer_at(k)`` on ``text`` for each size ``k``.
+
+    ``tokenizer_at`` builds the tokenizer around ``history.model_at(k)``, so nothing is retrained;
+    the point's ``vocab_size`` is the one asked for.
+    """
+    points = []
+    for size in sizes:
+        metrics = compression_metrics(tokenizer_at(size), text, unk_token)
+        points.append(CurvePoint(size, metrics.tokens_per_word, metrics.bytes_per_token))
+    return tuple(points)
+
+
+def segmentation_differences(text: str, encodings: Sequence[Any]) -> SegmentationDiff:
+    """Which tokens of each encoding of ``text`` cut it where another encoding does not.
+
+    Each encoding's tokens are reduced to whitespace-trimmed character spans (special tokens
+    and lone markers skipped); a token differs when the number of tokens with its span is not
+    the same in every encoding, so two byte tokens sharing one character's span differ from
+    one token covering that character.
+
+    >>> from types import SimpleNamespace as Enc
+    >>> a = Enc(tokens=["Ġhug", "s"], offsets=[(0, 4), (4, 5)])
+    >>> b = Enc(tokens=["hugs"], offsets=[(1, 5)])
+    >>> diff = segmentation_differences(" hugs", [a, b])
+    >>> diff.differing, diff.ranges
+    ((frozenset({0, 1}), frozenset({0})), ((1, 5),))
+    """
+    per_encoding = [text_token_spans(text, encoding) for encoding in encodings]
+    counts = [Counter((start, end) for _, start, end in spans) for spans in per_encoding]
+    differing: list[frozenset[int]] = []
+    covered: list[tuple[int, int]] = []
+    for position, spans in enumerate(per_encoding):
+        indices = set()
+        for index, start, end in spans:
+            count = counts[position][(start, end)]
+            if any(other[(start, end)] != count for other in counts):
+                indices.add(index)
+                covered.append((start, end))
+        differing.append(frozenset(indices))
+    return SegmentationDiff(tuple(differing), _merge_ranges(covered))
+
+
+def _merge_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """``[(4, 6), (0, 2), (1, 3)] -> ((0, 3), (4, 6))``: overlapping ranges joined, sorted."""
+    merged: list[list[int]] = []
+    for start, end in sorted(ranges):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return tuple((start, end) for start, end in merged)
