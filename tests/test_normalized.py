@@ -336,3 +336,17 @@ def test_offsets_slice_out_the_exact_original_chars(text):
         assert 0 <= start <= end <= len(text)
         assert text[start:end] == word
     assert "".join(word for word, _, _ in pieces) == text
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    text=st.text(alphabet="ab \t\u00e9x", max_size=30),
+    pattern=st.sampled_from([" ", "a", "ab", "x*", r"\s+", "^", "$", r"\b"]),
+    content=st.sampled_from(["", "_", "▁▁", "Z"]),
+    use_regex=st.booleans(),
+)
+def test_one_pass_replace_equals_hf_per_match_transform(text, pattern, content, use_regex):
+    compiled = Regex(pattern) if use_regex or len(pattern) != 1 else pattern
+    fast = NormalizedString(text).replace(compiled, content)
+    oracle = NormalizedString(text)._replace_per_match(compiled, content)
+    assert (fast.normalized, fast.alignments) == (oracle.normalized, oracle.alignments)
