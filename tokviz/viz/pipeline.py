@@ -73,9 +73,16 @@ def alignment_columns(sequence: Any) -> list[AlignedColumn]:
         if start >= end or end <= cursor:
             columns.append(AlignedColumn("", chars, "inserted", cursor, cursor))
         else:
-            source = original[max(start, cursor) : end]
-            status = "same" if source == chars else "changed"
-            columns.append(AlignedColumn(source, chars, status, max(start, cursor), end))
+            source, first = original[max(start, cursor) : end], max(start, cursor)
+            kept = chars.find(source) if len(source) == 1 and source != chars else -1
+            if kept >= 0:  # HF aligns inserted chars to their neighbour: 'a' -> '▁a' is an insertion, then 'a'
+                if kept:
+                    columns.append(AlignedColumn("", chars[:kept], "inserted", first, first))
+                columns.append(AlignedColumn(source, source, "same", first, end))
+                if chars[kept + 1 :]:
+                    columns.append(AlignedColumn("", chars[kept + 1 :], "inserted", end, end))
+            else:
+                columns.append(AlignedColumn(source, chars, "same" if source == chars else "changed", first, end))
             cursor = end
         index = group_end
     removed_up_to(len(original))
