@@ -266,3 +266,15 @@ def test_min_frequency_stops_and_says_why():
 def test_bad_options_raise_user_errors(options, error):
     with pytest.raises(error):
         BpeTrainer(**options)
+
+
+def test_for_model_keeps_the_users_options_not_the_vocab():
+    from tokviz import models
+
+    history = BpeTrainer(vocab_size=10, show_progress=False).train_from_word_counts(HUG_COUNTS)
+    kept = history.for_model(models.BPE(unk_token="<unk>", dropout=0.5, continuing_subword_prefix="##"))
+    assert kept.model._options()["dropout"] == 0.5
+    assert kept.model.unk_token == "<unk>"
+    assert kept.model.continuing_subword_prefix is None  # the trainer's, as HF does
+    assert kept.model_at(8).get_vocab() == history.model_at(8).get_vocab()
+    assert history.for_model(models.WordLevel({"a": 0}, unk_token="a")) is history

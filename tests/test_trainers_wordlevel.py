@@ -75,3 +75,13 @@ def test_bad_input():
     assert "no word was kept" in history.stop_reason
     everything = WordLevelTrainer(vocab_size=100).train_from_word_counts(ROSES)
     assert everything.stop_reason == "kept every word (6): the corpus has no more; vocab size 6, below the target of 100"
+
+
+def test_for_model_keeps_the_users_unk_token():
+    from tokviz import models
+
+    history = WordLevelTrainer(vocab_size=10, special_tokens=["[UNK]"]).train_from_word_counts(ROSES)
+    kept = history.for_model(models.WordLevel(unk_token="[UNK]"))
+    assert [token.value for token in kept.model.tokenize("tulips")] == ["[UNK]"]
+    assert kept.model_at(3).unk_token == "[UNK]"
+    assert history.model.unk_token == "<unk>"  # the original history is unchanged

@@ -196,3 +196,15 @@ def test_progress_reaches_the_total(course_corpus):
     assert len(merges) >= 50
     assert merges[-1][1] == merges[-1][2]
     assert [done for _, done, _ in merges] == sorted(done for _, done, _ in merges)
+
+
+def test_for_model_keeps_unk_token_and_max_input_chars():
+    from tokviz import models
+
+    history = WordPieceTrainer(vocab_size=7, special_tokens=["<unk>"], show_progress=False).train_from_word_counts(
+        {"hug": 10, "hugs": 5}
+    )
+    kept = history.for_model(models.WordPiece(unk_token="<unk>", max_input_chars_per_word=3))
+    assert [token.value for token in kept.model.tokenize("hugs")] == ["<unk>"]  # longer than 3 chars
+    assert kept.model_at(5).unk_token == "<unk>"
+    assert history.model.unk_token == "[UNK]"

@@ -41,13 +41,14 @@ we call ``progress(phase, done, total)`` instead).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gc
 import heapq
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tokviz.errors import EmptyCorpusError, SpecialTokenError, TokvizError, VocabSizeError
 from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
@@ -89,6 +90,18 @@ class BpeTrainingHistory(TrainingHistory):
     continuing_subword_prefix: str | None = None
     end_of_word_suffix: str | None = None
     unk_token: str | None = None
+    model_options: tuple[tuple[str, Any], ...] = ()
+
+    #: What a trained BPE keeps from the user's model (HF transfers only the vocab, the
+    #: merges and the prefix / suffix into the model given to ``Tokenizer.train``).
+    KEPT_MODEL_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "unk_token", "dropout", "fuse_unk", "byte_fallback", "ignore_merges", "cache_capacity"
+    )
+
+    def for_model(self, model: Any) -> "BpeTrainingHistory":
+        """This history with the options of the user's ``model`` (``unk_token``, ``dropout``, ...)
+        kept in ``model`` and every ``model_at(k)``, as HF's ``Tokenizer.train`` keeps them."""
+        return with_model_options_of(self, model, "BPE")
 
     def merge_pairs(self, vocab_size: int | None = None) -> list[tuple[str, str]]:
         """The merges a fresh training to ``vocab_size`` would learn (all when None)."""
@@ -123,12 +136,14 @@ class BpeTrainingHistory(TrainingHistory):
         """The BPE model with the first merges up to ``vocab_size`` (no retraining)."""
         from tokviz.models.bpe.model import BPE
 
+        options: dict[str, Any] = {"unk_token": self.unk_token}
+        options.update(self.model_options)
         return BPE(
             self.vocab_at(vocab_size),
             self.merge_pairs(vocab_size),
-            unk_token=self.unk_token,
             continuing_subword_prefix=self.continuing_subword_prefix,
             end_of_word_suffix=self.end_of_word_suffix,
+            **options,
         )
 
     def to_frame(self) -> "pd.DataFrame":
@@ -831,6 +846,19 @@ class BpeTrainer:
             end_of_word_suffix=self.end_of_word_suffix,
         )
         return finish_history(history, started)
+
+
+def with_model_options_of(history: Any, model: Any, model_type: str) -> Any:
+    """A copy of ``history`` whose models keep ``model``'s ``KEPT_MODEL_OPTIONS`` (when
+    ``model`` is of ``model_type``; else ``history`` itself)."""
+    if type(model).__name__ != model_type:
+        return history
+    options = tuple(
+        (name, getattr(model, name)) for name in history.KEPT_MODEL_OPTIONS if hasattr(model, name)
+    )
+    changed = dataclasses.replace(history, model_options=options)
+    object.__setattr__(changed, "model", changed.model_at(changed.max_vocab_size))
+    return changed
 
 
 def finish_history(history: TrainingHistory, started: float) -> Any:

@@ -21,11 +21,17 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tokviz.errors import TokvizError
 from tokviz.history import ProgressCallback, TrainingHistory
-from tokviz.models.bpe.trainer import check_vocab_size, check_word_counts, finish_history, special_token_strings
+from tokviz.models.bpe.trainer import (
+    check_vocab_size,
+    check_word_counts,
+    finish_history,
+    special_token_strings,
+    with_model_options_of,
+)
 from tokviz.word_counts import summarize_word_counts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,6 +54,15 @@ class WordLevelTrainingHistory(TrainingHistory):
     kept: tuple[tuple[str, int], ...] = ()
     dropped: int = 0
     unk_token: str | None = None
+    model_options: tuple[tuple[str, Any], ...] = ()
+
+    #: What a trained WordLevel keeps from the user's model (HF transfers only the vocab).
+    KEPT_MODEL_OPTIONS: ClassVar[tuple[str, ...]] = ("unk_token",)
+
+    def for_model(self, model: Any) -> "WordLevelTrainingHistory":
+        """This history with the user's ``model``'s ``unk_token`` kept in ``model`` and every
+        ``model_at(k)``, as HF's ``Tokenizer.train`` keeps it."""
+        return with_model_options_of(self, model, "WordLevel")
 
     def vocab_at(self, vocab_size: int | None = None) -> dict[str, int]:
         size = len(self.vocab) if vocab_size is None else max(self.min_vocab_size, min(vocab_size, len(self.vocab)))
@@ -57,7 +72,9 @@ class WordLevelTrainingHistory(TrainingHistory):
         """The WordLevel model with the first ``vocab_size`` tokens (no retraining)."""
         from tokviz.models.wordlevel.model import WordLevel
 
-        return WordLevel(self.vocab_at(vocab_size), unk_token=self.unk_token)
+        options: dict[str, Any] = {"unk_token": self.unk_token}
+        options.update(self.model_options)
+        return WordLevel(self.vocab_at(vocab_size), **options)
 
     def to_frame(self) -> "pd.DataFrame":
         """One row per kept word: rank, token, count, vocab_size (after adding it)."""

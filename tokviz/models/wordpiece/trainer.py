@@ -52,7 +52,7 @@ import heapq
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tokviz.errors import TokvizError
 from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
@@ -77,6 +77,7 @@ from tokviz.models.bpe.trainer import (
     records_to_steps,
     special_token_strings,
     tokenize_words,
+    with_model_options_of,
     _merge_word,
 )
 from tokviz.word_counts import summarize_word_counts
@@ -103,6 +104,16 @@ class WordPieceTrainingHistory(TrainingHistory):
     unk_token: str = "[UNK]"
     continuing_subword_prefix: str = "##"
     max_input_chars_per_word: int = 100
+    model_options: tuple[tuple[str, Any], ...] = ()
+
+    #: What a trained WordPiece keeps from the user's model (HF transfers only the vocab
+    #: and the continuing_subword_prefix).
+    KEPT_MODEL_OPTIONS: ClassVar[tuple[str, ...]] = ("unk_token", "max_input_chars_per_word")
+
+    def for_model(self, model: Any) -> "WordPieceTrainingHistory":
+        """This history with the user's ``model``'s ``unk_token`` and ``max_input_chars_per_word``
+        kept in ``model`` and every ``model_at(k)``, as HF's ``Tokenizer.train`` keeps them."""
+        return with_model_options_of(self, model, "WordPiece")
 
     def vocab_at(self, vocab_size: int | None = None) -> dict[str, int]:
         """Token -> id of the first ``vocab_size`` tokens (clamped to the recorded range)."""
@@ -113,12 +124,9 @@ class WordPieceTrainingHistory(TrainingHistory):
         """The WordPiece model whose vocab is the first ``vocab_size`` tokens (no retraining)."""
         from tokviz.models.wordpiece.model import WordPiece
 
-        return WordPiece(
-            self.vocab_at(vocab_size),
-            unk_token=self.unk_token,
-            continuing_subword_prefix=self.continuing_subword_prefix,
-            max_input_chars_per_word=self.max_input_chars_per_word,
-        )
+        options: dict[str, Any] = {"unk_token": self.unk_token, "max_input_chars_per_word": self.max_input_chars_per_word}
+        options.update(self.model_options)
+        return WordPiece(self.vocab_at(vocab_size), continuing_subword_prefix=self.continuing_subword_prefix, **options)
 
     def to_frame(self) -> "pd.DataFrame":
         """One row per merge: rank, left, right, token, count, score, vocab_size, candidates."""
