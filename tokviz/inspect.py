@@ -171,8 +171,8 @@ VOCAB_COLUMNS = ["id", "token", "shown as", "length", "score", "kind"]
 def token_kind(token: str, special: bool = False) -> str:
     """Which filter a token falls under.
 
-    >>> [token_kind(t) for t in ["##ing", "Ġthe", "▁the", "<0x0A>", "the"]]
-    ['## continuation', 'Ġ word start', '▁ word start', 'byte <0xNN>', 'plain']
+    >>> [token_kind(t) for t in ["##ing", "Ġthe", "▁the", "<0x0A>", "the", "▁"]]
+    ['## continuation', 'Ġ word start', '▁ word start', 'byte <0xNN>', 'plain', 'plain']
     """
     if special:
         return "special"
@@ -180,9 +180,10 @@ def token_kind(token: str, special: bool = False) -> str:
         return "byte <0xNN>"
     if token.startswith("##") and len(token) > 2:
         return "## continuation"
-    if token.startswith("Ġ"):
+    # A marker alone is the space itself (a byte or a piece), not the start of a word.
+    if token.startswith("Ġ") and len(token) > 1:
         return "Ġ word start"
-    if token.startswith("▁"):
+    if token.startswith("▁") and len(token) > 1:
         return "▁ word start"
     return "plain"
 
@@ -236,6 +237,20 @@ def filter_vocab(
         rows = rows[hit]
     order = [sort_by, "id"] if sort_by != "id" else ["id"]
     return rows.sort_values(order, ascending=[not descending, True][: len(order)], na_position="last", kind="stable").reset_index(drop=True)
+
+
+def example_word_token(frame: pd.DataFrame) -> str:
+    """The longest non-special token that spells an ASCII word (markers aside), for a first look.
+
+    >>> example_word_token(pd.DataFrame({"token": ["a", "Ġthe", "Ġ!!!!"], "shown as": ["a", "Ġthe", "Ġ!!!!"], "kind": ["plain"] * 3}))
+    'Ġthe'
+    """
+    best = ""
+    for token, shown, kind in zip(frame["token"], frame["shown as"], frame["kind"]):
+        core = shown.removeprefix("##").removeprefix("Ġ").removeprefix("▁").removesuffix("</w>")
+        if kind != "special" and core.isascii() and core.isalpha() and len(token) > len(best):
+            best = token
+    return best
 
 
 # ---------------------------------------------------------------------- BPE merges
