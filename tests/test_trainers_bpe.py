@@ -278,3 +278,40 @@ def test_for_model_keeps_the_users_options_not_the_vocab():
     assert kept.model.continuing_subword_prefix is None  # the trainer's, as HF does
     assert kept.model_at(8).get_vocab() == history.model_at(8).get_vocab()
     assert history.for_model(models.WordLevel({"a": 0}, unk_token="a")) is history
+
+
+small_word_counts = st.dictionaries(
+    st.text(alphabet="abcd", min_size=1, max_size=9), st.integers(min_value=1, max_value=5), min_size=1, max_size=12
+)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    word_counts=small_word_counts,
+    vocab_size=st.integers(min_value=3, max_value=40),
+    options=st.sampled_from([{}, {"min_frequency": 3}, {"max_token_length": 4}]),
+)
+def test_tie_heavy_small_corpora_match_hf(word_counts, vocab_size, options):
+    """Few letters, many ties, tokens re-created by a second path: still HF's merges, in order."""
+    tokenizer = HfTokenizer(hf_models.BPE())
+    tokenizer.pre_tokenizer = hf_pre_tokenizers.WhitespaceSplit()
+    lines = [" ".join([word] * count) for word, count in word_counts.items()]
+    tokenizer.train_from_iterator(lines, hf_trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False, **options))
+    merges = json.loads(tokenizer.to_str())["model"]["merges"]
+    expected = [tuple(merge) if isinstance(merge, list) else tuple(merge.split(" ")) for merge in merges]
+    history = BpeTrainer(vocab_size=vocab_size, show_progress=False, **options).train_from_word_counts(word_counts)
+    assert history.merge_pairs() == expected
+    assert history.vocab_at() == tokenizer.get_vocab()
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(word_counts=small_word_counts, vocab_size=st.integers(min_value=3, max_value=40))
+def test_first_seen_small_corpora_match_the_course_loop(word_counts, vocab_size):
+    merges = course_reference_merges(word_counts, vocab_size)
+    tokens = [left + right for left, right in merges]
+    if len(set(tokens)) < len(tokens):
+        return  # the course appends a token twice when two paths build it; we keep one id
+    history = BpeTrainer(vocab_size=vocab_size, tie_break="first_seen", show_progress=False).train_from_word_counts(
+        word_counts
+    )
+    assert history.merge_pairs() == merges
