@@ -41,6 +41,13 @@ PAGES: tuple[PageInfo, ...] = (
         "Paste or upload a corpus, pick a pipeline (BERT, GPT-2, T5 or your own) and train a tokenizer in seconds. "
         "Drag the vocab slider to watch tokens, merges, scores and charts change without retraining.",
     ),
+    PageInfo(
+        "pages/compare.py",
+        "Compare",
+        ":material/compare_arrows:",
+        "Train two to four pipelines (BPE, WordPiece, Unigram, presets or your own) on one corpus and see the same text cut by each, differences outlined. "
+        "A metrics table and curves over vocab size measure their compression on held-out text.",
+    ),
 )
 
 
@@ -568,3 +575,51 @@ def export_view(run: TrainedRun, tokenizer: Any) -> None:
     if merges is not None:
         columns[2].download_button("merges.txt", merges_txt(merges), "merges.txt", "text/plain", key="download_merges")
     columns[3].download_button("history.csv", history_csv(run.history), "history.csv", "text/csv", key="download_history")
+
+
+# ---------------------------------------------------------------------------------------
+# Compare page: one configuration form per column, compression curves cached per training
+
+
+def compare_configuration_form(position: int, default_preset: str, default_vocab: int = 1000) -> Any:
+    """One configuration of the Compare page: a preset, or model / pre-tokenizer / normalizer; and a vocab size.
+
+    Keys are ``compare_preset_{i}``, ``compare_model_{i}``, ``compare_pre_{i}``,
+    ``compare_norm_{i}`` and ``compare_vocab_{i}``; returns a ``tokviz.compare.Configuration``.
+    """
+    from tokviz.compare import NORMALIZER_CHOICES, PRE_TOKENIZER_CHOICES, Configuration, configuration_name, custom_config
+    from tokviz.limits import MAX_VOCAB_SIZE
+    from tokviz.pipeline_config import MODELS
+    from tokviz.presets import PRESETS
+
+    options = [*PRESETS, "custom"]
+    choice = st.selectbox(
+        f"Configuration {position + 1}", options, index=options.index(default_preset), key=f"compare_preset_{position}",
+        format_func=lambda key: PRESETS[key].label if key in PRESETS else "Custom: model × pre-tokenizer × normalizer",
+    )
+    if choice == "custom":
+        model = st.selectbox("Model", MODELS, key=f"compare_model_{position}")
+        pre_tokenizer = st.selectbox("Pre-tokenizer", list(PRE_TOKENIZER_CHOICES), key=f"compare_pre_{position}")
+        normalizer = st.selectbox("Normalizer", list(NORMALIZER_CHOICES), key=f"compare_norm_{position}")
+        config = custom_config(model, pre_tokenizer, normalizer)
+    else:
+        config = PRESETS[choice].build()
+        st.caption(PRESETS[choice].summary)
+    vocab_size = st.number_input("Vocab size", min_value=1, max_value=MAX_VOCAB_SIZE, value=default_vocab, step=100, key=f"compare_vocab_{position}")
+    return Configuration(configuration_name(position, choice, config.model, int(vocab_size)), config, int(vocab_size))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def compression_curve_cached(request: tuple[str, PipelineConfig, int], text_key: str, _history: Any, _text: str, points: int = 8) -> Any:
+    """Tokens per word and bytes per token at ``points`` vocab sizes of one training, on one text (by hash).
+
+    The models come from ``history.model_at(k)`` (no retraining) and are not kept: only the
+    curve is, so revisiting the page draws it at once.
+    """
+    from tokviz.metrics import vocab_size_curve
+    from tokviz.pipeline_config import tokenizer_with_model
+    from tokviz.viz.charts import evenly_spaced_sizes
+
+    config = request[1]
+    sizes = evenly_spaced_sizes(_history.min_vocab_size, _history.max_vocab_size, points)
+    return vocab_size_curve(lambda size: tokenizer_with_model(config, _history.model_at(size)), sizes, _text, config.unk_token)

@@ -1,0 +1,133 @@
+"""AppTest checks of the Compare page (issue 5): it runs on the sample, its widgets are there, BPE vs
+WordPiece vs Unigram at vocab 2,000 on English prose give plausible metrics, errors show as messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/compare.py"
+XSS = '<img src=x onerror=alert(1)> & <script>alert("x")</script>'
+
+
+def open_compare() -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.run()
+    app.switch_page(PAGE)
+    app.run()
+    return app
+
+
+def assert_clean(app: AppTest) -> None:
+    assert not app.exception, [str(error.value) for error in app.exception]
+
+
+def span_views(app: AppTest) -> list[str]:
+    return [block.proto.body for block in app.html if "tokviz-spans" in block.proto.body]
+
+
+def metrics_frame(app: AppTest):
+    return next(frame.value for frame in app.dataframe if "tokens per word" in frame.value.columns)
+
+
+def overlap_frame(app: AppTest):
+    return next(frame.value for frame in app.dataframe if "vocab overlap (Jaccard) %" in frame.value.columns)
+
+
+def test_page_runs_on_the_sample_with_three_presets() -> None:
+    app = open_compare()
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    assert app.title[0].value == "Compare tokenizers"
+    assert [header.value for header in app.header] == [
+        "1 · Corpus", "2 · Configurations", "3 · Train", "4 · One text, every segmentation",
+        "5 · Metrics on the evaluation text", "6 · Compression over vocab size",
+    ]
+    assert app.radio(key="compare_count").value == 3
+    assert [app.selectbox(key=f"compare_preset_{index}").value for index in range(3)] == ["gpt2", "bert", "t5"]
+    assert [app.number_input(key=f"compare_vocab_{index}").value for index in range(3)] == [1000, 1000, 1000]
+    assert app.text_area(key="compare_text").value and app.text_area(key="corpus_text").value
+    views = span_views(app)
+    assert len(views) == 3 and all(view.count('class="tok') > 20 for view in views)
+    assert any("diff" in view for view in views)  # GPT-2, BERT and T5 cut the sample differently somewhere
+    frame = metrics_frame(app)
+    assert len(frame) == 3 and (frame["tokens"] > 0).all()
+    assert len(overlap_frame(app)) == 3
+    assert len(app.get("plotly_chart")) == 1
+
+
+@pytest.mark.parametrize("count", [2, 4])
+def test_two_and_four_configurations(count: int) -> None:
+    app = open_compare()
+    app.radio(key="compare_count").set_value(count).run()
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    assert len(span_views(app)) == count
+    assert len(metrics_frame(app)) == count and len(overlap_frame(app)) == count * (count - 1) // 2
+
+
+def test_bpe_wordpiece_unigram_at_2000_on_english_prose(read_shared_corpus) -> None:
+    app = open_compare()
+    app.text_area(key="corpus_text").set_value(read_shared_corpus("grimm_tales.txt")[:90_000])
+    app.selectbox(key="compare_preset_1").set_value("custom").run()
+    app.selectbox(key="compare_model_1").set_value("WordPiece")
+    app.selectbox(key="compare_pre_1").set_value("BertPreTokenizer")
+    app.selectbox(key="compare_norm_1").set_value("BertNormalizer")
+    for index in range(3):
+        app.number_input(key=f"compare_vocab_{index}").set_value(2000)
+    app.run()
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    frame = metrics_frame(app).set_index("configuration")
+    assert list(frame.index) == ["1 · GPT-2-like byte-level BPE · 2,000", "2 · custom WordPiece · 2,000", "3 · T5 / SentencePiece-like Unigram · 2,000"]
+    assert frame["tokens per word"].between(1.0, 3.0).all(), frame.to_dict()
+    assert frame["UTF-8 bytes per token"].between(2.0, 6.0).all(), frame.to_dict()
+    assert (frame["unknown tokens %"] < 1.0).all() and frame["words kept whole %"].between(30, 100).all()
+    overlaps = overlap_frame(app)["vocab overlap (Jaccard) %"]
+    assert overlaps.between(1.0, 99.0).all()  # related vocabularies, never identical
+    # The BERT-like preset (the HF course's likelihood WordPiece) also lands in range on this text.
+    app.selectbox(key="compare_preset_1").set_value("bert").run()
+    assert_clean(app)
+    assert metrics_frame(app)["tokens per word"].between(1.0, 3.0).all()
+
+
+def test_pasted_evaluation_text_is_measured() -> None:
+    app = open_compare()
+    app.radio(key="compare_eval_source").set_value("a text I paste").run()
+    assert any("evaluation text is empty" in info.value for info in app.info)
+    app.text_area(key="compare_eval_text").set_value("the tokenizer splits text into tokens").run()
+    assert_clean(app)
+    frame = metrics_frame(app)
+    # Six whitespace words: every configuration needs at least one token per word.
+    assert (frame["tokens per word"] >= 1.0).all() and (frame["tokens"] >= 6).all()
+
+
+def test_empty_corpus_shows_an_error_per_configuration() -> None:
+    app = open_compare()
+    app.text_area(key="corpus_text").set_value("").run()
+    assert_clean(app)
+    assert len(app.error) == 3 and all("The corpus is empty" in error.value for error in app.error)
+    assert any("At least two configurations" in info.value for info in app.info)
+
+
+def test_one_failing_configuration_leaves_the_others_compared() -> None:
+    app = open_compare()
+    app.selectbox(key="compare_preset_2").set_value("custom").run()
+    app.selectbox(key="compare_model_2").set_value("Unigram")
+    app.selectbox(key="compare_pre_2").set_value("ByteLevel")
+    app.number_input(key="compare_vocab_2").set_value(100).run()  # below the 256 byte symbols
+    assert_clean(app)
+    assert len(app.error) == 1 and "3 · custom Unigram · 100" in app.error[0].value and "too small" in app.error[0].value
+    assert len(span_views(app)) == 2 and len(metrics_frame(app)) == 2
+
+
+def test_user_text_never_becomes_markup() -> None:
+    app = open_compare()
+    app.text_area(key="compare_text").set_value(XSS).run()
+    assert_clean(app)
+    for view in span_views(app):
+        assert "<script" not in view and "<img" not in view
+        assert "&lt;" in view and "&amp;" in view  # drawn as text, escaped
