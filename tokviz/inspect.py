@@ -29,16 +29,15 @@ import pandas as pd
 
 from tokviz.byte_level import UNICODE_TO_BYTES
 from tokviz.errors import LimitExceededError, SerializationError
-from tokviz.limits import MAX_UPLOAD_BYTES
 from tokviz.viz.spans import make_visible, readable_byte_level
 
 # ---------------------------------------------------------------------- loading
 
 
-def load_tokenizer_json(data: bytes, name: str = "tokenizer.json", max_bytes: int = MAX_UPLOAD_BYTES) -> Any:
+def load_tokenizer_json(data: bytes, name: str = "tokenizer.json", max_bytes: int | None = None) -> Any:
     """Read an uploaded tokenizer.json into a :class:`tokviz.Tokenizer`.
 
-    Too large a file raises :class:`LimitExceededError`; a file that is not UTF-8, not JSON,
+    A file over ``max_bytes`` (default :data:`tokviz.limits.MAX_UPLOAD_BYTES`) raises :class:`LimitExceededError`; a file that is not UTF-8, not JSON,
     or names a component tokviz does not know raises :class:`SerializationError` with a
     sentence naming what is wrong.
 
@@ -47,12 +46,12 @@ def load_tokenizer_json(data: bytes, name: str = "tokenizer.json", max_bytes: in
     ...
     tokviz.errors.SerializationError: broken.json: This is not a valid tokenizer.json: the JSON is malformed at line 1, column 11 (Expecting value).
     """
+    from tokviz import limits
     from tokviz.serialization import tokenizer_from_str
 
-    if len(data) > max_bytes:
-        raise LimitExceededError(
-            f"{name} is {len(data) / 1e6:.1f} MB; this server reads tokenizer files up to {max_bytes / 1e6:.0f} MB."
-        )
+    limit = limits.MAX_UPLOAD_BYTES if max_bytes is None else max_bytes  # read now: operators and tests may change it
+    if len(data) > limit:
+        raise LimitExceededError(f"{name} has {len(data):,} bytes; this server reads tokenizer files up to {limit:,} bytes.")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

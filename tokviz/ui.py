@@ -48,6 +48,20 @@ PAGES: tuple[PageInfo, ...] = (
         "Train two to four pipelines (BPE, WordPiece, Unigram, presets or your own) on one corpus and see the same text cut by each, differences outlined. "
         "A metrics table and curves over vocab size measure their compression on held-out text.",
     ),
+    PageInfo(
+        "pages/pipeline.py",
+        "Pipeline",
+        ":material/account_tree:",
+        "Follow one text through every stage: normalization, pre-tokenization, the model, post-processing and decoding. "
+        "A bytes view shows each character's code point and UTF-8 bytes, and what byte-level BPE makes of them.",
+    ),
+    PageInfo(
+        "pages/inspect.py",
+        "Inspect",
+        ":material/search:",
+        "Open any tokenizer.json (from Hugging Face or trained here) and read its pipeline, vocabulary and merges. "
+        "Search and filter the vocabulary, see the merge tree behind any BPE token and tokenize your own text.",
+    ),
 )
 
 
@@ -575,6 +589,113 @@ def export_view(run: TrainedRun, tokenizer: Any) -> None:
     if merges is not None:
         columns[2].download_button("merges.txt", merges_txt(merges), "merges.txt", "text/plain", key="download_merges")
     columns[3].download_button("history.csv", history_csv(run.history), "history.csv", "text/csv", key="download_history")
+
+
+# ---------------------------------------------------------------------------------------
+# Pipeline and Inspect pages: tokenizers to look at (a preset trained on the sample, the
+# Train page's latest run, an uploaded tokenizer.json)
+
+#: Vocab size of the presets the Pipeline and Inspect pages train on the built-in sample
+#: (the Train page's default, so both share its cached training).
+SAMPLE_PRESET_VOCAB = 1000
+
+
+def preset_on_sample(preset: str) -> Any:
+    """The preset trained on the built-in sample at :data:`SAMPLE_PRESET_VOCAB` (cached, shared with Train)."""
+    from tokviz.corpus import corpus_hash
+    from tokviz.pipeline_config import tokenizer_with_model
+    from tokviz.presets import PRESETS
+    from tokviz.samples import load_sample
+
+    sample = load_sample()
+    corpus_key = corpus_hash(sample)
+    split, _ = corpus_overview(corpus_key, _text=sample)
+    config = PRESETS[preset].build()
+    request = (corpus_key, config, SAMPLE_PRESET_VOCAB)
+    history = train_with_progress(request, split.train_lines)
+    return tokenizer_with_model(config, model_at_cached(*request, history.max_vocab_size, _history=history))
+
+
+def session_trained_tokenizer() -> Any | None:
+    """The tokenizer the Train page trained last in this session (at its trained size), if any."""
+    from tokviz.pipeline_config import tokenizer_with_model
+
+    run = st.session_state.get("trained")
+    if run is None:
+        return None
+    return tokenizer_with_model(run.config, model_at_cached(*run.key, run.history.max_vocab_size, _history=run.history))
+
+
+def tokenizer_choice(key: str, allow_upload: bool = False) -> tuple[Any | None, str]:
+    """A selectbox (key ``key``) over the presets trained on the sample, this session's Train run
+    and, with ``allow_upload``, an uploaded tokenizer.json (uploader key ``{key}_file``).
+
+    Returns ``(tokenizer or None, a cache key naming the choice)``; a bad upload shows its error
+    and returns ``None``.
+    """
+    from tokviz.presets import PRESETS
+
+    options = ([("upload", "Upload a tokenizer.json")] if allow_upload else [])
+    run = st.session_state.get("trained")
+    if run is not None:
+        options.append(("trained", f"Trained on the Train page ({run.history.algorithm}, {run.history.max_vocab_size:,} tokens)"))
+    options += [(name, f"{preset.label}, trained on the sample ({SAMPLE_PRESET_VOCAB:,} tokens)") for name, preset in PRESETS.items()]
+    labels = dict(options)
+    if st.session_state.get(key) not in labels:
+        st.session_state[key] = "trained" if run is not None else next(iter(PRESETS))
+    choice = st.selectbox("Tokenizer", list(labels), key=key, format_func=labels.__getitem__)
+    if choice == "trained":
+        return session_trained_tokenizer(), f"trained:{run.key[0]}:{hash(run.key[1])}:{run.key[2]}"
+    if choice != "upload":
+        return preset_on_sample(choice), f"preset:{choice}"
+    from tokviz.limits import MAX_UPLOAD_BYTES
+
+    uploaded = st.file_uploader(
+        f"tokenizer.json (up to {MAX_UPLOAD_BYTES // (1024 * 1024)} MB)", type=["json"], key=f"{key}_file",
+        help="A tokenizer.json saved by Hugging Face tokenizers (tokenizer.save / to_str) or by tokviz.",
+    )
+    if uploaded is None:
+        st.info("Upload a tokenizer.json, or pick a tokenizer above.")
+        return None, ""
+    try:
+        return load_tokenizer_cached(uploaded.file_id, uploaded.name, _data=uploaded.getvalue()), f"upload:{uploaded.file_id}"
+    except TokvizError as error:
+        show_error(error)
+        return None, ""
+
+
+@st.cache_resource(max_entries=4, show_spinner="Reading the tokenizer…")
+def load_tokenizer_cached(file_id: str, name: str, _data: bytes) -> Any:
+    """An uploaded tokenizer.json, read once per file (errors are not cached: they re-raise)."""
+    from tokviz.inspect import load_tokenizer_json
+
+    return load_tokenizer_json(_data, name)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def vocab_frame_cached(choice_key: str, _tokenizer: Any) -> Any:
+    """The vocab browser's table of one tokenizer, built once (50,000 rows take a moment)."""
+    from tokviz.inspect import vocab_frame
+
+    return vocab_frame(_tokenizer)
+
+
+def token_spans_html(tokenizer: Any, text: str, byte_level: bool) -> None:
+    """``text`` encoded by ``tokenizer`` as token spans (the shared renderer), with counts."""
+    from tokviz.limits import MAX_RENDERED_TOKENS
+    from tokviz.viz.spans import render_token_spans, spans_from_encoding
+    from tokviz.viz.tables import token_stats
+
+    unk_token = getattr(tokenizer.model, "unk_token", None)
+    if not isinstance(unk_token, str):  # Unigram keeps an unk id, not a token
+        unk_id = getattr(tokenizer.model, "unk_id", None)
+        unk_token = tokenizer.id_to_token(unk_id) if isinstance(unk_id, int) else None
+    encoding = tokenizer.encode(text)
+    metrics_row(token_stats(text, encoding, unk_token))
+    rendered = render_token_spans(text, spans_from_encoding(encoding, unk_token), byte_level=byte_level, max_tokens=MAX_RENDERED_TOKENS)
+    if rendered.truncated:
+        st.info(f"Showing the first {rendered.rendered_tokens:,} of {rendered.total_tokens:,} tokens.")
+    st.html(rendered.html)
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+"""Inspect: open a tokenizer.json (or one trained here) — summary, vocab browser, BPE merges and trees, token spans."""
+
+import pandas as pd
+import streamlit as st
+
+from tokviz import inspect as inspect_tok
+from tokviz import ui
+
+ui.require_app_navigation()
+st.title("Inspect a tokenizer")
+st.caption("Upload a tokenizer.json saved by Hugging Face `tokenizers` or by tokviz, or pick one trained in this session.")
+
+tokenizer, choice_key = ui.tokenizer_choice("inspect_tokenizer", allow_upload=True)
+if tokenizer is None:
+    st.stop()
+byte_level = inspect_tok.is_byte_level(tokenizer)
+summary = inspect_tok.summarize(tokenizer)
+
+st.header("Summary")
+ui.metrics_row({"model": summary.model_type, "vocab size": summary.vocab_size, "added tokens": len(summary.added_tokens)})
+st.dataframe(pd.DataFrame(summary.rows(), columns=["stage", "component"]), hide_index=True, width="stretch")
+
+st.header("Try it")
+if "inspect_text" not in st.session_state:
+    st.session_state["inspect_text"] = "Tokenizers split words into pieces: unbelievably, naïve 東京 a가 2024!"
+text = st.text_area("Text", key="inspect_text", height=90, max_chars=20_000)
+ui.token_spans_html(tokenizer, text, byte_level)
+
+st.header("Vocabulary")
+frame = ui.vocab_frame_cached(choice_key, _tokenizer=tokenizer)
+present = [kind for kind in inspect_tok.KINDS if (frame["kind"] == kind).any()]
+if st.session_state.get("inspect_for") != choice_key:  # another tokenizer: its own kinds, its longest word's tree
+    st.session_state.update(
+        inspect_for=choice_key, vocab_kinds=present, vocab_sort="id", merge_tree_token=inspect_tok.example_word_token(frame)
+    )
+left, middle, right = st.columns([2, 3, 2])
+search = left.text_input("Search tokens (plain text)", key="vocab_search")
+kinds = middle.multiselect("Kinds", present, key="vocab_kinds")
+has_scores = bool(frame["score"].notna().any())  # only Unigram has scores
+sort_columns = ["id", "length", "token"] + (["score"] if has_scores else [])
+sort_by = right.selectbox("Sort by", sort_columns, key="vocab_sort")
+descending = right.toggle("Descending", key="vocab_descending")
+shown = inspect_tok.filter_vocab(frame, search, kinds, sort_by, descending)
+st.caption(f"{len(shown):,} of {len(frame):,} tokens. Click a column header to sort the table itself.")
+st.dataframe(shown if has_scores else shown.drop(columns="score"), hide_index=True, height=320, width="stretch")
+
+if summary.model_type == "BPE":
+    st.header("Merges")
+    model = tokenizer.model
+    left, right = st.columns([3, 2])
+    with left:
+        st.caption(f"{len(model.merges):,} merges by rank (rank 0 is applied first)")
+        st.dataframe(inspect_tok.merges_frame(model, byte_level), hide_index=True, height=360, width="stretch")
+    with right:
+        recipes = inspect_tok.merge_recipes(model)
+        token = st.text_input("Token (exactly as in the vocabulary, markers included)", key="merge_tree_token")
+        if token and model.token_to_id(token) is None:  # typed as shown ('가' for 'ê°Ģ')? use the vocabulary's form
+            token = next(iter(frame.loc[frame["shown as"] == token, "token"]), token)
+        tree = inspect_tok.merge_tree(model, token, recipes) if token else None
+        if tree is None:
+            st.info("Type a token from the vocabulary to see the merges that build it.")
+        else:
+            st.caption(f"Built from {len(tree.leaves())} base symbols")
+            st.code(inspect_tok.render_merge_tree(tree, byte_level), language=None)
+            with st.expander("As a nested structure"):
+                st.json(tree.as_dict())
