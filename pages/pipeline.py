@@ -38,7 +38,7 @@ for number, sequence in enumerate(trace.sequences):
     st.html(stages.normalization_html(sequence))
 
     st.header(f"2 · Pre-tokens{name}")
-    left, right = st.columns([1, 2])
+    left, right = st.columns([2, 3])
     left.dataframe(stages.pre_tokens_frame(sequence), hide_index=True, height=260, width="stretch")
     with right:
         st.caption("Pre-tokens over the original text (offsets are original characters)")
