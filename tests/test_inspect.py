@@ -90,7 +90,7 @@ def test_bert_summary_names_every_component(hf_jsons) -> None:
     stages = dict(summary.rows())
     assert stages["normalizer"] == "BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True)"
     assert stages["pre-tokenizer"] == "BertPreTokenizer"
-    assert stages["post-processor"].startswith("TemplateProcessing(")
+    assert stages["post-processor"] == "TemplateProcessing(single='[CLS] $A [SEP]', pair='[CLS] $A [SEP] $B:1 [SEP]:1')"
     assert stages["decoder"] == "WordPiece(prefix='##', cleanup=True)"
     assert stages["added tokens"] == "'[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'"
     assert stages["model"].startswith("WordPiece (")

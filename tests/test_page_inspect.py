@@ -145,3 +145,18 @@ def test_merge_tree_for_a_typed_token() -> None:
     assert tree[0].startswith("Ġthe  ← merge #")
     app.text_input(key="merge_tree_token").set_value("not a token at all").run()
     assert any("Type a token from the vocabulary" in message.value for message in app.info)
+
+
+def test_the_train_pages_run_can_be_inspected() -> None:
+    app = AppTest.from_file(APP, default_timeout=90)
+    app.run()
+    app.switch_page("pages/train.py")
+    app.run()
+    app.selectbox(key="preset").set_value("char_bpe").run()
+    app.switch_page("pages/inspect.py")
+    app.run()
+    assert_no_exception(app)
+    assert app.selectbox(key="inspect_tokenizer").value == "trained"
+    assert app.metric[0].value == "BPE"
+    tree = app.code[0].value.splitlines()
+    assert tree[0].endswith("'") and "</w>" in tree[0]  # the longest word, built up to its end-of-word suffix

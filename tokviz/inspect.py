@@ -113,6 +113,8 @@ def describe_component(data: Mapping[str, Any] | None) -> str:
     if data is None:
         return "none"
     kind = str(data.get("type", "?"))
+    if kind == "TemplateProcessing":
+        return f"TemplateProcessing(single={_template(data.get('single'))!r}, pair={_template(data.get('pair'))!r})"
     for key in _NESTED_KEYS:
         if isinstance(data.get(key), list):
             return f"{kind}({' → '.join(describe_component(item) for item in data[key])})"
@@ -125,6 +127,22 @@ def describe_component(data: Mapping[str, Any] | None) -> str:
             shown = shown[: _LONG_VALUE - 1] + "…"
         options.append(f"{key}={shown}")
     return f"{kind}({', '.join(options)})" if options else kind
+
+
+def _template(pieces: Any) -> str:
+    """A tokenizer.json template back in HF's string syntax.
+
+    >>> _template([{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}])
+    '[CLS] $B:1'
+    """
+    words = []
+    for piece in pieces if isinstance(pieces, list) else []:
+        if not isinstance(piece, dict) or len(piece) != 1:
+            return repr(pieces)[:_LONG_VALUE]  # not a template we recognise: show its start
+        (kind, body), = piece.items()
+        word = f"${body.get('id')}" if kind == "Sequence" else str(body.get("id"))
+        words.append(word + (f":{body.get('type_id')}" if body.get("type_id") else ""))
+    return " ".join(words)
 
 
 def _component_dict(component: Any) -> dict[str, Any] | None:
