@@ -38,12 +38,12 @@ for position, column in enumerate(st.columns(count)):
 
 st.header("3 · Train")
 clicked = st.button("Train all", key="compare_train", type="primary")
-if not clicked and len(corpus.text) > LIVE_TRAINING_MAX_CHARS:
+requests = [(corpus_key, configuration.config, configuration.vocab_size) for configuration in configurations]
+if not clicked and len(corpus.text) > LIVE_TRAINING_MAX_CHARS and not all(map(ui.is_trained, requests)):
     st.info("This corpus is large: press **Train all** to train (trainings done before come from the cache).")
     st.stop()
 trained = []  # (configuration, tokenizer at its trained size, request, history)
-for configuration in configurations:
-    request = (corpus_key, configuration.config, configuration.vocab_size)
+for configuration, request in zip(configurations, requests):
     try:
         if not split.train_lines:
             raise EmptyCorpusError("The corpus is empty: paste some text or upload a file to compare tokenizers on it.")

@@ -730,6 +730,11 @@ def compare_configuration_form(position: int, default_preset: str, default_vocab
     return Configuration(configuration_name(position, choice, config.model, int(vocab_size)), config, int(vocab_size))
 
 
+def is_trained(request: tuple[str, PipelineConfig, int]) -> bool:
+    """Whether the training for ``(corpus hash, config, vocab size)`` is in the cache (so showing it costs nothing)."""
+    return "history" in _training_slot(*request)
+
+
 @st.cache_resource(max_entries=32, show_spinner=False)
 def compression_curve_cached(request: tuple[str, PipelineConfig, int], text_key: str, _history: Any, _text: str, points: int = 8) -> Any:
     """Tokens per word and bytes per token at ``points`` vocab sizes of one training, on one text (by hash).

@@ -30,3 +30,24 @@ def test_compare_three_presets_on_the_sample(app_url: str, page, screenshot_dir)
     page.locator(".st-key-compare_curves .js-plotly-plot").wait_for(timeout=30_000)
     page.screenshot(path=str(screenshot_dir / "compare_three_presets.png"))
     print(f"{outlined.count()} outlined tokens; screenshot in {screenshot_dir}")
+
+
+def test_a_large_corpus_waits_for_train_all(app_url: str, page, read_shared_corpus) -> None:
+    page.set_viewport_size({"width": 1400, "height": 3000})
+    page.goto(f"{app_url}/compare")
+    page.get_by_role("heading", name="Compare tokenizers").wait_for(timeout=60_000)
+    _wait_for_rerun(page)
+    corpus = page.locator(".st-key-corpus_text textarea")
+    corpus.fill(read_shared_corpus("grimm_tales.txt")[:120_000])
+    corpus.press("Control+Enter")  # Streamlit applies a text area's value on Ctrl+Enter or blur
+    page.get_by_text("This corpus is large").wait_for(timeout=60_000)
+    assert page.locator(".tokviz-spans").count() == 0
+    page.locator(".st-key-compare_train button").click()
+    _wait_for_rerun(page)
+    assert page.locator(".tokviz-spans").count() == 3
+    # Another rerun without a click keeps the comparison: the trainings come from the cache.
+    text = page.locator(".st-key-compare_text textarea")
+    text.fill("Once upon a time there was a king")
+    text.press("Control+Enter")
+    page.wait_for_function("document.querySelector('.tokviz-spans') && document.querySelector('.tokviz-spans').textContent.includes('king')", timeout=60_000)
+    assert page.locator(".tokviz-spans").count() == 3
