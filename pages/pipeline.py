@@ -60,7 +60,10 @@ for number, sequence in enumerate(trace.sequences):
     if sequence.round_trip:
         st.success("Round trip: decoding the tokens gives back the normalized text exactly.")
     else:
-        st.warning("No round trip: the decoded text (above) differs from the normalized text (below).")
+        st.warning(
+            "No round trip: the decoded text (above) differs from the normalized text (below) — usually whitespace "
+            "the pre-tokenizer dropped, an unknown token, or a decoder that cleans up spaces around punctuation."
+        )
         st.code(sequence.normalized or " ", language=None)
 
 st.header("6 · Bytes")
