@@ -63,14 +63,26 @@ class Encoding:
         # Fields are stored as tuples: immutable (edits build new ones) and, holding only
         # ints/strs, untracked by Python's cyclic GC, which otherwise re-scans every live
         # encoding again and again when a program keeps many of them.
-        self._ids = _as_tuple(ids)
+        self._ids = ids if type(ids) is tuple else _as_tuple(ids)
         n = len(self._ids)
-        self._type_ids = _as_tuple(type_ids) if type_ids is not None else (0,) * n
-        self._tokens = _as_tuple(tokens)
-        self._words = _as_tuple(words) if words is not None else (None,) * n
-        self._offsets = _as_tuple(offsets) if offsets is not None else ((0, 0),) * n
-        self._special_tokens_mask = _as_tuple(special_tokens_mask) if special_tokens_mask is not None else (0,) * n
-        self._attention_mask = _as_tuple(attention_mask) if attention_mask is not None else (1,) * n
+        self._type_ids = type_ids if type(type_ids) is tuple else _as_tuple(type_ids) if type_ids is not None else (0,) * n
+        self._tokens = tokens if type(tokens) is tuple else _as_tuple(tokens)
+        self._words = words if type(words) is tuple else _as_tuple(words) if words is not None else (None,) * n
+        self._offsets = offsets if type(offsets) is tuple else _as_tuple(offsets) if offsets is not None else ((0, 0),) * n
+        self._special_tokens_mask = (
+            special_tokens_mask
+            if type(special_tokens_mask) is tuple
+            else _as_tuple(special_tokens_mask)
+            if special_tokens_mask is not None
+            else (0,) * n
+        )
+        self._attention_mask = (
+            attention_mask
+            if type(attention_mask) is tuple
+            else _as_tuple(attention_mask)
+            if attention_mask is not None
+            else (1,) * n
+        )
         # A shared empty tuple until truncation fills it (every edit assigns a new list).
         self._overflowing: list[Encoding] = overflowing if overflowing is not None else _NO_PIECES  # type: ignore[assignment]
         self._sequence_ranges: dict[int, tuple[int, int]] = sequence_ranges if sequence_ranges is not None else {}

@@ -519,7 +519,7 @@ class Tokenizer:
                 offsets.append(original if original is not None else tuple(token.offsets))
                 words.append(word)
         n = len(ids)
-        return Encoding(ids, [type_id] * n, tokens, words, offsets, [0] * n, [1] * n, [], {})
+        return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
 
     # ----------------------------------------------------------------- byte-level fast path
     def _fast_byte_level(
@@ -640,9 +640,10 @@ class Tokenizer:
                         s, e = trim_token_offsets(value, s, e, first + k == 0 or s == 0, trim[0])
                     offsets[first + k] = (s, e)
         n = len(ids)
-        return Encoding(ids, [type_id] * n, tokens, words, offsets, [0] * n, [1] * n, [], {})
+        return Encoding(
+            tuple(ids), (type_id,) * n, tuple(tokens), tuple(words), tuple(offsets), (0,) * n, (1,) * n, None, {}
+        )
 
-    # ----------------------------------------------------------------- byte-level fast path
     # ----------------------------------------------------------------- decoding
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """Ids back to text through the decoder (tokens joined by spaces without one).
@@ -878,6 +879,19 @@ def _tokenize_byte_word(word: str, model_tokenize: Any) -> tuple[Any, ...]:
 
     symbols = text_to_symbols(word)
     model_tokens = model_tokenize(symbols)
+    if len(model_tokens) == 1 and len(symbols) == len(word):
+        # The common case (a known word of ASCII text), built without intermediate lists.
+        token = model_tokens[0]
+        value = token.value
+        start, end = token.offsets
+        if value and (value[0] in _TRIM_CHARS or value[-1] in _TRIM_CHARS):
+            trimmed_start, trimmed_end = trim_token_offsets(value, start, end, False, False)
+        else:
+            trimmed_start, trimmed_end = start, end
+        return (
+            (token.id,), (value,), (start,), (end,), (trimmed_start,), (trimmed_end,), (end - start,),
+            (trimmed_start - start,), (trimmed_end - start,), start == 0 and start < end == len(word),
+        )
     if len(symbols) == len(word):
         offsets = [tuple(t.offsets) for t in model_tokens]
     else:
