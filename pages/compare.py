@@ -48,14 +48,14 @@ for configuration, request in zip(configurations, requests):
         if not split.train_lines:
             raise EmptyCorpusError("The corpus is empty: paste some text or upload a file to compare tokenizers on it.")
         history = ui.train_with_progress(request, split.train_lines)
-        model = ui.model_at_cached(*request, history.max_vocab_size, _history=history)
-        trained.append((configuration, tokenizer_with_model(configuration.config, model), request, history))
+        # The trained model, not model_at(max_vocab_size): a Unigram history reaches above its target (earlier snapshots).
+        trained.append((configuration, tokenizer_with_model(configuration.config, history.model), request, history))
     except TokvizError as error:  # one configuration failing leaves the others compared
         st.error(f"{configuration.name}: {ui.md_escape(str(error))}")
 if len(trained) < 2:
     st.info("At least two configurations must train to compare them.")
     st.stop()
-st.caption(" · ".join(f"{item[0].name}: {item[3].max_vocab_size:,} tokens in {item[3].seconds:.2f} s" for item in trained))
+st.caption(" · ".join(f"{item[0].name}: {item[1].get_vocab_size():,} tokens in {item[3].seconds:.2f} s" for item in trained))
 
 st.header("4 · One text, every segmentation")
 if "compare_text" not in st.session_state:

@@ -90,6 +90,7 @@ def test_bpe_wordpiece_unigram_at_2000_on_english_prose(read_shared_corpus) -> N
     assert frame["tokens per word"].between(1.0, 3.0).all(), frame.to_dict()
     assert frame["UTF-8 bytes per token"].between(2.0, 6.0).all(), frame.to_dict()
     assert (frame["unknown tokens %"] < 1.0).all() and frame["words kept whole %"].between(30, 100).all()
+    assert list(frame["vocab size"]) == [2000, 2000, 2000]  # the trained models (a Unigram history reaches above its target)
     overlaps = overlap_frame(app)["vocab overlap (Jaccard) %"]
     assert overlaps.between(1.0, 99.0).all()  # related vocabularies, never identical
     # The BERT-like preset (the HF course's likelihood WordPiece) also lands in range on this text.
