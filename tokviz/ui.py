@@ -84,6 +84,12 @@ def require_app_navigation() -> None:
     that ``st.navigation`` clears; clearing it here and rerunning sends the same URL through
     ``app.py``, whose navigation then opens the requested page.
     """
+    # Only a session's first run can be a deep link, and it is never a widget's run, so the
+    # rerun below can lose no click. (AppTest resets the flag before every run; this keeps
+    # its later runs, which carry the clicks, untouched.)
+    if st.session_state.get("_tokviz_navigation_checked"):
+        return
+    st.session_state["_tokviz_navigation_checked"] = True
     try:
         from streamlit.runtime.pages_manager import PagesManager
     except ImportError:  # pragma: no cover - a Streamlit without the legacy mode
