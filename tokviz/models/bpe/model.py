@@ -68,6 +68,9 @@ CACHE_MAX_WORD_LENGTH = 256
 _ID_BITS = 32
 _ID_MASK = (1 << _ID_BITS) - 1
 _NO_MERGE = 1 << 62  # larger than any packed merge
+#: Words with more symbols than this merge through a heap (O(n log n)) instead of the
+#: rescanning list (O(n) per merge, so a 5 MB word without spaces would never finish).
+LIST_MERGE_MAX_SYMBOLS = 256
 
 
 def byte_fallback_token(byte: int) -> str:
@@ -151,6 +154,9 @@ def apply_merges(ids: list[int], lengths: list[int], merge_map: Mapping[tuple[in
     """
     if len(ids) < 2:
         return
+    if len(ids) > LIST_MERGE_MAX_SYMBOLS:
+        apply_merges_with_dropout(ids, lengths, merge_map, 0.0, None)
+        return
     get = merge_map.get
     # pair_merges[i] is the packed merge of (ids[i], ids[i + 1]); after a merge only the
     # two pairs touching the new token change, so we patch them instead of rescanning.
@@ -178,6 +184,9 @@ def merge_ids(ids: list[int], merge_map: Mapping[tuple[int, int], int]) -> None:
     >>> ids = [2, 6, 1, 5]; merge_ids(ids, {(6, 1): 0 << 32 | 7, (2, 7): 2 << 32 | 9}); ids
     [9, 5]
     """
+    if len(ids) > LIST_MERGE_MAX_SYMBOLS:
+        apply_merges_with_dropout(ids, [1] * len(ids), merge_map, 0.0, None)
+        return
     get = merge_map.get
     pair_merges = [get(pair, _NO_MERGE) for pair in zip(ids, ids[1:])]
     while pair_merges:
@@ -226,7 +235,7 @@ def apply_merges_with_dropout(
     set_aside: list[tuple[int, int, int]] = []
     while heap:
         candidate = heapq.heappop(heap)
-        if rng.random() < dropout:
+        if dropout and rng.random() < dropout:  # dropout 0: the plain heap merge of long words
             set_aside.append(candidate)
             continue
         for waiting in set_aside:
