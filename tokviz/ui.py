@@ -771,9 +771,15 @@ _WINNER_STYLE = "background-color: #c8e6c9; font-weight: 600"
 _TIED_STYLE = "background-color: #fff59d"
 
 
-def _highlight_rows(frame: Any, styles: list[str]) -> Any:
-    """A Styler that paints row ``i`` with ``styles[i]`` (an empty string leaves it plain)."""
-    return frame.style.apply(lambda row: [styles[row.name]] * len(row), axis=1)
+def _highlight_rows(frame: Any, styles: list[str] | None = None) -> Any:
+    """A Styler that paints row ``i`` with ``styles[i]`` (none: plain) and shows floats with 3 decimals."""
+    styled = frame.style.format(precision=3)
+    return styled.apply(lambda row: [styles[row.name]] * len(row), axis=1) if styles else styled
+
+
+def _rows_height(rows: int, most: int) -> int:
+    """A table's height in px: every row when they fit in ``most``, a scroll bar when not."""
+    return min(38 + 35 * rows, most)
 
 
 _LEARN_COMPACT_CSS = """<style>
@@ -858,12 +864,14 @@ def _merge_view(view: Any, hidden: bool, step_key: str) -> None:
             options = sorted(f"{row.left} + {row.right}" for row in view.pairs)
             st.selectbox("The pair merged next", options, key=f"learn_guess_{step_key}")
             st.button("Check", key=f"learn_check_{step_key}", type="primary", on_click=_reveal_merge, args=(view, step_key))
-            st.caption("Count the pairs in the words on the left (weighted by their counts), then check.")
+            if view.algorithm == "WordPiece":
+                st.caption("Score each pair: its count / (count of its left part × count of its right part). The best score wins.")
+            else:
+                st.caption("Count the pairs in the words on the left (weighted by their counts), then check.")
             return
         st.markdown("**Pairs now** (winner green, ties yellow)")
         styles = [_WINNER_STYLE if row.winner else _TIED_STYLE if row.tied else "" for row in view.pairs]
-        height = min(38 + 35 * len(view.pairs), 280)  # every pair when they fit, a scroll bar when not
-        st.dataframe(_highlight_rows(pairs_frame(view), styles), hide_index=True, width="stretch", height=height)
+        st.dataframe(_highlight_rows(pairs_frame(view), styles), hide_index=True, width="stretch", height=_rows_height(len(view.pairs), 280))
         st.success(md_escape(f"New vocabulary entry: {view.token!r} (= {view.left!r} + {view.right!r})"))
 
 
@@ -905,7 +913,7 @@ def _wordpiece_encode_view(data: Any, hidden: bool, step_key: str) -> None:
         words = [trace.word for trace, _ in traces]
         word = st.selectbox("Trace the search for", words, key="learn_trace_word")
         trace = next(trace for trace, _ in traces if trace.word == word)
-        st.dataframe(tables.wordpiece_trace_table(trace), hide_index=True, width="stretch", height=200)
+        st.dataframe(tables.wordpiece_trace_table(trace), hide_index=True, width="stretch", height=_rows_height(4, 200))
         if trace.unk_reason:
             bpe = dict((t.word, b) for t, b in traces)[word]
             st.warning(md_escape(f"{trace.unk_reason}. BPE only replaces the unknown character: {list(bpe)}."))
@@ -915,7 +923,7 @@ def _seed_view(rows: Any, hidden: bool, step_key: str) -> None:
     import pandas as pd
 
     frame = pd.DataFrame([(row.piece, row.count, round(row.probability, 4)) for row in rows], columns=["piece", "count", "P(piece)"])
-    st.dataframe(frame, hide_index=True, width="stretch", height=300)
+    st.dataframe(_highlight_rows(frame), hide_index=True, width="stretch", height=_rows_height(len(frame), 390))
 
 
 def _segmentations_view(data: Any, hidden: bool, step_key: str) -> None:
@@ -938,7 +946,8 @@ def _viterbi_view(data: Any, hidden: bool, step_key: str) -> None:
         [(cell.end, f"{cell.piece} ({cell.start}→{cell.end})", round(cell.piece_log_prob, 3), round(cell.total, 3)) for cell in cells],
         columns=["position", "piece ending here", "log P(piece)", "best[start] + log P"],
     )
-    st.dataframe(_highlight_rows(frame, [_WINNER_STYLE if cell.chosen else "" for cell in cells]), hide_index=True, width="stretch", height=300)
+    st.dataframe(_highlight_rows(frame, [_WINNER_STYLE if cell.chosen else "" for cell in cells]), hide_index=True, width="stretch",
+                 height=_rows_height(len(cells), 390))
 
 
 def _loss_view(data: Any, hidden: bool, step_key: str) -> None:
@@ -950,7 +959,7 @@ def _loss_view(data: Any, hidden: bool, step_key: str) -> None:
         columns=["word", "count", "best cut", "−log P(cut)", "count × −log P"],
     )
     left, right = st.columns([4, 1])
-    left.dataframe(frame, hide_index=True, width="stretch")
+    left.dataframe(_highlight_rows(frame), hide_index=True, width="stretch")
     right.metric("loss", f"{loss:.2f}")
 
 
@@ -961,7 +970,7 @@ def _prune_view(view: Any, hidden: bool, step_key: str) -> None:
                          columns=["piece", "loss increase if removed", ""])
     left, right = st.columns([1, 1])
     left.dataframe(_highlight_rows(frame, ["background-color: #ffcdd2" if removed else "" for _, _, removed in view.candidates]),
-                   hide_index=True, width="stretch", height=280)
+                   hide_index=True, width="stretch", height=_rows_height(len(frame), 390))
     right.markdown("**Why these go**")
     for piece, reason in view.reasons:
         right.text(f"{piece!r}: {reason}")
@@ -974,7 +983,8 @@ def _unigram_final_view(data: Any, hidden: bool, step_key: str) -> None:
 
     pieces, encoded = data
     left, right = st.columns([1, 1])
-    left.dataframe(pd.DataFrame([(piece, round(p, 4)) for piece, p in pieces], columns=["piece", "P(piece)"]), hide_index=True, width="stretch", height=280)
+    frame = pd.DataFrame([(piece, p) for piece, p in pieces], columns=["piece", "P(piece)"])
+    left.dataframe(_highlight_rows(frame), hide_index=True, width="stretch", height=_rows_height(len(frame), 390))
     right.dataframe(encoded_frame(encoded), hide_index=True, width="stretch")
 
 
@@ -1036,13 +1046,17 @@ def _pipeline_spans(sentence: str, pieces: Any, byte_level: bool = False) -> str
 def _pipeline_view(view: Any, hidden: bool, step_key: str) -> None:
     import pandas as pd
 
+    from tokviz.viz.spans import make_visible
+
     sentence = view.sentence
-    st.text(f"normalizer: {view.normalizer}    pre-tokenizer: {view.pre_tokenizer}")
-    st.code(view.normalized, language=None)
     left, right = st.columns([1, 1])
-    left.html(_pipeline_spans(sentence, view.pieces, view.byte_level))
-    right.dataframe(pd.DataFrame([(piece, str(offsets), sentence[offsets[0]:offsets[1]]) for piece, offsets in view.pieces],
-                                 columns=["pre-token", "offsets", "original text"]), hide_index=True, width="stretch", height=260)
+    with left:
+        st.caption(md_escape(f"normalizer: {view.normalizer} · pre-tokenizer: {view.pre_tokenizer}"))
+        st.code(view.normalized, language=None, wrap_lines=True)
+        st.html(_pipeline_spans(sentence, view.pieces, view.byte_level))
+    rows = [(piece, str(offsets), make_visible(sentence[offsets[0]:offsets[1]])) for piece, offsets in view.pieces]
+    right.dataframe(pd.DataFrame(rows, columns=["pre-token", "offsets", "original text"]), hide_index=True, width="stretch",
+                    height=_rows_height(len(rows), 390))
 
 
 def _pipeline_compare_view(data: Any, hidden: bool, step_key: str) -> None:

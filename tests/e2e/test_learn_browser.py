@@ -66,6 +66,8 @@ def test_predict_the_next_merge_in_the_browser(app_url: str, page, screenshot_di
     page.locator(".st-key-learn_next button").click()
     _settle(page)
     page.get_by_text("Merge 1: which pair is merged next?").wait_for(timeout=30_000)
+    assert page.get_by_text("Pairs now").count() == 0  # the pair counts would give the answer away
+    page.screenshot(path=str(screenshot_dir / "learn_predict_hidden.png"))
     page.locator("[class*=st-key-learn_check_] button").click()
     _settle(page)
     page.get_by_text("New vocabulary entry: 'ug'", exact=False).wait_for(timeout=30_000)
