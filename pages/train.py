@@ -5,7 +5,7 @@ import streamlit as st
 from tokviz import ui
 from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
-from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_VOCAB_SIZE
+from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_VOCAB_SIZE, check_training_request
 from tokviz.pipeline_config import build_tokenizer, from_query_params, to_form_state, to_query_params, tokenizer_with_model
 from tokviz.presets import DEFAULT_PRESET, PRESETS, preset_key
 from tokviz.samples import load_sample
@@ -72,6 +72,7 @@ if config is not None and (clicked or len(corpus.text) <= LIVE_TRAINING_MAX_CHAR
     try:
         if not split.train_lines:
             raise EmptyCorpusError("The corpus is empty: paste some text or upload a file, then train.")
+        check_training_request(len(corpus.text), words)  # too large: say so instead of training
         history = ui.train_with_progress(request, split.train_lines)
         ui.remember_training(request, history, split.train_lines, split.test_lines)
     except TokvizError as error:

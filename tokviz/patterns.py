@@ -37,10 +37,11 @@ from typing import Any
 
 import regex
 
+from tokviz import limits
 from tokviz.errors import PatternError, PatternTimeoutError
 
 #: Wall-clock limit for one search of a user pattern over one string, in seconds.
-PATTERN_TIMEOUT_SECONDS: float = 1.0
+PATTERN_TIMEOUT_SECONDS: float = limits.PATTERN_TIMEOUT_SECONDS  # set in tokviz.limits with the other limits
 
 #: ``((start, end), is_match)`` pieces that cover a string, in character offsets.
 Matches = list[tuple[tuple[int, int], bool]]

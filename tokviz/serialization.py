@@ -100,6 +100,9 @@ def tokenizer_from_str(text: str) -> Any:
     """Build a Tokenizer from tokenizer.json text; malformed input raises SerializationError."""
     if not isinstance(text, str):
         raise SerializationError(f"A tokenizer.json must be text, not {type(text).__name__}.")
+    from tokviz.limits import check_tokenizer_json_size
+
+    check_tokenizer_json_size(len(text))  # refuse a giant file before json.loads holds it twice
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -111,6 +114,9 @@ def tokenizer_from_str(text: str) -> Any:
 
 
 def tokenizer_from_file(path: str | Path) -> Any:
+    from tokviz.limits import check_tokenizer_json_size
+
+    check_tokenizer_json_size(Path(path).stat().st_size, str(path))
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
