@@ -269,3 +269,33 @@ def test_decoder_attribute_is_used():
     tok = Tokenizer(models.WordLevel({"▁a": 0, "▁b": 1}, unk_token="▁a"))
     tok.decoder = decoders.Metaspace()
     assert tok.decode([0, 1]) == "a b"
+
+
+@pytest.mark.parametrize("kind", ["BPE", "WordPiece", "WordLevel"])
+def test_training_keeps_the_untrained_models_unknown_token_as_hf(kind: str) -> None:
+    """HF's trainers set the vocab (and merges) but keep the model's unk_token."""
+    import tokenizers as hf
+
+    from tokviz import Tokenizer, models, pre_tokenizers, trainers
+
+    lines = ["hug pug pun bun hugs", "the hugs of the pun", "a bun and a pug"] * 3
+    ours_model = {"BPE": models.BPE, "WordPiece": models.WordPiece, "WordLevel": models.WordLevel}[kind](unk_token="[UNK]")
+    hf_model = {"BPE": hf.models.BPE, "WordPiece": hf.models.WordPiece, "WordLevel": hf.models.WordLevel}[kind](unk_token="[UNK]")
+    ours_trainer = {
+        "BPE": lambda: trainers.BpeTrainer(vocab_size=40, special_tokens=["[UNK]"]),
+        "WordPiece": lambda: trainers.WordPieceTrainer(vocab_size=40, special_tokens=["[UNK]"], scoring="frequency"),
+        "WordLevel": lambda: trainers.WordLevelTrainer(vocab_size=40, special_tokens=["[UNK]"]),
+    }[kind]()
+    hf_trainer = {
+        "BPE": lambda: hf.trainers.BpeTrainer(vocab_size=40, special_tokens=["[UNK]"]),
+        "WordPiece": lambda: hf.trainers.WordPieceTrainer(vocab_size=40, special_tokens=["[UNK]"]),
+        "WordLevel": lambda: hf.trainers.WordLevelTrainer(vocab_size=40, special_tokens=["[UNK]"]),
+    }[kind]()
+    ours, theirs = Tokenizer(ours_model), hf.Tokenizer(hf_model)
+    ours.pre_tokenizer, theirs.pre_tokenizer = pre_tokenizers.Whitespace(), hf.pre_tokenizers.Whitespace()
+    ours.train_from_iterator(lines, ours_trainer)
+    theirs.train_from_iterator(lines, hf_trainer)
+    assert ours.model.unk_token == "[UNK]"
+    text = "hugs zebra ☃ bun"
+    assert ours.encode(text).tokens == theirs.encode(text).tokens
+    assert "[UNK]" in ours.encode(text).tokens
