@@ -232,6 +232,14 @@ def test_unigram_loss_and_pruning_rounds_come_from_the_history() -> None:
     assert {word.word: word.tokens for word in encoded}["pug"] == ("p", "u", "g")
 
 
+def test_unigram_lesson_on_an_edited_table_picks_a_word_it_can_cut() -> None:
+    lesson = lessons.unigram_lesson({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=16)
+    word, rows = lesson.steps[1].data
+    assert word == "newest" and len(rows) == 2 ** 5  # a cut or not between each pair of letters
+    assert lesson.steps[2].data[0] == "newest"
+    assert "'pug'" not in lesson.steps[1].title
+
+
 # --------------------------------------------------------------------------- byte-level
 
 

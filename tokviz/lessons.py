@@ -386,11 +386,13 @@ def bpe_lesson(word_counts: Mapping[str, int], n_merges: int = 3, new_words: Ite
                     "has characters never seen in training" if any(char not in history.alphabet for char in word) else "")
         for word in new_words if word
     )
+    unseen = next((item for item in encoded if item.note), None)
+    example = f" ({unseen.word!r} → {list(unseen.tokens)})" if unseen is not None else ""
     steps.append(
         LessonStep(
             "New words: apply the merges in the order they were learned",
-            f"A character the corpus never had becomes {UNK}: 'mug' has no 'm', so it is ['{UNK}', 'ug']. "
-            "Known characters are merged with the learned rules, in order.",
+            f"Known characters are merged with the learned rules, in order. A character the corpus never had becomes "
+            f"{UNK}{example}.",
             "encode",
             (_final_splits(views, words, initial), history.vocab[: model.get_vocab_size()], encoded),
         )
@@ -418,7 +420,7 @@ def wordpiece_lesson(word_counts: Mapping[str, int], n_merges: int = 5, new_word
         LessonStep(
             "Start: the ## alphabet",
             "A word's first character stands alone; every later character carries ## (it continues a word). "
-            "So 'u' inside 'hug' is '##u', a different token from a word-initial 'u'.",
+            "So a 'u' inside a word is '##u', a different token from a word-initial 'u'.",
             "splits",
             (start, history.vocab[: history.initial_vocab_size]),
         ),
@@ -553,8 +555,10 @@ def unigram_lesson(word_counts: Mapping[str, int], vocab_size: int = 12, word: s
     total = sum(seed_freqs.values())
     seed_rows = tuple(PieceRow(piece, count, count / total) for piece, count in sorted(seed_freqs.items(), key=lambda item: (-item[1], item[0])))
     seed_model = history.model_at(history.max_vocab_size)
-    word = word or next(iter(counts))
-    viterbi_word = viterbi_word or word
+    # The default words ("pug", "bugs") suit the course's table; an edited table may lack their letters.
+    known = set(history.required_chars)
+    word = word if word and set(word) <= known else max(counts, key=len)
+    viterbi_word = viterbi_word if viterbi_word and set(viterbi_word) <= known else word
     steps = [
         LessonStep(
             "Start big: every substring is a candidate",
@@ -677,8 +681,8 @@ def byte_level_lesson(text: str = "a가 짧", word_counts: Mapping[str, int] = C
     steps = (
         LessonStep(
             f"{len(text)} characters, {n_bytes} bytes",
-            "Computers store text as UTF-8 bytes: ASCII letters and the space take 1 byte, a Korean syllable takes 3. "
-            "Byte-level BPE starts from these bytes, not from characters.",
+            "Computers store text as UTF-8 bytes: ASCII letters and the space take 1 byte, accented letters 2, most "
+            "Asian characters (a Korean syllable) 3, emoji 4. Byte-level BPE starts from these bytes, not from characters.",
             "bytes",
             (text, rows, n_bytes),
         ),

@@ -930,6 +930,9 @@ def _segmentations_view(data: Any, hidden: bool, step_key: str) -> None:
     import pandas as pd
 
     word, rows = data
+    if len(rows) > 10:
+        st.caption(f"The 10 most probable of {len(rows)} cuts.")
+        rows = rows[:10]
     frame = pd.DataFrame(
         [(str(list(row.pieces)), " × ".join(f"{p:.4f}" for p in row.piece_probabilities), f"{row.probability:.5f}", f"{row.share:.1%}")
          for row in rows],
