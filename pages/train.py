@@ -91,7 +91,7 @@ history, config = run.history, run.config
 st.caption(f"Trained {history.algorithm} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}.")
 
 st.header("4 · Vocab size")
-size = ui.vocab_slider(history)
+size = ui.vocab_slider(history, run.key)
 tokenizer = tokenizer_with_model(config, ui.model_at_cached(*run.key, size, _history=history))
 
 st.header("5 · Tokens of the test text")

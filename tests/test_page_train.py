@@ -388,3 +388,15 @@ def test_user_text_in_notices_is_escaped_markdown() -> None:
     notice = next(warning.value for warning in app.warning if "UTF" in warning.value)
     assert notice.startswith(r"\[click\]\(http://x\) \*bold\*\.txt is not valid UTF\-8")
     assert any(r"upload \[click\]\(http://x\) \*bold\*\.txt" in caption.value for caption in app.caption)
+
+
+def test_unigram_slider_starts_at_the_trained_size_and_reaches_earlier_rounds() -> None:
+    app = open_train()
+    app.selectbox(key="preset").set_value("t5").run()
+    app.number_input(key="target_vocab").set_value(400).run()
+    assert_clean(app)
+    slider = app.slider(key="vocab_slider")
+    captions = " ".join(caption.value for caption in app.caption)
+    assert f"{slider.value:,} = trained size" in captions
+    assert slider.value < slider.max  # the seed and earlier pruning rounds lie above it
+    assert "earlier pruning rounds" in captions

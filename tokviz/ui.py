@@ -377,19 +377,31 @@ def remember_training(request: tuple[str, PipelineConfig, int], history: Any, tr
     st.session_state["trained"] = TrainedRun(request, history, train_lines, test_lines)
 
 
-def vocab_slider(history: Any) -> int:
-    """The vocab slider (key ``vocab_slider``) from the alphabet to the trained size."""
+def vocab_slider(history: Any, run_key: Any = None) -> int:
+    """The vocab slider (key ``vocab_slider``) from the alphabet to the largest recorded size.
+
+    It starts at the trained model's size. For BPE, WordPiece and WordLevel that is the top
+    of the range; Unigram prunes downwards, so its history also holds the larger
+    vocabularies of the seed and earlier pruning rounds, above the trained size. A new
+    training run (another ``run_key``) moves the slider back to its trained size.
+    """
     low, high = history.min_vocab_size, history.max_vocab_size
+    trained = min(max(history.model.get_vocab_size(), low), high)
     if high <= low:
         st.info(f"The vocabulary has {high:,} tokens and nothing to slide: {history.stop_reason}.")
         return high
-    if not low <= st.session_state.get("vocab_slider", high) <= high:
-        st.session_state["vocab_slider"] = high
+    current = st.session_state.get("vocab_slider")
+    if current is None or not low <= current <= high or st.session_state.get("_vocab_slider_run") != run_key:
+        st.session_state["vocab_slider"] = trained
+    st.session_state["_vocab_slider_run"] = run_key
     size = st.slider(
-        "Vocab size (drag to see the tokenizer at any size up to the trained one, without retraining)",
+        "Vocab size (drag to see the tokenizer at any size the training went through, without retraining)",
         min_value=low, max_value=high, key="vocab_slider",
     )
-    st.caption(f"{low:,} = special tokens and alphabet; {high:,} = trained size.")
+    caption = f"{low:,} = special tokens and alphabet; {trained:,} = trained size."
+    if high > trained:
+        caption += f" Up to {high:,}: the larger vocabularies of the seed and earlier pruning rounds."
+    st.caption(caption)
     return size
 
 
