@@ -110,6 +110,8 @@ def tokenizer_from_str(text: str) -> Any:
             f"This is not a valid tokenizer.json: the JSON is malformed at line {error.lineno}, "
             f"column {error.colno} ({error.msg})."
         ) from error
+    except RecursionError as error:  # '[[[[…' thousands deep: Python's parser gives up
+        raise SerializationError("This is not a valid tokenizer.json: its JSON is nested too deeply to read.") from error
     return tokenizer_from_dict(data)
 
 
