@@ -458,3 +458,25 @@ def test_page_duplicated_and_overlapping_special_tokens(app: AppTest, specials: 
     app.text_input(key="cfg_special_tokens").set_value("[UNK] <s>").run()
     assert errors(app) == []
     recovers(app)
+
+
+def test_page_catastrophic_regex_in_replace(app: AppTest) -> None:
+    app.text_area(key="corpus_text").set_value(("a" * 40 + "b\n") * 3).run()
+    custom(app, cfg_normalizers=["Replace"], cfg_n_Replace_regex=True, cfg_n_Replace_pattern=CATASTROPHIC)
+    assert any("catastrophic backtracking" in error for error in errors(app))
+    app.text_input(key="cfg_n_Replace_pattern").set_value("b+").run()
+    recovers(app)
+
+
+def test_every_streamlit_cache_is_bounded() -> None:
+    """Each st.cache_resource / st.cache_data sets max_entries, so cached memory stays bounded."""
+    root = Path(__file__).resolve().parent.parent
+    sources = [root / "app.py", root / "tokviz" / "ui.py", *sorted((root / "pages").glob("*.py"))]
+    decorators = [
+        (path.name, line.strip())
+        for path in sources
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if re.search(r"st\.cache_(?:resource|data)\b", line.split("#", 1)[0])
+    ]
+    assert len(decorators) >= 5
+    assert [entry for entry in decorators if "max_entries=" not in entry[1]] == []
