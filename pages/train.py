@@ -6,6 +6,7 @@ from tokviz import ui
 from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
 from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_VOCAB_SIZE, check_training_request
+from tokviz.patterns import time_budget
 from tokviz.pipeline_config import build_tokenizer, from_query_params, to_form_state, to_query_params, tokenizer_with_model
 from tokviz.presets import DEFAULT_PRESET, PRESETS, preset_key
 from tokviz.samples import load_sample
@@ -47,8 +48,9 @@ try:
         st.caption(PRESETS[choice].summary)
         st.session_state.update(to_form_state(config))  # Custom starts from the last preset
     ui.pipeline_summary(config)
-    ui.pipeline_preview(build_tokenizer(config), split.train_lines[0] if split.train_lines else "", ui.is_byte_level(config))
-    words = ui.word_counts_cached(corpus_key, config.normalizers, config.pre_tokenizers, split.train_lines)
+    with time_budget():  # a user pattern slow on every line stops here, not hours later
+        ui.pipeline_preview(build_tokenizer(config), split.train_lines[0] if split.train_lines else "", ui.is_byte_level(config))
+        words = ui.word_counts_cached(corpus_key, config.normalizers, config.pre_tokenizers, split.train_lines)
 except TokvizError as error:
     ui.show_error(error)
     config, words = None, None
@@ -73,7 +75,8 @@ if config is not None and (clicked or len(corpus.text) <= LIVE_TRAINING_MAX_CHAR
         if not split.train_lines:
             raise EmptyCorpusError("The corpus is empty: paste some text or upload a file, then train.")
         check_training_request(len(corpus.text), words)  # too large: say so instead of training
-        history = ui.train_with_progress(request, split.train_lines)
+        with time_budget():
+            history = ui.train_with_progress(request, split.train_lines)
         ui.remember_training(request, history, split.train_lines, split.test_lines)
     except TokvizError as error:
         ui.show_error(error)

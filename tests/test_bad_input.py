@@ -7,6 +7,7 @@ next normal action on the same session works.
 
 from __future__ import annotations
 
+import contextvars
 import re
 import threading
 from pathlib import Path
@@ -48,10 +49,11 @@ def train(preset: str, lines: list[str], vocab_size: int = 300):
 def finishes(function, seconds: float = 60.0):
     """Run ``function`` in a thread; a hang fails the test instead of blocking the suite."""
     outcome: dict[str, object] = {}
+    context = contextvars.copy_context()  # the caller's pattern time budget goes along
 
     def target() -> None:
         try:
-            outcome["value"] = function()
+            outcome["value"] = context.run(function)
         except BaseException as error:  # handed back to the test below
             outcome["error"] = error
 
@@ -480,3 +482,47 @@ def test_every_streamlit_cache_is_bounded() -> None:
     ]
     assert len(decorators) >= 5
     assert [entry for entry in decorators if "max_entries=" not in entry[1]] == []
+
+
+SLOW_LINE = "a" * 22 + "b"  # (a|aa)+$ takes a few ms here: under the per-search limit, slow in bulk
+
+
+def test_core_a_pattern_slow_on_every_line_stops_at_the_request_budget() -> None:
+    from tokviz.patterns import time_budget
+
+    tokenizer = Tokenizer.from_str(build_tokenizer(PipelineConfig(
+        pre_tokenizers=(component("Split", pattern=CATASTROPHIC, behavior="isolated", regex=True),), model="WordLevel",
+        special_tokens=("[UNK]",), unk_token="[UNK]",
+    )).to_str())
+    splitter = tokenizer.pre_tokenizer
+    assert splitter.pre_tokenize_str(SLOW_LINE)  # one line is fine
+    with pytest.raises(PatternTimeoutError, match="used up this request's time budget of 0.2 s"):
+        with time_budget(0.2):
+            finishes(lambda: [splitter.pre_tokenize_str(SLOW_LINE + str(index)) for index in range(100_000)])
+    assert splitter.pre_tokenize_str(SLOW_LINE)  # outside the block, no budget
+
+
+def test_core_each_thread_has_its_own_pattern_budget() -> None:
+    """Streamlit runs each session in its own thread: one session's budget never stops another."""
+    from tokviz.patterns import time_budget
+
+    replace = normalizers.Replace(Regex("a+"), "x")
+    seen: list[str] = []
+    with time_budget(0.0):
+        with pytest.raises(PatternTimeoutError):
+            replace.normalize_str("aaa")
+        thread = threading.Thread(target=lambda: seen.append(replace.normalize_str("baab")))
+        thread.start()
+        thread.join(10)
+    assert seen == ["bxb"]
+
+
+def test_page_a_pattern_slow_on_every_line_stops_at_the_request_budget(app: AppTest, monkeypatch) -> None:
+    import tokviz.limits
+
+    monkeypatch.setattr(tokviz.limits, "PATTERN_REQUEST_BUDGET_SECONDS", 0.2)
+    app.text_area(key="corpus_text").set_value("\n".join(f"{SLOW_LINE} {index}" for index in range(2_000))).run()
+    custom(app, cfg_pre_tokenizers=["Split"], cfg_p_Split_regex=True, cfg_p_Split_pattern=CATASTROPHIC)
+    assert any("used up this request's time budget of 0.2 s" in error for error in errors(app))
+    app.text_input(key="cfg_p_Split_pattern").set_value(r"\s+").run()
+    recovers(app)

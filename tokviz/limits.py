@@ -61,6 +61,12 @@ MAX_TRAINING_WORD_CHARS: int = _env_int("TOKVIZ_MAX_TRAINING_WORD_CHARS", 10_000
 #: with :class:`tokviz.errors.PatternTimeoutError` instead of hanging the server.
 PATTERN_TIMEOUT_SECONDS: float = _env_int("TOKVIZ_PATTERN_TIMEOUT_MS", 1_000) / 1000
 
+#: Time all user regular expressions of one request may take together, in seconds (default 30;
+#: ``TOKVIZ_PATTERN_BUDGET_SECONDS``): a pattern slow on every line (0.5 s each, under the limit
+#: above) stops with :class:`tokviz.errors.PatternTimeoutError` instead of running for hours.
+#: A plain pattern over a 20-million-character corpus takes about 10 s.
+PATTERN_REQUEST_BUDGET_SECONDS: float = float(_env_int("TOKVIZ_PATTERN_BUDGET_SECONDS", 30))
+
 #: Largest vocab size the Train page offers (``TOKVIZ_MAX_VOCAB``).
 MAX_VOCAB_SIZE: int = _env_int("TOKVIZ_MAX_VOCAB", 50_000)
 

@@ -31,6 +31,9 @@ are not translated; Ruby's ``\\Z`` (end, or before a final newline) is Python's 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -42,6 +45,55 @@ from tokviz.errors import PatternError, PatternTimeoutError
 
 #: Wall-clock limit for one search of a user pattern over one string, in seconds.
 PATTERN_TIMEOUT_SECONDS: float = limits.PATTERN_TIMEOUT_SECONDS  # set in tokviz.limits with the other limits
+
+#: The deadline (``time.monotonic()``) shared by every search inside :func:`time_budget`, if any.
+_shared_deadline: ContextVar[tuple[float, float] | None] = ContextVar("tokviz_pattern_deadline", default=None)
+
+
+@contextmanager
+def time_budget(seconds: float | None = None) -> Iterator[None]:
+    """All user-pattern searches inside the block share ``seconds`` in total (one request's budget).
+
+    The per-search limit stops one catastrophic search; this stops a pattern that is merely
+    slow (0.5 s a line) from running line after line for hours. Context variables are per
+    thread, so each Streamlit session has its own budget.
+
+    >>> with time_budget(0.0):
+    ...     match_spans(compile_pattern("a+"), "aaa")
+    Traceback (most recent call last):
+    ...
+    tokviz.errors.PatternTimeoutError: The regular expression 'a+' used up this request's time budget of 0 s for regular expressions (catastrophic backtracking?); simplify the pattern.
+    """
+    budget = limits.PATTERN_REQUEST_BUDGET_SECONDS if seconds is None else seconds
+    token = _shared_deadline.set((time.monotonic() + budget, budget))
+    try:
+        yield
+    finally:
+        _shared_deadline.reset(token)
+
+
+def _search_limit(timeout: float | None) -> tuple[float, float | None]:
+    """``(seconds this search may take, the shared budget if that is what limits it)``."""
+    limit = PATTERN_TIMEOUT_SECONDS if timeout is None else timeout
+    shared = _shared_deadline.get()
+    if shared is not None:
+        remaining = shared[0] - time.monotonic()
+        if remaining < limit:
+            return max(remaining, 0.0), shared[1]
+    return limit, None
+
+
+def _timeout_error(compiled: regex.Pattern, text: str, limit: float, budget: float | None) -> PatternTimeoutError:
+    if budget is not None:
+        return PatternTimeoutError(
+            f"The regular expression {compiled.pattern!r} used up this request's time budget of {budget:g} s "
+            "for regular expressions (catastrophic backtracking?); simplify the pattern."
+        )
+    return PatternTimeoutError(
+        f"The regular expression {compiled.pattern!r} took longer than {limit:g} s on a "
+        f"{len(text)}-character text (catastrophic backtracking?); simplify the pattern."
+    )
+
 
 #: ``((start, end), is_match)`` pieces that cover a string, in character offsets.
 Matches = list[tuple[tuple[int, int], bool]]
@@ -74,7 +126,9 @@ def match_spans(compiled: regex.Pattern, text: str, timeout: float | None = None
     """
     if not text:
         return []
-    limit = PATTERN_TIMEOUT_SECONDS if timeout is None else timeout
+    limit, budget = _search_limit(timeout)
+    if limit <= 0:
+        raise _timeout_error(compiled, text, limit, budget)
     deadline = time.monotonic() + limit
     spans: list[tuple[int, int]] = []
     previous_end = -1
@@ -100,23 +154,19 @@ def match_spans(compiled: regex.Pattern, text: str, timeout: float | None = None
                 break
             position = restart_at
     except TimeoutError as error:
-        raise PatternTimeoutError(
-            f"The regular expression {compiled.pattern!r} took longer than {limit:g} s on a "
-            f"{len(text)}-character text (catastrophic backtracking?); simplify the pattern."
-        ) from error
+        raise _timeout_error(compiled, text, limit, budget) from error
     return spans
 
 
 def find_all(compiled: regex.Pattern, text: str, timeout: float | None = None) -> list[Any]:
     """``compiled.findall(text)`` under the time limit (the C-level fast path for training)."""
-    limit = PATTERN_TIMEOUT_SECONDS if timeout is None else timeout
+    limit, budget = _search_limit(timeout)
     try:
+        if limit <= 0:
+            raise TimeoutError
         return compiled.findall(text, timeout=limit)
     except TimeoutError as error:
-        raise PatternTimeoutError(
-            f"The regular expression {compiled.pattern!r} took longer than {limit:g} s on a "
-            f"{len(text)}-character text (catastrophic backtracking?); simplify the pattern."
-        ) from error
+        raise _timeout_error(compiled, text, limit, budget) from error
 
 
 def spans_to_matches(spans: list[tuple[int, int]], length: int) -> Matches:
