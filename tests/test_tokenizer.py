@@ -293,9 +293,10 @@ def test_training_keeps_the_untrained_models_unknown_token_as_hf(kind: str) -> N
     }[kind]()
     ours, theirs = Tokenizer(ours_model), hf.Tokenizer(hf_model)
     ours.pre_tokenizer, theirs.pre_tokenizer = pre_tokenizers.Whitespace(), hf.pre_tokenizers.Whitespace()
-    ours.train_from_iterator(lines, ours_trainer)
+    history = ours.train_from_iterator(lines, ours_trainer)
     theirs.train_from_iterator(lines, hf_trainer)
     assert ours.model.unk_token == "[UNK]"
+    assert history.model_at(history.min_vocab_size + 2).unk_token == "[UNK]"  # the slider's models too
     text = "hugs zebra ☃ bun"
     assert ours.encode(text).tokens == theirs.encode(text).tokens
     assert "[UNK]" in ours.encode(text).tokens

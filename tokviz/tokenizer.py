@@ -744,7 +744,11 @@ class Tokenizer:
             texts = _SizedIterable(iterator, length)
         word_counts = count_words(texts, self._normalizer, self.pre_tokenizer, progress)
         history = trainer.train_from_word_counts(word_counts, progress)
-        self.model = keep_untrained_options(self.model, history.model)
+        # HF's trainers keep the options of the model they train (unk_token, dropout, ...):
+        # the history carries them into its model and every model_at(k).
+        if hasattr(history, "for_model"):
+            history = history.for_model(self.model)
+        self.model = history.model
         special_tokens = getattr(history, "special_tokens", ()) or getattr(trainer, "special_tokens", ())
         if special_tokens:
             self.add_special_tokens([_content(t) if not isinstance(t, AddedToken) else t for t in special_tokens])
@@ -795,33 +799,6 @@ class Tokenizer:
 
 
 # ---------------------------------------------------------------------- helpers
-#: What HF's trainers leave untouched on the model they train (they set the vocab, the merges
-#: and, for BPE and WordPiece, the trainer's prefix / suffix). Unigram is replaced whole.
-_UNTRAINED_OPTIONS = {
-    "BPE": ("unk_token", "dropout", "fuse_unk", "byte_fallback", "ignore_merges"),
-    "WordPiece": ("unk_token", "max_input_chars_per_word"),
-    "WordLevel": ("unk_token",),
-}
-
-
-def keep_untrained_options(untrained: Any, trained: Any) -> Any:
-    """``trained`` with the options the untrained model had, as HF's ``Tokenizer.train`` keeps them.
-
-    ``Tokenizer(BPE(unk_token="[UNK]")).train_from_iterator(...)`` gives a BPE whose
-    ``unk_token`` is still ``"[UNK]"``; trainers only see word counts, so the tokenizer carries
-    the options over.
-    """
-    kind = type(trained).__name__
-    if type(untrained) is not type(trained) or kind not in _UNTRAINED_OPTIONS:
-        return trained
-    changes = {
-        name: getattr(untrained, name)
-        for name in _UNTRAINED_OPTIONS[kind]
-        if getattr(untrained, name, None) != getattr(trained, name, None)
-    }
-    return trained.with_options(**changes) if changes else trained
-
-
 def _content(token: Any) -> str:
     if isinstance(token, AddedToken):
         return token.content
