@@ -5,7 +5,7 @@ import streamlit as st
 from tokviz import ui
 from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
-from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_VOCAB_SIZE, check_training_request
+from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_VOCAB_SIZE, check_training_request, check_vocab_request
 from tokviz.patterns import time_budget
 from tokviz.pipeline_config import build_tokenizer, from_query_params, to_form_state, to_query_params, tokenizer_with_model
 from tokviz.presets import DEFAULT_PRESET, PRESETS, preset_key
@@ -20,8 +20,10 @@ if "preset" not in st.session_state:  # first visit: open what the link describe
     try:
         if st.query_params:
             config, vocab = from_query_params(st.query_params.to_dict(), default_vocab=vocab)
+        check_vocab_request(vocab)
     except TokvizError as error:
         ui.show_error(error)
+    vocab = min(vocab, MAX_VOCAB_SIZE)  # a link above the limit opens at the limit, with the message above
     st.session_state.update(preset=preset_key(config) or "custom", target_vocab=vocab, **to_form_state(config))
 
 st.header("1 · Corpus")

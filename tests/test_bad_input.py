@@ -526,3 +526,21 @@ def test_page_a_pattern_slow_on_every_line_stops_at_the_request_budget(app: AppT
     assert any("used up this request's time budget of 0.2 s" in error for error in errors(app))
     app.text_input(key="cfg_p_Split_pattern").set_value(r"\s+").run()
     recovers(app)
+
+
+@pytest.mark.parametrize(("vocab", "message", "opened_at"), [
+    ("999999999", "A vocab size of 999,999,999 is above this server's limit of 50,000", 50_000),
+    ("0", "whole number of 1 or more, not 0", 1000),
+    ("abc", "cannot be read as int", 1000),
+])
+def test_page_a_link_with_a_bad_vocab_size(vocab: str, message: str, opened_at: int) -> None:
+    app = AppTest.from_file(APP, default_timeout=90)
+    app.run()
+    app.query_params["preset"] = "bert"
+    app.query_params["vocab"] = vocab
+    app.switch_page("pages/train.py")
+    app.run()
+    assert any(message in error for error in errors(app))
+    assert app.number_input(key="target_vocab").value == opened_at
+    app.number_input(key="target_vocab").set_value(300).run()
+    assert errors(app) == []

@@ -110,6 +110,21 @@ def check_training_request(text_chars: int, words: Mapping[str, int] | Iterable[
         )
 
 
+def check_vocab_request(vocab_size: int) -> None:
+    """Raise :class:`LimitExceededError` for a vocab size above :data:`MAX_VOCAB_SIZE` (e.g. from a link).
+
+    >>> check_vocab_request(1_000)
+    >>> check_vocab_request(MAX_VOCAB_SIZE + 1)
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: A vocab size of 50,001 is above this server's limit of 50,000; it is set to 50,000.
+    """
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise LimitExceededError(
+            f"A vocab size of {vocab_size:,} is above this server's limit of {MAX_VOCAB_SIZE:,}; it is set to {MAX_VOCAB_SIZE:,}."
+        )
+
+
 def check_tokenizer_json_size(size: int, name: str = "This tokenizer.json") -> None:
     """Raise :class:`LimitExceededError` for a tokenizer.json above :data:`MAX_TOKENIZER_JSON_BYTES`.
 
