@@ -728,26 +728,24 @@ def records_to_steps(records: list[_MergeRecord], id_to_token: list[str]) -> tup
 # --------------------------------------------------------------------------- the trainer
 
 
-class BpeTrainer:
-    """HF's ``trainers.BpeTrainer`` with a recorded history (see the module docstring).
+class MergeTrainerOptions:
+    """The options BpeTrainer and WordPieceTrainer share, checked once, in HF's order.
 
-    >>> trainer = BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"], show_progress=False)
-    >>> trainer.vocab_size, trainer.special_tokens, trainer.tie_break
-    (300, ['<|endoftext|>'], 'hf')
+    Subclasses pass their own prefix / suffix defaults and add what is theirs (``scoring``).
     """
 
     def __init__(
         self,
-        vocab_size: int = 30000,
-        min_frequency: int = 0,
-        show_progress: bool = True,
-        special_tokens: Sequence[Any] = (),
-        limit_alphabet: int | None = None,
-        initial_alphabet: Iterable[str] = (),
-        continuing_subword_prefix: str | None = None,
-        end_of_word_suffix: str | None = None,
-        max_token_length: int | None = None,
-        tie_break: str = "hf",
+        vocab_size: int,
+        min_frequency: int,
+        show_progress: bool,
+        special_tokens: Sequence[Any],
+        limit_alphabet: int | None,
+        initial_alphabet: Iterable[str],
+        continuing_subword_prefix: str | None,
+        end_of_word_suffix: str | None,
+        max_token_length: int | None,
+        tie_break: str,
     ) -> None:
         self.vocab_size = check_vocab_size(vocab_size)
         if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 0:
@@ -759,7 +757,7 @@ class BpeTrainer:
             check_vocab_size(limit_alphabet, "limit_alphabet")
         self.limit_alphabet = limit_alphabet
         self.initial_alphabet = list(_check_initial_alphabet(initial_alphabet))
-        self.continuing_subword_prefix = continuing_subword_prefix or None
+        self.continuing_subword_prefix = continuing_subword_prefix
         self.end_of_word_suffix = end_of_word_suffix or None
         if max_token_length is not None:
             check_vocab_size(max_token_length, "max_token_length")
@@ -783,7 +781,34 @@ class BpeTrainer:
 
     def __repr__(self) -> str:
         options = ", ".join(f"{name}={value!r}" for name, value in self.config())
-        return f"BpeTrainer({options})"
+        return f"{type(self).__name__}({options})"
+
+
+class BpeTrainer(MergeTrainerOptions):
+    """HF's ``trainers.BpeTrainer`` with a recorded history (see the module docstring).
+
+    >>> trainer = BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"], show_progress=False)
+    >>> trainer.vocab_size, trainer.special_tokens, trainer.tie_break
+    (300, ['<|endoftext|>'], 'hf')
+    """
+
+    def __init__(
+        self,
+        vocab_size: int = 30000,
+        min_frequency: int = 0,
+        show_progress: bool = True,
+        special_tokens: Sequence[Any] = (),
+        limit_alphabet: int | None = None,
+        initial_alphabet: Iterable[str] = (),
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        max_token_length: int | None = None,
+        tie_break: str = "hf",
+    ) -> None:
+        super().__init__(
+            vocab_size, min_frequency, show_progress, special_tokens, limit_alphabet, initial_alphabet,
+            continuing_subword_prefix or None, end_of_word_suffix, max_token_length, tie_break,
+        )
 
     @paused_gc
     def train_from_word_counts(

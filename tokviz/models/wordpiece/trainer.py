@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from tokviz.errors import TokvizError
 from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
 from tokviz.models.bpe.trainer import (
-    TIE_BREAKS,
+    MergeTrainerOptions,
     N_CANDIDATES,
     _BITS,
     _MASK,
@@ -65,8 +65,6 @@ from tokviz.models.bpe.trainer import (
     _merges_frame,
     _progress_every,
     _Symbols,
-    _check_initial_alphabet,
-    check_vocab_size,
     check_word_counts,
     compute_alphabet,
     count_pairs,
@@ -75,10 +73,8 @@ from tokviz.models.bpe.trainer import (
     merge_loop_hf,
     paused_gc,
     records_to_steps,
-    special_token_strings,
     tokenize_words,
     with_model_options_of,
-    _merge_word,
 )
 from tokviz.word_counts import summarize_word_counts
 
@@ -430,7 +426,7 @@ def likelihood_loop(
     return records, stop_reason
 
 
-class WordPieceTrainer:
+class WordPieceTrainer(MergeTrainerOptions):
     """HF's ``trainers.WordPieceTrainer`` plus ``scoring`` and ``tie_break`` (module docstring).
 
     >>> WordPieceTrainer(vocab_size=100, show_progress=False).continuing_subword_prefix
@@ -451,44 +447,16 @@ class WordPieceTrainer:
         tie_break: str = "hf",
         scoring: str = "likelihood",
     ) -> None:
-        self.vocab_size = check_vocab_size(vocab_size)
-        if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 0:
-            raise TokvizError(f"min_frequency must be a whole number >= 0, got {min_frequency!r}.")
-        self.min_frequency = min_frequency
-        self.show_progress = bool(show_progress)
-        self.special_tokens = list(special_token_strings(special_tokens))
-        if limit_alphabet is not None:
-            check_vocab_size(limit_alphabet, "limit_alphabet")
-        self.limit_alphabet = limit_alphabet
-        self.initial_alphabet = list(_check_initial_alphabet(initial_alphabet))
-        self.continuing_subword_prefix = continuing_subword_prefix or ""
-        self.end_of_word_suffix = end_of_word_suffix or None
-        if max_token_length is not None:
-            check_vocab_size(max_token_length, "max_token_length")
-        self.max_token_length = max_token_length
-        if tie_break not in TIE_BREAKS:
-            raise TokvizError(f"tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}.")
-        self.tie_break = tie_break
+        super().__init__(
+            vocab_size, min_frequency, show_progress, special_tokens, limit_alphabet, initial_alphabet,
+            continuing_subword_prefix or "", end_of_word_suffix, max_token_length, tie_break,
+        )
         if scoring not in SCORINGS:
             raise TokvizError(f"scoring must be one of {', '.join(SCORINGS)}; got {scoring!r}.")
         self.scoring = scoring
 
     def config(self) -> tuple[tuple[str, Any], ...]:
-        return (
-            ("vocab_size", self.vocab_size),
-            ("min_frequency", self.min_frequency),
-            ("special_tokens", tuple(self.special_tokens)),
-            ("limit_alphabet", self.limit_alphabet),
-            ("initial_alphabet", tuple(self.initial_alphabet)),
-            ("continuing_subword_prefix", self.continuing_subword_prefix),
-            ("end_of_word_suffix", self.end_of_word_suffix),
-            ("max_token_length", self.max_token_length),
-            ("tie_break", self.tie_break),
-            ("scoring", self.scoring),
-        )
-
-    def __repr__(self) -> str:
-        return "WordPieceTrainer(" + ", ".join(f"{name}={value!r}" for name, value in self.config()) + ")"
+        return (*super().config(), ("scoring", self.scoring))
 
     @paused_gc
     def train_from_word_counts(
