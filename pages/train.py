@@ -5,7 +5,14 @@ import streamlit as st
 from tokviz import ui
 from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
-from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_VOCAB_SIZE, check_training_request, check_vocab_request
+from tokviz.limits import (
+    LIVE_TRAINING_MAX_CHARS,
+    MAX_TEST_TEXT_CHARS,
+    MAX_VOCAB_SIZE,
+    check_test_text,
+    check_training_request,
+    check_vocab_request,
+)
 from tokviz.patterns import time_budget
 from tokviz.pipeline_config import build_tokenizer, from_query_params, to_form_state, to_query_params, tokenizer_with_model
 from tokviz.presets import DEFAULT_PRESET, PRESETS, preset_key
@@ -100,6 +107,11 @@ size = ui.vocab_slider(history, run.key)
 tokenizer = tokenizer_with_model(config, ui.model_at_cached(*run.key, size, _history=history))
 
 st.header("5 · Tokens of the test text")
+try:
+    check_test_text(len(st.session_state.get("test_text", "")))
+except TokvizError as error:  # cut before the text area is drawn, so the cut text is what it shows
+    ui.show_error(error)
+    st.session_state["test_text"] = st.session_state["test_text"][:MAX_TEST_TEXT_CHARS]
 views = {"": lambda: ui.token_view(tokenizer, config), **ui.result_views(run, tokenizer, size)}
 for place, view in zip([st.container(), *st.tabs(list(views)[1:])], views.values()):
     with place:

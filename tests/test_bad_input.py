@@ -544,3 +544,15 @@ def test_page_a_link_with_a_bad_vocab_size(vocab: str, message: str, opened_at: 
     assert app.number_input(key="target_vocab").value == opened_at
     app.number_input(key="target_vocab").set_value(300).run()
     assert errors(app) == []
+
+
+def test_page_a_test_text_above_the_limit_is_cut_with_a_message(app: AppTest, monkeypatch) -> None:
+    import tokviz.limits
+
+    monkeypatch.setattr(tokviz.limits, "MAX_TEST_TEXT_CHARS", 50)
+    app.text_area(key="test_text").set_value("hello world " * 20).run()
+    assert any("The test text has 240 characters, above this server's limit of 50" in error for error in errors(app))
+    assert app.text_area(key="test_text").value == ("hello world " * 20)[:50]
+    assert int(next(item.value for item in app.metric if item.label == "tokens")) <= 50  # the full text gives ~120
+    app.text_area(key="test_text").set_value("hello again").run()
+    assert errors(app) == []

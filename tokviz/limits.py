@@ -73,6 +73,11 @@ MAX_VOCAB_SIZE: int = _env_int("TOKVIZ_MAX_VOCAB", 50_000)
 #: Most tokens drawn as spans; the rest is counted but not drawn, with a notice (``TOKVIZ_MAX_RENDERED_TOKENS``).
 MAX_RENDERED_TOKENS: int = _env_int("TOKVIZ_MAX_RENDERED_TOKENS", 20_000)
 
+#: Longest test text encoded and drawn on every rerun, in characters (default 100,000;
+#: ``TOKVIZ_MAX_TEST_TEXT_CHARS``): a longer one is cut there, with a message (a pasted 5 MB
+#: text would otherwise be re-encoded, for tens of seconds, on every click).
+MAX_TEST_TEXT_CHARS: int = _env_int("TOKVIZ_MAX_TEST_TEXT_CHARS", 100_000)
+
 #: Corpora up to this many characters retrain live on every change (they train in well under
 #: a second); larger ones wait for the Train button (``TOKVIZ_LIVE_TRAINING_MAX_CHARS``).
 LIVE_TRAINING_MAX_CHARS: int = _env_int("TOKVIZ_LIVE_TRAINING_MAX_CHARS", 100_000)
@@ -122,6 +127,18 @@ def check_vocab_request(vocab_size: int) -> None:
     if vocab_size > MAX_VOCAB_SIZE:
         raise LimitExceededError(
             f"A vocab size of {vocab_size:,} is above this server's limit of {MAX_VOCAB_SIZE:,}; it is set to {MAX_VOCAB_SIZE:,}."
+        )
+
+
+def check_test_text(text_chars: int) -> None:
+    """Raise :class:`LimitExceededError` for a test text above :data:`MAX_TEST_TEXT_CHARS`.
+
+    >>> check_test_text(MAX_TEST_TEXT_CHARS)
+    """
+    if text_chars > MAX_TEST_TEXT_CHARS:
+        raise LimitExceededError(
+            f"The test text has {text_chars:,} characters, above this server's limit of {MAX_TEST_TEXT_CHARS:,} "
+            "for the text tokenized on every change; it is cut to that length."
         )
 
 
