@@ -37,7 +37,7 @@ if lesson_key in ("bpe", "wordpiece", "unigram"):
         default = 3 if lesson_key == "bpe" else 5
         size = size_column.number_input("Merges to learn", min_value=1, max_value=30, value=default, key=f"learn_merges_{lesson_key}")
         predict = extra_column.toggle("Predict mode", key="learn_predict", help="Guess each merge before it is shown.")
-    with corpus_column.popover("Word counts", width="stretch"):  # floats over the lesson: the step keeps its screen
+    with corpus_column.popover("Word counts", width="content"):  # floats over the lesson: the step keeps its screen
         counts = ui.learn_corpus_editor(lessons.CLASSIC_WORD_COUNTS)
 elif lesson_key == "byte_level":
     text = size_column.text_input("Text", value="a가 짧", key="learn_byte_text", max_chars=40)

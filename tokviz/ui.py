@@ -814,19 +814,24 @@ def learn_corpus_editor(default_counts: dict[str, int]) -> dict[str, int] | None
 
     current = st.session_state.setdefault("learn_counts_current", dict(default_counts))
     st.session_state.setdefault("learn_counts_text", format_word_counts(current))
+    # The editor's starting table must not change under its edits (they are stored relative to it):
+    # it is replaced, under a new key, only when the teacher switches from text back to the table.
+    base_counts = st.session_state.setdefault("learn_counts_base", dict(current))
     st.session_state.setdefault("learn_counts_version", 0)
 
     def switch_mode() -> None:  # carry the words over to the other editor
         latest = st.session_state["learn_counts_current"]
         st.session_state["learn_counts_text"] = format_word_counts(latest)
+        st.session_state["learn_counts_base"] = dict(latest)
         st.session_state["learn_counts_version"] += 1
 
     mode = st.radio("Edit as", ["table", "text"], horizontal=True, key="learn_counts_mode", on_change=switch_mode)
     try:
         if mode == "table":
-            base = pd.DataFrame({"word": list(current), "count": list(current.values())})
+            base = pd.DataFrame({"word": list(base_counts), "count": list(base_counts.values())})
             edited = st.data_editor(
-                base, num_rows="dynamic", hide_index=True, width="stretch", height=220,
+                base, num_rows="dynamic", hide_index=True, width=260, height=250,
+                column_config={"count": st.column_config.NumberColumn("count", min_value=0, step=1)},
                 key=f"learn_counts_editor_{st.session_state['learn_counts_version']}",
             )
             counts = check_word_counts(dict(zip(edited["word"], edited["count"])))
