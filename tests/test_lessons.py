@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokviz import lessons
-from tokviz.errors import CorpusReadError, TokvizError
+from tokviz.errors import CorpusReadError
 from tokviz.lessons import CLASSIC_WORD_COUNTS, UNK
 
 tokenizers = pytest.importorskip("tokenizers")

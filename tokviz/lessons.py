@@ -247,6 +247,7 @@ def _merge_views(history: Any, words: Sequence[tuple[str, int]], initial: list[l
     ids = {token: index for index, token in enumerate(history.vocab)}
     splits = [list(symbols) for symbols in initial]
     views = []
+    size_before = history.initial_vocab_size
     for step in history.merges[:n_merges]:
         rows = _pair_rows(words, splits, likelihood, ids)
         winner = (step.left, step.right)
@@ -269,11 +270,12 @@ def _merge_views(history: Any, words: Sequence[tuple[str, int]], initial: list[l
                 score=step.score,
                 splits=tuple(WordSplit(word, count, tuple(symbols)) for (word, count), symbols in zip(words, splits)),
                 pairs=marked,
-                vocab_before=history.vocab[: step.vocab_size - 1] if step.vocab_size > 0 else (),
+                vocab_before=history.vocab[:size_before],
                 ids=tuple(ids.items()),
             )
         )
         _replay(splits, step.left, step.right, step.token)
+        size_before = step.vocab_size  # unchanged when a merge re-creates an existing token
     return views
 
 
