@@ -137,8 +137,8 @@ def test_vocab_table_by_id() -> None:
 def test_byte_level_tokens_are_shown_as_the_text_their_bytes_spell() -> None:
     # 'ê°Ģ' are the GPT-2 symbols of the UTF-8 bytes EA B0 80, i.e. '가'.
     step = MergeStep(0, "ê°", "Ģ", "ê°Ģ", 3, 3.0, 258, candidates=((("Ġ", "ê°"), 2.0),))
-    assert merge_table([step], byte_level=True).loc[0, "merge"] == "⟨EA B0⟩ + ⟨80⟩ → 가"
-    assert candidates_table(step, byte_level=True).loc[0, "pair"] == "Ġ + ⟨EA B0⟩"
+    assert merge_table([step], byte_level=True).loc[0, "merge"] == "⟨EA⟩⟨B0⟩ + ⟨80⟩ → 가"
+    assert candidates_table(step, byte_level=True).loc[0, "pair"] == "Ġ + ⟨EA⟩⟨B0⟩"
     assert merge_table([step]).loc[0, "merge"] == "ê° + Ģ → ê°Ģ"
     assert segmentation(["Ġhow", "ê°Ģ"], byte_level=True) == "Ġhow 가"
 

@@ -36,7 +36,7 @@ def show(token: str, byte_level: bool = False) -> str:
     text their bytes spell, or as hex when they hold part of a character:
 
     >>> show("a b"), show("Ġê°Ģ", byte_level=True), show("ê°", byte_level=True)
-    ('a·b', 'Ġ가', '⟨EA B0⟩')
+    ('a·b', 'Ġ가', '⟨EA⟩⟨B0⟩')
     """
     if byte_level:
         return readable_byte_level(token)

@@ -701,8 +701,12 @@ def _merge_word(word: list[int], left: int, right: int, new_id: int) -> list[int
     return merged if found else None
 
 
-def records_to_steps(records: list[_MergeRecord], id_to_token: list[str]) -> tuple[MergeStep, ...]:
-    """Turn the loop's integer records into :class:`MergeStep` rows (strings, candidates)."""
+def records_to_steps(records: Sequence[Any], id_to_token: list[str]) -> tuple[MergeStep, ...]:
+    """Turn a merge loop's integer records into :class:`MergeStep` rows (strings, candidates).
+
+    BPE records carry counts, which are their scores; WordPiece likelihood records carry a
+    ``score`` of their own and score their candidates the same way.
+    """
 
     def pair_strings(code: int) -> tuple[str, str]:
         return id_to_token[code >> _BITS], id_to_token[code & _MASK]
@@ -710,6 +714,7 @@ def records_to_steps(records: list[_MergeRecord], id_to_token: list[str]) -> tup
     steps = []
     for rank, record in enumerate(records):
         left, right = pair_strings(record.pair_code)
+        score = getattr(record, "score", None)
         steps.append(
             MergeStep(
                 rank=rank,
@@ -717,9 +722,9 @@ def records_to_steps(records: list[_MergeRecord], id_to_token: list[str]) -> tup
                 right=right,
                 token=id_to_token[record.new_id],
                 count=record.count,
-                score=float(record.count),
+                score=float(record.count) if score is None else score,
                 vocab_size=record.vocab_size,
-                candidates=tuple((pair_strings(other), float(other_count)) for other, other_count in record.candidates),
+                candidates=tuple((pair_strings(other), float(value)) for other, value in record.candidates),
             )
         )
     return tuple(steps)

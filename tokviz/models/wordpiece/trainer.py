@@ -520,7 +520,7 @@ class WordPieceTrainer(MergeTrainerOptions):
                 self.tie_break,
                 progress,
             )
-            steps = _scored_steps(scored, symbols.id_to_token)
+            steps = records_to_steps(scored, symbols.id_to_token)
         vocab = tuple(symbols.id_to_token)
         history = WordPieceTrainingHistory(
             algorithm="WordPiece",
@@ -539,28 +539,6 @@ class WordPieceTrainer(MergeTrainerOptions):
             continuing_subword_prefix=prefix,
         )
         return finish_history(history, started)
-
-
-def _scored_steps(records: list[_ScoredRecord], id_to_token: list[str]) -> tuple[MergeStep, ...]:
-    def pair_strings(code: int) -> tuple[str, str]:
-        return id_to_token[code >> _BITS], id_to_token[code & _MASK]
-
-    steps = []
-    for rank, record in enumerate(records):
-        left, right = pair_strings(record.pair_code)
-        steps.append(
-            MergeStep(
-                rank=rank,
-                left=left,
-                right=right,
-                token=id_to_token[record.new_id],
-                count=record.count,
-                score=record.score,
-                vocab_size=record.vocab_size,
-                candidates=tuple((pair_strings(other), score) for other, score in record.candidates),
-            )
-        )
-    return tuple(steps)
 
 
 def course_reference_vocab(
