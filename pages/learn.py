@@ -47,11 +47,13 @@ else:
 if counts is None:  # the editor (in its popover) says what is wrong with the table
     st.warning("The word-count table has a problem: open **Word counts** to fix it.")
     st.stop()
+if lesson_key in lessons.DEFAULT_NEW_WORDS:  # typed in the last step's view, read here to build the lesson
+    new_words = lessons.split_new_words(st.session_state.setdefault(f"learn_new_words_{lesson_key}", lessons.DEFAULT_NEW_WORDS[lesson_key]))
 try:
     if lesson_key == "bpe":
-        lesson = lessons.bpe_lesson(counts, n_merges=int(size))
+        lesson = lessons.bpe_lesson(counts, n_merges=int(size), new_words=new_words)
     elif lesson_key == "wordpiece":
-        lesson = lessons.wordpiece_lesson(counts, n_merges=int(size))
+        lesson = lessons.wordpiece_lesson(counts, n_merges=int(size), new_words=new_words)
     elif lesson_key == "unigram":
         lesson = lessons.unigram_lesson(counts, vocab_size=int(size))
     elif lesson_key == "byte_level":

@@ -148,3 +148,21 @@ def test_the_sentence_and_the_text_are_editable() -> None:
     assert step_title(app) == "BERT-like: normalize, then pre-tokenize"
     for block in app.get("html"):
         assert "<script>" not in block.proto.body  # user text is escaped by the span renderer
+
+
+def test_new_words_typed_on_the_last_step_are_tokenized() -> None:
+    app = open_learn()
+    app.slider(key="learn_step").set_value(5).run()
+    app.text_input(key="learn_new_words_bpe").set_value("pugs <b>hum</b>").run()
+    assert_clean(app)
+    new_words = frame_with(app, "tokens")
+    assert dict(zip(new_words["word"], new_words["tokens"])) == {
+        "pugs": "['p', 'ug', 's']", "<b>hum</b>": "['[UNK]', 'b', '[UNK]', 'h', 'u', '[UNK]', '[UNK]', '[UNK]', 'b', '[UNK]']",
+    }
+    app.selectbox(key="learn_lesson").set_value("wordpiece").run()
+    app.slider(key="learn_step").set_value(7).run()
+    app.text_input(key="learn_new_words_wordpiece").set_value("hugs pugs").run()
+    assert_clean(app)
+    assert app.selectbox(key="learn_trace_word").options == ["hugs", "pugs"]
+    app.text_input(key="learn_new_words_wordpiece").set_value("").run()
+    assert_clean(app)

@@ -163,6 +163,21 @@ def parse_word_counts(text: str) -> dict[str, int]:
     return check_word_counts(counts)
 
 
+#: Words the BPE / WordPiece lessons tokenize at the end, until the teacher types others.
+DEFAULT_NEW_WORDS = {"bpe": "bug mug hugs bum", "wordpiece": "bum hugs bugs pun"}
+MAX_NEW_WORDS = 8
+
+
+def split_new_words(text: str) -> tuple[str, ...]:
+    """The words to try, separated by spaces, each once, at most :data:`MAX_NEW_WORDS`.
+
+    >>> split_new_words(" bug  mug bug, hugs ")
+    ('bug', 'mug', 'bug,', 'hugs')
+    """
+    words = tuple(dict.fromkeys(text.split()))
+    return tuple(word[:40] for word in words[:MAX_NEW_WORDS])
+
+
 def format_word_counts(word_counts: Mapping[str, int]) -> str:
     """The inverse of :func:`parse_word_counts`: ``{'hug': 10} -> 'hug 10'``."""
     return "\n".join(f"{word} {count}" for word, count in word_counts.items())

@@ -908,7 +908,7 @@ def _encode_view(data: Any, hidden: bool, step_key: str) -> None:
     left, right = st.columns([1, 1])
     left.markdown("**The training words now**")
     left.dataframe(splits_frame(splits), hide_index=True, width="stretch")
-    right.markdown("**New words**")
+    right.text_input("New words to tokenize (separated by spaces)", key="learn_new_words_bpe", max_chars=120)
     right.dataframe(encoded_frame(encoded), hide_index=True, width="stretch")
     right.code("  ".join(vocab), language=None, wrap_lines=True)
 
@@ -920,6 +920,7 @@ def _wordpiece_encode_view(data: Any, hidden: bool, step_key: str) -> None:
 
     _splits, vocab, traces = data
     left, right = st.columns([1, 1])
+    left.text_input("New words to tokenize (separated by spaces)", key="learn_new_words_wordpiece", max_chars=120)
     frame = pd.DataFrame(
         [(trace.word, str([token.value for token in trace.tokens]), str(list(bpe))) for trace, bpe in traces],
         columns=["word", "WordPiece", "BPE (3 merges)"],
@@ -928,6 +929,9 @@ def _wordpiece_encode_view(data: Any, hidden: bool, step_key: str) -> None:
     left.code("  ".join(vocab), language=None, wrap_lines=True)
     with right:
         words = [trace.word for trace, _ in traces]
+        if not words:
+            st.info("Type a word on the left to trace its search.")
+            return
         word = st.selectbox("Trace the search for", words, key="learn_trace_word")
         trace = next(trace for trace, _ in traces if trace.word == word)
         st.dataframe(tables.wordpiece_trace_table(trace), hide_index=True, width="stretch", height=_rows_height(4, 200))
