@@ -6,11 +6,11 @@ from tokviz import ui
 from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
 from tokviz.limits import (
+    check_training_request,
     LIVE_TRAINING_MAX_CHARS,
     MAX_TEST_TEXT_CHARS,
     MAX_VOCAB_SIZE,
     check_test_text,
-    check_training_request,
     check_vocab_request,
 )
 from tokviz.patterns import time_budget
@@ -83,9 +83,8 @@ if config is not None and (clicked or len(corpus.text) <= LIVE_TRAINING_MAX_CHAR
     try:
         if not split.train_lines:
             raise EmptyCorpusError("The corpus is empty: paste some text or upload a file, then train.")
-        check_training_request(len(corpus.text), words)  # too large: say so instead of training
-        with time_budget():
-            history = ui.train_with_progress(request, split.train_lines)
+        check_training_request(len(corpus.text), words)  # in the corpus's own figures (ui.train_cached checks too)
+        history = ui.train_with_progress(request, split.train_lines)
         ui.remember_training(request, history, split.train_lines, split.test_lines)
     except TokvizError as error:
         ui.show_error(error)

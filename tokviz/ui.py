@@ -151,13 +151,21 @@ def train_cached(
 
     Keyed on the corpus hash, not the text, so a 50 MB corpus is not re-hashed on every
     rerun; histories are immutable, so every session can share them.
+
+    Every page trains through here, so the server's limits hold everywhere: a corpus or a
+    word above them raises ``LimitExceededError`` before any training, and all user patterns
+    of the training share one time budget.
     """
+    from tokviz.limits import check_training_request
+    from tokviz.patterns import time_budget
     from tokviz.pipeline_config import build_tokenizer, build_trainer
 
     slot = _training_slot(corpus_key, config, vocab_size)
     if "history" not in slot:
-        tokenizer = build_tokenizer(config)
-        slot["history"] = tokenizer.train_from_iterator(lines, build_trainer(config, vocab_size), progress=progress)
+        with time_budget():
+            check_training_request(sum(map(len, lines)), word_counts_cached(corpus_key, config.normalizers, config.pre_tokenizers, lines))
+            tokenizer = build_tokenizer(config)
+            slot["history"] = tokenizer.train_from_iterator(lines, build_trainer(config, vocab_size), progress=progress)
     return slot["history"]
 
 
@@ -372,8 +380,7 @@ def remember_training(request: tuple[str, PipelineConfig, int], history: Any, tr
         return
     if previous is None or previous.test_lines != test_lines or "test_text" not in st.session_state:
         st.session_state["test_text"] = "\n".join(test_lines)
-    st.session_state["vocab_slider"] = history.max_vocab_size
-    st.session_state.pop("merge_step", None)
+    st.session_state.pop("merge_step", None)  # (the slider returns to the trained size by itself: vocab_slider)
     st.session_state["trained"] = TrainedRun(request, history, train_lines, test_lines)
 
 
