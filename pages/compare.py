@@ -60,7 +60,7 @@ st.caption(" · ".join(f"{item[0].name}: {item[1].get_vocab_size():,} tokens in 
 st.header("4 · One text, every segmentation")
 if "compare_text" not in st.session_state:
     st.session_state["compare_text"] = "\n".join(split.test_lines[:3])
-text = st.text_area("Text to tokenize", key="compare_text", height=100)
+text = ui.capped_text(st.text_area("Text to tokenize", key="compare_text", height=100), "text")
 encodings = [tokenizer.encode(text) for _, tokenizer, _, _ in trained]
 diff = segmentation_differences(text, encodings)
 st.caption(f"Dashed outlines mark tokens some other configuration cuts differently: {len(diff.ranges)} places in this text.")
@@ -72,6 +72,7 @@ for (configuration, _, _, _), encoding, outlined in zip(trained, encodings, diff
 st.header("5 · Metrics on the evaluation text")
 source = st.radio("Evaluate on", ["held-out lines of the corpus", "a text I paste"], horizontal=True, key="compare_eval_source")
 eval_text = "\n".join(split.test_lines) if source.startswith("held-out") else st.text_area("Evaluation text", key="compare_eval_text", height=120)
+eval_text = ui.capped_text(eval_text, "evaluation text")  # encoded for every configuration and curve point
 if not eval_text.strip():
     st.info("The evaluation text is empty: paste some text to measure the tokenizers on it.")
     st.stop()

@@ -164,3 +164,15 @@ def test_a_large_corpus_waits_for_the_button_then_stays(read_shared_corpus) -> N
     assert_clean(app)
     visible_text = re.sub(r"<[^>]+>", "", span_views(app)[0].split('<div class="tokviz-spans">', 1)[1])
     assert len(span_views(app)) == 3 and "Once" in visible_text  # token labels, joined
+
+
+def test_a_huge_evaluation_text_is_cut_to_the_limit_with_a_notice(monkeypatch) -> None:
+    import tokviz.limits
+
+    monkeypatch.setattr(tokviz.limits, "MAX_TEST_TEXT_CHARS", 200)
+    app = open_compare()
+    app.radio(key="compare_eval_source").set_value("a text I paste").run()
+    app.text_area(key="compare_eval_text").set_value("the quick brown fox jumps over the lazy dog. " * 50).run()
+    assert_clean(app)
+    notices = [caption.value for caption in app.caption]
+    assert any("first 200 characters of the evaluation text (2,250 in all)" in notice for notice in notices), notices

@@ -99,6 +99,23 @@ def require_app_navigation() -> None:
         st.rerun()
 
 
+def capped_text(text: str, what: str) -> str:
+    """``text`` cut to the server's limit for text tokenized on every change, saying so when it cuts.
+
+    >>> capped_text("short", "text")
+    'short'
+    """
+    from tokviz.limits import MAX_TEST_TEXT_CHARS
+
+    if len(text) <= MAX_TEST_TEXT_CHARS:
+        return text
+    st.caption(
+        f"Using the first {MAX_TEST_TEXT_CHARS:,} characters of the {what} ({len(text):,} in all): "
+        "this server's limit for text tokenized on every change."
+    )
+    return text[:MAX_TEST_TEXT_CHARS]
+
+
 def md_escape(text: str) -> str:
     r"""User text inside a Markdown string (captions, notices) shows as typed, never as markup.
 
