@@ -544,6 +544,29 @@ def merge_loop_hf(
     return records, stop_reason
 
 
+def first_occurrence(
+    code: int, where: dict[int, set[int]], words: list[list[int]], token_len: list[int]
+) -> tuple[int, int] | None:
+    """Where the course's scan meets pair ``code`` first: ``(word index, character offset)``.
+
+    ``where`` maps a pair to the words holding it; a word that lost the pair for good is
+    dropped from it on the way (adjacent tokens never come apart, and a merge registers the
+    pairs it creates). None when no word holds the pair any more.
+    """
+    left, right = code >> _BITS, code & _MASK
+    holders = where.get(code)
+    while holders:
+        word_index = min(holders)
+        word = words[word_index]
+        offset = 0
+        for position in range(len(word) - 1):
+            if word[position] == left and word[position + 1] == right:
+                return word_index, offset
+            offset += token_len[word[position]]
+        holders.discard(word_index)
+    return None
+
+
 def merge_loop_first_seen(
     words: list[list[int]],
     counts: list[int],
@@ -565,27 +588,11 @@ def merge_loop_first_seen(
     id_to_token = symbols.id_to_token
     token_len = symbols.token_len
 
-    def first_occurrence(code: int) -> tuple[int, int] | None:
-        left, right = code >> _BITS, code & _MASK
-        holders = where.get(code)
-        while holders:
-            word_index = min(holders)
-            word = words[word_index]
-            offset = 0
-            for position in range(len(word) - 1):
-                if word[position] == left and word[position + 1] == right:
-                    return word_index, offset
-                offset += token_len[word[position]]
-            # The word lost this pair for good (adjacent tokens never come apart, and a
-            # merge registers the pairs it creates): forget it.
-            holders.discard(word_index)
-        return None
-
     def entry(code: int) -> tuple[int, int, int, int] | None:
         count = pair_counts.get(code, 0)
         if count <= 0:
             return None
-        first = first_occurrence(code)
+        first = first_occurrence(code, where, words, token_len)
         if first is None:
             return None
         return (-count, first[0], first[1], code)

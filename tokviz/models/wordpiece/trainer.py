@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from tokviz.errors import TokvizError
 from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
 from tokviz.models.bpe.trainer import (
+    first_occurrence,
     MergeTrainerOptions,
     N_CANDIDATES,
     _BITS,
@@ -185,22 +186,6 @@ def likelihood_loop(
         pairs_of.setdefault(code & _MASK, set()).add(code)
     first_seen = tie_break == "first_seen"
 
-    def first_occurrence(code: int) -> tuple[int, int]:
-        left, right = code >> _BITS, code & _MASK
-        holders = where.get(code)
-        while holders:
-            word_index = min(holders)
-            word = words[word_index]
-            offset = 0
-            for position in range(len(word) - 1):
-                if word[position] == left and word[position + 1] == right:
-                    return word_index, offset
-                offset += token_len[word[position]]
-            # The word lost this pair for good (adjacent tokens never come apart, and a
-            # merge registers the pairs it creates): forget it.
-            holders.discard(word_index)
-        return (len(words), 0)  # unreachable while the pair's count is positive
-
     def entry(code: int) -> tuple | None:
         count = pair_counts.get(code, 0)
         if count <= 0 or count < min_frequency:
@@ -210,7 +195,7 @@ def likelihood_loop(
             return None
         score = count / (token_freq[left] * token_freq[right])
         if first_seen:
-            return (-score, *first_occurrence(code), code)
+            return (-score, *(first_occurrence(code, where, words, token_len) or (len(words), 0)), code)
         return (-score, code)
 
     heap = [item for item in map(entry, pair_counts) if item is not None]
