@@ -516,19 +516,7 @@ class BPE(FrozenModel):
             position = end
         return tuple(tokens)
 
-    # -- vocabulary ---------------------------------------------------------------------
-
-    def token_to_id(self, token: str) -> int | None:
-        return self._vocab.get(token)
-
-    def id_to_token(self, id: int) -> str | None:
-        return self._vocab_r.get(id)
-
-    def get_vocab(self) -> dict[str, int]:
-        return dict(self._vocab)
-
-    def get_vocab_size(self) -> int:
-        return len(self._vocab)
+    # -- vocabulary (token_to_id, id_to_token, get_vocab... come from FrozenModel) -------
 
     @property
     def merges(self) -> tuple[tuple[str, str], ...]:

@@ -50,6 +50,21 @@ class FrozenModel:
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
+    # The vocabulary, for models that keep it as ``_vocab`` (token -> id) and ``_vocab_r``
+    # (id -> token): BPE, WordPiece and WordLevel.
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        return self._vocab_r.get(id)
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._vocab)
+
+    def get_vocab_size(self) -> int:
+        return len(self._vocab)
+
 
 def check_vocab(vocab: Mapping[str, int] | None, model_name: str) -> dict[str, int]:
     """A private copy of ``vocab`` after checking it is ``{str: non-negative int}``.
@@ -162,18 +177,6 @@ class WordLevel(FrozenModel):
                 f"{self.unk_token!r} is not in it either; add the unk token to the vocabulary."
             )
         return [Token(unk_id, self.unk_token, (0, len(sequence)))]
-
-    def token_to_id(self, token: str) -> int | None:
-        return self._vocab.get(token)
-
-    def id_to_token(self, id: int) -> str | None:
-        return self._vocab_r.get(id)
-
-    def get_vocab(self) -> dict[str, int]:
-        return dict(self._vocab)
-
-    def get_vocab_size(self) -> int:
-        return len(self._vocab)
 
     def with_options(self, **changes: Any) -> WordLevel:
         """A new model with some constructor arguments changed: ``m.with_options(unk_token="[UNK]")``."""

@@ -251,20 +251,6 @@ class WordPiece(FrozenModel):
             start = match.offsets[1]
         return WordPieceTrace(word, tuple(steps), tokens)
 
-    # -- vocabulary ---------------------------------------------------------------------
-
-    def token_to_id(self, token: str) -> int | None:
-        return self._vocab.get(token)
-
-    def id_to_token(self, id: int) -> str | None:
-        return self._vocab_r.get(id)
-
-    def get_vocab(self) -> dict[str, int]:
-        return dict(self._vocab)
-
-    def get_vocab_size(self) -> int:
-        return len(self._vocab)
-
     # -- construction and serialization ---------------------------------------------
 
     def _options(self) -> dict[str, Any]:
