@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence as SequenceType
 
+from tokviz._component import JsonComponent
 from tokviz.byte_level import UNICODE_TO_BYTES
 from tokviz.errors import SerializationError
 from tokviz.patterns import compile_pattern, match_spans
 
 
-class Decoder:
+class Decoder(JsonComponent):
     """Base class: subclasses implement ``decode_chain``."""
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
@@ -28,16 +29,6 @@ class Decoder:
 
     def decode(self, tokens: SequenceType[str]) -> str:
         return "".join(self.decode_chain(list(tokens)))
-
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items() if k != "type")
-        return f"{type(self).__name__}({fields})"
 
 
 class ByteLevel(Decoder):

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence as SequenceType
 
+from tokviz._component import JsonComponent
 from tokviz.byte_level import BYTES_TO_UNICODE
 from tokviz.encoding import Encoding
 from tokviz.errors import SerializationError, SpecialTokenError
@@ -39,7 +40,7 @@ UNICODE_WHITESPACE = frozenset(
 _TRIM_CHARS = UNICODE_WHITESPACE | {_SPACE_SYMBOL}
 
 
-class PostProcessor:
+class PostProcessor(JsonComponent):
     """Base class: subclasses implement ``process_encodings`` and ``num_special_tokens_to_add``."""
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
@@ -72,16 +73,6 @@ class PostProcessor:
         for item in processed:
             merged.merge_with(item, growing_offsets=False)
         return merged
-
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items() if k != "type")
-        return f"{type(self).__name__}({fields})"
 
 
 # ---------------------------------------------------------------------- offsets trimming
