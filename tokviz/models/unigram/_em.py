@@ -52,6 +52,17 @@ def digamma(x: np.ndarray) -> np.ndarray:
     return result
 
 
+def _grouped_logsumexp(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """log(sum(exp(values))) over consecutive groups starting at ``offsets`` (``counts`` long each).
+
+    >>> _grouped_logsumexp(np.log(np.array([1.0, 3.0, 2.0])), np.array([0, 2]), np.array([2, 1])).round(6).tolist()
+    [1.386294, 0.693147]
+    """
+    peak = np.maximum.reduceat(values, offsets)
+    total = np.add.reduceat(np.exp(values - np.repeat(peak, counts)), offsets)
+    return peak + np.log(total)
+
+
 @dataclass
 class Seeds:
     """Seed pieces and the flat string's lattice nodes for them.
@@ -253,10 +264,7 @@ class LatticeSet:
                 continue
             ga, gb_ = gb[p], gb[p + 1]
             values = alpha[self.start[a:b]] + node_scores[a:b]
-            offsets = self.group_start[ga:gb_] - a
-            peak = np.maximum.reduceat(values, offsets)
-            total = np.add.reduceat(np.exp(values - np.repeat(peak, self.group_count[ga:gb_])), offsets)
-            alpha[self.group_pos[ga:gb_]] = peak + np.log(total)
+            alpha[self.group_pos[ga:gb_]] = _grouped_logsumexp(values, self.group_start[ga:gb_] - a, self.group_count[ga:gb_])
         return alpha
 
     def backward(self, node_scores: np.ndarray) -> np.ndarray:
@@ -272,10 +280,7 @@ class LatticeSet:
                 continue
             ga, gb_ = gb[p], gb[p + 1]
             values = beta[bend[a:b]] + bscores[a:b]
-            offsets = self.bgroup_start[ga:gb_] - a
-            peak = np.maximum.reduceat(values, offsets)
-            total = np.add.reduceat(np.exp(values - np.repeat(peak, self.bgroup_count[ga:gb_])), offsets)
-            beta[self.bgroup_pos[ga:gb_]] = peak + np.log(total)
+            beta[self.bgroup_pos[ga:gb_]] = _grouped_logsumexp(values, self.bgroup_start[ga:gb_] - a, self.bgroup_count[ga:gb_])
         return beta
 
     def viterbi(self, node_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
