@@ -4,30 +4,40 @@ import pandas as pd
 import streamlit as st
 
 from tokviz import inspect as inspect_tok
-from tokviz import ui
+from tokviz.ui.shell import metrics_row, page_setup
+from tokviz.ui.tokenizer_choice import tokenizer_choice, unk_token_of, vocab_frame_cached
+from tokviz.ui.widgets import spans_block
+from tokviz.ui.workspace import bind
 
-ui.require_app_navigation()
+workspace = page_setup("pages/inspect.py")
+state = workspace.inspect
 st.title("Inspect a tokenizer")
-st.caption("Upload a tokenizer.json saved by Hugging Face `tokenizers` or by tokviz, or pick one trained in this session.")
+st.caption("Upload a tokenizer.json saved by Hugging Face `tokenizers` or by tokviz, or pick the one trained in this session.")
 
-tokenizer, choice_key = ui.tokenizer_choice("inspect_tokenizer", allow_upload=True)
+tokenizer, choice_key = tokenizer_choice(workspace, "inspect", allow_upload=True)
 if tokenizer is None:
     st.stop()
 byte_level = inspect_tok.is_byte_level(tokenizer)
 summary = inspect_tok.summarize(tokenizer)
 
 st.header("Summary")
-ui.metrics_row({"model": summary.model_type, "vocab size": summary.vocab_size, "added tokens": len(summary.added_tokens)})
+metrics_row({"model": summary.model_type, "vocab size": summary.vocab_size, "added tokens": len(summary.added_tokens)})
 st.dataframe(pd.DataFrame(summary.rows(), columns=["stage", "component"]), hide_index=True, width="stretch")
 
 st.header("Try it")
-if "inspect_text" not in st.session_state:
-    st.session_state["inspect_text"] = "Tokenizers split words into pieces: unbelievably, naïve 東京 a가 2024!"
-text = st.text_area("Text", key="inspect_text", height=90, max_chars=20_000)
-ui.token_spans_html(tokenizer, text, byte_level)
+DEFAULT_TEXT = "Tokenizers split words into pieces: unbelievably, naïve 東京 a가 2024!"
+
+
+def text_changed(value: str) -> None:
+    state.text = None if value == DEFAULT_TEXT else value
+
+
+text = st.text_area("Text", key="inspect_text", height=90, max_chars=20_000,
+                    on_change=bind("inspect_text", lambda: DEFAULT_TEXT if state.text is None else state.text, text_changed))
+spans_block(tokenizer, text, unk_token_of(tokenizer), byte_level)
 
 st.header("Vocabulary")
-frame = ui.vocab_frame_cached(choice_key, _tokenizer=tokenizer)
+frame = vocab_frame_cached(choice_key, _tokenizer=tokenizer)
 present = [kind for kind in inspect_tok.KINDS if (frame["kind"] == kind).any()]
 if st.session_state.get("inspect_for") != choice_key:  # another tokenizer: its own kinds, its longest word's tree
     st.session_state.update(

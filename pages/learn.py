@@ -4,45 +4,63 @@ import zlib
 
 import streamlit as st
 
-from tokviz import lessons, ui
+from tokviz import lessons
 from tokviz.errors import TokvizError
+from tokviz.ui import learn_views
+from tokviz.ui.shell import page_setup, show_error
+from tokviz.ui.workspace import bind, copy_link
 
-ui.require_app_navigation()
-ui.learn_compact_layout()
-st.title("Learn how tokenizers are trained")
+workspace = page_setup("pages/learn.py")
+learn = workspace.learn
+learn_views.learn_compact_layout()
+title, link = st.columns([5, 1], vertical_alignment="bottom")
+title.title("Learn how tokenizers are trained")
+with link:
+    copy_link(workspace, "pages/learn.py")
+
+
+def setter(name: str):
+    def write(value) -> None:
+        setattr(learn, name, value)
+        if name == "lesson":
+            learn.step = 1  # a new lesson starts at its first step
+
+    return write
 
 
 def go_to(step: int) -> None:
-    st.session_state["learn_position"] = step
+    learn.step = step
 
 
-def restart() -> None:
-    st.session_state["learn_position"] = 1
-
-
-def slider_moved() -> None:
-    st.session_state["learn_position"] = st.session_state["learn_step"]
-
-
-wide_input = st.session_state.get("learn_lesson") == "normalization"  # the sentence needs the room
+wide_input = learn.lesson == "normalization"  # the sentence needs the room
 picker, size_column, extra_column, corpus_column = st.columns([3, 6, 0.01, 0.01] if wide_input else [3, 2, 2, 2], vertical_alignment="bottom")
-lesson_key = picker.selectbox(
-    "Lesson", list(lessons.LESSONS), format_func=lessons.LESSONS.get, key="learn_lesson", on_change=restart
-)
+lesson_key = picker.selectbox("Lesson", list(lessons.LESSONS), format_func=lessons.LESSONS.get, key="learn_lesson",
+                              on_change=bind("learn_lesson", lambda: learn.lesson, setter("lesson")))
 counts, predict, size = lessons.CLASSIC_WORD_COUNTS, False, None
 if lesson_key in ("bpe", "wordpiece", "unigram"):
     if lesson_key == "unigram":
-        size = size_column.number_input("Target vocab size", min_value=2, max_value=40, value=12, key="learn_unigram_vocab")
+        size = size_column.number_input("Target vocab size", min_value=2, max_value=40, key="learn_unigram_vocab",
+                                        on_change=bind("learn_unigram_vocab", lambda: learn.unigram_vocab, setter("unigram_vocab")))
     else:
-        default = 3 if lesson_key == "bpe" else 5
-        size = size_column.number_input("Merges to learn", min_value=1, max_value=30, value=default, key=f"learn_merges_{lesson_key}")
-        predict = extra_column.toggle("Predict mode", key="learn_predict", help="Guess each merge before it is shown.")
+        def merges_changed(value: int, lesson: str = lesson_key) -> None:
+            learn.merges[lesson] = int(value)
+
+        key = f"learn_merges_{lesson_key}"
+        size = size_column.number_input("Merges to learn", min_value=1, max_value=30, key=key,
+                                        on_change=bind(key, lambda: learn.merges[lesson_key], merges_changed))
+        predict = extra_column.toggle("Predict mode", key="learn_predict", help="Guess each merge before it is shown.",
+                                      on_change=bind("learn_predict", lambda: learn.predict, setter("predict")))
     with corpus_column.popover("Word counts", width="content"):  # floats over the lesson: the step keeps its screen
-        counts = ui.learn_corpus_editor(lessons.CLASSIC_WORD_COUNTS)
+        counts = learn_views.learn_corpus_editor(learn, lessons.CLASSIC_WORD_COUNTS)
 elif lesson_key == "byte_level":
-    text = size_column.text_input("Text", value="a가 짧", key="learn_byte_text", max_chars=40)
+    text = size_column.text_input("Text", key="learn_byte_text", max_chars=40,
+                                  on_change=bind("learn_byte_text", lambda: learn.byte_text, setter("byte_text")))
 else:
-    text = size_column.text_input("Sentence", value=lessons.DEFAULT_SENTENCE, key="learn_sentence", max_chars=120)
+    def sentence_changed(value: str) -> None:
+        learn.sentence = None if value == lessons.DEFAULT_SENTENCE else value
+
+    text = size_column.text_input("Sentence", key="learn_sentence", max_chars=120,
+                                  on_change=bind("learn_sentence", lambda: learn.sentence or lessons.DEFAULT_SENTENCE, sentence_changed))
 
 if counts is None:  # the editor (in its popover) says what is wrong with the table
     st.warning("The word-count table has a problem: open **Word counts** to fix it.")
@@ -61,20 +79,20 @@ try:
     else:
         lesson = lessons.normalization_lesson(text)
 except TokvizError as error:
-    ui.show_error(error)
+    show_error(error)
     st.stop()
 
 total = len(lesson.steps)
-# The step lives in "learn_position", not in the slider: Streamlit resets a slider whose range
+# The step lives in the workspace, not in the slider: Streamlit resets a slider whose range
 # changed (more merges, another lesson), and the class should stay on its step.
-current = min(max(st.session_state.get("learn_position", 1), 1), total)
-st.session_state["learn_position"] = st.session_state["learn_step"] = current
+current = learn.step = min(max(learn.step, 1), total)
+st.session_state["learn_step"] = current
 
 back, slider, forward = st.columns([1, 8, 1], vertical_alignment="bottom")
 back.button("◀ Back", key="learn_back", on_click=go_to, args=(current - 1,), disabled=current <= 1, width="stretch")
 forward.button("Next ▶", key="learn_next", on_click=go_to, args=(current + 1,), disabled=current >= total, width="stretch")
 if total > 1:
-    slider.slider("Step", 1, total, key="learn_step", on_change=slider_moved, label_visibility="collapsed")
+    slider.slider("Step", 1, total, key="learn_step", on_change=lambda: go_to(st.session_state["learn_step"]), label_visibility="collapsed")
 else:
     slider.caption("This lesson has one step.")
 
@@ -82,6 +100,6 @@ step = lesson.steps[current - 1]
 # The exercise remembers what was revealed per lesson, corpus, size and step.
 step_key = f"{lesson.key}_{zlib.crc32(lessons.format_word_counts(counts).encode())}_{size}_{current}"
 try:
-    ui.learn_step_view(step, predict, step_key)
+    learn_views.learn_step_view(step, predict, step_key)
 except TokvizError as error:
-    ui.show_error(error)
+    show_error(error)

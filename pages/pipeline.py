@@ -2,30 +2,46 @@
 
 import streamlit as st
 
-from tokviz import ui
 from tokviz.errors import TokvizError
 from tokviz.inspect import is_byte_level
 from tokviz.limits import MAX_RENDERED_TOKENS
 from tokviz.viz import pipeline as stages
+from tokviz.ui.shell import metrics_row, page_setup, show_error
+from tokviz.ui.tokenizer_choice import tokenizer_choice
+from tokviz.ui.workspace import bind, copy_link
 from tokviz.viz.spans import render_token_spans
 
 DEFAULT_TEXT = "Héllo, WÖRLD!  Tokenizers don't split naïvely:\na가 짧 ﬁne 2024"
 
-ui.require_app_navigation()
-st.title("One text through the pipeline")
+workspace = page_setup("pages/pipeline.py")
+state = workspace.pipeline
+title, link = st.columns([5, 1], vertical_alignment="bottom")
+title.title("One text through the pipeline")
+with link:
+    copy_link(workspace, "pages/pipeline.py")
 st.caption("Normalizer → pre-tokenizer → model → post-processor → decoder, drawn from `Tokenizer.trace`.")
 
-tokenizer, _ = ui.tokenizer_choice("pipeline_tokenizer")
-if "pipeline_text" not in st.session_state:
-    st.session_state["pipeline_text"] = DEFAULT_TEXT
-text = st.text_area("Text", key="pipeline_text", height=90, max_chars=5000)
-pair = st.text_input("Second sequence (optional: a question's answer, a sentence pair)", key="pipeline_pair", max_chars=2000) or None
+tokenizer, _ = tokenizer_choice(workspace, "pipeline")
+
+
+def text_changed(value: str) -> None:
+    state.text = None if value == DEFAULT_TEXT else value
+
+
+def pair_changed(value: str) -> None:
+    state.pair = value
+
+
+text = st.text_area("Text", key="pipeline_text", height=90, max_chars=5000,
+                    on_change=bind("pipeline_text", lambda: DEFAULT_TEXT if state.text is None else state.text, text_changed))
+pair = st.text_input("Second sequence (optional: a question's answer, a sentence pair)", key="pipeline_pair", max_chars=2000,
+                     on_change=bind("pipeline_pair", lambda: state.pair, pair_changed)) or None
 byte_level = is_byte_level(tokenizer)
 
 try:
     trace = tokenizer.trace(text, pair)
 except TokvizError as error:
-    ui.show_error(error)
+    show_error(error)
     st.stop()
 
 for number, sequence in enumerate(trace.sequences):
@@ -68,7 +84,7 @@ for number, sequence in enumerate(trace.sequences):
 
 st.header("6 · Bytes")
 summary = stages.bytes_summary(text)
-ui.metrics_row({**summary, "byte-level symbols": len(stages.byte_level_text(text))})
+metrics_row({**summary, "byte-level symbols": len(stages.byte_level_text(text))})
 st.caption("Each character, its code point and its UTF-8 bytes; byte-level BPE sees one symbol per byte (space → Ġ, newline → Ċ).")
 st.dataframe(stages.bytes_frame(text), hide_index=True, height=300, width="stretch")
 st.caption("The text as byte-level symbols")

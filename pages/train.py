@@ -1,120 +1,139 @@
-"""Train: corpus → pipeline → train → vocab slider → token spans, merges, scores and charts."""
+"""Train: corpus and pipeline (folded away once trained) → vocab slider → token spans → result tabs."""
 
 import streamlit as st
 
-from tokviz import ui
-from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
-from tokviz.limits import (
-    check_training_request,
-    LIVE_TRAINING_MAX_CHARS,
-    MAX_TEST_TEXT_CHARS,
-    MAX_VOCAB_SIZE,
-    check_test_text,
-    check_vocab_request,
-)
+from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_TEST_TEXT_CHARS, MAX_VOCAB_SIZE, check_test_text, check_training_request
 from tokviz.patterns import time_budget
-from tokviz.pipeline_config import build_tokenizer, from_query_params, to_form_state, to_query_params, tokenizer_with_model
-from tokviz.presets import DEFAULT_PRESET, PRESETS, preset_key
-from tokviz.samples import load_sample
+from tokviz.pipeline_config import build_tokenizer
+from tokviz.presets import algorithm_label
+from tokviz.ui import train_views, widgets
+from tokviz.ui.corpus_input import corpus_input, session_corpus
+from tokviz.ui.shell import md_escape, metrics_row, page_setup, show_error
+from tokviz.ui.training import request_for, tokenizer_at, train_with_progress, trained_size, training_lines, training_of, word_counts_cached
+from tokviz.ui.workspace import bind, copy_link, reseed, sync_link
 
-ui.require_app_navigation()
-st.title("Train a tokenizer")
-st.caption("Paste or upload a corpus, pick a pipeline, train, then drag the vocab slider: nothing is retrained.")
+workspace = page_setup("pages/train.py")
+train = workspace.train
+title, link = st.columns([5, 1], vertical_alignment="bottom")
+title.title("Train a tokenizer")
+with link:
+    copy_link(workspace, "pages/train.py")
 
-if "preset" not in st.session_state:  # first visit: open what the link describes, else the default preset
-    config, vocab = PRESETS[DEFAULT_PRESET].build(), 1000
-    try:
-        if st.query_params:
-            config, vocab = from_query_params(st.query_params.to_dict(), default_vocab=vocab)
-        check_vocab_request(vocab)
-    except TokvizError as error:
-        ui.show_error(error)
-    vocab = min(vocab, MAX_VOCAB_SIZE)  # a link above the limit opens at the limit, with the message above
-    st.session_state.update(preset=preset_key(config) or "custom", target_vocab=vocab, **to_form_state(config))
-
-st.header("1 · Corpus")
-sample = load_sample()
-try:
-    corpus = ui.corpus_input(sample)
-except TokvizError as error:
-    ui.show_error(error)
-    corpus = ui.CorpusChoice("", "unreadable upload")
-if corpus.notice:
-    st.warning(ui.md_escape(corpus.notice))
-corpus_key = corpus_hash(corpus.text)
-split, stats = ui.corpus_overview(corpus_key, _text=corpus.text)
-stats_slot = st.container()
-
-st.header("2 · Pipeline")
-choice = st.selectbox("Pipeline", [*PRESETS, "custom"], key="preset", format_func=lambda key: PRESETS[key].label if key in PRESETS else "Custom…")
-config = None
-try:
-    if choice == "custom":
-        config = ui.custom_pipeline_form()
-    else:
-        config = PRESETS[choice].build()
-        st.caption(PRESETS[choice].summary)
-        st.session_state.update(to_form_state(config))  # Custom starts from the last preset
-    ui.pipeline_summary(config)
-    with time_budget():  # a user pattern slow on every line stops here, not hours later
-        ui.pipeline_preview(build_tokenizer(config), split.train_lines[0] if split.train_lines else "", ui.is_byte_level(config))
-        words = ui.word_counts_cached(corpus_key, config.normalizers, config.pre_tokenizers, split.train_lines)
-except TokvizError as error:
-    ui.show_error(error)
+corpus = session_corpus(workspace)
+trained = train.trained
+panel = f"Corpus and pipeline · {md_escape(corpus.source)} · {md_escape(widgets.pipeline_name(train))} · vocab {train.target_vocab:,}"
+with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
+    left, right = st.columns([3, 2])
+    with left:
+        corpus = corpus_input(workspace)
     config, words = None, None
-with stats_slot:
-    ui.metrics_row(
-        {
-            "characters": stats.characters,
-            "lines": stats.lines,
-            "words (pre-tokenized)": sum(words.values()) if words is not None else "—",
-            "unique words": len(words) if words is not None else "—",
-            "distinct characters": stats.distinct_characters,
-        }
-    )
-    st.caption(f"Source: {ui.md_escape(corpus.source)}; {len(split.test_lines)} held-out lines are kept for testing.")
+    with right:
+        try:
+            config = widgets.pipeline_choice(train)
+        except TokvizError as error:
+            show_error(error)
+        vocab_column, button_column = st.columns([2, 1], vertical_alignment="bottom")
 
-st.header("3 · Train")
-target_vocab = st.number_input("Target vocab size", min_value=1, max_value=MAX_VOCAB_SIZE, step=100, key="target_vocab")
-clicked = st.button("Train", key="train", type="primary")
-if config is not None and (clicked or len(corpus.text) <= LIVE_TRAINING_MAX_CHARS):
-    request = (corpus_key, config, int(target_vocab))
+        def vocab_changed(value: int) -> None:
+            train.target_vocab = int(value)
+
+        target_vocab = vocab_column.number_input("Target vocab size", min_value=1, max_value=MAX_VOCAB_SIZE, step=100, key="target_vocab",
+                                                 on_change=bind("target_vocab", lambda: train.target_vocab, vocab_changed))
+        clicked = button_column.button("Train", key="train", type="primary", width="stretch")
+    if config is not None:
+        try:
+            widgets.pipeline_summary(config)
+            with time_budget():  # a user pattern slow on every line stops here, not hours later
+                widgets.pipeline_preview(build_tokenizer(config), corpus.split.train_lines[0] if corpus.split.train_lines else "",
+                                         train_views.is_byte_level(config))
+                words = word_counts_cached(corpus.key, config.normalizers, config.pre_tokenizers, corpus.split.train_lines)
+        except TokvizError as error:
+            show_error(error)
+            config = None
+    metrics_row({
+        "characters": corpus.stats.characters, "lines": corpus.stats.lines,
+        "words (pre-tokenized)": sum(words.values()) if words is not None else "—",
+        "unique words": len(words) if words is not None else "—", "distinct characters": corpus.stats.distinct_characters,
+    })
+    st.caption(f"Source: {md_escape(corpus.source)}; {len(corpus.split.test_lines)} held-out lines are kept for testing. "
+               f"Corpora up to {LIVE_TRAINING_MAX_CHARS:,} characters train as you change them; larger ones wait for **Train**.")
+
+request = request_for(corpus.key, config, int(target_vocab)) if config is not None else None
+if request is not None and (clicked or len(corpus.text) <= LIVE_TRAINING_MAX_CHARS):
     try:
-        if not split.train_lines:
+        if not corpus.split.train_lines:
             raise EmptyCorpusError("The corpus is empty: paste some text or upload a file, then train.")
-        check_training_request(len(corpus.text), words)  # in the corpus's own figures (ui.train_cached checks too)
-        history = ui.train_with_progress(request, split.train_lines)
-        ui.remember_training(request, history, split.train_lines, split.test_lines)
+        check_training_request(len(corpus.text), words)
+        train_with_progress(request, corpus.split.train_lines)
+        if request != train.trained:  # a new training: the slider returns to its trained size
+            # (The first training of a session opened from a link keeps the link's slider and test text.)
+            if train.trained is not None:
+                if train.trained.corpus_key != request.corpus_key:
+                    train.test_text = None  # a new corpus: its own held-out lines
+                train.slider = None
+            train.trained = request
+            sync_link(workspace)
+            st.rerun()  # fold the inputs away and draw the results from the top
     except TokvizError as error:
-        ui.show_error(error)
-    link = to_query_params(config, int(target_vocab), preset=preset_key(config))
-    if st.query_params.to_dict() != link:  # keep the URL a link to this pipeline
-        st.query_params.from_dict(link)
+        show_error(error)
 
-run = st.session_state.get("trained")
-if run is None:
+if train.trained is None:
     st.info("Press **Train** to train a tokenizer on this corpus.")
     st.stop()
-if config is not None and run.key != (corpus_key, config, int(target_vocab)):
+request = train.trained
+history = training_of(request)
+if history is None and request.corpus_key == corpus.key:  # the shared cache evicted it: train it again
+    try:
+        history = train_with_progress(request, corpus.split.train_lines)
+    except TokvizError as error:
+        show_error(error)
+        st.stop()
+if history is None:
+    st.warning("The corpus changed since the last training and this server no longer holds it: press **Train** to train on this corpus.")
+    st.stop()
+if config is None or request_for(corpus.key, config, int(target_vocab)) != request:
     st.warning("The corpus or the settings changed since this tokenizer was trained: press **Train** to train again.")
-history, config = run.history, run.config
-st.caption(f"Trained {history.algorithm} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}.")
+size_now = trained_size(history)
+status = f"Trained {algorithm_label(history.algorithm)} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}."
+st.caption(md_escape(status))
+hint = widgets.vocab_target_hint(history, request.vocab_size)
+if hint:
+    st.info(hint, icon=":material/lightbulb:")
 
-st.header("4 · Vocab size")
-size = ui.vocab_slider(history, run.key)
-tokenizer = tokenizer_with_model(config, ui.model_at_cached(*run.key, size, _history=history))
+size = widgets.vocab_slider(train, history, size_now)
+tokenizer = tokenizer_at(request, size, history)
+view = train_views.TrainedView(request, history, training_lines(request), size, tokenizer, workspace.presentation)
 
-st.header("5 · Tokens of the test text")
+held_out = "\n".join(corpus.split.test_lines)
+if train.test_text is not None and len(train.test_text) > MAX_TEST_TEXT_CHARS:
+    try:
+        check_test_text(len(train.test_text))
+    except TokvizError as error:  # cut before the text area is drawn, so the cut text is what it shows
+        show_error(error)
+    train.test_text = train.test_text[:MAX_TEST_TEXT_CHARS]
+    reseed("test_text", train.test_text)
+
+
+def test_text_changed(value: str) -> None:
+    train.test_text = None if value == held_out else value
+
+
+text_column, options_column = st.columns([5, 1])
+text = text_column.text_area("Test text (held-out lines of the corpus by default)", key="test_text", height=90,
+                             on_change=bind("test_text", lambda: held_out if train.test_text is None else train.test_text, test_text_changed))
+show_ids = options_column.toggle("Show ids", key="show_ids")
+show_all = options_column.toggle("Show all lines", key="show_all_lines")
 try:
-    check_test_text(len(st.session_state.get("test_text", "")))
-except TokvizError as error:  # cut before the text area is drawn, so the cut text is what it shows
-    ui.show_error(error)
-    st.session_state["test_text"] = st.session_state["test_text"][:MAX_TEST_TEXT_CHARS]
-views = {"": lambda: ui.token_view(tokenizer, config), **ui.result_views(run, tokenizer, size)}
-for place, view in zip([st.container(), *st.tabs(list(views)[1:])], views.values()):
+    encoding = widgets.spans_block(tokenizer, text, request.config.unk_token, view.byte_level,
+                                   show_ids=show_ids, first_lines=None if show_all else 4)
+    widgets.copy_ids(encoding)
+except TokvizError as error:
+    show_error(error)
+
+for place, draw in zip(st.tabs(list(views := train_views.result_views(view))), views.values()):
     with place:
         try:
-            view()
+            draw()
         except TokvizError as error:  # one view failing leaves the others working
-            ui.show_error(error)
+            show_error(error)

@@ -473,7 +473,7 @@ def test_page_catastrophic_regex_in_replace(app: AppTest) -> None:
 def test_every_streamlit_cache_is_bounded() -> None:
     """Each st.cache_resource / st.cache_data sets max_entries, so cached memory stays bounded."""
     root = Path(__file__).resolve().parent.parent
-    sources = [root / "app.py", root / "tokviz" / "ui.py", *sorted((root / "pages").glob("*.py"))]
+    sources = [root / "app.py", *sorted((root / "tokviz" / "ui").glob("*.py")), *sorted((root / "pages").glob("*.py"))]
     decorators = [
         (path.name, line.strip())
         for path in sources
@@ -534,8 +534,7 @@ def test_page_a_pattern_slow_on_every_line_stops_at_the_request_budget(app: AppT
     ("abc", "cannot be read as int", 1000),
 ])
 def test_page_a_link_with_a_bad_vocab_size(vocab: str, message: str, opened_at: int) -> None:
-    app = AppTest.from_file(APP, default_timeout=90)
-    app.run()
+    app = AppTest.from_file(APP, default_timeout=90)  # a link opens a new session: its URL is the first run's
     app.query_params["preset"] = "bert"
     app.query_params["vocab"] = vocab
     app.switch_page("pages/train.py")

@@ -240,7 +240,7 @@ def test_train_page_shows_hostile_corpus_test_text_and_special_tokens_as_text(pr
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "tokviz").rglob("*.py")])
-UI_SOURCES = [ROOT / "app.py", ROOT / "tokviz" / "ui.py", *sorted((ROOT / "pages").glob("*.py"))]
+UI_SOURCES = [ROOT / "app.py", *sorted((ROOT / "tokviz" / "ui").glob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
 UNSAFE_LOADS = re.compile(
     r"\bimport (?:pickle|marshal|shelve|dill|cloudpickle)\b|\bfrom (?:pickle|marshal|shelve|dill|cloudpickle) import"
     r"|\bpickle\.loads?\(|read_pickle\(|allow_pickle\s*=\s*True|torch\.load\(|joblib\.load\(|yaml\.load\(|\beval\(|\bexec\("
@@ -269,8 +269,8 @@ def test_uploads_are_read_in_memory_and_never_written_to_disk() -> None:
     found = [f"{path.relative_to(ROOT)}:{number}: {code.strip()}" for path in UI_SOURCES for number, code in _code_lines(path) if DISK_IO.search(code)]
     assert found == []
     # Streamlit hands uploads over as in-memory buffers; the app reads them with getvalue() only.
-    ui_source = (ROOT / "tokviz" / "ui.py").read_text(encoding="utf-8")
-    assert "uploaded.getvalue()" in ui_source
+    ui_source = "".join(path.read_text(encoding="utf-8") for path in UI_SOURCES)
+    assert ui_source.count("uploaded.getvalue()") >= 2  # the corpus upload and the tokenizer.json upload
 
 
 @pytest.mark.parametrize("line", ["import pickle", "data = pickle.loads(blob)", "frame = pd.read_pickle(upload)", "eval(text)"])

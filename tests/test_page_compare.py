@@ -44,13 +44,13 @@ def test_page_runs_on_the_sample_with_three_presets() -> None:
     assert not app.error, [error.value for error in app.error]
     assert app.title[0].value == "Compare tokenizers"
     assert [header.value for header in app.header] == [
-        "1 · Corpus", "2 · Configurations", "3 · Train", "4 · One text, every segmentation",
-        "5 · Metrics on the evaluation text", "6 · Compression over vocab size",
+        "1 · Configurations", "2 · Train", "3 · One text, every segmentation",
+        "4 · Metrics on the evaluation text", "5 · Compression over vocab size",
     ]
     assert app.radio(key="compare_count").value == 3
     assert [app.selectbox(key=f"compare_preset_{index}").value for index in range(3)] == ["gpt2", "bert", "t5"]
     assert [app.number_input(key=f"compare_vocab_{index}").value for index in range(3)] == [1000, 1000, 1000]
-    assert app.text_area(key="compare_text").value and app.text_area(key="corpus_text").value
+    assert app.text_area(key="compare_text").value and app.text_area(key="compare_corpus_text").value
     views = span_views(app)
     assert len(views) == 3 and all(view.count('class="tok') > 20 for view in views)
     outlined = [len(re.findall(r'class="tok[^"]* diff"', view)) for view in views]
@@ -75,7 +75,7 @@ def test_two_and_four_configurations(count: int) -> None:
 
 def test_bpe_wordpiece_unigram_at_2000_on_english_prose(read_shared_corpus) -> None:
     app = open_compare()
-    app.text_area(key="corpus_text").set_value(read_shared_corpus("grimm_tales.txt")[:90_000])
+    app.text_area(key="compare_corpus_text").set_value(read_shared_corpus("grimm_tales.txt")[:90_000])
     app.selectbox(key="compare_preset_1").set_value("custom").run()
     app.selectbox(key="compare_model_1").set_value("WordPiece")
     app.selectbox(key="compare_pre_1").set_value("BertPreTokenizer")
@@ -101,7 +101,7 @@ def test_bpe_wordpiece_unigram_at_2000_on_english_prose(read_shared_corpus) -> N
 
 def test_pasted_evaluation_text_is_measured() -> None:
     app = open_compare()
-    app.radio(key="compare_eval_source").set_value("a text I paste").run()
+    app.radio(key="compare_eval_source").set_value("paste").run()
     assert any("evaluation text is empty" in info.value for info in app.info)
     app.text_area(key="compare_eval_text").set_value("the tokenizer splits text into tokens").run()
     assert_clean(app)
@@ -112,7 +112,7 @@ def test_pasted_evaluation_text_is_measured() -> None:
 
 def test_empty_corpus_shows_an_error_per_configuration() -> None:
     app = open_compare()
-    app.text_area(key="corpus_text").set_value("").run()
+    app.text_area(key="compare_corpus_text").set_value("").run()
     assert_clean(app)
     assert len(app.error) == 3 and all("The corpus is empty" in error.value for error in app.error)
     assert any("At least two configurations" in info.value for info in app.info)
@@ -154,7 +154,7 @@ def test_revisiting_never_retrains(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_large_corpus_waits_for_the_button_then_stays(read_shared_corpus) -> None:
     app = open_compare()
-    app.text_area(key="corpus_text").set_value(read_shared_corpus("grimm_tales.txt")[:120_000]).run()
+    app.text_area(key="compare_corpus_text").set_value(read_shared_corpus("grimm_tales.txt")[:120_000]).run()
     assert_clean(app)
     assert any("press **Train all**" in info.value for info in app.info) and not span_views(app)
     app.button(key="compare_train").click().run()
@@ -171,7 +171,7 @@ def test_a_huge_evaluation_text_is_cut_to_the_limit_with_a_notice(monkeypatch) -
 
     monkeypatch.setattr(tokviz.limits, "MAX_TEST_TEXT_CHARS", 200)
     app = open_compare()
-    app.radio(key="compare_eval_source").set_value("a text I paste").run()
+    app.radio(key="compare_eval_source").set_value("paste").run()
     app.text_area(key="compare_eval_text").set_value("the quick brown fox jumps over the lazy dog. " * 50).run()
     assert_clean(app)
     notices = [caption.value for caption in app.caption]

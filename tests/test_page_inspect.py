@@ -156,7 +156,7 @@ def test_the_train_pages_run_can_be_inspected() -> None:
     app.switch_page("pages/inspect.py")
     app.run()
     assert_no_exception(app)
-    assert app.selectbox(key="inspect_tokenizer").value == "trained"
+    assert app.selectbox(key="inspect_tokenizer").value == "session"
     assert app.metric[0].value == "BPE"
     tree = app.code[0].value.splitlines()
     assert tree[0].endswith("'") and "</w>" in tree[0]  # the longest word, built up to its end-of-word suffix

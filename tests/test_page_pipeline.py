@@ -91,6 +91,6 @@ def test_the_train_pages_run_can_be_picked() -> None:
     app.switch_page("pages/pipeline.py")
     app.run()
     assert_clean(app)
-    assert app.selectbox(key="pipeline_tokenizer").value == "trained"
-    assert "Trained on the Train page (WordPiece" in app.selectbox(key="pipeline_tokenizer").format_func("trained")
+    assert app.selectbox(key="pipeline_tokenizer").value == "session"
+    assert "Trained on the Train page (WordPiece" in app.selectbox(key="pipeline_tokenizer").format_func("session")
     assert frame_with(app, "attention mask")["token"].iloc[0] == "[CLS]"

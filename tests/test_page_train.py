@@ -15,8 +15,8 @@ XSS = '<img src=x onerror=alert(1)> and <script>alert("x")</script> plus "quotes
 
 
 def open_train(query: dict[str, str] | None = None) -> AppTest:
+    """The Train page as a browser opens it: a link (``query``) is the first run's URL."""
     app = AppTest.from_file(APP, default_timeout=60)
-    app.run()
     for key, value in (query or {}).items():
         app.query_params[key] = value
     app.switch_page(PAGE)
@@ -55,7 +55,7 @@ def test_page_trains_on_the_sample_without_pressing_anything() -> None:
     [
         ("gpt2", ["Merge history", "Vocabulary", "Charts", "Export"]),
         ("bert", ["Merge history", "WordPiece trace", "Vocabulary", "Charts", "Export"]),
-        ("t5", ["Unigram: EM and pruning", "Unigram: lattice and sampling", "Vocabulary", "Charts", "Export"]),
+        ("t5", ["EM and pruning", "Lattice and sampling", "Vocabulary", "Charts", "Export"]),
         ("char_bpe", ["Merge history", "Vocabulary", "Charts", "Export"]),
     ],
 )
@@ -89,9 +89,9 @@ def test_custom_form_starts_from_the_preset_and_its_options_reach_the_trainer() 
     app.selectbox(key="preset").set_value("custom").run()
     assert app.multiselect(key="cfg_normalizers").value == ["BertNormalizer"]
     assert app.text_input(key="cfg_special_tokens").value == "[PAD] [UNK] [CLS] [SEP] [MASK]"
-    app.radio(key="cfg_scoring").set_value("frequency").run()
+    app.radio(key="cfg_scoring").set_value("likelihood").run()
     assert_clean(app)
-    assert app.query_params["scoring"] == "frequency"
+    assert app.query_params["scoring"] == "likelihood"
     assert any("Trained WordPiece" in caption.value for caption in app.caption)
 
 
@@ -239,7 +239,8 @@ def test_a_link_reopens_the_same_preset_and_vocab_size() -> None:
 
 
 def test_a_custom_link_reopens_the_custom_pipeline() -> None:
-    from tokviz.pipeline_config import PipelineConfig, component, to_query_params
+    from tokviz.links import to_query_params
+    from tokviz.pipeline_config import PipelineConfig, component
 
     config = PipelineConfig(
         normalizers=(component("NFD"), component("Lowercase"), component("StripAccents")),
@@ -295,9 +296,9 @@ def test_export_offers_the_four_files() -> None:
 
 def test_merge_step_picker_shows_what_the_merge_changed() -> None:
     app = open_train()
-    app.number_input(key="merge_step").set_value(0).run()
+    app.number_input(key="merge_step").set_value(1).run()
     assert_clean(app)
-    assert any(text.value.startswith("Step 0: 'Ġ' + 't' → 'Ġt'") for text in app.text)
+    assert any(text.value.startswith("Merge 1: 'Ġ' + 't' → 'Ġt'") for text in app.text)
 
 
 def test_custom_unigram_course_method_trains_and_explains_its_views() -> None:
@@ -309,7 +310,7 @@ def test_custom_unigram_course_method_trains_and_explains_its_views() -> None:
     assert_clean(app)
     assert not app.error, [error.value for error in app.error]
     assert app.query_params["unigram_method"] == "course"
-    assert [tab.label for tab in app.tabs][:2] == ["Unigram: EM and pruning", "Unigram: lattice and sampling"]
+    assert [tab.label for tab in app.tabs][:2] == ["EM and pruning", "Lattice and sampling"]
 
 
 def test_a_large_corpus_waits_for_the_train_button() -> None:
@@ -327,7 +328,7 @@ def test_a_large_corpus_waits_for_the_train_button() -> None:
 
 
 def test_the_progress_bar_follows_the_trainer_callback() -> None:
-    from tokviz import ui
+    from tokviz.ui.training import progress_callback
 
     class Bar:
         def __init__(self) -> None:
@@ -337,7 +338,7 @@ def test_the_progress_bar_follows_the_trainer_callback() -> None:
             self.updates.append((value, text))
 
     bar = Bar()
-    report = ui.progress_callback(bar)
+    report = progress_callback(bar)
     for done in (0, 1, 2, 50, 200):
         report("merges", done, 200)
     report("count words", 3, 0)

@@ -25,8 +25,6 @@ from tokviz.pipeline_config import (
     check_vocab_size,
     component,
     config_key,
-    from_query_params,
-    to_query_params,
     tokenizer_with_model,
     trainer_options,
 )
@@ -203,101 +201,6 @@ def test_decoders_follow_the_pipeline() -> None:
     assert type(build_decoder(PRESETS["t5"].build())).__name__ == "Metaspace"
     assert type(build_decoder(PRESETS["char_bpe"].build())).__name__ == "BPEDecoder"
     assert build_decoder(PipelineConfig()) is None
-
-
-# --- links (st.query_params) --------------------------------------------------------------
-
-
-@pytest.mark.parametrize("key", list(PRESETS))
-def test_preset_links_are_short_and_round_trip(key: str) -> None:
-    config = PRESETS[key].build()
-    params = to_query_params(config, 750, preset=key)
-    assert params == {"preset": key, "vocab": "750"}
-    assert from_query_params(params) == (config, 750)
-    # The long form reads back to the same config too.
-    assert from_query_params(to_query_params(config, 750)) == (config, 750)
-
-
-def test_custom_link_lists_only_what_differs_from_defaults() -> None:
-    config = PipelineConfig(
-        normalizers=(component("NFKC"), component("Replace", pattern=" {2,}", content=" ", regex=True)),
-        pre_tokenizers=(component("Metaspace", prepend_scheme="first"),),
-        model="Unigram",
-        special_tokens=("<unk>", "<pad>"),
-        unk_token="<unk>",
-        unigram_method="course",
-    )
-    params = to_query_params(config, 1000)
-    assert params == {
-        "vocab": "1000",
-        "n0": "NFKC",
-        "n1": "Replace",
-        "n1.pattern": " {2,}",
-        "n1.regex": "true",
-        "p0": "Metaspace",
-        "p0.prepend_scheme": "first",
-        "model": "Unigram",
-        "special_tokens": '["<unk>", "<pad>"]',
-        "unk_token": "<unk>",
-        "unigram_method": "course",
-    }
-    assert from_query_params(params) == (config, 1000)
-
-
-def test_link_without_pre_tokenizer_stays_without() -> None:
-    config = PipelineConfig(pre_tokenizers=())
-    assert from_query_params(to_query_params(config, 10))[0].pre_tokenizers == ()
-
-
-@pytest.mark.parametrize(
-    ("params", "message"),
-    [
-        ({"preset": "llama"}, "preset 'llama'"),
-        ({"vocab": "lots"}, "'lots' for vocab"),
-        ({"vocab": "0"}, "1 or more"),
-        ({"n0": "Lowercas"}, "'Lowercas'"),
-        ({"p0": "Metaspace", "p0.split": "maybe"}, "Metaspace.split"),
-        ({"model": "BPE", "special_tokens": "[UNK]"}, "special_tokens"),
-        ({"model": "Transformer"}, "Unknown model"),
-    ],
-)
-def test_bad_links_raise_errors_naming_the_part(params: dict, message: str) -> None:
-    with pytest.raises((PipelineConfigError, VocabSizeError), match=message):
-        from_query_params(params)
-
-
-def test_empty_link_gives_the_default_config_and_list_values_take_the_last() -> None:
-    assert from_query_params({}) == (PipelineConfig(), 500)
-    assert from_query_params({"vocab": ["300", "400"]})[1] == 400
-
-
-_specs = st.sampled_from(
-    [component(name) for name in NORMALIZERS]
-    + [component("Strip", right=False), component("Replace", pattern="a&b=c?", content="%", regex=False)]
-)
-_pre = st.sampled_from([component(name) for name in PRE_TOKENIZERS] + [component("ByteLevel", use_regex=False)])
-
-
-@settings(max_examples=60, deadline=None, derandomize=True)
-@given(
-    normalizers=st.lists(_specs, max_size=3),
-    pre_tokenizers=st.lists(_pre, max_size=2),
-    model=st.sampled_from(["BPE", "WordPiece", "Unigram", "WordLevel"]),
-    special=st.lists(st.text(min_size=1, max_size=5), max_size=3, unique=True),
-    vocab=st.integers(1, 100_000),
-    min_frequency=st.integers(0, 5),
-    suffix=st.sampled_from([None, "</w>", ""]),
-)
-def test_any_config_round_trips_through_a_link(normalizers, pre_tokenizers, model, special, vocab, min_frequency, suffix) -> None:
-    special = ["[UNK]", *[token for token in special if token != "[UNK]"]]
-    config = PipelineConfig(
-        normalizers=tuple(normalizers), pre_tokenizers=tuple(pre_tokenizers), model=model, special_tokens=tuple(special),
-        unk_token="[UNK]", min_frequency=min_frequency, end_of_word_suffix=suffix,
-    )
-    params = to_query_params(config, vocab)
-    assert all(isinstance(key, str) and isinstance(value, str) for key, value in params.items())
-    assert from_query_params(params) == (config, vocab)
-    assert config_key(config) == config_key(from_query_params(params)[0])
 
 
 # --- trained pipelines export to HF ------------------------------------------------------

@@ -2,17 +2,13 @@
 
 A :class:`PipelineConfig` names the normalizers (in order, with their options), the
 pre-tokenizers, the model and every trainer option, using Hugging Face's names. It is a
-frozen, hashable dataclass, so the Train page can cache a trained tokenizer on
-``(corpus hash, config)``, and it round-trips through a flat ``str -> str`` dict, so the
-page can keep it in ``st.query_params`` and a shared link reopens the same pipeline:
+frozen, hashable dataclass, so the app can cache a trained tokenizer on
+``(corpus hash, config)``; ``tokviz.links`` writes it into a link and reads it back.
 
 >>> config = PipelineConfig(normalizers=(component("NFD"), component("Lowercase")), model="WordPiece",
 ...                         special_tokens=("[UNK]",), unk_token="[UNK]", continuing_subword_prefix="##")
->>> params = to_query_params(config, vocab_size=300)
->>> params["n0"], params["n1"], params["model"], params["vocab"]
-('NFD', 'Lowercase', 'WordPiece', '300')
->>> from_query_params(params) == (config, 300)
-True
+>>> [spec.label() for spec in config.normalizers], config.model
+(['NFD', 'Lowercase'], 'WordPiece')
 
 From a config, :func:`build_tokenizer` makes the untrained ``tokviz.Tokenizer`` (normalizer,
 pre-tokenizer, model with its options, decoder), :func:`build_trainer` the matching trainer,
@@ -187,7 +183,7 @@ class PipelineConfig:
     end_of_word_suffix: str | None = None
     max_token_length: int | None = None
     tie_break: str = "hf"
-    scoring: str = "likelihood"
+    scoring: str = "frequency"  # what HF's WordPieceTrainer does; "likelihood" is the HF course's
     unigram_method: str = "em"
     shrinking_factor: float = 0.75
     max_piece_length: int = 16
@@ -232,6 +228,31 @@ class PipelineConfig:
 
     def with_model(self, model: str) -> "PipelineConfig":
         return replace(self, model=model)
+
+
+#: The trainer fields each model uses; the others are ignored when it is built and trained.
+MODEL_FIELDS: dict[str, tuple[str, ...]] = {
+    "BPE": ("min_frequency", "limit_alphabet", "byte_alphabet", "continuing_subword_prefix", "end_of_word_suffix", "max_token_length", "tie_break"),
+    "WordPiece": ("min_frequency", "limit_alphabet", "byte_alphabet", "continuing_subword_prefix", "end_of_word_suffix", "tie_break", "scoring"),
+    "Unigram": ("byte_alphabet", "unigram_method", "shrinking_factor", "max_piece_length", "n_sub_iterations"),
+    "WordLevel": ("min_frequency",),
+}
+#: Fields every model uses.
+COMMON_FIELDS = ("normalizers", "pre_tokenizers", "model", "special_tokens", "unk_token", "post_processor")
+
+
+def applicable(config: PipelineConfig) -> PipelineConfig:
+    """``config`` with every trainer option its model does not use set back to its default.
+
+    Two configs that train the same tokenizer become equal (one cache entry, one link):
+
+    >>> applicable(PipelineConfig(model="Unigram", end_of_word_suffix="</w>")) == PipelineConfig(model="Unigram")
+    True
+    """
+    defaults = PipelineConfig()
+    used = set(COMMON_FIELDS) | set(MODEL_FIELDS[config.model])
+    resets = {field_info.name: getattr(defaults, field_info.name) for field_info in fields(PipelineConfig) if field_info.name not in used}
+    return replace(config, **resets)
 
 
 def _require(condition: bool, message: str) -> None:
@@ -443,145 +464,6 @@ def tokenizer_with_model(config: PipelineConfig, model: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------
-# Flat str -> str dicts (st.query_params)
-
-#: Trainer-side fields written to links, with how their text is read back.
-_FIELD_KINDS: dict[str, str] = {
-    "model": "str",
-    "special_tokens": "list",
-    "unk_token": "optional_str",
-    "min_frequency": "int",
-    "limit_alphabet": "optional_int",
-    "byte_alphabet": "bool",
-    "continuing_subword_prefix": "optional_str",
-    "end_of_word_suffix": "optional_str",
-    "max_token_length": "optional_int",
-    "tie_break": "str",
-    "scoring": "str",
-    "unigram_method": "str",
-    "shrinking_factor": "float",
-    "max_piece_length": "int",
-    "n_sub_iterations": "int",
-    "post_processor": "str",
-}
-
-
-def _encode(kind: str, value: Any) -> str:
-    if kind in ("bool", "optional_bool"):
-        return {True: "true", False: "false", None: "none"}[value]
-    if kind == "list":
-        return json.dumps(list(value), ensure_ascii=False)
-    if value is None:
-        return "none"
-    return str(value)
-
-
-def _decode(kind: str, text: str, where: str) -> Any:
-    try:
-        if kind in ("bool", "optional_bool"):
-            value = {"true": True, "false": False, "none": None}[text.lower()]
-            if value is None and kind == "bool":
-                raise KeyError(text)
-            return value
-        if kind.startswith("optional_") and text.lower() == "none":
-            return None
-        if kind in ("int", "optional_int"):
-            return int(text)
-        if kind == "float":
-            return float(text)
-        if kind == "list":
-            value = json.loads(text)
-            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-                raise ValueError(text)
-            return tuple(value)
-        return text
-    except (KeyError, ValueError) as error:
-        raise PipelineConfigError(f"The link's value {text!r} for {where} cannot be read as {kind.replace('_', ' ')}.") from error
-
-
-def _component_params(prefix: str, index: int, spec: ComponentSpec) -> dict[str, str]:
-    schema = {**NORMALIZERS, **PRE_TOKENIZERS}[spec.type]
-    out = {f"{prefix}{index}": spec.type}
-    for param in schema:
-        value = spec.param(param.name)
-        if value != param.default:
-            out[f"{prefix}{index}.{param.name}"] = _encode(param.kind, value)
-    return out
-
-
-def to_query_params(config: PipelineConfig, vocab_size: int, preset: str | None = None) -> dict[str, str]:
-    """A flat ``str -> str`` dict describing ``config`` and ``vocab_size``; defaults are left out.
-
-    With ``preset`` (a key of ``tokviz.presets.PRESETS`` whose config equals ``config``) the
-    link stays short: ``{'preset': 'gpt2', 'vocab': '500'}``.
-    """
-    if preset is not None:
-        return {"preset": preset, "vocab": str(vocab_size)}
-    out: dict[str, str] = {"vocab": str(vocab_size)}
-    for index, spec in enumerate(config.normalizers):
-        out.update(_component_params("n", index, spec))
-    for index, spec in enumerate(config.pre_tokenizers):
-        out.update(_component_params("p", index, spec))
-    if not config.pre_tokenizers:
-        out["p"] = "none"
-    defaults = PipelineConfig()
-    for field_info in fields(PipelineConfig):
-        name = field_info.name
-        if name in _FIELD_KINDS and (name == "model" or getattr(config, name) != getattr(defaults, name)):
-            out[name] = _encode(_FIELD_KINDS[name], getattr(config, name))
-    return out
-
-
-def _first(value: str | list[str]) -> str:
-    return value[-1] if isinstance(value, list) else value
-
-
-def _read_components(params: Mapping[str, str], prefix: str, schema_map: dict[str, tuple[Param, ...]]) -> tuple[ComponentSpec, ...]:
-    specs: list[ComponentSpec] = []
-    index = 0
-    while f"{prefix}{index}" in params:
-        type_name = _first(params[f"{prefix}{index}"])
-        schema = schema_map.get(type_name)
-        if schema is None:
-            raise PipelineConfigError(f"The link names {type_name!r}, which is not one of: {', '.join(schema_map)}.")
-        options = {
-            param.name: _decode(param.kind if param.kind != "choice" else "str", _first(params[key]), f"{type_name}.{param.name}")
-            for param in schema
-            if (key := f"{prefix}{index}.{param.name}") in params
-        }
-        specs.append(component(type_name, **options))
-        index += 1
-    return tuple(specs)
-
-
-def from_query_params(params: Mapping[str, Any], default_vocab: int = 500) -> tuple[PipelineConfig, int]:
-    """Read back what :func:`to_query_params` wrote; unknown keys are ignored.
-
-    A bad value raises :class:`PipelineConfigError` naming it, so the page can say which
-    part of a link it could not use.
-    """
-    from tokviz.presets import PRESETS
-
-    vocab_text = _first(params.get("vocab", str(default_vocab)))
-    vocab_size = check_vocab_size(_decode("int", vocab_text, "vocab"))
-    preset = params.get("preset")
-    if preset is not None and _first(preset) != "custom":
-        key = _first(preset)
-        if key not in PRESETS:
-            raise PipelineConfigError(f"The link names the preset {key!r}; presets are: {', '.join(PRESETS)}.")
-        return PRESETS[key].build(), vocab_size
-    options: dict[str, Any] = {}
-    for name, kind in _FIELD_KINDS.items():
-        if name in params:
-            options[name] = _decode(kind, _first(params[name]), name)
-    options["normalizers"] = _read_components(params, "n", NORMALIZERS)
-    pre_tokenizers = _read_components(params, "p", PRE_TOKENIZERS)
-    if pre_tokenizers or _first(params.get("p", "")) == "none":
-        options["pre_tokenizers"] = pre_tokenizers
-    return PipelineConfig(**options), vocab_size
-
-
-# ---------------------------------------------------------------------------------------
 # Form state (the Custom mode's widgets, by key)
 
 #: Prefix of every Custom-form widget key in ``st.session_state``.
@@ -688,8 +570,18 @@ def from_form_state(state: Mapping[str, Any]) -> PipelineConfig:
 
 
 def config_key(config: PipelineConfig) -> str:
-    """A stable text key of the config (hashable already; this one is stable across processes)."""
-    return json.dumps(to_query_params(config, 1), sort_keys=True, ensure_ascii=False)
+    """A stable text key of the config (hashable already; this one is stable across processes).
+
+    >>> config_key(PipelineConfig()) == config_key(PipelineConfig())
+    True
+    """
+    values = {
+        field_info.name: [[spec.type, [list(item) for item in spec.params]] for spec in value]
+        if field_info.name in ("normalizers", "pre_tokenizers") else value
+        for field_info in fields(PipelineConfig)
+        for value in [getattr(config, field_info.name)]
+    }
+    return json.dumps(values, sort_keys=True, ensure_ascii=False, default=str)
 
 
 __all__ = [
@@ -699,6 +591,9 @@ __all__ = [
     "PRE_TOKENIZERS",
     "Param",
     "PipelineConfig",
+    "COMMON_FIELDS",
+    "MODEL_FIELDS",
+    "applicable",
     "build_decoder",
     "build_model",
     "build_normalizer",
@@ -711,9 +606,7 @@ __all__ = [
     "config_key",
     "configured_model",
     "from_form_state",
-    "from_query_params",
     "to_form_state",
-    "to_query_params",
     "tokenizer_with_model",
     "trainer_options",
 ]

@@ -100,3 +100,26 @@ def preset_key(config: PipelineConfig) -> str | None:
     ('bert', None)
     """
     return next((key for key, preset in PRESETS.items() if preset.build() == config), None)
+
+
+#: How each algorithm is named on the pages (``history.algorithm`` and ``config.model`` spell them differently).
+ALGORITHM_LABELS = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "wordlevel": "WordLevel"}
+
+
+def algorithm_label(algorithm: str) -> str:
+    """The display name of an algorithm, however it is spelled.
+
+    >>> algorithm_label("unigram"), algorithm_label("WordPiece"), algorithm_label("bpe")
+    ('Unigram', 'WordPiece', 'BPE')
+    """
+    return ALGORITHM_LABELS.get(algorithm.lower(), algorithm)
+
+
+def preset_label(key: str, trained_size: int | None = None) -> str:
+    """A preset's label, with the size it really trained to when that is known.
+
+    >>> preset_label("t5", 655), preset_label("bert")
+    ('T5 / SentencePiece-like Unigram (655 tokens)', 'BERT-like WordPiece')
+    """
+    label = PRESETS[key].label
+    return f"{label} ({trained_size:,} tokens)" if trained_size is not None else label

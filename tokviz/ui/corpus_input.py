@@ -1,0 +1,136 @@
+"""The session's corpus: the text box, an upload (with a column picker for tables), and its overview.
+
+Train and Compare show the same input, bound to the workspace's one corpus, so what is pasted
+or uploaded on one page is what the other trains on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from tokviz.errors import TokvizError
+from tokviz.ui.shell import md_escape, show_error
+from tokviz.ui.workspace import bind
+from tokviz.workspace import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """The corpus in use: its text, its hash (cache key), a phrase naming it, and its split and statistics."""
+
+    text: str
+    key: str
+    source: str
+    split: Any  # tokviz.corpus.CorpusSplit
+    stats: Any  # tokviz.corpus.CorpusStats
+
+
+def active_text(workspace: Workspace) -> str:
+    """The text of the session's corpus (the sample unless something was pasted or uploaded)."""
+    from tokviz.samples import load_sample
+
+    corpus = workspace.corpus
+    if corpus.source == "upload" and corpus.upload_text is not None:
+        return corpus.upload_text
+    return corpus.pasted if corpus.pasted is not None else load_sample()
+
+
+def session_corpus(workspace: Workspace) -> Corpus:
+    """The session's corpus with its held-out split and statistics (computed once per corpus hash)."""
+    from tokviz.corpus import corpus_hash
+
+    text = active_text(workspace)
+    key = corpus_hash(text)
+    split, stats = corpus_overview(key, _text=text)
+    return Corpus(text, key, workspace.corpus.describe(), split, stats)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def corpus_overview(corpus_key: str, _text: str) -> tuple[Any, Any]:
+    """``(held_out_split, corpus_stats)`` of a corpus, computed once per corpus hash."""
+    from tokviz.corpus import corpus_stats, held_out_split
+
+    return held_out_split(_text), corpus_stats(_text)
+
+
+def corpus_input(workspace: Workspace, height: int = 140, key_prefix: str = "") -> Corpus:
+    """The corpus widgets: a text area (key ``{key_prefix}corpus_text``) and an uploader (``{key_prefix}corpus_file``).
+
+    Each page gives its own ``key_prefix``: Streamlit treats a widget of the same key on another
+    page as another widget, and the workspace, not the widget, carries the corpus between pages.
+    A bad upload is shown with ``st.error`` and changes nothing: the corpus in use stays.
+    """
+    from tokviz.corpus import UPLOAD_SUFFIXES
+    from tokviz.samples import load_sample
+
+    corpus = workspace.corpus
+    sample = load_sample()
+
+    def typed(value: str) -> None:
+        corpus.pasted = None if value == sample else value
+        corpus.source = "sample" if corpus.pasted is None else "pasted"
+
+    def upload_changed() -> None:
+        if st.session_state.get(f"{key_prefix}corpus_file") is None:  # the file was removed: back to the text box
+            corpus.source = "sample" if corpus.pasted is None else "pasted"
+            corpus.upload_text, corpus.upload_name = None, ""
+
+    if corpus.source != "upload":
+        st.text_area(
+            "Corpus text (the built-in sample until you edit it)", key=f"{key_prefix}corpus_text", height=height,
+            on_change=bind(f"{key_prefix}corpus_text", lambda: corpus.pasted if corpus.pasted is not None else sample, typed),
+        )
+    uploaded = st.file_uploader(
+        "…or upload a file", type=[suffix[1:] for suffix in UPLOAD_SUFFIXES], key=f"{key_prefix}corpus_file", on_change=upload_changed,
+        help="Plain text, Markdown, CSV / TSV, JSON Lines or JSON. Tables get a column picker.",
+    )
+    if uploaded is not None:
+        try:
+            _use_upload(workspace, uploaded, f"{key_prefix}corpus_column")
+        except TokvizError as error:
+            show_error(error)
+    elif corpus.source == "upload":
+        left, right = st.columns([3, 1], vertical_alignment="center")
+        left.caption(f"Using {md_escape(corpus.describe())} ({len(corpus.upload_text or ''):,} characters). Upload another file to change it.")
+        if right.button("Use the text box instead", key=f"{key_prefix}corpus_use_text"):
+            corpus.source = "sample" if corpus.pasted is None else "pasted"
+            corpus.upload_text, corpus.upload_name = None, ""
+            st.rerun()
+    return session_corpus(workspace)
+
+
+def _use_upload(workspace: Workspace, uploaded: Any, column_key: str) -> None:
+    """Decode the upload (once per file), pick a column for tables, and make it the session's corpus."""
+    name = uploaded.name
+    decoded, frame, columns = _read_upload(uploaded.file_id, name, _data=uploaded.getvalue())
+    if decoded.notice:
+        st.warning(md_escape(decoded.notice))
+    if frame is None:
+        text, label = decoded.text, name
+    else:
+        column = st.selectbox("Column / field to train on", columns, key=column_key)
+        text, label = _column_text(uploaded.file_id, column, _frame=frame, _name=name), f"{name}, column {column!r}"
+    corpus = workspace.corpus
+    corpus.source, corpus.upload_name, corpus.upload_text = "upload", label, text
+
+
+@st.cache_resource(max_entries=2, show_spinner="Reading the upload…")
+def _read_upload(file_id: str, name: str, _data: bytes) -> tuple[Any, Any, list[str]]:
+    """Decode an upload once per file (reruns reuse it): ``(DecodedText, DataFrame or None, columns)``."""
+    from tokviz.corpus import TABLE_SUFFIXES, decode_upload, read_table, text_columns
+
+    decoded = decode_upload(_data, name)
+    if not name.lower().endswith(TABLE_SUFFIXES):
+        return decoded, None, []
+    frame = read_table(decoded.text, name)
+    return decoded, frame, text_columns(frame)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _column_text(file_id: str, column: str, _frame: Any, _name: str) -> str:
+    from tokviz.corpus import column_text
+
+    return column_text(_frame, column, _name)

@@ -1,0 +1,167 @@
+"""What every page shares: the page registry, the page frame (config, navigation, presentation
+mode, the link) and how user-caused errors are shown.
+
+The app uses Streamlit's own multipage discovery: ``app.py`` is the home page and every
+script in ``pages/`` is a page, so a deep link such as ``/train?preset=bert`` opens that page
+on a fresh server with no private flags. The sidebar lists the pages by :data:`PAGES` (titles
+and icons), drawn with ``st.page_link``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from tokviz.errors import TokvizError
+
+#: The browser tab's title on every page (the existing links and tests know it).
+APP_TITLE = "tokviz · tokenizer playground"
+#: The favicon: an emoji, which the browser draws itself (a ``:material/…:`` icon is fetched from a font server).
+APP_ICON = "🔤"
+
+
+@dataclass(frozen=True, slots=True)
+class PageInfo:
+    path: str
+    title: str
+    icon: str
+    summary: str  # two sentences, shown on the home view
+
+
+#: Every page the app ships, in navigation order. A page appears here only once it works.
+PAGES: tuple[PageInfo, ...] = (
+    PageInfo(
+        "app.py",
+        "Home",
+        ":material/home:",
+        "What tokviz is and what each page does. It also shows the built-in sample corpus that every page starts from.",
+    ),
+    PageInfo(
+        "pages/train.py",
+        "Train",
+        ":material/model_training:",
+        "Paste or upload a corpus, pick a pipeline (BERT, GPT-2, T5 or your own) and train a tokenizer in seconds. "
+        "Drag the vocab slider to watch tokens, merges, scores and charts change without retraining.",
+    ),
+    PageInfo(
+        "pages/compare.py",
+        "Compare",
+        ":material/compare_arrows:",
+        "Train two to four pipelines (BPE, WordPiece, Unigram, presets or your own) on the session's corpus and see the same text cut by each, "
+        "differences outlined. A metrics table and curves over vocab size measure their compression on held-out text.",
+    ),
+    PageInfo(
+        "pages/pipeline.py",
+        "Pipeline",
+        ":material/account_tree:",
+        "Follow one text through every stage of the tokenizer you trained (or a preset): normalization, pre-tokenization, the model, "
+        "post-processing and decoding. A bytes view shows each character's code point and UTF-8 bytes, and what byte-level BPE makes of them.",
+    ),
+    PageInfo(
+        "pages/inspect.py",
+        "Inspect",
+        ":material/search:",
+        "Open any tokenizer.json (from Hugging Face or trained here) and read its pipeline, vocabulary and merges. "
+        "Search and filter the vocabulary, see the merge tree behind any BPE token and tokenize your own text.",
+    ),
+    PageInfo(
+        "pages/learn.py",
+        "Learn",
+        ":material/school:",
+        "Step-by-step lessons on BPE, WordPiece, Unigram, byte-level BPE and normalization, driven by the real trainers "
+        "on a word-count table you can edit live. One click per step, sized for a projector, with a predict-the-next-merge exercise.",
+    ),
+)
+
+_MARKDOWN_SPECIALS = "\\`*_{}[]()<>#+-.!|~$"
+
+
+def md_escape(text: str) -> str:
+    r"""User text inside a Markdown string (captions, notices) shows as typed, never as markup.
+
+    >>> print(md_escape("*bold* [x](y)"))
+    \*bold\* \[x\]\(y\)
+    """
+    return "".join("\\" + char if char in _MARKDOWN_SPECIALS else char for char in text)
+
+
+def show_error(error: Exception) -> None:
+    """Show a user-caused error as ``st.error``; anything else is a bug and is shown with its trace."""
+    if isinstance(error, TokvizError):
+        st.error(md_escape(str(error)))  # messages quote user text (patterns, tokens): show it as typed
+    else:  # pragma: no cover - only bugs get here
+        st.exception(error)
+
+
+def metrics_row(values: Mapping[str, Any], helps: Mapping[str, str] | None = None) -> None:
+    """One ``st.metric`` per entry, side by side; integers get thousands separators."""
+    helps = helps or {}
+    for column, (label, value) in zip(st.columns(len(values)), values.items()):
+        column.metric(label, f"{value:,}" if isinstance(value, int) else value, help=helps.get(label))
+
+
+def capped_text(text: str, what: str) -> str:
+    """``text`` cut to the server's limit for text tokenized on every change, saying so when it cuts."""
+    from tokviz.limits import MAX_TEST_TEXT_CHARS
+
+    if len(text) <= MAX_TEST_TEXT_CHARS:
+        return text
+    st.caption(
+        f"Using the first {MAX_TEST_TEXT_CHARS:,} characters of the {what} ({len(text):,} in all): "
+        "this server's limit for text tokenized on every change."
+    )
+    return text[:MAX_TEST_TEXT_CHARS]
+
+
+def page_setup(path: str) -> Any:
+    """Start a page: page config, the session workspace (restored from the link on a session's
+    first run), the sidebar (pages, presentation mode, link) and the presentation styles.
+
+    Returns the session's :class:`~tokviz.workspace.Workspace`.
+    """
+    from tokviz.ui import workspace as ws_ui
+
+    workspace = ws_ui.current()
+    st.set_page_config(
+        page_title=APP_TITLE, page_icon=APP_ICON, layout="wide",
+        initial_sidebar_state="collapsed" if workspace.presentation else "auto",
+    )
+    runs = st.session_state[_RUNS_KEY] = st.session_state.get(_RUNS_KEY, 0) + 1
+    with st.sidebar:
+        for page in PAGES:
+            st.page_link(page.path, label=page.title, icon=page.icon)
+        st.divider()
+        ws_ui.presentation_toggle(workspace)
+        # The run's number, for browser tests: a run has finished when this number moved past the one
+        # seen before an action and Streamlit reports the script as not running.
+        st.html(f'<div class="tokviz-run" title="{runs}"></div>')
+    st.html(PRESENTATION_CSS if workspace.presentation else COMPACT_CSS)
+    ws_ui.show_link_notes()
+    ws_ui.sync_link(workspace)
+    return workspace
+
+
+_RUNS_KEY = "_tokviz_runs"
+
+#: Every page: less blank above the title and a narrower sidebar, so results start on the first screen.
+COMPACT_CSS = """<style>
+[data-testid=stMainBlockContainer] { padding-top: 2.2rem; padding-bottom: 2rem; }
+section[data-testid=stSidebar] { width: 210px !important; min-width: 210px !important; }
+[data-testid=stSidebarUserContent] { padding-top: 1rem; }
+</style>"""
+
+#: Presentation mode: larger type everywhere a class reads from the back of the room.
+PRESENTATION_CSS = COMPACT_CSS + """<style>
+[data-testid=stMainBlockContainer] { font-size: 1.25rem; }
+[data-testid=stMainBlockContainer] p, [data-testid=stMainBlockContainer] li,
+[data-testid=stMainBlockContainer] label, [data-testid=stMainBlockContainer] textarea,
+[data-testid=stMainBlockContainer] input { font-size: 1.2rem !important; }
+[data-testid=stMainBlockContainer] [data-testid=stCaptionContainer] { font-size: 1.05rem !important; }
+[data-testid=stMainBlockContainer] [data-testid=stMetricValue] { font-size: 2.4rem; }
+.tokviz-spans { font-size: 1.6rem !important; line-height: 2.6 !important; }
+[data-testid=stMainBlockContainer] [data-testid=stTable] td, [data-testid=stMainBlockContainer] [data-testid=stTable] th { font-size: 1.2rem; }
+[data-testid=stMainBlockContainer] [data-testid=stCode] code { font-size: 1.1rem; }
+</style>"""

@@ -1,0 +1,125 @@
+"""The tokenizer the Pipeline and Inspect pages look at: the session's, a preset trained on the
+sample, or an uploaded tokenizer.json — chosen in one selectbox bound to the workspace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from tokviz.errors import TokvizError
+from tokviz.ui.shell import show_error
+from tokviz.ui.training import session_tokenizer, tokenizer_at, train_with_progress, trained_size
+from tokviz.ui.workspace import bind
+from tokviz.workspace import SESSION_TOKENIZER, UPLOADED_TOKENIZER, Workspace
+
+#: Vocab size of the presets the Pipeline and Inspect pages train on the built-in sample
+#: (the Train page's default, so both share its cached training).
+SAMPLE_PRESET_VOCAB = 1000
+
+
+def preset_on_sample(preset: str) -> tuple[Any, int]:
+    """The preset trained on the built-in sample at :data:`SAMPLE_PRESET_VOCAB`, and its trained size."""
+    from tokviz.corpus import corpus_hash
+    from tokviz.presets import PRESETS
+    from tokviz.samples import load_sample
+    from tokviz.ui.corpus_input import corpus_overview
+    from tokviz.ui.training import request_for
+
+    sample = load_sample()
+    corpus_key = corpus_hash(sample)
+    split, _ = corpus_overview(corpus_key, _text=sample)
+    request = request_for(corpus_key, PRESETS[preset].build(), SAMPLE_PRESET_VOCAB)
+    history = train_with_progress(request, split.train_lines)
+    size = trained_size(history)
+    return tokenizer_at(request, size, history), size
+
+
+def preset_size_if_trained(preset: str) -> int | None:
+    """The size a preset trained to on the sample, if that training is in the cache (else ``None``: no guess)."""
+    from tokviz.corpus import corpus_hash
+    from tokviz.presets import PRESETS
+    from tokviz.samples import load_sample
+    from tokviz.ui.training import request_for, training_of
+
+    history = training_of(request_for(corpus_hash(load_sample()), PRESETS[preset].build(), SAMPLE_PRESET_VOCAB))
+    return None if history is None else trained_size(history)
+
+
+def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False) -> tuple[Any | None, str]:
+    """A selectbox (key ``{page}_tokenizer``) over the session's tokenizer, the presets trained on
+    the sample and, with ``allow_upload``, an uploaded tokenizer.json (uploader key ``{page}_tokenizer_file``).
+
+    ``page`` is ``"pipeline"`` or ``"inspect"`` (the workspace section that holds the choice).
+    Returns ``(tokenizer or None, a cache key naming the choice)``.
+    """
+    from tokviz.presets import PRESETS, preset_label
+
+    state = getattr(workspace, page)
+    key = f"{page}_tokenizer"
+    session = session_tokenizer(workspace)
+    options: dict[str, str] = {}
+    if allow_upload:
+        options[UPLOADED_TOKENIZER] = "Upload a tokenizer.json"
+    if session is not None:
+        options[SESSION_TOKENIZER] = session[1]
+    for name in PRESETS:
+        options[name] = f"{preset_label(name, preset_size_if_trained(name))}, trained on the sample"
+    if state.tokenizer not in options:  # nothing trained yet, or no uploads on this page
+        state.tokenizer = SESSION_TOKENIZER if session is not None else next(iter(PRESETS))
+        st.session_state.pop(key, None)
+
+    def write(value: str) -> None:
+        state.tokenizer = value
+
+    choice = st.selectbox("Tokenizer", list(options), key=key, format_func=options.__getitem__,
+                          on_change=bind(key, lambda: state.tokenizer, write))
+    if choice == SESSION_TOKENIZER and session is not None:
+        request = workspace.train.trained
+        return session[0], f"session:{hash(request)}:{session[0].get_vocab_size()}"
+    if choice in PRESETS:
+        tokenizer, _ = preset_on_sample(choice)
+        return tokenizer, f"preset:{choice}"
+    return _uploaded(f"{key}_file")
+
+
+def _uploaded(key: str) -> tuple[Any | None, str]:
+    from tokviz.limits import MAX_UPLOAD_BYTES
+
+    uploaded = st.file_uploader(
+        f"tokenizer.json (up to {MAX_UPLOAD_BYTES // (1024 * 1024)} MB)", type=["json"], key=key,
+        help="A tokenizer.json saved by Hugging Face tokenizers (tokenizer.save / to_str) or by tokviz. Uploads are not carried by links.",
+    )
+    if uploaded is None:
+        st.info("Upload a tokenizer.json, or pick a tokenizer above.")
+        return None, ""
+    try:
+        return load_tokenizer_cached(uploaded.file_id, uploaded.name, _data=uploaded.getvalue()), f"upload:{uploaded.file_id}"
+    except TokvizError as error:
+        show_error(error)
+        return None, ""
+
+
+@st.cache_resource(max_entries=4, show_spinner="Reading the tokenizer…")
+def load_tokenizer_cached(file_id: str, name: str, _data: bytes) -> Any:
+    """An uploaded tokenizer.json, read once per file (errors are not cached: they re-raise)."""
+    from tokviz.inspect import load_tokenizer_json
+
+    return load_tokenizer_json(_data, name)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def vocab_frame_cached(choice_key: str, _tokenizer: Any) -> Any:
+    """The vocab browser's table of one tokenizer, built once (50,000 rows take a moment)."""
+    from tokviz.inspect import vocab_frame
+
+    return vocab_frame(_tokenizer)
+
+
+def unk_token_of(tokenizer: Any) -> str | None:
+    """The tokenizer's unknown token as text (Unigram keeps an id, not a token)."""
+    unk_token = getattr(tokenizer.model, "unk_token", None)
+    if isinstance(unk_token, str):
+        return unk_token
+    unk_id = getattr(tokenizer.model, "unk_id", None)
+    return tokenizer.id_to_token(unk_id) if isinstance(unk_id, int) else None

@@ -1,0 +1,235 @@
+"""Train page result tabs: merge history, Unigram EM and lattice, WordPiece trace, vocabulary, charts, export.
+
+Which tabs a training gets depends on ``history.algorithm`` (:func:`result_views`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from tokviz.pipeline_config import PipelineConfig
+from tokviz.ui.shell import md_escape
+from tokviz.ui.training import model_at, word_counts_cached
+from tokviz.ui.workspace import reseed
+from tokviz.workspace import TrainingRequest
+
+
+@dataclass(frozen=True, slots=True)
+class TrainedView:
+    """What the result tabs draw from: the training, the corpus lines, the slider's size and its tokenizer."""
+
+    request: TrainingRequest
+    history: Any
+    train_lines: tuple[str, ...]
+    size: int
+    tokenizer: Any
+    presentation: bool = False
+
+    @property
+    def config(self) -> PipelineConfig:
+        return self.request.config
+
+    @property
+    def byte_level(self) -> bool:
+        return is_byte_level(self.config)
+
+
+def is_byte_level(config: PipelineConfig) -> bool:
+    """Whether tokens are GPT-2 byte symbols, which tables show decoded (``'ê°Ģ'`` as ``'가'``)."""
+    return any(spec.type == "ByteLevel" for spec in config.pre_tokenizers)
+
+
+def top_words(view: TrainedView, limit: int) -> list[tuple[str, int]]:
+    """The corpus's most frequent words as the trainer saw them (from the cached word counts)."""
+    config = view.config
+    return word_counts_cached(view.request.corpus_key, config.normalizers, config.pre_tokenizers, _lines=view.train_lines).most_common(limit)
+
+
+def result_views(view: TrainedView) -> dict[str, Callable[[], None]]:
+    """The result tabs that apply to this training's algorithm, label -> function drawing it."""
+    algorithm = view.history.algorithm.lower()
+    views: dict[str, Callable[[], None]] = {}
+    if algorithm in ("bpe", "wordpiece") and view.history.merges:
+        views["Merge history"] = lambda: merge_history_view(view)
+    if algorithm == "unigram":
+        views["EM and pruning"] = lambda: unigram_view(view)
+        views["Lattice and sampling"] = lambda: lattice_view(view)
+    if algorithm == "wordpiece":
+        views["WordPiece trace"] = lambda: wordpiece_trace_view(view.tokenizer)
+    views["Vocabulary"] = lambda: vocabulary_view(view)
+    views["Charts"] = lambda: charts_view(view)
+    views["Export"] = lambda: export_view(view)
+    return views
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _merge_frame(request: TrainingRequest, _history: Any) -> Any:
+    """The merge table of a training, built once (25,000 merges take a while to tabulate)."""
+    from tokviz.viz import tables
+
+    return tables.merge_table(_history.merges, byte_level=is_byte_level(request.config))
+
+
+def vocabulary_view(view: TrainedView) -> None:
+    """The vocabulary at the slider's size, by id (special tokens first)."""
+    from tokviz.viz import tables
+
+    vocab = view.tokenizer.get_vocab(with_added_tokens=True)
+    st.caption(f"{len(vocab):,} tokens at this vocab size, by id.")
+    st.dataframe(tables.vocab_table(vocab, view.history.special_tokens, view.byte_level), hide_index=True, height=320, width="stretch")
+
+
+def merge_history_view(view: TrainedView) -> None:
+    """Merge table, a merge picker with the frequent words' segmentations and the words it changed.
+
+    The picker (key ``merge_step``, numbered from 1) starts on the first merge of each new
+    training and stays inside that training's merges.
+    """
+    from tokviz.viz import tables
+
+    history, request = view.history, view.request
+    merges = history.merges
+    st.dataframe(_merge_frame(request, _history=history), hide_index=True, height=280, width="stretch")
+    if st.session_state.get("_merge_step_for") != request or not 1 <= st.session_state.get("merge_step", 1) <= len(merges):
+        reseed("merge_step", 1)
+        st.session_state["_merge_step_for"] = request
+    number = st.number_input(
+        f"Merge to inspect (1 to {len(merges):,}; 1 was learned first)", min_value=1, max_value=len(merges), step=1, key="merge_step"
+    )
+    step = merges[int(number) - 1]
+    show = (lambda token: tables.show(token, True)) if view.byte_level else str
+    beyond = " — beyond the slider's size" if step.vocab_size > view.size else ""
+    st.text(f"Merge {step.rank + 1}: {show(step.left)!r} + {show(step.right)!r} → {show(step.token)!r}   "
+            f"count {step.count:,}   score {step.score:.6g}{beyond}")
+    before = model_at(request, step.vocab_size - 1, history)
+    after = model_at(request, step.vocab_size, history)
+    left, right = st.columns(2)
+    with left:
+        st.caption("The corpus's most frequent words after this merge")
+        st.dataframe(tables.segmentations_table(top_words(view, 15), after, view.byte_level), hide_index=True, width="stretch")
+    with right:
+        st.caption("Words this merge changed (most frequent first)")
+        st.dataframe(tables.words_changed_table(top_words(view, 2000), before, after, byte_level=view.byte_level), hide_index=True, width="stretch")
+        st.caption("Pairs it beat at that moment")
+        st.dataframe(tables.candidates_table(step, view.byte_level), hide_index=True, width="stretch")
+
+
+def unigram_view(view: TrainedView) -> None:
+    """EM objective per sub-iteration, vocab per round, removed pieces, log-probabilities."""
+    from tokviz.viz import charts, tables
+
+    history = view.history
+    left, right = st.columns(2)
+    if history.em_steps:
+        left.plotly_chart(charts.em_objective_figure(history.em_steps), width="stretch")
+    else:
+        left.info("This method runs no EM: scores come from the seed frequencies (the HF course's version).")
+    if not history.prune_rounds:
+        right.info(f"No pruning round: the seed vocabulary already fit the target ({history.stop_reason}).")
+    else:
+        right.plotly_chart(charts.unigram_vocab_figure(history.prune_rounds, history.max_vocab_size), width="stretch")
+        st.caption("Pieces removed in each pruning round, with the loss increase that condemned them")
+        st.dataframe(tables.removed_pieces_table(history.prune_rounds), hide_index=True, height=240, width="stretch")
+    st.plotly_chart(charts.log_prob_figure(history.final_pieces, history.special_tokens), width="stretch")
+
+
+def as_pre_token(tokenizer: Any, word: str) -> str:
+    """The first pre-token of ``word`` through the tokenizer's normalizer and pre-tokenizer (what the model sees)."""
+    normalized = tokenizer.normalizer.normalize_str(word) if tokenizer.normalizer is not None else word
+    if tokenizer.pre_tokenizer is None:
+        return normalized
+    pieces = tokenizer.pre_tokenizer.pre_tokenize_str(normalized)
+    return pieces[0][0] if pieces else ""
+
+
+def lattice_view(view: TrainedView) -> None:
+    """A word's Viterbi lattice, its n-best segmentations and sampled ones (subword regularization)."""
+    from tokviz.viz import charts, tables
+
+    model = view.tokenizer.model
+    if "lattice_word" not in st.session_state:
+        words = [word for word, _ in top_words(view, 200) if len(word.strip("▁Ġ")) >= 5]
+        st.session_state["lattice_word"] = (words[0] if words else "tokenizer").lstrip("▁Ġ")
+    word = st.text_input("Word", key="lattice_word", max_chars=40)
+    piece = as_pre_token(view.tokenizer, word)
+    if not piece:
+        st.info("Type a word to see its lattice.")
+        return
+    st.caption(f"As the model sees it: {md_escape(repr(piece))}")
+    st.plotly_chart(charts.lattice_figure(model.lattice(piece)), width="stretch")
+    left, right = st.columns(2)
+    with left:
+        st.caption("The 5 best segmentations")
+        st.dataframe(tables.nbest_table(model.nbest(piece, 5)), hide_index=True, width="stretch")
+    with right:
+        alpha = st.slider("Sampling alpha (smaller = more varied)", 0.0, 1.0, 0.1, 0.05, key="sample_alpha")
+        rng = random.Random(0)  # the same draws on every rerun, so the table does not flicker
+        samples = [model.sample(piece, alpha=alpha, rng=rng) for _ in range(20)]
+        st.caption("20 sampled segmentations")
+        st.dataframe(tables.samples_table(samples), hide_index=True, width="stretch")
+
+
+def wordpiece_trace_view(tokenizer: Any) -> None:
+    """The greedy longest-match search for one word: each prefix tried, and where [UNK] came from."""
+    from tokviz.viz import tables
+
+    word = st.text_input("Word to trace", value="tokenization", key="trace_word", max_chars=60)
+    piece = as_pre_token(tokenizer, word)
+    if not piece:
+        st.info("Type a word to trace.")
+        return
+    trace = tokenizer.model.trace(piece)
+    st.text(f"{piece!r} → {[token.value for token in trace.tokens]}")
+    if trace.unk_reason:
+        st.warning(md_escape(trace.unk_reason))
+    st.dataframe(tables.wordpiece_trace_table(trace), hide_index=True, width="stretch")
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _single_token_points(request: TrainingRequest, _view: TrainedView) -> list[tuple[int, float]]:
+    from tokviz.viz import charts
+
+    history = _view.history
+    sizes = charts.evenly_spaced_sizes(history.min_vocab_size, history.max_vocab_size, 10)
+    words = dict(top_words(_view, 2000))
+    return charts.single_token_share(words, lambda size: model_at(request, size, history), sizes)
+
+
+def charts_view(view: TrainedView) -> None:
+    """Score per merge, vocab growth, token lengths at the current size, single-token words."""
+    from tokviz.viz import charts
+
+    history, config = view.history, view.config
+    left, right = st.columns(2)
+    merges = getattr(history, "merges", None)
+    if merges:
+        score_label = "count" if config.model == "BPE" or config.scoring == "frequency" else "score"
+        left.plotly_chart(charts.merge_scores_figure(merges, score_label), width="stretch")
+        right.plotly_chart(charts.vocab_growth_figure(merges, history.min_vocab_size), width="stretch")
+    left, right = st.columns(2)
+    vocab = view.tokenizer.model.get_vocab()
+    left.plotly_chart(charts.token_length_figure(vocab, history.special_tokens), width="stretch")
+    points = _single_token_points(view.request, view)
+    right.plotly_chart(charts.single_token_share_figure(points, "2,000 most frequent words"), width="stretch")
+
+
+def export_view(view: TrainedView) -> None:
+    """Downloads: tokenizer.json (loads in HF tokenizers), vocab.txt, merges.txt, the history as CSV."""
+    from tokviz.export import history_csv, merges_txt, model_merges, vocab_txt
+
+    tokenizer = view.tokenizer
+    size = tokenizer.get_vocab_size()
+    st.caption(f"tokenizer.json, vocab.txt and merges.txt hold the tokenizer at the slider's size ({size:,} tokens); "
+               "history.csv holds every step of the training.")
+    columns = st.columns(4)
+    columns[0].download_button("tokenizer.json", tokenizer.to_str(pretty=True), "tokenizer.json", "application/json", key="download_json")
+    columns[1].download_button("vocab.txt", vocab_txt(tokenizer.get_vocab(with_added_tokens=True)), "vocab.txt", "text/plain", key="download_vocab")
+    merges = model_merges(tokenizer.model)
+    if merges is not None:
+        columns[2].download_button("merges.txt", merges_txt(merges), "merges.txt", "text/plain", key="download_merges")
+    columns[3].download_button("history.csv", history_csv(view.history), "history.csv", "text/csv", key="download_history")

@@ -1,0 +1,159 @@
+"""Trainings shared by every page and session: the cache, word counts, and "the session's tokenizer".
+
+A training is keyed by a :class:`~tokviz.workspace.TrainingRequest` (corpus hash, pipeline,
+target vocab). Words are counted once per (corpus, normalizers, pre-tokenizers) and the
+trainer trains from those counts (``train_from_word_counts``), so a training counts words
+once. Caches hold immutable records (histories, word counts); the tokenizers handed to pages
+are fresh copies, so nothing one session does to a tokenizer reaches another.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from tokviz.limits import TRAINING_CACHE_ENTRIES
+from tokviz.pipeline_config import PipelineConfig, applicable
+from tokviz.workspace import TrainingRequest, Workspace
+
+
+def request_for(corpus_key: str, config: PipelineConfig, vocab_size: int) -> TrainingRequest:
+    """The cache key of a training; options the model does not use are left out, so they never retrain."""
+    return TrainingRequest(corpus_key, applicable(config), int(vocab_size))
+
+
+@st.cache_resource(max_entries=TRAINING_CACHE_ENTRIES, show_spinner=False)
+def _training_slot(request: TrainingRequest) -> dict[str, Any]:
+    """One shared, initially empty holder per training, evicted least recently used.
+
+    The training runs outside the cached function, so that it can move an ``st.progress``
+    bar created by the page (Streamlit cannot replay elements a cached function drew).
+    """
+    return {}
+
+
+def is_trained(request: TrainingRequest) -> bool:
+    """Whether ``request`` is in the cache (so showing it costs nothing)."""
+    return "history" in _training_slot(request)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def word_counts_cached(corpus_key: str, normalizers: tuple, pre_tokenizers: tuple, _lines: tuple[str, ...]) -> Counter:
+    """Word counts of the corpus through the config's normalizers and pre-tokenizers (once per corpus and text side)."""
+    from tokviz.pipeline_config import build_normalizer, build_pre_tokenizer
+    from tokviz.word_counts import count_words
+
+    config = PipelineConfig(normalizers=normalizers, pre_tokenizers=pre_tokenizers)
+    return count_words(_lines, build_normalizer(config), build_pre_tokenizer(config))
+
+
+def train_cached(request: TrainingRequest, lines: tuple[str, ...], progress: Callable[[str, int, int], None] | None = None) -> Any:
+    """Train ``request`` on ``lines`` from the cached word counts, or return the history trained before.
+
+    Every page trains through here, so the server's limits hold everywhere: a corpus or a
+    word above them raises ``LimitExceededError`` before any training, and all user patterns
+    of the training share one time budget.
+    """
+    from tokviz.limits import check_training_request
+    from tokviz.patterns import time_budget
+    from tokviz.pipeline_config import build_model, build_trainer
+
+    slot = _training_slot(request)
+    if "history" not in slot:
+        config = request.config
+        with time_budget():
+            words = word_counts_cached(request.corpus_key, config.normalizers, config.pre_tokenizers, lines)
+            check_training_request(sum(map(len, lines)), words)
+            history = build_trainer(config, request.vocab_size).train_from_word_counts(words, progress)
+            # HF's trainers keep the options of the model they train (unk_token, dropout, ...).
+            slot["lines"] = lines  # the views read the corpus's words even after the session moves to another corpus
+            slot["history"] = history.for_model(build_model(config)) if hasattr(history, "for_model") else history
+    return slot["history"]
+
+
+def train_with_progress(request: TrainingRequest, lines: tuple[str, ...]) -> Any:
+    """Train (or fetch from the cache) with an ``st.progress`` bar shown only while training runs."""
+    if is_trained(request):
+        return train_cached(request, lines)
+    bar = st.progress(0, text="counting words")
+    try:
+        return train_cached(request, lines, progress_callback(bar))
+    finally:
+        bar.empty()
+
+
+def progress_callback(bar: Any) -> Callable[[str, int, int], None]:
+    """A trainer progress callback that moves ``bar`` (an ``st.progress``), at most 100 updates."""
+    last = {"value": -1}
+
+    def report(phase: str, done: int, total: int) -> None:
+        value = int(100 * done / total) if total else 0
+        if value != last["value"]:
+            last["value"] = value
+            bar.progress(min(max(value, 0), 100), text=f"{phase}: {done:,} / {total:,}")
+
+    return report
+
+
+def trained_size(history: Any) -> int:
+    """The size of the model the training produced (for Unigram: after pruning, not the seed)."""
+    return min(max(history.model.get_vocab_size(), history.min_vocab_size), history.max_vocab_size)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _tokenizer_at(request: TrainingRequest, size: int, _history: Any) -> Any:
+    """The finished tokenizer of a training at vocab ``size``, built once per (training, size)."""
+    from tokviz.pipeline_config import tokenizer_with_model
+
+    model = _history.model if size == trained_size(_history) else _history.model_at(size)
+    return tokenizer_with_model(request.config, model)
+
+
+def tokenizer_at(request: TrainingRequest, size: int, history: Any) -> Any:
+    """A fresh copy of the cached tokenizer of ``request`` at ``size``: a slider move builds no pipeline,
+    and a session that edits its copy (``tokenizer.model.dropout = 0.1``) changes no other session's."""
+    return copy.copy(_tokenizer_at(request, int(size), _history=history))
+
+
+def model_at(request: TrainingRequest, size: int, history: Any) -> Any:
+    """The model of a training at ``size`` (cached with its tokenizer)."""
+    return _tokenizer_at(request, int(size), _history=history).model
+
+
+def session_tokenizer(workspace: Workspace) -> tuple[Any, str] | None:
+    """"The session's tokenizer": the Train page's latest training at the slider's size, and its label.
+
+    ``None`` when nothing was trained in this session. A training the shared cache evicted is
+    trained again from the session's corpus.
+    """
+    from tokviz.presets import algorithm_label
+
+    request = workspace.train.trained
+    if request is None:
+        return None
+    history = _training_slot(request).get("history")
+    if history is None:  # evicted from the shared cache: retrain from the session's corpus, if it is still the one
+        from tokviz.ui.corpus_input import session_corpus
+
+        corpus = session_corpus(workspace)
+        if corpus.key != request.corpus_key:
+            return None
+        history = train_with_progress(request, corpus.split.train_lines)
+    size = workspace.train.slider or trained_size(history)
+    size = min(max(size, history.min_vocab_size), history.max_vocab_size)
+    tokenizer = tokenizer_at(request, size, history)
+    return tokenizer, f"Trained on the Train page ({algorithm_label(history.algorithm)}, {tokenizer.get_vocab_size():,} tokens)"
+
+
+def training_of(request: TrainingRequest) -> Any | None:
+    """The cached history of ``request``, if the cache still has it."""
+    return _training_slot(request).get("history")
+
+
+def training_lines(request: TrainingRequest) -> tuple[str, ...]:
+    """The corpus lines ``request`` was trained on (empty if the cache evicted the training)."""
+    return _training_slot(request).get("lines", ())

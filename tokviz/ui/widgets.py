@@ -1,0 +1,285 @@
+"""Widgets the pages share, each bound to the session workspace: the pipeline choice and its Custom
+form, the pipeline preview, the vocab slider, and a text as token spans with its numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from tokviz.pipeline_config import NORMALIZERS, PRE_TOKENIZERS, Param, PipelineConfig, from_form_state, to_form_state
+from tokviz.ui.shell import metrics_row
+from tokviz.ui.workspace import bind, reseed
+from tokviz.workspace import TrainState
+
+#: One line of help per trainer option, in plain words (the HF name in brackets for those who know it).
+OPTION_HELP: dict[str, tuple[str, str]] = {
+    "min_frequency": ("Minimum count", "Pairs (or words) seen fewer times than this are never merged or kept; 0 keeps everything. (min_frequency)"),
+    "limit_alphabet": ("Largest alphabet", "Keep only this many of the most frequent characters as the starting alphabet; the rest become unknown. 0 = no limit. (limit_alphabet)"),
+    "continuing_subword_prefix": ("Mark for word continuations", "Put before every piece that continues a word, as BERT's ## in 'token ##izer'. Empty for none. (continuing_subword_prefix)"),
+    "end_of_word_suffix": ("Mark for word ends", "Put after the last piece of every word, as </w> in the original BPE paper. Empty for none. (end_of_word_suffix)"),
+    "max_token_length": ("Longest token", "Never build a token longer than this many characters; 0 = no limit. (max_token_length)"),
+    "shrinking_factor": ("Share kept per pruning round", "Each Unigram pruning round keeps this share of the vocabulary (0.75 keeps three quarters). (shrinking_factor)"),
+    "max_piece_length": ("Longest seed piece", "The longest piece, in characters, the Unigram seed vocabulary may hold. (max_piece_length)"),
+    "n_sub_iterations": ("EM steps per round", "How many EM re-estimations run between two pruning rounds. (n_sub_iterations)"),
+}
+
+#: The WordPiece scoring choice, labelled as the page shows it.
+SCORING_LABELS = {"frequency": "WordPiece — HF scoring (frequency)", "likelihood": "WordPiece — course scoring (likelihood)"}
+
+
+def _form_keys() -> list[str]:
+    return [key for key in to_form_state(PipelineConfig())]
+
+
+def pipeline_choice(train: TrainState) -> PipelineConfig:
+    """The pipeline selectbox (key ``preset``: a preset or Custom…) and, for Custom, the full form.
+
+    Raises ``TokvizError`` for a Custom form that does not make a valid pipeline.
+    """
+    from tokviz.presets import PRESETS
+
+    def chose(value: str) -> None:
+        train.preset = value
+        if value in PRESETS:
+            train.config = PRESETS[value].build()
+        for key in _form_keys():  # Custom starts from the pipeline shown last
+            st.session_state.pop(key, None)
+
+    choice = st.selectbox(
+        "Pipeline", [*PRESETS, "custom"], key="preset", on_change=bind("preset", lambda: train.preset, chose),
+        format_func=lambda key: PRESETS[key].label if key in PRESETS else "Custom…",
+    )
+    if choice != "custom":
+        st.caption(PRESETS[choice].summary)
+        return PRESETS[choice].build()
+    train.config = custom_pipeline_form(train.config)
+    return train.config
+
+
+def _param_widget(key: str, param: Param, label: str) -> None:
+    help_text = param.help or None
+    if param.kind == "bool":
+        st.checkbox(label, key=key, help=help_text)
+    elif param.kind == "choice":
+        st.selectbox(label, param.choices, key=key, help=help_text)
+    elif param.kind == "optional_bool":
+        st.selectbox(label, [None, True, False], key=key, format_func=lambda value: "auto" if value is None else str(value), help=help_text)
+    else:
+        st.text_input(label, key=key, help=help_text)
+
+
+def custom_pipeline_form(config: PipelineConfig) -> PipelineConfig:
+    """The Custom mode: ordered normalizers and pre-tokenizers with options, model and trainer options.
+
+    Widget keys are ``cfg_*`` (``tokviz.pipeline_config.to_form_state``), seeded from
+    ``config`` whenever Streamlit does not hold them.
+    """
+    from tokviz.pipeline_config import MODELS, POST_PROCESSORS
+
+    for key, value in to_form_state(config).items():
+        if key not in st.session_state:
+            st.session_state[key] = value
+    left, right = st.columns(2)
+    with left:
+        chosen_normalizers = st.multiselect(
+            "Normalizers, in the order you pick them", list(NORMALIZERS), key="cfg_normalizers", select_all=False,
+            help="Applied one after another to the text before anything else (Unicode forms, lowercasing, replacing).",
+        )
+        for type_name in chosen_normalizers:
+            for param in NORMALIZERS[type_name]:
+                _param_widget(f"cfg_n_{type_name}_{param.name}", param, f"{type_name} · {param.name}")
+        chosen_pre = st.multiselect(
+            "Pre-tokenizers, in order", list(PRE_TOKENIZERS), key="cfg_pre_tokenizers", select_all=False,
+            help="Cut the text into words; the model never merges across their boundaries.",
+        )
+        for type_name in chosen_pre:
+            for param in PRE_TOKENIZERS[type_name]:
+                _param_widget(f"cfg_p_{type_name}_{param.name}", param, f"{type_name} · {param.name}")
+    with right:
+        model = st.selectbox("Model", MODELS, key="cfg_model", help="The algorithm that learns the vocabulary.")
+        st.text_input("Special tokens (separated by spaces)", key="cfg_special_tokens", help="Tokens added whole, never split, e.g. [CLS] [SEP].")
+        st.text_input("Unknown token", key="cfg_unk_token", help="One of the special tokens, used for what the vocabulary cannot spell; empty for none.")
+        if model != "Unigram":
+            st.number_input(OPTION_HELP["min_frequency"][0], min_value=0, step=1, key="cfg_min_frequency", help=OPTION_HELP["min_frequency"][1])
+        if model in ("BPE", "WordPiece"):
+            for name in ("limit_alphabet", "continuing_subword_prefix", "end_of_word_suffix"):
+                label, help_text = OPTION_HELP[name]
+                if name == "limit_alphabet":
+                    st.number_input(label, min_value=0, step=1, key=f"cfg_{name}", help=help_text)
+                else:
+                    st.text_input(label, key=f"cfg_{name}", help=help_text)
+            st.radio(
+                "When two pairs tie", ["hf", "first_seen"], key="cfg_tie_break", horizontal=True,
+                format_func={"hf": "as HF tokenizers", "first_seen": "first seen (HF course)"}.get,
+                help="HF tokenizers: the highest count, then the smallest (left id, right id). First seen: the first pair met "
+                "scanning words in first-seen order, as the HF course notebooks do.",
+            )
+        if model == "BPE":
+            st.number_input(OPTION_HELP["max_token_length"][0], min_value=0, step=1, key="cfg_max_token_length", help=OPTION_HELP["max_token_length"][1])
+        if model == "WordPiece":
+            st.radio(
+                "Scoring", ["frequency", "likelihood"], key="cfg_scoring", format_func=SCORING_LABELS.get,
+                help="HF scoring: the pair count, what HF tokenizers' WordPieceTrainer does. Course scoring: "
+                "count(ab) / (count(a) · count(b)), the HF course's WordPiece, which at small sizes cuts words into more pieces.",
+            )
+        if model in ("BPE", "WordPiece", "Unigram"):
+            st.checkbox("Start from all 256 byte symbols", key="cfg_byte_alphabet",
+                        help="The byte-level alphabet (GPT-2): every text can be spelled, so nothing is unknown.")
+        if model == "Unigram":
+            st.radio("Unigram training", ["em", "course"], key="cfg_unigram_method", horizontal=True,
+                     format_func={"em": "EM (SentencePiece, HF)", "course": "HF course"}.get,
+                     help="EM: SentencePiece's and HF's algorithm. HF course: its simplified version.")
+            for name, low, high, step in (("shrinking_factor", 0.05, 0.95, 0.05), ("max_piece_length", 1, None, 1), ("n_sub_iterations", 1, None, 1)):
+                label, help_text = OPTION_HELP[name]
+                st.number_input(label, min_value=low, max_value=high, step=step, key=f"cfg_{name}", help=help_text)
+        st.selectbox("Post-processor", POST_PROCESSORS, key="cfg_post_processor",
+                     help="What is added around each encoded text: BERT's [CLS] … [SEP], T5's … </s>, or byte-level offsets.")
+    return from_form_state(st.session_state)
+
+
+def pipeline_summary(config: PipelineConfig) -> None:
+    """The pipeline in one code block (code blocks show user text as text, never as markup)."""
+    from tokviz.presets import algorithm_label
+
+    lines = [
+        "normalizer:    " + (" → ".join(spec.label() for spec in config.normalizers) or "none"),
+        "pre-tokenizer: " + (" → ".join(spec.label() for spec in config.pre_tokenizers) or "none"),
+        f"model:         {algorithm_label(config.model)}" + (f" (unk {config.unk_token})" if config.unk_token else "")
+        + (f", {SCORING_LABELS[config.scoring].split(' — ')[1]}" if config.model == "WordPiece" else ""),
+        "special:       " + (" ".join(config.special_tokens) or "none"),
+    ]
+    st.code("\n".join(lines), language=None)
+
+
+def pipeline_preview(tokenizer: Any, line: str, byte_level: bool = False) -> None:
+    """Live preview: the first corpus line normalized, then cut into pre-tokens."""
+    from tokviz.viz.spans import TokenSpan, render_token_spans
+
+    normalized = tokenizer.normalizer.normalize_str(line) if tokenizer.normalizer is not None else line
+    pre_tokens = tokenizer.pre_tokenizer.pre_tokenize_str(normalized) if tokenizer.pre_tokenizer is not None else [(normalized, (0, len(normalized)))]
+    st.caption("Preview on the first line: normalized text, then its pre-tokens")
+    st.code(normalized or " ", language=None)
+    spans = [TokenSpan(word, index, start, end) for index, (word, (start, end)) in enumerate(pre_tokens)]
+    st.html(render_token_spans(normalized, spans, byte_level=byte_level).html)
+
+
+def vocab_slider(train: TrainState, history: Any, trained: int) -> int:
+    """The vocab slider (key ``vocab_slider``) over every size the training went through, bound to the workspace.
+
+    It starts at the trained size; Unigram prunes downwards, so its range also holds the
+    larger vocabularies of the seed and earlier pruning rounds, above the trained size.
+    """
+    low, high = history.min_vocab_size, history.max_vocab_size
+    if high <= low:
+        st.info(f"The vocabulary has {high:,} tokens and nothing to slide: {history.stop_reason}.")
+        return high
+    current = train.slider if train.slider is not None else trained
+    if not low <= current <= high:
+        current = trained
+    # Another training is another slider (its range differs): Streamlit would start it at its
+    # minimum unless the value is set anew, even when it equals the last one.
+    if st.session_state.get("vocab_slider") != current or st.session_state.get("_vocab_slider_for") != train.trained:
+        reseed("vocab_slider", current)
+        st.session_state["_vocab_slider_for"] = train.trained
+
+    def moved() -> None:
+        train.slider = int(st.session_state["vocab_slider"])
+
+    size = st.slider(
+        "Vocab size (drag: the tokenizer at any size the training went through, no retraining)",
+        min_value=low, max_value=high, key="vocab_slider", on_change=moved,
+    )
+    caption = f"{low:,} = special tokens and alphabet; {trained:,} = trained size."
+    if high > trained:
+        caption += f" Up to {high:,}: the larger vocabularies of the seed and earlier pruning rounds."
+    st.caption(caption)
+    return int(size)
+
+
+def spans_block(tokenizer: Any, text: str, unk_token: str | None, byte_level: bool, *, show_ids: bool = False,
+                first_lines: int | None = None, details: Any = None) -> Any:
+    """``text`` encoded as token spans under its numbers (tokens, chars per token, ...); returns the encoding.
+
+    With ``first_lines``, only the spans of that many first lines are drawn (the numbers
+    still cover the whole text).
+    """
+    from tokviz.limits import MAX_RENDERED_TOKENS
+    from tokviz.viz.spans import render_token_spans, spans_from_encoding
+    from tokviz.viz.tables import token_stats
+
+    encoding = tokenizer.encode(text)
+    metrics_row(token_stats(text, encoding, unk_token), helps=TOKEN_STAT_HELP)
+    spans = spans_from_encoding(encoding, unk_token)
+    shown_text = text
+    if first_lines is not None:
+        cut = _line_cut(text, first_lines)
+        if cut < len(text):
+            shown_text = text[:cut]
+            spans = [span for span in spans if span.start < cut]
+    rendered = render_token_spans(shown_text, spans, show_ids=show_ids, byte_level=byte_level, max_tokens=MAX_RENDERED_TOKENS)
+    if rendered.truncated:
+        st.info(f"Showing the first {rendered.rendered_tokens:,} of {rendered.total_tokens:,} tokens; the counts above cover all of them.")
+    st.html(rendered.html)
+    return encoding
+
+
+#: What each number over the spans measures.
+TOKEN_STAT_HELP = {
+    "tokens": "Tokens the model produced for the text, without special tokens a post-processor adds.",
+    "characters per token": "Characters of the text divided by its tokens: higher means more compression.",
+    "tokens per word": "Tokens divided by whitespace-separated words (fertility): 1.0 means every word is one token.",
+    "unknown tokens": "Tokens that are the unknown token: text this vocabulary cannot spell.",
+}
+
+
+def _line_cut(text: str, lines: int) -> int:
+    """The index just past the first ``lines`` lines of ``text``.
+
+    >>> _line_cut("a\\nb\\nc", 2), _line_cut("a\\nb", 5)
+    (4, 3)
+    """
+    position = 0
+    for _ in range(lines):
+        position = text.find("\n", position)
+        if position < 0:
+            return len(text)
+        position += 1
+    return position
+
+
+def pipeline_name(train: TrainState) -> str:
+    """The pipeline's name for the folded inputs panel: the preset's label, or the custom model."""
+    from tokviz.presets import PRESETS, algorithm_label
+
+    if train.preset in PRESETS:
+        return PRESETS[train.preset].label
+    return f"custom {algorithm_label(train.config.model)}"
+
+
+def vocab_target_hint(history: Any, target: int) -> str | None:
+    """A hint when a Unigram training stopped short of its target vocab (the seed was already smaller).
+
+    >>> from types import SimpleNamespace
+    >>> history = SimpleNamespace(algorithm="unigram", prune_rounds=(), model=SimpleNamespace(get_vocab_size=lambda: 655))
+    >>> vocab_target_hint(history, 1000)[:60]
+    'The target of 1,000 was not reached: the seed vocabulary of '
+    """
+    if history.algorithm != "unigram":
+        return None
+    size = history.model.get_vocab_size()
+    if size >= target or history.prune_rounds:
+        return None
+    return (
+        f"The target of {target:,} was not reached: the seed vocabulary of this corpus holds only {size:,} pieces, so no "
+        f"pruning round ran. Choose a vocab size below {size:,} (for example {max(size // 2, 1):,}) to watch EM prune the vocabulary."
+    )
+
+
+def copy_ids(encoding: Any) -> None:
+    """A "Copy ids / tokens" control: the encoding's ids and tokens in code blocks, each with a copy button."""
+    with st.popover("Copy ids / tokens", icon=":material/content_copy:"):
+        st.caption("Ids")
+        st.code(", ".join(map(str, encoding.ids)) or " ", language=None, wrap_lines=True)
+        st.caption("Tokens")
+        st.code(" ".join(encoding.tokens) or " ", language=None, wrap_lines=True)
