@@ -11,7 +11,7 @@ from tokviz.ui.corpus_input import corpus_input
 from tokviz.ui.shell import capped_text, md_escape, page_setup, show_error
 from tokviz.ui.training import is_trained, request_for, tokenizer_at, train_with_progress, trained_size
 from tokviz.ui.workspace import bind, copy_link
-from tokviz.viz.compare import compression_curves_figure, compression_table, overlap_table
+from tokviz.viz.compare import better_caption, compression_curves_figure, overlap_table, styled_compression_table
 from tokviz.viz.spans import render_token_spans, spans_from_encoding
 
 workspace = page_setup("pages/compare.py")
@@ -71,10 +71,11 @@ text = capped_text(st.text_area("Text to tokenize", key="compare_text", height=1
                                 on_change=bind("compare_text", lambda: default_text if compare.text is None else compare.text, text_changed)), "text")
 encodings = [tokenizer.encode(text) for _, tokenizer, _, _ in trained]
 diff = segmentation_differences(text, encodings)
-st.caption(f"Dashed outlines mark tokens some other configuration cuts differently: {len(diff.ranges)} places in this text.")
+st.caption(f"Outlined: tokens that cut where no other configuration cuts, or join across a cut every other one makes "
+           f"({len(diff.ranges)} places in this text).")
 for (configuration, _, _, _), encoding, outlined in zip(trained, encodings, diff.differing):
     spans = spans_from_encoding(encoding, configuration.config.unk_token)
-    st.markdown(f"**{md_escape(configuration.name)}** — {len(spans):,} tokens, {len(outlined):,} cut differently")
+    st.markdown(f"**{md_escape(configuration.name)}** — {len(spans):,} tokens, {len(outlined):,} outlined")
     st.html(render_token_spans(text, spans, byte_level=configuration.byte_level, max_tokens=MAX_RENDERED_TOKENS, outlined=outlined).html)
 
 st.header("4 · Metrics on the evaluation text")
@@ -101,8 +102,9 @@ if not eval_text.strip():
     st.info("The evaluation text is empty: paste some text to measure the tokenizers on it.")
     st.stop()
 rows = {configuration.name: compression_metrics(tokenizer, eval_text, configuration.config.unk_token) for configuration, tokenizer, _, _ in trained}
-st.dataframe(compression_table(rows), hide_index=True, width="stretch", key="compare_metrics")
-st.caption("Words are whitespace-separated words, the same for every configuration; special tokens added by a post-processor are not counted.")
+st.dataframe(styled_compression_table(rows), hide_index=True, width="stretch", key="compare_metrics")
+st.caption(better_caption() + " Words are whitespace-separated words, the same for every configuration; "
+           "special tokens added by a post-processor are not counted.")
 specials = {token for configuration, _, _, _ in trained for token in configuration.config.special_tokens}
 vocabs = {configuration.name: tokenizer.get_vocab(with_added_tokens=True) for configuration, tokenizer, _, _ in trained}
 pairs = pairwise_jaccard(vocabs, {configuration.name: configuration.byte_level for configuration, _, _, _ in trained}, exclude=specials)
@@ -113,4 +115,5 @@ st.header("5 · Compression over vocab size")
 eval_key = corpus_hash(eval_text)
 curves = {configuration.name: compare_views.compression_curve_cached(request, eval_key, _history=history, _text=eval_text)
           for configuration, _, request, history in trained}
-st.plotly_chart(compression_curves_figure(curves), width="stretch", key="compare_curves")
+markers = {configuration.name: trained_size(history) for configuration, _, _, history in trained}
+st.plotly_chart(compression_curves_figure(curves, markers=markers, presentation=workspace.presentation), width="stretch", key="compare_curves")

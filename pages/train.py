@@ -6,11 +6,11 @@ from tokviz.errors import EmptyCorpusError, TokvizError
 from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_TEST_TEXT_CHARS, MAX_VOCAB_SIZE, check_test_text, check_training_request
 from tokviz.patterns import time_budget
 from tokviz.pipeline_config import build_tokenizer
-from tokviz.presets import algorithm_label
+from tokviz.presets import algorithm_label, vocab_target_hint
 from tokviz.ui import train_views, widgets
 from tokviz.ui.corpus_input import corpus_input, session_corpus
 from tokviz.ui.shell import md_escape, metrics_row, page_setup, show_error
-from tokviz.ui.training import request_for, tokenizer_at, train_with_progress, trained_size, training_lines, training_of, word_counts_cached
+from tokviz.ui.training import origins_at, request_for, tokenizer_at, train_with_progress, trained_size, training_lines, training_of, word_counts_cached
 from tokviz.ui.workspace import bind, copy_link, reseed, sync_link
 
 workspace = page_setup("pages/train.py")
@@ -97,7 +97,7 @@ if config is None or request_for(corpus.key, config, int(target_vocab)) != reque
 size_now = trained_size(history)
 status = f"Trained {algorithm_label(history.algorithm)} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}."
 st.caption(md_escape(status))
-hint = widgets.vocab_target_hint(history, request.vocab_size)
+hint = vocab_target_hint(history, request.vocab_size)
 if hint:
     st.info(hint, icon=":material/lightbulb:")
 
@@ -124,14 +124,15 @@ text = text_column.text_area("Test text (held-out lines of the corpus by default
                              on_change=bind("test_text", lambda: held_out if train.test_text is None else train.test_text, test_text_changed))
 show_ids = options_column.toggle("Show ids", key="show_ids")
 show_all = options_column.toggle("Show all lines", key="show_all_lines")
+with options_column:
+    widgets.copy_ids(tokenizer, text, request.config.unk_token)
 try:
-    encoding = widgets.spans_block(tokenizer, text, request.config.unk_token, view.byte_level,
-                                   show_ids=show_ids, first_lines=None if show_all else 4)
-    widgets.copy_ids(encoding)
+    widgets.spans_block(tokenizer, text, request.config.unk_token, view.byte_level, show_ids=show_ids,
+                        first_lines=None if show_all else 4, origins=origins_at(request, size, history), presentation=workspace.presentation)
 except TokvizError as error:
     show_error(error)
 
-for place, draw in zip(st.tabs(list(views := train_views.result_views(view))), views.values()):
+for place, draw in zip(st.tabs(list(views := train_views.result_views(view, held_out))), views.values()):
     with place:
         try:
             draw()

@@ -10,6 +10,7 @@ scanned: the only tags in it are the builder's own, and the hostile strings come
 
 from __future__ import annotations
 
+import html
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -62,8 +63,13 @@ class _Collector(HTMLParser):
         self.comments.append(data)
 
 
-def assert_only_own_markup(fragment: str, allowed_tags: set[str] = SPAN_TAGS) -> str:
-    """Parse ``fragment``: only the builder's tags and attributes, no comment; returns its text (titles included)."""
+def assert_only_own_markup(fragment: str, allowed_tags: set[str] = SPAN_TAGS, *, pinned: bool = False) -> str:
+    """Parse ``fragment``: only the builder's tags and attributes, no comment; returns its text (titles included).
+
+    ``pinned``: the click-to-pin markup is allowed too (``<details name="tvz-…">``, ``<summary>``, a second style block).
+    """
+    if pinned:
+        allowed_tags = allowed_tags | {"details", "summary"}
     parser = _Collector()
     parser.feed(fragment)
     parser.close()
@@ -72,15 +78,18 @@ def assert_only_own_markup(fragment: str, allowed_tags: set[str] = SPAN_TAGS) ->
     for tag, attributes in parser.tags:
         assert tag in allowed_tags, (tag, fragment[:300])
         for name, value in attributes:
-            assert name in {"class", "style", "title"}, (tag, name, value)
+            assert name in ({"class", "style", "title", "name"} if pinned else {"class", "style", "title"}), (tag, name, value)
             if name == "title":
                 shown.append(value or "")
             if name == "style":
                 assert re.fullmatch(r"[a-z\-]+: ?#?[\w.()%, ]+;?", value or ""), value  # colors only, never user text
+            if name == "name":
+                assert tag == "details" and re.fullmatch(r"tvz-[0-9a-f]{12}", value or ""), value
     # Builder styles are constants; outside them, every '<' left is an escaped one.
-    body = re.sub(r"<style>.*?</style>", "", fragment, count=1, flags=re.S)
+    body = re.sub(r"<style>.*?</style>", "", fragment, count=2 if pinned else 1, flags=re.S)
+    own = r"</?(?:div|span|wbr|br|details|summary)\b" if pinned else r"</?(?:div|span|wbr|br)\b"
     for position in [match.start() for match in re.finditer("<", body)]:
-        assert re.match(r"</?(?:div|span|wbr|br)\b", body[position:]), body[position : position + 60]
+        assert re.match(own, body[position:]), body[position : position + 60]
     return "".join(shown)
 
 
@@ -109,6 +118,25 @@ def test_token_spans_show_hostile_text_as_text(name: str, show_ids: bool) -> Non
         assert "<script>" in shown and "onerror" in shown and "</style>" in shown
 
 
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_pinned_token_cards_show_hostile_text_as_text(name: str) -> None:
+    tokenizer, history, config = trained_tokenizer(name, CONFIGS[name])
+    text = TEST_TEXT + " <script> " + '"><b>'
+    encoding = tokenizer.encode(text)
+    byte_level = any(spec.type == "ByteLevel" for spec in config.pre_tokenizers)
+    rendered = spans.render_token_spans(
+        text, spans.spans_from_encoding(encoding, config.unk_token), byte_level=byte_level, pinned=True,
+        origins=spans.token_origins(history), presentation=True,
+    )
+    shown = assert_only_own_markup(rendered.html, pinned=True)
+    assert rendered.html.count("<details ") == len(encoding.tokens) and "title=" not in rendered.html
+    labels = "".join(html.unescape(re.sub(r"<[^>]+>", "", label)) for label in re.findall(r"<summary[^>]*>(.*?)</summary>", rendered.html))
+    if name in ("gpt2", "char_bpe", "hostile_specials"):  # no normalizer: the input itself is on show, as text
+        assert "<script>" in labels and "onerror" in labels and "</style>" in labels
+    if name != "t5":
+        assert "merge #" in shown  # the cards say which merge made a token, its parts escaped like the rest
+
+
 @pytest.mark.parametrize(
     "unsafe",
     ['<div class="tokviz-spans"><script>x</script></div>', '<span title="a" onclick="x">t</span>',
@@ -117,6 +145,8 @@ def test_token_spans_show_hostile_text_as_text(name: str, show_ids: bool) -> Non
 def test_the_scanner_catches_markup_from_input(unsafe: str) -> None:
     with pytest.raises(AssertionError):
         assert_only_own_markup(unsafe)
+    with pytest.raises(AssertionError):
+        assert_only_own_markup(unsafe, pinned=True)
 
 
 def test_span_helpers_escape_labels_and_gaps() -> None:

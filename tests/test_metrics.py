@@ -89,10 +89,27 @@ def test_segmentation_differences_literal() -> None:
     gpt2 = SimpleNamespace(tokens=["Ġhug", "s", "Ġê°", "Ģ"], offsets=[(0, 4), (4, 5), (5, 7), (6, 7)])
     bert = SimpleNamespace(tokens=["[CLS]", "hugs", "가", "[SEP]"], offsets=[(0, 0), (1, 5), (6, 7), (0, 0)], special_tokens_mask=[1, 0, 0, 1])
     diff = segmentation_differences(text, [gpt2, bert])
-    assert diff.differing == (frozenset({0, 1, 2, 3}), frozenset({1, 2}))
-    assert diff.ranges == ((1, 5), (6, 7))
+    # 'hug' and 's' cut at 4 where BERT does not; 'hugs' covers that cut. The two byte tokens of '가'
+    # share the character's span (6, 7) with BERT's '가': no cut differs there.
+    assert diff.differing == (frozenset({0, 1}), frozenset({1}))
+    assert diff.ranges == ((1, 5),)
     same = segmentation_differences(text, [bert, bert, bert])
     assert same.differing == (frozenset(), frozenset(), frozenset()) and same.ranges == ()
+
+
+def test_with_three_tokenizers_only_the_odd_one_out_is_outlined() -> None:
+    text = "unbelievable tokenization"
+    # A cuts un|believ|able token|ization; B un|believable token|iz|ation; C unbeliev|able tokenization.
+    a = SimpleNamespace(tokens=["un", "believ", "able", "token", "ization"], offsets=[(0, 2), (2, 8), (8, 12), (13, 18), (18, 25)])
+    b = SimpleNamespace(tokens=["un", "believable", "token", "iz", "ation"], offsets=[(0, 2), (2, 12), (13, 18), (18, 20), (20, 25)])
+    c = SimpleNamespace(tokens=["unbeliev", "able", "tokenization"], offsets=[(0, 8), (8, 12), (13, 25)])
+    diff = segmentation_differences(text, [a, b, c])
+    # B's 'believable' joins at 8 what A and C cut; B's 'iz' / 'ation' cut at 20 where nobody else does;
+    # C's 'unbeliev' joins at 2 what A and B cut, 'tokenization' joins at 18. A agrees with someone everywhere.
+    assert diff.differing == (frozenset(), frozenset({1, 3, 4}), frozenset({0, 2}))
+    assert diff.ranges == ((0, 12), (13, 25))
+    # The old rule ("some other tokenizer lacks this span") outlined all 13 tokens.
+    assert sum(map(len, diff.differing)) == 5
 
 
 def test_lone_metaspace_and_space_tokens_do_not_count_as_cuts() -> None:
@@ -137,8 +154,8 @@ def test_curve_from_history_equals_retraining_at_each_size(shared_corpus_lines: 
 def test_bpe_wordpiece_unigram_on_english_prose_at_2000(read_shared_corpus) -> None:
     """Plausible values: 1-3 tokens per word on English prose at vocab 2,000 (issue 5).
 
-    WordPiece is trained as HF's WordPieceTrainer does (frequency scoring). The HF course's
-    likelihood score, which the BERT-like preset uses, merges rare pairs first: at this size it
+    WordPiece is trained as HF's WordPieceTrainer does (frequency scoring, as the BERT-like
+    preset does). The HF course's likelihood score merges rare pairs first: at this size it
     keeps far fewer words whole (measured: 3.03 tokens per word against 1.51).
     """
     text = read_shared_corpus("grimm_tales.txt")
@@ -158,8 +175,10 @@ def test_bpe_wordpiece_unigram_on_english_prose_at_2000(read_shared_corpus) -> N
     peer.normalizer, peer.pre_tokenizer = hf.normalizers.BertNormalizer(lowercase=True), hf.pre_tokenizers.BertPreTokenizer()
     peer.train_from_iterator(train, hf.trainers.WordPieceTrainer(vocab_size=2000, special_tokens=list(bert.special_tokens), show_progress=False))
     assert compression_metrics(peer, held_out, "[UNK]").tokens_per_word == pytest.approx(results["WordPiece"].tokens_per_word, abs=0.01)
-    likelihood = build_tokenizer(bert).train_from_iterator(train, build_trainer(bert, 2000))
-    assert compression_metrics(tokenizer_with_model(bert, likelihood.model), held_out, "[UNK]").tokens_per_word > 2.5
+    assert bert.scoring == "frequency"
+    course = replace(bert, scoring="likelihood")
+    likelihood = build_tokenizer(course).train_from_iterator(train, build_trainer(course, 2000))
+    assert compression_metrics(tokenizer_with_model(course, likelihood.model), held_out, "[UNK]").tokens_per_word > 2.5
 
 
 _gpt2_cache: dict[str, Tokenizer] = {}
@@ -186,6 +205,11 @@ def test_invariants_on_any_text(course_corpus: list[str], text: str) -> None:
     words_only = SimpleNamespace(tokens=text.split(), offsets=whitespace_words(text))
     against_words = segmentation_differences(text, [encoding, words_only])
     assert all(0 <= start < end <= len(text) for start, end in against_words.ranges)
-    # A whitespace word is cut differently exactly when it is not kept whole.
-    differing_words = {index for index in against_words.differing[1]}
-    assert len(words_only.tokens) - len(differing_words) == metrics.whole_words
+    # A whitespace word is cut differently exactly when it is not kept whole, except a one-character
+    # word spelled by several byte tokens: they share its span and make no cut of their own.
+    differing_words = set(against_words.differing[1])
+    not_whole_by_bytes = sum(
+        1 for start, end in whitespace_words(text)
+        if end - start == 1 and sum(1 for offsets in encoding.offsets if offsets[0] <= start and end <= offsets[1] and offsets != (start, start)) > 1
+    )
+    assert len(words_only.tokens) - len(differing_words) - not_whole_by_bytes == metrics.whole_words

@@ -34,7 +34,7 @@ def metric(app: AppTest, label: str) -> str:
 
 def span_html(app: AppTest) -> str:
     """The token-span view of the test text (the last html block on the page)."""
-    return app.html[-1].proto.body
+    return [block.proto.body for block in app.html if "tokviz-spans" in block.proto.body][-1]
 
 
 def test_page_trains_on_the_sample_without_pressing_anything() -> None:
@@ -89,6 +89,8 @@ def test_custom_form_starts_from_the_preset_and_its_options_reach_the_trainer() 
     app.selectbox(key="preset").set_value("custom").run()
     assert app.multiselect(key="cfg_normalizers").value == ["BertNormalizer"]
     assert app.text_input(key="cfg_special_tokens").value == "[PAD] [UNK] [CLS] [SEP] [MASK]"
+    # The BERT-like preset trains with HF's frequency scoring; the course's likelihood is the other choice.
+    assert app.radio(key="cfg_scoring").value == "frequency"
     app.radio(key="cfg_scoring").set_value("likelihood").run()
     assert_clean(app)
     assert app.query_params["scoring"] == "likelihood"
@@ -111,7 +113,8 @@ def test_moving_the_vocab_slider_changes_the_token_count_without_retraining() ->
 
 def test_ids_toggle_shows_ids_instead_of_text() -> None:
     def labels(app: AppTest) -> list[str]:
-        return [piece.split("</span>")[0].split(">")[-1] for piece in span_html(app).split('class="tok"')[1:]]
+        # Each token is a <summary class="tok"> (click to pin its card); its label ends at </summary>.
+        return [piece.split("</summary>")[0].split(">")[-1] for piece in span_html(app).split('class="tok"')[1:]]
 
     app = open_train()
     app.text_area(key="test_text").set_value("the tokenizer").run()
@@ -215,7 +218,7 @@ def test_user_html_in_corpus_and_test_text_is_shown_as_text() -> None:
         app.toggle(key="show_ids").set_value(show_ids).run()
         assert app.html
         for block in app.html:
-            assert html_tags(block.proto.body) <= {"style", "div", "span", "br", "wbr"}
+            assert html_tags(block.proto.body) <= {"style", "div", "span", "br", "wbr", "details", "summary"}
     body = span_html(app.toggle(key="show_ids").set_value(False).run())
     assert "&lt;" in body and "onerror" in body and "script" in body  # shown, as text
 
@@ -227,7 +230,7 @@ def test_html_is_escaped_in_every_view(preset: str) -> None:
     app.selectbox(key="preset").set_value(preset).run()
     assert_clean(app)
     for block in app.html:
-        assert html_tags(block.proto.body) <= {"style", "div", "span", "br", "wbr"}
+        assert html_tags(block.proto.body) <= {"style", "div", "span", "br", "wbr", "details", "summary"}
 
 
 def test_a_link_reopens_the_same_preset_and_vocab_size() -> None:
@@ -377,7 +380,7 @@ def test_preview_shows_accented_pre_tokens_as_text() -> None:
     app = open_train()
     app.text_area(key="corpus_text").set_value("Café crème déjà vu\n" * 5).run()
     app.selectbox(key="preset").set_value("char_bpe").run()
-    preview = app.html[0].proto.body
+    preview = next(block.proto.body for block in app.html if "tokviz-spans" in block.proto.body)  # the first spans: the preview
     assert "Café" in preview and "⟨" not in preview
 
 

@@ -94,7 +94,8 @@ def test_single_token_share_counts_occurrences_not_types() -> None:
     assert points == [(0, 0.0), (1, 0.6), (2, 0.9), (3, 1.0)]
     figure = single_token_share_figure(points, "10 words")
     assert list(figure.data[0].y) == [0.0, 60.0, 90.0, 100.0]
-    assert figure.layout.title.text == "Words that are a single token (10 words)"
+    assert figure.layout.title.text == "Words kept as one token"
+    assert figure.layout.title.subtitle.text == "10 words"
     assert single_token_share({}, PrefixModel, [1]) == [(1, 0.0)]
 
 
@@ -153,7 +154,8 @@ def test_lattice_draws_every_candidate_and_the_best_path_in_red_below_the_axis()
     labels = next(trace for trace in figure.data if trace.mode == "text")
     assert list(labels.text) == ["h", "u", "g", "hu", "ug"]
     assert list(figure.layout.xaxis.ticktext) == ["h", "u", "g"]
-    assert "5 candidate pieces" in figure.layout.title.text
+    assert figure.layout.title.text == "Lattice of hug"
+    assert figure.layout.title.subtitle.text == "5 candidate pieces; best path in red"
 
 
 def test_lattice_labels_are_escaped_and_edges_capped() -> None:
@@ -162,11 +164,122 @@ def test_lattice_labels_are_escaped_and_edges_capped() -> None:
     figure = lattice_figure(lattice, max_edges=2)
     labels = next(trace for trace in figure.data if trace.mode == "text")
     assert list(labels.text) == ["&lt;", "b"]
-    assert "first 2 drawn" in figure.layout.title.text
-    assert "&lt;b&gt;" in figure.layout.title.text
+    assert "first 2 drawn" in figure.layout.title.subtitle.text
+    assert figure.layout.title.text == "Lattice of &lt;b&gt;"
 
 
 @pytest.mark.parametrize("builder", [merge_scores_figure, lambda steps: vocab_growth_figure(steps, 0)])
 def test_empty_histories_draw_empty_figures(builder) -> None:
     figure = builder([])
     assert len(figure.data[0].x) in (0, 1)
+
+
+# --- markers, presentation, readable titles and ticks ----------------------------------------
+
+from tokviz.metrics import CurvePoint  # noqa: E402
+from tokviz.viz.charts import (  # noqa: E402
+    MAX_TITLE_CHARACTERS,
+    font_sizes,
+    merges_at_size,
+    pruning_rounds_figure,
+    tokens_per_word_figure,
+)
+
+
+def _markers(figure: go.Figure) -> list[tuple[str, float, str]]:
+    """``(orientation, position, label)`` of every dashed marker line, labels in order."""
+    lines = [shape for shape in figure.layout.shapes if shape.line.dash == "dash"]
+    labels = [annotation.text for annotation in figure.layout.annotations]
+    return [("x" if shape.x0 == shape.x1 else "y", shape.x0 if shape.x0 == shape.x1 else shape.y0, label) for shape, label in zip(lines, labels)]
+
+
+def test_merges_at_size_replays_like_model_at() -> None:
+    # Course merges: the alphabet has 7 tokens; each merge adds one (8, 9, 10).
+    assert [merges_at_size(COURSE_MERGES, size) for size in (5, 7, 8, 9, 10, 11)] == [0, 0, 1, 2, 3, 3]
+    assert merges_at_size([], 100) == 0
+
+
+def test_merge_scores_mark_the_slider_and_the_inspected_step() -> None:
+    figure = merge_scores_figure(COURSE_MERGES, marker_size=9, current_step=0)
+    # vocab 9 keeps merges 0 and 1: the marker stands on the last kept merge (rank 1).
+    assert _markers(figure) == [("x", 1, "vocab 9"), ("x", 0, "step 0")]
+    assert _markers(merge_scores_figure(COURSE_MERGES)) == []
+
+
+def test_wordpiece_log_axis_ticks_are_powers_of_ten_written_out() -> None:
+    steps = [MergeStep(0, "a", "##b", "ab", 2, 0.5, 10), MergeStep(1, "c", "##d", "cd", 9, 0.0004, 11)]
+    axis = merge_scores_figure(steps, score_label="score").layout.yaxis
+    # dtick=1 on a log axis: one tick per decade, none of Plotly's bare "2" and "5" minor labels.
+    assert (axis.type, axis.dtick, axis.tickformat) == ("log", 1, ".0e")
+    counts = [MergeStep(rank, "a", "b", "ab", count, float(count), 10 + rank) for rank, count in enumerate([5000, 30, 2])]
+    axis = merge_scores_figure(counts).layout.yaxis
+    assert (axis.type, axis.dtick, axis.tickformat) == ("log", 1, ",.0f")
+
+
+def test_log_axis_can_be_forced_on_or_off() -> None:
+    assert merge_scores_figure(COURSE_MERGES, log_axis=True).layout.yaxis.type == "log"
+    assert merge_scores_figure(COURSE_MERGES, log_axis=True).layout.yaxis.title.text == "count (log scale)"
+    steps = [MergeStep(0, "a", "##b", "ab", 2, 0.5, 10), MergeStep(1, "c", "##d", "cd", 9, 0.0004, 11)]
+    assert merge_scores_figure(steps, "score", log_axis=False).layout.yaxis.type is None
+    zero = [MergeStep(0, "a", "b", "ab", 0, 0.0, 10)]
+    assert merge_scores_figure(zero, log_axis=True).layout.yaxis.type is None
+
+
+def test_tokens_per_word_curve_with_the_slider_marked() -> None:
+    points = [CurvePoint(300, 2.4, 2.1), CurvePoint(400, 1.9, 2.7), CurvePoint(500, 1.6, 3.2)]
+    figure = tokens_per_word_figure(points, marker_size=480)
+    assert (list(figure.data[0].x), list(figure.data[0].y)) == ([300, 400, 500], [2.4, 1.9, 1.6])
+    assert figure.layout.title.text == "Tokens per word"
+    assert figure.layout.title.subtitle.text == "on the held-out text; lower = fewer tokens"
+    assert _markers(figure) == [("x", 480, "vocab 480")]
+
+
+def test_charts_over_vocab_size_mark_the_slider() -> None:
+    assert _markers(single_token_share_figure([(10, 0.1), (20, 0.5)], marker_size=15)) == [("x", 15, "vocab 15")]
+    assert _markers(vocab_growth_figure(COURSE_MERGES, 7, marker_size=9)) == [("y", 9, "vocab 9")]
+    assert _markers(unigram_vocab_figure(PRUNE_ROUNDS, 68, marker_size=80)) == [("y", 80, "vocab 80")]
+
+
+def test_unigram_pruning_chart_ends_at_the_trained_size_not_the_seed_size() -> None:
+    from tokviz.pipeline_config import build_tokenizer, build_trainer
+    from tokviz.presets import t5_like
+    from tokviz.samples import load_sample
+
+    tokenizer = build_tokenizer(t5_like())
+    history = tokenizer.train_from_iterator(load_sample().splitlines(True), build_trainer(t5_like(), 400))
+    # The sample's seed vocabulary (701 with special tokens) is pruned in two rounds to 400.
+    assert [(r.size_before, r.size_after) for r in history.prune_rounds] == [(678, 508), (508, 440)]
+    assert (history.max_vocab_size, history.model.get_vocab_size()) == (701, 400)
+    trace = pruning_rounds_figure(history, marker_size=450).data[0]
+    assert (list(trace.x), list(trace.y)) == (["0", "1", "end"], [678, 508, 400])
+    # What the Train page drew before: the end bar at history.max_vocab_size, the seed's size.
+    assert list(unigram_vocab_figure(history.prune_rounds, history.max_vocab_size).data[0].y)[-1] == 701
+
+
+def _every_figure(presentation: bool) -> list[go.Figure]:
+    lattice = Lattice("hug", [(0, 1, 1, -1.0), (1, 2, 2, -1.0), (2, 3, 3, -1.0), (0, 2, 4, -1.5)])
+    return [
+        merge_scores_figure(COURSE_MERGES, presentation=presentation),
+        merge_scores_figure(COURSE_MERGES, "score", presentation=presentation),
+        vocab_growth_figure(COURSE_MERGES, 7, presentation=presentation),
+        tokens_per_word_figure([CurvePoint(300, 2.4, 2.1)], presentation=presentation),
+        token_length_figure(["ab", "c"], presentation=presentation),
+        single_token_share_figure([(10, 0.1)], "2,000 most frequent words", presentation=presentation),
+        em_objective_figure(EM_STEPS, presentation=presentation),
+        unigram_vocab_figure(PRUNE_ROUNDS, 68, presentation=presentation),
+        log_prob_figure([("a", -1.0)], presentation=presentation),
+        lattice_figure(lattice, presentation=presentation),
+    ]
+
+
+@pytest.mark.parametrize("presentation", [False, True])
+def test_titles_are_short_and_fonts_readable(presentation: bool) -> None:
+    sizes = font_sizes(presentation)
+    assert (sizes.tick, sizes.title) == ((16, 24) if presentation else (14, 18))
+    for figure in _every_figure(presentation):
+        layout = figure.layout
+        assert len(layout.title.text) <= MAX_TITLE_CHARACTERS, layout.title.text
+        assert "_" not in layout.title.text and "model_at" not in (layout.title.subtitle.text or "")
+        assert layout.title.font.size == sizes.title
+        assert layout.xaxis.tickfont.size == layout.yaxis.tickfont.size == sizes.tick >= 14
+    assert font_sizes(True).title > font_sizes(False).title

@@ -156,3 +156,17 @@ def test_token_stats_leave_added_special_tokens_out() -> None:
     Encoding.tokens = []
     Encoding.special_tokens_mask = []
     assert token_stats("", Encoding()) == {"tokens": 0, "characters per token": 0.0, "tokens per word": 0.0, "unknown tokens": 0}
+
+
+def test_merge_step_box_starts_on_the_first_merge_and_follows_the_slider() -> None:
+    from tokviz.history import MergeStep
+    from tokviz.viz.tables import StepBox, merge_step_box
+
+    # Issue 12: the box started on the last merge (count 1) and kept a stale 742 after GPT-2 -> BERT.
+    steps = [MergeStep(rank, "a", "b", "ab", 100 - rank, 100.0 - rank, 258 + rank) for rank in range(743)]
+    assert merge_step_box(steps, 1000) == StepBox(0, 742, 0)
+    assert merge_step_box(steps, 1000, current=742) == StepBox(0, 742, 742)
+    bert = steps[:683]  # a new training: the page passes current=None, or a stale rank is clamped
+    assert merge_step_box(bert, 1000, current=742) == StepBox(0, 682, 682)
+    assert merge_step_box(bert, 480, current=None) == StepBox(0, 222, 0)  # 480 - 258 + 1 merges at the slider's size
+    assert merge_step_box([], 480) == StepBox(0, 0, 0)

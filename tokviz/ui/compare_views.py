@@ -10,7 +10,8 @@ import streamlit as st
 
 from tokviz.compare import Configuration
 from tokviz.ui.workspace import bind
-from tokviz.ui.widgets import OPTION_HELP, SCORING_LABELS
+from tokviz.presets import SCORING_LABELS
+from tokviz.ui.widgets import OPTION_HELP
 from tokviz.workspace import CompareEntry, CompareState, TrainingRequest
 
 #: The preset a configuration added by the count radio starts from.

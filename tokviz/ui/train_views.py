@@ -50,7 +50,7 @@ def top_words(view: TrainedView, limit: int) -> list[tuple[str, int]]:
     return word_counts_cached(view.request.corpus_key, config.normalizers, config.pre_tokenizers, _lines=view.train_lines).most_common(limit)
 
 
-def result_views(view: TrainedView) -> dict[str, Callable[[], None]]:
+def result_views(view: TrainedView, held_out: str) -> dict[str, Callable[[], None]]:
     """The result tabs that apply to this training's algorithm, label -> function drawing it."""
     algorithm = view.history.algorithm.lower()
     views: dict[str, Callable[[], None]] = {}
@@ -62,7 +62,7 @@ def result_views(view: TrainedView) -> dict[str, Callable[[], None]]:
     if algorithm == "wordpiece":
         views["WordPiece trace"] = lambda: wordpiece_trace_view(view.tokenizer)
     views["Vocabulary"] = lambda: vocabulary_view(view)
-    views["Charts"] = lambda: charts_view(view)
+    views["Charts"] = lambda: charts_view(view, held_out)
     views["Export"] = lambda: export_view(view)
     return views
 
@@ -95,17 +95,20 @@ def merge_history_view(view: TrainedView) -> None:
     history, request = view.history, view.request
     merges = history.merges
     st.dataframe(_merge_frame(request, _history=history), hide_index=True, height=280, width="stretch")
-    if st.session_state.get("_merge_step_for") != request or not 1 <= st.session_state.get("merge_step", 1) <= len(merges):
-        reseed("merge_step", 1)
-        st.session_state["_merge_step_for"] = request
+    same_training = st.session_state.get("_merge_step_for") == (request, view.size)
+    current = st.session_state.get("merge_step") if same_training else None
+    box = tables.merge_step_box(merges, view.size, None if current is None else int(current) - 1)
+    if current is None or int(current) - 1 != box.value:  # a new training or size: the box follows it
+        reseed("merge_step", box.value + 1)
+    st.session_state["_merge_step_for"] = (request, view.size)
     number = st.number_input(
-        f"Merge to inspect (1 to {len(merges):,}; 1 was learned first)", min_value=1, max_value=len(merges), step=1, key="merge_step"
+        f"Merge to inspect (1 to {box.max_value + 1:,}: the merges of the tokenizer at the slider's size; 1 was learned first)",
+        min_value=box.min_value + 1, max_value=box.max_value + 1, step=1, key="merge_step",
     )
     step = merges[int(number) - 1]
     show = (lambda token: tables.show(token, True)) if view.byte_level else str
-    beyond = " — beyond the slider's size" if step.vocab_size > view.size else ""
     st.text(f"Merge {step.rank + 1}: {show(step.left)!r} + {show(step.right)!r} → {show(step.token)!r}   "
-            f"count {step.count:,}   score {step.score:.6g}{beyond}")
+            f"count {step.count:,}   score {step.score:.6g}")
     before = model_at(request, step.vocab_size - 1, history)
     after = model_at(request, step.vocab_size, history)
     left, right = st.columns(2)
@@ -126,16 +129,16 @@ def unigram_view(view: TrainedView) -> None:
     history = view.history
     left, right = st.columns(2)
     if history.em_steps:
-        left.plotly_chart(charts.em_objective_figure(history.em_steps), width="stretch")
+        left.plotly_chart(charts.em_objective_figure(history.em_steps, presentation=view.presentation), width="stretch")
     else:
         left.info("This method runs no EM: scores come from the seed frequencies (the HF course's version).")
     if not history.prune_rounds:
         right.info(f"No pruning round: the seed vocabulary already fit the target ({history.stop_reason}).")
     else:
-        right.plotly_chart(charts.unigram_vocab_figure(history.prune_rounds, history.max_vocab_size), width="stretch")
+        right.plotly_chart(charts.pruning_rounds_figure(history, marker_size=view.size, presentation=view.presentation), width="stretch")
         st.caption("Pieces removed in each pruning round, with the loss increase that condemned them")
         st.dataframe(tables.removed_pieces_table(history.prune_rounds), hide_index=True, height=240, width="stretch")
-    st.plotly_chart(charts.log_prob_figure(history.final_pieces, history.special_tokens), width="stretch")
+    st.plotly_chart(charts.log_prob_figure(history.final_pieces, history.special_tokens, presentation=view.presentation), width="stretch")
 
 
 def as_pre_token(tokenizer: Any, word: str) -> str:
@@ -161,7 +164,7 @@ def lattice_view(view: TrainedView) -> None:
         st.info("Type a word to see its lattice.")
         return
     st.caption(f"As the model sees it: {md_escape(repr(piece))}")
-    st.plotly_chart(charts.lattice_figure(model.lattice(piece)), width="stretch")
+    st.plotly_chart(charts.lattice_figure(model.lattice(piece), presentation=view.presentation), width="stretch")
     left, right = st.columns(2)
     with left:
         st.caption("The 5 best segmentations")
@@ -200,22 +203,44 @@ def _single_token_points(request: TrainingRequest, _view: TrainedView) -> list[t
     return charts.single_token_share(words, lambda size: model_at(request, size, history), sizes)
 
 
-def charts_view(view: TrainedView) -> None:
-    """Score per merge, vocab growth, token lengths at the current size, single-token words."""
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _held_out_curve(request: TrainingRequest, text_key: str, _history: Any, _text: str) -> Any:
+    """Held-out tokens per word at 10 sizes of one training (models from ``model_at``: no retraining)."""
+    from tokviz.metrics import vocab_size_curve
     from tokviz.viz import charts
 
-    history, config = view.history, view.config
+    sizes = charts.evenly_spaced_sizes(_history.min_vocab_size, _history.max_vocab_size, 10)
+    return vocab_size_curve(lambda size: _tokenizer_for(request, size, _history), sizes, _text, request.config.unk_token)
+
+
+def _tokenizer_for(request: TrainingRequest, size: int, history: Any) -> Any:
+    from tokviz.ui.training import tokenizer_at
+
+    return tokenizer_at(request, size, history)
+
+
+def charts_view(view: TrainedView, held_out: str) -> None:
+    """Count per merge (log axis), held-out tokens per word over vocab size, token lengths, single-token words.
+
+    Every chart over vocab size or merges marks the slider's size.
+    """
+    from tokviz.corpus import corpus_hash
+    from tokviz.viz import charts
+
+    history, config, big = view.history, view.config, view.presentation
     left, right = st.columns(2)
     merges = getattr(history, "merges", None)
     if merges:
         score_label = "count" if config.model == "BPE" or config.scoring == "frequency" else "score"
-        left.plotly_chart(charts.merge_scores_figure(merges, score_label), width="stretch")
-        right.plotly_chart(charts.vocab_growth_figure(merges, history.min_vocab_size), width="stretch")
+        left.plotly_chart(charts.merge_scores_figure(merges, score_label, marker_size=view.size, presentation=big, log_axis=True), width="stretch")
+    if held_out.strip():
+        points = _held_out_curve(view.request, corpus_hash(held_out), _history=history, _text=held_out)
+        (right if merges else left).plotly_chart(charts.tokens_per_word_figure(points, marker_size=view.size, presentation=big), width="stretch")
     left, right = st.columns(2)
     vocab = view.tokenizer.model.get_vocab()
-    left.plotly_chart(charts.token_length_figure(vocab, history.special_tokens), width="stretch")
+    left.plotly_chart(charts.token_length_figure(vocab, history.special_tokens, presentation=big), width="stretch")
     points = _single_token_points(view.request, view)
-    right.plotly_chart(charts.single_token_share_figure(points, "2,000 most frequent words"), width="stretch")
+    right.plotly_chart(charts.single_token_share_figure(points, "2,000 most frequent words", marker_size=view.size, presentation=big), width="stretch")
 
 
 def export_view(view: TrainedView) -> None:
@@ -224,12 +249,12 @@ def export_view(view: TrainedView) -> None:
 
     tokenizer = view.tokenizer
     size = tokenizer.get_vocab_size()
-    st.caption(f"tokenizer.json, vocab.txt and merges.txt hold the tokenizer at the slider's size ({size:,} tokens); "
-               "history.csv holds every step of the training.")
+    st.caption(f"Every file below is the tokenizer at the slider's size ({size:,} tokens); "
+               "history.csv holds the training steps that made it.")
     columns = st.columns(4)
     columns[0].download_button("tokenizer.json", tokenizer.to_str(pretty=True), "tokenizer.json", "application/json", key="download_json")
     columns[1].download_button("vocab.txt", vocab_txt(tokenizer.get_vocab(with_added_tokens=True)), "vocab.txt", "text/plain", key="download_vocab")
     merges = model_merges(tokenizer.model)
     if merges is not None:
         columns[2].download_button("merges.txt", merges_txt(merges), "merges.txt", "text/plain", key="download_merges")
-    columns[3].download_button("history.csv", history_csv(view.history), "history.csv", "text/csv", key="download_history")
+    columns[3].download_button("history.csv", history_csv(view.history, view.size), "history.csv", "text/csv", key="download_history")

@@ -157,3 +157,15 @@ def training_of(request: TrainingRequest) -> Any | None:
 def training_lines(request: TrainingRequest) -> tuple[str, ...]:
     """The corpus lines ``request`` was trained on (empty if the cache evicted the training)."""
     return _training_slot(request).get("lines", ())
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _origins_at(request: TrainingRequest, size: int, _history: Any) -> Any:
+    from tokviz.viz.spans import token_origins
+
+    return token_origins(_history, size)
+
+
+def origins_at(request: TrainingRequest, size: int, history: Any) -> Any:
+    """Token -> the merge or score that made it, for the token cards (once per training and size)."""
+    return _origins_at(request, int(size), _history=history)

@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from tokviz.pipeline_config import NORMALIZERS, PRE_TOKENIZERS, Param, PipelineConfig, from_form_state, to_form_state
+from tokviz.presets import SCORING_LABELS
 from tokviz.ui.shell import metrics_row
 from tokviz.ui.workspace import bind, reseed
 from tokviz.workspace import TrainState
@@ -24,8 +25,6 @@ OPTION_HELP: dict[str, tuple[str, str]] = {
     "n_sub_iterations": ("EM steps per round", "How many EM re-estimations run between two pruning rounds. (n_sub_iterations)"),
 }
 
-#: The WordPiece scoring choice, labelled as the page shows it.
-SCORING_LABELS = {"frequency": "WordPiece — HF scoring (frequency)", "likelihood": "WordPiece — course scoring (likelihood)"}
 
 
 def _form_keys() -> list[str]:
@@ -198,11 +197,13 @@ def vocab_slider(train: TrainState, history: Any, trained: int) -> int:
 
 
 def spans_block(tokenizer: Any, text: str, unk_token: str | None, byte_level: bool, *, show_ids: bool = False,
-                first_lines: int | None = None, details: Any = None) -> Any:
+                first_lines: int | None = None, origins: Any = None, presentation: bool = False) -> Any:
     """``text`` encoded as token spans under its numbers (tokens, chars per token, ...); returns the encoding.
 
-    With ``first_lines``, only the spans of that many first lines are drawn (the numbers
-    still cover the whole text).
+    Clicking a token pins a card with its id, offsets, bytes and, given ``origins``
+    (``tokviz.viz.spans.token_origins``), the merge or score that made it. With
+    ``first_lines``, only the spans of that many first lines are drawn (the numbers still
+    cover the whole text). A "Copy ids / tokens" control follows.
     """
     from tokviz.limits import MAX_RENDERED_TOKENS
     from tokviz.viz.spans import render_token_spans, spans_from_encoding
@@ -217,7 +218,8 @@ def spans_block(tokenizer: Any, text: str, unk_token: str | None, byte_level: bo
         if cut < len(text):
             shown_text = text[:cut]
             spans = [span for span in spans if span.start < cut]
-    rendered = render_token_spans(shown_text, spans, show_ids=show_ids, byte_level=byte_level, max_tokens=MAX_RENDERED_TOKENS)
+    rendered = render_token_spans(shown_text, spans, show_ids=show_ids, byte_level=byte_level, max_tokens=MAX_RENDERED_TOKENS,
+                                  pinned=True, origins=origins, presentation=presentation)
     if rendered.truncated:
         st.info(f"Showing the first {rendered.rendered_tokens:,} of {rendered.total_tokens:,} tokens; the counts above cover all of them.")
     st.html(rendered.html)
@@ -257,29 +259,13 @@ def pipeline_name(train: TrainState) -> str:
     return f"custom {algorithm_label(train.config.model)}"
 
 
-def vocab_target_hint(history: Any, target: int) -> str | None:
-    """A hint when a Unigram training stopped short of its target vocab (the seed was already smaller).
+def copy_ids(tokenizer: Any, text: str, unk_token: str | None) -> None:
+    """A "Copy ids / tokens" control: the text's ids and tokens in code blocks, each with a copy button."""
+    from tokviz.viz.spans import copyable_ids, copyable_tokens, spans_from_encoding
 
-    >>> from types import SimpleNamespace
-    >>> history = SimpleNamespace(algorithm="unigram", prune_rounds=(), model=SimpleNamespace(get_vocab_size=lambda: 655))
-    >>> vocab_target_hint(history, 1000)[:60]
-    'The target of 1,000 was not reached: the seed vocabulary of '
-    """
-    if history.algorithm != "unigram":
-        return None
-    size = history.model.get_vocab_size()
-    if size >= target or history.prune_rounds:
-        return None
-    return (
-        f"The target of {target:,} was not reached: the seed vocabulary of this corpus holds only {size:,} pieces, so no "
-        f"pruning round ran. Choose a vocab size below {size:,} (for example {max(size // 2, 1):,}) to watch EM prune the vocabulary."
-    )
-
-
-def copy_ids(encoding: Any) -> None:
-    """A "Copy ids / tokens" control: the encoding's ids and tokens in code blocks, each with a copy button."""
+    spans = spans_from_encoding(tokenizer.encode(text), unk_token)
     with st.popover("Copy ids / tokens", icon=":material/content_copy:"):
         st.caption("Ids")
-        st.code(", ".join(map(str, encoding.ids)) or " ", language=None, wrap_lines=True)
+        st.code(copyable_ids(spans), language=None, wrap_lines=True)
         st.caption("Tokens")
-        st.code(" ".join(encoding.tokens) or " ", language=None, wrap_lines=True)
+        st.code(copyable_tokens(spans), language=None, wrap_lines=True)

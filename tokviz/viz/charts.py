@@ -9,10 +9,17 @@ so each figure is a pure function a test can call with hand-made records:
 >>> list(merge_scores_figure(steps).data[0].y)
 [15.0, 15.0]
 
-BPE / WordPiece: score per merge step, vocab growth, token length distribution, and the
-share of corpus words that are a single token as the vocab grows. Unigram: the EM objective
-per sub-iteration across pruning rounds, vocab size per round, the distribution of the final
-pieces' log-probabilities, and the Viterbi lattice of one word with the best path drawn.
+BPE / WordPiece: score per merge step, held-out tokens per word as the vocab grows (and the
+older vocab growth line), token length distribution, and the share of corpus words that are a
+single token as the vocab grows. Unigram: the EM objective per sub-iteration across pruning
+rounds, vocab size per round, the distribution of the final pieces' log-probabilities, and the
+Viterbi lattice of one word with the best path drawn.
+
+Every chart over vocab size or merge steps takes an optional marker (the vocab slider's size,
+the merge step being inspected) and draws it as a labelled dashed line. Every chart takes
+``presentation=True`` for a projector: ticks of 16 px (14 px otherwise), larger titles, taller
+plots. Titles are short (they must fit half a 1280 px screen, :data:`MAX_TITLE_CHARACTERS`);
+details go to the axis titles or the subtitle.
 
 What this leaves out: animation, and any chart over more points than a browser draws
 smoothly (long histories are thinned evenly, first and last step always kept).
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
@@ -33,7 +41,118 @@ from tokviz.viz.spans import make_visible
 MAX_POINTS = 2_000
 _MARKERS = ("##", "Ġ", "▁")
 _SUFFIXES = ("</w>",)
-_LAYOUT = dict(template="plotly_white", height=320, margin=dict(l=10, r=10, t=50, b=10))
+#: Longest chart title: half a 1280 px page (about 470 px of plot) at the presentation title size.
+MAX_TITLE_CHARACTERS = 38
+MARKER_COLOR = "#e65100"
+
+
+@dataclass(frozen=True, slots=True)
+class FontSizes:
+    """Pixel sizes of a chart's text: ticks, axis titles, the title, and the plot height."""
+
+    tick: int
+    axis_title: int
+    title: int
+    subtitle: int
+    height: int
+
+
+#: Normal reading at a desk, and ``presentation=True`` for a projector.
+FONT_SIZES = {False: FontSizes(tick=14, axis_title=15, title=18, subtitle=13, height=340), True: FontSizes(tick=16, axis_title=18, title=24, subtitle=16, height=440)}
+
+
+def font_sizes(presentation: bool = False) -> FontSizes:
+    """The text sizes for a chart: ``font_sizes(True).tick == 16``, ``font_sizes().tick == 14``."""
+    return FONT_SIZES[bool(presentation)]
+
+
+def style_figure(
+    figure: go.Figure,
+    title: str,
+    *,
+    xaxis_title: str | None = None,
+    yaxis_title: str | None = None,
+    subtitle: str = "",
+    presentation: bool = False,
+    height: int | None = None,
+) -> go.Figure:
+    """Apply tokviz's chart style: white template, short title (+ optional subtitle), readable fonts.
+
+    ``title`` and ``subtitle`` must already be escaped (Plotly renders them as HTML).
+
+    >>> figure = style_figure(go.Figure(), "Count of each merge", presentation=True)
+    >>> figure.layout.xaxis.tickfont.size, figure.layout.title.font.size
+    (16, 24)
+    """
+    sizes = font_sizes(presentation)
+    title_layout: dict[str, Any] = dict(text=title, font=dict(size=sizes.title))
+    if subtitle:
+        title_layout["subtitle"] = dict(text=subtitle, font=dict(size=sizes.subtitle))
+    figure.update_layout(
+        template="plotly_white",
+        height=height or sizes.height,
+        margin=dict(l=10, r=10, t=80 if subtitle else 56, b=10),
+        title=title_layout,
+        font=dict(size=sizes.tick),
+        legend=dict(font=dict(size=sizes.tick)),
+        hoverlabel=dict(font=dict(size=sizes.tick)),
+    )
+    figure.update_xaxes(tickfont=dict(size=sizes.tick), title_font=dict(size=sizes.axis_title))
+    figure.update_yaxes(tickfont=dict(size=sizes.tick), title_font=dict(size=sizes.axis_title))
+    if xaxis_title is not None:
+        figure.update_xaxes(title_text=xaxis_title)
+    if yaxis_title is not None:
+        figure.update_yaxes(title_text=yaxis_title)
+    return figure
+
+
+def mark_x(figure: go.Figure, x: float, label: str, presentation: bool = False, **where: Any) -> go.Figure:
+    """A dashed vertical line at ``x`` with ``label`` on top (the slider's size, the inspected step).
+
+    >>> figure = mark_x(go.Figure(go.Scatter(x=[0, 10], y=[0, 1])), 4, "vocab 480")
+    >>> [(shape.x0, shape.line.dash) for shape in figure.layout.shapes], figure.layout.annotations[0].text
+    ([(4, 'dash')], 'vocab 480')
+    """
+    sizes = font_sizes(presentation)
+    figure.add_vline(x=x, line=dict(color=MARKER_COLOR, width=2, dash="dash"), **where)
+    # The label sits INSIDE the plot, at its top, right of the line: above the plot it would
+    # collide with the subtitle.
+    figure.add_annotation(
+        x=x, y=1, yref="paper", xanchor="left", yanchor="top", xshift=4, text=html.escape(label), showarrow=False,
+        font=dict(size=sizes.tick, color=MARKER_COLOR), bgcolor="rgba(255,255,255,0.85)",
+    )
+    return figure
+
+
+def mark_y(figure: go.Figure, y: float, label: str, presentation: bool = False) -> go.Figure:
+    """A dashed horizontal line at ``y`` with ``label`` at its right end."""
+    sizes = font_sizes(presentation)
+    figure.add_hline(
+        y=y, line=dict(color=MARKER_COLOR, width=2, dash="dash"), annotation_text=html.escape(label),
+        annotation_position="top right", annotation_font=dict(size=sizes.tick, color=MARKER_COLOR),
+    )
+    return figure
+
+
+def merges_at_size(merges: Sequence[MergeStep], vocab_size: int) -> int:
+    """How many merges the model at ``vocab_size`` keeps (as ``history.model_at`` replays them).
+
+    A training stops at the first merge whose vocab size after it reaches the target.
+
+    >>> steps = [MergeStep(0, "u", "g", "ug", 20, 20.0, 8), MergeStep(1, "u", "n", "un", 16, 16.0, 9)]
+    >>> merges_at_size(steps, 7), merges_at_size(steps, 8), merges_at_size(steps, 9), merges_at_size(steps, 50)
+    (0, 1, 2, 2)
+    """
+    if not merges or vocab_size < merges[0].vocab_size:
+        return 0
+    low, high = 0, len(merges)
+    while low < high:  # vocab sizes after each merge never decrease
+        middle = (low + high) // 2
+        if merges[middle].vocab_size >= vocab_size:
+            high = middle
+        else:
+            low = middle + 1
+    return min(low + 1, len(merges))
 
 
 def _thin(items: Sequence[Any], limit: int = MAX_POINTS) -> list[Any]:
@@ -49,8 +168,34 @@ def _label(token: str) -> str:
     return html.escape(make_visible(token))
 
 
-def merge_scores_figure(merges: Sequence[MergeStep], score_label: str = "count") -> go.Figure:
-    """Score (BPE: the pair's count; WordPiece: its score) of each merge, in merge order."""
+def _log_ticks(values: Sequence[float]) -> dict[str, Any]:
+    """Log-axis ticks at whole powers of ten only, written out (no bare "2", "5" minor labels).
+
+    Counts read as ``1``, ``10``, ``1,000``; scores below 1 (WordPiece likelihood) as ``1e-5``.
+
+    >>> _log_ticks([3.0, 4000.0])["tickformat"], _log_ticks([0.5, 0.00004])["tickformat"]
+    (',.0f', '.0e')
+    """
+    return dict(type="log", dtick=1, tickformat=",.0f" if min(values) >= 1 else ".0e", minor=dict(showgrid=False))
+
+
+def merge_scores_figure(
+    merges: Sequence[MergeStep],
+    score_label: str = "count",
+    *,
+    marker_size: int | None = None,
+    current_step: int | None = None,
+    presentation: bool = False,
+    log_axis: bool | None = None,
+) -> go.Figure:
+    """Score (BPE: the pair's count; WordPiece: its score) of each merge, in merge order.
+
+    ``log_axis``: ``None`` (default) uses a log axis when the scores span more than two
+    decades; ``True`` / ``False`` force it (ticks at powers of ten only). On a log axis the
+    BPE counts show what the merges buy: a few very frequent pairs, then a long tail.
+    ``marker_size`` (the vocab slider) marks the last merge the model at that size keeps;
+    ``current_step`` (the merge being inspected, a rank) marks that merge.
+    """
     shown = _thin(merges)
     figure = go.Figure(
         go.Scatter(
@@ -60,18 +205,36 @@ def merge_scores_figure(merges: Sequence[MergeStep], score_label: str = "count")
             marker=dict(size=5),
             customdata=[[_label(step.left), _label(step.right), _label(step.token), step.count] for step in shown],
             hovertemplate="merge %{x}: %{customdata[0]} + %{customdata[1]} → %{customdata[2]}<br>"
-            f"{score_label}: %{{y:.6g}}<br>count: %{{customdata[3]}}<extra></extra>",
+            f"{html.escape(score_label)}: %{{y:.6g}}<br>count: %{{customdata[3]}}<extra></extra>",
             name=score_label,
         )
     )
-    figure.update_layout(title=f"{score_label.capitalize()} of each merge", xaxis_title="merge step", yaxis_title=score_label, **_LAYOUT)
-    if merges and min(step.score for step in merges) > 0 and max(step.score for step in merges) / min(step.score for step in merges) > 100:
-        figure.update_yaxes(type="log")
+    positive = bool(merges) and min(step.score for step in merges) > 0
+    if log_axis is None:
+        log_axis = positive and max(step.score for step in merges) / min(step.score for step in merges) > 100
+    log_axis = bool(log_axis and positive)  # a zero or negative score has no place on a log axis
+    style_figure(
+        figure, html.escape(f"{score_label.capitalize()} of each merge"), xaxis_title="merge step (rank)",
+        yaxis_title=html.escape(score_label) + (" (log scale)" if log_axis else ""), presentation=presentation,
+    )
+    if log_axis:
+        figure.update_yaxes(**_log_ticks([float(step.score) for step in merges]))
+    if marker_size is not None and merges:
+        kept = merges_at_size(merges, marker_size)
+        mark_x(figure, max(kept - 1, 0), f"vocab {marker_size:,}", presentation)
+    if current_step is not None and merges:
+        mark_x(figure, min(max(current_step, 0), len(merges) - 1), f"step {current_step:,}", presentation)
     return figure
 
 
-def vocab_growth_figure(merges: Sequence[MergeStep], min_vocab_size: int) -> go.Figure:
-    """Vocab size after each merge (flat where a merge re-created an existing token)."""
+def vocab_growth_figure(
+    merges: Sequence[MergeStep], min_vocab_size: int, *, marker_size: int | None = None, presentation: bool = False
+) -> go.Figure:
+    """Vocab size after each merge (flat where a merge re-created an existing token).
+
+    Nearly a straight line for BPE (one new token per merge): prefer
+    :func:`tokens_per_word_figure`, which shows what the merges buy.
+    """
     shown = _thin(merges)
     figure = go.Figure(
         go.Scatter(
@@ -82,7 +245,48 @@ def vocab_growth_figure(merges: Sequence[MergeStep], min_vocab_size: int) -> go.
             hovertemplate="after %{x} merges: %{y} tokens<extra></extra>",
         )
     )
-    figure.update_layout(title="Vocab growth", xaxis_title="merges", yaxis_title="vocab size", **_LAYOUT)
+    style_figure(figure, "Vocab growth", xaxis_title="merges", yaxis_title="vocab size", presentation=presentation)
+    if marker_size is not None:
+        mark_y(figure, marker_size, f"vocab {marker_size:,}", presentation)
+    return figure
+
+
+def tokens_per_word_figure(
+    points: Sequence[Any],
+    *,
+    marker_size: int | None = None,
+    presentation: bool = False,
+    text_note: str = "held-out text",
+) -> go.Figure:
+    """Tokens per word on a held-out text as the vocab grows: what the merges buy.
+
+    ``points`` are :class:`tokviz.metrics.CurvePoint` (``vocab_size``, ``tokens_per_word``,
+    ``bytes_per_token``), as :func:`tokviz.metrics.vocab_size_curve` computes them from
+    ``history.model_at`` without retraining. 1.0 means every word is one token.
+
+    >>> from tokviz.metrics import CurvePoint
+    >>> figure = tokens_per_word_figure([CurvePoint(300, 2.5, 2.0), CurvePoint(600, 1.6, 3.1)], marker_size=480)
+    >>> list(figure.data[0].y), figure.layout.title.text, figure.layout.shapes[0].x0
+    ([2.5, 1.6], 'Tokens per word', 480)
+    """
+    figure = go.Figure(
+        go.Scatter(
+            x=[point.vocab_size for point in points],
+            y=[point.tokens_per_word for point in points],
+            mode="lines+markers",
+            name="tokens per word",
+            hovertemplate="vocab %{x:,}: %{y:.2f} tokens per word<extra></extra>",
+        )
+    )
+    style_figure(
+        figure, "Tokens per word", subtitle=html.escape(f"on the {text_note}; lower = fewer tokens"),
+        xaxis_title="vocab size", yaxis_title="tokens per word", presentation=presentation,
+    )
+    figure.update_xaxes(tickformat=",d")
+    if points:
+        figure.update_yaxes(rangemode="tozero")
+    if marker_size is not None:
+        mark_x(figure, marker_size, f"vocab {marker_size:,}", presentation)
     return figure
 
 
@@ -98,7 +302,7 @@ def token_length(token: str) -> int:
     return len(token)
 
 
-def token_length_figure(tokens: Iterable[str], special_tokens: Iterable[str] = ()) -> go.Figure:
+def token_length_figure(tokens: Iterable[str], special_tokens: Iterable[str] = (), *, presentation: bool = False) -> go.Figure:
     """How many tokens of each length (markers ``##``, ``Ġ``, ``▁``, ``</w>`` not counted)."""
     special = set(special_tokens)
     lengths: dict[int, int] = {}
@@ -108,7 +312,8 @@ def token_length_figure(tokens: Iterable[str], special_tokens: Iterable[str] = (
             lengths[length] = lengths.get(length, 0) + 1
     xs = sorted(lengths)
     figure = go.Figure(go.Bar(x=xs, y=[lengths[x] for x in xs], name="tokens", hovertemplate="%{y} tokens of length %{x}<extra></extra>"))
-    figure.update_layout(title="Token length distribution", xaxis_title="characters (markers excluded)", yaxis_title="tokens", **_LAYOUT)
+    style_figure(figure, "Token lengths", xaxis_title="characters (markers excluded)", yaxis_title="tokens", presentation=presentation)
+    figure.update_yaxes(tickformat=",d")
     return figure
 
 
@@ -145,8 +350,13 @@ def evenly_spaced_sizes(low: int, high: int, count: int = 12) -> list[int]:
     return sorted({round(low + (high - low) * index / (count - 1)) for index in range(count)})
 
 
-def single_token_share_figure(points: Sequence[tuple[int, float]], words_note: str = "") -> go.Figure:
-    """The share of corpus words that are a single token, as the vocab grows."""
+def single_token_share_figure(
+    points: Sequence[tuple[int, float]], words_note: str = "", *, marker_size: int | None = None, presentation: bool = False
+) -> go.Figure:
+    """The share of corpus words that are a single token, as the vocab grows.
+
+    ``words_note`` (which words were counted) goes to the subtitle, so the title stays short.
+    """
     figure = go.Figure(
         go.Scatter(
             x=[size for size, _ in points],
@@ -156,9 +366,14 @@ def single_token_share_figure(points: Sequence[tuple[int, float]], words_note: s
             hovertemplate="vocab %{x}: %{y:.1f}% of word occurrences are one token<extra></extra>",
         )
     )
-    title = "Words that are a single token" + (f" ({words_note})" if words_note else "")
-    figure.update_layout(title=title, xaxis_title="vocab size", yaxis_title="% of word occurrences", **_LAYOUT)
+    style_figure(
+        figure, "Words kept as one token", subtitle=html.escape(words_note), xaxis_title="vocab size",
+        yaxis_title="% of word occurrences", presentation=presentation,
+    )
     figure.update_yaxes(range=[0, 100])
+    figure.update_xaxes(tickformat=",d")
+    if marker_size is not None:
+        mark_x(figure, marker_size, f"vocab {marker_size:,}", presentation)
     return figure
 
 
@@ -166,7 +381,7 @@ def single_token_share_figure(points: Sequence[tuple[int, float]], words_note: s
 # Unigram
 
 
-def em_objective_figure(em_steps: Sequence[EmStep]) -> go.Figure:
+def em_objective_figure(em_steps: Sequence[EmStep], *, presentation: bool = False) -> go.Figure:
     """The EM objective after each sub-iteration, one colored line per pruning round."""
     figure = go.Figure()
     rounds: dict[int, list[tuple[int, EmStep]]] = {}
@@ -184,32 +399,64 @@ def em_objective_figure(em_steps: Sequence[EmStep]) -> go.Figure:
                 "vocab %{customdata[1]}, tokens %{customdata[2]}<extra></extra>",
             )
         )
-    figure.update_layout(title="EM objective per sub-iteration", xaxis_title="EM sub-iteration (all rounds)", yaxis_title="objective (neg. log-likelihood per word)", **_LAYOUT)
+    style_figure(
+        figure, "EM objective", subtitle="negative log-likelihood per word; lower = better fit",
+        xaxis_title="EM sub-iteration (all rounds)", yaxis_title="objective", presentation=presentation,
+    )
     return figure
 
 
-def unigram_vocab_figure(prune_rounds: Sequence[PruneRound], final_size: int | None = None) -> go.Figure:
-    """Vocab size at the start of each pruning round, and after the last one."""
+def unigram_vocab_figure(
+    prune_rounds: Sequence[PruneRound],
+    final_size: int | None = None,
+    *,
+    marker_size: int | None = None,
+    presentation: bool = False,
+) -> go.Figure:
+    """Vocab size at the start of each pruning round, and after the last one ("end").
+
+    ``final_size`` is the trained model's size (``history.model.get_vocab_size()``; default:
+    the last round's size after pruning). :func:`pruning_rounds_figure` takes it from a
+    history. ``marker_size`` (the vocab slider) is drawn as a horizontal line.
+    """
     xs = [str(item.round) for item in prune_rounds]
     ys = [item.size_before for item in prune_rounds]
     if prune_rounds:
         xs.append("end")
         ys.append(final_size if final_size is not None else prune_rounds[-1].size_after)
-    figure = go.Figure(go.Bar(x=xs, y=ys, name="vocab size", hovertemplate="round %{x}: %{y} pieces<extra></extra>"))
-    figure.update_layout(title="Vocab size per pruning round", xaxis_title="round", yaxis_title="pieces", **_LAYOUT)
+    figure = go.Figure(go.Bar(x=xs, y=ys, name="vocab size", hovertemplate="round %{x}: %{y:,} pieces<extra></extra>"))
+    style_figure(
+        figure, "Vocab size per pruning round", subtitle="size at the start of each round; end = the trained model",
+        xaxis_title="pruning round", yaxis_title="pieces", presentation=presentation,
+    )
+    figure.update_yaxes(tickformat=",d")
+    if marker_size is not None:
+        mark_y(figure, marker_size, f"vocab {marker_size:,}", presentation)
     return figure
 
 
-def log_prob_figure(pieces: Sequence[tuple[str, float]], special_tokens: Iterable[str] = ()) -> go.Figure:
+def pruning_rounds_figure(history: Any, *, marker_size: int | None = None, presentation: bool = False) -> go.Figure:
+    """:func:`unigram_vocab_figure` of a Unigram history, the "end" bar at the TRAINED model's size.
+
+    (Not ``history.max_vocab_size``: for Unigram that is the seed vocabulary, the slider's top.)
+    """
+    return unigram_vocab_figure(
+        history.prune_rounds, history.model.get_vocab_size(), marker_size=marker_size, presentation=presentation
+    )
+
+
+def log_prob_figure(pieces: Sequence[tuple[str, float]], special_tokens: Iterable[str] = (), *, presentation: bool = False) -> go.Figure:
     """Histogram of the final pieces' log-probabilities (special tokens, scored 0, left out)."""
     special = set(special_tokens)
     scores = [score for piece, score in pieces if piece not in special]
     figure = go.Figure(go.Histogram(x=scores, nbinsx=40, name="pieces", hovertemplate="log p in %{x}: %{y} pieces<extra></extra>"))
-    figure.update_layout(title="Log-probability of the final pieces", xaxis_title="log probability", yaxis_title="pieces", **_LAYOUT)
+    style_figure(figure, "Log-probability of the pieces", xaxis_title="log probability (natural log)", yaxis_title="pieces", presentation=presentation)
     return figure
 
 
-def lattice_figure(lattice: Any, best_path: Sequence[Any] | None = None, max_edges: int = 400) -> go.Figure:
+def lattice_figure(
+    lattice: Any, best_path: Sequence[Any] | None = None, max_edges: int = 400, *, presentation: bool = False
+) -> go.Figure:
     """The Viterbi lattice of one word: characters on the axis, every candidate piece an arc.
 
     ``lattice`` has ``.sentence`` and ``.nodes`` (each with ``start``, ``end``, ``score``,
@@ -243,7 +490,7 @@ def lattice_figure(lattice: Any, best_path: Sequence[Any] | None = None, max_edg
     figure.add_trace(
         go.Scatter(
             x=label_x, y=label_y, mode="text", text=label_text, textposition="top center", hovertext=label_hover,
-            hoverinfo="text", showlegend=False, textfont=dict(size=11),
+            hoverinfo="text", showlegend=False, textfont=dict(size=font_sizes(presentation).tick - 1),
         )
     )
     figure.add_trace(
@@ -256,10 +503,12 @@ def lattice_figure(lattice: Any, best_path: Sequence[Any] | None = None, max_edg
         tickvals=[index + 0.5 for index in range(len(sentence))], ticktext=[_label(char) for char in sentence], showgrid=False, zeroline=False
     )
     figure.update_yaxes(visible=False)
-    title = f"Lattice of {_label(sentence)!s}: {len(lattice.nodes)} candidate pieces; best path in red"
+    shown_word = sentence if len(sentence) <= 16 else sentence[:15] + "…"
+    subtitle = f"{len(lattice.nodes)} candidate pieces; best path in red"
     if len(lattice.nodes) > max_edges:
-        title += f" (first {max_edges} drawn)"
-    figure.update_layout(title=title, template="plotly_white", height=360, margin=dict(l=10, r=10, t=50, b=10))
+        subtitle += f" (first {max_edges} drawn)"
+    style_figure(figure, f"Lattice of {_label(shown_word)}", subtitle=subtitle, presentation=presentation, height=font_sizes(presentation).height + 40)
+    figure.update_yaxes(visible=False)
     return figure
 
 

@@ -10,6 +10,15 @@ any other control, format, bidi or zero-width character as ``⟨U+202E⟩``.
 Every string that comes from the user (the text, token values, special tokens) goes
 through :func:`html.escape` after being made visible; nothing else reaches the HTML.
 
+``pinned=True`` replaces the tooltips by panels a click (or a tap) pins: each token is a
+``<details>`` element whose ``<summary>`` is the colored token and whose body is a styled
+card (token, id, offsets, text, UTF-8 bytes and, from :func:`token_origins`, the merge that
+made it with its rank and count, or its Unigram log-probability). Streamlit's ``st.html``
+runs no JavaScript, so this is HTML and CSS only: a second click closes the card, and
+the ``name`` shared by a view's tokens keeps one card open at a time (Chromium 120+,
+Firefox 130+, Safari 17.2+; older browsers allow several). :func:`copyable_ids` and
+:func:`copyable_tokens` give the ids and tokens as text for a copy button.
+
 >>> spans = [TokenSpan("Hi", 0, 0, 2), TokenSpan("!", 1, 2, 3)]
 >>> html_out = render_token_spans("Hi!", spans).html
 >>> html_out.count('class="tok"')
@@ -18,9 +27,11 @@ through :func:`html.escape` after being made visible; nothing else reaches the H
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
 import unicodedata
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +57,45 @@ class TokenSpan:
     end: int
     special: bool = False
     unknown: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TokenOrigin:
+    """Why a token is in the vocabulary, as its details panel says it.
+
+    ``kind`` is ``"merge"`` (BPE / WordPiece: ``rank``, ``left`` + ``right``, the pair's
+    ``count`` and the ``score`` that chose it), ``"piece"`` (Unigram: ``score`` is its
+    log-probability), ``"word"`` (WordLevel: ``count``), ``"alphabet"`` (an initial symbol)
+    or ``"special"``.
+
+    >>> TokenOrigin("merge", rank=12, left="h", right="ug", count=15, score=15.0).describe()
+    'merge #12: h + ug (count 15)'
+    >>> TokenOrigin("piece", score=-4.2137).describe(), TokenOrigin("alphabet").describe()
+    ('Unigram piece, log p = -4.214', 'in the initial alphabet')
+    """
+
+    kind: str
+    rank: int | None = None
+    left: str | None = None
+    right: str | None = None
+    count: int | None = None
+    score: float | None = None
+
+    def describe(self, byte_level: bool = False) -> str:
+        """One line of plain text (escape it before it reaches HTML)."""
+        if self.kind == "merge":
+            show = (lambda token: make_visible(readable_byte_level(token))) if byte_level else make_visible
+            line = f"merge #{self.rank:,}: {show(self.left or '')} + {show(self.right or '')} (count {self.count:,}"
+            if self.score is not None and self.count is not None and self.score != self.count:
+                line += f", score {self.score:.4g}"
+            return line + ")"
+        if self.kind == "piece":
+            return f"Unigram piece, log p = {self.score:.4g}"
+        if self.kind == "word":
+            return f"a whole word, seen {self.count:,} times"
+        if self.kind == "special":
+            return "special token"
+        return "in the initial alphabet"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +186,9 @@ def render_token_spans(
     byte_level: bool = False,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     outlined: Collection[int] = frozenset(),
+    pinned: bool = False,
+    origins: Mapping[str, TokenOrigin] | None = None,
+    presentation: bool = False,
 ) -> RenderedSpans:
     """Draw ``spans`` over ``original`` as one HTML fragment (styles included).
 
@@ -143,9 +196,15 @@ def render_token_spans(
     between them as a dimmed gap. At most ``max_tokens`` tokens are drawn. Tokens whose
     index (position in ``spans``) is in ``outlined`` get class ``diff``, a dashed outline: the
     Compare page marks where another tokenizer cuts the text differently.
+
+    ``pinned``: a click pins a details card instead of a hover tooltip; ``origins`` (token
+    value -> :class:`TokenOrigin`, from :func:`token_origins`) adds why each token exists.
+    ``presentation``: larger type for a projector.
     """
     rendered = list(spans[:max_tokens])
-    pieces: list[str] = [SPAN_STYLE, '<div class="tokviz-spans">']
+    container = "tokviz-spans" + (" present" if presentation else "") + (" pinned" if pinned else "")
+    pieces: list[str] = [SPAN_STYLE, PINNED_STYLE if pinned else "", f'<div class="{container}">']
+    group = _group_name(original, rendered) if pinned else ""
     cursor = 0
     for index, span in enumerate(rendered):
         if not span.special and span.start > cursor:
@@ -153,10 +212,6 @@ def render_token_spans(
         label_source = readable_byte_level(span.value) if byte_level and not span.special else span.value
         label = html.escape(str(span.id)) if show_ids else _label_html(label_source)
         original_slice = original[span.start : span.end]
-        tooltip = (
-            f"token: {span.value!r}\nid: {span.id}\noffsets: ({span.start}, {span.end})\n"
-            f"text: {make_visible(original_slice)!r}\nUTF-8: {utf8_hex(original_slice) or '—'}"
-        )
         classes = ["tok"]
         if span.special:
             classes.append("special")
@@ -166,10 +221,23 @@ def render_token_spans(
             classes.append("diff")
         color = PALETTE[index % len(PALETTE)]
         style = "" if span.special else f' style="background:{color}"'
-        # <wbr>: adjacent `white-space: pre` spans give the browser no other place to wrap a long line.
-        pieces.append(
-            f'<span class="{" ".join(classes)}"{style} title="{html.escape(tooltip, quote=True)}">{label}</span><wbr>'
-        )
+        if pinned:
+            origin = (origins or {}).get(span.value)
+            if origin is None and span.special:
+                origin = TokenOrigin("special")
+            card = _card_html(span, original_slice, origin, byte_level)
+            pieces.append(
+                f'<details class="tw" name="{group}"><summary class="{" ".join(classes)}"{style}>{label}</summary>{card}</details><wbr>'
+            )
+        else:
+            tooltip = (
+                f"token: {span.value!r}\nid: {span.id}\noffsets: ({span.start}, {span.end})\n"
+                f"text: {make_visible(original_slice)!r}\nUTF-8: {utf8_hex(original_slice) or '—'}"
+            )
+            # <wbr>: adjacent `white-space: pre` spans give the browser no other place to wrap a long line.
+            pieces.append(
+                f'<span class="{" ".join(classes)}"{style} title="{html.escape(tooltip, quote=True)}">{label}</span><wbr>'
+            )
         if "\n" in original_slice and not span.special:
             pieces.append("<br>")
         if not span.special:
@@ -178,6 +246,95 @@ def render_token_spans(
         pieces.append(_gap_html(original[cursor:]))
     pieces.append("</div>")
     return RenderedSpans(html="".join(pieces), rendered_tokens=len(rendered), total_tokens=len(spans))
+
+
+def _group_name(original: str, spans: Sequence[TokenSpan]) -> str:
+    """A name shared by one view's ``<details>`` (one card open at a time), distinct between views.
+
+    Derived from the text and the tokens, so the same view gets the same name on every rerun
+    and two tokenizers' views of one text get different names.
+    """
+    digest = hashlib.sha1(original.encode("utf-8", errors="surrogatepass"))
+    for span in spans:
+        digest.update(f"\x00{span.value}\x01{span.id}\x01{span.start}".encode("utf-8", errors="surrogatepass"))
+    return "tvz-" + digest.hexdigest()[:12]
+
+
+def _card_html(span: TokenSpan, original_slice: str, origin: TokenOrigin | None, byte_level: bool) -> str:
+    """The details card of one token: a small two-column table, every value escaped."""
+    token = readable_byte_level(span.value) if byte_level and not span.special else span.value
+    rows = [
+        ("token", make_visible(token) + (f"  ({make_visible(span.value)})" if token != span.value else "")),
+        ("id", "—" if span.id is None else f"{span.id:,}"),
+        ("offsets", f"({span.start}, {span.end})"),
+        ("text", make_visible(original_slice) if original_slice else "—"),
+        ("UTF-8", utf8_hex(original_slice) or "—"),
+    ]
+    if span.unknown:
+        rows.append(("note", "unknown token: the vocabulary cannot spell this text"))
+    if origin is not None:
+        rows.append(("origin", origin.describe(byte_level)))
+    cells = "".join(
+        f'<span class="k">{html.escape(key)}</span><span class="v">{html.escape(value, quote=True)}</span>' for key, value in rows
+    )
+    return f'<span class="card">{cells}</span>'
+
+
+def copyable_ids(spans: Sequence[TokenSpan]) -> str:
+    """The ids as a Python / JSON list, for a copy button (``st.code`` shows text, not HTML).
+
+    >>> copyable_ids([TokenSpan("Hi", 5, 0, 2), TokenSpan("!", 0, 2, 3)])
+    '[5, 0]'
+    """
+    return "[" + ", ".join("null" if span.id is None else str(span.id) for span in spans) + "]"
+
+
+def copyable_tokens(spans: Sequence[TokenSpan]) -> str:
+    """The tokens as a JSON list of strings (the model's own form: ``Ġ``, ``##``, ``▁`` kept).
+
+    >>> copyable_tokens([TokenSpan("Ġhow", 1, 0, 4), TokenSpan("##s", 2, 4, 5), TokenSpan("가", 3, 5, 6)])
+    '["Ġhow", "##s", "가"]'
+    """
+    return json.dumps([span.value for span in spans], ensure_ascii=False)
+
+
+def token_origins(history: Any, vocab_size: int | None = None) -> dict[str, TokenOrigin]:
+    """Token -> :class:`TokenOrigin` for the tokenizer at ``vocab_size`` (default: the trained one).
+
+    BPE / WordPiece: the FIRST merge that created each token (among the merges kept at that
+    size), alphabet symbols as ``alphabet``; Unigram: each piece's log-probability in
+    ``history.model_at(vocab_size)``; WordLevel: each kept word's count. Special tokens are
+    ``special``.
+
+    >>> from tokviz.trainers import BpeTrainer
+    >>> history = BpeTrainer(vocab_size=8, show_progress=False).train_from_word_counts({"hug": 10, "pug": 5})
+    >>> origins = token_origins(history)
+    >>> origins["ug"], origins["h"].kind
+    (TokenOrigin(kind='merge', rank=0, left='u', right='g', count=15, score=15.0), 'alphabet')
+    """
+    origins: dict[str, TokenOrigin] = {}
+    algorithm = history.algorithm.lower()
+    if algorithm in ("bpe", "wordpiece"):
+        from tokviz.viz.charts import merges_at_size
+
+        merges = history.merges if vocab_size is None else history.merges[: merges_at_size(history.merges, vocab_size)]
+        model = history.model if vocab_size is None else history.model_at(vocab_size)
+        for token in model.get_vocab():
+            origins[token] = TokenOrigin("alphabet")
+        for step in merges:
+            if origins.get(step.token, TokenOrigin("alphabet")).kind != "merge":
+                origins[step.token] = TokenOrigin("merge", step.rank, step.left, step.right, step.count, float(step.score))
+    elif algorithm == "unigram":
+        model = history.model if vocab_size is None else history.model_at(vocab_size)
+        for piece, score in model.vocab:
+            origins[piece] = TokenOrigin("piece", score=float(score))
+    elif algorithm == "wordlevel":
+        kept = history.kept if vocab_size is None else history.kept[: max(vocab_size - len(history.special_tokens), 0)]
+        for word, count in kept:
+            origins[word] = TokenOrigin("word", count=count)
+    for token in history.special_tokens:
+        origins[token] = TokenOrigin("special")
+    return origins
 
 
 def spans_from_encoding(encoding: Any, unk_token: str | None = None) -> list[TokenSpan]:
@@ -204,4 +361,29 @@ SPAN_STYLE = """<style>
 .tokviz-spans .tok.unk { outline: 2px solid #d32f2f; background: #ffcdd2 !important; }
 .tokviz-spans .tok.diff { outline: 2px dashed #6a1b9a; outline-offset: 1px; }
 .tokviz-spans .gap { color: #9e9e9e; white-space: pre; }
+.tokviz-spans.present { font-size: 1.45rem; line-height: 2.2; }
+</style>"""
+
+#: Styles of the click-to-pin cards (``pinned=True``): a ``<details>`` per token; an open card
+#: docks as a bar at the bottom of its view, in space the view reserves while a card is open
+#: (``:has``), so it never covers the tokens a reader may want to click next.
+PINNED_STYLE = """<style>
+.tokviz-spans.pinned { position: relative; }
+.tokviz-spans.pinned:has(details[open]) { padding-bottom: 5.6em; }
+.tokviz-spans.pinned details.tw { display: inline; }
+.tokviz-spans.pinned details.tw::details-content { display: contents; }
+.tokviz-spans.pinned details.tw:not([open])::details-content { display: none; }
+.tokviz-spans.pinned summary.tok { display: inline; list-style: none; cursor: pointer; }
+.tokviz-spans.pinned summary.tok::-webkit-details-marker { display: none; }
+.tokviz-spans.pinned summary.tok:hover { filter: brightness(0.93); }
+.tokviz-spans.pinned summary.tok:focus-visible { outline: 2px solid #1565c0; outline-offset: 1px; }
+.tokviz-spans.pinned details.tw[open] > summary.tok { outline: 2px solid #263238; outline-offset: 1px; }
+.tokviz-spans.pinned .card {
+  position: absolute; left: 0; right: 0; bottom: 0; z-index: 30; display: flex; flex-wrap: wrap; gap: 0 14px;
+  padding: 4px 10px; background: #fff; color: #263238; border: 1px solid #90a4ae; border-radius: 6px;
+  box-shadow: 0 2px 8px rgba(0,0,0,0.15); font-size: 0.85em; line-height: 1.6; white-space: normal; max-height: 5.4em; overflow-y: auto;
+}
+.tokviz-spans.pinned .card .k { color: #607d8b; margin-right: 5px; }
+.tokviz-spans.pinned .card .v { white-space: pre-wrap; overflow-wrap: anywhere; font-weight: 600; }
+.tokviz-spans.pinned .card .k:not(:first-child)::before { content: "· "; color: #b0bec5; }
 </style>"""

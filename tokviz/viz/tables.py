@@ -18,6 +18,7 @@ the first rows and offers the full CSV).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -71,6 +72,33 @@ def merge_table(merges: Sequence[MergeStep], byte_level: bool = False) -> pd.Dat
         )
     columns = ["rank", "merge", "count", "score", "vocab size", "runner-up", "runner-up score", "margin"]
     return pd.DataFrame(rows, columns=columns)
+
+
+@dataclass(frozen=True, slots=True)
+class StepBox:
+    """Bounds and value of the "merge step to inspect" box (merge ranks, 0-based)."""
+
+    min_value: int
+    max_value: int
+    value: int
+
+
+def merge_step_box(merges: Sequence[MergeStep], vocab_size: int, current: int | None = None) -> StepBox:
+    """The merge-step box for the merges kept at the slider's ``vocab_size``.
+
+    It starts on the FIRST merge (the most frequent pair, the one worth looking at); a
+    ``current`` rank from the same training is kept, clamped to the merges at this size. Pass
+    ``current=None`` when the training changed, so the box follows the new training.
+
+    >>> steps = [MergeStep(rank, "a", "b", "ab", 10 - rank, 10.0 - rank, 5 + rank) for rank in range(6)]
+    >>> merge_step_box(steps, 8), merge_step_box(steps, 8, current=1), merge_step_box(steps, 8, current=5)
+    (StepBox(min_value=0, max_value=3, value=0), StepBox(min_value=0, max_value=3, value=1), StepBox(min_value=0, max_value=3, value=3))
+    """
+    from tokviz.viz.charts import merges_at_size
+
+    last = max(merges_at_size(merges, vocab_size), 1) - 1
+    value = 0 if current is None else min(max(int(current), 0), last)
+    return StepBox(0, last, value)
 
 
 def candidates_table(step: MergeStep, byte_level: bool = False) -> pd.DataFrame:
