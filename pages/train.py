@@ -105,7 +105,8 @@ size = widgets.vocab_slider(train, history, size_now)
 tokenizer = tokenizer_at(request, size, history)
 view = train_views.TrainedView(request, history, training_lines(request), size, tokenizer, workspace.presentation)
 
-held_out = "\n".join(corpus.split.test_lines)
+# The default test text: the corpus's held-out lines, within the limit for text tokenized on every change.
+held_out = "\n".join(corpus.split.test_lines)[:MAX_TEST_TEXT_CHARS]
 if train.test_text is not None and len(train.test_text) > MAX_TEST_TEXT_CHARS:
     try:
         check_test_text(len(train.test_text))
@@ -132,7 +133,7 @@ try:
 except TokvizError as error:
     show_error(error)
 
-for place, draw in zip(st.tabs(list(views := train_views.result_views(view, held_out))), views.values()):
+for place, draw in zip(st.tabs(list(views := train_views.result_views(view, held_out if request.corpus_key == corpus.key else ""))), views.values()):
     with place:
         try:
             draw()

@@ -31,7 +31,7 @@ def span_views(app: AppTest) -> list[str]:
 
 
 def metrics_frame(app: AppTest):
-    return next(frame.value for frame in app.dataframe if "tokens per word" in frame.value.columns)
+    return next(frame.value for frame in app.dataframe if "tokens/word" in frame.value.columns)
 
 
 def overlap_frame(app: AppTest):
@@ -87,16 +87,16 @@ def test_bpe_wordpiece_unigram_at_2000_on_english_prose(read_shared_corpus) -> N
     assert not app.error, [error.value for error in app.error]
     frame = metrics_frame(app).set_index("configuration")
     assert list(frame.index) == ["1 · GPT-2-like byte-level BPE · 2,000", "2 · custom WordPiece · 2,000", "3 · T5 / SentencePiece-like Unigram · 2,000"]
-    assert frame["tokens per word"].between(1.0, 3.0).all(), frame.to_dict()
-    assert frame["UTF-8 bytes per token"].between(2.0, 6.0).all(), frame.to_dict()
-    assert (frame["unknown tokens %"] < 1.0).all() and frame["words kept whole %"].between(30, 100).all()
-    assert list(frame["vocab size"]) == [2000, 2000, 2000]  # the trained models (a Unigram history reaches above its target)
+    assert frame["tokens/word"].between(1.0, 3.0).all(), frame.to_dict()
+    assert frame["bytes/token"].between(2.0, 6.0).all(), frame.to_dict()
+    assert (frame["unknown %"] < 1.0).all() and frame["whole words %"].between(30, 100).all()
+    assert list(frame["vocab"]) == [2000, 2000, 2000]  # the trained models (a Unigram history reaches above its target)
     overlaps = overlap_frame(app)["vocab overlap (Jaccard) %"]
     assert overlaps.between(1.0, 99.0).all()  # related vocabularies, never identical
-    # The BERT-like preset (the HF course's likelihood WordPiece) also lands in range on this text.
+    # The BERT-like preset (HF's WordPiece trainer) also lands in range on this text.
     app.selectbox(key="compare_preset_1").set_value("bert").run()
     assert_clean(app)
-    assert metrics_frame(app)["tokens per word"].between(1.0, 3.0).all()
+    assert metrics_frame(app)["tokens/word"].between(1.0, 3.0).all()
 
 
 def test_pasted_evaluation_text_is_measured() -> None:
@@ -107,7 +107,7 @@ def test_pasted_evaluation_text_is_measured() -> None:
     assert_clean(app)
     frame = metrics_frame(app)
     # Six whitespace words: every configuration needs at least one token per word.
-    assert (frame["tokens per word"] >= 1.0).all() and (frame["tokens"] >= 6).all()
+    assert (frame["tokens/word"] >= 1.0).all() and (frame["tokens"] >= 6).all()
 
 
 def test_empty_corpus_shows_an_error_per_configuration() -> None:

@@ -219,6 +219,10 @@ def _tokenizer_for(request: TrainingRequest, size: int, history: Any) -> Any:
     return tokenizer_at(request, size, history)
 
 
+#: Characters of held-out text behind the tokens-per-word curve (encoded at ten vocab sizes).
+CURVE_TEXT_CHARS = 20_000
+
+
 def charts_view(view: TrainedView, held_out: str) -> None:
     """Count per merge (log axis), held-out tokens per word over vocab size, token lengths, single-token words.
 
@@ -233,6 +237,7 @@ def charts_view(view: TrainedView, held_out: str) -> None:
     if merges:
         score_label = "count" if config.model == "BPE" or config.scoring == "frequency" else "score"
         left.plotly_chart(charts.merge_scores_figure(merges, score_label, marker_size=view.size, presentation=big, log_axis=True), width="stretch")
+    held_out = held_out[:CURVE_TEXT_CHARS]  # ten encodings per training: keep them quick
     if held_out.strip():
         points = _held_out_curve(view.request, corpus_hash(held_out), _history=history, _text=held_out)
         (right if merges else left).plotly_chart(charts.tokens_per_word_figure(points, marker_size=view.size, presentation=big), width="stretch")
