@@ -33,6 +33,7 @@ with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
             config = widgets.pipeline_choice(train)
         except TokvizError as error:
             show_error(error)
+        sync_link(workspace)  # the Custom form updates the pipeline during the run: the link follows now
         vocab_column, button_column = st.columns([2, 1], vertical_alignment="bottom")
 
         def vocab_changed(value: int) -> None:
@@ -120,7 +121,7 @@ def test_text_changed(value: str) -> None:
     train.test_text = None if value == held_out else value
 
 
-text_column, options_column = st.columns([5, 1])
+text_column, options_column = st.columns([4, 1.5] if workspace.presentation else [5, 1])
 text = text_column.text_area("Test text (held-out lines of the corpus by default)", key="test_text", height=90,
                              on_change=bind("test_text", lambda: held_out if train.test_text is None else train.test_text, test_text_changed))
 show_ids = options_column.toggle("Show ids", key="show_ids")

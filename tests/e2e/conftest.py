@@ -70,6 +70,9 @@ def browser():
 @pytest.fixture()
 def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    # A loaded machine makes every run slower: generous limits, and the waits are for the app's own
+    # finished condition (app_driver.wait_for_app), never a fixed time.
+    context.set_default_timeout(int(os.environ.get("TOKVIZ_E2E_TIMEOUT_MS", "240000")))
     browser_page = context.new_page()
     try:
         yield browser_page

@@ -6,6 +6,7 @@ import urllib.request
 
 import pytest
 
+from app_driver import go_to, open_page
 from tokviz.samples import load_sample
 
 pytestmark = pytest.mark.e2e
@@ -36,13 +37,18 @@ def test_deep_link_on_a_fresh_server_runs_through_app_navigation(browser, fresh_
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
         page = context.new_page()
-        page.goto(f"{url}/train")
-        page.get_by_role("heading", name="Train a tokenizer").wait_for(timeout=60_000)
-        # app.py's navigation (page titles), not Streamlit's legacy list of file names.
-        sidebar = page.get_by_test_id("stSidebarNav")
-        sidebar.get_by_text("Train", exact=True).wait_for(timeout=30_000)
+        open_page(page, f"{url}/train")
+        page.get_by_role("heading", name="Train a tokenizer").wait_for()
+        # The app's page titles and icons (tokviz.ui.shell.PAGES), not Streamlit's list of file names.
+        sidebar = page.get_by_test_id("stSidebar")
+        assert [link.split()[-1] for link in sidebar.locator("a").all_inner_texts()][:6] == [
+            "Home", "Train", "Compare", "Pipeline", "Inspect", "Learn"]
         assert sidebar.get_by_text("app", exact=True).count() == 0
         assert page.title() == "tokviz · tokenizer playground"
         page.screenshot(path=str(screenshot_dir / "deep_link_train.png"))
+        # Page switches keep working after a deep link.
+        go_to(page, "Learn")
+        page.get_by_role("heading", name="Learn how tokenizers are trained").wait_for()
+        assert page.url.split("?")[0].endswith("/learn")
     finally:
         context.close()

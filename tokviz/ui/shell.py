@@ -160,7 +160,7 @@ PRESENTATION_CSS = COMPACT_CSS + """<style>
 [data-testid=stMainBlockContainer] label, [data-testid=stMainBlockContainer] textarea,
 [data-testid=stMainBlockContainer] input { font-size: 1.2rem !important; }
 [data-testid=stMainBlockContainer] [data-testid=stCaptionContainer] { font-size: 1.05rem !important; }
-[data-testid=stMainBlockContainer] [data-testid=stMetricValue] { font-size: 2.4rem; }
+[data-testid=stMainBlockContainer] [data-testid=stMetricValue], [data-testid=stMainBlockContainer] [data-testid=stMetricValue] * { font-size: 2.4rem !important; }
 .tokviz-spans { font-size: 1.6rem !important; line-height: 2.6 !important; }
 [data-testid=stMainBlockContainer] [data-testid=stTable] td, [data-testid=stMainBlockContainer] [data-testid=stTable] th { font-size: 1.2rem; }
 [data-testid=stMainBlockContainer] [data-testid=stCode] code { font-size: 1.1rem; }
