@@ -404,3 +404,25 @@ def test_unigram_slider_starts_at_the_trained_size_and_reaches_earlier_rounds() 
     assert f"{slider.value:,} = trained size" in captions
     assert slider.value < slider.max  # the seed and earlier pruning rounds lie above it
     assert "earlier pruning rounds" in captions
+
+
+def test_merge_step_box_starts_on_the_first_merge_follows_the_training_and_steps() -> None:
+    """Issue 12: after GPT-2 → BERT the box said 742 while the text said "Step 682", its "−" did
+    nothing, and it started on the last merge (count 1)."""
+    app = open_train()
+    box = app.number_input(key="merge_step")
+    assert box.value == 1 and box.max == 743  # the sample's 743 merges at vocab 1,000; the first is the most frequent
+    app.number_input(key="merge_step").increment().run()
+    app.number_input(key="merge_step").increment().run()
+    assert app.number_input(key="merge_step").value == 3
+    assert any(text.value.startswith("Merge 3: ") for text in app.text)
+    app.number_input(key="merge_step").decrement().run()
+    assert app.number_input(key="merge_step").value == 2 and any(text.value.startswith("Merge 2: ") for text in app.text)
+    app.selectbox(key="preset").set_value("bert").run()
+    assert_clean(app)
+    box = app.number_input(key="merge_step")
+    merges = int(box.max)
+    assert box.value == 1 and merges < 743  # BERT-like's own merges, from the first
+    assert any(text.value.startswith("Merge 1: ") for text in app.text)
+    app.number_input(key="merge_step").set_value(merges).run()
+    assert any(text.value.startswith(f"Merge {merges:,}: ") or text.value.startswith(f"Merge {merges}: ") for text in app.text)
