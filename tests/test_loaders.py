@@ -194,6 +194,8 @@ def test_malformed_tokenizer_json_is_a_sentence():
 def test_file_kinds():
     assert file_kind("tokenizer.json", b'{"version":"1.0","truncation":null,"model":{}}') == "tokenizer.json"
     assert file_kind("vocab.json", b'{"a": 0}') == "vocab.json"
+    assert file_kind("gpt2-vocab.json", b'{"model": 0, "normalizer": 1, "added_tokens": 2}') == "vocab.json"
+    assert file_kind("renamed.json", b'{"version": "1.0", "truncation": null, "padding": null, "added_tokens": []}') == "tokenizer.json"
     assert file_kind("merges.txt", b"#version: 0.2\na b\n") == "merges.txt"
     assert file_kind("bert-base-uncased-vocab.txt", b"[PAD]\n[unused0]\n") == "vocab.txt"
     assert file_kind("cl100k_base.tiktoken", b"IQ== 0\n") == "tiktoken"

@@ -42,6 +42,7 @@ import binascii
 import importlib
 import importlib.util
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -62,6 +63,7 @@ FILE_KINDS: dict[str, str] = {
 }
 
 _BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+_TOKENIZER_JSON_SECTION = re.compile(rb'"(?:model|added_tokens|normalizer|pre_tokenizer|decoder|truncation)"\s*:\s*[\[{n]')
 
 
 class TokenizerFileError(SerializationError):
@@ -394,8 +396,9 @@ def file_kind(name: str, data: bytes) -> str:
         return "tiktoken"
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     if stripped.startswith(b"{"):
-        head = stripped[:4096]
-        if b'"model"' in head or b'"added_tokens"' in head or b'"normalizer"' in head or lower == "tokenizer.json":
+        # A tokenizer.json has sections ("model": {...}, "added_tokens": [...]); a vocab.json maps
+        # tokens to numbers, so a token spelled "model" is followed by a number there.
+        if lower == "tokenizer.json" or _TOKENIZER_JSON_SECTION.search(stripped[:65536]):
             return "tokenizer.json"
         return "vocab.json"
     if stripped.startswith(b"#version") or "merges" in lower:
