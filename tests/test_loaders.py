@@ -239,3 +239,47 @@ def test_sentencepiece_model_encodes_as_sentencepiece(tmp_path, training_text, e
     tok = load_bytes("spiece.model", model.getvalue())
     for line in eval_lines[:80]:
         assert tok.encode(line, add_special_tokens=False).ids == reference.encode(line), json.dumps(line)
+
+
+def test_load_uploads_pairs_gpt2_files_and_keeps_going(tmp_path, hf_byte_bpe):
+    from tokviz.loaders import load_uploads
+
+    hf_byte_bpe.model.save(str(tmp_path), "gpt2")  # gpt2-vocab.json, gpt2-merges.txt
+    files = [
+        ("gpt2-merges.txt", (tmp_path / "gpt2-merges.txt").read_bytes()),
+        ("tokenizer.json", hf_byte_bpe.to_str().encode()),
+        ("gpt2-vocab.json", (tmp_path / "gpt2-vocab.json").read_bytes()),
+        ("tokenizer.json", b'{"model": '),
+        ("mine.tiktoken", rank_file(hf_byte_bpe)),
+    ]
+    uploads = load_uploads(files, tiktoken_encodings_by_file={"mine.tiktoken": "gpt2"})
+    assert [u.name for u in uploads] == ["tokenizer.json", "gpt2-vocab.json + gpt2-merges.txt", "tokenizer.json (2)", "mine.tiktoken"]
+    assert [u.error is None for u in uploads] == [True, True, False, True]
+    assert "not a valid tokenizer.json" in uploads[2].error
+    text = "Hello there, general Kenobi."
+    assert len({tuple(u.tokenizer.encode(text).ids) for u in uploads if u.tokenizer}) == 1
+
+
+def test_model_files_are_handed_to_tokviz_sentencepiece(monkeypatch):
+    """The dispatch itself, with a stand-in package: bytes in, its Tokenizer out."""
+    import importlib.machinery
+    import sys
+    import types
+
+    from tokviz import Tokenizer, models
+
+    received = []
+    fake = types.ModuleType("tokviz.sentencepiece")
+    fake.__spec__ = importlib.machinery.ModuleSpec("tokviz.sentencepiece", None)
+
+    def tokenizer_from_model_bytes(data):
+        received.append(data)
+        return Tokenizer(models.WordLevel({"<unk>": 0}, unk_token="<unk>"))
+
+    fake.tokenizer_from_model_bytes = tokenizer_from_model_bytes
+    monkeypatch.setitem(sys.modules, "tokviz.sentencepiece", fake)
+    tok = load_bytes("spiece.model", b"\n\x0b\n\x05<unk>")
+    assert received == [b"\n\x0b\n\x05<unk>"] and tok.get_vocab() == {"<unk>": 0}
+    del fake.tokenizer_from_model_bytes
+    with pytest.raises(TokenizerFileError, match="not supported yet"):
+        load_bytes("spiece.model", b"\n\x0b\n\x05<unk>")

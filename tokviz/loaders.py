@@ -46,6 +46,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -546,3 +547,73 @@ def _main_file(folder: Path) -> Path:
         f"The folder {str(folder)!r} holds no tokenizer file (tokenizer.json, vocab.json + merges.txt, "
         "vocab.txt, *.model or *.tiktoken)."
     )
+
+
+# ---------------------------------------------------------------------- several uploads at once
+@dataclass(frozen=True, slots=True)
+class LoadedUpload:
+    """One tokenizer from the uploads (``tokenizer`` None and ``error`` set when its file was refused)."""
+
+    name: str  # unique display name: the file name, "vocab.json + merges.txt" for a GPT-2 pair
+    tokenizer: Any
+    error: str | None = None
+
+
+def load_uploads(
+    files: Sequence[tuple[str, bytes]], *, tiktoken_encodings_by_file: Mapping[str, str] | None = None
+) -> list[LoadedUpload]:
+    """Load every uploaded file (``(name, bytes)`` pairs), pairing GPT-2's vocab.json and merges.txt.
+
+    A vocab.json pairs with the merges.txt of the same prefix (``gpt2-vocab.json`` with
+    ``gpt2-merges.txt``), else with the only unpaired merges.txt. Names are made unique
+    (``tokenizer.json``, ``tokenizer.json (2)``). A file that cannot be loaded gives an entry with its
+    error sentence, so the others still load.
+
+    >>> uploads = load_uploads([("vocab.txt", b"[UNK]\\nhi\\n"), ("vocab.txt", b"[UNK]\\nyo\\n"), ("x.bin", b"\\x00\\x01")])
+    >>> [(u.name, u.tokenizer is not None) for u in uploads]
+    [('vocab.txt', True), ('vocab.txt (2)', True), ('x.bin', False)]
+    """
+    from tokviz.errors import TokvizError
+
+    chosen = dict(tiktoken_encodings_by_file or {})
+    kinds = []
+    for name, data in files:
+        try:
+            kinds.append(file_kind(name, bytes(data)))
+        except TokvizError:
+            kinds.append("unknown")
+    merges = [index for index, kind in enumerate(kinds) if kind == "merges.txt"]
+    used: set[int] = set()
+    groups: list[tuple[int, int | None]] = []
+    for index, kind in enumerate(kinds):
+        if kind == "merges.txt":
+            continue
+        partner = None
+        if kind == "vocab.json":
+            prefix = Path(files[index][0]).name.lower().removesuffix("vocab.json")
+            same = [m for m in merges if m not in used and Path(files[m][0]).name.lower().removesuffix("merges.txt") == prefix]
+            free = [m for m in merges if m not in used]
+            partner = same[0] if same else free[0] if len(free) == 1 else None
+            if partner is not None:
+                used.add(partner)
+        groups.append((index, partner))
+    groups.extend((m, None) for m in merges if m not in used)
+    groups.sort(key=lambda group: group[0])
+
+    results: list[LoadedUpload] = []
+    taken: set[str] = set()
+    for index, partner in groups:
+        name, data = files[index]
+        label = Path(name).name if partner is None else f"{Path(name).name} + {Path(files[partner][0]).name}"
+        unique, copy = label, 2
+        while unique in taken:
+            unique, copy = f"{label} ({copy})", copy + 1
+        taken.add(unique)
+        companion = None if partner is None else (files[partner][0], files[partner][1])
+        try:
+            tokenizer = load_bytes(name, data, tiktoken_encoding=chosen.get(name), companion=companion)
+        except TokvizError as error:
+            results.append(LoadedUpload(unique, None, str(error)))
+        else:
+            results.append(LoadedUpload(unique, tokenizer))
+    return results
