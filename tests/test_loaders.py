@@ -237,7 +237,9 @@ def test_sentencepiece_model_encodes_as_sentencepiece(tmp_path, training_text, e
     )
     reference = spm.SentencePieceProcessor(model_proto=model.getvalue())
     tok = load_bytes("spiece.model", model.getvalue())
-    for line in eval_lines[:80]:
+    # HF-style conversions match "<unk>", "<s>", "</s>" in the text as special tokens, sentencepiece spells them out.
+    lines = [line for line in eval_lines if not any(control in line for control in ("<unk>", "<s>", "</s>"))]
+    for line in lines[:80]:
         assert tok.encode(line, add_special_tokens=False).ids == reference.encode(line), json.dumps(line)
 
 

@@ -330,7 +330,7 @@ def tokenizer_from_gpt2_files(vocab_json: str, merges_txt: str) -> Any:
 
 # ---------------------------------------------------------------------- SentencePiece
 #: Functions of ``tokviz.sentencepiece`` tried, in order, to turn ``.model`` bytes into a Tokenizer.
-SENTENCEPIECE_ENTRY_POINTS = ("tokenizer_from_model_bytes", "tokenizer_from_model", "from_model_bytes")
+SENTENCEPIECE_ENTRY_POINTS = ("from_model_bytes", "tokenizer_from_model_bytes", "tokenizer_from_model")
 
 
 def sentencepiece_available() -> bool:
