@@ -170,3 +170,24 @@ def test_zip_loads_in_transformers(tmp_path, candidates):
     hf = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
     assert hf.model_max_length == 64 and hf.eos_token == "</s>"
     assert hf(FIRSTS[0])["input_ids"] == candidates["t5"].encode(FIRSTS[0]).ids
+
+
+def test_model_file_through_tokviz_sentencepiece_round_trips(tmp_path, corpus):
+    """When tokviz.sentencepiece is present, a .model loaded by tokviz.load hands off the same way."""
+    from tokviz.loaders import sentencepiece_available
+
+    if not sentencepiece_available():
+        pytest.skip("tokviz.sentencepiece is not in this tokviz yet")
+    spm = pytest.importorskip("sentencepiece")
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter([line for line in corpus if line.strip()]), model_writer=model,
+        vocab_size=500, model_type="bpe", minloglevel=2,
+    )
+    (tmp_path / "m.model").write_bytes(model.getvalue())
+    tokenizer = load(tmp_path / "m.model")
+    save_pretrained(tokenizer, tmp_path / "hf")
+    hf = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "hf"))
+    for stride in (0, 2):
+        out = hf(FIRSTS, truncation="longest_first", max_length=12, return_overflowing_tokens=True, stride=stride)
+        assert_same(out, tokviz_rows(tokenizer, FIRSTS, None, "longest_first", stride), FIRSTS)

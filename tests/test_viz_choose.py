@@ -72,3 +72,11 @@ def test_tokens_per_language_and_parity_figures(two_tokenizers):
     assert list(drawn.data[0].y) == pytest.approx(list(parity.loc["small"]))
     assert drawn.data[0].y[0] == 1.0  # English against itself
     assert any(shape.y0 == 1.0 for shape in drawn.layout.shapes)
+
+
+def test_comparison_frame_draws_its_charts(two_tokenizers):
+    frame = evaluate(two_tokenizers, ["Now is the winter of our discontent."], parallel=False)
+    assert list(frame.figure("fertility").data[0].y) == pytest.approx(list(frame["fertility"]))
+    assert len(frame.figure().data) == len(METRICS) - 1  # no parity column here
+    with pytest.raises(ValueError, match="No metric 'speed'"):
+        frame.figure("speed")

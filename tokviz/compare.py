@@ -220,3 +220,13 @@ class ComparisonFrame(pd.DataFrame):
         from tokviz.viz.notebook import comparison_html
 
         return comparison_html(self)
+
+    def figure(self, metric: str | None = None, *, presentation: bool = False) -> Any:
+        """The plotly chart of one metric across tokenizers (best marked), or of every metric when None."""
+        from tokviz.viz.choose import metric_figure, metrics_figure
+
+        if metric is None:
+            return metrics_figure(self, presentation=presentation)
+        if metric not in self.columns:
+            raise TokvizError(f"No metric {metric!r} in this comparison; choose one of {', '.join(map(str, self.columns))}.")
+        return metric_figure(self, metric, presentation=presentation)
