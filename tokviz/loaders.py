@@ -257,9 +257,8 @@ def tokenizer_from_bert_vocab(text: str) -> Any:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    vocab: dict[str, int] = {}
-    for index, line in enumerate(lines):
-        vocab.setdefault(line.rstrip("\r").rstrip(), index)
+    # As HF's WordPiece.read_file: the line's end trimmed, a repeated token keeps its last line.
+    vocab = {line.rstrip(): index for index, line in enumerate(lines)}
     if "[UNK]" not in vocab:
         raise TokenizerFileError("This vocab.txt has no [UNK] token, so it is not a BERT WordPiece vocabulary.")
     lowercase = not bert_vocab_is_cased(vocab)
