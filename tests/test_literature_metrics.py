@@ -203,3 +203,13 @@ def test_every_metric_has_a_definition_and_source():
         assert info.definition.endswith(".") and info.definition.count(". ") == 0, info.key
         assert re.search(r"(19|20)\d\d", info.source), info.key
         assert info.better in ("higher", "lower", "closer to 1")
+
+
+def test_evaluate_takes_hf_tokenizers_too_and_agrees(hf_bert, eval_texts):
+    """The same function over HF's Tokenizer object: every column equal to the uploaded copy's."""
+    uploaded = load_bytes("tokenizer.json", hf_bert.to_str().encode("utf-8"))
+    ours = evaluate({"x": uploaded}, eval_texts[:60])
+    theirs = evaluate({"x": hf_bert}, eval_texts[:60])
+    assert list(ours.columns) == list(theirs.columns)
+    for column in ours.columns:
+        assert ours.loc["x", column] == pytest.approx(theirs.loc["x", column], abs=1e-12), column
