@@ -7,11 +7,13 @@ Every view is parsed with html.parser: the only tags are the view's own, and eve
 from __future__ import annotations
 
 import inspect
+import os
 import subprocess
 import sys
 import types
 import warnings
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -152,7 +154,9 @@ def test_no_ipython_import_when_returning_html():
         "tok.encode('a')._repr_html_()\n"
         "print('IPython' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root, env=env)
     assert result.stdout.strip() == "False"
 
 

@@ -412,7 +412,7 @@ def file_kind(name: str, data: bytes) -> str:
         if first.count(b" ") == 1 and not first.startswith(b"["):
             return "merges.txt"
         return "vocab.txt"
-    if data.startswith(b"\n") or data[:1] in (b"\x0a", b"\x12"):
+    if data[:1] in (b"\n", b"\x12"):  # a ModelProto starts with its pieces (field 1) or trainer spec (field 2)
         return "sentencepiece"
     raise TokenizerFileError(
         f"{name} is not a tokenizer file tokviz recognises; upload a tokenizer.json, a .tiktoken file, "
