@@ -64,6 +64,8 @@ FILE_KINDS: dict[str, str] = {
 }
 
 _BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+#: Byte (as a latin-1 character) -> its GPT-2 byte-level symbol, for ``str.translate``.
+_BYTE_SYMBOLS = str.maketrans({chr(byte): symbol for byte, symbol in BYTES_TO_UNICODE.items()})
 _TOKENIZER_JSON_SECTION = re.compile(rb'"(?:model|added_tokens|normalizer|pre_tokenizer|decoder|truncation)"\s*:\s*[\[{n]')
 
 
@@ -171,7 +173,7 @@ def byte_level_string(token: bytes) -> str:
     >>> byte_level_string(b" hi"), byte_level_string("가".encode())
     ('Ġhi', 'ê°Ģ')
     """
-    return "".join(BYTES_TO_UNICODE[byte] for byte in token)
+    return token.decode("latin-1").translate(_BYTE_SYMBOLS)
 
 
 def tiktoken_vocab_and_merges(ranks: dict[bytes, int]) -> tuple[dict[str, int], list[tuple[str, str]]]:
@@ -185,7 +187,8 @@ def tiktoken_vocab_and_merges(ranks: dict[bytes, int]) -> tuple[dict[str, int], 
     >>> tiktoken_vocab_and_merges(ranks)
     ({'a': 0, 'b': 1, 'ab': 2, 'abb': 3}, [('a', 'b'), ('ab', 'b')])
     """
-    vocab = {byte_level_string(token): rank for token, rank in ranks.items()}
+    symbols = {token: byte_level_string(token) for token in ranks}
+    vocab = {symbols[token]: rank for token, rank in ranks.items()}
     ranked: list[tuple[int, int, int, bytes, bytes]] = []
     for token, rank in ranks.items():
         for cut in range(1, len(token)):
@@ -194,7 +197,7 @@ def tiktoken_vocab_and_merges(ranks: dict[bytes, int]) -> tuple[dict[str, int], 
             if left_rank is not None and right_rank is not None:
                 ranked.append((rank, left_rank, right_rank, left, right))
     ranked.sort(key=lambda item: item[:3])
-    return vocab, [(byte_level_string(left), byte_level_string(right)) for _, _, _, left, right in ranked]
+    return vocab, [(symbols[left], symbols[right]) for _, _, _, left, right in ranked]
 
 
 def tokenizer_from_tiktoken(ranks: dict[bytes, int], encoding: str | TiktokenEncoding) -> Any:
