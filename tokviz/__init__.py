@@ -20,6 +20,7 @@ _EXPORTS = {
     "Token": "tokviz.models.base",
     "TrainingHistory": "tokviz.history",
     "TokvizError": "tokviz.errors",
+    "load": "tokviz.loaders",
 }
 _SUBMODULES = ("normalizers", "pre_tokenizers", "models", "trainers", "processors", "decoders")
 

@@ -16,15 +16,29 @@ byte symbols and needs no unknown token):
 >>> custom_config("BPE", "ByteLevel", "none").unk_token is None
 True
 
+Any tokenizers, trained here or loaded from files (:func:`tokviz.load`), are measured with the
+literature's metrics by :func:`evaluate` (up to :data:`MAX_COMPARED` at once):
+
+>>> from tokviz import Tokenizer, models, pre_tokenizers
+>>> words = Tokenizer(models.WordLevel({"[UNK]": 0, "hug": 1, "pug": 2}, unk_token="[UNK]"))
+>>> words.pre_tokenizer = pre_tokenizers.Whitespace()
+>>> frame = evaluate({"words": words}, ["hug pug hugs"], parallel=False)
+>>> frame.loc["words", ["tokens", "fertility", "unknown_rate", "vocabulary_used"]].tolist()
+[3.0, 1.0, 0.3333333333333333, 1.0]
+
 What this leaves out: every other option of the Train page's Custom form (use the Train
 page for those); pipelines are compared at their own vocab size each.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from tokviz.errors import PipelineConfigError
+import pandas as pd
+
+from tokviz.errors import PipelineConfigError, TokvizError
 from tokviz.pipeline_config import MODELS, ComponentSpec, PipelineConfig, component
 from tokviz.presets import PRESETS
 
@@ -46,6 +60,9 @@ NORMALIZER_CHOICES: dict[str, tuple[ComponentSpec, ...]] = {
 }
 
 UNK_TOKEN = "[UNK]"
+
+#: Most tokenizers one comparison takes (trained configurations and uploaded files together).
+MAX_COMPARED = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,3 +110,123 @@ def configuration_name(position: int, choice: str, model: str, vocab_size: int) 
     """
     label = PRESETS[choice].label if choice in PRESETS else f"custom {model}"
     return f"{position + 1} · {label} · {vocab_size:,}"
+
+
+# ---------------------------------------------------------------------- evaluation with the literature's metrics
+def _check_tokenizers(tokenizers: Mapping[str, Any]) -> None:
+    if not tokenizers:
+        raise TokvizError("Give at least one tokenizer to compare.")
+    if len(tokenizers) > MAX_COMPARED:
+        raise TokvizError(f"A comparison takes at most {MAX_COMPARED} tokenizers; {len(tokenizers)} were given.")
+
+
+def evaluate(
+    tokenizers: Mapping[str, Any],
+    texts: Sequence[str],
+    *,
+    parallel: Mapping[str, Sequence[str]] | bool = True,
+) -> pd.DataFrame:
+    """One row per tokenizer, one column per metric of :data:`tokviz.literature_metrics.METRICS`.
+
+    Columns: ``vocab_size``, ``tokens``, ``words``, then fertility, continued_words,
+    characters_per_token, bytes_per_token, unknown_rate, vocabulary_used, renyi_efficiency,
+    renyi_efficiency_observed and (unless ``parallel=False``) parity, measured on the shipped parallel
+    sample (or the ``{language: sentences}`` given, English under ``"en"``). The frame renders in
+    Jupyter with each metric's definition and source and the best value of each column in bold
+    (its ``_repr_html_``); ``frame.attrs["metrics"]`` holds the definitions.
+    """
+    from tokviz.literature_metrics import (
+        METRICS,
+        mean_parity,
+        metric_values,
+        parallel_sample,
+        parity_by_language,
+        stream_stats,
+        token_counts_by_sentence,
+    )
+
+    _check_tokenizers(tokenizers)
+    if isinstance(texts, str):
+        texts = [texts]
+    texts = [str(text) for text in texts]
+    sample = None if parallel is False else parallel_sample() if parallel is True else parallel
+    rows = []
+    for name, tokenizer in tokenizers.items():
+        stats = stream_stats(tokenizer, texts)
+        row: dict[str, Any] = {"tokenizer": str(name), "vocab_size": stats.vocab_size, "tokens": stats.tokens, "words": stats.words}
+        row.update(metric_values(stats))
+        if sample is not None:
+            row["parity"] = mean_parity(parity_by_language(token_counts_by_sentence(tokenizer, sample)))
+        rows.append(row)
+    frame = ComparisonFrame(pd.DataFrame(rows).set_index("tokenizer"))
+    frame.attrs["metrics"] = {key: info for key, info in METRICS.items() if key in frame.columns}
+    return frame
+
+
+def tokens_per_language(
+    tokenizers: Mapping[str, Any], sample: Mapping[str, Sequence[str]] | None = None
+) -> pd.DataFrame:
+    """Tokens for the whole parallel sample in each language: rows tokenizers, columns language codes."""
+    from tokviz.literature_metrics import token_counts_by_sentence
+
+    _check_tokenizers(tokenizers)
+    data = {name: {language: sum(counts) for language, counts in token_counts_by_sentence(tokenizer, sample).items()}
+            for name, tokenizer in tokenizers.items()}
+    frame = pd.DataFrame.from_dict(data, orient="index")
+    frame.index.name = "tokenizer"
+    return frame
+
+
+def parity_table(tokenizers: Mapping[str, Any], sample: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
+    """Petrov et al.'s premium per language (English = 1.0): rows tokenizers, columns language codes."""
+    from tokviz.literature_metrics import parity_by_language, token_counts_by_sentence
+
+    _check_tokenizers(tokenizers)
+    data = {name: parity_by_language(token_counts_by_sentence(tokenizer, sample)) for name, tokenizer in tokenizers.items()}
+    frame = pd.DataFrame.from_dict(data, orient="index")
+    frame.index.name = "tokenizer"
+    return frame
+
+
+def best_tokenizers(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """Per metric column, the tokenizer(s) with the best value (ties all kept).
+
+    >>> import pandas as pd
+    >>> best_tokenizers(pd.DataFrame({"fertility": [1.5, 1.2], "parity": [1.1, 0.8]}, index=["a", "b"]))
+    {'fertility': ['b'], 'parity': ['a']}
+    """
+    from tokviz.literature_metrics import METRICS
+
+    best: dict[str, list[str]] = {}
+    for key, info in METRICS.items():
+        if key not in frame.columns or frame.empty:
+            continue
+        values = frame[key].astype(float)
+        score = -values if info.better == "lower" else -(values - 1.0).abs() if info.better == "closer to 1" else values
+        top = score.max()
+        best[key] = [str(name) for name, value in score.items() if abs(value - top) <= 1e-12]
+    return best
+
+
+class ComparisonFrame(pd.DataFrame):
+    """The frame :func:`evaluate` returns: a DataFrame whose notebook view adds each metric's
+    definition and source and marks the best value of each column (see :mod:`tokviz.viz.notebook`)."""
+
+    @property
+    def _constructor(self) -> type:
+        return pd.DataFrame  # slices and arithmetic give plain frames
+
+    def _repr_html_(self) -> str | None:  # Jupyter hook
+        from tokviz.viz.notebook import comparison_html
+
+        return comparison_html(self)
+
+    def figure(self, metric: str | None = None, *, presentation: bool = False) -> Any:
+        """The plotly chart of one metric across tokenizers (best marked), or of every metric when None."""
+        from tokviz.viz.choose import metric_figure, metrics_figure
+
+        if metric is None:
+            return metrics_figure(self, presentation=presentation)
+        if metric not in self.columns:
+            raise TokvizError(f"No metric {metric!r} in this comparison; choose one of {', '.join(map(str, self.columns))}.")
+        return metric_figure(self, metric, presentation=presentation)

@@ -141,7 +141,14 @@ class Encoding:
 
     @property
     def words(self) -> list[int | None]:
-        """Same as :attr:`word_ids` (HF keeps both names)."""
+        """Same as :attr:`word_ids`; deprecated, with HF's DeprecationWarning (HF keeps both names)."""
+        import warnings
+
+        warnings.warn(
+            "Deprecated in 0.9.4: Encoding.words is deprecated, please use Encoding.word_ids instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return list(self._words)
 
     @property
@@ -185,6 +192,12 @@ class Encoding:
             f"Encoding(num_tokens={len(self._ids)}, attributes=[ids, type_ids, tokens, offsets, "
             f"attention_mask, special_tokens_mask, overflowing])"
         )
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the app's escaped token spans and the table of fields (:mod:`tokviz.viz.notebook`)."""
+        from tokviz.viz.notebook import encoding_html
+
+        return encoding_html(self)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Encoding):

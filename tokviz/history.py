@@ -112,3 +112,9 @@ class TrainingHistory:
 
     def to_frame(self) -> "pd.DataFrame":
         raise NotImplementedError
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: what was trained, why it stopped, and its table (:mod:`tokviz.viz.notebook`)."""
+        from tokviz.viz.notebook import history_html
+
+        return history_html(self)

@@ -1,0 +1,621 @@
+"""Load a pretrained tokenizer from the files people actually hold: ``tokviz.load(path)``.
+
+Five kinds of file, recognised by name and content, each turned into a :class:`~tokviz.Tokenizer`
+built the way Hugging Face's converters (``transformers.convert_slow_tokenizer``) build it:
+
+- ``tokenizer.json`` (HF's format) -> :meth:`Tokenizer.from_str`.
+- ``*.tiktoken`` (OpenAI's rank file: ``base64(token bytes) rank`` per line) -> a byte-level BPE whose
+  vocab is the ranks and whose merges are every split of a token into two ranked tokens, ordered by
+  the rank of the token they make; ``ignore_merges=True`` (a piece that is itself a token stays whole,
+  as tiktoken does), the encoding's split pattern as a ``Split`` pre-tokenizer and its special tokens
+  at their ids. The pattern and special tokens come from :func:`tiktoken_encodings` (gpt2/r50k, p50k,
+  p50k_edit, cl100k, o200k), kept as data in ``tokviz/data/tiktoken_encodings.json``.
+- BERT's ``vocab.txt`` (one token per line) -> WordPiece with BERT's normalizer, pre-tokenizer,
+  ``[CLS] $A [SEP]`` template and WordPiece decoder; lowercasing is on unless the vocabulary holds
+  upper-case letters (a cased BERT does, an uncased one does not).
+- GPT-2's ``vocab.json`` + ``merges.txt`` -> byte-level BPE (``ByteLevel`` pre-tokenizer and decoder,
+  ``<|endoftext|>`` special when the vocab has it).
+- SentencePiece ``.model`` -> handed to ``tokviz.sentencepiece`` when that package is installed.
+
+>>> import base64
+>>> rank_file = b"".join(base64.b64encode(bytes([b])) + b" %d\\n" % b for b in range(256))
+>>> rank_file += base64.b64encode(b"hi") + b" 256\\n"
+>>> tok = load_bytes("mine.tiktoken", rank_file, tiktoken_encoding="gpt2")
+>>> tok.encode("hi hi").tokens, tok.encode("hi hi").ids
+(['hi', 'Ġ', 'hi'], [256, 32, 256])
+>>> file_kind("vocab.txt", b"[PAD]\\n[UNK]\\nhello\\n")
+'vocab.txt'
+
+Sizes: any file above :data:`tokviz.limits.MAX_UPLOAD_BYTES` (a tokenizer.json above
+:data:`tokviz.limits.MAX_TOKENIZER_JSON_BYTES`) is refused before it is parsed.
+
+What this leaves out: ``tokenizer_config.json`` options (``do_lower_case``, ``add_prefix_space``,
+``add_bos_token``) — each loader uses the defaults of the converter it follows; slow-tokenizer files of
+other families (``spiece.model`` is read through ``tokviz.sentencepiece``, ``sentencepiece.bpe.model`` too,
+``vocab.json`` without merges is refused).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import importlib
+import importlib.util
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tokviz.byte_level import BYTES_TO_UNICODE
+from tokviz.errors import LimitExceededError, SerializationError
+
+#: The file kinds :func:`file_kind` recognises, with the label the pages show.
+FILE_KINDS: dict[str, str] = {
+    "tokenizer.json": "Hugging Face tokenizer.json",
+    "tiktoken": "tiktoken rank file (*.tiktoken)",
+    "vocab.txt": "BERT vocab.txt (WordPiece)",
+    "vocab.json": "GPT-2 vocab.json (needs merges.txt)",
+    "merges.txt": "GPT-2 merges.txt (needs vocab.json)",
+    "sentencepiece": "SentencePiece .model",
+}
+
+_BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+#: Byte (as a latin-1 character) -> its GPT-2 byte-level symbol, for ``str.translate``.
+_BYTE_SYMBOLS = str.maketrans({chr(byte): symbol for byte, symbol in BYTES_TO_UNICODE.items()})
+_TOKENIZER_JSON_SECTION = re.compile(rb'"(?:model|added_tokens|normalizer|pre_tokenizer|decoder|truncation)"\s*:\s*[\[{n]')
+
+
+class TokenizerFileError(SerializationError):
+    """A file that is not a tokenizer tokviz can read, with a sentence saying which and why."""
+
+
+# ---------------------------------------------------------------------- tiktoken encodings
+@dataclass(frozen=True, slots=True)
+class TiktokenEncoding:
+    """What a ``.tiktoken`` file leaves out: the split pattern and special tokens of its encoding.
+
+    >>> encoding = tiktoken_encodings()["cl100k_base"]
+    >>> encoding.special_tokens[0], encoding.mergeable_ranks
+    (('<|endoftext|>', 100257), 100256)
+    """
+
+    name: str
+    label: str
+    aliases: tuple[str, ...]
+    pattern: str  # tiktoken's pattern, written so Oniguruma (HF) and ``regex`` match alike
+    tiktoken_pattern: str  # tiktoken's pattern verbatim
+    special_tokens: tuple[tuple[str, int], ...]
+    mergeable_ranks: int
+
+
+@cache
+def tiktoken_encodings() -> dict[str, TiktokenEncoding]:
+    """The known encodings by name (``'gpt2'``, ``'p50k_base'``, ``'p50k_edit'``, ``'cl100k_base'``, ``'o200k_base'``).
+
+    >>> list(tiktoken_encodings())
+    ['gpt2', 'p50k_base', 'p50k_edit', 'cl100k_base', 'o200k_base']
+    """
+    text = resources.files("tokviz").joinpath("data", "tiktoken_encodings.json").read_text(encoding="utf-8")
+    return {
+        name: TiktokenEncoding(
+            name=name,
+            label=entry["label"],
+            aliases=tuple(entry["aliases"]),
+            pattern=entry["pattern"],
+            tiktoken_pattern=entry["tiktoken_pattern"],
+            special_tokens=tuple(entry["special_tokens"].items()),
+            mergeable_ranks=entry["mergeable_ranks"],
+        )
+        for name, entry in json.loads(text)["encodings"].items()
+    }
+
+
+def guess_tiktoken_encoding(file_name: str, rank_count: int | None = None) -> str | None:
+    """The encoding a rank file belongs to, from its name or else its number of ranks; None if unsure.
+
+    >>> guess_tiktoken_encoding("cl100k_base.tiktoken"), guess_tiktoken_encoding("x.tiktoken", 50256)
+    ('cl100k_base', 'gpt2')
+    >>> guess_tiktoken_encoding("mine.tiktoken", 300) is None
+    True
+    """
+    stem = Path(file_name).name.lower()
+    for name, encoding in tiktoken_encodings().items():
+        if any(alias in stem for alias in sorted(encoding.aliases, key=len, reverse=True)) and name != "p50k_base":
+            return name
+    if "p50k" in stem:
+        return "p50k_base"
+    if rank_count is not None:
+        # p50k_edit shares p50k_base's ranks: the count alone means the base encoding.
+        matches = [e.name for e in tiktoken_encodings().values() if e.mergeable_ranks == rank_count and e.name != "p50k_edit"]
+        if len(matches) == 1:
+            return matches[0]
+    return None
+
+
+def parse_tiktoken_ranks(data: bytes) -> dict[bytes, int]:
+    """Read a rank file: one ``base64(token) rank`` per line.
+
+    >>> parse_tiktoken_ranks(b"aGk= 7\\nIQ== 8\\n")
+    {b'hi': 7, b'!': 8}
+    """
+    ranks: dict[bytes, int] = {}
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise TokenizerFileError(
+                f"This is not a tiktoken rank file: line {number} should be 'base64-token rank', "
+                f"found {len(parts)} field(s)."
+            )
+        try:
+            token = base64.b64decode(parts[0], validate=True)
+            rank = int(parts[1])
+        except (binascii.Error, ValueError):
+            raise TokenizerFileError(
+                f"This is not a tiktoken rank file: line {number} does not hold a base64 token and a whole-number rank."
+            ) from None
+        if token in ranks:
+            raise TokenizerFileError(f"This tiktoken file lists the same token twice (line {number}).")
+        ranks[token] = rank
+    if not ranks:
+        raise TokenizerFileError("This tiktoken rank file is empty.")
+    return ranks
+
+
+def byte_level_string(token: bytes) -> str:
+    """Bytes as GPT-2's byte-level symbols: ``b' hi' -> 'Ġhi'``.
+
+    >>> byte_level_string(b" hi"), byte_level_string("가".encode())
+    ('Ġhi', 'ê°Ģ')
+    """
+    return token.decode("latin-1").translate(_BYTE_SYMBOLS)
+
+
+def tiktoken_vocab_and_merges(ranks: dict[bytes, int]) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """The BPE vocab and merges equivalent to tiktoken's ranks (HF's ``TikTokenConverter`` rule).
+
+    A token of rank r comes from every split into two ranked halves; those merges are ranked by r
+    (ties by the halves' ranks), so merging by merge rank replays tiktoken's "merge the pair whose
+    result has the lowest rank".
+
+    >>> ranks = {b"a": 0, b"b": 1, b"ab": 2, b"abb": 3}
+    >>> tiktoken_vocab_and_merges(ranks)
+    ({'a': 0, 'b': 1, 'ab': 2, 'abb': 3}, [('a', 'b'), ('ab', 'b')])
+    """
+    symbols = {token: byte_level_string(token) for token in ranks}
+    vocab = {symbols[token]: rank for token, rank in ranks.items()}
+    ranked: list[tuple[int, int, int, bytes, bytes]] = []
+    for token, rank in ranks.items():
+        for cut in range(1, len(token)):
+            left, right = token[:cut], token[cut:]
+            left_rank, right_rank = ranks.get(left), ranks.get(right)
+            if left_rank is not None and right_rank is not None:
+                ranked.append((rank, left_rank, right_rank, left, right))
+    ranked.sort(key=lambda item: item[:3])
+    return vocab, [(symbols[left], symbols[right]) for _, _, _, left, right in ranked]
+
+
+def tokenizer_from_tiktoken(ranks: dict[bytes, int], encoding: str | TiktokenEncoding) -> Any:
+    """A byte-level BPE Tokenizer that encodes as tiktoken's ``encoding`` with these ranks does."""
+    from tokviz import decoders, models, pre_tokenizers, processors
+    from tokviz.patterns import Regex
+    from tokviz.tokenizer import Tokenizer
+
+    if isinstance(encoding, str):
+        known = tiktoken_encodings()
+        if encoding not in known:
+            raise TokenizerFileError(f"Unknown tiktoken encoding {encoding!r}; choose one of {', '.join(known)}.")
+        encoding = known[encoding]
+    missing = 256 - sum(1 for token in ranks if len(token) == 1)
+    if missing:
+        raise TokenizerFileError(
+            f"This tiktoken file lacks {missing} of the 256 single bytes, so some text could not be encoded."
+        )
+    vocab, merges = tiktoken_vocab_and_merges(ranks)
+    taken = set(vocab.values())
+    for content, token_id in encoding.special_tokens:
+        if token_id in taken and vocab.get(content) != token_id:
+            raise TokenizerFileError(
+                f"This rank file already uses id {token_id}, which encoding {encoding.name!r} gives to {content}; "
+                "choose the encoding the file was made for."
+            )
+        vocab[content] = token_id
+    tokenizer = Tokenizer(models.BPE(vocab, merges, fuse_unk=False, ignore_merges=True))
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(encoding.pattern), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    tokenizer.add_special_tokens([content for content, _ in encoding.special_tokens])
+    return tokenizer
+
+
+# ---------------------------------------------------------------------- BERT and GPT-2 files
+def bert_vocab_is_cased(vocab: dict[str, int]) -> bool:
+    """True when a vocab.txt holds upper-case letters outside its ``[SPECIAL]`` tokens (a cased BERT).
+
+    >>> bert_vocab_is_cased({"[CLS]": 0, "the": 1}), bert_vocab_is_cased({"[CLS]": 0, "The": 1})
+    (False, True)
+    """
+    return any(
+        any(char.isupper() for char in token)
+        for token in vocab
+        if not (token.startswith("[") and token.endswith("]"))
+    )
+
+
+def tokenizer_from_bert_vocab(text: str) -> Any:
+    """BERT's pipeline over a vocab.txt (one token per line, id = line number), as HF's ``BertConverter``."""
+    from tokviz import decoders, models, normalizers, pre_tokenizers, processors
+    from tokviz.tokenizer import Tokenizer
+
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    # As HF's WordPiece.read_file: the line's end trimmed, a repeated token keeps its last line.
+    vocab = {line.rstrip(): index for index, line in enumerate(lines)}
+    if "[UNK]" not in vocab:
+        raise TokenizerFileError("This vocab.txt has no [UNK] token, so it is not a BERT WordPiece vocabulary.")
+    lowercase = not bert_vocab_is_cased(vocab)
+    tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", continuing_subword_prefix="##"))
+    tokenizer.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=lowercase
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    if "[CLS]" in vocab and "[SEP]" in vocab:
+        tokenizer.post_processor = processors.TemplateProcessing(
+            single="[CLS]:0 $A:0 [SEP]:0",
+            pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+        )
+    tokenizer.decoder = decoders.WordPiece(prefix="##")
+    tokenizer.add_special_tokens([token for token in _BERT_SPECIALS if token in vocab])
+    return tokenizer
+
+
+def _parse_vocab_json(text: str) -> dict[str, int]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TokenizerFileError(f"This vocab.json is not valid JSON (line {error.lineno}: {error.msg}).") from None
+    if not isinstance(data, dict) or not data:
+        raise TokenizerFileError("A vocab.json must hold a JSON object of token -> id.")
+    vocab = {token: token_id for token, token_id in data.items() if isinstance(token_id, int) and not isinstance(token_id, bool)}
+    if "model" in data and not vocab:
+        raise TokenizerFileError("This file looks like a tokenizer.json, not a vocab.json: name it tokenizer.json.")
+    return vocab
+
+
+def _parse_merges(text: str) -> list[tuple[str, str]]:
+    from tokviz.models.bpe.model import parse_merge
+
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    merges = []
+    for index, line in enumerate(lines):
+        if line.startswith("#version") or (not line and index == len(lines) - 1):
+            continue
+        try:
+            merges.append(parse_merge(line, index))
+        except Exception as error:  # parse_merge raises the core's VocabularyError
+            raise TokenizerFileError(f"This merges.txt has an unreadable line {index + 1}: {error}") from None
+    return merges
+
+
+def tokenizer_from_gpt2_files(vocab_json: str, merges_txt: str) -> Any:
+    """GPT-2's byte-level BPE from its vocab.json and merges.txt, as HF's ``GPT2Converter`` builds it."""
+    from tokviz import decoders, models, pre_tokenizers, processors
+    from tokviz.errors import TokvizError
+    from tokviz.tokenizer import Tokenizer
+
+    vocab = _parse_vocab_json(vocab_json)
+    merges = _parse_merges(merges_txt)
+    try:
+        model = models.BPE(vocab, merges, fuse_unk=False)
+    except TokvizError as error:
+        raise TokenizerFileError(f"This vocab.json and merges.txt do not fit together: {error}") from None
+    tokenizer = Tokenizer(model)
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    if "<|endoftext|>" in vocab:
+        tokenizer.add_special_tokens(["<|endoftext|>"])
+    return tokenizer
+
+
+# ---------------------------------------------------------------------- SentencePiece
+#: Functions of ``tokviz.sentencepiece`` tried, in order, to turn ``.model`` bytes into a Tokenizer.
+SENTENCEPIECE_ENTRY_POINTS = ("from_model_bytes", "tokenizer_from_model_bytes", "tokenizer_from_model")
+
+
+def sentencepiece_available() -> bool:
+    """Whether this tokviz has the ``tokviz.sentencepiece`` package that reads ``.model`` files."""
+    return importlib.util.find_spec("tokviz.sentencepiece") is not None
+
+
+def tokenizer_from_sentencepiece(data: bytes) -> Any:
+    """A Tokenizer from a SentencePiece ``.model``, through ``tokviz.sentencepiece`` (imported only here)."""
+    from tokviz.tokenizer import Tokenizer
+
+    if not sentencepiece_available():
+        raise TokenizerFileError(
+            "SentencePiece .model files are not supported yet in this version of tokviz; "
+            "load the model's tokenizer.json instead."
+        )
+    module = importlib.import_module("tokviz.sentencepiece")
+    for name in SENTENCEPIECE_ENTRY_POINTS:
+        function = getattr(module, name, None)
+        if function is None:
+            continue
+        result = function(data)
+        if isinstance(result, Tokenizer):
+            return result
+        to_tokenizer = getattr(result, "to_tokenizer", None) or getattr(module, "to_tokenizer", None)
+        if to_tokenizer is not None:
+            converted = to_tokenizer() if getattr(result, "to_tokenizer", None) else to_tokenizer(result)
+            if isinstance(converted, Tokenizer):
+                return converted
+    raise TokenizerFileError(
+        "SentencePiece .model files are not supported yet: tokviz.sentencepiece has no function turning a "
+        "model into a Tokenizer; load the model's tokenizer.json instead."
+    )
+
+
+# ---------------------------------------------------------------------- recognising and loading
+def _looks_like_tiktoken(data: bytes) -> bool:
+    head = data[:2000].splitlines()[:5]
+    if not head:
+        return False
+    for line in head:
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            return False
+        try:
+            base64.b64decode(parts[0], validate=True)
+        except binascii.Error:
+            return False
+    return True
+
+
+def file_kind(name: str, data: bytes) -> str:
+    """Which tokenizer file this is (a key of :data:`FILE_KINDS`), from its name and first bytes.
+
+    >>> file_kind("tokenizer.json", b'{"version": "1.0", "model": {}}'), file_kind("x.json", b'{"a": 0}')
+    ('tokenizer.json', 'vocab.json')
+    >>> file_kind("merges.txt", b"#version: 0.2\\nh e\\n"), file_kind("gpt.tiktoken", b"IQ== 0\\n")
+    ('merges.txt', 'tiktoken')
+    """
+    lower = Path(name).name.lower()
+    if lower.endswith(".model"):
+        return "sentencepiece"
+    if lower.endswith(".tiktoken"):
+        return "tiktoken"
+    stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if stripped.startswith(b"{"):
+        # A tokenizer.json has sections ("model": {...}, "added_tokens": [...]); a vocab.json maps
+        # tokens to numbers, so a token spelled "model" is followed by a number there.
+        if lower == "tokenizer.json" or _TOKENIZER_JSON_SECTION.search(stripped[:65536]):
+            return "tokenizer.json"
+        return "vocab.json"
+    if stripped.startswith(b"#version") or "merges" in lower:
+        return "merges.txt"
+    if _looks_like_tiktoken(stripped):
+        return "tiktoken"
+    if lower.endswith(".json"):
+        return "tokenizer.json"
+    if lower.endswith(".txt") or lower.endswith(".vocab") or b"\x00" not in data[:4096]:
+        first = stripped.split(b"\n", 1)[0]
+        if first.count(b" ") == 1 and not first.startswith(b"["):
+            return "merges.txt"
+        return "vocab.txt"
+    if data[:1] in (b"\n", b"\x12"):  # a ModelProto starts with its pieces (field 1) or trainer spec (field 2)
+        return "sentencepiece"
+    raise TokenizerFileError(
+        f"{name} is not a tokenizer file tokviz recognises; upload a tokenizer.json, a .tiktoken file, "
+        "a BERT vocab.txt, a GPT-2 vocab.json with its merges.txt, or a SentencePiece .model."
+    )
+
+
+def check_upload_size(name: str, size: int) -> None:
+    """Refuse a file above :data:`tokviz.limits.MAX_UPLOAD_BYTES` before reading it.
+
+    >>> check_upload_size("tokenizer.json", 1_000)
+    """
+    from tokviz.limits import MAX_UPLOAD_BYTES
+
+    if size > MAX_UPLOAD_BYTES:
+        raise LimitExceededError(
+            f"{name} is {size / 1024 / 1024:,.1f} MB, above this server's limit of "
+            f"{MAX_UPLOAD_BYTES / 1024 / 1024:,.0f} MB per uploaded file (TOKVIZ_MAX_UPLOAD_MB)."
+        )
+
+
+def _text(name: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise TokenizerFileError(f"{name} is not UTF-8 text (byte {error.start} cannot be read).") from None
+
+
+def load_bytes(
+    name: str,
+    data: bytes,
+    *,
+    tiktoken_encoding: str | None = None,
+    companion: tuple[str, bytes] | None = None,
+) -> Any:
+    """A Tokenizer from an uploaded file's name and bytes (what the pages' uploaders give).
+
+    ``tiktoken_encoding`` names the encoding of a ``.tiktoken`` file (a key of
+    :func:`tiktoken_encodings`); when None it is guessed from the file name or its number of ranks.
+    ``companion`` is the other file of a GPT-2 pair, ``(name, bytes)``: merges.txt for a vocab.json
+    or the reverse. Bad files raise :class:`TokenizerFileError` (a ``TokvizError``) saying why.
+
+    >>> tok = load_bytes("vocab.txt", b"[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\nhello\\n##s\\n")
+    >>> tok.encode("Hellos").tokens
+    ['[CLS]', 'hello', '##s', '[SEP]']
+    """
+    if not isinstance(data, (bytes, bytearray)):
+        raise TokenizerFileError(f"{name}: expected the file's bytes, not {type(data).__name__}.")
+    check_upload_size(name, len(data))
+    if not data.strip():
+        raise TokenizerFileError(f"{name} is empty.")
+    kind = file_kind(name, bytes(data))
+    if kind == "tokenizer.json":
+        from tokviz.limits import check_tokenizer_json_size
+        from tokviz.tokenizer import Tokenizer
+
+        check_tokenizer_json_size(len(data), name)
+        return Tokenizer.from_str(_text(name, data))
+    if kind == "tiktoken":
+        ranks = parse_tiktoken_ranks(bytes(data))
+        chosen = tiktoken_encoding or guess_tiktoken_encoding(name, len(ranks))
+        if chosen is None:
+            raise TokenizerFileError(
+                f"tokviz cannot tell which encoding {name} belongs to; choose one of "
+                f"{', '.join(tiktoken_encodings())} (its split pattern and special tokens are not in the file)."
+            )
+        return tokenizer_from_tiktoken(ranks, chosen)
+    if kind == "vocab.txt":
+        return tokenizer_from_bert_vocab(_text(name, data))
+    if kind == "sentencepiece":
+        return tokenizer_from_sentencepiece(bytes(data))
+    # A GPT-2 pair: one file and its companion, in either order.
+    if companion is None:
+        needed = "merges.txt" if kind == "vocab.json" else "vocab.json"
+        raise TokenizerFileError(f"{name} is half of a GPT-2 tokenizer: add its {needed} as well.")
+    other_name, other_data = companion
+    check_upload_size(other_name, len(other_data))
+    other_kind = file_kind(other_name, bytes(other_data))
+    pair = {kind: (name, data), other_kind: (other_name, other_data)}
+    if set(pair) != {"vocab.json", "merges.txt"}:
+        raise TokenizerFileError(
+            f"{name} and {other_name} are not a vocab.json and a merges.txt; a GPT-2 tokenizer needs one of each."
+        )
+    return tokenizer_from_gpt2_files(_text(*pair["vocab.json"]), _text(*pair["merges.txt"]))
+
+
+def load(path: str | Path, *, tiktoken_encoding: str | None = None) -> Any:
+    """A Tokenizer from a file (or a folder holding one), whatever its kind.
+
+    A vocab.json finds its merges.txt beside it (``merges.txt`` or ``<prefix>-merges.txt``); a folder
+    is searched for tokenizer.json, then vocab.json + merges.txt, vocab.txt, ``*.model``, ``*.tiktoken``.
+
+    >>> import tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = Path(folder, "vocab.txt").write_text("[UNK]\\nhi\\n")
+    >>> load(folder).encode("hi").tokens
+    ['hi']
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = _main_file(path)
+    if not path.is_file():
+        raise TokenizerFileError(f"There is no file {str(path)!r}.")
+    check_upload_size(path.name, path.stat().st_size)
+    data = path.read_bytes()
+    companion = None
+    kind = file_kind(path.name, data)
+    if kind in ("vocab.json", "merges.txt"):
+        partner = _partner(path, kind)
+        if partner is not None:
+            check_upload_size(partner.name, partner.stat().st_size)
+            companion = (partner.name, partner.read_bytes())
+    return load_bytes(path.name, data, tiktoken_encoding=tiktoken_encoding, companion=companion)
+
+
+def _partner(path: Path, kind: str) -> Path | None:
+    wanted = "merges.txt" if kind == "vocab.json" else "vocab.json"
+    own = "vocab.json" if kind == "vocab.json" else "merges.txt"
+    candidates = [path.with_name(wanted)]
+    if path.name.endswith(own) and path.name != own:
+        candidates.insert(0, path.with_name(path.name[: -len(own)] + wanted))
+    return next((candidate for candidate in candidates if candidate.is_file()), None)
+
+
+def _main_file(folder: Path) -> Path:
+    for pattern in ("tokenizer.json", "vocab.json", "*-vocab.json", "vocab.txt", "*.model", "*.tiktoken"):
+        found = sorted(folder.glob(pattern))
+        if found:
+            return found[0]
+    raise TokenizerFileError(
+        f"The folder {str(folder)!r} holds no tokenizer file (tokenizer.json, vocab.json + merges.txt, "
+        "vocab.txt, *.model or *.tiktoken)."
+    )
+
+
+# ---------------------------------------------------------------------- several uploads at once
+@dataclass(frozen=True, slots=True)
+class LoadedUpload:
+    """One tokenizer from the uploads (``tokenizer`` None and ``error`` set when its file was refused)."""
+
+    name: str  # unique display name: the file name, "vocab.json + merges.txt" for a GPT-2 pair
+    tokenizer: Any
+    error: str | None = None
+
+
+def load_uploads(
+    files: Sequence[tuple[str, bytes]], *, tiktoken_encodings_by_file: Mapping[str, str] | None = None
+) -> list[LoadedUpload]:
+    """Load every uploaded file (``(name, bytes)`` pairs), pairing GPT-2's vocab.json and merges.txt.
+
+    A vocab.json pairs with the merges.txt of the same prefix (``gpt2-vocab.json`` with
+    ``gpt2-merges.txt``), else with the only unpaired merges.txt. Names are made unique
+    (``tokenizer.json``, ``tokenizer.json (2)``). A file that cannot be loaded gives an entry with its
+    error sentence, so the others still load.
+
+    >>> uploads = load_uploads([("vocab.txt", b"[UNK]\\nhi\\n"), ("vocab.txt", b"[UNK]\\nyo\\n"), ("x.bin", b"\\x00\\x01")])
+    >>> [(u.name, u.tokenizer is not None) for u in uploads]
+    [('vocab.txt', True), ('vocab.txt (2)', True), ('x.bin', False)]
+    """
+    from tokviz.errors import TokvizError
+
+    chosen = dict(tiktoken_encodings_by_file or {})
+    kinds = []
+    for name, data in files:
+        try:
+            kinds.append(file_kind(name, bytes(data)))
+        except TokvizError:
+            kinds.append("unknown")
+    merges = [index for index, kind in enumerate(kinds) if kind == "merges.txt"]
+    used: set[int] = set()
+    groups: list[tuple[int, int | None]] = []
+    for index, kind in enumerate(kinds):
+        if kind == "merges.txt":
+            continue
+        partner = None
+        if kind == "vocab.json":
+            prefix = Path(files[index][0]).name.lower().removesuffix("vocab.json")
+            same = [m for m in merges if m not in used and Path(files[m][0]).name.lower().removesuffix("merges.txt") == prefix]
+            free = [m for m in merges if m not in used]
+            partner = same[0] if same else free[0] if len(free) == 1 else None
+            if partner is not None:
+                used.add(partner)
+        groups.append((index, partner))
+    groups.extend((m, None) for m in merges if m not in used)
+    groups.sort(key=lambda group: group[0])
+
+    results: list[LoadedUpload] = []
+    taken: set[str] = set()
+    for index, partner in groups:
+        name, data = files[index]
+        label = Path(name).name if partner is None else f"{Path(name).name} + {Path(files[partner][0]).name}"
+        unique, copy = label, 2
+        while unique in taken:
+            unique, copy = f"{label} ({copy})", copy + 1
+        taken.add(unique)
+        companion = None if partner is None else (files[partner][0], files[partner][1])
+        try:
+            tokenizer = load_bytes(name, data, tiktoken_encoding=chosen.get(name), companion=companion)
+        except TokvizError as error:
+            results.append(LoadedUpload(unique, None, str(error)))
+        else:
+            results.append(LoadedUpload(unique, tokenizer))
+    return results

@@ -1,0 +1,144 @@
+"""Charts for choosing a tokenizer: each literature metric across tokenizers, and tokens per language.
+
+Every function takes the frames of :mod:`tokviz.compare` (``evaluate``, ``tokens_per_language``,
+``parity_table``) and returns a plotly figure. In a metric's chart the best tokenizer's bar is drawn
+in the marker color with a ★ over it (the best as :func:`tokviz.compare.best_tokenizers` finds it:
+highest, lowest or closest to 1 as the metric says). Tokenizer names are user text (file names):
+they are escaped, since plotly renders labels as HTML.
+
+>>> import pandas as pd
+>>> frame = pd.DataFrame({"fertility": [1.6, 1.3]}, index=["gpt2.json", "<b>mine</b>"])
+>>> figure = metric_figure(frame, "fertility")
+>>> list(figure.data[0].x), list(figure.data[0].text)
+(['gpt2.json', '&lt;b&gt;mine&lt;/b&gt;'], ['1.60', '★ 1.30'])
+
+What this leaves out: confidence intervals (one evaluation text gives one number per metric).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from tokviz.viz.charts import MARKER_COLOR, font_sizes, style_figure
+
+#: Bar color of every tokenizer but the best one.
+BAR_COLOR = "#90a4ae"
+#: One color per tokenizer in the per-language charts (up to the comparison's 8).
+TOKENIZER_COLORS = ("#1565c0", "#2e7d32", "#c62828", "#6a1b9a", "#ef6c00", "#00838f", "#ad1457", "#4e342e")
+
+
+def _names(frame: Any) -> list[str]:
+    return [html.escape(str(name)) for name in frame.index]
+
+
+def _format(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.2f}" if abs(value) >= 0.01 or value == 0 else f"{value:.2e}"
+
+
+def _metric_bars(frame: Any, metric: str) -> go.Bar:
+    from tokviz.compare import best_tokenizers
+    from tokviz.literature_metrics import METRICS
+
+    best = set(best_tokenizers(frame[[metric]]).get(metric, [])) if metric in METRICS else set()
+    values = [float(value) for value in frame[metric]]
+    is_best = [str(name) in best for name in frame.index]
+    return go.Bar(
+        x=_names(frame),
+        y=values,
+        text=[("★ " if flag else "") + _format(value) for value, flag in zip(values, is_best)],
+        textposition="outside",
+        marker=dict(color=[MARKER_COLOR if flag else BAR_COLOR for flag in is_best]),
+        hovertemplate="%{x}: %{y:.4g}<extra></extra>",
+        showlegend=False,
+    )
+
+
+def metric_figure(frame: Any, metric: str, *, presentation: bool = False) -> go.Figure:
+    """One metric (a column of ``evaluate``'s frame) across tokenizers, the best bar marked."""
+    from tokviz.literature_metrics import METRICS
+
+    info = METRICS.get(metric)
+    label = info.label if info else metric
+    figure = go.Figure(_metric_bars(frame, metric))
+    subtitle = f"{info.better} is better · ★ best" if info else ""
+    style_figure(figure, html.escape(label), yaxis_title=html.escape(label), subtitle=subtitle, presentation=presentation)
+    figure.update_yaxes(rangemode="tozero")
+    if info and info.better == "closer to 1":
+        figure.add_hline(y=1.0, line=dict(color="#455a64", width=1, dash="dot"))
+    return figure
+
+
+def metrics_figure(frame: Any, metrics: Sequence[str] | None = None, *, presentation: bool = False) -> go.Figure:
+    """Every metric across tokenizers, one small panel each (two columns), the best bar of each marked."""
+    from tokviz.literature_metrics import METRICS
+
+    chosen = [key for key in (metrics or METRICS) if key in frame.columns]
+    columns = 2
+    rows = max(1, -(-len(chosen) // columns))
+    titles = [f"{METRICS[key].label} ({METRICS[key].better})" if key in METRICS else key for key in chosen]
+    figure = make_subplots(rows=rows, cols=columns, subplot_titles=[html.escape(title) for title in titles], vertical_spacing=0.5 / rows)
+    for position, key in enumerate(chosen):
+        figure.add_trace(_metric_bars(frame, key), row=position // columns + 1, col=position % columns + 1)
+    sizes = font_sizes(presentation)
+    style_figure(
+        figure, "Metrics across tokenizers", subtitle="★ best of each metric", presentation=presentation,
+        height=max(sizes.height, 230 * rows + 80),
+    )
+    figure.update_yaxes(rangemode="tozero")
+    figure.update_annotations(font=dict(size=sizes.tick))  # the panel titles
+    figure.update_layout(margin=dict(l=10, r=10, t=120, b=10))  # room for the subtitle above the first panels
+    return figure
+
+
+def tokens_per_language_figure(counts: Any, *, presentation: bool = False) -> go.Figure:
+    """Tokens for the whole parallel sample in each language, one bar per tokenizer (``tokens_per_language``)."""
+    from tokviz.literature_metrics import LANGUAGES
+
+    languages = [str(code) for code in counts.columns]
+    labels = [html.escape(LANGUAGES.get(code, code)) for code in languages]
+    figure = go.Figure()
+    for position, (name, row) in enumerate(counts.iterrows()):
+        escaped = html.escape(str(name))
+        figure.add_trace(
+            go.Bar(
+                x=labels, y=[int(row[code]) for code in languages], name=escaped,
+                marker=dict(color=TOKENIZER_COLORS[position % len(TOKENIZER_COLORS)]),
+                hovertemplate=f"%{{x}}: %{{y:,}} tokens<extra>{escaped}</extra>",
+            )
+        )
+    style_figure(
+        figure, "Tokens per language", yaxis_title="tokens for the sample",
+        subtitle="the same sentences in every language (tokviz's parallel sample)", presentation=presentation,
+    )
+    figure.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
+    return figure
+
+
+def parity_figure(parity: Any, *, presentation: bool = False) -> go.Figure:
+    """Petrov et al.'s premium per language (``parity_table``), one bar per tokenizer, English = 1 dotted."""
+    from tokviz.literature_metrics import LANGUAGES
+
+    languages = [str(code) for code in parity.columns]
+    labels = [html.escape(LANGUAGES.get(code, code)) for code in languages]
+    figure = go.Figure()
+    for position, (name, row) in enumerate(parity.iterrows()):
+        escaped = html.escape(str(name))
+        figure.add_trace(
+            go.Bar(
+                x=labels, y=[float(row[code]) for code in languages], name=escaped,
+                marker=dict(color=TOKENIZER_COLORS[position % len(TOKENIZER_COLORS)]),
+                hovertemplate=f"%{{x}}: %{{y:.2f}}× English<extra>{escaped}</extra>",
+            )
+        )
+    style_figure(
+        figure, "Parity with English", yaxis_title="tokens ÷ English tokens",
+        subtitle="1.0 = as many tokens as English (Petrov et al., 2023)", presentation=presentation,
+    )
+    figure.add_hline(y=1.0, line=dict(color="#455a64", width=1, dash="dot"))
+    figure.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
+    return figure
