@@ -294,7 +294,7 @@ def test_vocabulary_tab_lists_the_vocab_at_the_slider_size() -> None:
 def test_export_offers_the_four_files() -> None:
     app = open_train()
     labels = [button.proto.label for button in app.get("download_button")]
-    assert labels == ["tokenizer.json", "vocab.txt", "merges.txt", "history.csv"]
+    assert labels == ["tokenizer.json", "vocab.txt", "merges.txt", "history.csv", "Download for transformers"]
 
 
 def test_merge_step_picker_shows_what_the_merge_changed() -> None:

@@ -250,16 +250,19 @@ def charts_view(view: TrainedView, held_out: str) -> None:
 
 def export_view(view: TrainedView) -> None:
     """Downloads: tokenizer.json (loads in HF tokenizers), vocab.txt, merges.txt, the history as CSV."""
-    from tokviz.export import history_csv, merges_txt, model_merges, vocab_txt
+    from tokviz.export import history_csv, merges_txt, model_merges, transformers_zip, vocab_txt
 
     tokenizer = view.tokenizer
     size = tokenizer.get_vocab_size()
     st.caption(f"Every file below is the tokenizer at the slider's size ({size:,} tokens); "
                "history.csv holds the training steps that made it.")
-    columns = st.columns(4)
+    columns = st.columns(5)
     columns[0].download_button("tokenizer.json", tokenizer.to_str(pretty=True), "tokenizer.json", "application/json", key="download_json")
     columns[1].download_button("vocab.txt", vocab_txt(tokenizer.get_vocab(with_added_tokens=True)), "vocab.txt", "text/plain", key="download_vocab")
     merges = model_merges(tokenizer.model)
     if merges is not None:
         columns[2].download_button("merges.txt", merges_txt(merges), "merges.txt", "text/plain", key="download_merges")
     columns[3].download_button("history.csv", history_csv(view.history, view.size), "history.csv", "text/csv", key="download_history")
+    columns[4].download_button("Download for transformers", transformers_zip(tokenizer), "tokenizer.zip", "application/zip", key="download_transformers",
+                               help="tokenizer.json, tokenizer_config.json and special_tokens_map.json: unzip into a folder and load it with "
+                                    "transformers' AutoTokenizer.from_pretrained(folder).")
