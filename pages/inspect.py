@@ -12,7 +12,8 @@ from tokviz.ui.workspace import bind
 workspace = page_setup("pages/inspect.py")
 state = workspace.inspect
 st.title("Inspect a tokenizer")
-st.caption("Upload a tokenizer.json saved by Hugging Face `tokenizers` or by tokviz, or pick the one trained in this session.")
+st.caption("Upload a tokenizer (an HF tokenizer.json, a SentencePiece .model, a tiktoken rank file, a BERT vocab.txt or GPT-2's "
+           "vocab.json + merges.txt), or pick the one trained in this session.")
 
 tokenizer, choice_key = tokenizer_choice(workspace, "inspect", allow_upload=True)
 if tokenizer is None:

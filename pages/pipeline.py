@@ -21,7 +21,9 @@ with link:
     copy_link(workspace, "pages/pipeline.py")
 st.caption("Normalizer → pre-tokenizer → model → post-processor → decoder, drawn from `Tokenizer.trace`.")
 
-tokenizer, _ = tokenizer_choice(workspace, "pipeline")
+tokenizer, _ = tokenizer_choice(workspace, "pipeline", allow_upload=True)
+if tokenizer is None:
+    st.stop()
 
 
 def text_changed(value: str) -> None:

@@ -207,7 +207,7 @@ def test_upload_size_limit_is_checked_before_parsing(monkeypatch):
     import tokviz.limits
 
     monkeypatch.setattr(tokviz.limits, "MAX_UPLOAD_BYTES", 10)
-    with pytest.raises(LimitExceededError, match="above this server's limit of 0 MB per uploaded file"):
+    with pytest.raises(LimitExceededError, match="vocab.txt is 18 bytes, above this server's limit of up to 10 bytes per uploaded file"):
         load_bytes("vocab.txt", b"[UNK]\nhello\nworld\n")
 
 

@@ -432,9 +432,14 @@ def check_upload_size(name: str, size: int) -> None:
 
     if size > MAX_UPLOAD_BYTES:
         raise LimitExceededError(
-            f"{name} is {size / 1024 / 1024:,.1f} MB, above this server's limit of "
-            f"{MAX_UPLOAD_BYTES / 1024 / 1024:,.0f} MB per uploaded file (TOKVIZ_MAX_UPLOAD_MB)."
+            f"{name} is {_size_text(size)}, above this server's limit of up to {_size_text(MAX_UPLOAD_BYTES)} "
+            "per uploaded file (TOKVIZ_MAX_UPLOAD_MB)."
         )
+
+
+def _size_text(size: int) -> str:
+    """``_size_text(1_000) == '1,000 bytes'``, ``_size_text(52_428_800) == '50.0 MB'``."""
+    return f"{size:,} bytes" if size < 1024 * 1024 else f"{size / 1024 / 1024:,.1f} MB"
 
 
 def _text(name: str, data: bytes) -> str:

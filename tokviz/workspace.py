@@ -96,9 +96,20 @@ def default_compare_entries() -> list[CompareEntry]:
     return [CompareEntry("gpt2"), CompareEntry("bert"), CompareEntry("t5")]
 
 
+@dataclass(frozen=True, slots=True)
+class UploadedFile:
+    """An uploaded tokenizer file kept in the session (links never carry it); ``encoding`` names a
+    tiktoken rank file's encoding (``cl100k_base``), empty for other files."""
+
+    name: str
+    data: bytes
+    encoding: str = ""
+
+
 @dataclass(slots=True)
 class CompareState:
     entries: list[CompareEntry] = field(default_factory=default_compare_entries)
+    files: list[UploadedFile] = field(default_factory=list)  # pretrained tokenizers compared beside the trained ones
     text: str | None = None  # None: the first held-out lines
     eval_source: str = "held-out"  # or "paste"
     eval_text: str = ""
@@ -114,12 +125,14 @@ class PipelineState:
     tokenizer: str = SESSION_TOKENIZER
     text: str | None = None  # None: the page's example text
     pair: str = ""
+    files: list[UploadedFile] = field(default_factory=list)  # the uploaded tokenizer's files
 
 
 @dataclass(slots=True)
 class InspectState:
     tokenizer: str = SESSION_TOKENIZER
     text: str | None = None  # None: the page's example text
+    files: list[UploadedFile] = field(default_factory=list)  # the uploaded tokenizer's files
 
 
 def default_merges() -> dict[str, int]:

@@ -1,5 +1,6 @@
 """The tokenizer the Pipeline and Inspect pages look at: the session's, a preset trained on the
-sample, or an uploaded tokenizer.json — chosen in one selectbox bound to the workspace."""
+sample, or uploaded tokenizer files (tokenizer.json, .model, .tiktoken, vocab.txt, vocab.json +
+merges.txt, read by ``tokviz.loaders``) — chosen in one selectbox bound to the workspace."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import streamlit as st
 
 from tokviz.errors import TokvizError
-from tokviz.ui.shell import show_error
+from tokviz.ui.shell import md_escape, show_error
 from tokviz.ui.training import session_tokenizer, tokenizer_at, train_with_progress, trained_size
 from tokviz.ui.workspace import bind
 from tokviz.workspace import SESSION_TOKENIZER, UPLOADED_TOKENIZER, Workspace
@@ -60,7 +61,7 @@ def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False
     session = session_tokenizer(workspace)
     options: dict[str, str] = {}
     if allow_upload:
-        options[UPLOADED_TOKENIZER] = "Upload a tokenizer.json"
+        options[UPLOADED_TOKENIZER] = "Upload tokenizer files (tokenizer.json, .model, .tiktoken, vocab.txt, vocab.json + merges.txt)"
     if session is not None:
         options[SESSION_TOKENIZER] = session[1]
     for name in PRESETS:
@@ -80,32 +81,24 @@ def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False
     if choice in PRESETS:
         tokenizer, _ = preset_on_sample(choice)
         return tokenizer, f"preset:{choice}"
-    return _uploaded(f"{key}_file")
+    return _uploaded(state.files, f"{key}_file")
 
 
-def _uploaded(key: str) -> tuple[Any | None, str]:
-    from tokviz.limits import MAX_UPLOAD_BYTES
+def _uploaded(files: list, key: str) -> tuple[Any | None, str]:
+    """The tokenizer of the files uploaded for this page (kept in the workspace across pages)."""
+    from tokviz.ui.tokenizer_files import tokenizer_files
 
-    uploaded = st.file_uploader(
-        f"tokenizer.json (up to {MAX_UPLOAD_BYTES // (1024 * 1024)} MB)", type=["json"], key=key,
-        help="A tokenizer.json saved by Hugging Face tokenizers (tokenizer.save / to_str) or by tokviz. Uploads are not carried by links.",
-    )
-    if uploaded is None:
-        st.info("Upload a tokenizer.json, or pick a tokenizer above.")
-        return None, ""
     try:
-        return load_tokenizer_cached(uploaded.file_id, uploaded.name, _data=uploaded.getvalue()), f"upload:{uploaded.file_id}"
+        loaded = tokenizer_files(files, key, limit=1)
     except TokvizError as error:
         show_error(error)
         return None, ""
-
-
-@st.cache_resource(max_entries=4, show_spinner="Reading the tokenizer…")
-def load_tokenizer_cached(file_id: str, name: str, _data: bytes) -> Any:
-    """An uploaded tokenizer.json, read once per file (errors are not cached: they re-raise)."""
-    from tokviz.inspect import load_tokenizer_json
-
-    return load_tokenizer_json(_data, name)
+    if not loaded:
+        if not files:
+            st.info("Upload a tokenizer file, or pick a tokenizer above.")
+        return None, ""
+    st.caption(f"Showing {md_escape(loaded[0].name)}.")
+    return loaded[0].tokenizer, loaded[0].key
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
