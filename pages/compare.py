@@ -1,4 +1,5 @@
-"""Compare: 2 to 4 pipelines trained on the session's corpus; one text cut by each; metrics and curves on held-out text."""
+"""Compare: 2 to 4 pipelines trained on the session's corpus beside pretrained tokenizers from files (8 in all);
+one text cut by each; compression and the literature's metrics on held-out text; curves over vocab size."""
 
 import streamlit as st
 
@@ -8,7 +9,9 @@ from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_RENDERED_TOKENS
 from tokviz.metrics import compression_metrics, pairwise_jaccard, segmentation_differences
 from tokviz.ui import compare_views
 from tokviz.ui.corpus_input import corpus_input
+from tokviz.compare import MAX_COMPARED
 from tokviz.ui.shell import capped_text, md_escape, page_setup, show_error
+from tokviz.ui.tokenizer_files import tokenizer_files
 from tokviz.ui.training import is_trained, request_for, tokenizer_at, train_with_progress, trained_size
 from tokviz.ui.workspace import bind, copy_link
 from tokviz.viz.compare import better_caption, compression_curves_figure, overlap_table, styled_compression_table
@@ -38,6 +41,11 @@ for position, column in enumerate(st.columns(count)):
         except TokvizError as error:
             show_error(error)
 
+with st.expander(f"Pretrained tokenizers from files ({len(compare.files)} uploaded)", expanded=bool(compare.files), icon=":material/upload_file:"):
+    st.caption("Compare tokenizers you might reuse (GPT-2, cl100k, Llama, T5, BERT…) with the ones trained here, "
+               f"{MAX_COMPARED} tokenizers in all. Each is named by its file.")
+    files = tokenizer_files(compare.files, "compare_files", limit=MAX_COMPARED - len(configurations))
+
 st.header("2 · Train")
 clicked = st.button("Train all", key="compare_train", type="primary")
 requests = [request_for(corpus.key, configuration.config, configuration.vocab_size) for configuration in configurations]
@@ -54,10 +62,12 @@ for configuration, request in zip(configurations, requests):
         trained.append((configuration, tokenizer_at(request, trained_size(history), history), request, history))
     except TokvizError as error:  # one configuration failing leaves the others compared
         st.error(f"{configuration.name}: {md_escape(str(error))}")
-if len(trained) < 2:
-    st.info("At least two configurations must train to compare them.")
+if trained:
+    st.caption(" · ".join(f"{item[0].name}: {item[1].get_vocab_size():,} tokens in {item[3].seconds:.2f} s" for item in trained))
+compared = compare_views.compared(trained, files)
+if len(compared) < 2:
+    st.info("At least two tokenizers (trained configurations or uploaded files) are needed to compare them.")
     st.stop()
-st.caption(" · ".join(f"{item[0].name}: {item[1].get_vocab_size():,} tokens in {item[3].seconds:.2f} s" for item in trained))
 
 st.header("3 · One text, every segmentation")
 default_text = "\n".join(corpus.split.test_lines[:3])
@@ -69,14 +79,14 @@ def text_changed(value: str) -> None:
 
 text = capped_text(st.text_area("Text to tokenize", key="compare_text", height=100,
                                 on_change=bind("compare_text", lambda: default_text if compare.text is None else compare.text, text_changed)), "text")
-encodings = [tokenizer.encode(text) for _, tokenizer, _, _ in trained]
+encodings = [entry.tokenizer.encode(text) for entry in compared]
 diff = segmentation_differences(text, encodings)
-st.caption(f"Outlined: tokens that cut where no other configuration cuts, or join across a cut every other one makes "
+st.caption(f"Outlined: tokens that cut where no other tokenizer cuts, or join across a cut every other one makes "
            f"({len(diff.ranges)} places in this text).")
-for (configuration, _, _, _), encoding, outlined in zip(trained, encodings, diff.differing):
-    spans = spans_from_encoding(encoding, configuration.config.unk_token)
-    st.markdown(f"**{md_escape(configuration.name)}** — {len(spans):,} tokens, {len(outlined):,} outlined")
-    st.html(render_token_spans(text, spans, byte_level=configuration.byte_level, max_tokens=MAX_RENDERED_TOKENS, outlined=outlined).html)
+for entry, encoding, outlined in zip(compared, encodings, diff.differing):
+    spans = spans_from_encoding(encoding, entry.unk_token)
+    st.markdown(f"**{md_escape(entry.name)}** — {len(spans):,} tokens, {len(outlined):,} outlined")
+    st.html(render_token_spans(text, spans, byte_level=entry.byte_level, max_tokens=MAX_RENDERED_TOKENS, outlined=outlined).html)
 
 st.header("4 · Metrics on the evaluation text")
 sources = {"held-out": "held-out lines of the corpus", "paste": "a text I paste"}
@@ -101,18 +111,23 @@ eval_text = capped_text(eval_text, "evaluation text")  # encoded for every confi
 if not eval_text.strip():
     st.info("The evaluation text is empty: paste some text to measure the tokenizers on it.")
     st.stop()
-rows = {configuration.name: compression_metrics(tokenizer, eval_text, configuration.config.unk_token) for configuration, tokenizer, _, _ in trained}
+rows = {entry.name: compression_metrics(entry.tokenizer, eval_text, entry.unk_token) for entry in compared}
 st.dataframe(styled_compression_table(rows), hide_index=True, width="stretch", key="compare_metrics")
-st.caption(better_caption() + " Words are whitespace-separated words, the same for every configuration; "
+st.caption(better_caption() + " Words are whitespace-separated words, the same for every tokenizer; "
            "special tokens added by a post-processor are not counted.")
-specials = {token for configuration, _, _, _ in trained for token in configuration.config.special_tokens}
-vocabs = {configuration.name: tokenizer.get_vocab(with_added_tokens=True) for configuration, tokenizer, _, _ in trained}
-pairs = pairwise_jaccard(vocabs, {configuration.name: configuration.byte_level for configuration, _, _, _ in trained}, exclude=specials)
+eval_key = corpus_hash(eval_text)
+compare_views.literature_metrics(compared, eval_key, eval_text, workspace.presentation)
+specials = {token for entry in compared for token in entry.special_tokens}
+vocabs = {entry.name: entry.tokenizer.get_vocab(with_added_tokens=True) for entry in compared}
+pairs = pairwise_jaccard(vocabs, {entry.name: entry.byte_level for entry in compared}, exclude=specials)
 st.dataframe(overlap_table(pairs), hide_index=True, width="stretch", key="compare_overlap")
 st.caption("Vocabularies are compared as text: markers (Ġ, ##, ▁, </w>) removed and byte-level tokens decoded, special tokens left out.")
+compare_views.transformers_download(compared)
 
+if not trained:
+    st.stop()
 st.header("5 · Compression over vocab size")
-eval_key = corpus_hash(eval_text)
+st.caption("The trained configurations at every size their training went through (uploaded tokenizers have one size).")
 curves = {configuration.name: compare_views.compression_curve_cached(request, eval_key, _history=history, _text=eval_text)
           for configuration, _, request, history in trained}
 markers = {configuration.name: trained_size(history) for configuration, _, _, history in trained}

@@ -60,7 +60,7 @@ def test_page_runs_on_the_sample_with_three_presets() -> None:
     frame = metrics_frame(app)
     assert len(frame) == 3 and (frame["tokens"] > 0).all()
     assert len(overlap_frame(app)) == 3
-    assert len(app.get("plotly_chart")) == 1
+    assert len(app.get("plotly_chart")) == 3  # every literature metric, tokens per language, compression over vocab size
 
 
 @pytest.mark.parametrize("count", [2, 4])
@@ -115,7 +115,7 @@ def test_empty_corpus_shows_an_error_per_configuration() -> None:
     app.text_area(key="compare_corpus_text").set_value("").run()
     assert_clean(app)
     assert len(app.error) == 3 and all("The corpus is empty" in error.value for error in app.error)
-    assert any("At least two configurations" in info.value for info in app.info)
+    assert any("At least two tokenizers" in info.value for info in app.info)
 
 
 def test_one_failing_configuration_leaves_the_others_compared() -> None:
@@ -176,3 +176,73 @@ def test_a_huge_evaluation_text_is_cut_to_the_limit_with_a_notice(monkeypatch) -
     assert_clean(app)
     notices = [caption.value for caption in app.caption]
     assert any("first 200 characters of the evaluation text (2,250 in all)" in notice for notice in notices), notices
+
+
+# ---------------------------------------------------------------------------------------
+# Pretrained tokenizers from files beside the trained ones (issue 16)
+
+
+def _hf_files(lines: list[str]) -> dict[str, bytes]:
+    """A tokenizer.json, a tiktoken rank file, a BERT vocab.txt and GPT-2's vocab.json + merges.txt, made by HF."""
+    import base64
+    import json
+
+    import tokenizers as hf
+
+    from tokviz.byte_level import UNICODE_TO_BYTES
+
+    byte_bpe = hf.Tokenizer(hf.models.BPE())
+    byte_bpe.pre_tokenizer = hf.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    byte_bpe.decoder = hf.decoders.ByteLevel()
+    byte_bpe.train_from_iterator(lines, hf.trainers.BpeTrainer(vocab_size=600, initial_alphabet=hf.pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    ranks = b"\n".join(
+        base64.b64encode(bytes(UNICODE_TO_BYTES[char] for char in token)) + b" " + str(token_id).encode()
+        for token, token_id in sorted(byte_bpe.get_vocab().items(), key=lambda item: item[1])
+    ) + b"\n"
+    model = json.loads(byte_bpe.to_str())["model"]
+    merges = "#version: 0.2\n" + "\n".join(" ".join(pair) if isinstance(pair, list) else pair for pair in model["merges"]) + "\n"
+    wordpiece = hf.Tokenizer(hf.models.WordPiece(unk_token="[UNK]"))
+    wordpiece.normalizer = hf.normalizers.BertNormalizer(lowercase=True)
+    wordpiece.pre_tokenizer = hf.pre_tokenizers.BertPreTokenizer()
+    wordpiece.train_from_iterator(lines, hf.trainers.WordPieceTrainer(vocab_size=500, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"], show_progress=False))
+    vocab_txt = "\n".join(token for token, _ in sorted(wordpiece.get_vocab().items(), key=lambda item: item[1])) + "\n"
+    return {
+        "gpt2-like.json": byte_bpe.to_str().encode(),
+        "mine.tiktoken": ranks,
+        "vocab.txt": vocab_txt.encode(),
+        "vocab.json": json.dumps(model["vocab"]).encode(),
+        "merges.txt": merges.encode(),
+    }, byte_bpe
+
+
+def test_uploaded_tokenizer_files_are_compared_beside_the_trained_ones(shared_corpus_lines) -> None:
+    files, hf_bpe = _hf_files(list(shared_corpus_lines[:200]))
+    app = open_compare()
+    app.radio(key="compare_count").set_value(2).run()
+    app.file_uploader(key="compare_files").set_value([(name, data, "application/octet-stream") for name, data in files.items()]).run()
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    encoding = app.selectbox(key="compare_files_encoding_1")  # the rank file's encoding, guessed, changeable
+    assert encoding.value in ("gpt2", "cl100k_base", "p50k_base", "o200k_base", "p50k_edit")
+    app.selectbox(key="compare_files_encoding_1").set_value("gpt2").run()
+    assert_clean(app)
+    names = list(metrics_frame(app)["configuration"])
+    assert names == ["1 · GPT-2-like byte-level BPE · 1,000", "2 · BERT-like WordPiece · 1,000", "gpt2-like.json", "mine.tiktoken", "vocab.txt", "vocab.json + merges.txt"]
+    assert len(span_views(app)) == 6
+    # The uploaded HF tokenizer counts tokens exactly as HF does on the evaluation text.
+    eval_text = "\n".join(__import__("tokviz.corpus", fromlist=["held_out_split"]).held_out_split(__import__("tokviz.samples", fromlist=["load_sample"]).load_sample()).test_lines)
+    row = metrics_frame(app).set_index("configuration").loc["gpt2-like.json"]
+    assert row["tokens"] == len(hf_bpe.encode(eval_text).ids)
+    literature = next(frame.value for frame in app.dataframe if "fertility (tokens/word)" in frame.value.index)
+    assert list(literature.columns) == names
+    assert literature.loc["fertility (tokens/word)", "gpt2-like.json"] == pytest.approx(len(hf_bpe.encode(eval_text).ids) / len(eval_text.split()))
+    # The tiktoken file with GPT-2's pattern and the same ranks cuts like the HF byte-level BPE.
+    assert literature.loc["fertility (tokens/word)", "mine.tiktoken"] == pytest.approx(literature.loc["fertility (tokens/word)", "gpt2-like.json"])
+    assert len(app.get("plotly_chart")) == 3  # every metric, tokens per language, compression over vocab size
+    assert [button.proto.label for button in app.get("download_button")] == ["Download for transformers"]
+    # The files stay across a page switch (links do not carry them).
+    app.switch_page("pages/learn.py")
+    app.run()
+    app.switch_page(PAGE)
+    app.run()
+    assert list(metrics_frame(app)["configuration"])[2:] == ["gpt2-like.json", "mine.tiktoken", "vocab.txt", "vocab.json + merges.txt"]

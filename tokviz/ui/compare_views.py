@@ -3,7 +3,7 @@ compression curves, cached per training."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import streamlit as st
@@ -88,3 +88,72 @@ def compression_curve_cached(request: TrainingRequest, text_key: str, _history: 
     config = request.config
     sizes = evenly_spaced_sizes(_history.min_vocab_size, _history.max_vocab_size, points)
     return vocab_size_curve(lambda size: tokenizer_with_model(config, _history.model_at(size)), sizes, _text, config.unk_token)
+
+
+@dataclass(frozen=True, slots=True)
+class Compared:
+    """One tokenizer of the comparison: a trained configuration or an uploaded file, as the page shows it."""
+
+    name: str
+    tokenizer: Any
+    unk_token: str | None
+    byte_level: bool
+    key: str  # names the tokenizer in caches
+    special_tokens: tuple[str, ...] = ()
+
+
+def compared(trained: list[tuple[Any, Any, TrainingRequest, Any]], files: list[Any]) -> list[Compared]:
+    """The trained configurations (configuration, tokenizer, request, history) and the uploaded files, in page order."""
+    entries = [
+        Compared(configuration.name, tokenizer, configuration.config.unk_token, configuration.byte_level,
+                 f"trained:{hash(request)}:{tokenizer.get_vocab_size()}", tuple(configuration.config.special_tokens))
+        for configuration, tokenizer, request, _ in trained
+    ]
+    for item in files:
+        specials = tuple(token.content for token in item.tokenizer.get_added_tokens_decoder().values() if token.special) \
+            if hasattr(item.tokenizer, "get_added_tokens_decoder") else ()
+        entries.append(Compared(item.name, item.tokenizer, item.unk_token, item.byte_level, item.key, specials))
+    return entries
+
+
+@st.cache_data(max_entries=16, show_spinner="Measuring every tokenizer…")
+def _evaluate_cached(keys: tuple[tuple[str, str], ...], eval_key: str, _tokenizers: dict[str, Any], _text: str) -> Any:
+    """``tokviz.compare.evaluate`` and tokens per language, once per (tokenizers, evaluation text)."""
+    from tokviz.compare import evaluate, tokens_per_language
+
+    return evaluate(_tokenizers, [_text]), tokens_per_language(_tokenizers)
+
+
+def literature_metrics(entries: list[Compared], eval_key: str, eval_text: str, presentation: bool) -> None:
+    """The literature's metrics for every tokenizer (one row per metric, best marked), what each measures and where
+    it comes from, a chart per metric and the tokens per language of the shipped parallel sample."""
+    from tokviz.literature_metrics import METRICS
+    from tokviz.viz.choose import SHORT_LABELS, literature_table, metrics_figure, tokens_per_language_figure
+
+    st.subheader("Metrics from the literature")
+    tokenizers = {entry.name: entry.tokenizer for entry in entries}
+    frame, per_language = _evaluate_cached(tuple((entry.name, entry.key) for entry in entries), eval_key, _tokenizers=tokenizers, _text=eval_text)
+    st.dataframe(literature_table(frame), width="stretch", key="compare_literature")
+    st.caption("Best value of each row in green. Parity is measured on the shipped parallel sample (24 sentences in 10 languages); "
+               "the other rows on the evaluation text.")
+    with st.expander("What each metric measures, and its source"):
+        for key, info in METRICS.items():
+            if key in frame.columns:
+                st.markdown(f"**{SHORT_LABELS.get(key, info.label)}** — {info.definition} Better: {info.better}. *{info.source}*")
+    left, right = st.columns(2)
+    left.plotly_chart(metrics_figure(frame, presentation=presentation), width="stretch", key="compare_literature_chart")
+    right.plotly_chart(tokens_per_language_figure(per_language, presentation=presentation), width="stretch", key="compare_languages_chart")
+
+
+def transformers_download(entries: list[Compared]) -> None:
+    """"Download for transformers": one tokenizer of the comparison as tokenizer.json, tokenizer_config.json and
+    special_tokens_map.json in a zip (``tokviz.export.transformers_zip``)."""
+    from tokviz.export import transformers_zip
+
+    names = [entry.name for entry in entries]
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    choice = left.selectbox("Tokenizer to hand to transformers", names, key="compare_download_choice")
+    entry = entries[names.index(choice)]
+    right.download_button("Download for transformers", transformers_zip(entry.tokenizer), "tokenizer.zip", "application/zip",
+                          key="compare_download", width="stretch",
+                          help="Unzip into a folder and load it with transformers' AutoTokenizer.from_pretrained(folder).")

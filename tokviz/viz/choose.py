@@ -142,3 +142,47 @@ def parity_figure(parity: Any, *, presentation: bool = False) -> go.Figure:
     figure.add_hline(y=1.0, line=dict(color="#455a64", width=1, dash="dot"))
     figure.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
     return figure
+
+
+#: Short row labels of :func:`literature_table` (the full label and definition are shown under it).
+SHORT_LABELS: dict[str, str] = {
+    "fertility": "fertility (tokens/word)",
+    "continued_words": "continued words",
+    "characters_per_token": "chars/token",
+    "bytes_per_token": "UTF-8 bytes/token",
+    "unknown_rate": "unknown rate",
+    "vocabulary_used": "vocabulary used",
+    "renyi_efficiency": "Rényi efficiency α=2.5",
+    "renyi_efficiency_observed": "Rényi eff. (observed types)",
+    "parity": "parity with English",
+}
+
+
+def literature_table(frame: Any) -> Any:
+    """``tokviz.compare.evaluate``'s frame turned for a page: one row per metric, one column per
+    tokenizer (8 fit 1280 px), the best value of each row in bold on green (a pandas Styler).
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"vocab_size": [100, 200], "fertility": [1.5, 1.2]}, index=["a.json", "b.model"])
+    >>> table = literature_table(frame)
+    >>> table.data.loc["fertility (tokens/word)"].tolist(), table.data.columns.tolist()
+    ([1.5, 1.2], ['a.json', 'b.model'])
+    """
+    from tokviz.compare import best_tokenizers
+
+    rows = [key for key in SHORT_LABELS if key in frame.columns]
+    table = frame[rows].T.astype(float)
+    table.attrs = {}  # the metric definitions are shown beside the table, not serialized with it
+    table.index = [SHORT_LABELS[key] for key in rows]
+    table.columns = [str(name) for name in frame.index]
+    best = best_tokenizers(frame[rows])
+    style = "background-color: #c8e6c9; font-weight: 700"
+
+    def mark(row: Any) -> list[str]:
+        key = rows[list(table.index).index(row.name)]
+        winners = set(best.get(key, []))
+        if len(winners) == len(table.columns):  # all equal: no best
+            winners = set()
+        return [style if name in winners else "" for name in table.columns]
+
+    return table.style.apply(mark, axis=1).format("{:.4g}")
