@@ -166,3 +166,27 @@ def test_new_words_typed_on_the_last_step_are_tokenized() -> None:
     assert app.selectbox(key="learn_trace_word").options == ["hugs", "pugs"]
     app.text_input(key="learn_new_words_wordpiece").set_value("").run()
     assert_clean(app)
+
+
+MARKDOWN_PAYLOADS = "[x](//e.co) 5\n![](//e.co) 4\n<b>bold</b> 3\n**x** 6\n`code` 2\n$math$ 3"
+
+
+@pytest.mark.parametrize("lesson_key", ["bpe", "wordpiece", "unigram"])
+def test_markdown_in_the_word_table_stays_text_on_every_step(lesson_key: str) -> None:
+    """Issue 18: a word ``[x](//e.co)`` became a link and ``![](//e.co)`` an image inside the step headings."""
+    import re
+
+    app = open_learn()
+    app.selectbox(key="learn_lesson").set_value(lesson_key).run()
+    app.radio(key="learn_counts_mode").set_value("text").run()
+    app.text_area(key="learn_counts_text").set_value(MARKDOWN_PAYLOADS).run()
+    assert not app.exception, [str(error.value) for error in app.exception]
+    steps = int(app.slider(key="learn_step").max)
+    for step in range(1, steps + 1):
+        app.slider(key="learn_step").set_value(step).run()
+        assert not app.exception, [str(error.value) for error in app.exception]
+        shown = [element.value for kind in ("subheader", "caption", "markdown", "success", "warning", "info", "error")
+                 for element in app.get(kind) if isinstance(getattr(element, "value", None), str)]
+        for text in shown:
+            # Every Markdown special of the payloads is escaped: no link, image, emphasis, code or math can form.
+            assert not re.search(r"(?<!\\)\]\(//e\.co|(?<!\\)\*\*x|(?<!\\)`code|(?<!\\)\$math|<b>", text), (step, text)

@@ -87,9 +87,10 @@ def learn_step_view(step: Any, predict: bool, step_key: str) -> None:
     """Draw one lesson step: its title, its short explanation and the view its ``kind`` names."""
     view = step.data
     hidden = predict and step.kind == "merge" and step_key not in st.session_state.get("learn_revealed", frozenset())
-    st.subheader(f"Merge {view.rank + 1}: which pair is merged next?" if hidden else step.title)
+    # Titles and explanations quote the user's words: shown as typed, never as Markdown (links, images).
+    st.subheader(f"Merge {view.rank + 1}: which pair is merged next?" if hidden else md_escape(step.title))
     if not hidden:
-        st.caption(step.explanation)
+        st.caption(md_escape(step.explanation))
     _LEARN_VIEWS[step.kind](view, hidden, step_key)
 
 
