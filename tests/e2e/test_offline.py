@@ -5,8 +5,9 @@ then fails (and leaks who is using the app). Every page of tokviz's page registr
 its URL path in Chromium; every request the browser makes is logged (and any to another host
 aborted, so the test does not depend on the machine's network); the page's favicon and every
 ``src`` / ``href`` in the document must be the app's own or inline (``data:``, ``blob:``).
-Each page is waited for by the app's own finished condition: Streamlit's script state
-``notRunning`` and its status widget gone, then the network idle — never a fixed sleep.
+Each page is waited for by the app's own finished condition (``app_driver.wait_for_app``: the
+run marker, Streamlit's script state ``notRunning``, its status widget gone), then the network
+idle — never a fixed sleep.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
 import pytest
+
+from app_driver import wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -31,21 +34,10 @@ def page_paths() -> list[tuple[str, str]]:
     return paths
 
 
-def wait_for_run_to_finish(page, timeout_ms: int = 120_000) -> None:
-    """Streamlit's own finished condition: the script ran, is no longer running, its status widget is gone."""
-    page.locator("[data-test-script-state]").first.wait_for(timeout=timeout_ms)
-    page.wait_for_function(
-        """() => {
-            const root = document.querySelector('[data-test-script-state]');
-            return root !== null
-                && root.getAttribute('data-test-script-state') === 'notRunning'
-                && root.getAttribute('data-test-connection-state') === 'CONNECTED'
-                && document.querySelector('[data-testid="stStatusWidget"]') === null
-                && document.querySelector('[data-testid="stMain"] h1') !== null;
-        }""",
-        timeout=timeout_ms,
-    )
-    page.wait_for_load_state("networkidle", timeout=timeout_ms)
+def wait_for_run_to_finish(page) -> None:
+    """The app's own finished condition (``app_driver.wait_for_app``), then the network idle."""
+    wait_for_app(page)
+    page.wait_for_load_state("networkidle")
 
 
 def foreign_urls(urls: list[str], origin: str) -> list[str]:
@@ -71,6 +63,7 @@ def test_page_registry_is_not_empty() -> None:
 
 def test_no_request_leaves_the_apps_origin(app_url: str, browser) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context.set_default_timeout(240_000)
     requests: list[str] = []
     context.on("request", lambda request: requests.append(request.url))
 

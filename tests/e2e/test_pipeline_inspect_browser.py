@@ -5,24 +5,18 @@ from __future__ import annotations
 
 import pytest
 
+from app_driver import act, choose, open_page, set_text, span_ids
+
 pytestmark = pytest.mark.e2e
 
 TEXT = "Tokenizers split unbelievably long words!"
 
 
-def _settle(page) -> None:
-    """Wait until the script has stopped running and widgets have loaded (no grey skeletons)."""
-    page.wait_for_timeout(1_000)
-    page.locator("[data-testid=stStatusWidget]").wait_for(state="detached", timeout=60_000)
-    page.wait_for_function("document.querySelectorAll('[data-testid=stSkeleton]').length === 0", timeout=30_000)
-
-
 def test_pipeline_page_draws_every_stage(app_url: str, page, screenshot_dir) -> None:
     page.set_viewport_size({"width": 1400, "height": 3600})
-    page.goto(f"{app_url}/pipeline")
-    page.get_by_role("heading", name="One text through the pipeline").wait_for(timeout=60_000)
-    page.get_by_role("heading", name="6 · Bytes").wait_for(timeout=60_000)
-    _settle(page)
+    open_page(page, f"{app_url}/pipeline")
+    page.get_by_role("heading", name="One text through the pipeline").wait_for()
+    page.get_by_role("heading", name="6 · Bytes").wait_for()
     assert page.locator(".tokviz-diff .col").count() >= 50  # one column per character of the default text
     assert page.locator(".tokviz-spans").count() == 2  # pre-tokens, then model tokens
     assert page.locator(".tokviz-spans").last.locator(".tok").count() > 20
@@ -40,21 +34,13 @@ def test_inspect_page_opens_an_hf_tokenizer_json(app_url: str, page, screenshot_
     path.write_text(hf.to_str(), encoding="utf-8")
 
     page.set_viewport_size({"width": 1400, "height": 2800})
-    page.goto(f"{app_url}/inspect")
-    page.get_by_role("heading", name="Inspect a tokenizer").wait_for(timeout=60_000)
-    _settle(page)
+    open_page(page, f"{app_url}/inspect")
+    page.get_by_role("heading", name="Inspect a tokenizer").wait_for()
     page.screenshot(path=str(screenshot_dir / "inspect_preset.png"))
 
-    page.locator(".st-key-inspect_tokenizer").click()
-    page.get_by_role("option", name="Upload a tokenizer.json").click()
-    page.locator(".st-key-inspect_tokenizer_file input[type=file]").set_input_files(str(path))
-    page.get_by_role("heading", name="Merges").wait_for(timeout=60_000)
-    _settle(page)
-    text_area = page.locator(".st-key-inspect_text textarea")
-    text_area.fill(TEXT)
-    text_area.press("Control+Enter")
-    _settle(page)
-    page.wait_for_function(
-        "count => document.querySelectorAll('.tokviz-spans .tok').length === count", arg=len(hf.encode(TEXT).tokens), timeout=30_000
-    )
+    choose(page, "inspect_tokenizer", "Upload tokenizer files (tokenizer.json, .model, .tiktoken, vocab.txt, vocab.json + merges.txt)")
+    act(page, lambda: page.locator(".st-key-inspect_tokenizer_file input[type=file]").set_input_files(str(path)))
+    page.get_by_role("heading", name="Merges").wait_for()
+    set_text(page, "inspect_text", TEXT)
+    assert [int(value) for value in span_ids(page)] == hf.encode(TEXT).ids
     page.screenshot(path=str(screenshot_dir / "inspect_upload.png"))
