@@ -79,7 +79,7 @@ def test_bpe_splits_before_each_merge_are_what_the_trained_model_gives() -> None
 def test_bpe_new_words_as_in_the_course_and_as_hf_encodes_them() -> None:
     lesson = lessons.bpe_lesson(CLASSIC_WORD_COUNTS, n_merges=3, new_words=("bug", "mug", "bum", "hugs"))
     final = lesson.steps[-1]
-    splits, vocab, encoded = final.data
+    splits, vocab, encoded = final.data.splits, final.data.vocab, final.data.encoded
     assert {word.word: list(word.tokens) for word in encoded} == {
         "bug": ["b", "ug"], "mug": [UNK, "ug"], "bum": ["b", "u", UNK], "hugs": ["hug", "s"],
     }
@@ -95,7 +95,7 @@ def test_bpe_new_words_as_in_the_course_and_as_hf_encodes_them() -> None:
 def test_more_merges_than_the_words_allow_stops_at_the_last_one() -> None:
     lesson = lessons.bpe_lesson(CLASSIC_WORD_COUNTS, n_merges=99)
     assert len(merges_of(lesson)) == 7  # every word is one token after seven merges
-    assert all(len(split.symbols) == 1 for split in lesson.steps[-1].data[0])
+    assert all(len(split.symbols) == 1 for split in lesson.steps[-1].data.splits)
 
 
 # --------------------------------------------------------------------------- predict the next merge
@@ -131,7 +131,7 @@ def test_a_tie_is_explained_by_the_documented_tie_break() -> None:
 
 def test_wordpiece_lesson_scores_and_a_rare_pair_beating_a_frequent_one() -> None:
     lesson = lessons.wordpiece_lesson(CLASSIC_WORD_COUNTS, n_merges=5)
-    start = lesson.steps[0].data[0]
+    start = lesson.steps[0].data.splits
     assert [split.symbols for split in start] == [
         ("h", "##u", "##g"), ("p", "##u", "##g"), ("p", "##u", "##n"), ("b", "##u", "##n"), ("h", "##u", "##g", "##s"),
     ]
@@ -153,13 +153,13 @@ def test_wordpiece_vocab_is_the_course_loop_s() -> None:
     from tokviz.models.wordpiece.trainer import course_reference_vocab
 
     lesson = lessons.wordpiece_lesson(CLASSIC_WORD_COUNTS, n_merges=99)
-    _splits, vocab, _traces = lesson.steps[-1].data
+    vocab = lesson.steps[-1].data.vocab
     assert list(vocab) == course_reference_vocab(CLASSIC_WORD_COUNTS, 100, [UNK], tie_break="hf")
 
 
 def test_wordpiece_encoding_bum_is_one_unk_while_bpe_keeps_b_and_u() -> None:
     lesson = lessons.wordpiece_lesson(CLASSIC_WORD_COUNTS, n_merges=5, new_words=("bum", "hugs", "bugs", "pun"))
-    _splits, vocab, traces = lesson.steps[-1].data
+    vocab, traces = lesson.steps[-1].data.vocab, [(item.trace, item.bpe_tokens) for item in lesson.steps[-1].data.traces]
     got = {trace.word: ([token.value for token in trace.tokens], list(bpe)) for trace, bpe in traces}
     assert got == {
         "bum": ([UNK], ["b", "u", UNK]),
@@ -184,7 +184,8 @@ def test_unigram_seed_segmentations_of_pug_and_their_probabilities() -> None:
     seed = {row.piece: row.count for row in lesson.steps[0].data}
     assert sum(seed.values()) == 236
     assert seed["u"] == 36 and seed["ug"] == 20 and seed["pu"] == 17 and seed["pug"] == 5
-    word, rows = lesson.steps[1].data
+    assert lesson.steps[1].data.word == "pug"
+    rows = lesson.steps[1].data.rows
     got = {row.pieces: row.probability for row in rows}
     assert set(got) == {("pug",), ("p", "ug"), ("pu", "g"), ("p", "u", "g")}
     assert got[("p", "u", "g")] == pytest.approx(17 / 236 * 36 / 236 * 20 / 236)
@@ -199,7 +200,7 @@ def test_unigram_viterbi_table_builds_the_lattice_s_best_path() -> None:
     from tokviz.models.unigram.trainer import UnigramTrainer
 
     lesson = lessons.unigram_lesson(CLASSIC_WORD_COUNTS, vocab_size=12, viterbi_word="bugs")
-    word, cells = lesson.steps[2].data
+    word, cells = lesson.steps[2].data.word, lesson.steps[2].data.cells
     history = UnigramTrainer(vocab_size=12, method="course", special_tokens=[UNK], unk_token=UNK).train_from_word_counts(CLASSIC_WORD_COUNTS)
     best = [node.text for node in history.model_at(history.max_vocab_size).lattice("bugs").viterbi()]
     assert [cell.piece for cell in cells if cell.chosen] == best == ["b", "ugs"]
@@ -216,7 +217,8 @@ def test_unigram_loss_and_pruning_rounds_come_from_the_history() -> None:
 
     lesson = lessons.unigram_lesson(CLASSIC_WORD_COUNTS, vocab_size=12)
     history = UnigramTrainer(vocab_size=12, method="course", special_tokens=[UNK], unk_token=UNK).train_from_word_counts(CLASSIC_WORD_COUNTS)
-    rows, loss = next(step.data for step in lesson.steps if step.kind == "loss")
+    loss_data = next(step.data for step in lesson.steps if step.kind == "loss")
+    rows, loss = loss_data.rows, loss_data.loss
     assert [(row.word, row.segmentation) for row in rows] == [("hug", ("hug",)), ("pug", ("pug",)), ("pun", ("pun",)), ("bun", ("bun",)), ("hugs", ("hugs",))]
     # The course's loss starts every word at a cost of 1; ours is the plain -log P.
     assert loss + sum(CLASSIC_WORD_COUNTS.values()) == pytest.approx(history.initial_loss)
@@ -227,16 +229,16 @@ def test_unigram_loss_and_pruning_rounds_come_from_the_history() -> None:
     assert [piece for view in prunes for piece, _, removed in view.candidates if removed] == ["ug", "pu", "un", "hu", "ugs", "gs", "bu", "pug"]
     assert dict(prunes[0].reasons)["ug"] == "no word's best cut uses 'ug': removing it raises the loss by 0.00"
     assert dict(prunes[-1].reasons)["pug"] == "the loss rises by only 11.35: 'pug': ['pug'] → ['p', 'u', 'g']"
-    pieces, encoded = lesson.steps[-1].data
+    pieces, encoded = lesson.steps[-1].data.pieces, lesson.steps[-1].data.encoded
     assert [piece for piece, _ in pieces] == [piece for piece, _ in history.final_pieces if piece != UNK]
     assert {word.word: word.tokens for word in encoded}["pug"] == ("p", "u", "g")
 
 
 def test_unigram_lesson_on_an_edited_table_picks_a_word_it_can_cut() -> None:
     lesson = lessons.unigram_lesson({"low": 5, "lower": 2, "newest": 6, "widest": 3}, vocab_size=16)
-    word, rows = lesson.steps[1].data
+    word, rows = lesson.steps[1].data.word, lesson.steps[1].data.rows
     assert word == "newest" and len(rows) == 2 ** 5  # a cut or not between each pair of letters
-    assert lesson.steps[2].data[0] == "newest"
+    assert lesson.steps[2].data.word == "newest"
     assert "'pug'" not in lesson.steps[1].title
 
 
@@ -245,14 +247,14 @@ def test_unigram_lesson_on_an_edited_table_picks_a_word_it_can_cut() -> None:
 
 def test_byte_level_lesson_counts_bytes_and_maps_them_like_hf() -> None:
     lesson = lessons.byte_level_lesson("a가 짧")
-    text, rows, n_bytes = lesson.steps[0].data
+    rows, n_bytes = lesson.steps[0].data.rows, lesson.steps[0].data.n_bytes
     assert (len(rows), n_bytes) == (4, 8)
     assert [row.utf8 for row in rows] == [(0x61,), (0xEA, 0xB0, 0x80), (0x20,), (0xEC, 0xA7, 0xA7)]
     assert lesson.steps[0].title == "4 characters, 8 bytes"
-    _text, symbols, byte_rows = lesson.steps[1].data
+    symbols, byte_rows = lesson.steps[1].data.symbols, lesson.steps[1].data.byte_rows
     assert symbols == "aê°ĢĠì§§"
     assert dict(byte_rows)[0x20] == "Ġ"
-    _text, pieces = lesson.steps[2].data
+    pieces = lesson.steps[2].data.pieces
     from tokenizers import pre_tokenizers
 
     assert list(pieces) == pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True).pre_tokenize_str("a가 짧")
@@ -260,7 +262,8 @@ def test_byte_level_lesson_counts_bytes_and_maps_them_like_hf() -> None:
 
 
 def test_byte_level_never_needs_an_unknown_token() -> None:
-    sample, encoding, char_tokens, decoded = lessons.byte_level_lesson("a가 짧 🤗").steps[3].data
+    no_unk = lessons.byte_level_lesson("a가 짧 🤗").steps[3].data
+    sample, encoding, char_tokens, decoded = no_unk.sample, no_unk.encoding, no_unk.char_tokens, no_unk.decoded
     assert sample == "a가 짧 🤗 mug"
     assert decoded == sample
     assert UNK not in encoding.tokens and "<unk>" not in encoding.tokens
@@ -336,7 +339,7 @@ def test_any_table_gives_merges_consistent_with_the_trainer(word_counts: dict[st
     assert merges_of(lesson) == history.merge_pairs()
     for step in lesson.steps[1:-1]:
         assert step.data.pairs[0].winner and step.data.pairs[0].count == step.data.count
-    final_splits = lesson.steps[-1].data[0]
+    final_splits = lesson.steps[-1].data.splits
     model = history.model
     for split in final_splits:
         assert split.symbols == tuple(token.value for token in model.tokenize(split.word))
@@ -350,7 +353,7 @@ def test_any_table_gives_wordpiece_and_unigram_lessons(word_counts: dict[str, in
         assert step.data.pairs[0].winner and math.isclose(step.data.pairs[0].score, step.data.score)
     unigram = lessons.unigram_lesson(word_counts, vocab_size=12, word=next(iter(word_counts)))
     assert unigram.steps[-1].kind == "unigram_final"
-    _word, rows = unigram.steps[1].data
+    rows = unigram.steps[1].data.rows
     assert sum(row.share for row in rows) == pytest.approx(1.0)
 
 

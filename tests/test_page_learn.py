@@ -33,7 +33,10 @@ def frame_with(app: AppTest, column: str):
 
 
 def step_title(app: AppTest) -> str:
-    return app.subheader[0].value
+    """The step's heading as the reader sees it (the page escapes Markdown: the title quotes the user's words)."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", app.subheader[0].value)
 
 
 EXPECTED_TITLES = {

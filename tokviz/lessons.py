@@ -393,7 +393,7 @@ def bpe_lesson(word_counts: Mapping[str, int], n_merges: int = 3, new_words: Ite
             f"The vocabulary starts as the special token {UNK} plus every character of the corpus ({len(history.alphabet)}). "
             "BPE will glue frequent neighbours together, one pair per step.",
             "splits",
-            (start, history.vocab[: history.initial_vocab_size]),
+            SplitsData(start, tuple(history.vocab[: history.initial_vocab_size])),
         ),
         *(_merge_step(view) for view in views),
     ]
@@ -411,7 +411,7 @@ def bpe_lesson(word_counts: Mapping[str, int], n_merges: int = 3, new_words: Ite
             f"Known characters are merged with the learned rules, in order. A character the corpus never had becomes "
             f"{UNK}{example}.",
             "encode",
-            (_final_splits(views, words, initial), history.vocab[: model.get_vocab_size()], encoded),
+            EncodeData(tuple(_final_splits(views, words, initial)), tuple(history.vocab[: model.get_vocab_size()]), encoded),
         )
     )
     return Lesson("bpe", "BPE, merge by merge", tuple(steps))
@@ -439,7 +439,7 @@ def wordpiece_lesson(word_counts: Mapping[str, int], n_merges: int = 5, new_word
             "A word's first character stands alone; every later character carries ## (it continues a word). "
             "So a 'u' inside a word is '##u', a different token from a word-initial 'u'.",
             "splits",
-            (start, history.vocab[: history.initial_vocab_size]),
+            SplitsData(start, tuple(history.vocab[: history.initial_vocab_size])),
         ),
         *(_merge_step(view) for view in views),
     ]
@@ -453,14 +453,14 @@ def wordpiece_lesson(word_counts: Mapping[str, int], n_merges: int = 5, new_word
             continue
         trace = model.trace(word)
         bpe_tokens = tuple(token.value for token in bpe.tokenize(word))
-        traces.append((trace, bpe_tokens))
+        traces.append(TracedWord(trace, bpe_tokens))
     steps.append(
         LessonStep(
             "Encoding: greedy longest match",
             "WordPiece does not replay merges: it takes the longest vocabulary entry that starts the word, then the longest "
             f"'##' entry that continues it. If nothing matches, the WHOLE word becomes {UNK}.",
             "wordpiece_encode",
-            (_final_splits(views, words, initial), tuple(model.get_vocab()), tuple(traces)),
+            WordPieceEncodeData(tuple(_final_splits(views, words, initial)), tuple(model.get_vocab()), tuple(traces)),
         )
     )
     return Lesson("wordpiece", "WordPiece: scores, not counts", tuple(steps))
@@ -589,14 +589,14 @@ def unigram_lesson(word_counts: Mapping[str, int], vocab_size: int = 12, word: s
             "A segmentation's probability is the product of its pieces' probabilities (pieces are independent: a UNIgram model). "
             "The tokenizer keeps the most probable one.",
             "segmentations",
-            (word, _segmentations(seed_model, word)),
+            SegmentationsData(word, tuple(_segmentations(seed_model, word))),
         ),
         LessonStep(
             f"Viterbi: the best cut of {viterbi_word!r} without trying them all",
             "Left to right, keep only the best score for reaching each position: best[end] = max over pieces ending there of "
             "best[start] + log P(piece). Rows in bold build the winning path.",
             "viterbi",
-            (viterbi_word, _viterbi_cells(seed_model, viterbi_word)),
+            ViterbiData(viterbi_word, tuple(_viterbi_cells(seed_model, viterbi_word))),
         ),
     ]
     seed_costs = {piece: -score for piece, score in history.snapshots[0].pieces} if history.snapshots else {}
@@ -611,7 +611,7 @@ def unigram_lesson(word_counts: Mapping[str, int], vocab_size: int = 12, word: s
             f"loss = Σ count(word) × −log P(best cut of the word) = {loss:.2f}. Pruning removes the pieces whose removal raises "
             "this loss the least.",
             "loss",
-            (tuple(loss_rows), loss),
+            LossData(tuple(loss_rows), loss),
         )
     )
     for prune_round, snapshot in zip(history.prune_rounds, history.snapshots):
@@ -637,7 +637,7 @@ def unigram_lesson(word_counts: Mapping[str, int], vocab_size: int = 12, word: s
             f"The final vocabulary ({final.get_vocab_size()} tokens) and how words are cut",
             f"Training stopped: {history.stop_reason}. Probabilities are recomputed from the seed counts of the pieces that survived.",
             "unigram_final",
-            (tuple((piece, math.exp(score)) for piece, score in history.final_pieces if piece != UNK), encoded),
+            UnigramFinalData(tuple((piece, math.exp(score)) for piece, score in history.final_pieces if piece != UNK), encoded),
         )
     )
     return Lesson("unigram", "Unigram: start big, prune", tuple(steps))
@@ -701,28 +701,28 @@ def byte_level_lesson(text: str = "a가 짧", word_counts: Mapping[str, int] = C
             "Computers store text as UTF-8 bytes: ASCII letters and the space take 1 byte, accented letters 2, most "
             "Asian characters (a Korean syllable) 3, emoji 4. Byte-level BPE starts from these bytes, not from characters.",
             "bytes",
-            (text, rows, n_bytes),
+            BytesData(text, tuple(rows), n_bytes),
         ),
         LessonStep(
             "Each byte gets a printable stand-in",
             "Bytes such as the space (0x20) or control codes do not print, so GPT-2 maps every one of the 256 bytes to a "
             "visible character: printable ones stay, the others shift to U+0100 and up. The space becomes 'Ġ'.",
             "byte_map",
-            (text, byte_level.text_to_symbols(text), byte_rows),
+            ByteMapData(text, byte_level.text_to_symbols(text), tuple(byte_rows)),
         ),
         LessonStep(
             "The pre-tokenizer: words of byte symbols",
             "GPT-2's ByteLevel pre-tokenizer splits before spaces and spells each word in byte symbols; offsets still point "
             "at the original characters.",
             "byte_pieces",
-            (text, pieces),
+            BytePiecesData(text, tuple(pieces)),
         ),
         LessonStep(
             "No unknown token, ever",
             "The base vocabulary holds all 256 bytes, so any text (any script, emoji, typos) can be spelled, at worst one "
             f"byte per token. A character-level BPE trained on the same words turns unseen characters into {UNK}.",
             "no_unk",
-            (sample, encoding, char_tokens, tokenizer.decode(encoding.ids)),
+            NoUnkData(sample, encoding, char_tokens, tokenizer.decode(encoding.ids)),
         ),
     )
     return Lesson("byte_level", "Byte-level BPE", steps)
@@ -740,6 +740,121 @@ class PipelineView:
     normalized: str
     pieces: tuple[tuple[str, tuple[int, int]], ...]  # (piece, offsets into the ORIGINAL text)
     byte_level: bool = False  # pieces are spelled in GPT-2's byte symbols
+
+# --------------------------------------------------------------------------- step payloads
+# Each step's ``data`` is one of these records (or MergeView, PruneView, PipelineView, a tuple of
+# PieceRow for the seed): the Learn page reads fields by name, never tuples by position.
+
+
+@dataclass(frozen=True, slots=True)
+class SplitsData:
+    """The training words as currently split, and the vocabulary so far."""
+
+    splits: tuple[WordSplit, ...]
+    vocab: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EncodeData:
+    """BPE's last step: the final splits, the vocabulary, and new words encoded with the merges."""
+
+    splits: tuple[WordSplit, ...]
+    vocab: tuple[str, ...]
+    encoded: tuple[EncodedWord, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TracedWord:
+    """A new word's WordPiece trace (greedy longest match) beside its BPE tokens."""
+
+    trace: Any
+    bpe_tokens: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WordPieceEncodeData:
+    """WordPiece's last step: the final splits, the vocabulary, and each new word's trace."""
+
+    splits: tuple[WordSplit, ...]
+    vocab: tuple[str, ...]
+    traces: tuple[TracedWord, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentationsData:
+    """Every cut of one word with its probability (Segmentation records, most probable first)."""
+
+    word: str
+    rows: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ViterbiData:
+    """Viterbi's table for one word (ViterbiCell records)."""
+
+    word: str
+    cells: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LossData:
+    """Each word's best cut and cost (LossRow records) and the corpus loss."""
+
+    rows: tuple[Any, ...]
+    loss: float
+
+
+@dataclass(frozen=True, slots=True)
+class UnigramFinalData:
+    """The final pieces with their probabilities, and words cut by the final model."""
+
+    pieces: tuple[tuple[str, float], ...]
+    encoded: tuple[EncodedWord, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BytesData:
+    """A text's characters with their UTF-8 bytes (CharBytes records) and the byte count."""
+
+    text: str
+    rows: tuple[Any, ...]
+    n_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class ByteMapData:
+    """The text in GPT-2's byte symbols, and each byte's stand-in."""
+
+    text: str
+    symbols: str
+    byte_rows: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BytePiecesData:
+    """The ByteLevel pre-tokenizer's words of byte symbols, with offsets into the text."""
+
+    text: str
+    pieces: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NoUnkData:
+    """A byte-level encoding of a sample with unseen characters, and what character BPE makes of it."""
+
+    sample: str
+    encoding: Any
+    char_tokens: tuple[str, ...]
+    decoded: str
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineCompareData:
+    """One sentence and each preset's normalize-then-pre-tokenize view of it (PipelineView records)."""
+
+    sentence: str
+    views: tuple[Any, ...]
+
 
 
 def pipeline_view(name: str, config: Any, sentence: str) -> PipelineView:
@@ -795,7 +910,7 @@ def normalization_lesson(sentence: str = DEFAULT_SENTENCE) -> Lesson:
             "Offsets always point back at the original sentence, whatever the normalizer changed: that is how a tool can "
             "highlight the user's own characters.",
             "pipeline_compare",
-            (sentence, views),
+            PipelineCompareData(sentence, tuple(views)),
         )
     )
     return Lesson("normalization", "Normalization and pre-tokenization", tuple(steps))

@@ -97,7 +97,7 @@ def learn_step_view(step: Any, predict: bool, step_key: str) -> None:
 def _splits_view(data: Any, hidden: bool, step_key: str) -> None:
     from tokviz.lessons import splits_frame
 
-    splits, vocab = data
+    splits, vocab = data.splits, data.vocab
     left, right = st.columns([3, 2])
     left.dataframe(splits_frame(splits), hide_index=True, width="stretch")
     right.markdown("**Vocabulary**")
@@ -144,7 +144,7 @@ def _reveal_merge(view: Any, step_key: str) -> None:
 def _encode_view(data: Any, hidden: bool, step_key: str) -> None:
     from tokviz.lessons import encoded_frame, splits_frame
 
-    splits, vocab, encoded = data
+    splits, vocab, encoded = data.splits, data.vocab, data.encoded
     left, right = st.columns([1, 1])
     left.markdown("**The training words now**")
     left.dataframe(splits_frame(splits), hide_index=True, width="stretch")
@@ -158,25 +158,26 @@ def _wordpiece_encode_view(data: Any, hidden: bool, step_key: str) -> None:
 
     from tokviz.viz import tables
 
-    _splits, vocab, traces = data
+    vocab, traces = data.vocab, data.traces
     left, right = st.columns([1, 1])
     left.text_input("New words to tokenize (separated by spaces)", key="learn_new_words_wordpiece", max_chars=120)
     frame = pd.DataFrame(
-        [(trace.word, str([token.value for token in trace.tokens]), str(list(bpe))) for trace, bpe in traces],
+        [(item.trace.word, str([token.value for token in item.trace.tokens]), str(list(item.bpe_tokens))) for item in traces],
         columns=["word", "WordPiece", "BPE (3 merges)"],
     )
     left.dataframe(frame, hide_index=True, width="stretch")
     left.code("  ".join(vocab), language=None, wrap_lines=True)
     with right:
-        words = [trace.word for trace, _ in traces]
+        words = [item.trace.word for item in traces]
         if not words:
             st.info("Type a word on the left to trace its search.")
             return
         word = st.selectbox("Trace the search for", words, key="learn_trace_word")
-        trace = next(trace for trace, _ in traces if trace.word == word)
+        traced = next(item for item in traces if item.trace.word == word)
+        trace = traced.trace
         st.dataframe(tables.wordpiece_trace_table(trace), hide_index=True, width="stretch", height=_rows_height(4, 200))
         if trace.unk_reason:
-            bpe = dict((t.word, b) for t, b in traces)[word]
+            bpe = traced.bpe_tokens
             st.warning(md_escape(f"{trace.unk_reason}. BPE only replaces the unknown character: {list(bpe)}."))
 
 
@@ -190,7 +191,7 @@ def _seed_view(rows: Any, hidden: bool, step_key: str) -> None:
 def _segmentations_view(data: Any, hidden: bool, step_key: str) -> None:
     import pandas as pd
 
-    word, rows = data
+    rows = data.rows
     if len(rows) > 10:
         st.caption(f"The 10 most probable of {len(rows)} cuts.")
         rows = rows[:10]
@@ -205,7 +206,7 @@ def _segmentations_view(data: Any, hidden: bool, step_key: str) -> None:
 def _viterbi_view(data: Any, hidden: bool, step_key: str) -> None:
     import pandas as pd
 
-    word, cells = data
+    cells = data.cells
     frame = pd.DataFrame(
         [(cell.end, f"{cell.piece} ({cell.start}→{cell.end})", round(cell.piece_log_prob, 3), round(cell.total, 3)) for cell in cells],
         columns=["position", "piece ending here", "log P(piece)", "best[start] + log P"],
@@ -217,7 +218,7 @@ def _viterbi_view(data: Any, hidden: bool, step_key: str) -> None:
 def _loss_view(data: Any, hidden: bool, step_key: str) -> None:
     import pandas as pd
 
-    rows, loss = data
+    rows, loss = data.rows, data.loss
     frame = pd.DataFrame(
         [(row.word, row.count, str(list(row.segmentation)), round(row.cost, 3), round(row.count * row.cost, 2)) for row in rows],
         columns=["word", "count", "best cut", "−log P(cut)", "count × −log P"],
@@ -245,7 +246,7 @@ def _unigram_final_view(data: Any, hidden: bool, step_key: str) -> None:
 
     from tokviz.lessons import encoded_frame
 
-    pieces, encoded = data
+    pieces, encoded = data.pieces, data.encoded
     left, right = st.columns([1, 1])
     frame = pd.DataFrame([(piece, p) for piece, p in pieces], columns=["piece", "P(piece)"])
     left.dataframe(_highlight_rows(frame), hide_index=True, width="stretch", height=_rows_height(len(frame), 390))
@@ -255,7 +256,7 @@ def _unigram_final_view(data: Any, hidden: bool, step_key: str) -> None:
 def _bytes_view(data: Any, hidden: bool, step_key: str) -> None:
     import pandas as pd
 
-    text, rows, n_bytes = data
+    rows, n_bytes = data.rows, data.n_bytes
     frame = pd.DataFrame(
         [(repr(row.char), row.code_point, " ".join(f"{b:02X}" for b in row.utf8), len(row.utf8)) for row in rows],
         columns=["character", "code point", "UTF-8 bytes", "bytes"],
@@ -269,7 +270,7 @@ def _bytes_view(data: Any, hidden: bool, step_key: str) -> None:
 def _byte_map_view(data: Any, hidden: bool, step_key: str) -> None:
     import pandas as pd
 
-    text, symbols, byte_rows = data
+    symbols, byte_rows = data.symbols, data.byte_rows
     left, right = st.columns([1, 1])
     left.markdown("**The text as byte symbols**")
     left.code(symbols, language=None)
@@ -281,7 +282,7 @@ def _byte_pieces_view(data: Any, hidden: bool, step_key: str) -> None:
 
     from tokviz.viz.spans import readable_byte_level
 
-    text, pieces = data
+    text, pieces = data.text, data.pieces
     frame = pd.DataFrame(
         [(piece, readable_byte_level(piece), str(offsets), repr(text[offsets[0]:offsets[1]])) for piece, offsets in pieces],
         columns=["pre-token (byte symbols)", "readable", "offsets", "original text"],
@@ -292,7 +293,7 @@ def _byte_pieces_view(data: Any, hidden: bool, step_key: str) -> None:
 def _no_unk_view(data: Any, hidden: bool, step_key: str) -> None:
     from tokviz.viz.spans import render_token_spans, spans_from_encoding
 
-    sample, encoding, char_tokens, decoded = data
+    sample, encoding, char_tokens, decoded = data.sample, data.encoding, data.char_tokens, data.decoded
     st.markdown("**Byte-level BPE** (trained on the lesson's words)")
     st.html(render_token_spans(sample, spans_from_encoding(encoding), byte_level=True).html)
     st.caption(md_escape(f"{len(encoding.ids)} tokens, decoded back: {decoded!r}"))
@@ -324,7 +325,7 @@ def _pipeline_view(view: Any, hidden: bool, step_key: str) -> None:
 
 
 def _pipeline_compare_view(data: Any, hidden: bool, step_key: str) -> None:
-    sentence, views = data
+    sentence, views = data.sentence, data.views
     for view in views:
         st.markdown(f"**{view.name}** · {len(view.pieces)} pre-tokens")
         st.html(_pipeline_spans(sentence, view.pieces, view.byte_level))
