@@ -94,7 +94,9 @@ def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+             # The server under test runs the code it started with: an edit made while tests run is not hot-reloaded into it.
+             "--server.fileWatcherType", "none"],
             cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}"
