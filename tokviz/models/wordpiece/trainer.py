@@ -12,7 +12,7 @@ character but a word's first is written with the ``##`` continuation prefix:
     freq: h 15, ##u 15, ##g 15, ##s 5;  pairs: (h,##u) 15, (##u,##g) 15, (##g,##s) 5
     scores: (h,##u) 15/225, (##u,##g) 15/225, (##g,##s) 5/75 = 1/15 each: a 3-way tie
 
->>> trainer = WordPieceTrainer(vocab_size=6, show_progress=False, tie_break="first_seen")
+>>> trainer = WordPieceTrainer(vocab_size=6, show_progress=False, tie_break="first_seen", scoring="likelihood")
 >>> history = trainer.train_from_word_counts({"hug": 10, "hugs": 5})
 >>> [(step.left, step.right, step.token) for step in history.merges]
 [('h', '##u', 'hu'), ('hu', '##g', 'hug')]
@@ -21,11 +21,12 @@ character but a word's first is written with the ``##`` continuation prefix:
 
 (after the first merge, (hu, ##g) and (##g, ##s) still tie at 1/15: "hug" is met first).
 
-- ``scoring="likelihood"`` (default): the course's algorithm above, with its alphabet
-  (each word's first character plain, the others ``##``-prefixed, sorted).
-- ``scoring="frequency"``: what HF's ``WordPieceTrainer`` actually does: train BPE with
-  ``continuing_subword_prefix="##"`` (pair counts, not scores; the alphabet is every
-  character plain, plus the ``##`` forms the words need) and read the vocab as WordPiece.
+- ``scoring="frequency"`` (default, as HF's ``WordPieceTrainer``, so a script moved from HF
+  trains the same vocabulary): train BPE with ``continuing_subword_prefix="##"`` (pair
+  counts, not scores; the alphabet is every character plain, plus the ``##`` forms the
+  words need) and read the vocab as WordPiece.
+- ``scoring="likelihood"``: the course's algorithm above, with its alphabet (each word's
+  first character plain, the others ``##``-prefixed, sorted). Ask for it explicitly.
 
 Tie-breaking (equal scores): ``tie_break="hf"`` takes the smallest ``(left id, right id)``,
 ids being the special tokens, then the alphabet (likelihood: sorted as strings; frequency:
@@ -430,7 +431,7 @@ class WordPieceTrainer(MergeTrainerOptions):
         end_of_word_suffix: str | None = None,
         max_token_length: int | None = None,
         tie_break: str = "hf",
-        scoring: str = "likelihood",
+        scoring: str = "frequency",
     ) -> None:
         super().__init__(
             vocab_size, min_frequency, show_progress, special_tokens, limit_alphabet, initial_alphabet,
