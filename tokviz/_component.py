@@ -45,8 +45,13 @@ def _debug_value(key: str | None, value: Any) -> str:
                     for name, item in inner.items()
                 )
                 return f"{variant}({fields})"
-            if variant in ("String", "Regex"):
-                return f"{variant}({_debug_value(None, inner)})"
+            if variant in ("String", "Regex") and isinstance(inner, str):
+                return f'{variant}("{inner}")'  # HF prints the pattern as written
+        if key == "special_tokens":  # TemplateProcessing's map: {"[CLS]":SpecialToken(id=..., ids=[1], ...)}
+            return "{" + ", ".join(
+                f"{json.dumps(k, ensure_ascii=False)}:" + (f"SpecialToken({', '.join(f'{n}={_debug_value(n, x)}' for n, x in v.items())})" if isinstance(v, dict) else _debug_value(None, v))
+                for k, v in value.items()
+            ) + "}"
         return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_debug_value(k, v)}" for k, v in value.items()) + "}"
     if isinstance(value, str):
         return value if key in _ENUM_KEYS else json.dumps(value, ensure_ascii=False)
@@ -190,7 +195,21 @@ def _is_set(component: Any, name: str) -> bool:
 
 class JsonComponent(StatefulComponent):
     """A plain-class component (decoders, post-processors): equal when it would serialize the
-    same; every public attribute set after construction bumps the mutation counter."""
+    same. A public attribute set after construction goes through the class's check for it
+    (``_CHECKS[name](value) -> value``, raising HF's exception type) and bumps the counter.
+
+    >>> class Suffix(JsonComponent):
+    ...     _CHECKS = {"suffix": lambda value: check_str("Suffix", "suffix", value)}
+    ...     def __init__(self):
+    ...         self.suffix = "</w>"
+    >>> component = Suffix()
+    >>> component.suffix = 3
+    Traceback (most recent call last):
+    ...
+    TypeError: Suffix suffix must be a string, got int 3.
+    """
+
+    _CHECKS: dict[str, Callable[[Any], Any]] = {}
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
@@ -199,5 +218,30 @@ class JsonComponent(StatefulComponent):
 
     def __setattr__(self, name: str, value: Any) -> None:
         if not name.startswith("_") and name in self.__dict__:
+            check = type(self)._CHECKS.get(name)
+            if check is not None:
+                value = check(value)
             _mutation.bump()
         object.__setattr__(self, name, value)
+
+
+def check_str(owner: str, name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{owner} {name} must be a string, got {type(value).__name__} {value!r:.60}.")
+    return value
+
+
+def check_bool(owner: str, name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{owner} {name} must be True or False, got {type(value).__name__} {value!r:.60}.")
+    return value
+
+
+def check_token_id_pair(owner: str, name: str, value: Any) -> tuple[str, int]:
+    """``("[SEP]", 102)``: a token and its id (HF's ``TypeError`` otherwise)."""
+    if (
+        not isinstance(value, (tuple, list)) or len(value) != 2 or not isinstance(value[0], str)
+        or isinstance(value[1], bool) or not isinstance(value[1], int)
+    ):
+        raise TypeError(f"{owner} {name} must be a (token, id) pair such as ('[SEP]', 102), got {value!r:.60}.")
+    return (value[0], value[1])

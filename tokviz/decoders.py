@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence as SequenceType
 
-from tokviz._component import JsonComponent
+from tokviz._component import JsonComponent, check_bool, check_str
 from tokviz.byte_level import UNICODE_TO_BYTES
 from tokviz.errors import SerializationError, TokvizError
 from tokviz.patterns import compile_pattern, match_spans
@@ -154,6 +154,8 @@ class WordPiece(Decoder):
     'hellos, you'
     """
 
+    _CHECKS = {"prefix": lambda v: check_str("WordPiece", "prefix", v), "cleanup": lambda v: check_bool("WordPiece", "cleanup", v)}
+
     def __init__(self, prefix: str = "##", cleanup: bool = True) -> None:
         self.prefix = str(prefix)
         self.cleanup = bool(cleanup)
@@ -178,6 +180,12 @@ class Metaspace(Decoder):
     >>> Metaspace().decode(["▁Hello", "▁world"])
     'Hello world'
     """
+
+    _CHECKS = {
+        "replacement": lambda v: _check_char("Metaspace", "replacement", v),
+        "prepend_scheme": lambda v: _check_scheme(v),
+        "split": lambda v: check_bool("Metaspace", "split", v),
+    }
 
     def __init__(self, replacement: str = "▁", prepend_scheme: str = "always", split: bool = True) -> None:
         if len(replacement) != 1:
@@ -217,6 +225,8 @@ class BPEDecoder(Decoder):
     >>> BPEDecoder().decode(["hel", "lo</w>", "you</w>"])
     'hello you'
     """
+
+    _CHECKS = {"suffix": lambda v: check_str("BPEDecoder", "suffix", v)}
 
     def __init__(self, suffix: str = "</w>") -> None:
         self.suffix = str(suffix)
@@ -286,6 +296,12 @@ class Strip(Decoder):
     'a b'
     """
 
+    _CHECKS = {
+        "content": lambda v: _check_char("Strip", "content", v),
+        "start": lambda v: _check_count("Strip", "start", v),
+        "stop": lambda v: _check_count("Strip", "stop", v),
+    }
+
     def __init__(self, content: str = " ", left: int = 0, right: int = 0) -> None:
         self.content = _check_char("Strip", "content", content)
         self.start = _check_count("Strip", "left", left)
@@ -338,6 +354,12 @@ class CTC(Decoder):
     'hi you'
     """
 
+    _CHECKS = {
+        "pad_token": lambda v: check_str("CTC", "pad_token", v),
+        "word_delimiter_token": lambda v: check_str("CTC", "word_delimiter_token", v),
+        "cleanup": lambda v: check_bool("CTC", "cleanup", v),
+    }
+
     def __init__(self, pad_token: str = "<pad>", word_delimiter_token: str = "|", cleanup: bool = True) -> None:
         self.pad_token = _check_str("CTC", "pad_token", pad_token)
         self.word_delimiter_token = _check_str("CTC", "word_delimiter_token", word_delimiter_token)
@@ -368,15 +390,13 @@ class CTC(Decoder):
         }
 
 
-def _check_str(owner: str, name: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{owner} {name} must be a string, got {type(value).__name__} {value!r}.")
-    return value
+_check_str = check_str
+_check_bool = check_bool
 
 
-def _check_bool(owner: str, name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{owner} {name} must be True or False, got {type(value).__name__} {value!r}.")
+def _check_scheme(value: Any) -> str:
+    if value not in ("always", "first", "never"):
+        raise ValueError(f"{value!r} is an unknown variant for the Metaspace prepend_scheme, should be one of ['first', 'never', 'always'].")
     return value
 
 
