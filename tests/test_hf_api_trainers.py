@@ -99,14 +99,14 @@ def test_models_models_is_hfs_compiled_submodule_name():
 
 @pytest.mark.parametrize("name", ["BpeTrainer", "WordPieceTrainer", "UnigramTrainer", "WordLevelTrainer"])
 def test_special_tokens_read_back_as_added_tokens_as_hf(name):
-    given = ["<s>", AddedToken("<mask>", lstrip=True, normalized=True), "<s>"]
+    given = ["<s>", AddedToken("<mask>", lstrip=True), "<s>"]
     ours = getattr(tokviz.trainers, name)(special_tokens=given).special_tokens
-    theirs = getattr(hf.trainers, name)(special_tokens=["<s>", hf.AddedToken("<mask>", lstrip=True, normalized=True)]).special_tokens
+    theirs = getattr(hf.trainers, name)(special_tokens=["<s>", hf.AddedToken("<mask>", lstrip=True)]).special_tokens
     fields = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
     assert [tuple(getattr(t, f) for f in fields) for t in ours] == [tuple(getattr(t, f) for f in fields) for t in theirs]
     assert [tuple(getattr(t, f) for f in fields) for t in ours] == [
         ("<s>", False, False, False, False, True),
-        ("<mask>", False, True, False, True, True),
+        ("<mask>", False, True, False, False, True),
     ]
     assert all(isinstance(token, AddedToken) for token in ours)
 
@@ -203,3 +203,19 @@ def test_tokviz_options_survive_pickling_and_copies_are_independent():
         duplicate.special_tokens = ["x"]
         assert (trainer.vocab_size, trainer.special_tokens) == (50, [])
     assert "scoring" not in json.loads(tokviz.trainers.WordPieceTrainer().__getstate__())["WordPieceTrainer"]
+
+
+def test_check_model_names_the_mistake_before_any_counting():
+    with pytest.raises(Exception, match="UnigramTrainer can only train a Unigram; this tokenizer's model is a BPE"):
+        tokviz.trainers.UnigramTrainer().check_model(tokviz.models.BPE())
+    tokviz.trainers.WordPieceTrainer().check_model(tokviz.models.WordPiece())  # its own model: no error
+
+
+def test_special_tokens_equal_hfs_literal_added_tokens():
+    trainer = tokviz.trainers.WordPieceTrainer(special_tokens=["1", AddedToken("2", lstrip=True)])
+    assert trainer.special_tokens == [AddedToken("1", special=True), AddedToken("2", lstrip=True, normalized=False, special=True)]
+    trainer.special_tokens = []
+    assert trainer.special_tokens == []
+    trainer.limit_alphabet = None
+    trainer.continuing_subword_prefix = None
+    assert (trainer.limit_alphabet, trainer.continuing_subword_prefix) == (None, None)

@@ -121,9 +121,13 @@ def special_added_tokens(tokens: Any) -> tuple[Any, ...]:
         if isinstance(token, str):
             added = AddedToken(token, special=True)
         elif isinstance(token, AddedToken):
+            # HF resolves an unset ``normalized`` as ``not special`` once the trainer marks the
+            # token special. tokviz's AddedToken resolves it at construction, so a non-special
+            # token with normalized=True is read as "unset" (an explicit True is then lost).
+            normalized = token.normalized if token.special else False
             added = AddedToken(
                 token.content, single_word=token.single_word, lstrip=token.lstrip, rstrip=token.rstrip,
-                normalized=token.normalized, special=True,
+                normalized=normalized, special=True,
             )
         else:
             raise SpecialTokenTypeError(
@@ -162,6 +166,16 @@ class Trainer:
     _VALIDATORS: ClassVar[dict[str, Callable[[str, Any], Any]]] = {}
     #: Fields HF writes with a fixed value (a tokviz trainer has no progress bar style, no words).
     _HF_CONSTANTS: ClassVar[dict[str, Any]] = {}
+    #: The model class this trainer trains (its name, as HF's message names it).
+    MODEL_TYPE: ClassVar[str] = ""
+
+    def check_model(self, model: Any) -> None:
+        """Raise as HF does when asked to train another algorithm's model, e.g.
+        ``"UnigramTrainer can only train a Unigram"``. ``Tokenizer.train`` should call it
+        before counting words, so the mistake is named even for an empty corpus."""
+        from tokviz.models.bpe.trainer import check_trains
+
+        check_trains(model, self.MODEL_TYPE, type(self).__name__)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if not name.startswith("_"):

@@ -824,6 +824,8 @@ class BpeTrainer(MergeTrainerOptions):
     (300, ('<|endoftext|>',), 'hf')
     """
 
+    MODEL_TYPE = "BPE"
+
     def __init__(
         self,
         vocab_size: int = 30000,

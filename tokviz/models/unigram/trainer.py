@@ -287,6 +287,8 @@ class UnigramTrainer(Trainer):
     '▁hug'
     """
 
+    MODEL_TYPE = "Unigram"
+
     _HF_FIELDS = (
         "show_progress", "vocab_size", "n_sub_iterations", "shrinking_factor", "special_tokens", "initial_alphabet",
         "unk_token", "max_piece_length", "seed_size", "words",

@@ -96,6 +96,8 @@ class WordLevelTrainingHistory(TrainingHistory):
 class WordLevelTrainer(Trainer):
     """HF's ``trainers.WordLevelTrainer(vocab_size, min_frequency, show_progress, special_tokens)``."""
 
+    MODEL_TYPE = "WordLevel"
+
     _HF_FIELDS = ("min_frequency", "vocab_size", "show_progress", "special_tokens", "words")
     _HF_CONSTANTS = {"words": {}}
     _VALIDATORS = {

@@ -426,6 +426,8 @@ class WordPieceTrainer(MergeTrainerOptions):
     '##'
     """
 
+    MODEL_TYPE = "WordPiece"
+
     def __init__(
         self,
         vocab_size: int = 30000,
