@@ -281,3 +281,12 @@ def test_decode_stream_with_byte_fallback_pieces():
         tokenizer.decoder = lib.decoders.Sequence([lib.decoders.ByteFallback(), lib.decoders.Metaspace()])
         stream = lib.decoders.DecodeStream()
         assert [stream.step(tokenizer, id) for id in [3, 0, 1, 2, 4, 3]] == ["a", None, None, "叫", "b", " a"]
+
+
+def test_split_pattern_cannot_be_set_as_in_hf():
+    for lib in (tokviz, hf):
+        split = lib.pre_tokenizers.Split("a", "removed")
+        with pytest.raises(Exception, match="Cannot set pattern, please instantiate a new split pattern instead"):
+            split.pattern = "b"
+        split.invert = True
+        assert split.pre_tokenize_str("xay") == [("a", (1, 2))]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from tokviz import _mutation
 
@@ -157,15 +157,19 @@ class DataclassComponent(StatefulComponent):
 
     Setting a field after construction checks its type, re-runs ``__post_init__`` (which
     checks and derives what the constructor does; a refused value is rolled back) and bumps
-    the mutation counter.
+    the mutation counter. ``_READ_ONLY`` names the fields HF refuses to set, with its message.
     """
 
     __slots__ = ()
+    _READ_ONLY: ClassVar[dict[str, str]] = {}
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("_") or not _is_set(self, name):
             object.__setattr__(self, name, value)
             return
+        refusal = type(self)._READ_ONLY.get(name)
+        if refusal is not None:
+            raise Exception(refusal)  # HF's type for this refusal
         field = next((f for f in dataclasses.fields(self) if f.name == name), None)  # type: ignore[arg-type]
         if field is None:
             object.__setattr__(self, name, value)

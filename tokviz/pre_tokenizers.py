@@ -447,6 +447,8 @@ class Split(PreTokenizer):
     ['ab', 'c']
     """
 
+    _READ_ONLY: ClassVar[dict[str, str]] = {"pattern": "Cannot set pattern, please instantiate a new split pattern instead"}
+
     pattern: Union[str, Regex]
     behavior: str
     invert: bool = False
