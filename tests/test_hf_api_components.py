@@ -109,7 +109,7 @@ def test_construction_does_not_count_as_an_edit():
     [
         (lambda lib: lib.normalizers.BertNormalizer(), "lowercase", "x", TypeError, "BertNormalizer.lowercase must be True or False, got str 'x'"),
         (lambda lib: lib.normalizers.Strip(), "left", 1, TypeError, "Strip.left must be True or False, got int 1"),
-        (lambda lib: lib.pre_tokenizers.Metaspace(), "replacement", "ab", ValueError, "exactly one character, got 'ab'"),
+        (lambda lib: lib.pre_tokenizers.Metaspace(), "replacement", "ab", ValueError, "expected a string of length 1 \\(exactly one character\\), got 'ab'"),
         (lambda lib: lib.pre_tokenizers.Metaspace(), "prepend_scheme", "sometimes", ValueError, "one of always, first, never, got 'sometimes'"),
         (lambda lib: lib.pre_tokenizers.Split("-", "removed"), "behavior", "bad", ValueError, "Unknown split behavior 'bad'"),
         (lambda lib: lib.decoders.WordPiece(), "cleanup", "yes", TypeError, "WordPiece cleanup must be True or False, got str 'yes'"),

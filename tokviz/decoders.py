@@ -191,7 +191,7 @@ class Metaspace(Decoder):
         if len(replacement) != 1:
             from tokviz.errors import TokvizError
 
-            raise TokvizError(f"The Metaspace replacement must be a single character, not {replacement!r}.")
+            raise TokvizError(f"Metaspace replacement: expected a string of length 1 (exactly one character), got {replacement!r}.")
         if prepend_scheme not in ("always", "first", "never"):
             from tokviz.errors import TokvizError
 

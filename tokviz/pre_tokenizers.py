@@ -320,7 +320,7 @@ class Metaspace(PreTokenizer):
 
     def __post_init__(self) -> None:
         if not isinstance(self.replacement, str) or len(self.replacement) != 1:
-            raise PreTokenizerOptionError(f"Metaspace replacement must be exactly one character, got {self.replacement!r}.")
+            raise PreTokenizerOptionError(f"Metaspace replacement: expected a string of length 1 (exactly one character), got {self.replacement!r}.")
         if self.prepend_scheme not in PREPEND_SCHEMES:
             raise PreTokenizerOptionError(
                 f"Metaspace prepend_scheme must be one of {', '.join(PREPEND_SCHEMES)}, got {self.prepend_scheme!r}."
@@ -425,7 +425,7 @@ class CharDelimiterSplit(PreTokenizer):
 
     def __post_init__(self) -> None:
         if not isinstance(self.delimiter, str) or len(self.delimiter) != 1:
-            raise PreTokenizerOptionError(f"CharDelimiterSplit needs exactly one character, got {self.delimiter!r}.")
+            raise PreTokenizerOptionError(f"CharDelimiterSplit delimiter: expected a string of length 1 (exactly one character), got {self.delimiter!r}.")
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: piece.split(self.delimiter, "removed"))
