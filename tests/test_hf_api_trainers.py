@@ -219,3 +219,16 @@ def test_special_tokens_equal_hfs_literal_added_tokens():
     trainer.limit_alphabet = None
     trainer.continuing_subword_prefix = None
     assert (trainer.limit_alphabet, trainer.continuing_subword_prefix) == (None, None)
+
+
+def test_wordpiece_trainer_with_its_prefix_unset_trains_hfs_vocab():
+    vocabs = []
+    for lib in LIBRARIES.values():
+        tokenizer = lib.Tokenizer(lib.models.WordPiece(unk_token="[UNK]"))
+        tokenizer.pre_tokenizer = lib.pre_tokenizers.Whitespace()
+        trainer = lib.trainers.WordPieceTrainer(vocab_size=30, show_progress=False)
+        trainer.continuing_subword_prefix = None
+        assert trainer.continuing_subword_prefix is None
+        tokenizer.train_from_iterator(["hug hug hug pug pug"], trainer)
+        vocabs.append(sorted(tokenizer.get_vocab()))
+    assert vocabs[0] == vocabs[1] == ["g", "h", "hug", "p", "pug", "u", "ug"]

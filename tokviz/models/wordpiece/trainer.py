@@ -485,7 +485,7 @@ class WordPieceTrainer(MergeTrainerOptions):
         """
         started = time.perf_counter()
         word_counts = check_word_counts(word_counts)
-        prefix = self.continuing_subword_prefix
+        prefix = self.continuing_subword_prefix or ""  # None (settable, as in HF) trains without a prefix
         symbols = _Symbols.start(self.special_token_contents)
         chars = compute_alphabet(word_counts, self.initial_alphabet, self.limit_alphabet)
         if self.scoring == "frequency":
