@@ -70,9 +70,11 @@ def test_setstate_turns_a_component_into_the_stated_one():
         decoder.__setstate__(b'{"type":"Metaspace","replacement":"_","prepend_scheme":"always","split":true}')
 
 
-def test_a_manual_reload_from_the_state_as_hf_tests_it():
-    state = json.loads(decoders.ByteLevel().__getstate__())  # holds "type": HF ignores unknown keywords
-    assert isinstance(decoders.ByteLevel(**state), decoders.ByteLevel)
+@pytest.mark.parametrize("module", [pre_tokenizers, decoders, processors])
+def test_a_manual_reload_from_the_state_as_hf_tests_it(module):
+    original = module.ByteLevel(add_prefix_space=False)
+    state = json.loads(original.__getstate__())  # holds "type": HF's ByteLevel ignores unknown keywords
+    assert module.ByteLevel(**state) == original
 
 
 # --------------------------------------------------------------------------- mutability

@@ -253,7 +253,7 @@ def _word_symbols(word: str) -> str:
     return byte_level.text_to_symbols(word)
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(slots=True, repr=False, init=False)
 class ByteLevel(PreTokenizer):
     """GPT-2's pre-tokenizer: optional leading space, the GPT-2 regex, then every UTF-8
     byte mapped to a printable symbol (space -> 'Ġ'), so no text is ever unknown.
@@ -264,6 +264,12 @@ class ByteLevel(PreTokenizer):
     add_prefix_space: bool = True
     trim_offsets: bool = True
     use_regex: bool = True
+
+    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any) -> None:
+        # HF ignores other keywords, so ByteLevel(**json.loads(pre_tokenizer.__getstate__())) works.
+        self.add_prefix_space = add_prefix_space
+        self.trim_offsets = trim_offsets
+        self.use_regex = use_regex
 
     @staticmethod
     def alphabet() -> list[str]:

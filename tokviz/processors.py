@@ -262,7 +262,10 @@ class ByteLevel(PostProcessor):
         name: (lambda v, name=name: check_bool("ByteLevel", name, v)) for name in ("add_prefix_space", "trim_offsets", "use_regex")
     }
 
-    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
+    def __init__(
+        self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any
+    ) -> None:
+        # HF ignores other keywords, so ByteLevel(**json.loads(processor.__getstate__())) works.
         self.add_prefix_space = bool(add_prefix_space)
         self.trim_offsets = bool(trim_offsets)
         self.use_regex = bool(use_regex)
