@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from tokviz.errors import EmptyCorpusError, SpecialTokenError, VocabSizeError
+from tokviz.errors import EmptyCorpusError, VocabSizeError
 from tokviz.history import EmStep, ProgressCallback, PruneRound, TrainingHistory, WordCountSummary
 from tokviz.models.unigram import _em
 from tokviz.models.unigram.model import Unigram

@@ -23,14 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tokviz.errors import TokvizError
 from tokviz.history import ProgressCallback, TrainingHistory
 from tokviz.models.trainer import Trainer, check_bool, check_count
 from tokviz.models.bpe.trainer import (
-    check_vocab_size,
     check_word_counts,
     finish_history,
-    special_token_strings,
     with_model_options_of,
 )
 from tokviz.word_counts import summarize_word_counts
