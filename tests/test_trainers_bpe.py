@@ -277,7 +277,8 @@ def test_for_model_keeps_the_users_options_not_the_vocab():
     assert kept.model.unk_token == "<unk>"
     assert kept.model.continuing_subword_prefix is None  # the trainer's, as HF does
     assert kept.model_at(8).get_vocab() == history.model_at(8).get_vocab()
-    assert history.for_model(models.WordLevel({"a": 0}, unk_token="a")) is history
+    with pytest.raises(Exception, match="BpeTrainer can only train a BPE; this tokenizer's model is a WordLevel"):
+        history.for_model(models.WordLevel({"a": 0}, unk_token="a"))  # HF raises rather than swap the model
 
 
 small_word_counts = st.dictionaries(

@@ -292,8 +292,9 @@ def test_bad_input():
         UnigramTrainer(vocab_size=4, special_tokens=["<s>"]).train_from_word_counts({"hello": 2})
     with pytest.raises(VocabSizeError):
         UnigramTrainer(vocab_size=0)
+    assert UnigramTrainer(special_tokens=["<s>", "<s>"]).special_token_contents == ("<s>",)  # a repeat is kept once
     with pytest.raises(SpecialTokenError):
-        UnigramTrainer(special_tokens=["<s>", "<s>"])
+        UnigramTrainer(special_tokens=[""])
     with pytest.raises(ValueError, match="method"):
         UnigramTrainer(method="bpe")
 

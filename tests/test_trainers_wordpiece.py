@@ -29,7 +29,7 @@ def bert_counts(texts):
 
 
 def test_worked_example_scores():
-    history = WordPieceTrainer(vocab_size=6, show_progress=False).train_from_word_counts({"hug": 10, "hugs": 5})
+    history = WordPieceTrainer(vocab_size=6, scoring="likelihood", show_progress=False).train_from_word_counts({"hug": 10, "hugs": 5})
     first = history.merges[0]
     # ids: ##g 0, ##s 1, ##u 2, h 3. (h,##u), (##u,##g), (##g,##s) all score 1/15:
     # "hf" takes the smallest (left id, right id) = (0, 1).
@@ -39,7 +39,7 @@ def test_worked_example_scores():
 
 
 def test_course_golden_likelihood_first_seen(course_corpus):
-    trainer = trainers.WordPieceTrainer(vocab_size=70, special_tokens=BERT_SPECIALS, tie_break="first_seen")
+    trainer = trainers.WordPieceTrainer(vocab_size=70, special_tokens=BERT_SPECIALS, tie_break="first_seen", scoring="likelihood")
     history = trainer.train_from_word_counts(bert_counts(course_corpus))
     assert list(history.vocab[: len(BERT_SPECIALS)]) == BERT_SPECIALS
     assert list(history.vocab[-len(COURSE_WORDPIECE_70_TAIL) :]) == COURSE_WORDPIECE_70_TAIL
@@ -51,7 +51,7 @@ def test_course_golden_likelihood_first_seen(course_corpus):
 
 
 def test_course_corpus_hf_tie_break_differs(course_corpus):
-    history = WordPieceTrainer(vocab_size=70, special_tokens=BERT_SPECIALS, show_progress=False).train_from_word_counts(
+    history = WordPieceTrainer(vocab_size=70, special_tokens=BERT_SPECIALS, scoring="likelihood", show_progress=False).train_from_word_counts(
         bert_counts(course_corpus)
     )
     # ('a','##b') and ('##f','##u') both score 0.2; "hf" takes the smaller ids (##f < a).
@@ -61,7 +61,7 @@ def test_course_corpus_hf_tie_break_differs(course_corpus):
 @pytest.mark.parametrize("tie_break", ["first_seen", "hf"])
 def test_likelihood_matches_the_course_reference_loop(shared_corpus_lines, tie_break):
     counts = bert_counts(shared_corpus_lines[:150])
-    fast = WordPieceTrainer(vocab_size=1100, tie_break=tie_break, show_progress=False).train_from_word_counts(counts)
+    fast = WordPieceTrainer(vocab_size=1100, tie_break=tie_break, scoring="likelihood", show_progress=False).train_from_word_counts(counts)
     assert list(fast.vocab) == course_reference_vocab(counts, 1100, tie_break=tie_break)
 
 
@@ -139,8 +139,8 @@ def test_history_records(shared_history):
 
 def test_likelihood_score_is_count_over_product_of_frequencies(shared_corpus_lines):
     counts = bert_counts(shared_corpus_lines)
-    history = WordPieceTrainer(vocab_size=1, show_progress=False).train_from_word_counts(counts)
-    history = WordPieceTrainer(vocab_size=history.min_vocab_size + 1, show_progress=False).train_from_word_counts(counts)
+    history = WordPieceTrainer(vocab_size=1, scoring="likelihood", show_progress=False).train_from_word_counts(counts)
+    history = WordPieceTrainer(vocab_size=history.min_vocab_size + 1, scoring="likelihood", show_progress=False).train_from_word_counts(counts)
     token_freq: dict[str, int] = {}
     pair_count: dict[tuple[str, str], int] = {}
     for word, count in counts.items():
@@ -164,7 +164,7 @@ def test_empty_corpus_raises():
 
 
 def test_vocab_at_or_below_the_alphabet_trains_no_merge():
-    history = WordPieceTrainer(vocab_size=4, show_progress=False).train_from_word_counts({"hug": 10, "hugs": 5})
+    history = WordPieceTrainer(vocab_size=4, scoring="likelihood", show_progress=False).train_from_word_counts({"hug": 10, "hugs": 5})
     assert history.merges == ()
     assert history.vocab == ("##g", "##s", "##u", "h")
     assert history.stop_reason == (
@@ -179,6 +179,21 @@ def test_target_above_what_the_corpus_allows_stops_and_says_why(scoring):
     )
     assert history.vocab[-1] == "hugs"
     assert "no pair left to merge" in history.stop_reason and "below the target of 500" in history.stop_reason
+
+
+def test_default_scoring_is_hfs_frequency_and_the_course_likelihood_is_explicit(course_corpus):
+    counts = bert_counts(course_corpus)
+    default = WordPieceTrainer(vocab_size=80, show_progress=False)
+    assert default.scoring == hf_default_scoring() == "frequency"
+    explicit = WordPieceTrainer(vocab_size=80, scoring="frequency", show_progress=False)
+    assert set(default.train_from_word_counts(counts).vocab) == set(explicit.train_from_word_counts(counts).vocab)
+    expected = hf_wordpiece_vocab(course_corpus, vocab_size=80)  # ties follow HF's per-run hash order: replay it
+    assert default.train_from_word_counts(counts, prefixed_order=hash_ordered_forms(expected)).vocab_at() == expected
+
+
+def hf_default_scoring():
+    """HF's WordPieceTrainer is a BpeTrainer with a '##' prefix: it scores pairs by their count."""
+    return "frequency" if "bpe_trainer" in hf_trainers.WordPieceTrainer().__getstate__().decode() else "unknown"
 
 
 def test_bad_scoring_raises():
@@ -221,7 +236,7 @@ def test_tie_heavy_small_corpora_match_the_course_loop(word_counts, vocab_size, 
     expected = course_reference_vocab(word_counts, vocab_size, tie_break=tie_break)
     if len(set(expected)) < len(expected):
         return  # the course appends a token twice when two paths build it; we keep one id
-    history = WordPieceTrainer(vocab_size=vocab_size, tie_break=tie_break, show_progress=False).train_from_word_counts(
+    history = WordPieceTrainer(vocab_size=vocab_size, tie_break=tie_break, scoring="likelihood", show_progress=False).train_from_word_counts(
         word_counts
     )
     assert list(history.vocab) == expected

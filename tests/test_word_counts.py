@@ -96,3 +96,17 @@ def test_two_level_counting_gives_the_same_words_in_the_same_order(pre_tokenizer
     direct.pop("", None)
     counted = count_words(texts, pre_tokenizer=pre_tokenizer)
     assert list(counted.items()) == list(direct.items())
+
+
+def test_batches_of_strings_count_like_the_flat_texts():
+    flat = ["the cat sat", "the hat", "a cat"]
+    mixed = [flat[:2], iter(flat[2:])]  # the HF course's get_training_corpus() yields lists
+    assert count_words(mixed, pre_tokenizer=pre_tokenizers.Whitespace()) == {"the": 2, "cat": 2, "sat": 1, "hat": 1, "a": 1}
+    assert count_words((t for t in ["x y"]), pre_tokenizer=pre_tokenizers.Whitespace()) == {"x": 1, "y": 1}
+    assert list(count_words([("b a",), "a", ["c"]], pre_tokenizer=pre_tokenizers.Whitespace())) == ["b", "a", "c"]
+
+
+@pytest.mark.parametrize(("texts", "message"), [([3], "int 3, which is not iterable"), ([["a", 3]], "must hold strings; got int 3"), ([[["a"]]], "got list")])
+def test_items_that_are_not_text_raise_type_error_as_hf(texts, message):
+    with pytest.raises(TypeError, match=message):
+        count_words(texts)

@@ -6,9 +6,49 @@ Submodules mirror HF's: ``normalizers``, ``pre_tokenizers``, ``models``, ``train
 
 from __future__ import annotations
 
+from enum import Enum
+from typing import List, Tuple, Union
+
 from tokviz._lazy import lazy_exports
 
 __version__ = "0.1.0"
+
+# HF's type aliases and string enums, so annotations written for ``tokenizers`` import here.
+Offsets = Tuple[int, int]
+TextInputSequence = str
+PreTokenizedInputSequence = Union[List[str], Tuple[str]]
+TextEncodeInput = Union[TextInputSequence, Tuple[TextInputSequence, TextInputSequence], List[TextInputSequence]]
+PreTokenizedEncodeInput = Union[
+    PreTokenizedInputSequence,
+    Tuple[PreTokenizedInputSequence, PreTokenizedInputSequence],
+    List[PreTokenizedInputSequence],
+]
+InputSequence = Union[TextInputSequence, PreTokenizedInputSequence]
+EncodeInput = Union[TextEncodeInput, PreTokenizedEncodeInput]
+
+
+class OffsetReferential(Enum):
+    ORIGINAL = "original"
+    NORMALIZED = "normalized"
+
+
+class OffsetType(Enum):
+    BYTE = "byte"
+    CHAR = "char"
+
+
+class SplitDelimiterBehavior(Enum):
+    REMOVED = "removed"
+    ISOLATED = "isolated"
+    MERGED_WITH_PREVIOUS = "merged_with_previous"
+    MERGED_WITH_NEXT = "merged_with_next"
+    CONTIGUOUS = "contiguous"
+
+
+_TYPING_NAMES = [
+    "Offsets", "TextInputSequence", "PreTokenizedInputSequence", "TextEncodeInput", "PreTokenizedEncodeInput", "InputSequence",
+    "EncodeInput", "OffsetReferential", "OffsetType", "SplitDelimiterBehavior",
+]
 
 _EXPORTS = {
     "Regex": "tokviz.patterns",
@@ -24,7 +64,7 @@ _EXPORTS = {
 }
 _SUBMODULES = ("normalizers", "pre_tokenizers", "models", "trainers", "processors", "decoders")
 
-__all__ = sorted([*_EXPORTS, *_SUBMODULES])
+__all__ = sorted([*_EXPORTS, *_SUBMODULES, *_TYPING_NAMES, "__version__"])
 
 _getattr, _dir = lazy_exports(__name__, _EXPORTS)
 
@@ -38,4 +78,4 @@ def __getattr__(name: str):  # noqa: D401 - module hook
 
 
 def __dir__() -> list[str]:
-    return sorted([*_dir(), *_SUBMODULES])
+    return sorted([*_dir(), *_SUBMODULES, *_TYPING_NAMES, "__version__"])

@@ -1,29 +1,251 @@
-"""What a pipeline component described by its tokenizer.json fragment shares.
+"""What pipeline components share: HF's repr, HF's pickled state, and checked, mutable options.
 
-Post-processors and decoders are plain classes whose identity is their ``to_dict()``: two
-components are equal when they would serialize the same, and they print as their options.
+A component is described by its tokenizer.json fragment (``to_dict()``). From it come
+
+- ``repr`` as HF prints it (Rust's ``Debug``): ``Strip(content=" ", start=1, stop=0)``,
+  ``Split(pattern=String("-"), behavior=Removed, invert=False)``;
+- ``__getstate__``: HF's JSON bytes (``b'{"type":"NFC"}'``), which pickling and
+  ``copy`` / ``deepcopy`` go through, so a copy never shares state with its original.
 
 >>> class Strip(JsonComponent):
 ...     def to_dict(self):
 ...         return {"type": "Strip", "content": " ", "start": 1}
 >>> Strip(), Strip() == Strip()
-(Strip(content=' ', start=1), True)
+(Strip(content=" ", start=1), True)
+>>> Strip().__getstate__()
+b'{"type":"Strip","content":" ","start":1}'
+
+Components are mutable as HF's are (``decoder.prefix = "__"``); every edit calls
+:func:`tokviz._mutation.bump`. Equal by value, so not hashable.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import json
+from typing import Any, Callable, ClassVar
+
+from tokviz import _mutation
+
+#: Fields HF prints bare (Rust enums), not as quoted strings.
+_ENUM_KEYS = frozenset({"behavior", "prepend_scheme"})
+#: Fields HF prints as Rust tuples: ``sep=("[SEP]", 102)``.
+_TUPLE_KEYS = frozenset({"sep", "cls"})
 
 
-class JsonComponent:
+def _debug_value(key: str | None, value: Any) -> str:
+    if isinstance(value, dict):
+        if "type" in value:
+            return hf_repr(value)
+        if len(value) == 1:
+            (variant, inner), = value.items()
+            if isinstance(inner, dict):  # {"SpecialToken": {"id": "[CLS]", "type_id": 0}}
+                fields = ", ".join(
+                    f"{name}={item if (variant, name) == ('Sequence', 'id') else _debug_value(name, item)}"
+                    for name, item in inner.items()
+                )
+                return f"{variant}({fields})"
+            if variant in ("String", "Regex") and isinstance(inner, str):
+                return f'{variant}("{inner}")'  # HF prints the pattern as written
+        if key == "special_tokens":  # TemplateProcessing's map: {"[CLS]":SpecialToken(id=..., ids=[1], ...)}
+            return "{" + ", ".join(
+                f"{json.dumps(k, ensure_ascii=False)}:" + (f"SpecialToken({', '.join(f'{n}={_debug_value(n, x)}' for n, x in v.items())})" if isinstance(v, dict) else _debug_value(None, v))
+                for k, v in value.items()
+            ) + "}"
+        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_debug_value(k, v)}" for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return value if key in _ENUM_KEYS else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        items = ", ".join(_debug_value(None, item) for item in value)
+        return f"({items})" if key in _TUPLE_KEYS else f"[{items}]"
+    return repr(value)
+
+
+def hf_repr(data: dict[str, Any]) -> str:
+    """A tokenizer.json fragment as HF's ``repr`` prints the component.
+
+    >>> hf_repr({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True})
+    'Metaspace(replacement="▁", prepend_scheme=always, split=True)'
+    >>> hf_repr({"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}]})
+    'Sequence(normalizers=[NFC(), Lowercase()])'
+    """
+    fields = ", ".join(f"{key}={_debug_value(key, value)}" for key, value in data.items() if key != "type")
+    return f"{data['type']}({fields})"
+
+
+def state_bytes(data: dict[str, Any]) -> bytes:
+    """HF's ``__getstate__`` of a component: its fragment as compact JSON bytes."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def rebuild(cls: type, state: bytes | str) -> Any:
+    """Build a component of ``cls`` from HF's JSON state (what pickling calls)."""
+    component = cls._from_state_dict(json.loads(state))
+    if not isinstance(component, cls):
+        raise TypeError(f"This state describes a {type(component).__name__}, not a {cls.__name__}: {str(state)[:80]!r}.")
+    return component
+
+
+class StatefulComponent:
+    """HF's state, pickling, copies and repr for a component with ``to_dict``; subclasses
+    say how to build one from a fragment (``_from_state_dict``)."""
+
+    __slots__ = ()
+
     def to_dict(self) -> dict[str, Any]:
         raise NotImplementedError
+
+    @classmethod
+    def _from_state_dict(cls, data: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def __getstate__(self) -> bytes:
+        return state_bytes(self.to_dict())
+
+    def __setstate__(self, state: bytes | str) -> None:
+        other = rebuild(type(self), state)
+        for name in _attribute_names(other):
+            object.__setattr__(self, name, getattr(other, name))
+
+    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        return rebuild, (type(self), self.__getstate__())
+
+    def __copy__(self) -> Any:
+        return rebuild(type(self), self.__getstate__())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return rebuild(type(self), self.__getstate__())
+
+    def __repr__(self) -> str:
+        return hf_repr(self.to_dict())
+
+
+def _attribute_names(component: Any) -> list[str]:
+    names = list(getattr(component, "__dict__", {}))
+    for klass in type(component).__mro__:
+        for name in getattr(klass, "__slots__", ()):
+            if name not in names and hasattr(component, name):
+                names.append(name)
+    return names
+
+
+_SIMPLE_TYPES: dict[str, tuple[type, ...]] = {"bool": (bool,), "str": (str,), "int": (int,)}
+
+
+def check_field_type(component: Any, name: str, annotation: str, value: Any) -> None:
+    """Refuse a value of the wrong simple type (HF's ``TypeError``), e.g. ``lowercase='x'``."""
+    optional = False
+    for suffix in (" | None",):
+        if annotation.endswith(suffix):
+            annotation, optional = annotation[: -len(suffix)], True
+    if annotation.startswith("Optional[") and annotation.endswith("]"):
+        annotation, optional = annotation[9:-1], True
+    expected = _SIMPLE_TYPES.get(annotation)
+    if expected is None or (optional and value is None):
+        return
+    wrong = not isinstance(value, expected) or (annotation == "int" and isinstance(value, bool))
+    if wrong:
+        what = {"bool": "True or False", "str": "a string", "int": "a whole number"}[annotation]
+        raise TypeError(
+            f"{type(component).__name__}.{name} must be {what}{' or None' if optional else ''}, "
+            f"got {type(value).__name__} {value!r:.60}."
+        )
+
+
+class DataclassComponent(StatefulComponent):
+    """A component written as a (slotted, non-frozen) dataclass whose fields are HF's options.
+
+    Setting a field after construction checks its type, re-runs ``__post_init__`` (which
+    checks and derives what the constructor does; a refused value is rolled back) and bumps
+    the mutation counter. ``_READ_ONLY`` names the fields HF refuses to set, with its message.
+    """
+
+    __slots__ = ()
+    _READ_ONLY: ClassVar[dict[str, str]] = {}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_") or not _is_set(self, name):
+            object.__setattr__(self, name, value)
+            return
+        refusal = type(self)._READ_ONLY.get(name)
+        if refusal is not None:
+            raise Exception(refusal)  # HF's type for this refusal
+        field = next((f for f in dataclasses.fields(self) if f.name == name), None)  # type: ignore[arg-type]
+        if field is None:
+            object.__setattr__(self, name, value)
+            return
+        if isinstance(field.type, str):
+            check_field_type(self, name, field.type, value)
+        previous = getattr(self, name)
+        object.__setattr__(self, name, value)
+        post_init = getattr(self, "__post_init__", None)
+        if post_init is not None:
+            try:
+                post_init()
+            except BaseException:
+                object.__setattr__(self, name, previous)
+                post_init()
+                raise
+        _mutation.bump()
+
+
+def _is_set(component: Any, name: str) -> bool:
+    try:
+        object.__getattribute__(component, name)
+    except AttributeError:
+        return False
+    return True
+
+
+class JsonComponent(StatefulComponent):
+    """A plain-class component (decoders, post-processors): equal when it would serialize the
+    same. A public attribute set after construction goes through the class's check for it
+    (``_CHECKS[name](value) -> value``, raising HF's exception type) and bumps the counter.
+
+    >>> class Suffix(JsonComponent):
+    ...     _CHECKS = {"suffix": lambda value: check_str("Suffix", "suffix", value)}
+    ...     def __init__(self):
+    ...         self.suffix = "</w>"
+    >>> component = Suffix()
+    >>> component.suffix = 3
+    Traceback (most recent call last):
+    ...
+    TypeError: Suffix suffix must be a string, got int 3.
+    """
+
+    _CHECKS: dict[str, Callable[[Any], Any]] = {}
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
 
-    __hash__ = None  # type: ignore[assignment]  # equal by value and mutable: not hashable, as before
+    __hash__ = None  # type: ignore[assignment]  # equal by value and mutable: not hashable
 
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{key}={value!r}" for key, value in self.to_dict().items() if key != "type")
-        return f"{type(self).__name__}({fields})"
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_") and name in self.__dict__:
+            check = type(self)._CHECKS.get(name)
+            if check is not None:
+                value = check(value)
+            _mutation.bump()
+        object.__setattr__(self, name, value)
+
+
+def check_str(owner: str, name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{owner} {name} must be a string, got {type(value).__name__} {value!r:.60}.")
+    return value
+
+
+def check_bool(owner: str, name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{owner} {name} must be True or False, got {type(value).__name__} {value!r:.60}.")
+    return value
+
+
+def check_token_id_pair(owner: str, name: str, value: Any) -> tuple[str, int]:
+    """``("[SEP]", 102)``: a token and its id (HF's ``TypeError`` otherwise)."""
+    if (
+        not isinstance(value, (tuple, list)) or len(value) != 2 or not isinstance(value[0], str)
+        or isinstance(value[1], bool) or not isinstance(value[1], int)
+    ):
+        raise TypeError(f"{owner} {name} must be a (token, id) pair such as ('[SEP]', 102), got {value!r:.60}.")
+    return (value[0], value[1])

@@ -8,16 +8,21 @@ compose in a :class:`Sequence`), and ``decode(tokens)`` joins the chain's output
     Metaspace   ['▁Hello', '▁world']          -> 'Hello world'   ('▁' -> ' ', first one dropped)
     BPEDecoder  ['hel', 'lo</w>', 'you</w>']  -> 'hello you'     (suffix -> ' ', last one dropped)
 
-What this version leaves out: the CTC decoder (speech models).
+    CTC         ['<pad>', 'h', 'h', 'i', '|']   -> 'hi '          (repeats and pads dropped)
+
+Decoders are mutable as HF's (``decoder.prefix = "__"``; each edit bumps the mutation
+counter), print and pickle as HF's (their tokenizer.json fragment). :meth:`Decoder.custom`
+wraps a Python object with ``decode_chain(tokens) -> tokens`` (it cannot be saved), and
+:class:`DecodeStream` decodes ids one at a time, as a generation loop produces them.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence as SequenceType
 
-from tokviz._component import JsonComponent
+from tokviz._component import JsonComponent, check_bool, check_str
 from tokviz.byte_level import UNICODE_TO_BYTES
-from tokviz.errors import SerializationError
+from tokviz.errors import SerializationError, TokvizError
 from tokviz.patterns import compile_pattern, match_spans
 
 
@@ -30,6 +35,59 @@ class Decoder(JsonComponent):
     def decode(self, tokens: SequenceType[str]) -> str:
         return "".join(self.decode_chain(list(tokens)))
 
+    @classmethod
+    def _from_state_dict(cls, data: dict[str, Any]) -> "Decoder | None":
+        return from_dict(data)
+
+    @staticmethod
+    def custom(decoder: Any) -> "CustomDecoder":
+        """HF's ``Decoder.custom``: a Python object with ``decode_chain(tokens) -> tokens``.
+
+        >>> class Upper:
+        ...     def decode_chain(self, tokens):
+        ...         return [token.upper() for token in tokens]
+        >>> Decoder.custom(Upper()).decode(["a", "b"])
+        'AB'
+        """
+        return CustomDecoder(decoder)
+
+
+class CustomDecoder(Decoder):
+    """A Python object used as a decoder (HF's ``custom``); tokenizer.json cannot name it, so
+    saving or pickling a tokenizer holding one raises, as HF does."""
+
+    def __init__(self, inner: Any) -> None:
+        if not callable(getattr(inner, "decode_chain", None)):
+            raise TypeError(
+                f"A custom decoder needs a decode_chain(tokens) -> list[str] method; {type(inner).__name__} has none."
+            )
+        self.inner = inner
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        result = self.inner.decode_chain(list(tokens))
+        if isinstance(result, str) or not all(isinstance(token, str) for token in result):
+            raise TypeError(f"A custom decoder's decode_chain must return a list of strings, got {result!r:.80}.")
+        return list(result)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is CustomDecoder and other.inner is self.inner  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[str, Any]:
+        raise Exception("Custom PyDecoder cannot be serialized")
+
+    def __repr__(self) -> str:
+        return f"CustomDecoder({self.inner!r})"
+
+    def __copy__(self) -> "CustomDecoder":
+        return CustomDecoder(self.inner)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "CustomDecoder":
+        import copy
+
+        return CustomDecoder(copy.deepcopy(self.inner, memo))
+
 
 class ByteLevel(Decoder):
     """GPT-2 byte symbols back to UTF-8 text; invalid byte sequences become U+FFFD.
@@ -38,8 +96,11 @@ class ByteLevel(Decoder):
     'Hello world 가'
     """
 
-    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
+    def __init__(
+        self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any
+    ) -> None:
         # Unused when decoding; kept because HF serializes one ByteLevel config for all roles.
+        # HF accepts (and ignores) other keywords, so ByteLevel(**json.loads(state)) works.
         self.add_prefix_space = bool(add_prefix_space)
         self.trim_offsets = bool(trim_offsets)
         self.use_regex = bool(use_regex)
@@ -93,6 +154,8 @@ class WordPiece(Decoder):
     'hellos, you'
     """
 
+    _CHECKS = {"prefix": lambda v: check_str("WordPiece", "prefix", v), "cleanup": lambda v: check_bool("WordPiece", "cleanup", v)}
+
     def __init__(self, prefix: str = "##", cleanup: bool = True) -> None:
         self.prefix = str(prefix)
         self.cleanup = bool(cleanup)
@@ -118,11 +181,17 @@ class Metaspace(Decoder):
     'Hello world'
     """
 
+    _CHECKS = {
+        "replacement": lambda v: _check_char("Metaspace", "replacement", v),
+        "prepend_scheme": lambda v: _check_scheme(v),
+        "split": lambda v: check_bool("Metaspace", "split", v),
+    }
+
     def __init__(self, replacement: str = "▁", prepend_scheme: str = "always", split: bool = True) -> None:
         if len(replacement) != 1:
             from tokviz.errors import TokvizError
 
-            raise TokvizError(f"The Metaspace replacement must be a single character, not {replacement!r}.")
+            raise TokvizError(f"Metaspace replacement: expected a string of length 1 (exactly one character), got {replacement!r}.")
         if prepend_scheme not in ("always", "first", "never"):
             from tokviz.errors import TokvizError
 
@@ -156,6 +225,8 @@ class BPEDecoder(Decoder):
     >>> BPEDecoder().decode(["hel", "lo</w>", "you</w>"])
     'hello you'
     """
+
+    _CHECKS = {"suffix": lambda v: check_str("BPEDecoder", "suffix", v)}
 
     def __init__(self, suffix: str = "</w>") -> None:
         self.suffix = str(suffix)
@@ -218,16 +289,23 @@ def _regex_source(pattern: Any) -> str:
 
 
 class Strip(Decoder):
-    """Remove up to ``start`` leading and ``stop`` trailing ``content`` chars from every token.
+    """Remove up to ``left`` leading and ``right`` trailing ``content`` chars from every token
+    (HF's signature; the fragment and the attributes call them ``start`` and ``stop``).
 
-    >>> Strip(" ", 1, 0).decode([" a", "  b"])
+    >>> Strip(content=" ", left=1, right=0).decode([" a", "  b"])
     'a b'
     """
 
-    def __init__(self, content: str = " ", start: int = 0, stop: int = 0) -> None:
-        self.content = str(content)
-        self.start = int(start)
-        self.stop = int(stop)
+    _CHECKS = {
+        "content": lambda v: _check_char("Strip", "content", v),
+        "start": lambda v: _check_count("Strip", "start", v),
+        "stop": lambda v: _check_count("Strip", "stop", v),
+    }
+
+    def __init__(self, content: str = " ", left: int = 0, right: int = 0) -> None:
+        self.content = _check_char("Strip", "content", content)
+        self.start = _check_count("Strip", "left", left)
+        self.stop = _check_count("Strip", "right", right)
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         result = []
@@ -248,6 +326,78 @@ class Strip(Decoder):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Strip", "content": self.content, "start": self.start, "stop": self.stop}
+
+
+def _check_char(owner: str, name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{owner} {name} must be a string of length 1, got {type(value).__name__} {value!r}.")
+    if len(value) != 1:
+        raise ValueError(f"{owner} {name}: expected a string of length 1, got {value!r}.")
+    return value
+
+
+def _check_count(owner: str, name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{owner} {name} must be a whole number, got {type(value).__name__} {value!r}.")
+    if value < 0:
+        raise OverflowError(f"{owner} {name} must be a whole number >= 0, got {value} (HF: can't convert negative int to unsigned).")
+    return value
+
+
+class CTC(Decoder):
+    """Speech models' CTC output back to text: repeated tokens collapse, ``pad_token`` goes,
+    and (``cleanup``) the WordPiece cleanup runs and ``word_delimiter_token`` becomes a space.
+
+    >>> CTC().decode(["<pad>", "<pad>", "h", "e", "e", "l", "l", "<pad>", "l", "o", "o", "o", "<pad>"])
+    'hello'
+    >>> CTC().decode(["h", "i", "|", "y", "o", "u"])
+    'hi you'
+    """
+
+    _CHECKS = {
+        "pad_token": lambda v: check_str("CTC", "pad_token", v),
+        "word_delimiter_token": lambda v: check_str("CTC", "word_delimiter_token", v),
+        "cleanup": lambda v: check_bool("CTC", "cleanup", v),
+    }
+
+    def __init__(self, pad_token: str = "<pad>", word_delimiter_token: str = "|", cleanup: bool = True) -> None:
+        self.pad_token = _check_str("CTC", "pad_token", pad_token)
+        self.word_delimiter_token = _check_str("CTC", "word_delimiter_token", word_delimiter_token)
+        self.cleanup = _check_bool("CTC", "cleanup", cleanup)
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        result = []
+        previous = None
+        for token in tokens:
+            if token == previous:  # a repeat of the same frame's token collapses
+                continue
+            previous = token
+            text = token.replace(self.pad_token, "") if self.pad_token else token
+            if self.cleanup:
+                text = cleanup_tokenization_spaces(text)
+                if self.word_delimiter_token:
+                    text = text.replace(self.word_delimiter_token, " ")
+            if text:
+                result.append(text)
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "CTC",
+            "pad_token": self.pad_token,
+            "word_delimiter_token": self.word_delimiter_token,
+            "cleanup": self.cleanup,
+        }
+
+
+_check_str = check_str
+_check_bool = check_bool
+
+
+def _check_scheme(value: Any) -> str:
+    if value not in ("always", "first", "never"):
+        raise ValueError(f"{value!r} is an unknown variant for the Metaspace prepend_scheme, should be one of ['first', 'never', 'always'].")
+    return value
 
 
 class Fuse(Decoder):
@@ -318,7 +468,62 @@ class Sequence(Decoder):
         return {"type": "Sequence", "decoders": [d.to_dict() for d in self.decoders]}
 
 
-_TYPES = ("ByteLevel", "WordPiece", "Metaspace", "BPEDecoder", "Replace", "Strip", "Fuse", "ByteFallback", "Sequence")
+class DecodeStreamError(TokvizError):
+    """The decoded text of the stream no longer starts with what was already returned."""
+
+
+class DecodeStream:
+    """Decode ids one at a time, as a generation loop produces them (HF's ``DecodeStream``).
+
+    ``step(tokenizer, id)`` returns the new text, or ``None`` while the ids so far end in
+    an incomplete character (a byte token waiting for the rest of its UTF-8 sequence).
+    Each step decodes only the ids since the last returned text, plus the few before it
+    that give the decoder its context (the space a ``'Ġ'`` or ``'▁'`` stands for).
+
+    >>> from tokviz import Tokenizer, models, decoders
+    >>> tokenizer = Tokenizer(models.WordLevel({"▁Hello": 0, "▁world": 1}, unk_token="▁Hello"))
+    >>> tokenizer.decoder = decoders.Metaspace()
+    >>> stream = DecodeStream()
+    >>> [stream.step(tokenizer, id) for id in [0, 1]]
+    ['Hello', ' world']
+    """
+
+    def __init__(self, ids: SequenceType[int] | None = None, skip_special_tokens: bool = False) -> None:
+        self.skip_special_tokens = bool(skip_special_tokens)
+        self._ids: list[int] = list(ids or ())
+        self._prefix = ""
+        self._prefix_index = 0
+        self._primed = not self._ids
+
+    def step(self, tokenizer: Any, id: int | SequenceType[int]) -> str | None:
+        """Feed one id (or a list of ids); the text they complete, or ``None``."""
+        if not self._primed:  # ids given up front are context, never returned
+            self._prefix = tokenizer.decode(self._ids, skip_special_tokens=self.skip_special_tokens)
+            self._prefix_index = len(self._ids)
+            self._primed = True
+        if isinstance(id, int):
+            self._ids.append(id)
+        else:
+            self._ids.extend(int(item) for item in id)
+        text = tokenizer.decode(self._ids, skip_special_tokens=self.skip_special_tokens)
+        if len(text.encode("utf-8")) <= len(self._prefix.encode("utf-8")) or text.endswith("\ufffd"):
+            return None
+        if not text.startswith(self._prefix):
+            raise DecodeStreamError(
+                f"Invalid prefix encountered: the decoded text {text!r:.60} no longer starts with {self._prefix!r:.60}."
+            )
+        new_text = text[len(self._prefix):]
+        new_prefix_index = len(self._ids) - self._prefix_index
+        self._ids = self._ids[self._prefix_index:]
+        self._prefix = tokenizer.decode(self._ids, skip_special_tokens=self.skip_special_tokens)
+        self._prefix_index = new_prefix_index
+        return new_text
+
+    def __repr__(self) -> str:
+        return f"DecodeStream(skip_special_tokens={self.skip_special_tokens})"
+
+
+_TYPES = ("ByteLevel", "WordPiece", "Metaspace", "BPEDecoder", "Replace", "Strip", "Fuse", "ByteFallback", "CTC", "Sequence")
 
 
 def from_dict(data: dict[str, Any] | None) -> Decoder | None:
@@ -349,6 +554,8 @@ def from_dict(data: dict[str, Any] | None) -> Decoder | None:
             return Strip(data.get("content", " "), data.get("start", 0), data.get("stop", 0))
         if kind == "Fuse":
             return Fuse()
+        if kind == "CTC":
+            return CTC(data.get("pad_token", "<pad>"), data.get("word_delimiter_token", "|"), data.get("cleanup", True))
         if kind == "ByteFallback":
             return ByteFallback()
         if kind == "Sequence":

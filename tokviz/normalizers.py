@@ -13,7 +13,14 @@ output, and the same tokenizer.json fragment (``to_dict`` / :func:`from_dict`). 
 >>> Sequence([NFD(), Lowercase(), StripAccents()]).normalize_str("Héllò hôw are ü?")
 'hello how are u?'
 
-Components are frozen dataclasses (hashable, so Streamlit can cache on them).
+Components are dataclasses whose fields are HF's options, mutable as HF's are
+(``seq[1] = Strip()``, ``bert.lowercase = False``): an edit is checked as the constructor
+checks it and bumps :mod:`tokviz._mutation`'s counter. They are equal by value and so not
+hashable; caches key on :class:`~tokviz.pipeline_config.PipelineConfig`, never on them.
+``repr``, ``__getstate__`` and pickling are HF's (``NFC()``, ``b'{"type":"NFC"}'``).
+
+A Python object with a ``normalize(normalized_string)`` method becomes a normalizer with
+:meth:`Normalizer.custom` (a library feature: it cannot be saved to tokenizer.json).
 
 ``Precompiled`` reads SentencePiece's compiled charsmap (the double-array trie inside a
 ``.model`` file) and applies it per grapheme cluster exactly as HF does.
@@ -29,6 +36,8 @@ import binascii
 import struct
 import unicodedata
 from dataclasses import dataclass
+
+from tokviz._component import DataclassComponent
 from functools import lru_cache
 from typing import Any, ClassVar, Union
 
@@ -60,11 +69,27 @@ __all__ = [
 ]
 
 
-class Normalizer:
+class Normalizer(DataclassComponent):
     """Base of every normalizer: ``normalize`` in place, ``normalize_str`` on plain text."""
 
     __slots__ = ()
     type_name: ClassVar[str] = ""
+
+    @classmethod
+    def _from_state_dict(cls, data: dict[str, Any]) -> "Normalizer | None":
+        return from_dict(data)
+
+    @staticmethod
+    def custom(normalizer: Any) -> "CustomNormalizer":
+        """HF's ``Normalizer.custom``: wrap a Python object with ``normalize(normalized)``.
+
+        >>> class Upper:
+        ...     def normalize(self, normalized):
+        ...         normalized.uppercase()
+        >>> Normalizer.custom(Upper()).normalize_str("hi")
+        'HI'
+        """
+        return CustomNormalizer(normalizer)
 
     def normalize(self, normalized: NormalizedString) -> None:
         raise NotImplementedError
@@ -81,7 +106,7 @@ class Normalizer:
 # --------------------------------------------------------------------------- Unicode forms
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class NFD(Normalizer):
     """Canonical decomposition: ``'é' -> 'e' + U+0301``."""
 
@@ -92,7 +117,7 @@ class NFD(Normalizer):
         return unicodedata.normalize("NFD", sequence)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class NFKD(Normalizer):
     """Compatibility decomposition: ``'ﬁ' -> 'fi'``, ``'é' -> 'e' + U+0301``."""
 
@@ -103,7 +128,7 @@ class NFKD(Normalizer):
         return unicodedata.normalize("NFKD", sequence)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class NFC(Normalizer):
     """Canonical composition: ``'e' + U+0301 -> 'é'``."""
 
@@ -114,7 +139,7 @@ class NFC(Normalizer):
         return unicodedata.normalize("NFC", sequence)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class NFKC(Normalizer):
     """Compatibility composition: ``'ﬁ①Ａ' -> 'fi1A'``."""
 
@@ -142,7 +167,7 @@ def lowercase_str(text: str) -> str:
     return "".join(char.lower() for char in text)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Lowercase(Normalizer):
     """``'HeLLo İ' -> 'hello i̇'`` ('İ' becomes two chars, both aligned to it)."""
 
@@ -164,7 +189,7 @@ def _drop_chars(text: str, drop) -> str:
     return text.translate(doomed) if doomed else text
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class StripAccents(Normalizer):
     """Remove combining marks; use after NFD: ``NFD('é') = 'e' + U+0301 -> 'e'``."""
 
@@ -175,7 +200,7 @@ class StripAccents(Normalizer):
         return _drop_chars(sequence, is_combining_mark)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Strip(Normalizer):
     """Remove whitespace on the left and/or right: ``'  hi  ' -> 'hi'``."""
 
@@ -196,7 +221,7 @@ class Strip(Normalizer):
         return {"type": "Strip", "strip_left": self.left, "strip_right": self.right}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Replace(Normalizer):
     """Replace every match of ``pattern`` (a literal, or a :class:`Regex`) by ``content``.
 
@@ -235,7 +260,7 @@ class Replace(Normalizer):
         return {"type": "Replace", "pattern": pattern_to_dict(self.pattern), "content": self.content}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Prepend(Normalizer):
     """Put ``prepend`` before any non-empty text: ``Prepend('▁')('hi') -> '▁hi'``."""
 
@@ -280,7 +305,7 @@ def _bert_space(char: str) -> str:
     return " " if is_whitespace(char) else char
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class BertNormalizer(Normalizer):
     """BERT's cleanup: drop control chars, whitespace -> ' ', spaces around CJK ideographs,
     strip accents (defaults to ``lowercase``), lowercase.
@@ -353,7 +378,7 @@ _NMT_SPACES = frozenset(
 _NMT_TABLE = {**{ord(char): None for char in _NMT_REMOVED}, **{ord(char): " " for char in _NMT_SPACES}}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Nmt(Normalizer):
     """SentencePiece's NMT cleanup: drop ASCII controls, map odd spaces (tab, ZWSP, BOM, '▁') to ' '."""
 
@@ -364,7 +389,7 @@ class Nmt(Normalizer):
         return sequence.translate(_NMT_TABLE)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class ByteLevel(Normalizer):
     """Every UTF-8 byte becomes its GPT-2 symbol: ``'a b' -> 'aĠb'``, ``'é' -> 'Ã©'``."""
 
@@ -488,7 +513,7 @@ def _precompiled_changes(charsmap: _CharsMap, text: str) -> list[tuple[str, int]
     return changes if modified else None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Precompiled(Normalizer):
     """SentencePiece's compiled normalization rules (e.g. ``nmt_nfkc``), as stored in a
     ``.model`` file or a T5 / ALBERT / XLM-R tokenizer.json (base64 there).
@@ -522,7 +547,7 @@ class Precompiled(Normalizer):
 # --------------------------------------------------------------------------- composition
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Sequence(Normalizer):
     """Run normalizers in order: ``Sequence([NFD(), StripAccents()])``."""
 
@@ -547,10 +572,68 @@ class Sequence(Normalizer):
         return len(self.normalizers)
 
     def __getitem__(self, index: int) -> Normalizer:
-        return self.normalizers[index]
+        """The normalizer itself, as HF: editing it edits this Sequence."""
+        return self.normalizers[_sequence_index(self.normalizers, index)]
+
+    def __setitem__(self, index: int, normalizer: Normalizer) -> None:
+        """``seq[1] = Strip()``, as HF."""
+        position = _sequence_index(self.normalizers, index)
+        items = list(self.normalizers)
+        items[position] = normalizer
+        self.normalizers = tuple(items)  # checked (a normalizer) and counted as an edit
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Sequence", "normalizers": [normalizer.to_dict() for normalizer in self.normalizers]}
+
+
+def _sequence_index(items: tuple[Any, ...], index: Any) -> int:
+    """``index`` into a Sequence, negative from the end; HF's ``IndexError`` past either end."""
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise TypeError(f"Sequence indices must be integers, not {type(index).__name__}.")
+    position = index + len(items) if index < 0 else index
+    if not 0 <= position < len(items):
+        raise IndexError(f"Index not found: {index} is outside this Sequence of {len(items)}.")
+    return position
+
+
+class CustomNormalizer(Normalizer):
+    """A Python object with ``normalize(normalized)`` used as a normalizer (HF's ``custom``).
+
+    It runs in this process only: tokenizer.json cannot name it, so saving or pickling a
+    tokenizer holding one raises, as HF does.
+    """
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Any) -> None:
+        if not callable(getattr(inner, "normalize", None)):
+            raise TypeError(f"A custom normalizer needs a normalize(normalized) method; {type(inner).__name__} has none.")
+        object.__setattr__(self, "inner", inner)
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        self.inner.normalize(normalized)
+
+    def normalize_str(self, sequence: str) -> str:
+        return Normalizer.normalize_str(self, sequence)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is CustomNormalizer and other.inner is self.inner  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[str, Any]:
+        raise Exception("Custom Normalizer cannot be serialized")
+
+    def __repr__(self) -> str:
+        return f"CustomNormalizer({self.inner!r})"
+
+    def __copy__(self) -> "CustomNormalizer":
+        return CustomNormalizer(self.inner)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "CustomNormalizer":
+        import copy
+
+        return CustomNormalizer(copy.deepcopy(self.inner, memo))
 
 
 class UnknownNormalizerError(TokvizError):
@@ -602,7 +685,7 @@ def from_dict(data: dict[str, Any] | None) -> Normalizer | None:
     """Build a normalizer from its tokenizer.json fragment (``None`` stays ``None``).
 
     >>> from_dict({"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "Lowercase"}]})
-    Sequence(normalizers=(NFD(), Lowercase()))
+    Sequence(normalizers=[NFD(), Lowercase()])
     """
     if data is None:
         return None

@@ -27,6 +27,9 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+
+from tokviz._component import DataclassComponent
+from tokviz.normalizers import _sequence_index
 from functools import lru_cache
 from typing import Any, Callable, ClassVar, Union
 
@@ -70,10 +73,29 @@ class PreTokenizerOptionError(TokvizError):
     """A pre-tokenizer option that cannot work (e.g. a two-character Metaspace replacement)."""
 
 
-class PreTokenizer:
-    """Base of every pre-tokenizer."""
+class PreTokenizer(DataclassComponent):
+    """Base of every pre-tokenizer; mutable as HF's (``seq[1].individual_digits = True``), with
+    HF's repr, JSON state and pickling (see :mod:`tokviz._component`)."""
 
     __slots__ = ()
+
+    @classmethod
+    def _from_state_dict(cls, data: dict[str, Any]) -> "PreTokenizer | None":
+        return from_dict(data)
+
+    @staticmethod
+    def custom(pre_tokenizer: Any) -> "CustomPreTokenizer":
+        """HF's ``PreTokenizer.custom``: wrap a Python object with ``pre_tokenize(pretokenized)``
+        (for example one calling ``pretokenized.split(...)``). A library feature: a tokenizer
+        holding one cannot be saved.
+
+        >>> class Dashes:
+        ...     def pre_tokenize(self, pretokenized):
+        ...         pretokenized.split(lambda i, ns: ns.split("-", "removed"))
+        >>> PreTokenizer.custom(Dashes()).pre_tokenize_str("ab-cd")
+        [('ab', (0, 2)), ('cd', (3, 5))]
+        """
+        return CustomPreTokenizer(pre_tokenizer)
     #: False when a piece's words depend on where the piece sits in the text.
     position_independent: ClassVar[bool] = True
 
@@ -116,7 +138,7 @@ _WORD_OR_SYMBOLS = regex.compile(r"\w+|[^\w\s]+")
 _NON_SPACE_RUN = regex.compile(r"[^\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Whitespace(PreTokenizer):
     """Words are runs of word chars or runs of other non-space chars: ``\\w+|[^\\w\\s]+``."""
 
@@ -127,7 +149,7 @@ class Whitespace(PreTokenizer):
         return _WORD_OR_SYMBOLS.findall(sequence)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class WhitespaceSplit(PreTokenizer):
     """Split on Unicode whitespace only: ``"Let's go!" -> ["Let's", 'go!']``."""
 
@@ -175,7 +197,7 @@ def _split_punctuation_isolated(words: list[str]) -> list[str]:
     return result
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class BertPreTokenizer(PreTokenizer):
     """Split on whitespace, then isolate every punctuation char.
 
@@ -231,7 +253,7 @@ def _word_symbols(word: str) -> str:
     return byte_level.text_to_symbols(word)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False, init=False)
 class ByteLevel(PreTokenizer):
     """GPT-2's pre-tokenizer: optional leading space, the GPT-2 regex, then every UTF-8
     byte mapped to a printable symbol (space -> 'Ġ'), so no text is ever unknown.
@@ -242,6 +264,12 @@ class ByteLevel(PreTokenizer):
     add_prefix_space: bool = True
     trim_offsets: bool = True
     use_regex: bool = True
+
+    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any) -> None:
+        # HF ignores other keywords, so ByteLevel(**json.loads(pre_tokenizer.__getstate__())) works.
+        self.add_prefix_space = add_prefix_space
+        self.trim_offsets = trim_offsets
+        self.use_regex = use_regex
 
     @staticmethod
     def alphabet() -> list[str]:
@@ -282,7 +310,7 @@ class ByteLevel(PreTokenizer):
 PREPEND_SCHEMES = ("always", "first", "never")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Metaspace(PreTokenizer):
     """SentencePiece style: spaces become ``replacement`` ('▁'), a '▁' is prepended
     (``prepend_scheme``: "always", "first" -- only at the very start of the text -- or
@@ -298,7 +326,7 @@ class Metaspace(PreTokenizer):
 
     def __post_init__(self) -> None:
         if not isinstance(self.replacement, str) or len(self.replacement) != 1:
-            raise PreTokenizerOptionError(f"Metaspace replacement must be exactly one character, got {self.replacement!r}.")
+            raise PreTokenizerOptionError(f"Metaspace replacement: expected a string of length 1 (exactly one character), got {self.replacement!r}.")
         if self.prepend_scheme not in PREPEND_SCHEMES:
             raise PreTokenizerOptionError(
                 f"Metaspace prepend_scheme must be one of {', '.join(PREPEND_SCHEMES)}, got {self.prepend_scheme!r}."
@@ -348,7 +376,7 @@ def _check_behavior(behavior: str) -> str:
     return normalize_behavior(behavior)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Punctuation(PreTokenizer):
     """Split on punctuation chars with ``behavior`` (default "isolated"): ``'hi!' -> ['hi', '!']``."""
 
@@ -372,7 +400,7 @@ def is_numeric(char: str) -> bool:
     return unicodedata.category(char) in ("Nd", "Nl", "No")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Digits(PreTokenizer):
     """Isolate numbers: runs of digits, or each digit alone with ``individual_digits``.
 
@@ -395,7 +423,7 @@ class Digits(PreTokenizer):
         return {"type": "Digits", "individual_digits": self.individual_digits}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class CharDelimiterSplit(PreTokenizer):
     """Split on one delimiter char, which is removed: ``('a_b', '_') -> ['a', 'b']``."""
 
@@ -403,7 +431,7 @@ class CharDelimiterSplit(PreTokenizer):
 
     def __post_init__(self) -> None:
         if not isinstance(self.delimiter, str) or len(self.delimiter) != 1:
-            raise PreTokenizerOptionError(f"CharDelimiterSplit needs exactly one character, got {self.delimiter!r}.")
+            raise PreTokenizerOptionError(f"CharDelimiterSplit delimiter: expected a string of length 1 (exactly one character), got {self.delimiter!r}.")
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: piece.split(self.delimiter, "removed"))
@@ -415,7 +443,7 @@ class CharDelimiterSplit(PreTokenizer):
         return {"type": "CharDelimiterSplit", "delimiter": self.delimiter}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Split(PreTokenizer):
     """Split on a literal or a :class:`Regex` with any of the five behaviors.
 
@@ -424,6 +452,8 @@ class Split(PreTokenizer):
     >>> Split(Regex(r"[a-z]+"), "removed", invert=True).pre_tokenize_words("ab12c")
     ['ab', 'c']
     """
+
+    _READ_ONLY: ClassVar[dict[str, str]] = {"pattern": "Cannot set pattern, please instantiate a new split pattern instead"}
 
     pattern: Union[str, Regex]
     behavior: str
@@ -449,7 +479,7 @@ class Split(PreTokenizer):
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class FixedLength(PreTokenizer):
     """Cut every piece into chunks of ``length`` characters (the last may be shorter).
 
@@ -543,7 +573,7 @@ def script_boundaries(text: str) -> list[int]:
     return boundaries
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class UnicodeScripts(PreTokenizer):
     """Split where the Unicode script changes, like SentencePiece: ``'どこで生れ。Yes' ->
     ['どこで生れ', '。', 'Yes']``."""
@@ -563,7 +593,7 @@ class UnicodeScripts(PreTokenizer):
 # --------------------------------------------------------------------------- composition
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, repr=False)
 class Sequence(PreTokenizer):
     """Run pre-tokenizers in order, each on the pieces of the one before.
 
@@ -601,10 +631,56 @@ class Sequence(PreTokenizer):
         return len(self.pretokenizers)
 
     def __getitem__(self, index: int) -> PreTokenizer:
-        return self.pretokenizers[index]
+        """The pre-tokenizer itself, as HF: editing it edits this Sequence."""
+        return self.pretokenizers[_sequence_index(self.pretokenizers, index)]
+
+    def __setitem__(self, index: int, pretokenizer: PreTokenizer) -> None:
+        """``seq[0] = Whitespace()``, as HF."""
+        position = _sequence_index(self.pretokenizers, index)
+        items = list(self.pretokenizers)
+        items[position] = pretokenizer
+        self.pretokenizers = tuple(items)  # checked (a pre-tokenizer) and counted as an edit
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Sequence", "pretokenizers": [p.to_dict() for p in self.pretokenizers]}
+
+
+class CustomPreTokenizer(PreTokenizer):
+    """A Python object with ``pre_tokenize(pretokenized)`` used as a pre-tokenizer (HF's
+    ``custom``); it cannot be saved to tokenizer.json or pickled, as in HF."""
+
+    __slots__ = ("inner",)
+    position_independent: ClassVar[bool] = False
+
+    def __init__(self, inner: Any) -> None:
+        if not callable(getattr(inner, "pre_tokenize", None)):
+            raise TypeError(f"A custom pre-tokenizer needs a pre_tokenize(pretokenized) method; {type(inner).__name__} has none.")
+        object.__setattr__(self, "inner", inner)
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        self.inner.pre_tokenize(pretokenized)
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        return PreTokenizer.pre_tokenize_words(self, sequence)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is CustomPreTokenizer and other.inner is self.inner  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[str, Any]:
+        raise Exception("Custom PreTokenizer cannot be serialized")
+
+    def __repr__(self) -> str:
+        return f"CustomPreTokenizer({self.inner!r})"
+
+    def __copy__(self) -> "CustomPreTokenizer":
+        return CustomPreTokenizer(self.inner)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "CustomPreTokenizer":
+        import copy
+
+        return CustomPreTokenizer(copy.deepcopy(self.inner, memo))
 
 
 # --------------------------------------------------------------------------- tokenizer.json

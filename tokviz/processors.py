@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence as SequenceType
 
-from tokviz._component import JsonComponent
+from tokviz._component import JsonComponent, check_bool, check_token_id_pair
 from tokviz.byte_level import BYTES_TO_UNICODE
 from tokviz.encoding import Encoding
 from tokviz.errors import SerializationError, SpecialTokenError
@@ -42,6 +42,10 @@ _TRIM_CHARS = UNICODE_WHITESPACE | {_SPACE_SYMBOL}
 
 class PostProcessor(JsonComponent):
     """Base class: subclasses implement ``process_encodings`` and ``num_special_tokens_to_add``."""
+
+    @classmethod
+    def _from_state_dict(cls, data: dict[str, Any]) -> "PostProcessor | None":
+        return from_dict(data)
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 0
@@ -154,6 +158,11 @@ class BertProcessing(PostProcessor):
     ['[CLS]', 'hello', '[SEP]']
     """
 
+    _CHECKS = {
+        "sep": lambda v: check_token_id_pair("BertProcessing", "sep", v),
+        "cls": lambda v: check_token_id_pair("BertProcessing", "cls", v),
+    }
+
     def __init__(self, sep: tuple[str, int], cls: tuple[str, int]) -> None:
         self.sep = (str(sep[0]), int(sep[1]))
         self.cls = (str(cls[0]), int(cls[1]))
@@ -186,6 +195,13 @@ class BertProcessing(PostProcessor):
 
 class RobertaProcessing(PostProcessor):
     """``<s> A </s>`` and ``<s> A </s> </s> B </s>``, every type_id 0, offsets trimmed."""
+
+    _CHECKS = {
+        "sep": lambda v: check_token_id_pair("RobertaProcessing", "sep", v),
+        "cls": lambda v: check_token_id_pair("RobertaProcessing", "cls", v),
+        "trim_offsets": lambda v: check_bool("RobertaProcessing", "trim_offsets", v),
+        "add_prefix_space": lambda v: check_bool("RobertaProcessing", "add_prefix_space", v),
+    }
 
     def __init__(
         self,
@@ -242,7 +258,14 @@ class ByteLevel(PostProcessor):
     one ByteLevel config for the three roles); only ``add_prefix_space`` matters here.
     """
 
-    def __init__(self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
+    _CHECKS = {
+        name: (lambda v, name=name: check_bool("ByteLevel", name, v)) for name in ("add_prefix_space", "trim_offsets", "use_regex")
+    }
+
+    def __init__(
+        self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any
+    ) -> None:
+        # HF ignores other keywords, so ByteLevel(**json.loads(processor.__getstate__())) works.
         self.add_prefix_space = bool(add_prefix_space)
         self.trim_offsets = bool(trim_offsets)
         self.use_regex = bool(use_regex)
@@ -429,10 +452,32 @@ class TemplateProcessing(PostProcessor):
 
 
 class Sequence(PostProcessor):
-    """Run several post-processors in order (e.g. ByteLevel trimming, then a template)."""
+    """Run several post-processors in order (e.g. ByteLevel trimming, then a template).
+
+    Indexing and item assignment work as HF's: ``seq[0] = ByteLevel(trim_offsets=False)``.
+    """
+
+    _CHECKS = {"processors": lambda v: _check_processors(v)}
 
     def __init__(self, processors: SequenceType[PostProcessor]) -> None:
-        self.processors = list(processors)
+        self.processors = _check_processors(processors)
+
+    def __len__(self) -> int:
+        return len(self.processors)
+
+    def __getitem__(self, index: int) -> PostProcessor:
+        """The post-processor itself, as HF: editing it edits this Sequence."""
+        from tokviz.normalizers import _sequence_index
+
+        return self.processors[_sequence_index(tuple(self.processors), index)]
+
+    def __setitem__(self, index: int, processor: PostProcessor) -> None:
+        from tokviz.normalizers import _sequence_index
+
+        position = _sequence_index(tuple(self.processors), index)
+        items = list(self.processors)
+        items[position] = processor
+        self.processors = items  # checked and counted as an edit
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return sum(p.num_special_tokens_to_add(is_pair) for p in self.processors)
@@ -444,6 +489,14 @@ class Sequence(PostProcessor):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Sequence", "processors": [p.to_dict() for p in self.processors]}
+
+
+def _check_processors(processors: Any) -> list[PostProcessor]:
+    items = list(processors)
+    for item in items:
+        if not isinstance(item, PostProcessor):
+            raise TypeError(f"Sequence takes post-processors, not {type(item).__name__} {item!r:.60}.")
+    return items
 
 
 _TYPES = {

@@ -18,6 +18,12 @@ Without a pre-tokenizer each text is one word (as in HF). With one, its fast pat
 >>> count_words(["the cat", "the hat"], pre_tokenizer=SplitSpaces())
 Counter({'the': 2, 'cat': 1, 'hat': 1})
 
+Like HF's ``train_from_iterator``, each item may also be a batch: a list, tuple or iterator
+of strings (what the HF course's ``get_training_corpus()`` yields), in any mix with strings:
+
+>>> count_words([["the cat", "the hat"], "the cat", iter(["a dog"])])
+Counter({'the cat': 2, 'the hat': 1, 'a dog': 1})
+
 The Counter keeps first-seen order (it is a dict), which the "first_seen" tie-break of
 the trainers relies on. What this version leaves out: HF counts in parallel threads.
 """
@@ -25,7 +31,7 @@ the trainers relies on. What this version leaves out: HF counts in parallel thre
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Callable
 
 from tokviz.errors import EmptyCorpusError
@@ -79,8 +85,37 @@ def _two_level_counter(pre_tokenizer: Any) -> tuple[Callable[[str], Iterable[str
     return None
 
 
+def _texts_of(items: Iterable[Any]) -> Iterator[str]:
+    """Strings and batches of strings, flattened in order (HF's ``train_from_iterator`` input).
+
+    >>> list(_texts_of(["a", ["b", "c"], ("d",), iter(["e"])]))
+    ['a', 'b', 'c', 'd', 'e']
+
+    Anything else raises HF's ``TypeError``: an item that is neither a string nor iterable,
+    or a batch holding something other than strings (batches do not nest).
+    """
+    for item in items:
+        if isinstance(item, str):
+            yield item
+            continue
+        try:
+            batch = iter(item)
+        except TypeError:
+            raise TypeError(
+                f"train_from_iterator expects strings or batches (lists / iterators) of strings; "
+                f"got {type(item).__name__} {item!r:.60}, which is not iterable."
+            ) from None
+        for text in batch:
+            if not isinstance(text, str):
+                raise TypeError(
+                    f"A training batch must hold strings; got {type(text).__name__} {text!r:.60} "
+                    f"in a {type(item).__name__} batch."
+                )
+            yield text
+
+
 def count_words(
-    texts: Iterable[str],
+    texts: Iterable[str | Iterable[str]],
     normalizer: Any = None,
     pre_tokenizer: Any = None,
     progress: ProgressCallback | None = None,
@@ -88,8 +123,10 @@ def count_words(
     """Normalize, pre-tokenize and count: ``["a b a"] -> Counter({'a': 2, 'b': 1})`` (with a
     whitespace pre-tokenizer).
 
-    ``progress("count words", done, total)`` is called about every 1% of the texts (every
-    1,000 texts when ``texts`` has no length; ``total`` is then 0). Raises
+    ``texts`` may hold batches of strings (lists, tuples, iterators) among the strings, as
+    HF's ``train_from_iterator`` allows; ``done`` / ``total`` then count items, not texts.
+    ``progress("count words", done, total)`` is called about every 1% of the items (every
+    1,000 items when ``texts`` has no length; ``total`` is then 0). Raises
     :class:`~tokviz.errors.EmptyCorpusError` when no word is left.
     """
     normalize = getattr(normalizer, "normalize_str", None) if normalizer is not None else None
@@ -106,16 +143,33 @@ def count_words(
     update = counts.update
     saw_text = False
     done = 0
+    def count_batch(batch: Any) -> bool:
+        """Count a batch of texts (an item that is not a string); whether any had text."""
+        had_text = False
+        for text in _texts_of((batch,)):
+            had_text = had_text or bool(text.strip())
+            if normalize is not None:
+                text = normalize(text)
+            if split is None:
+                if text:
+                    counts[text] += 1
+            else:
+                update(split(text))
+        return had_text
+
     for text in texts:
-        if not saw_text and text.strip():
-            saw_text = True
-        if normalize is not None:
-            text = normalize(text)
-        if split is None:
-            if text:
-                counts[text] += 1
+        if type(text) is not str:  # a batch: the rare path, kept out of the loop over lines
+            saw_text = count_batch(text) or saw_text
         else:
-            update(split(text))
+            if not saw_text and text.strip():
+                saw_text = True
+            if normalize is not None:
+                text = normalize(text)
+            if split is None:
+                if text:
+                    counts[text] += 1
+            else:
+                update(split(text))
         done += 1
         if progress is not None and done % every == 0:
             progress("count words", done, total)

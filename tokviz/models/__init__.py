@@ -1,4 +1,7 @@
-"""Encoding models, named as in ``tokenizers.models``: BPE, WordPiece, Unigram, WordLevel."""
+"""Encoding models, named as in ``tokenizers.models``: BPE, WordPiece, Unigram, WordLevel.
+
+``models.models`` is the same set under the name of HF's compiled submodule.
+"""
 
 from __future__ import annotations
 
@@ -12,5 +15,17 @@ _EXPORTS = {
     "Unigram": "tokviz.models.unigram.model",
     "WordLevel": "tokviz.models.wordlevel.model",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted([*_EXPORTS, "models"])
+_getattr, _dir = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str):  # noqa: D401 - module hook
+    if name == "models":
+        import importlib
+
+        return importlib.import_module("tokviz.models.models")
+    return _getattr(name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*_dir(), "models"])

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from tokviz.errors import EmptyCorpusError, SpecialTokenError, TokvizError, VocabSizeError
 from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
+from tokviz.models.trainer import OptionTypeError, Trainer, check_bool, check_count, check_optional_count, check_optional_str
 from tokviz.word_counts import summarize_word_counts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,7 +102,7 @@ class BpeTrainingHistory(TrainingHistory):
     def for_model(self, model: Any) -> "BpeTrainingHistory":
         """This history with the options of the user's ``model`` (``unk_token``, ``dropout``, ...)
         kept in ``model`` and every ``model_at(k)``, as HF's ``Tokenizer.train`` keeps them."""
-        return with_model_options_of(self, model, "BPE")
+        return with_model_options_of(self, model, "BPE", "BpeTrainer")
 
     def merge_pairs(self, vocab_size: int | None = None) -> list[tuple[str, str]]:
         """The merges a fresh training to ``vocab_size`` would learn (all when None)."""
@@ -740,11 +741,42 @@ def records_to_steps(records: Sequence[Any], id_to_token: list[str]) -> tuple[Me
 # --------------------------------------------------------------------------- the trainer
 
 
-class MergeTrainerOptions:
+def _check_tie_break(name: str, value: Any) -> str:
+    if value not in TIE_BREAKS:
+        raise TokvizError(f"{name} must be one of {', '.join(TIE_BREAKS)}; got {value!r}.")
+    return value
+
+
+def _check_alphabet_option(name: str, value: Any) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise OptionTypeError(f"{name} must be a list of characters, got {type(value).__name__} {value!r:.60}.")
+    return list(_check_initial_alphabet(value))
+
+
+class MergeTrainerOptions(Trainer):
     """The options BpeTrainer and WordPieceTrainer share, checked once, in HF's order.
 
     Subclasses pass their own prefix / suffix defaults and add what is theirs (``scoring``).
+    Every option can be set afterwards (``trainer.vocab_size = 500``), checked the same way.
     """
+
+    _HF_FIELDS = (
+        "min_frequency", "vocab_size", "show_progress", "progress_format", "special_tokens", "limit_alphabet",
+        "initial_alphabet", "continuing_subword_prefix", "end_of_word_suffix", "max_token_length", "words",
+    )
+    _HF_CONSTANTS = {"progress_format": "Indicatif", "words": {}}
+    _TOKVIZ_FIELDS = {"tie_break": "hf"}
+    _VALIDATORS = {
+        "vocab_size": lambda name, value: check_count(name, value, 1),
+        "min_frequency": check_count,
+        "show_progress": check_bool,
+        "limit_alphabet": lambda name, value: check_optional_count(name, value, 1),
+        "initial_alphabet": _check_alphabet_option,
+        "continuing_subword_prefix": check_optional_str,
+        "end_of_word_suffix": lambda name, value: check_optional_str(name, value) or None,
+        "max_token_length": lambda name, value: check_optional_count(name, value, 1),
+        "tie_break": _check_tie_break,
+    }
 
     def __init__(
         self,
@@ -759,30 +791,22 @@ class MergeTrainerOptions:
         max_token_length: int | None,
         tie_break: str,
     ) -> None:
-        self.vocab_size = check_vocab_size(vocab_size)
-        if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 0:
-            raise TokvizError(f"min_frequency must be a whole number >= 0, got {min_frequency!r}.")
+        self.vocab_size = vocab_size
         self.min_frequency = min_frequency
-        self.show_progress = bool(show_progress)
-        self.special_tokens = list(special_token_strings(special_tokens))
-        if limit_alphabet is not None:
-            check_vocab_size(limit_alphabet, "limit_alphabet")
+        self.show_progress = show_progress
+        self.special_tokens = special_tokens
         self.limit_alphabet = limit_alphabet
-        self.initial_alphabet = list(_check_initial_alphabet(initial_alphabet))
+        self.initial_alphabet = initial_alphabet
         self.continuing_subword_prefix = continuing_subword_prefix
-        self.end_of_word_suffix = end_of_word_suffix or None
-        if max_token_length is not None:
-            check_vocab_size(max_token_length, "max_token_length")
+        self.end_of_word_suffix = end_of_word_suffix
         self.max_token_length = max_token_length
-        if tie_break not in TIE_BREAKS:
-            raise TokvizError(f"tie_break must be one of {', '.join(TIE_BREAKS)}; got {tie_break!r}.")
         self.tie_break = tie_break
 
     def config(self) -> tuple[tuple[str, Any], ...]:
         return (
             ("vocab_size", self.vocab_size),
             ("min_frequency", self.min_frequency),
-            ("special_tokens", tuple(self.special_tokens)),
+            ("special_tokens", self.special_token_contents),
             ("limit_alphabet", self.limit_alphabet),
             ("initial_alphabet", tuple(self.initial_alphabet)),
             ("continuing_subword_prefix", self.continuing_subword_prefix),
@@ -791,18 +815,16 @@ class MergeTrainerOptions:
             ("tie_break", self.tie_break),
         )
 
-    def __repr__(self) -> str:
-        options = ", ".join(f"{name}={value!r}" for name, value in self.config())
-        return f"{type(self).__name__}({options})"
-
 
 class BpeTrainer(MergeTrainerOptions):
     """HF's ``trainers.BpeTrainer`` with a recorded history (see the module docstring).
 
     >>> trainer = BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"], show_progress=False)
-    >>> trainer.vocab_size, trainer.special_tokens, trainer.tie_break
-    (300, ['<|endoftext|>'], 'hf')
+    >>> trainer.vocab_size, trainer.special_token_contents, trainer.tie_break
+    (300, ('<|endoftext|>',), 'hf')
     """
+
+    MODEL_TYPE = "BPE"
 
     def __init__(
         self,
@@ -838,7 +860,7 @@ class BpeTrainer(MergeTrainerOptions):
         """
         started = time.perf_counter()
         word_counts = check_word_counts(word_counts)
-        symbols = _Symbols.start(self.special_tokens)
+        symbols = _Symbols.start(self.special_token_contents)
         alphabet = compute_alphabet(word_counts, self.initial_alphabet, self.limit_alphabet)
         for char in alphabet:
             symbols.add(char, 1)
@@ -868,7 +890,7 @@ class BpeTrainer(MergeTrainerOptions):
         history = BpeTrainingHistory(
             algorithm="BPE",
             model=None,  # type: ignore[arg-type]  # set just below, from the history itself
-            special_tokens=tuple(self.special_tokens),
+            special_tokens=self.special_token_contents,
             alphabet=tuple(alphabet),
             word_counts=summarize_word_counts(word_counts),
             stop_reason=stop_reason,
@@ -885,17 +907,39 @@ class BpeTrainer(MergeTrainerOptions):
         return finish_history(history, started)
 
 
-def with_model_options_of(history: Any, model: Any, model_type: str) -> Any:
-    """A copy of ``history`` whose models keep ``model``'s ``KEPT_MODEL_OPTIONS`` (when
-    ``model`` is of ``model_type``; else ``history`` itself)."""
-    if type(model).__name__ != model_type:
-        return history
+def with_model_options_of(history: Any, model: Any, model_type: str, trainer_name: str | None = None) -> Any:
+    """A copy of ``history`` whose models keep ``model``'s ``KEPT_MODEL_OPTIONS``.
+
+    ``model`` must be a ``model_type``: HF's trainers train only their own model, and
+    ``Tokenizer.train`` raises (``"BpeTrainer can only train a BPE"``) rather than swap it.
+    """
+    check_trains(model, model_type, trainer_name or f"{model_type}Trainer")
     options = tuple(
         (name, getattr(model, name)) for name in history.KEPT_MODEL_OPTIONS if hasattr(model, name)
     )
     changed = dataclasses.replace(history, model_options=options)
     object.__setattr__(changed, "model", changed.model_at(changed.max_vocab_size))
     return changed
+
+
+class TrainerModelMismatchError(TokvizError):
+    """A trainer given a model of another kind (HF raises a plain ``Exception`` with this text)."""
+
+
+def check_trains(model: Any, model_type: str, trainer_name: str) -> None:
+    """Raise as HF does when ``trainer_name`` is asked to train a model that is not a ``model_type``.
+
+    >>> check_trains(object(), "Unigram", "UnigramTrainer")
+    Traceback (most recent call last):
+    ...
+    tokviz.models.bpe.trainer.TrainerModelMismatchError: UnigramTrainer can only train a Unigram; this tokenizer's model is a object. Build the tokenizer with models.Unigram() to train it with a UnigramTrainer.
+    """
+    kind = type(model).__name__
+    if kind != model_type:
+        raise TrainerModelMismatchError(
+            f"{trainer_name} can only train a {model_type}; this tokenizer's model is a {kind}. "
+            f"Build the tokenizer with models.{model_type}() to train it with a {trainer_name}."
+        )
 
 
 def finish_history(history: TrainingHistory, started: float) -> Any:

@@ -49,15 +49,16 @@ from __future__ import annotations
 import math
 import operator
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from tokviz.errors import EmptyCorpusError, SpecialTokenError, VocabSizeError
+from tokviz.errors import EmptyCorpusError, VocabSizeError
 from tokviz.history import EmStep, ProgressCallback, PruneRound, TrainingHistory, WordCountSummary
 from tokviz.models.unigram import _em
 from tokviz.models.unigram.model import Unigram
+from tokviz.models.trainer import OptionTypeError, Trainer, check_bool, check_count, check_float, check_optional_str
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -108,6 +109,14 @@ class UnigramTrainingHistory(TrainingHistory):
     initial_loss: float | None = None
     required_chars: tuple[str, ...] = ()
     unk_token: str | None = None
+
+    def for_model(self, model: Any) -> "UnigramTrainingHistory":
+        """This history, after checking that ``model`` is a Unigram: HF's UnigramTrainer
+        raises ("UnigramTrainer can only train a Unigram") rather than swap another model."""
+        from tokviz.models.bpe.trainer import check_trains
+
+        check_trains(model, "Unigram", "UnigramTrainer")
+        return self
 
     def model_at(self, vocab_size: int) -> Unigram:
         """The model at ``vocab_size``, derived from the record without retraining.
@@ -245,8 +254,32 @@ def _summary(words: Sequence[str], counts: Sequence[int]) -> WordCountSummary:
 # -- the trainer ----------------------------------------------------------------------------
 
 
-@dataclass
-class UnigramTrainer:
+def _check_method(name: str, value: Any) -> str:
+    if value not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}, got {value!r}")
+    return value
+
+
+def _check_shrinking_factor(name: str, value: Any) -> float:
+    value = check_float(name, value)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"shrinking_factor must be between 0 and 1 (exclusive), got {value!r}")
+    return value
+
+
+def _check_unigram_alphabet(name: str, value: Any) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise OptionTypeError(f"{name} must be a list of characters, got {type(value).__name__} {value!r:.60}.")
+    alphabet: list[str] = []
+    for entry in value:
+        if not isinstance(entry, str):
+            raise OptionTypeError(f"{name} entries must be strings, got {type(entry).__name__} {entry!r}.")
+        if entry and entry[0] not in alphabet:  # HF keeps the first character of each entry
+            alphabet.append(entry[0])
+    return alphabet
+
+
+class UnigramTrainer(Trainer):
     """``UnigramTrainer(vocab_size=8000, ...)`` as in HF, plus ``method`` ("em" or "course").
 
     >>> history = UnigramTrainer(vocab_size=12, method="em").train_from_word_counts({"▁hug": 10, "▁pug": 5, "▁hugs": 5})
@@ -254,44 +287,56 @@ class UnigramTrainer:
     '▁hug'
     """
 
-    vocab_size: int = 8000
-    show_progress: bool = False
-    special_tokens: Sequence[str] = field(default_factory=list)
-    shrinking_factor: float = 0.75
-    unk_token: str | None = None
-    max_piece_length: int = 16
-    n_sub_iterations: int = 2
-    seed_size: int = 1_000_000
-    initial_alphabet: Sequence[str] = field(default_factory=list)
-    method: str = "em"
+    MODEL_TYPE = "Unigram"
 
-    def __post_init__(self) -> None:
-        if isinstance(self.vocab_size, bool) or not isinstance(self.vocab_size, int) or self.vocab_size <= 0:
-            raise VocabSizeError(f"The vocab size must be a positive whole number, got {self.vocab_size!r}.")
-        if self.method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
-        if not 0.0 < self.shrinking_factor < 1.0:
-            raise ValueError(f"shrinking_factor must be between 0 and 1 (exclusive), got {self.shrinking_factor!r}")
-        if self.max_piece_length < 1 or self.n_sub_iterations < 1 or self.seed_size < 1:
-            raise ValueError("max_piece_length, n_sub_iterations and seed_size must be at least 1")
-        specials = [str(getattr(t, "content", t)) for t in self.special_tokens]
-        if any(not s for s in specials):
-            raise SpecialTokenError("Special tokens cannot be empty strings.")
-        if len(set(specials)) != len(specials):
-            raise SpecialTokenError(f"Special tokens must be distinct, got {specials}.")
-        self.special_tokens = specials
-        alphabet: list[str] = []
-        for entry in self.initial_alphabet:
-            if entry:  # HF keeps the first character of each entry
-                alphabet.append(entry[0])
-        self.initial_alphabet = alphabet
+    _HF_FIELDS = (
+        "show_progress", "vocab_size", "n_sub_iterations", "shrinking_factor", "special_tokens", "initial_alphabet",
+        "unk_token", "max_piece_length", "seed_size", "words",
+    )
+    _HF_CONSTANTS = {"words": {}}
+    _TOKVIZ_FIELDS = {"method": "em"}
+    _VALIDATORS = {
+        "vocab_size": lambda name, value: check_count(name, value, 1),
+        "show_progress": check_bool,
+        "shrinking_factor": _check_shrinking_factor,
+        "unk_token": check_optional_str,
+        "max_piece_length": lambda name, value: check_count(name, value, 1),
+        "n_sub_iterations": lambda name, value: check_count(name, value, 1),
+        "seed_size": lambda name, value: check_count(name, value, 1),
+        "initial_alphabet": _check_unigram_alphabet,
+        "method": _check_method,
+    }
+
+    def __init__(
+        self,
+        vocab_size: int = 8000,
+        show_progress: bool = True,
+        special_tokens: Sequence[Any] = (),
+        initial_alphabet: Sequence[str] = (),
+        shrinking_factor: float = 0.75,
+        unk_token: str | None = None,
+        max_piece_length: int = 16,
+        n_sub_iterations: int = 2,
+        seed_size: int = 1_000_000,
+        method: str = "em",
+    ) -> None:
+        self.vocab_size = vocab_size
+        self.show_progress = show_progress
+        self.special_tokens = special_tokens
+        self.initial_alphabet = initial_alphabet
+        self.shrinking_factor = shrinking_factor
+        self.unk_token = unk_token
+        self.max_piece_length = max_piece_length
+        self.n_sub_iterations = n_sub_iterations
+        self.seed_size = seed_size
+        self.method = method
 
     # ------------------------------------------------------------------------------
 
     def _config(self) -> tuple[tuple[str, Any], ...]:
         return (
             ("vocab_size", self.vocab_size),
-            ("special_tokens", tuple(self.special_tokens)),
+            ("special_tokens", self.special_token_contents),
             ("shrinking_factor", self.shrinking_factor),
             ("unk_token", self.unk_token),
             ("max_piece_length", self.max_piece_length),
@@ -316,7 +361,7 @@ class UnigramTrainer:
             chars.update(word)
         # HF iterates a HashSet here (random order); code point order makes ours reproducible.
         required = tuple(sorted(chars))
-        specials = _special_list(self.special_tokens, self.unk_token)
+        specials = _special_list(self.special_token_contents, self.unk_token)
         min_size = len(required) + len(specials)
         if self.vocab_size < min_size:
             raise VocabSizeError(
@@ -329,7 +374,7 @@ class UnigramTrainer:
             fields = self._train_em(words, counts, required, progress)
         return UnigramTrainingHistory(
             algorithm="unigram",
-            special_tokens=tuple(self.special_tokens),
+            special_tokens=self.special_token_contents,
             alphabet=required,
             word_counts=_summary(words, counts),
             min_vocab_size=min_size,
@@ -434,7 +479,7 @@ class UnigramTrainer:
         report("EM training", work_total, work_total)
         final_pieces = tuple((names[i], float(score[i])) for i in order)
         snapshots.append(VocabSnapshot(round_index, final_pieces))
-        model = _finalize(final_pieces, required, self.special_tokens, self.unk_token, self.vocab_size)
+        model = _finalize(final_pieces, required, self.special_token_contents, self.unk_token, self.vocab_size)
         report("finalize", 1, 1)
         stop = (
             f"reached the target vocab size of {self.vocab_size}"
@@ -442,7 +487,7 @@ class UnigramTrainer:
             else f"the corpus supports only {model.get_vocab_size()} tokens (target {self.vocab_size})"
         )
         max_size = len({p for p, _ in snapshots[0].pieces if p != "<UNK>"} | set(required)) + len(
-            _special_list(self.special_tokens, self.unk_token))
+            _special_list(self.special_token_contents, self.unk_token))
         return dict(
             model=model,
             stop_reason=stop,
@@ -591,7 +636,7 @@ class UnigramTrainer:
         ranked_subs = sorted(sub_freqs.items(), key=lambda item: item[1], reverse=True)
         seed_total = max(300, len(char_freqs))
         token_freqs = dict(list(char_freqs.items()) + ranked_subs[: seed_total - len(char_freqs)])
-        specials = _special_list(self.special_tokens, self.unk_token)
+        specials = _special_list(self.special_token_contents, self.unk_token)
         target = self.vocab_size - len(specials)
         costs = _course_costs(token_freqs)
         initial_loss = _course_loss(word_freqs, costs)

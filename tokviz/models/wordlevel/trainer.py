@@ -23,13 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tokviz.errors import TokvizError
 from tokviz.history import ProgressCallback, TrainingHistory
+from tokviz.models.trainer import Trainer, check_bool, check_count
 from tokviz.models.bpe.trainer import (
-    check_vocab_size,
     check_word_counts,
     finish_history,
-    special_token_strings,
     with_model_options_of,
 )
 from tokviz.word_counts import summarize_word_counts
@@ -62,7 +60,7 @@ class WordLevelTrainingHistory(TrainingHistory):
     def for_model(self, model: Any) -> "WordLevelTrainingHistory":
         """This history with the user's ``model``'s ``unk_token`` kept in ``model`` and every
         ``model_at(k)``, as HF's ``Tokenizer.train`` keeps it."""
-        return with_model_options_of(self, model, "WordLevel")
+        return with_model_options_of(self, model, "WordLevel", "WordLevelTrainer")
 
     def vocab_at(self, vocab_size: int | None = None) -> dict[str, int]:
         size = len(self.vocab) if vocab_size is None else max(self.min_vocab_size, min(vocab_size, len(self.vocab)))
@@ -92,8 +90,18 @@ class WordLevelTrainingHistory(TrainingHistory):
         )
 
 
-class WordLevelTrainer:
+class WordLevelTrainer(Trainer):
     """HF's ``trainers.WordLevelTrainer(vocab_size, min_frequency, show_progress, special_tokens)``."""
+
+    MODEL_TYPE = "WordLevel"
+
+    _HF_FIELDS = ("min_frequency", "vocab_size", "show_progress", "special_tokens", "words")
+    _HF_CONSTANTS = {"words": {}}
+    _VALIDATORS = {
+        "vocab_size": lambda name, value: check_count(name, value, 1),
+        "min_frequency": check_count,
+        "show_progress": check_bool,
+    }
 
     def __init__(
         self,
@@ -102,22 +110,17 @@ class WordLevelTrainer:
         show_progress: bool = True,
         special_tokens: Sequence[Any] = (),
     ) -> None:
-        self.vocab_size = check_vocab_size(vocab_size)
-        if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 0:
-            raise TokvizError(f"min_frequency must be a whole number >= 0, got {min_frequency!r}.")
+        self.vocab_size = vocab_size
         self.min_frequency = min_frequency
-        self.show_progress = bool(show_progress)
-        self.special_tokens = list(special_token_strings(special_tokens))
+        self.show_progress = show_progress
+        self.special_tokens = special_tokens
 
     def config(self) -> tuple[tuple[str, Any], ...]:
         return (
             ("vocab_size", self.vocab_size),
             ("min_frequency", self.min_frequency),
-            ("special_tokens", tuple(self.special_tokens)),
+            ("special_tokens", self.special_token_contents),
         )
-
-    def __repr__(self) -> str:
-        return "WordLevelTrainer(" + ", ".join(f"{name}={value!r}" for name, value in self.config()) + ")"
 
     def train_from_word_counts(
         self, word_counts: Mapping[str, int], progress: ProgressCallback | None = None
@@ -127,34 +130,34 @@ class WordLevelTrainer:
         word_counts = check_word_counts(word_counts)
         if progress is not None:
             progress("sort words", 0, 1)
-        specials = set(self.special_tokens)
+        specials = set(self.special_token_contents)
         ordered = sorted(word_counts.items(), key=lambda item: (-item[1], item[0]))
-        room = max(0, self.vocab_size - len(self.special_tokens))
+        room = max(0, self.vocab_size - len(self.special_token_contents))
         eligible = [(word, count) for word, count in ordered if count >= self.min_frequency and word not in specials]
         kept = tuple(eligible[:room])
         if progress is not None:
             progress("sort words", 1, 1)
-        if len(self.special_tokens) >= self.vocab_size:
+        if len(self.special_token_contents) >= self.vocab_size:
             stop_reason = (
                 f"the target vocab size of {self.vocab_size} leaves no room after the "
-                f"{len(self.special_tokens)} special tokens: no word was kept"
+                f"{len(self.special_token_contents)} special tokens: no word was kept"
             )
         elif len(eligible) <= room:
             below = len(ordered) - len(eligible)
             stop_reason = f"kept every word ({len(eligible)}): the corpus has no more" + (
                 f" with at least min_frequency={self.min_frequency} occurrences ({below} below)" if below else ""
-            ) + f"; vocab size {len(self.special_tokens) + len(kept)}, below the target of {self.vocab_size}"
+            ) + f"; vocab size {len(self.special_token_contents) + len(kept)}, below the target of {self.vocab_size}"
         else:
             stop_reason = f"reached the target vocab size of {self.vocab_size}"
-        vocab = tuple(self.special_tokens) + tuple(word for word, _count in kept)
+        vocab = tuple(self.special_token_contents) + tuple(word for word, _count in kept)
         history = WordLevelTrainingHistory(
             algorithm="WordLevel",
             model=None,  # type: ignore[arg-type]  # set by finish_history
-            special_tokens=tuple(self.special_tokens),
+            special_tokens=tuple(self.special_token_contents),
             alphabet=(),
             word_counts=summarize_word_counts(word_counts),
             stop_reason=stop_reason,
-            min_vocab_size=len(self.special_tokens),
+            min_vocab_size=len(self.special_token_contents),
             max_vocab_size=len(vocab),
             trainer_config=self.config(),
             vocab=vocab,

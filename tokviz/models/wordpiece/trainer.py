@@ -12,7 +12,7 @@ character but a word's first is written with the ``##`` continuation prefix:
     freq: h 15, ##u 15, ##g 15, ##s 5;  pairs: (h,##u) 15, (##u,##g) 15, (##g,##s) 5
     scores: (h,##u) 15/225, (##u,##g) 15/225, (##g,##s) 5/75 = 1/15 each: a 3-way tie
 
->>> trainer = WordPieceTrainer(vocab_size=6, show_progress=False, tie_break="first_seen")
+>>> trainer = WordPieceTrainer(vocab_size=6, show_progress=False, tie_break="first_seen", scoring="likelihood")
 >>> history = trainer.train_from_word_counts({"hug": 10, "hugs": 5})
 >>> [(step.left, step.right, step.token) for step in history.merges]
 [('h', '##u', 'hu'), ('hu', '##g', 'hug')]
@@ -21,11 +21,12 @@ character but a word's first is written with the ``##`` continuation prefix:
 
 (after the first merge, (hu, ##g) and (##g, ##s) still tie at 1/15: "hug" is met first).
 
-- ``scoring="likelihood"`` (default): the course's algorithm above, with its alphabet
-  (each word's first character plain, the others ``##``-prefixed, sorted).
-- ``scoring="frequency"``: what HF's ``WordPieceTrainer`` actually does: train BPE with
-  ``continuing_subword_prefix="##"`` (pair counts, not scores; the alphabet is every
-  character plain, plus the ``##`` forms the words need) and read the vocab as WordPiece.
+- ``scoring="frequency"`` (default, as HF's ``WordPieceTrainer``, so a script moved from HF
+  trains the same vocabulary): train BPE with ``continuing_subword_prefix="##"`` (pair
+  counts, not scores; the alphabet is every character plain, plus the ``##`` forms the
+  words need) and read the vocab as WordPiece.
+- ``scoring="likelihood"``: the course's algorithm above, with its alphabet (each word's
+  first character plain, the others ``##``-prefixed, sorted). Ask for it explicitly.
 
 Tie-breaking (equal scores): ``tie_break="hf"`` takes the smallest ``(left id, right id)``,
 ids being the special tokens, then the alphabet (likelihood: sorted as strings; frequency:
@@ -49,6 +50,7 @@ public; like the course, we use the per-pair score.
 from __future__ import annotations
 
 import heapq
+import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -87,6 +89,12 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["WordPieceTrainer", "WordPieceTrainingHistory"]
 
 SCORINGS = ("likelihood", "frequency")
+
+
+def _check_scoring(scoring: Any) -> str:
+    if scoring not in SCORINGS:
+        raise TokvizError(f"scoring must be one of {', '.join(SCORINGS)}; got {scoring!r}.")
+    return scoring
 REFRESH_TOP = 16
 
 
@@ -110,7 +118,7 @@ class WordPieceTrainingHistory(TrainingHistory):
     def for_model(self, model: Any) -> "WordPieceTrainingHistory":
         """This history with the user's ``model``'s ``unk_token`` and ``max_input_chars_per_word``
         kept in ``model`` and every ``model_at(k)``, as HF's ``Tokenizer.train`` keeps them."""
-        return with_model_options_of(self, model, "WordPiece")
+        return with_model_options_of(self, model, "WordPiece", "WordPieceTrainer")
 
     def vocab_at(self, vocab_size: int | None = None) -> dict[str, int]:
         """Token -> id of the first ``vocab_size`` tokens (clamped to the recorded range)."""
@@ -418,6 +426,8 @@ class WordPieceTrainer(MergeTrainerOptions):
     '##'
     """
 
+    MODEL_TYPE = "WordPiece"
+
     def __init__(
         self,
         vocab_size: int = 30000,
@@ -430,18 +440,34 @@ class WordPieceTrainer(MergeTrainerOptions):
         end_of_word_suffix: str | None = None,
         max_token_length: int | None = None,
         tie_break: str = "hf",
-        scoring: str = "likelihood",
+        scoring: str = "frequency",
     ) -> None:
         super().__init__(
             vocab_size, min_frequency, show_progress, special_tokens, limit_alphabet, initial_alphabet,
             continuing_subword_prefix or "", end_of_word_suffix, max_token_length, tie_break,
         )
-        if scoring not in SCORINGS:
-            raise TokvizError(f"scoring must be one of {', '.join(SCORINGS)}; got {scoring!r}.")
         self.scoring = scoring
+
+    _TOKVIZ_FIELDS = {"tie_break": "hf", "scoring": "frequency"}
+    _VALIDATORS = {**MergeTrainerOptions._VALIDATORS, "scoring": lambda name, value: _check_scoring(value)}
 
     def config(self) -> tuple[tuple[str, Any], ...]:
         return (*super().config(), ("scoring", self.scoring))
+
+    def __getstate__(self) -> bytes:
+        """HF's JSON form, a BpeTrainer inside: ``b'{"WordPieceTrainer":{"bpe_trainer":{...}}}'``."""
+        body: dict[str, Any] = {"bpe_trainer": self._hf_state()}
+        body.update(self._tokviz_state())
+        return json.dumps({"WordPieceTrainer": body}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    @classmethod
+    def _options_from_state(cls, body: dict[str, Any]) -> dict[str, Any]:
+        inner = dict(body.get("bpe_trainer") or {})
+        inner.update({name: body[name] for name in cls._TOKVIZ_FIELDS if name in body})
+        return super()._options_from_state(inner)
+
+    def __repr__(self) -> str:
+        return f"WordPieceTrainer(WordPieceTrainer(bpe_trainer=BpeTrainer({self._debug_fields()})))"
 
     @paused_gc
     def train_from_word_counts(
@@ -459,8 +485,8 @@ class WordPieceTrainer(MergeTrainerOptions):
         """
         started = time.perf_counter()
         word_counts = check_word_counts(word_counts)
-        prefix = self.continuing_subword_prefix
-        symbols = _Symbols.start(self.special_tokens)
+        prefix = self.continuing_subword_prefix or ""  # None (settable, as in HF) trains without a prefix
+        symbols = _Symbols.start(self.special_token_contents)
         chars = compute_alphabet(word_counts, self.initial_alphabet, self.limit_alphabet)
         if self.scoring == "frequency":
             alphabet = chars
@@ -510,7 +536,7 @@ class WordPieceTrainer(MergeTrainerOptions):
         history = WordPieceTrainingHistory(
             algorithm="WordPiece",
             model=None,  # type: ignore[arg-type]  # set by finish_history
-            special_tokens=tuple(self.special_tokens),
+            special_tokens=self.special_token_contents,
             alphabet=tuple(alphabet),
             word_counts=summarize_word_counts(word_counts),
             stop_reason=stop_reason,
