@@ -116,9 +116,11 @@ class SentencePieceNormalizer:
         self.escape_whitespaces = escape_whitespaces
         self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
         self.user_defined_symbols = tuple(s for s in user_defined_symbols if s)
-        self._first: dict[str, list[str]] = {}
-        for key in sorted(self.rules, key=len, reverse=True):
-            self._first.setdefault(key[0], []).append(key)
+        # first character -> the lengths of the keys starting with it, longest first
+        lengths: dict[str, set[int]] = {}
+        for key in self.rules:
+            lengths.setdefault(key[0], set()).add(len(key))
+        self._first: dict[str, tuple[int, ...]] = {c: tuple(sorted(ls, reverse=True)) for c, ls in lengths.items()}
         self._user_first: dict[str, list[str]] = {}
         for sym in sorted(set(self.user_defined_symbols), key=len, reverse=True):
             self._user_first.setdefault(sym[0], []).append(sym)
@@ -133,9 +135,11 @@ class SentencePieceNormalizer:
         for sym in self._user_first.get(char, ()):
             if text.startswith(sym, pos):
                 return sym, len(sym)
-        for key in self._first.get(char, ()):
-            if text.startswith(key, pos):
-                return self.rules[key], len(key)
+        rules = self.rules
+        for length in self._first.get(char, ()):
+            replacement = rules.get(text[pos:pos + length])
+            if replacement is not None:
+                return replacement, length
         return char, 1
 
     def normalize(self, text: str) -> str:
@@ -154,13 +158,20 @@ class SentencePieceNormalizer:
         if not self.treat_whitespace_as_suffix and self.add_dummy_prefix:
             out.append(space)
         is_prev_space = self.remove_extra_whitespaces
-        first, user_first = self._first, self._user_first
+        first, user_first, rules = self._first, self._user_first, self.rules
         while pos < n:
             char = text[pos]
-            if char in first or char in user_first:
+            if char in user_first:
                 piece, length = self._prefix(text, pos)
             else:
+                lengths = first.get(char)
                 piece, length = char, 1
+                if lengths is not None:
+                    for size in lengths:
+                        replacement = rules.get(text[pos:pos + size])
+                        if replacement is not None:
+                            piece, length = replacement, size
+                            break
             if is_prev_space:
                 piece = piece.lstrip(" ")
             if piece:

@@ -3,11 +3,11 @@
     >>> from tokviz.sentencepiece import SentencePieceTrainer
     >>> import io
     >>> out = io.BytesIO()
-    >>> SentencePieceTrainer.train(sentence_iterator=iter(["hug pug hugs", "hug the pug"] * 5), model_writer=out,
-    ...                            vocab_size=20, model_type="bpe")
+    >>> _ = SentencePieceTrainer.train(sentence_iterator=iter(["hug pug hugs", "hug the pug"] * 5), model_writer=out,
+    ...                                vocab_size=20, model_type="bpe")
     >>> sp = SentencePieceProcessor(model_proto=out.getvalue())
     >>> sp.encode_as_pieces("hugs")
-    ['▁hug', 's']
+    ['▁hugs']
     >>> sp.decode(sp.encode("the pug"))
     'the pug'
 """
@@ -265,6 +265,9 @@ class SentencePieceProcessor:
         is_bos_ws = True
 
         def flush() -> None:
+            nonlocal is_bos_ws
+            if pending:
+                is_bos_ws = False
             pos = 0
             while pos < len(pending):
                 length = _utf8_len(pending, pos)

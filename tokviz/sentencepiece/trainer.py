@@ -18,7 +18,7 @@ Training follows sentencepiece's ``TrainerInterface``:
     >>> history = SentencePieceTrainer.train(sentence_iterator=iter(["hug pug hugs"] * 4), model_writer=out,
     ...                                      vocab_size=12, model_type="bpe")
     >>> [p.piece for p in history.proto.pieces]
-    ['<unk>', '<s>', '</s>', 'ug', '▁hug', '▁', 'u', 'g', 'h', '▁p', 's', 'p']
+    ['<unk>', '<s>', '</s>', 'ug', '▁h', '▁hug', 'g', 'u', '▁', 'h', 'p', 's']
     >>> SentencePieceTrainer.train(sentence_iterator=iter(["a"]), model_writer=out, vocab_sise=10)
     Traceback (most recent call last):
     ...

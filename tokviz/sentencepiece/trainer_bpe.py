@@ -12,7 +12,7 @@ alphabet follows the merges, most frequent first, and continues the scores.
     >>> [(s.left, s.right, s.count) for s in result.merge_steps]
     [('u', 'g', 20), ('▁', 'h', 15), ('▁h', 'ug', 15)]
     >>> result.pieces[:4]
-    (('ug', -0.0), ('▁h', -1.0), ('▁hug', -2.0), ('▁', -3.0))
+    (('ug', -0.0), ('▁h', -1.0), ('▁hug', -2.0), ('g', -3.0))
 
 Counts are exact at every step (sentencepiece reaches the same counts lazily).
 """
