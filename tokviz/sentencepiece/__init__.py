@@ -19,3 +19,12 @@ __all__ = [
 from tokviz.sentencepiece.trainer import SentencePieceHistory, SentencePieceTrainer  # noqa: E402
 
 __all__ += ["SentencePieceTrainer", "SentencePieceHistory"]
+from tokviz.sentencepiece.convert import (  # noqa: E402
+    from_model_bytes,
+    model_from_proto,
+    proto_from_tokenizer,
+    to_model_bytes,
+    tokenizer_from_proto,
+)
+
+__all__ += ["from_model_bytes", "to_model_bytes", "tokenizer_from_proto", "proto_from_tokenizer", "model_from_proto"]
