@@ -529,8 +529,8 @@ def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, mod
 
 
 def _format_score(score: float) -> str:
-    text = f"{score:.6g}"
-    return "0" if text in ("-0", "0") else text
+    """C++ ``ostream << float``: 6 significant digits, ``-0`` kept (``_format_score(-0.0) == '-0'``)."""
+    return f"{score:.6g}"
 
 
 def _train_unigram(spec: TrainerSpec, words: Mapping[str, int], required: Mapping[str, int], rules: PieceRules,
