@@ -195,8 +195,8 @@ class SentencePieceHistory(TrainingHistory):
     """A SentencePiece training: the ``.model`` (``proto``) plus what the model type's trainer recorded.
 
     ``merge_steps`` (bpe) are :class:`MergeStep` records; ``unigram`` holds the
-    :class:`~tokviz.models.unigram.trainer.UnigramTrainingHistory` (EM steps, prune rounds with
-    the loss of each removed piece). ``proto_at(k)`` is the ``.model`` at vocab size ``k``;
+    :class:`~tokviz.sentencepiece.trainer_unigram.UnigramResult` (``em_steps``: :class:`EmStep`,
+    ``prune_rounds``: :class:`PruneRound` with the loss of each removed piece, ``snapshots``). ``proto_at(k)`` is the ``.model`` at vocab size ``k``;
     ``model_at(k)`` its tokviz model (see :mod:`tokviz.sentencepiece.convert`).
     """
 
@@ -225,8 +225,11 @@ class SentencePieceHistory(TrainingHistory):
             merges = normal[: max(0, keep - len(chars))]
             kept = [SentencePiece(p.piece, -float(i)) for i, p in enumerate(merges + chars)]
         elif self.algorithm == "sentencepiece-unigram" and self.unigram is not None:
-            sub = self.unigram.model_at(keep)
-            kept = [SentencePiece(piece, score) for piece, score in sub.vocab]
+            # the smallest recorded vocabulary that is large enough, its best pieces (characters kept)
+            pool = next((snap for snap in reversed(self.unigram.snapshots) if len(snap) >= keep), self.unigram.snapshots[0])
+            chars = [(p, s) for p, s in pool if len(p) == 1][:keep]
+            rest = [(p, s) for p, s in pool if len(p) != 1][: max(0, keep - len(chars))]
+            kept = [SentencePiece(p, s) for p, s in sorted(chars + rest, key=lambda item: -item[1])]
         else:
             kept = sorted(normal, key=lambda p: -p.score)[:keep]
         pieces: list[SentencePiece] = []
@@ -253,7 +256,8 @@ class SentencePieceHistory(TrainingHistory):
             return pd.DataFrame([{"rank": s.rank, "left": s.left, "right": s.right, "token": s.token, "count": s.count,
                                   "vocab_size": s.vocab_size} for s in self.merge_steps])
         if self.unigram is not None:
-            return self.unigram.to_frame()
+            return pd.DataFrame([{"round": e.round, "sub_iteration": e.sub_iteration, "vocab_size": e.vocab_size,
+                                  "objective": e.objective, "num_tokens": e.num_tokens} for e in self.unigram.em_steps])
         return pd.DataFrame([{"piece": p.piece, "score": p.score, "type": p.type.name} for p in self.proto.pieces])  # type: ignore[union-attr]
 
 
@@ -384,23 +388,28 @@ def _words(spec: TrainerSpec, sentences: Iterable[tuple[str, int]]) -> dict[str,
 
 def _chunks(word: str, rules: PieceRules) -> list[str]:
     """Split a word where no piece can cross (script changes, the unknown marker, tabs)."""
+    return [chunk for chunk, _ in _located_chunks(word, rules)]
+
+
+def _located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
+    """``_chunks`` with the start of each chunk in the word."""
     loose = PieceRules(10**9, rules.split_by_unicode_script, rules.split_by_number, rules.split_digits,
                        rules.split_by_whitespace, rules.treat_whitespace_as_suffix, rules.allow_whitespace_only_pieces)
-    chunks: list[str] = []
-    current = ""
-    for char in word:
+    chunks: list[tuple[str, int]] = []
+    current, start = "", 0
+    for index, char in enumerate(word):
         if char in (UNK_CHAR, "\t"):
             if current:
-                chunks.append(current)
-            current = ""
+                chunks.append((current, start))
+            current, start = "", index + 1
             continue
         if current and not loose.is_valid(current + char):
-            chunks.append(current)
-            current = char
+            chunks.append((current, start))
+            current, start = char, index
         else:
             current += char
     if current:
-        chunks.append(current)
+        chunks.append((current, start))
     return chunks
 
 
@@ -456,7 +465,7 @@ def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, mod
         merge_steps = result.merge_steps
         stop_reason = result.stop_reason
     elif model_type == ModelType.UNIGRAM:
-        final, unigram_history = _train_unigram(spec, words, corpus.required, rules, len(metas), progress)
+        final, unigram_history = _train_unigram(spec, corpus.sentences, corpus.required, rules, len(metas), progress)
         stop_reason = unigram_history.stop_reason
     elif model_type == ModelType.CHAR:
         final = [(c, float(-i)) for i, (c, _) in enumerate(sorted_chars(corpus.required))]
@@ -518,7 +527,7 @@ def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, mod
                                top_words=tuple(list(words.items())[:20]))
     min_size = fixed + (chars if model_type == ModelType.BPE else 1)
     if unigram_history is not None:
-        min_size = fixed + unigram_history.min_vocab_size
+        min_size = fixed + chars
     return SentencePieceHistory(
         algorithm=f"sentencepiece-{model_type.name.lower()}", model=None, special_tokens=tuple(p for p, _ in metas.values()),
         alphabet=tuple(c for c, _ in sorted_chars(corpus.required)), word_counts=summary, stop_reason=stop_reason,
@@ -533,24 +542,27 @@ def _format_score(score: float) -> str:
     return f"{score:.6g}"
 
 
-def _train_unigram(spec: TrainerSpec, words: Mapping[str, int], required: Mapping[str, int], rules: PieceRules,
+def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required: Mapping[str, int], rules: PieceRules,
                    meta_size: int, progress: Callable[[str, int, int], None] | None) -> tuple[list[tuple[str, float]], Any]:
-    """sentencepiece's unigram EM on words cut where no piece may cross (scripts, unknown marker)."""
-    from tokviz.models.unigram.trainer import UnigramTrainer
+    """sentencepiece's unigram trainer on words cut where no piece may cross (scripts, unknown marker)."""
+    from tokviz.sentencepiece.trainer_unigram import train_unigram
 
-    chunk_counts: dict[str, int] = {}
-    cache: dict[str, list[str]] = {}
-    for word, count in words.items():
-        chunks = cache.get(word)
-        if chunks is None:
-            chunks = cache[word] = _chunks(word, rules)
-        for chunk in chunks:
-            chunk_counts[chunk] = chunk_counts.get(chunk, 0) + count
-    target = spec.vocab_size - meta_size
-    trainer = UnigramTrainer(vocab_size=target, shrinking_factor=spec.shrinking_factor,
-                             max_piece_length=spec.max_sentencepiece_length, n_sub_iterations=spec.num_sub_iterations,
-                             seed_size=spec.seed_sentencepiece_size, initial_alphabet=list(required))
-    history = trainer.train_from_word_counts(chunk_counts, progress=progress)
-    pieces = [(piece, score) for piece, score in history.model.vocab if piece != "<unk>" or piece in required]
-    pieces.sort(key=lambda item: -item[1])
-    return pieces[:target], history
+    contexts: dict[tuple[str, str], int] = {}
+    cache: dict[str, list[tuple[str, int]]] = {}
+    for text, freq in sentences:
+        pieces = [text] if not spec.split_by_whitespace else split_into_words(
+            text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
+        offset = 0
+        for word in pieces:
+            located = cache.get(word)
+            if located is None:
+                located = cache[word] = _located_chunks(word, rules)
+            for chunk, start in located:
+                end = offset + start + len(chunk)
+                key = (chunk, text[end] if end < len(text) else "\0")
+                contexts[key] = contexts.get(key, 0) + freq
+            offset += len(word)
+    result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules,
+                           seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
+                           num_sub_iterations=spec.num_sub_iterations, progress=progress)
+    return list(result.pieces), result
