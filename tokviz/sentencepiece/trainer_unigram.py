@@ -35,7 +35,6 @@ from tokviz.sentencepiece.trainer_bpe import sorted_chars
 __all__ = ["UnigramResult", "train_unigram"]
 
 UNK_PENALTY = 10.0
-RIGHT_MAXIMAL = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +67,7 @@ def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size
                 follow[sub] = prev if prev == nxt else None
     candidates: list[tuple[int, str]] = []
     for sub, occ in occurrences.items():
-        if occ < 2 or (RIGHT_MAXIMAL and follow[sub] is not None):  # not an internal node of the suffix tree
+        if occ < 2 or follow[sub] is not None:  # not an internal node of the suffix tree
             continue
         if not rules.is_valid(sub):
             continue
