@@ -66,20 +66,14 @@ def test_encode_and_decode_match_sentencepiece_models(config: dict, train_lines:
     assert ours.serialized_model_proto() == blob  # read + written back: byte-identical
 
 
-def test_unigram_nbest_matches_sentencepiece_up_to_the_order_of_equal_scores(train_lines: list[str], test_lines: list[str]) -> None:
-    blob = _sp_model(train_lines, vocab_size=1500, model_type="unigram")
+@pytest.mark.parametrize("config", [dict(), dict(byte_fallback=True, user_defined_symbols=["<x>"])], ids=["plain", "bytes-user"])
+def test_unigram_nbest_lists_match_sentencepiece(config: dict, train_lines: list[str], test_lines: list[str]) -> None:
+    blob = _sp_model(train_lines, vocab_size=1500, model_type="unigram", **config)
     ours, theirs = tsp.SentencePieceProcessor(model_proto=blob), spm.SentencePieceProcessor(model_proto=blob)
-    exact = 0
-    checked = [line for line in test_lines[::8] if line.strip()]
-    for line in checked:
-        mine, ref = ours.nbest_encode_as_ids(line, 5), theirs.nbest_encode_as_ids(line, 5)
-        scores = [sum(ours.get_score(i) for i in ids) for ids in ref]
-        my_scores = [sum(ours.get_score(i) for i in ids) for ids in mine]
-        assert my_scores == pytest.approx(scores, abs=1e-3), line
-        exact += mine == ref
-    # Equal-score paths come out in another order in some lists (sentencepiece pops them from a
-    # std::priority_queue); measured 146 of 156 lists identical on this slice.
-    assert exact >= 0.9 * len(checked)
+    for line in test_lines[::4]:
+        # equal-score paths come out in the order of sentencepiece's heap, which we replay
+        assert ours.nbest_encode_as_ids(line, 5) == theirs.nbest_encode_as_ids(line, 5), line
+    assert ours.nbest_encode_as_pieces("hello world", 1) == [theirs.encode_as_pieces("hello world")]
 
 
 def test_models_written_by_tokviz_load_in_sentencepiece(tmp_path: Path, test_lines: list[str]) -> None:

@@ -26,17 +26,129 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from typing import Sequence
+import struct
+from typing import Any, Sequence
 
 from tokviz.errors import SerializationError
 from tokviz.models.unigram.lattice import Lattice
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, PieceType
 from tokviz.sentencepiece.normalizer import SentencePieceNormalizer
 
-__all__ = ["SentencePieceModel", "byte_piece", "UNK_PENALTY"]
+__all__ = ["SentencePieceModel", "byte_piece", "sentencepiece_nbest", "UNK_PENALTY"]
 
 UNK_PENALTY = 10.0
 _FLT_MIN = 1.1754943508222875e-38
+_F32 = struct.Struct("<f")
+
+
+def _f32(value: float) -> float:
+    """Round to float32, as sentencepiece's ``float`` arithmetic does: ``_f32(0.1) == 0.10000000149011612``."""
+    return _F32.unpack(_F32.pack(value))[0]
+
+
+class _Heap:
+    """libstdc++'s ``std::priority_queue`` (a max-heap by ``fx``): same sift order, so the same ties."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[tuple[float, Any]] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def _sift_up(self, hole: int, top: int, value: tuple[float, Any]) -> None:
+        items = self.items
+        parent = (hole - 1) // 2
+        while hole > top and items[parent][0] < value[0]:
+            items[hole] = items[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        items[hole] = value
+
+    def push(self, value: tuple[float, Any]) -> None:
+        self.items.append(value)
+        self._sift_up(len(self.items) - 1, 0, value)
+
+    def top(self) -> tuple[float, Any]:
+        return self.items[0]
+
+    def pop(self) -> None:
+        items = self.items
+        length = len(items) - 1
+        value = items[length]
+        items[length] = items[0]
+        hole, child = 0, 0
+        while child < (length - 1) // 2:
+            child = 2 * (child + 1)
+            if items[child][0] < items[child - 1][0]:
+                child -= 1
+            items[hole] = items[child]
+            hole = child
+        if length % 2 == 0 and child == (length - 2) // 2:
+            child = 2 * (child + 1)
+            items[hole] = items[child - 1]
+            hole = child - 1
+        if length:
+            self._sift_up(hole, 0, value)
+        items.pop()
+
+
+def sentencepiece_nbest(size: int, nodes: Sequence[tuple[int, int, int, float]], n: int
+                        ) -> list[tuple[list[tuple[int, int, int]], float]]:
+    """sentencepiece's ``Lattice::NBest`` (A* from the end, float32 scores) over ``(start, end, id, score)`` nodes.
+
+    >>> sentencepiece_nbest(2, [(0, 1, 1, -1.0), (0, 2, 3, -1.5), (1, 2, 2, -1.0)], 3)
+    [([(0, 2, 3)], -1.5), ([(0, 1, 1), (1, 2, 2)], -2.0)]
+    """
+    end_nodes: list[list[int]] = [[] for _ in range(size + 1)]
+    begin_nodes: list[list[int]] = [[] for _ in range(size + 1)]
+    bos, eos = len(nodes), len(nodes) + 1
+    starts = [s for s, _, _, _ in nodes] + [0, size]
+    scores = [sc for _, _, _, sc in nodes] + [0.0, 0.0]
+    end_nodes[0].append(bos)
+    for index, (start, end, _, _) in enumerate(nodes):
+        begin_nodes[start].append(index)
+        end_nodes[end].append(index)
+    begin_nodes[size].append(eos)
+    backtrace = [0.0] * (len(nodes) + 2)
+    for pos in range(size + 1):
+        for right in begin_nodes[pos]:
+            best, found = 0.0, False
+            for left in end_nodes[pos]:
+                score = _f32(backtrace[left] + scores[right])
+                if not found or score > best:
+                    best, found = score, True
+            if not found:
+                return []
+            backtrace[right] = best
+    results: list[tuple[list[tuple[int, int, int]], float]] = []
+    agenda = _Heap()
+    agenda.push((backtrace[eos], (eos, 0.0, None)))
+    while len(agenda):
+        fx, (node, gx, nxt) = agenda.top()
+        agenda.pop()
+        if node == bos:
+            path: list[tuple[int, int, int]] = []
+            link = nxt
+            while link is not None and link[0] != eos:
+                start, end, piece_id, _ = nodes[link[0]]
+                path.append((start, end, piece_id))
+                link = link[2]
+            results.append((path, fx))
+            if len(results) == n:
+                break
+            continue
+        current = (node, gx, nxt)
+        for left in end_nodes[starts[node]]:
+            agenda.push((_f32(backtrace[left] + gx), (left, _f32(scores[left] + gx), current)))
+        if len(agenda) >= 10_000:  # sentencepiece keeps the best min(512, 10 n) when the agenda grows
+            kept = _Heap()
+            for _ in range(min(512, n * 10)):
+                kept.push(agenda.top())
+                agenda.pop()
+            agenda = kept
+    return results
 
 
 def byte_piece(byte: int) -> str:
@@ -292,14 +404,43 @@ class SentencePieceModel:
         return Lattice(normalized, nodes)
 
     def nbest(self, text: str, n: int) -> list[tuple[list[tuple[str, int]], float]]:
-        """The ``n`` best unigram segmentations with their scores, best first."""
+        """The ``n`` best unigram segmentations with their scores, best first, in sentencepiece's order.
+
+        sentencepiece runs A* from the end with a ``std::priority_queue`` on float32 scores; equal
+        scores come out in the order that heap gives them, so :func:`sentencepiece_nbest` replays it.
+        """
         if self.model_type != ModelType.UNIGRAM:
             raise ValueError("n-best segmentation needs a unigram model.")
         normalized = self.normalizer.normalize(text)
+        n = max(1, min(int(n), 1024))
         if not normalized:
             return [([], 0.0)]
-        paths = self.lattice(normalized).nbest(n)
-        return [(self.finish([(node.text, node.piece_id) for node in path]), score) for path, score in paths]
+        if n == 1:
+            return [(self.finish(self.segment(normalized)), 0.0)]
+        spec = self._lattice_spec(normalized)
+        return [(self.finish([(normalized[start:end], piece_id) for start, end, piece_id in path]), score)
+                for path, score in sentencepiece_nbest(len(normalized), spec, n)]
+
+    def _lattice_spec(self, normalized: str) -> list[tuple[int, int, int, float]]:
+        """``(start, end, id, float32 score)`` in sentencepiece's insertion order (by start, then length)."""
+        nodes: list[tuple[int, int, int, float]] = []
+        n = len(normalized)
+        unk_score = _f32(_f32(self.min_score) - UNK_PENALTY)
+        for start in range(n):
+            has_single = False
+            for end in range(start + 1, min(n, start + self.max_piece_length) + 1):
+                piece_id = self.matchable.get(normalized[start:end])
+                if piece_id is None or self.types[piece_id] == PieceType.UNUSED:
+                    continue
+                if self.types[piece_id] == PieceType.USER_DEFINED:
+                    score = _f32(_f32((end - start) * self.max_score) - 0.1)
+                else:
+                    score = self.scores[piece_id]
+                nodes.append((start, end, piece_id, score))
+                has_single = has_single or end == start + 1
+            if not has_single:
+                nodes.append((start, start + 1, self.unk_id, unk_score))  # type: ignore[arg-type]
+        return nodes
 
     def sample(self, text: str, nbest_size: int, alpha: float, rng: random.Random) -> list[tuple[str, int]]:
         """One sampled segmentation: unigram (``nbest_size`` 0/1 = Viterbi, -1 = all paths) or BPE-dropout (``alpha`` = drop rate)."""
