@@ -24,6 +24,7 @@ charsmap from a rule TSV; it reads any charsmap found in a ``.model``.
 from __future__ import annotations
 
 import lzma
+import re
 import struct
 from functools import lru_cache
 from pathlib import Path
@@ -37,6 +38,7 @@ __all__ = ["RULE_NAMES", "charsmap_for_rule", "parse_charsmap", "SentencePieceNo
 RULE_NAMES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
 
 SPACE_SYMBOL = "\u2581"
+_SPACES = re.compile(" {2,}")
 
 
 @lru_cache(maxsize=None)
@@ -101,29 +103,67 @@ def parse_charsmap(charsmap: bytes) -> dict[str, str]:
     return rules
 
 
+def _char_class(chars: Iterable[str]) -> str:
+    """A regex character class of ``chars`` written as ranges: ``_char_class("abcx") == '[a-cx]'``."""
+    codes = sorted({ord(c) for c in chars})
+    parts: list[str] = []
+    i = 0
+    while i < len(codes):
+        j = i
+        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
+            j += 1
+        lo, hi = re.escape(chr(codes[i])), re.escape(chr(codes[j]))
+        parts.append(lo if i == j else f"{lo}-{hi}")
+        i = j + 1
+    return "[" + "".join(parts) + "]"
+
+
+@lru_cache(maxsize=16)
+def _rule_index(charsmap: bytes) -> tuple[dict[str, str], dict[str, tuple[int, ...]], "re.Pattern[str] | None"]:
+    """The rules, the key lengths by first character, and a pattern finding every position where a
+    rule may start: a character that is a key itself, or any character followed by one that
+    continues some longer key. Text between such positions is copied unchanged."""
+    rules = parse_charsmap(charsmap)
+    lengths: dict[str, set[int]] = {}
+    singles: set[str] = set()
+    tails: set[str] = set()
+    for key in rules:
+        lengths.setdefault(key[0], set()).add(len(key))
+        if len(key) == 1:
+            singles.add(key)
+        else:
+            tails.add(key[1])
+    first = {c: tuple(sorted(ls, reverse=True)) for c, ls in lengths.items()}
+    alternatives = []
+    if singles:
+        alternatives.append(_char_class(singles))
+    if tails:
+        alternatives.append("(?s:.)(?=" + _char_class(tails) + ")")
+    hot = re.compile("|".join(alternatives)) if alternatives else None
+    return rules, first, hot
+
+
 class SentencePieceNormalizer:
     """Normalize text the way a SentencePiece model does (see the module docstring)."""
 
     __slots__ = ("rules", "add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces",
-                 "treat_whitespace_as_suffix", "user_defined_symbols", "_first", "_max_len", "_user_first")
+                 "treat_whitespace_as_suffix", "user_defined_symbols", "_first", "_hot", "_user_first", "_user_split")
 
     def __init__(self, charsmap: bytes = b"", *, add_dummy_prefix: bool = True, remove_extra_whitespaces: bool = True,
                  escape_whitespaces: bool = True, treat_whitespace_as_suffix: bool = False,
                  user_defined_symbols: Iterable[str] = ()) -> None:
-        self.rules = parse_charsmap(bytes(charsmap))
+        self.rules, self._first, self._hot = _rule_index(bytes(charsmap))
         self.add_dummy_prefix = add_dummy_prefix
         self.remove_extra_whitespaces = remove_extra_whitespaces
         self.escape_whitespaces = escape_whitespaces
         self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
         self.user_defined_symbols = tuple(s for s in user_defined_symbols if s)
-        # first character -> the lengths of the keys starting with it, longest first
-        lengths: dict[str, set[int]] = {}
-        for key in self.rules:
-            lengths.setdefault(key[0], set()).add(len(key))
-        self._first: dict[str, tuple[int, ...]] = {c: tuple(sorted(ls, reverse=True)) for c, ls in lengths.items()}
         self._user_first: dict[str, list[str]] = {}
-        for sym in sorted(set(self.user_defined_symbols), key=len, reverse=True):
+        ordered = sorted(set(self.user_defined_symbols), key=len, reverse=True)
+        for sym in ordered:
             self._user_first.setdefault(sym[0], []).append(sym)
+        # longest symbol first among those starting at the same place, as sentencepiece's prefix matcher
+        self._user_split = re.compile("(" + "|".join(map(re.escape, ordered)) + ")") if ordered else None
 
     @classmethod
     def from_rule(cls, name: str, **options: object) -> "SentencePieceNormalizer":
@@ -142,8 +182,66 @@ class SentencePieceNormalizer:
                 return replacement, length
         return char, 1
 
+    def _map(self, text: str) -> str:
+        """The charsmap's longest-match replacements over ``text`` (no whitespace handling)."""
+        hot = self._hot
+        if hot is None:
+            return text
+        rules, first = self.rules, self._first
+        out: list[str] = []
+        pos, n = 0, len(text)
+        search = hot.search
+        while pos < n:
+            match = search(text, pos)
+            if match is None:
+                out.append(text[pos:])
+                break
+            start = match.start()
+            if start > pos:
+                out.append(text[pos:start])
+            piece, length = text[start], 1
+            for size in first.get(piece, ()):
+                replacement = rules.get(text[start:start + size])
+                if replacement is not None:
+                    piece, length = replacement, size
+                    break
+            out.append(piece)
+            pos = start + length
+        return "".join(out)
+
     def normalize(self, text: str) -> str:
-        """The normalized string sentencepiece encodes (``▁`` for spaces when escaping)."""
+        """The normalized string sentencepiece encodes (``▁`` for spaces when escaping).
+
+        Equal to :meth:`normalize_reference` (sentencepiece's loop, one piece at a time): runs of
+        spaces in the mapped text collapse because every rule's replacement is free of double
+        spaces, which ``parse_charsmap`` of each shipped rule confirms (see the tests).
+        """
+        if not text:
+            return ""
+        if self._user_split is None:
+            mapped = self._map(text)
+        else:
+            parts = self._user_split.split(text)
+            mapped = "".join(part if index % 2 else self._map(part) for index, part in enumerate(parts))
+        if self.remove_extra_whitespaces:
+            if "  " in mapped:
+                mapped = _SPACES.sub(" ", mapped)
+            mapped = mapped.strip(" ")
+            if not mapped:
+                # only a suffix "▁" can survive, when some character mapped to nothing
+                return self.normalize_reference(text) if self.treat_whitespace_as_suffix and self.add_dummy_prefix else ""
+        space = SPACE_SYMBOL if self.escape_whitespaces else " "
+        body = mapped.replace(" ", SPACE_SYMBOL) if self.escape_whitespaces else mapped
+        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
+            body = space + body
+        if self.remove_extra_whitespaces:
+            body = body.rstrip(space)
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            body += space
+        return body
+
+    def normalize_reference(self, text: str) -> str:
+        """sentencepiece's ``Normalizer::Normalize`` loop written out piece by piece (the test oracle)."""
         pos, n = 0, len(text)
         if self.remove_extra_whitespaces:
             while pos < n:

@@ -20,6 +20,7 @@ for letters of every named script; it can differ for a few modifier letters and 
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,6 +28,8 @@ from functools import lru_cache
 __all__ = ["WS", "UNK_CHAR", "script_of", "PieceRules", "split_into_words"]
 
 WS = "\u2581"
+#: a word is a leading run without "▁", or "▁" and what follows up to the next "▁"
+_PREFIX_WORDS = re.compile("[^\u2581]+|\u2581[^\u2581]*")
 UNK_CHAR = "\u2585"
 _BOUNDARY = "\t"
 
@@ -125,6 +128,8 @@ def split_into_words(text: str, treat_whitespace_as_suffix: bool = False, allow_
             words[-1] += char
             in_ws = is_ws
         return words
+    if not allow_whitespace_only_pieces:
+        return _PREFIX_WORDS.findall(text)
     in_ws = False
     for index, char in enumerate(text):
         is_ws = char == WS

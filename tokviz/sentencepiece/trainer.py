@@ -30,6 +30,7 @@ from __future__ import annotations
 import random
 import struct
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -376,13 +377,16 @@ def _rules(spec: TrainerSpec) -> PieceRules:
 
 
 def _words(spec: TrainerSpec, sentences: Iterable[tuple[str, int]]) -> dict[str, int]:
-    words: dict[str, int] = {}
+    """sentencepiece's ``SplitSentencesByWhitespace``: ``{word: count}``, most frequent first."""
+    words: Counter[str] = Counter()
     for text, freq in sentences:
-        if spec.split_by_whitespace:
-            for word in split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces):
-                words[word] = words.get(word, 0) + freq
+        if not spec.split_by_whitespace:
+            words[text] += freq
+        elif freq == 1:
+            words.update(split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces))
         else:
-            words[text] = words.get(text, 0) + freq
+            for word in split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces):
+                words[word] += freq
     return dict(sorted(words.items(), key=lambda item: (-item[1], item[0])))
 
 

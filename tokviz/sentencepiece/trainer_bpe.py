@@ -102,15 +102,15 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
                                score=float(count), vocab_size=meta_size + len(required_chars) + rank + 1))
         if progress is not None and rank % 50 == 0:
             progress("merges", rank, num_merges)
-        touched: dict[tuple[str, str], int] = {}
+        # only the pairs around each merged occurrence change: count their deltas, then apply them
+        delta: dict[tuple[str, str], int] = {}
+        left, right = pair
         for index in where.pop(pair, ()):
             symbols = words[index]
-            count_w = counts[index]
-            left, right = pair
+            n = len(symbols)
             i = 0
             new_symbols: list[str] = []
             changed = False
-            n = len(symbols)
             while i < n:
                 if i + 1 < n and symbols[i] == left and symbols[i + 1] == right:
                     new_symbols.append(merged)
@@ -121,27 +121,37 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
                     i += 1
             if not changed:
                 continue
-            for a, b in zip(symbols, symbols[1:]):
-                p = (a, b)
+            count_w = counts[index]
+            for p in zip(symbols, symbols[1:]):
                 if p in pair_counts:
-                    pair_counts[p] -= count_w
-                    touched[p] = pair_counts[p]
+                    delta[p] = delta.get(p, 0) - count_w
             for a, b in zip(new_symbols, new_symbols[1:]):
-                if a == UNK_CHAR or b == UNK_CHAR or not valid(a + b):
+                if a == UNK_CHAR or b == UNK_CHAR:
+                    continue
+                joined = a + b
+                ok = valid_cache.get(joined)
+                if ok is None:
+                    ok = valid(joined)
+                if not ok:
                     continue
                 p = (a, b)
-                pair_counts[p] = pair_counts.get(p, 0) + count_w
-                touched[p] = pair_counts[p]
-                where.setdefault(p, set()).add(index)
+                delta[p] = delta.get(p, 0) + count_w
+                holders = where.get(p)
+                if holders is None:
+                    where[p] = {index}
+                else:
+                    holders.add(index)
             words[index] = new_symbols
         pair_counts.pop(pair, None)
-        for p, c in touched.items():
-            if p == pair or p in dead:
+        for p, change in delta.items():
+            if change == 0 or p == pair or p in dead:
                 continue
+            c = pair_counts.get(p, 0) + change
             if c <= 0:
                 pair_counts.pop(p, None)
                 where.pop(p, None)
                 continue
+            pair_counts[p] = c
             heapq.heappush(heap, (-c, len(p[0]) + len(p[1]), p[0] + p[1], p[0], p[1]))
     for char, _ in sorted_chars(required_chars):
         pieces.append((char, -float(len(pieces))))
