@@ -341,10 +341,13 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
             sentences.append((text, freq))
     if not sentences:
         raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for text, freq in sentences:
-        for char in text:
-            counts[char] = counts.get(char, 0) + freq
+        if freq == 1:
+            counts.update(text)
+        else:
+            for char in text:
+                counts[char] += freq
     counts.pop(" ", None)
     required_flag = set(spec.required_chars)
     total = sum(counts.values())
@@ -360,8 +363,9 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         required[char] = count
     for char in required_flag:
         required.setdefault(char, counts.get(char, 0))
-    if any(char not in required for char in counts):
-        sentences = [("".join(c if c in required else UNK_CHAR for c in text), freq) for text, freq in sentences]
+    rare = {ord(char): UNK_CHAR for char in counts if char not in required}
+    if rare:
+        sentences = [(text.translate(rare), freq) for text, freq in sentences]
     corpus.sentences = sentences
     corpus.required = required
     corpus.coverage = accumulated / total if total else 1.0

@@ -66,12 +66,20 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
     where: dict[tuple[str, str], set[int]] = {}
     for index, symbols in enumerate(words):
         count = counts[index]
-        for left, right in zip(symbols, symbols[1:]):
-            if left == UNK_CHAR or right == UNK_CHAR or not valid(left + right):
+        for pair in zip(symbols, symbols[1:]):
+            joined = pair[0] + pair[1]
+            ok = valid_cache.get(joined)
+            if ok is None:
+                ok = valid(joined) and UNK_CHAR not in joined
+                valid_cache[joined] = ok
+            if not ok:
                 continue
-            pair = (left, right)
             pair_counts[pair] = pair_counts.get(pair, 0) + count
-            where.setdefault(pair, set()).add(index)
+            holders = where.get(pair)
+            if holders is None:
+                where[pair] = {index}
+            else:
+                holders.add(index)
     heap = [(-c, len(a) + len(b), a + b, a, b) for (a, b), c in pair_counts.items()]
     heapq.heapify(heap)
     made: set[str] = set()
