@@ -207,3 +207,48 @@ def test_unigram_history_records_em_steps_and_prune_rounds() -> None:
     assert any(loss > 0 for r in rounds for _, loss in r.removed)
     assert len(history.proto.pieces) == 300 == sp.get_piece_size()
     assert len(history.proto_at(200).pieces) == 200
+
+
+# -- properties -----------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_TRICKY = st.text(alphabet=st.sampled_from(list(" \u3000\t\n▁aAé\u0301\u00a0ﬁ①１\u200b\x01<x>Ω한")), max_size=14)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TRICKY, rule=st.sampled_from(["nmt_nfkc", "nfkc_cf", "identity"]),
+       options=st.sampled_from([{}, {"remove_extra_whitespaces": False}, {"add_dummy_prefix": False},
+                                {"treat_whitespace_as_suffix": True}, {"escape_whitespaces": False},
+                                {"user_defined_symbols": ["<x>", "a"]}]))
+def test_fast_normalizer_equals_sentencepieces_loop(text: str, rule: str, options: dict) -> None:
+    normalizer = SentencePieceNormalizer.from_rule(rule, **options)
+    assert normalizer.normalize(text) == normalizer.normalize_reference(text)
+
+
+def test_no_rule_maps_to_a_double_space() -> None:
+    """What lets the fast normalizer collapse space runs after mapping (see its docstring)."""
+    import struct
+
+    for rule in ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf"):
+        charsmap = charsmap_for_rule(rule)
+        (trie_size,) = struct.unpack("<I", charsmap[:4])
+        replacements = charsmap[4 + trie_size:]  # NUL-terminated UTF-8 strings
+        assert b" " in replacements and b"  " not in replacements
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("hugpst é🤗 ")), max_size=20))
+def test_decode_inverts_encode_with_byte_fallback(text: str) -> None:
+    sp = _byte_fallback_processor()
+    assert sp.decode(sp.encode(text)) == " ".join(text.split())
+
+
+_CACHE: dict[str, tsp.SentencePieceProcessor] = {}
+
+
+def _byte_fallback_processor() -> tsp.SentencePieceProcessor:
+    if "bf" not in _CACHE:
+        _CACHE["bf"] = _train(vocab_size=270, model_type="bpe", byte_fallback=True)[1]
+    return _CACHE["bf"]
