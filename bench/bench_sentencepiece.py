@@ -6,7 +6,8 @@ Run from the project root::
     python3 bench/bench_sentencepiece.py --quick    # first 20,000 lines only
 
 Each training runs in its own child process so that its peak resident memory (``ru_maxrss``)
-is its own. Printed: wall seconds and peak MB for both, their ratios, piece-set Jaccard, whether
+is its own. Printed: wall seconds, CPU seconds (all threads; sentencepiece trains with 16 threads
+by default) and peak MB for both, their ratios, piece-set Jaccard, whether
 BPE pieces come in the same order, and held-out pieces per word (last 2,000 lines of big.txt).
 """
 
@@ -33,10 +34,13 @@ if which == "sentencepiece":
     options["minloglevel"] = 2
 else:
     import tokviz.sentencepiece as spm
+usage0 = resource.getrusage(resource.RUSAGE_SELF)
+cpu0 = usage0.ru_utime + usage0.ru_stime
 started = time.perf_counter()
 spm.SentencePieceTrainer.train(input=corpus, model_prefix=out, **options)
 seconds = time.perf_counter() - started
-print(json.dumps({{"seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({{"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime - cpu0, "peak_mb": usage.ru_maxrss / 1024}}))
 """
 
 
@@ -76,6 +80,7 @@ def compare(corpus: Path, options: dict, workdir: Path, held_out: list[str] | No
     result = {
         "corpus": corpus.name, **options,
         "sp_s": round(sp["seconds"], 2), "tokviz_s": round(tv["seconds"], 2), "time_ratio": round(tv["seconds"] / sp["seconds"], 1),
+        "sp_cpu": round(sp["cpu"], 2), "tokviz_cpu": round(tv["cpu"], 2), "cpu_ratio": round(tv["cpu"] / max(sp["cpu"], 1e-9), 1),
         "sp_mb": round(sp["peak_mb"]), "tokviz_mb": round(tv["peak_mb"]), "mem_ratio": round(tv["peak_mb"] / sp["peak_mb"], 1),
         "jaccard": round(len(set(a) & set(b)) / len(set(a) | set(b)), 4), "same_order": a == b,
     }
