@@ -19,7 +19,7 @@ CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 @pytest.fixture(scope="module")
 def lines() -> tuple[list[str], list[str]]:
     text = (CORPORA / "big.txt").read_text(encoding="utf-8").split("\n")
-    return text[:8000], [line for line in text[-600:] if line.strip()]
+    return text[:4000], [line for line in text[-300:] if line.strip()]
 
 
 @pytest.mark.parametrize("model_type", ["bpe", "unigram"])

@@ -19,7 +19,7 @@ HUG = ["hug pug hugs", "hug the pug", "the hugs"] * 5
 
 def _train(**options: object) -> tuple[tsp.SentencePieceHistory, tsp.SentencePieceProcessor]:
     out = io.BytesIO()
-    history = tsp.SentencePieceTrainer.train(sentence_iterator=iter(options.pop("lines", HUG)), model_writer=out, **options)
+    history = tsp.train_sentencepiece(sentence_iterator=iter(options.pop("lines", HUG)), model_writer=out, **options)
     return history, tsp.SentencePieceProcessor(model_proto=out.getvalue())
 
 
@@ -137,6 +137,8 @@ def test_flag_string_and_keywords_give_the_same_model(tmp_path: Path) -> None:
     assert a.trainer_spec.user_defined_symbols == ("<x>", "<y>") and a.trainer_spec.split_digits is True
     assert (tmp_path / "a.vocab").read_text(encoding="utf-8").splitlines()[:4] == ["<unk>\t0", "<s>\t0", "</s>\t0", "<x>\t0"]
     assert parse_flags("--a=1 --b") == {"a": "1", "b": "true"}
+    assert tsp.SentencePieceTrainer.train(sentence_iterator=iter(HUG), model_writer=io.BytesIO(), vocab_size=20,
+                                          model_type="bpe") is None  # as sentencepiece
 
 
 @pytest.mark.parametrize("options, message", [
@@ -199,7 +201,7 @@ def test_bpe_history_records_merges_and_gives_smaller_models() -> None:
 
 def test_unigram_history_records_em_steps_and_prune_rounds() -> None:
     lines = (Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "tinyshakespeare.txt").read_text(
-        encoding="utf-8").split("\n")[:3000]
+        encoding="utf-8").split("\n")[:1500]
     history, sp = _train(lines=lines, vocab_size=300, model_type="unigram")
     steps, rounds = history.unigram.em_steps, history.unigram.prune_rounds
     assert steps and rounds and steps[0].sub_iteration == 0 and steps[1].sub_iteration == 1

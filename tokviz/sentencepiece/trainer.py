@@ -15,8 +15,7 @@ Training follows sentencepiece's ``TrainerInterface``:
 
     >>> import io
     >>> out = io.BytesIO()
-    >>> history = SentencePieceTrainer.train(sentence_iterator=iter(["hug pug hugs"] * 4), model_writer=out,
-    ...                                      vocab_size=12, model_type="bpe")
+    >>> history = train_sentencepiece(sentence_iterator=iter(["hug pug hugs"] * 4), vocab_size=12, model_type="bpe")
     >>> [p.piece for p in history.proto.pieces]
     ['<unk>', '<s>', '</s>', 'ug', '▁h', '▁hug', 'g', 'u', '▁', 'h', 'p', 's']
     >>> SentencePieceTrainer.train(sentence_iterator=iter(["a"]), model_writer=out, vocab_sise=10)
@@ -41,7 +40,7 @@ from tokviz.sentencepiece.pieces import UNK_CHAR, WS, PieceRules, split_into_wor
 from tokviz.sentencepiece.processor import SentencePieceError
 from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe
 
-__all__ = ["SentencePieceTrainer", "SentencePieceHistory", "parse_flags", "build_specs"]
+__all__ = ["SentencePieceTrainer", "SentencePieceHistory", "train_sentencepiece", "parse_flags", "build_specs"]
 
 _NORMALIZER_OPTIONS = {"normalization_rule_name": "name", "add_dummy_prefix": "add_dummy_prefix",
                        "remove_extra_whitespaces": "remove_extra_whitespaces", "escape_whitespaces": "escape_whitespaces",
@@ -421,33 +420,49 @@ def _located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
     return chunks
 
 
+def train_sentencepiece(arg: str | Mapping[str, Any] | None = None, *, sentence_iterator: Iterable[str] | None = None,
+                        model_writer: Any = None, progress: Callable[[str, int, int], None] | None = None,
+                        **options: Any) -> SentencePieceHistory:
+    """Train like ``SentencePieceTrainer.train`` and return the :class:`SentencePieceHistory` (tokviz's entry point).
+
+    Without ``model_prefix`` and ``model_writer`` nothing is written: the ``.model`` is in
+    ``history.proto`` (``history.to_model_bytes()``).
+    """
+    merged: dict[str, Any] = parse_flags(arg) if isinstance(arg, str) else {}
+    if isinstance(arg, Mapping):
+        merged.update(arg)
+    merged.update(options)
+    return _train(merged, sentence_iterator, model_writer, progress, require_output=False)
+
+
 class SentencePieceTrainer:
     """``SentencePieceTrainer.train(**options)`` / ``.Train("--flag=value ...")`` as in the ``sentencepiece`` package.
 
-    Returns the :class:`SentencePieceHistory` (sentencepiece returns ``None``; the extra value is harmless).
+    Returns ``None`` like sentencepiece (so a notebook cell ending with it prints nothing); use
+    :func:`train_sentencepiece` for the training history.
     """
 
     @staticmethod
-    def train(arg: str | None = None, logstream: Any = None, *, sentence_iterator: Iterable[str] | None = None,
-              model_writer: Any = None, progress: Callable[[str, int, int], None] | None = None, **options: Any) -> SentencePieceHistory:
+    def train(arg: str | Mapping[str, Any] | None = None, logstream: Any = None, *,
+              sentence_iterator: Iterable[str] | None = None, model_writer: Any = None, **options: Any) -> None:
         merged: dict[str, Any] = parse_flags(arg) if isinstance(arg, str) else {}
         if isinstance(arg, Mapping):
             merged.update(arg)
         merged.update(options)
-        return _train(merged, sentence_iterator, model_writer, progress)
+        _train(merged, sentence_iterator, model_writer, None, require_output=True)
 
     Train = train
 
 
 def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, model_writer: Any,
-           progress: Callable[[str, int, int], None] | None) -> SentencePieceHistory:
+           progress: Callable[[str, int, int], None] | None, require_output: bool) -> SentencePieceHistory:
     started = time.perf_counter()
     spec, nspec = build_specs(options)
     if sentence_iterator is None and not spec.input:
         raise SentencePieceError("INTERNAL: give --input=<file> (or sentence_iterator=...).")
     if sentence_iterator is not None and spec.input:
         raise SentencePieceError("INTERNAL: SentenceIterator and trainer_spec.input() must be exclusive.")
-    if model_writer is None and not spec.model_prefix:
+    if require_output and model_writer is None and not spec.model_prefix:
         raise SentencePieceError("INTERNAL: give --model_prefix=<name> (or model_writer=...).")
     if not nspec.escape_whitespaces and spec.model_type == ModelType.BPE:
         raise SentencePieceError("INTERNAL: the bpe model needs escape_whitespaces=true.")
@@ -522,7 +537,7 @@ def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, mod
     blob = proto.to_bytes()
     if model_writer is not None:
         model_writer.write(blob)
-    else:
+    elif spec.model_prefix:
         with open(f"{spec.model_prefix}.model", "wb") as handle:
             handle.write(blob)
         with open(f"{spec.model_prefix}.vocab", "w", encoding="utf-8") as handle:
