@@ -27,7 +27,7 @@ from __future__ import annotations
 import enum
 import struct
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator, Mapping
+from typing import Any, ClassVar, Iterator
 
 from tokviz.errors import SerializationError
 
@@ -435,7 +435,3 @@ class ModelProto:
         values.update(changes)
         return ModelProto(**values)
 
-
-def spec_from_options(options: Mapping[str, Any]) -> TrainerSpec:
-    """A :class:`TrainerSpec` with exactly ``options`` set (names as in sentencepiece)."""
-    return TrainerSpec(**options)

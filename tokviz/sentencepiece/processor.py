@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import random
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from tokviz.errors import TokvizError
 from tokviz.sentencepiece.model import SentencePieceModel
@@ -372,6 +372,3 @@ class SentencePieceProcessor:
     Tokenize = tokenize = Encode
     Detokenize = detokenize = Decode
 
-
-def _as_list(value: str | Iterable[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)

@@ -26,6 +26,7 @@ Training follows sentencepiece's ``TrainerInterface``:
 
 from __future__ import annotations
 
+import math
 import random
 import struct
 import time
@@ -36,7 +37,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from tokviz.history import MergeStep, TrainingHistory, WordCountSummary
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
 from tokviz.sentencepiece.normalizer import RULE_NAMES, SentencePieceNormalizer, charsmap_for_rule
-from tokviz.sentencepiece.pieces import UNK_CHAR, WS, PieceRules, split_into_words
+from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, split_into_words
 from tokviz.sentencepiece.processor import SentencePieceError
 from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe
 
@@ -491,17 +492,14 @@ def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, mod
         final, unigram_history = _train_unigram(spec, corpus.sentences, corpus.required, rules, len(metas), progress)
         stop_reason = unigram_history.stop_reason
     elif model_type == ModelType.CHAR:
-        final = [(c, float(-i)) for i, (c, _) in enumerate(sorted_chars(corpus.required))]
-        # sentencepiece's char trainer scores log(count / total)
+        # sentencepiece's char trainer: every character of the alphabet, scored log(count / total)
         total = sum(corpus.required.values())
-        import math
-
         final = [(c, math.log(n / total)) for c, n in sorted_chars(corpus.required)]
-        final = final[: max(0, spec.vocab_size - len(metas))] if spec.vocab_size > 0 and not spec.use_all_vocab else final
+        if not spec.use_all_vocab:
+            final = final[: max(0, spec.vocab_size - len(metas))]
         stop_reason = "every character of the alphabet"
     else:
-        import math
-
+        # sentencepiece's word trainer: the most frequent words, scored log(count / total)
         total = sum(words.values())
         candidates = [(w, c) for w, c in words.items() if UNK_CHAR not in w and "\t" not in w]
         candidates.sort(key=lambda item: (-item[1], item[0]))
@@ -551,8 +549,13 @@ def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, mod
     min_size = fixed + (chars if model_type == ModelType.BPE else 1)
     if unigram_history is not None:
         min_size = fixed + chars
+    tokviz_model = None
+    if model_type in (ModelType.BPE, ModelType.UNIGRAM):
+        from tokviz.sentencepiece.convert import model_from_proto
+
+        tokviz_model = model_from_proto(proto)
     return SentencePieceHistory(
-        algorithm=f"sentencepiece-{model_type.name.lower()}", model=None, special_tokens=tuple(p for p, _ in metas.values()),
+        algorithm=f"sentencepiece-{model_type.name.lower()}", model=tokviz_model, special_tokens=tuple(p for p, _ in metas.values()),
         alphabet=tuple(c for c, _ in sorted_chars(corpus.required)), word_counts=summary, stop_reason=stop_reason,
         min_vocab_size=min(min_size, len(pieces)), max_vocab_size=len(pieces),
         trainer_config=tuple(sorted((k, v) for k, v in spec.set_fields().items())), seconds=time.perf_counter() - started,
