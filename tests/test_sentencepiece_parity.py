@@ -111,3 +111,31 @@ def test_unigram_training_is_close_to_sentencepiece() -> None:
     per_word_ours = sum(len(sp_ours.encode(line)) for line in held_out) / words
     # measured: 2.7043 vs 2.7047 pieces per word
     assert abs(per_word_ours - per_word_theirs) / per_word_theirs <= 0.01
+
+
+STYLES = {
+    "llama": dict(model_type="bpe", byte_fallback=True, normalization_rule_name="identity", remove_extra_whitespaces=False,
+                  split_digits=True, allow_whitespace_only_pieces=True),
+    "gemma": dict(model_type="bpe", byte_fallback=True, normalization_rule_name="identity", remove_extra_whitespaces=False,
+                  add_dummy_prefix=False, user_defined_symbols=["▁▁", "▁▁▁", "\n", "<start>"], split_digits=True),
+    "suffix-bpe": dict(model_type="bpe", treat_whitespace_as_suffix=True),
+    "no-whitespace-split": dict(model_type="bpe", split_by_whitespace=False),
+    "t5": dict(model_type="unigram", control_symbols=["<extra_id_0>"], pad_id=0, eos_id=1, unk_id=2, bos_id=-1),
+}
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+def test_model_styles_of_real_models(style: str, test_lines: list[str]) -> None:
+    """Options real models use (Llama, Gemma, T5 ...): same encoding, decoding and, for BPE, the same training."""
+    config = STYLES[style]
+    lines = _lines("wikitext2_valid.txt", 0, 3000)
+    blob = _sp_model(lines, vocab_size=800, **config)
+    ours, theirs = tsp.SentencePieceProcessor(model_proto=blob), spm.SentencePieceProcessor(model_proto=blob)
+    for line in test_lines[::3] + ["  a  b\n\tc   ", "x\n\ny", "12345 678", "🤗 <start> ▁▁x"]:
+        ids = theirs.encode(line)
+        assert ours.encode(line) == ids, line
+        assert ours.decode(ids) == theirs.decode(ids), line
+    if config["model_type"] == "bpe":
+        out = io.BytesIO()
+        tsp.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, vocab_size=800, **config)
+        assert [p.piece for p in ModelProto.from_bytes(out.getvalue()).pieces] == [p.piece for p in ModelProto.from_bytes(blob).pieces]

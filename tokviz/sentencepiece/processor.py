@@ -279,7 +279,7 @@ class SentencePieceProcessor:
                     pos += length
             pending.clear()
 
-        for index, (piece, piece_id) in enumerate(pairs):
+        for piece, piece_id in pairs:
             kind = types[piece_id]
             if kind == PieceType.BYTE:
                 pending.append(_piece_to_byte(model.pieces[piece_id]))
@@ -292,10 +292,8 @@ class SentencePieceProcessor:
                 is_bos_ws = False
                 continue
             consumed = False
-            if suffix:
-                if index == len(pairs) - 1 and strip_bos and piece.endswith(_SPACE):
-                    piece = piece[: -len(_SPACE)]
-            elif is_bos_ws and strip_bos and piece.startswith(_SPACE):
+            # sentencepiece 0.2.3 strips the dummy prefix only; a suffix "▁" decodes to a space
+            if not suffix and is_bos_ws and strip_bos and piece.startswith(_SPACE):
                 piece = piece[len(_SPACE):]
                 consumed = not nspec.remove_extra_whitespaces
             text = piece.replace(_SPACE, " ")
