@@ -575,10 +575,12 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
 
     contexts: dict[tuple[str, str], int] = {}
     cache: dict[str, list[tuple[str, int]]] = {}
+    word_total = 0
     for text, freq in sentences:
         pieces = [text] if not spec.split_by_whitespace else split_into_words(
             text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
         offset = 0
+        word_total += freq * len(pieces)
         for word in pieces:
             located = cache.get(word)
             if located is None:
@@ -590,5 +592,6 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
             offset += len(word)
     result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules,
                            seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
-                           num_sub_iterations=spec.num_sub_iterations, progress=progress)
+                           num_sub_iterations=spec.num_sub_iterations, word_count=float(word_total),
+                           progress=progress)
     return list(result.pieces), result

@@ -81,9 +81,14 @@ def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size
 
 def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mapping[str, int], vocab_size: int, meta_size: int,
                   rules: PieceRules, *, seed_size: int = 1_000_000, shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
+                  word_count: float | None = None,
                   progress: Callable[[str, int, int], None] | None = None) -> UnigramResult:
     """Train on ``{(chunk, next character): count}`` (words cut where pieces cannot cross, with the
-    character that follows each in its sentence, for the seeds); ``vocab_size`` counts meta pieces."""
+    character that follows each in its sentence, for the seeds); ``vocab_size`` counts meta pieces.
+
+    Each :class:`EmStep` records what sentencepiece logs: the objective is the negative
+    log-likelihood per word (``word_count`` words; per chunk when not given) and
+    ``num_tokens`` the tokens of the Viterbi segmentation of the whole corpus."""
     report = progress or (lambda phase, done, total: None)
     word_counts: dict[str, int] = {}
     for (chunk, _), count in contexts.items():
@@ -146,7 +151,7 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
             log_z = alpha[last]
             marginal = counts[lattices.doc] * np.exp(alpha[lattices.start] + scores + beta[lattices.end] - log_z[lattices.doc])
             expected = np.bincount(lattices.seed, weights=marginal, minlength=n_seeds)
-            objective = float(-(counts * log_z).sum() / total_count)
+            objective = float(-(counts * log_z).sum() / (word_count or total_count))
             _, back = lattices.viterbi(scores)
             docs, _ = lattices.backtrack(back)
             keep = alive & (expected >= 0.5)
@@ -160,7 +165,7 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
             score = np.where(alive, score, unk_score)  # a dropped character is an unknown node
             if dropped.any():
                 lattices.filter(alive[lattices.seed] | lattices.single)
-            em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective, int(len(docs))))
+            em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective, int(counts[docs].sum())))
             report("EM training", len(em_steps), len(em_steps) + 1)
         size = int(alive.sum())
         if size <= desired:
