@@ -1,0 +1,121 @@
+"""tokviz.sentencepiece against the sentencepiece package: training time, peak memory, parity.
+
+Run from the project root::
+
+    python3 bench/bench_sentencepiece.py            # 6.8 MB corpus, bpe + unigram at 8000; BPE order on every file at 2000 and 8000
+    python3 bench/bench_sentencepiece.py --quick    # first 20,000 lines only
+
+Each training runs in its own child process so that its peak resident memory (``ru_maxrss``)
+is its own. Printed: wall seconds, CPU seconds (all threads; sentencepiece trains with 16 threads
+by default) and peak MB for both, their ratios, piece-set Jaccard, whether
+BPE pieces come in the same order, and held-out pieces per word (last 2,000 lines of big.txt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPORA = ROOT.parent / "shared" / "corpora"
+FILES = ["tinyshakespeare.txt", "grimm_tales.txt", "wikitext2_valid.txt", "wikitext2_test.txt", "big.txt"]
+
+CHILD = r"""
+import io, json, resource, sys, time
+sys.path.insert(0, {root!r})
+which, corpus, out, options = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+if which == "sentencepiece":
+    import sentencepiece as spm
+    options["minloglevel"] = 2
+else:
+    import tokviz.sentencepiece as spm
+usage0 = resource.getrusage(resource.RUSAGE_SELF)
+cpu0 = usage0.ru_utime + usage0.ru_stime
+started = time.perf_counter()
+spm.SentencePieceTrainer.train(input=corpus, model_prefix=out, **options)
+seconds = time.perf_counter() - started
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({{"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime - cpu0, "peak_mb": usage.ru_maxrss / 1024}}))
+"""
+
+
+def run(which: str, corpus: Path, prefix: Path, options: dict) -> dict:
+    code = CHILD.format(root=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code, which, str(corpus), str(prefix), json.dumps(options)],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{which} failed: {done.stderr.strip().splitlines()[-1]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def pieces(prefix: Path) -> list[str]:
+    sys.path.insert(0, str(ROOT))
+    from tokviz.sentencepiece.model_proto import ModelProto
+
+    return [p.piece for p in ModelProto.from_bytes(Path(f"{prefix}.model").read_bytes()).pieces]
+
+
+def per_word(prefix: Path, lines: list[str]) -> tuple[float, float]:
+    import sentencepiece as spm
+
+    import tokviz.sentencepiece as tsp
+
+    words = sum(len(line.split()) for line in lines)
+    theirs = spm.SentencePieceProcessor(model_file=f"{prefix}.model")
+    ours = tsp.SentencePieceProcessor(model_file=f"{prefix}.model")
+    return (sum(len(theirs.encode(line)) for line in lines) / words, sum(len(ours.encode(line)) for line in lines) / words)
+
+
+def compare(corpus: Path, options: dict, workdir: Path, held_out: list[str] | None) -> dict:
+    tag = "_".join(f"{k}{v}" for k, v in options.items())
+    sp_prefix, tv_prefix = workdir / f"sp_{corpus.stem}_{tag}", workdir / f"tv_{corpus.stem}_{tag}"
+    sp = run("sentencepiece", corpus, sp_prefix, options)
+    tv = run("tokviz", corpus, tv_prefix, options)
+    a, b = pieces(sp_prefix), pieces(tv_prefix)
+    result = {
+        "corpus": corpus.name, **options,
+        "sp_s": round(sp["seconds"], 2), "tokviz_s": round(tv["seconds"], 2), "time_ratio": round(tv["seconds"] / sp["seconds"], 1),
+        "sp_cpu": round(sp["cpu"], 2), "tokviz_cpu": round(tv["cpu"], 2), "cpu_ratio": round(tv["cpu"] / max(sp["cpu"], 1e-9), 1),
+        "sp_mb": round(sp["peak_mb"]), "tokviz_mb": round(tv["peak_mb"]), "mem_ratio": round(tv["peak_mb"] / sp["peak_mb"], 1),
+        "jaccard": round(len(set(a) & set(b)) / len(set(a) | set(b)), 4), "same_order": a == b,
+    }
+    if held_out:
+        theirs, _ = per_word(sp_prefix, held_out)
+        ours_model, _ = per_word(tv_prefix, held_out)
+        result["pieces_per_word_sp"] = round(theirs, 4)
+        result["pieces_per_word_tokviz"] = round(ours_model, 4)
+        result["per_word_diff_pct"] = round(100 * (ours_model - theirs) / theirs, 2)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--skip-files", action="store_true", help="skip the per-file BPE order runs")
+    args = parser.parse_args()
+    print(f"load average: {os.getloadavg()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        text = "".join((CORPORA / name).read_text(encoding="utf-8") for name in FILES)
+        if args.quick:
+            text = "\n".join(text.split("\n")[:20000])
+        corpus = workdir / "all.txt"
+        corpus.write_text(text, encoding="utf-8")
+        held_out = (CORPORA / "big.txt").read_text(encoding="utf-8").split("\n")[-2000:]
+        size = 2000 if args.quick else 8000
+        for model_type in ("bpe", "unigram"):
+            print(json.dumps(compare(corpus, {"vocab_size": size, "model_type": model_type}, workdir, held_out)), flush=True)
+        if not args.skip_files and not args.quick:
+            for name in FILES:
+                for size in (2000, 8000):
+                    print(json.dumps(compare(CORPORA / name, {"vocab_size": size, "model_type": "bpe"}, workdir, None)), flush=True)
+    print(f"load average: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

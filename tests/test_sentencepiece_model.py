@@ -1,0 +1,256 @@
+"""tokviz.sentencepiece: the .model codec, the normalizer, the processor API and the trainer's options."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+import tokviz.sentencepiece as tsp
+from tokviz.errors import SerializationError, TokvizError
+from tokviz.sentencepiece.model_proto import ModelProto, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
+from tokviz.sentencepiece.normalizer import SentencePieceNormalizer, charsmap_for_rule, parse_charsmap
+from tokviz.sentencepiece.pieces import PieceRules, script_of, split_into_words
+from tokviz.sentencepiece.trainer import parse_flags
+
+HUG = ["hug pug hugs", "hug the pug", "the hugs"] * 5
+
+
+def _train(**options: object) -> tuple[tsp.SentencePieceHistory, tsp.SentencePieceProcessor]:
+    out = io.BytesIO()
+    history = tsp.train_sentencepiece(sentence_iterator=iter(options.pop("lines", HUG)), model_writer=out, **options)
+    return history, tsp.SentencePieceProcessor(model_proto=out.getvalue())
+
+
+# -- ModelProto --------------------------------------------------------------------------
+
+
+def test_model_proto_round_trip_keeps_set_fields_and_unknown_fields() -> None:
+    unknown = bytes([0x22, 0x02, 0x08, 0x01])  # field 4 (self_test_data), a message we do not type
+    proto = ModelProto(pieces=(SentencePiece("<unk>", 0, PieceType.UNKNOWN), SentencePiece("▁a", -1.5)),
+                       trainer_spec=TrainerSpec(vocab_size=2, pad_id=-1, user_defined_symbols=("x", "y")),
+                       normalizer_spec=NormalizerSpec(name="identity", add_dummy_prefix=False), unknown_fields=(unknown,))
+    again = ModelProto.from_bytes(proto.to_bytes())
+    assert again == proto
+    assert again.trainer_spec.set_fields() == {"vocab_size": 2, "pad_id": -1, "user_defined_symbols": ("x", "y")}
+    assert again.trainer_spec.unk_id == 0 and again.normalizer_spec.remove_extra_whitespaces is True
+    assert again.pieces[1] == SentencePiece("▁a", -1.5, PieceType.NORMAL)
+
+
+def test_model_proto_wire_bytes_of_a_tiny_model() -> None:
+    proto = ModelProto(pieces=(SentencePiece("a", -1.0),), trainer_spec=TrainerSpec(vocab_size=1))
+    # pieces: field 1, len 8: piece "a" (0a 01 61), score -1.0 (15 00 00 80 bf); trainer_spec: field 2: vocab_size=1 (20 01)
+    assert proto.to_bytes() == bytes.fromhex("0a080a0161150000 80bf 12022001 1a00".replace(" ", ""))
+
+
+@pytest.mark.parametrize("blob", [b"", b"\x0a\x05ab", b"\xff\xff\xff", b"not a model at all"])
+def test_bad_model_files_raise_a_serialization_error(blob: bytes) -> None:
+    with pytest.raises(SerializationError):
+        ModelProto.from_bytes(blob)
+
+
+# -- normalizer ----------------------------------------------------------------------------
+
+
+def test_normalizer_rules_and_whitespace() -> None:
+    assert parse_charsmap(charsmap_for_rule("nmt_nfkc"))["ﬁ"] == "fi"
+    assert parse_charsmap(charsmap_for_rule("nfkc_cf"))["A"] == "a"
+    n = SentencePieceNormalizer.from_rule("nmt_nfkc")
+    assert n.normalize("  Ｈｅｌｌｏ   ﬁne ") == "▁Hello▁fine"
+    assert n.normalize("   ") == ""
+    keep = SentencePieceNormalizer.from_rule("identity", remove_extra_whitespaces=False, add_dummy_prefix=False)
+    assert keep.normalize(" a  b ") == "▁a▁▁b▁"
+    suffix = SentencePieceNormalizer.from_rule("identity", treat_whitespace_as_suffix=True)
+    assert suffix.normalize("a b") == "a▁b▁"
+    user = SentencePieceNormalizer.from_rule("nfkc_cf", user_defined_symbols=["<X>"])
+    assert user.normalize("<X>AB") == "▁<X>ab"
+
+
+def test_piece_rules_and_words() -> None:
+    rules = PieceRules()
+    assert [rules.is_valid(p) for p in ("▁the", "the▁", "n't", "12.", "a1", "▁▁")] == [True, False, False, True, False, False]
+    assert PieceRules(split_digits=True).is_valid("12") is False
+    assert PieceRules(split_by_number=False).is_valid("a1") is True
+    assert [script_of(c) for c in "aЖ,中カ"] == ["LATIN", "CYRILLIC", "COMMON", "HAN", "HAN"]
+    assert split_into_words("▁a▁▁b") == ["▁a", "▁", "▁b"]
+
+
+# -- processor --------------------------------------------------------------------------------
+
+
+def test_processor_api_on_a_tiny_bpe_model(tmp_path: Path) -> None:
+    history, sp = _train(vocab_size=20, model_type="bpe", user_defined_symbols=["<x>"], pad_id=3)
+    assert sp.get_piece_size() == sp.GetPieceSize() == len(sp) == 20
+    assert [sp.id_to_piece(i) for i in range(5)] == ["<unk>", "<s>", "</s>", "<pad>", "<x>"]
+    # literal values below are what sentencepiece 0.2.3 gives for the same training
+    assert [sp.id_to_piece(i) for i in range(5, 12)] == ["ug", "▁h", "▁hug", "he", "▁p", "▁t", "▁pug"]
+    assert sp.encode_as_pieces("hugs<x>the") == ["▁hug", "s", "<x>", "t", "he"]
+    assert sp.encode("hugs", out_type=str, add_bos=True, add_eos=True) == ["<s>", "▁hug", "s", "</s>"]
+    assert sp.decode(sp.encode("the hugs")) == "the hugs"
+    assert sp.piece_to_id("nope") == sp.unk_id() == 0
+    assert (sp.bos_id(), sp.eos_id(), sp.pad_id()) == (1, 2, 3)
+    assert sp.is_unknown(0) and sp.is_control(1) and not sp.is_unused(5) and not sp.is_byte(5)
+    assert sp.get_score(5) == 0.0 and sp.get_score(6) == -1.0
+    assert sp.DecodePieces(["▁hug", "s"]) == "hugs" and sp.DecodeIds([]) == ""
+    assert sp.decode([[sp.piece_to_id("▁hug")], [7, 18]]) == ["hug", "hugs"]
+    with pytest.raises(IndexError):
+        sp.id_to_piece(20)
+    path = tmp_path / "m.model"
+    path.write_bytes(sp.serialized_model_proto())
+    again = tsp.SentencePieceProcessor()
+    assert again.load(str(path)) and again.encode("hug") == sp.encode("hug")
+    with pytest.raises(tsp.SentencePieceError, match="NOT_FOUND"):
+        tsp.SentencePieceProcessor().load(str(tmp_path / "missing.model"))
+
+
+def test_unknown_characters_become_bytes_with_byte_fallback() -> None:
+    _, sp = _train(vocab_size=270, model_type="bpe", byte_fallback=True)
+    assert sp.encode_as_pieces("hug é") == ["▁hug", "▁", "<0xC3>", "<0xA9>"]
+    assert sp.decode(sp.encode("hug é")) == "hug é"
+    _, plain = _train(vocab_size=30, model_type="unigram", hard_vocab_limit=False)
+    assert plain.encode_as_pieces("hug éé") == ["▁hug", "▁", "éé"]  # a run of unknowns is one <unk>
+    assert plain.decode(plain.encode("hug éé")) == "hug  ⁇ "
+
+
+def test_sampling_and_nbest() -> None:
+    _, sp = _train(vocab_size=30, model_type="unigram", hard_vocab_limit=False)
+    assert sp.nbest_encode_as_pieces("hugs", 3) == [["▁hug", "s"], ["▁", "h", "u", "g", "s"]]  # only two paths exist
+    assert sp.nbest_encode_as_pieces("hug", 1) == [["▁hug"]]
+    samples = {tuple(sp.sample_encode_as_pieces("hugs", -1, 0.1)) for _ in range(30)}
+    assert all("".join(s) == "▁hugs" for s in samples) and len(samples) > 1
+
+
+# -- trainer options --------------------------------------------------------------------------
+
+
+def test_flag_string_and_keywords_give_the_same_model(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(HUG), encoding="utf-8")
+    tsp.SentencePieceTrainer.Train(f"--input={corpus} --model_prefix={tmp_path / 'a'} --vocab_size=20 --model_type=bpe "
+                                   "--max_sentence_length=9999 --user_defined_symbols=<x>,<y> --split_digits")
+    tsp.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "b"), vocab_size=20, model_type="bpe",
+                                   max_sentence_length=9999, user_defined_symbols=["<x>", "<y>"], split_digits=True)
+    a, b = ModelProto.from_bytes((tmp_path / "a.model").read_bytes()), ModelProto.from_bytes((tmp_path / "b.model").read_bytes())
+    assert a.pieces == b.pieces and a.normalizer_spec == b.normalizer_spec
+    assert a.trainer_spec.replace(model_prefix="") == b.trainer_spec.replace(model_prefix="")
+    assert a.trainer_spec.user_defined_symbols == ("<x>", "<y>") and a.trainer_spec.split_digits is True
+    assert (tmp_path / "a.vocab").read_text(encoding="utf-8").splitlines()[:4] == ["<unk>\t0", "<s>\t0", "</s>\t0", "<x>\t0"]
+    assert parse_flags("--a=1 --b") == {"a": "1", "b": "true"}
+    assert tsp.SentencePieceTrainer.train(sentence_iterator=iter(HUG), model_writer=io.BytesIO(), vocab_size=20,
+                                          model_type="bpe") is None  # as sentencepiece
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"vocab_sise": 10}, 'unknown field name "vocab_sise"'),
+    ({"vocab_size": "abc"}, 'cannot parse "abc" as int'),
+    ({"model_type": "xx"}, 'unknown enumeration value of "xx"'),
+    ({"character_coverage": 0.5}, "character_coverage"),
+    ({"normalization_rule_name": "zz"}, "No precompiled charsmap is found: zz"),
+    ({"byte_fallback": "maybe"}, 'cannot parse "maybe" as bool'),
+    ({"shrinking_factor": 0.99}, "shrinking_factor"),
+    ({"vocab_size": 5}, "Vocabulary size is smaller than required_chars"),
+    ({"vocab_size": 500, "model_type": "bpe"}, "Vocabulary size too high"),
+    ({"unk_id": -1}, "must be defined"),
+])
+def test_bad_options_raise_errors_naming_them(options: dict, message: str) -> None:
+    with pytest.raises(tsp.SentencePieceError, match=message.replace("(", r"\(")) as info:
+        _train(**options)
+    assert isinstance(info.value, RuntimeError) and isinstance(info.value, TokvizError)
+
+
+def test_character_coverage_and_sentence_length() -> None:
+    lines = ["aaaa bbbb"] * 200 + ["z"]  # z is 1 of 1601 characters: below a 0.9995 coverage it goes
+    history, sp = _train(lines=lines, vocab_size=12, model_type="bpe", character_coverage=0.9995)
+    assert "z" not in history.alphabet and sp.encode("z") == [sp.piece_to_id("▁"), 0]
+    history, _ = _train(lines=lines, vocab_size=12, model_type="bpe", character_coverage=1.0)
+    assert "z" in history.alphabet
+    history, _ = _train(lines=["a" * 50, "b b"], vocab_size=5, model_type="char", max_sentence_length=20)
+    assert history.skipped_too_long == 1 and "a" not in history.alphabet
+
+
+def test_char_and_word_models_match_sentencepiece() -> None:
+    spm = pytest.importorskip("sentencepiece")
+    for model_type in ("char", "word"):
+        out = io.BytesIO()
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(HUG), model_writer=out, vocab_size=30, model_type=model_type,
+                                       hard_vocab_limit=False, minloglevel=2)
+        theirs = [(p.piece, round(p.score, 4)) for p in ModelProto.from_bytes(out.getvalue()).pieces]
+        history, sp = _train(vocab_size=30, model_type=model_type, hard_vocab_limit=False)
+        ours = [(p.piece, round(p.score, 4)) for p in history.proto.pieces]
+        assert ours == theirs, model_type
+        ref = spm.SentencePieceProcessor(model_proto=out.getvalue())
+        for text in ("hug the pugs x", "hug éé"):
+            assert sp.encode(text) == ref.encode(text) and sp.decode(sp.encode(text)) == ref.decode(ref.encode(text))
+
+
+# -- history ----------------------------------------------------------------------------
+
+
+def test_bpe_history_records_merges_and_gives_smaller_models() -> None:
+    history, _ = _train(vocab_size=20, model_type="bpe")
+    first = history.merge_steps[0]
+    assert (first.rank, first.left, first.right, first.token, first.count) == (0, "u", "g", "ug", 30)
+    assert history.min_vocab_size == 11 and history.max_vocab_size == 20
+    small = history.proto_at(13)
+    assert [p.piece for p in small.pieces][:5] == ["<unk>", "<s>", "</s>", "ug", "▁h"]
+    assert len(small.pieces) == 13 and small.pieces[-1].score == -9.0
+    assert history.model_at(13).get_vocab_size() == 13
+    assert list(history.to_frame().columns[:4]) == ["rank", "left", "right", "token"]
+
+
+def test_unigram_history_records_em_steps_and_prune_rounds() -> None:
+    lines = (Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "tinyshakespeare.txt").read_text(
+        encoding="utf-8").split("\n")[:1500]
+    history, sp = _train(lines=lines, vocab_size=300, model_type="unigram")
+    steps, rounds = history.unigram.em_steps, history.unigram.prune_rounds
+    assert steps and rounds and steps[0].sub_iteration == 0 and steps[1].sub_iteration == 1
+    assert all(r.size_after < r.size_before for r in rounds)
+    assert any(loss > 0 for r in rounds for _, loss in r.removed)
+    assert len(history.proto.pieces) == 300 == sp.get_piece_size()
+    assert len(history.proto_at(200).pieces) == 200
+
+
+# -- properties -----------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_TRICKY = st.text(alphabet=st.sampled_from(list(" \u3000\t\n▁aAé\u0301\u00a0ﬁ①１\u200b\x01<x>Ω한")), max_size=14)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TRICKY, rule=st.sampled_from(["nmt_nfkc", "nfkc_cf", "identity"]),
+       options=st.sampled_from([{}, {"remove_extra_whitespaces": False}, {"add_dummy_prefix": False},
+                                {"treat_whitespace_as_suffix": True}, {"escape_whitespaces": False},
+                                {"user_defined_symbols": ["<x>", "a"]}]))
+def test_fast_normalizer_equals_sentencepieces_loop(text: str, rule: str, options: dict) -> None:
+    normalizer = SentencePieceNormalizer.from_rule(rule, **options)
+    assert normalizer.normalize(text) == normalizer.normalize_reference(text)
+
+
+def test_no_rule_maps_to_a_double_space() -> None:
+    """What lets the fast normalizer collapse space runs after mapping (see its docstring)."""
+    import struct
+
+    for rule in ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf"):
+        charsmap = charsmap_for_rule(rule)
+        (trie_size,) = struct.unpack("<I", charsmap[:4])
+        replacements = charsmap[4 + trie_size:]  # NUL-terminated UTF-8 strings
+        assert b" " in replacements and b"  " not in replacements
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("hugpst é🤗 ")), max_size=20))
+def test_decode_inverts_encode_with_byte_fallback(text: str) -> None:
+    sp = _byte_fallback_processor()
+    assert sp.decode(sp.encode(text)) == " ".join(text.split())
+
+
+_CACHE: dict[str, tsp.SentencePieceProcessor] = {}
+
+
+def _byte_fallback_processor() -> tsp.SentencePieceProcessor:
+    if "bf" not in _CACHE:
+        _CACHE["bf"] = _train(vocab_size=270, model_type="bpe", byte_fallback=True)[1]
+    return _CACHE["bf"]

@@ -1,0 +1,460 @@
+"""A loaded SentencePiece model: normalize, then segment, exactly as sentencepiece encodes.
+
+The four model types segment the normalized string (``▁`` for spaces) differently:
+
+- **unigram** — Viterbi over every piece found in the string; a character no piece covers is
+  an unknown node scored ``min(normal scores) - 10``; a user-defined piece scores
+  ``len_bytes * max_score - 0.1`` (sentencepiece's ``max_score`` starts at ``FLT_MIN``, so with
+  all-negative scores this is ``-0.1``); ties keep the earlier-found node;
+- **bpe** — start from characters (user-defined symbols frozen whole), repeatedly merge the
+  adjacent pair whose concatenation is a piece with the highest score, leftmost on ties;
+- **char** — one piece per character; **word** — one piece per ``▁``-started word.
+
+Then, as ``SentencePieceProcessor`` does: unknown pieces become ``<0xNN>`` byte pieces when the
+model has byte fallback, otherwise runs of unknowns are merged into one ``<unk>``.
+
+    >>> from tokviz.sentencepiece.model_proto import ModelProto, SentencePiece, PieceType, TrainerSpec, NormalizerSpec
+    >>> proto = ModelProto(pieces=[SentencePiece("<unk>", 0, PieceType.UNKNOWN), SentencePiece("▁h", -1),
+    ...     SentencePiece("ug", -2), SentencePiece("▁", -3), SentencePiece("h", -4), SentencePiece("u", -5), SentencePiece("g", -6)],
+    ...     trainer_spec=TrainerSpec(model_type=2), normalizer_spec=NormalizerSpec(name="identity"))
+    >>> SentencePieceModel(proto).encode("hug x")
+    [('▁h', 1), ('ug', 2), ('▁', 3), ('x', 0)]
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+import struct
+from typing import Any, Sequence
+
+from tokviz.errors import SerializationError
+from tokviz.models.unigram.lattice import Lattice
+from tokviz.sentencepiece.model_proto import ModelProto, ModelType, PieceType
+from tokviz.sentencepiece.normalizer import SentencePieceNormalizer
+
+__all__ = ["SentencePieceModel", "byte_piece", "sentencepiece_nbest", "UNK_PENALTY"]
+
+UNK_PENALTY = 10.0
+_FLT_MIN = 1.1754943508222875e-38
+_F32 = struct.Struct("<f")
+
+
+def _f32(value: float) -> float:
+    """Round to float32, as sentencepiece's ``float`` arithmetic does: ``_f32(0.1) == 0.10000000149011612``."""
+    return _F32.unpack(_F32.pack(value))[0]
+
+
+class _Heap:
+    """libstdc++'s ``std::priority_queue`` (a max-heap by ``fx``): same sift order, so the same ties."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[tuple[float, Any]] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def _sift_up(self, hole: int, top: int, value: tuple[float, Any]) -> None:
+        items = self.items
+        parent = (hole - 1) // 2
+        while hole > top and items[parent][0] < value[0]:
+            items[hole] = items[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        items[hole] = value
+
+    def push(self, value: tuple[float, Any]) -> None:
+        self.items.append(value)
+        self._sift_up(len(self.items) - 1, 0, value)
+
+    def top(self) -> tuple[float, Any]:
+        return self.items[0]
+
+    def pop(self) -> None:
+        items = self.items
+        length = len(items) - 1
+        value = items[length]
+        items[length] = items[0]
+        hole, child = 0, 0
+        while child < (length - 1) // 2:
+            child = 2 * (child + 1)
+            if items[child][0] < items[child - 1][0]:
+                child -= 1
+            items[hole] = items[child]
+            hole = child
+        if length % 2 == 0 and child == (length - 2) // 2:
+            child = 2 * (child + 1)
+            items[hole] = items[child - 1]
+            hole = child - 1
+        if length:
+            self._sift_up(hole, 0, value)
+        items.pop()
+
+
+def sentencepiece_nbest(size: int, nodes: Sequence[tuple[int, int, int, float]], n: int
+                        ) -> list[tuple[list[tuple[int, int, int]], float]]:
+    """sentencepiece's ``Lattice::NBest`` (A* from the end, float32 scores) over ``(start, end, id, score)`` nodes.
+
+    >>> sentencepiece_nbest(2, [(0, 1, 1, -1.0), (0, 2, 3, -1.5), (1, 2, 2, -1.0)], 3)
+    [([(0, 2, 3)], -1.5), ([(0, 1, 1), (1, 2, 2)], -2.0)]
+    """
+    end_nodes: list[list[int]] = [[] for _ in range(size + 1)]
+    begin_nodes: list[list[int]] = [[] for _ in range(size + 1)]
+    bos, eos = len(nodes), len(nodes) + 1
+    starts = [s for s, _, _, _ in nodes] + [0, size]
+    scores = [sc for _, _, _, sc in nodes] + [0.0, 0.0]
+    end_nodes[0].append(bos)
+    for index, (start, end, _, _) in enumerate(nodes):
+        begin_nodes[start].append(index)
+        end_nodes[end].append(index)
+    begin_nodes[size].append(eos)
+    backtrace = [0.0] * (len(nodes) + 2)
+    for pos in range(size + 1):
+        for right in begin_nodes[pos]:
+            best, found = 0.0, False
+            for left in end_nodes[pos]:
+                score = _f32(backtrace[left] + scores[right])
+                if not found or score > best:
+                    best, found = score, True
+            if not found:
+                return []
+            backtrace[right] = best
+    results: list[tuple[list[tuple[int, int, int]], float]] = []
+    agenda = _Heap()
+    agenda.push((backtrace[eos], (eos, 0.0, None)))
+    while len(agenda):
+        fx, (node, gx, nxt) = agenda.top()
+        agenda.pop()
+        if node == bos:
+            path: list[tuple[int, int, int]] = []
+            link = nxt
+            while link is not None and link[0] != eos:
+                start, end, piece_id, _ = nodes[link[0]]
+                path.append((start, end, piece_id))
+                link = link[2]
+            results.append((path, fx))
+            if len(results) == n:
+                break
+            continue
+        current = (node, gx, nxt)
+        for left in end_nodes[starts[node]]:
+            agenda.push((_f32(backtrace[left] + gx), (left, _f32(scores[left] + gx), current)))
+        if len(agenda) >= 10_000:  # sentencepiece keeps the best min(512, 10 n) when the agenda grows
+            kept = _Heap()
+            for _ in range(min(512, n * 10)):
+                kept.push(agenda.top())
+                agenda.pop()
+            agenda = kept
+    return results
+
+
+def byte_piece(byte: int) -> str:
+    """``byte_piece(0x41) == '<0x41>'``."""
+    return f"<0x{byte:02X}>"
+
+
+class SentencePieceModel:
+    """The segmentation side of a ``ModelProto`` (see the module docstring)."""
+
+    def __init__(self, proto: ModelProto) -> None:
+        self.proto = proto
+        spec, nspec = proto.trainer_spec, proto.normalizer_spec
+        self.model_type = ModelType(spec.model_type)
+        self.pieces = tuple(p.piece for p in proto.pieces)
+        self.scores = tuple(p.score for p in proto.pieces)
+        self.types = tuple(p.type for p in proto.pieces)
+        self.piece_to_id: dict[str, int] = {}
+        self.unk_id: int | None = None
+        matchable: dict[str, int] = {}  # NORMAL, USER_DEFINED, UNUSED: what segmentation can pick
+        user_defined: list[str] = []
+        for i, (piece, kind) in enumerate(zip(self.pieces, self.types)):
+            if kind == PieceType.UNKNOWN and self.unk_id is None:
+                self.unk_id = i
+            if kind in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED):
+                matchable.setdefault(piece, i)
+            if kind == PieceType.USER_DEFINED:
+                user_defined.append(piece)
+            self.piece_to_id.setdefault(piece, i)
+        if self.unk_id is None:
+            raise SerializationError("This .model has no unknown piece (<unk>); sentencepiece cannot load it either.")
+        self.matchable = matchable
+        self.max_piece_length = max((len(p) for p in matchable), default=1)
+        normal = [s for s, k in zip(self.scores, self.types) if k == PieceType.NORMAL]
+        self.min_score = min(normal) if normal else 0.0
+        self.max_score = max([_FLT_MIN, *normal])
+        self.byte_fallback = bool(spec.byte_fallback) or any(k == PieceType.BYTE for k in self.types)
+        self.byte_ids = [self.piece_to_id.get(byte_piece(b)) for b in range(256)]
+        charsmap = nspec.precompiled_charsmap
+        if not charsmap and nspec.name not in ("", "identity") and not nspec.normalization_rule_tsv:
+            from tokviz.sentencepiece.normalizer import RULE_NAMES, charsmap_for_rule
+
+            if nspec.name in RULE_NAMES:
+                charsmap = charsmap_for_rule(nspec.name)
+        self.normalizer = SentencePieceNormalizer(
+            charsmap,
+            add_dummy_prefix=nspec.add_dummy_prefix,
+            remove_extra_whitespaces=nspec.remove_extra_whitespaces,
+            escape_whitespaces=nspec.escape_whitespaces,
+            treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix,
+            user_defined_symbols=user_defined,
+        )
+        self._user_first: dict[str, list[str]] = {}
+        for sym in sorted(set(user_defined), key=len, reverse=True):
+            self._user_first.setdefault(sym[0], []).append(sym)
+        self._cache: dict[str, list[tuple[str, int]]] = {}
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _user_match(self, text: str, pos: int) -> int:
+        for sym in self._user_first.get(text[pos], ()):
+            if text.startswith(sym, pos):
+                return len(sym)
+        return 0
+
+    def _score(self, piece_id: int, length_bytes: int) -> float:
+        if self.types[piece_id] == PieceType.USER_DEFINED:
+            return length_bytes * self.max_score - 0.1
+        return self.scores[piece_id]
+
+    # -- segmentation -----------------------------------------------------------------
+
+    def segment(self, normalized: str) -> list[tuple[str, int]]:
+        """The model's pieces of an already-normalized string, before unk / byte handling."""
+        if self.model_type == ModelType.UNIGRAM:
+            return self._viterbi(normalized)
+        if self.model_type == ModelType.BPE:
+            return self._bpe(normalized)
+        if self.model_type == ModelType.CHAR:
+            return self._chars(normalized)
+        return self._words(normalized)
+
+    def _viterbi(self, text: str) -> list[tuple[str, int]]:
+        n = len(text)
+        if n == 0:
+            return []
+        best = [0.0] * (n + 1)
+        back: list[tuple[int, int] | None] = [None] * (n + 1)  # (start, piece id)
+        unk_score = self.min_score - UNK_PENALTY
+        matchable, types, max_len = self.matchable, self.types, self.max_piece_length
+        for start in range(n):
+            base = best[start]
+            has_single = False
+            for end in range(start + 1, min(n, start + max_len) + 1):
+                piece_id = matchable.get(text[start:end])
+                if piece_id is None or types[piece_id] == PieceType.UNUSED:
+                    continue
+                if types[piece_id] == PieceType.USER_DEFINED:
+                    score = len(text[start:end].encode("utf-8")) * self.max_score - 0.1
+                else:
+                    score = self.scores[piece_id]
+                candidate = base + score
+                if back[end] is None or candidate > best[end]:
+                    best[end], back[end] = candidate, (start, piece_id)
+                if end == start + 1:
+                    has_single = True
+            if not has_single:
+                candidate = base + unk_score
+                if back[start + 1] is None or candidate > best[start + 1]:
+                    best[start + 1], back[start + 1] = candidate, (start, self.unk_id)  # type: ignore[assignment]
+        out: list[tuple[str, int]] = []
+        end = n
+        while end > 0:
+            start, piece_id = back[end]  # type: ignore[misc]
+            out.append((text[start:end], piece_id))
+            end = start
+        out.reverse()
+        return out
+
+    def _symbols(self, text: str) -> tuple[list[str], list[bool]]:
+        symbols: list[str] = []
+        frozen: list[bool] = []
+        pos = 0
+        while pos < len(text):
+            length = self._user_match(text, pos) if self._user_first else 0
+            symbols.append(text[pos:pos + (length or 1)])
+            frozen.append(bool(length))
+            pos += length or 1
+        return symbols, frozen
+
+    def _bpe(self, text: str, dropout: float = 0.0, rng: random.Random | None = None) -> list[tuple[str, int]]:
+        symbols, frozen = self._symbols(text)
+        size = len(symbols)
+        prev = list(range(-1, size - 1))
+        nxt = list(range(1, size + 1))
+        nxt[-1:] = [-1] if size else []
+        matchable, scores, types = self.matchable, self.scores, self.types
+        agenda: list[tuple[float, int, int, int]] = []  # (-score, left, right, merged length)
+        rev_merge: dict[str, tuple[str, str]] = {}
+
+        def add_pair(left: int, right: int) -> None:
+            if left == -1 or right == -1 or frozen[left] or frozen[right]:
+                return
+            merged = symbols[left] + symbols[right]
+            piece_id = matchable.get(merged)
+            if piece_id is None:
+                return
+            heapq.heappush(agenda, (-scores[piece_id], left, right, len(merged)))
+            if types[piece_id] == PieceType.UNUSED:
+                rev_merge[merged] = (symbols[left], symbols[right])
+
+        for i in range(1, size):
+            add_pair(i - 1, i)
+        while agenda:
+            _, left, right, length = heapq.heappop(agenda)
+            if not symbols[left] or not symbols[right] or len(symbols[left]) + len(symbols[right]) != length:
+                continue
+            if dropout and rng is not None and rng.random() < dropout:
+                continue  # BPE-dropout: skip this merge (sentencepiece does the same)
+            symbols[left] += symbols[right]
+            nxt[left] = nxt[right]
+            if nxt[right] >= 0:
+                prev[nxt[right]] = left
+            symbols[right] = ""
+            add_pair(prev[left], left)
+            add_pair(left, nxt[left])
+        out: list[tuple[str, int]] = []
+
+        def resegment(piece: str) -> None:
+            # sentencepiece's PieceToId: any piece of the vocabulary, else unk.
+            piece_id = self.piece_to_id.get(piece, self.unk_id)
+            if types[piece_id] == PieceType.UNUSED and piece in rev_merge:  # type: ignore[index]
+                left, right = rev_merge[piece]
+                resegment(left)
+                resegment(right)
+            else:
+                out.append((piece, piece_id))  # type: ignore[arg-type]
+
+        for piece in symbols:
+            if piece:
+                resegment(piece)
+        return out
+
+    def _chars(self, text: str) -> list[tuple[str, int]]:
+        symbols, _ = self._symbols(text)
+        return [(s, self._id_or_unk(s)) for s in symbols]
+
+    def _words(self, text: str) -> list[tuple[str, int]]:
+        words: list[str] = []
+        suffix = self.normalizer.treat_whitespace_as_suffix
+        for char in text:
+            if not words or (not suffix and char == "\u2581") or (suffix and words[-1].endswith("\u2581")):
+                words.append(char)
+            else:
+                words[-1] += char
+        return [(w, self._id_or_unk(w)) for w in words]
+
+    def _id_or_unk(self, piece: str) -> int:
+        piece_id = self.matchable.get(piece)
+        return self.unk_id if piece_id is None or self.types[piece_id] == PieceType.UNUSED else piece_id  # type: ignore[return-value]
+
+    # -- the processor's view ----------------------------------------------------------
+
+    def finish(self, segments: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
+        """Byte fallback for unknown pieces, else merge runs of unknowns (sentencepiece's rule)."""
+        out: list[tuple[str, int]] = []
+        prev_unk = False
+        unk = self.unk_id
+        for piece, piece_id in segments:
+            is_unk = piece_id == unk
+            if is_unk and self.byte_fallback:
+                for byte in piece.encode("utf-8"):
+                    byte_id = self.byte_ids[byte]
+                    out.append((byte_piece(byte), unk if byte_id is None else byte_id))  # type: ignore[arg-type]
+            elif is_unk and prev_unk:
+                out[-1] = (out[-1][0] + piece, piece_id)
+            else:
+                out.append((piece, piece_id))
+            prev_unk = is_unk
+        return out
+
+    def encode(self, text: str) -> list[tuple[str, int]]:
+        """``[(piece, id), ...]`` for raw text (normalization included), as sentencepiece encodes it."""
+        cached = self._cache.get(text)
+        if cached is not None:
+            return list(cached)
+        result = self.finish(self.segment(self.normalizer.normalize(text)))
+        if len(self._cache) < 20_000:
+            self._cache[text] = result
+        return list(result)
+
+    # -- lattices (unigram) -----------------------------------------------------------
+
+    def lattice(self, normalized: str) -> Lattice:
+        """The unigram lattice of a normalized string (user-defined pieces scored by characters, as sentencepiece's lattice does)."""
+        nodes: list[tuple[int, int, int, float]] = []
+        n = len(normalized)
+        unk_score = self.min_score - UNK_PENALTY
+        for start in range(n):
+            has_single = False
+            for end in range(start + 1, min(n, start + self.max_piece_length) + 1):
+                piece_id = self.matchable.get(normalized[start:end])
+                if piece_id is None or self.types[piece_id] == PieceType.UNUSED:
+                    continue
+                if self.types[piece_id] == PieceType.USER_DEFINED:
+                    score = (end - start) * self.max_score - 0.1
+                else:
+                    score = self.scores[piece_id]
+                nodes.append((start, end, piece_id, score))
+                has_single = has_single or end == start + 1
+            if not has_single:
+                nodes.append((start, start + 1, self.unk_id, unk_score))  # type: ignore[arg-type]
+        return Lattice(normalized, nodes)
+
+    def nbest(self, text: str, n: int) -> list[tuple[list[tuple[str, int]], float]]:
+        """The ``n`` best unigram segmentations with their scores, best first, in sentencepiece's order.
+
+        sentencepiece runs A* from the end with a ``std::priority_queue`` on float32 scores; equal
+        scores come out in the order that heap gives them, so :func:`sentencepiece_nbest` replays it.
+        """
+        if self.model_type != ModelType.UNIGRAM:
+            raise ValueError("n-best segmentation needs a unigram model.")
+        normalized = self.normalizer.normalize(text)
+        n = max(1, min(int(n), 1024))
+        if not normalized:
+            return [([], 0.0)]
+        if n == 1:
+            return [(self.finish(self.segment(normalized)), 0.0)]
+        spec = self._lattice_spec(normalized)
+        return [(self.finish([(normalized[start:end], piece_id) for start, end, piece_id in path]), score)
+                for path, score in sentencepiece_nbest(len(normalized), spec, n)]
+
+    def _lattice_spec(self, normalized: str) -> list[tuple[int, int, int, float]]:
+        """``(start, end, id, float32 score)`` in sentencepiece's insertion order (by start, then length)."""
+        nodes: list[tuple[int, int, int, float]] = []
+        n = len(normalized)
+        unk_score = _f32(_f32(self.min_score) - UNK_PENALTY)
+        for start in range(n):
+            has_single = False
+            for end in range(start + 1, min(n, start + self.max_piece_length) + 1):
+                piece_id = self.matchable.get(normalized[start:end])
+                if piece_id is None or self.types[piece_id] == PieceType.UNUSED:
+                    continue
+                if self.types[piece_id] == PieceType.USER_DEFINED:
+                    score = _f32(_f32((end - start) * self.max_score) - 0.1)
+                else:
+                    score = self.scores[piece_id]
+                nodes.append((start, end, piece_id, score))
+                has_single = has_single or end == start + 1
+            if not has_single:
+                nodes.append((start, start + 1, self.unk_id, unk_score))  # type: ignore[arg-type]
+        return nodes
+
+    def sample(self, text: str, nbest_size: int, alpha: float, rng: random.Random) -> list[tuple[str, int]]:
+        """One sampled segmentation: unigram (``nbest_size`` 0/1 = Viterbi, -1 = all paths) or BPE-dropout (``alpha`` = drop rate)."""
+        normalized = self.normalizer.normalize(text)
+        if self.model_type == ModelType.BPE:
+            return self.finish(self._bpe(normalized, dropout=alpha, rng=rng))
+        if self.model_type != ModelType.UNIGRAM or nbest_size in (0, 1) or not normalized:
+            return self.finish(self.segment(normalized))
+        lattice = self.lattice(normalized)
+        if nbest_size < 0:
+            path = lattice.sample(alpha, rng)
+            return self.finish([(node.text, node.piece_id) for node in path])
+        paths = lattice.nbest(nbest_size)
+        top = max(score for _, score in paths)
+        weights = [math.exp(alpha * (score - top)) for _, score in paths]
+        path = rng.choices([p for p, _ in paths], weights=weights)[0]
+        return self.finish([(node.text, node.piece_id) for node in path])

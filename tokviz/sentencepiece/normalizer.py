@@ -1,0 +1,287 @@
+"""SentencePiece's normalizer: the precompiled charsmap of a rule, then its whitespace handling.
+
+A charsmap is ``uint32 trie_size`` + a Darts-clone double-array trie over UTF-8 keys + a blob
+of NUL-terminated replacements. At each position the LONGEST key that matches (over bytes)
+is replaced; text no key matches is copied. On top of that, as in sentencepiece's
+``Normalizer::Normalize``:
+
+- ``remove_extra_whitespaces``: leading, trailing and repeated spaces go;
+- ``add_dummy_prefix``: a space is put in front (behind, with ``treat_whitespace_as_suffix``);
+- ``escape_whitespaces``: every space becomes ``▁`` (U+2581);
+- user-defined symbols are matched first and never normalized.
+
+    >>> n = SentencePieceNormalizer.from_rule("nmt_nfkc")
+    >>> n.normalize("  Ｈｅｌｌｏ   world ")
+    '▁Hello▁world'
+    >>> SentencePieceNormalizer.from_rule("identity", add_dummy_prefix=False).normalize("a  b")
+    'a▁b'
+
+Charsmap data: ``data/<rule>.charsmap.xz`` are the precompiled charsmaps that sentencepiece
+0.2.3 embeds for each named rule (see ``data/README.md``). This version does not compile a
+charsmap from a rule TSV; it reads any charsmap found in a ``.model``.
+"""
+
+from __future__ import annotations
+
+import lzma
+import re
+import struct
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+from tokviz.errors import SerializationError
+
+__all__ = ["RULE_NAMES", "charsmap_for_rule", "parse_charsmap", "SentencePieceNormalizer"]
+
+#: The rule names sentencepiece accepts for ``normalization_rule_name``.
+RULE_NAMES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
+
+SPACE_SYMBOL = "\u2581"
+_SPACES = re.compile(" {2,}")
+
+
+@lru_cache(maxsize=None)
+def charsmap_for_rule(name: str) -> bytes:
+    """The precompiled charsmap sentencepiece uses for a named rule (``b""`` for identity)."""
+    if name not in RULE_NAMES:
+        raise ValueError(f"Unknown normalization rule {name!r}; choose one of {', '.join(RULE_NAMES)}.")
+    if name == "identity":
+        return b""
+    blob = (Path(__file__).parent / "data" / f"{name}.charsmap.xz").read_bytes()
+    return lzma.decompress(blob)
+
+
+def _units(trie: bytes) -> list[int]:
+    return list(struct.unpack(f"<{len(trie) // 4}I", trie))
+
+
+def _offset(unit: int) -> int:
+    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+@lru_cache(maxsize=16)
+def parse_charsmap(charsmap: bytes) -> dict[str, str]:
+    """Every rule of a precompiled charsmap as ``{source: replacement}`` (walks the whole trie).
+
+    >>> parse_charsmap(charsmap_for_rule("nmt_nfkc"))["Ａ"]
+    'A'
+    """
+    if not charsmap:
+        return {}
+    if len(charsmap) < 4:
+        raise SerializationError("The precompiled charsmap is truncated.")
+    (trie_size,) = struct.unpack("<I", charsmap[:4])
+    if trie_size % 4 or 4 + trie_size > len(charsmap):
+        raise SerializationError("The precompiled charsmap is truncated.")
+    units = _units(charsmap[4:4 + trie_size])
+    normalized = charsmap[4 + trie_size:]
+    rules: dict[str, str] = {}
+    # Every non-leaf unit at ``pos`` with label ``c`` is the child ``c`` of the node whose base
+    # is ``pos ^ c``: group them by base once instead of probing 255 labels per node.
+    children: dict[int, list[tuple[int, int]]] = {}
+    for pos, unit in enumerate(units):
+        label = unit & ((1 << 31) | 0xFF)
+        if 0 < label < 256:
+            children.setdefault(pos ^ label, []).append((label, pos))
+    stack: list[tuple[int, bytes]] = [(_offset(units[0]), b"")]
+    while stack:
+        base, key = stack.pop()
+        for label, pos in children.get(base, ()):
+            unit = units[pos]
+            child_base = pos ^ _offset(unit)
+            child_key = key + bytes((label,))
+            if unit & (1 << 8):  # has a leaf: the value sits at the child base
+                value = units[child_base] & 0x7FFFFFFF
+                end = normalized.find(b"\0", value)
+                target = normalized[value:end if end >= 0 else len(normalized)]
+                try:
+                    rules[child_key.decode("utf-8")] = target.decode("utf-8")
+                except UnicodeDecodeError:
+                    pass  # keys that are not whole characters never match a str
+            stack.append((child_base, child_key))
+    return rules
+
+
+def _char_class(chars: Iterable[str]) -> str:
+    """A regex character class of ``chars`` written as ranges: ``_char_class("abcx") == '[a-cx]'``."""
+    codes = sorted({ord(c) for c in chars})
+    parts: list[str] = []
+    i = 0
+    while i < len(codes):
+        j = i
+        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
+            j += 1
+        lo, hi = re.escape(chr(codes[i])), re.escape(chr(codes[j]))
+        parts.append(lo if i == j else f"{lo}-{hi}")
+        i = j + 1
+    return "[" + "".join(parts) + "]"
+
+
+@lru_cache(maxsize=16)
+def _rule_index(charsmap: bytes) -> tuple[dict[str, str], dict[str, tuple[int, ...]], "re.Pattern[str] | None"]:
+    """The rules, the key lengths by first character, and a pattern finding every position where a
+    rule may start: a character that is a key itself, or any character followed by one that
+    continues some longer key. Text between such positions is copied unchanged."""
+    rules = parse_charsmap(charsmap)
+    lengths: dict[str, set[int]] = {}
+    singles: set[str] = set()
+    tails: set[str] = set()
+    for key in rules:
+        lengths.setdefault(key[0], set()).add(len(key))
+        if len(key) == 1:
+            singles.add(key)
+        else:
+            tails.add(key[1])
+    first = {c: tuple(sorted(ls, reverse=True)) for c, ls in lengths.items()}
+    alternatives = []
+    if singles:
+        alternatives.append(_char_class(singles))
+    if tails:
+        alternatives.append("(?s:.)(?=" + _char_class(tails) + ")")
+    hot = re.compile("|".join(alternatives)) if alternatives else None
+    return rules, first, hot
+
+
+class SentencePieceNormalizer:
+    """Normalize text the way a SentencePiece model does (see the module docstring)."""
+
+    __slots__ = ("rules", "add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces",
+                 "treat_whitespace_as_suffix", "user_defined_symbols", "_first", "_hot", "_user_first", "_user_split")
+
+    def __init__(self, charsmap: bytes = b"", *, add_dummy_prefix: bool = True, remove_extra_whitespaces: bool = True,
+                 escape_whitespaces: bool = True, treat_whitespace_as_suffix: bool = False,
+                 user_defined_symbols: Iterable[str] = ()) -> None:
+        self.rules, self._first, self._hot = _rule_index(bytes(charsmap))
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+        self.user_defined_symbols = tuple(s for s in user_defined_symbols if s)
+        self._user_first: dict[str, list[str]] = {}
+        ordered = sorted(set(self.user_defined_symbols), key=len, reverse=True)
+        for sym in ordered:
+            self._user_first.setdefault(sym[0], []).append(sym)
+        # longest symbol first among those starting at the same place, as sentencepiece's prefix matcher
+        self._user_split = re.compile("(" + "|".join(map(re.escape, ordered)) + ")") if ordered else None
+
+    @classmethod
+    def from_rule(cls, name: str, **options: object) -> "SentencePieceNormalizer":
+        return cls(charsmap_for_rule(name), **options)  # type: ignore[arg-type]
+
+    def _prefix(self, text: str, pos: int) -> tuple[str, int]:
+        """``(replacement, consumed length)`` of the longest rule or user symbol at ``pos``."""
+        char = text[pos]
+        for sym in self._user_first.get(char, ()):
+            if text.startswith(sym, pos):
+                return sym, len(sym)
+        rules = self.rules
+        for length in self._first.get(char, ()):
+            replacement = rules.get(text[pos:pos + length])
+            if replacement is not None:
+                return replacement, length
+        return char, 1
+
+    def _map(self, text: str) -> str:
+        """The charsmap's longest-match replacements over ``text`` (no whitespace handling)."""
+        hot = self._hot
+        if hot is None:
+            return text
+        rules, first = self.rules, self._first
+        out: list[str] = []
+        pos, n = 0, len(text)
+        search = hot.search
+        while pos < n:
+            match = search(text, pos)
+            if match is None:
+                out.append(text[pos:])
+                break
+            start = match.start()
+            if start > pos:
+                out.append(text[pos:start])
+            piece, length = text[start], 1
+            for size in first.get(piece, ()):
+                replacement = rules.get(text[start:start + size])
+                if replacement is not None:
+                    piece, length = replacement, size
+                    break
+            out.append(piece)
+            pos = start + length
+        return "".join(out)
+
+    def normalize(self, text: str) -> str:
+        """The normalized string sentencepiece encodes (``▁`` for spaces when escaping).
+
+        Equal to :meth:`normalize_reference` (sentencepiece's loop, one piece at a time): runs of
+        spaces in the mapped text collapse because every rule's replacement is free of double
+        spaces, which ``parse_charsmap`` of each shipped rule confirms (see the tests).
+        """
+        if not text:
+            return ""
+        if self._user_split is None:
+            mapped = self._map(text)
+        else:
+            parts = self._user_split.split(text)
+            mapped = "".join(part if index % 2 else self._map(part) for index, part in enumerate(parts))
+        if self.remove_extra_whitespaces:
+            if "  " in mapped:
+                mapped = _SPACES.sub(" ", mapped)
+            mapped = mapped.strip(" ")
+            if not mapped:
+                # only a suffix "▁" can survive, when some character mapped to nothing
+                return self.normalize_reference(text) if self.treat_whitespace_as_suffix and self.add_dummy_prefix else ""
+        space = SPACE_SYMBOL if self.escape_whitespaces else " "
+        body = mapped.replace(" ", SPACE_SYMBOL) if self.escape_whitespaces else mapped
+        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
+            body = space + body
+        if self.remove_extra_whitespaces:
+            body = body.rstrip(space)
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            body += space
+        return body
+
+    def normalize_reference(self, text: str) -> str:
+        """sentencepiece's ``Normalizer::Normalize`` loop written out piece by piece (the test oracle)."""
+        pos, n = 0, len(text)
+        if self.remove_extra_whitespaces:
+            while pos < n:
+                piece, length = self._prefix(text, pos)
+                if piece != " ":
+                    break
+                pos += length
+        if pos >= n:
+            return ""
+        out: list[str] = []
+        space = SPACE_SYMBOL if self.escape_whitespaces else " "
+        if not self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            out.append(space)
+        is_prev_space = self.remove_extra_whitespaces
+        first, user_first, rules = self._first, self._user_first, self.rules
+        while pos < n:
+            char = text[pos]
+            if char in user_first:
+                piece, length = self._prefix(text, pos)
+            else:
+                lengths = first.get(char)
+                piece, length = char, 1
+                if lengths is not None:
+                    for size in lengths:
+                        replacement = rules.get(text[pos:pos + size])
+                        if replacement is not None:
+                            piece, length = replacement, size
+                            break
+            if is_prev_space:
+                piece = piece.lstrip(" ")
+            if piece:
+                out.append(piece.replace(" ", space) if self.escape_whitespaces else piece)
+                is_prev_space = piece.endswith(" ")
+            pos += length
+            if not self.remove_extra_whitespaces:
+                is_prev_space = False
+        result = "".join(out)
+        if self.remove_extra_whitespaces:
+            while result.endswith(space):
+                result = result[: -len(space)]
+        if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            result += space
+        return result

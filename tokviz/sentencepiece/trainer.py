@@ -1,0 +1,597 @@
+"""``SentencePieceTrainer``: sentencepiece's options (keyword or ``--flag=value`` string), raw sentences in, ``.model`` out.
+
+Training follows sentencepiece's ``TrainerInterface``:
+
+1. read sentences (lines of ``input`` files, or ``sentence_iterator``); skip empty ones and ones
+   longer than ``max_sentence_length`` bytes; keep the first ``input_sentence_size`` (or a seeded
+   random sample of that many with ``shuffle_input_sentence``; our sample is not sentencepiece's);
+2. normalize each (the rule's charsmap, whitespace switches, ``▁`` for spaces); meta pieces
+   (``<unk>``, control and user-defined symbols, ``<0xNN>``) in the text become tab boundaries;
+3. the alphabet: characters by count (``required_chars`` first) until ``character_coverage`` of
+   all characters is covered; the rest become the unknown marker ``▅``;
+4. words (a new one at each ``▁``) with counts feed the model's trainer (bpe, unigram, char, word);
+5. ids: ``unk``/``bos``/``eos``/``pad`` at their ids, control then user-defined symbols, the 256
+   byte pieces with ``byte_fallback``, then the trained pieces.
+
+    >>> import io
+    >>> out = io.BytesIO()
+    >>> history = train_sentencepiece(sentence_iterator=iter(["hug pug hugs"] * 4), vocab_size=12, model_type="bpe")
+    >>> [p.piece for p in history.proto.pieces]
+    ['<unk>', '<s>', '</s>', 'ug', '▁h', '▁hug', 'g', 'u', '▁', 'h', 'p', 's']
+    >>> SentencePieceTrainer.train(sentence_iterator=iter(["a"]), model_writer=out, vocab_sise=10)
+    Traceback (most recent call last):
+    ...
+    tokviz.sentencepiece.processor.SentencePieceError: NOT_FOUND: unknown field name "vocab_sise" in TrainerSpec.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import struct
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from tokviz.history import MergeStep, TrainingHistory, WordCountSummary
+from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
+from tokviz.sentencepiece.normalizer import RULE_NAMES, SentencePieceNormalizer, charsmap_for_rule
+from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, split_into_words
+from tokviz.sentencepiece.processor import SentencePieceError
+from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe
+
+__all__ = ["SentencePieceTrainer", "SentencePieceHistory", "train_sentencepiece", "parse_flags", "build_specs"]
+
+_NORMALIZER_OPTIONS = {"normalization_rule_name": "name", "add_dummy_prefix": "add_dummy_prefix",
+                       "remove_extra_whitespaces": "remove_extra_whitespaces", "escape_whitespaces": "escape_whitespaces",
+                       "normalization_rule_tsv": "normalization_rule_tsv"}
+#: Options sentencepiece accepts that are not spec fields (logging, I/O).
+_ACCEPTED_EXTRA = {"minloglevel", "logstream", "random_seed", "denormalization_rule_tsv"}
+_FLOAT32 = struct.Struct("<f")
+
+
+def _f32(value: float) -> float:
+    return _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+
+
+def parse_flags(text: str) -> dict[str, str]:
+    """``"--input=a.txt --vocab_size=100 --byte_fallback"`` -> ``{"input": "a.txt", "vocab_size": "100", "byte_fallback": "true"}``."""
+    options: dict[str, str] = {}
+    for token in text.split():
+        if not token.startswith("-"):
+            raise SentencePieceError(f"INVALID_ARGUMENT: cannot parse {token!r}: flags look like --name=value.")
+        name, sep, value = token.lstrip("-").partition("=")
+        options[name] = value if sep else "true"
+    return options
+
+
+def _convert(name: str, kind: str, repeated: bool, value: Any) -> Any:
+    if repeated:
+        if isinstance(value, str):
+            return tuple(v for v in value.split(",") if v)
+        return tuple(str(v) for v in value)
+    if kind == "string":
+        return str(value)
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("true", "1", "yes", "t", "y"):
+            return True
+        if text in ("false", "0", "no", "f", "n"):
+            return False
+        raise SentencePieceError(f'INVALID_ARGUMENT: cannot parse "{value}" as bool (option {name}).')
+    if kind == "enum":
+        names = {m.name.lower(): int(m) for m in ModelType}
+        text = str(value).strip().lower()
+        if text not in names:
+            raise SentencePieceError(
+                f'INVALID_ARGUMENT: unknown enumeration value of "{value}" for {name}; choose one of {", ".join(names)}.')
+        return names[text]
+    if kind == "float":
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise SentencePieceError(f'INVALID_ARGUMENT: cannot parse "{value}" as float (option {name}).') from None
+    if isinstance(value, bool):
+        raise SentencePieceError(f'INVALID_ARGUMENT: cannot parse "{value}" as int (option {name}).')
+    try:
+        return int(str(value).strip()) if not isinstance(value, int) else value
+    except ValueError:
+        raise SentencePieceError(f'INVALID_ARGUMENT: cannot parse "{value}" as int (option {name}).') from None
+
+
+def build_specs(options: Mapping[str, Any]) -> tuple[TrainerSpec, NormalizerSpec]:
+    """Check sentencepiece options and turn them into the two specs (only given fields are set)."""
+    trainer_values: dict[str, Any] = {}
+    normalizer_values: dict[str, Any] = {}
+    for name, value in options.items():
+        if name in _ACCEPTED_EXTRA:
+            continue
+        if name in _NORMALIZER_OPTIONS:
+            field_name = _NORMALIZER_OPTIONS[name]
+            _, kind, _, _ = NormalizerSpec.SCHEMA[field_name]
+            normalizer_values[field_name] = _convert(name, kind, False, value)
+            continue
+        if name not in TrainerSpec.SCHEMA:
+            raise SentencePieceError(f'NOT_FOUND: unknown field name "{name}" in TrainerSpec.')
+        _, kind, repeated, _ = TrainerSpec.SCHEMA[name]
+        trainer_values[name] = _convert(name, kind, repeated, value)
+    spec = TrainerSpec(**trainer_values)
+
+    def check(ok: bool, option: str, what: str) -> None:
+        if not ok:
+            raise SentencePieceError(f"INTERNAL: {option}={getattr(spec, option)!r} is invalid: it must be {what}.")
+
+    check(spec.vocab_size > 0, "vocab_size", "positive")
+    check(0.98 <= spec.character_coverage <= 1.0, "character_coverage", "between 0.98 and 1.0")
+    check(1 <= spec.max_sentencepiece_length <= 512, "max_sentencepiece_length", "between 1 and 512")
+    check(1 <= spec.num_sub_iterations <= 10, "num_sub_iterations", "between 1 and 10")
+    check(1 <= spec.num_threads <= 1024, "num_threads", "between 1 and 1024")
+    check(0.5 <= spec.shrinking_factor <= 0.95, "shrinking_factor", "between 0.5 and 0.95")
+    check(10 <= spec.max_sentence_length <= 1073741824, "max_sentence_length", "between 10 and 1073741824")
+    check(spec.input_sentence_size <= 0 or spec.input_sentence_size > 100, "input_sentence_size", "0 (all) or more than 100")
+    check(spec.seed_sentencepiece_size >= 1, "seed_sentencepiece_size", "positive")
+    for piece_name in ("unk_piece", "bos_piece", "eos_piece", "pad_piece"):
+        check(bool(getattr(spec, piece_name)), piece_name, "non-empty")
+    rule = normalizer_values.get("name", "nmt_nfkc")
+    if normalizer_values.get("normalization_rule_tsv"):
+        raise SentencePieceError("UNIMPLEMENTED: normalization_rule_tsv is not supported by tokviz; use normalization_rule_name.")
+    if rule not in RULE_NAMES:
+        raise SentencePieceError(f"NOT_FOUND: No precompiled charsmap is found: {rule}; choose one of {', '.join(RULE_NAMES)}.")
+    normalizer_values["name"] = rule
+    normalizer_values["precompiled_charsmap"] = charsmap_for_rule(rule)
+    return spec, NormalizerSpec(**normalizer_values)
+
+
+def meta_pieces(spec: TrainerSpec) -> dict[int, tuple[str, PieceType]]:
+    """sentencepiece's ``InitMetaPieces``: ``{id: (piece, type)}`` for unk/bos/eos/pad, control, user-defined and byte pieces."""
+    metas: dict[int, tuple[str, PieceType]] = {}
+    has_unk = False
+    for id_name, piece_name in (("unk_id", "unk_piece"), ("bos_id", "bos_piece"), ("eos_id", "eos_piece"), ("pad_id", "pad_piece")):
+        piece_id, piece = getattr(spec, id_name), getattr(spec, piece_name)
+        if piece_id < 0:
+            continue
+        if piece_id >= spec.vocab_size or piece_id in metas or (has_unk and piece == spec.unk_piece):
+            raise SentencePieceError(f"INTERNAL: {id_name}={piece_id} is out of the vocabulary or already taken.")
+        is_unk = piece == spec.unk_piece
+        has_unk = has_unk or is_unk
+        metas[piece_id] = (piece, PieceType.UNKNOWN if is_unk else PieceType.CONTROL)
+    if not has_unk:
+        raise SentencePieceError(f"INTERNAL: {spec.unk_piece} must be defined (unk_id must not be negative).")
+    seen: set[str] = set()
+    next_id = 0
+
+    def insert(piece: str, kind: PieceType) -> None:
+        nonlocal next_id
+        if piece in seen:
+            raise SentencePieceError(f"INTERNAL: {piece} is already defined. duplicated symbols are not allowed.")
+        seen.add(piece)
+        if piece == spec.unk_piece:
+            raise SentencePieceError(f"INTERNAL: {piece} must not be defined with --control_symbols and --user_defined_symbols.")
+        for id_name, piece_name in (("bos_id", "bos_piece"), ("eos_id", "eos_piece"), ("pad_id", "pad_piece")):
+            if piece == getattr(spec, piece_name) and getattr(spec, id_name) >= 0:
+                metas[getattr(spec, id_name)] = (piece, kind)
+                return
+        while next_id in metas:
+            next_id += 1
+        metas[next_id] = (piece, kind)
+
+    for piece in spec.control_symbols:
+        insert(piece, PieceType.CONTROL)
+    for piece in spec.user_defined_symbols:
+        insert(piece, PieceType.USER_DEFINED)
+    if spec.byte_fallback:
+        for byte in range(256):
+            insert(f"<0x{byte:02X}>", PieceType.BYTE)
+    return metas
+
+
+# --------------------------------------------------------------------------- history
+
+
+@dataclass(frozen=True)
+class SentencePieceHistory(TrainingHistory):
+    """A SentencePiece training: the ``.model`` (``proto``) plus what the model type's trainer recorded.
+
+    ``merge_steps`` (bpe) are :class:`MergeStep` records; ``unigram`` holds the
+    :class:`~tokviz.sentencepiece.trainer_unigram.UnigramResult` (``em_steps``: :class:`EmStep`,
+    ``prune_rounds``: :class:`PruneRound` with the loss of each removed piece, ``snapshots``). ``proto_at(k)`` is the ``.model`` at vocab size ``k``;
+    ``model_at(k)`` its tokviz model (see :mod:`tokviz.sentencepiece.convert`).
+    """
+
+    proto: ModelProto | None = None
+    merge_steps: tuple[MergeStep, ...] = ()
+    unigram: Any = None
+    sentences: int = 0
+    skipped_too_long: int = 0
+    character_coverage: float = 1.0
+
+    def to_model_bytes(self) -> bytes:
+        return self.proto.to_bytes()  # type: ignore[union-attr]
+
+    def proto_at(self, vocab_size: int) -> ModelProto:
+        """The model at ``vocab_size`` pieces (bpe: fewer merges; unigram: the pruning snapshot; char/word: the most frequent)."""
+        proto = self.proto
+        assert proto is not None
+        if not self.min_vocab_size <= vocab_size <= self.max_vocab_size:
+            raise ValueError(f"vocab_size must be between {self.min_vocab_size} and {self.max_vocab_size}, got {vocab_size}.")
+        fixed = [p for p in proto.pieces if p.type != PieceType.NORMAL]
+        normal = [p for p in proto.pieces if p.type == PieceType.NORMAL]
+        keep = vocab_size - len(fixed)
+        if self.algorithm == "sentencepiece-bpe":
+            n_merges = len(self.merge_steps)
+            chars = normal[n_merges:]
+            merges = normal[: max(0, keep - len(chars))]
+            kept = [SentencePiece(p.piece, -float(i)) for i, p in enumerate(merges + chars)]
+        elif self.algorithm == "sentencepiece-unigram" and self.unigram is not None:
+            # the smallest recorded vocabulary that is large enough, its best pieces (characters kept)
+            pool = next((snap for snap in reversed(self.unigram.snapshots) if len(snap) >= keep), self.unigram.snapshots[0])
+            chars = [(p, s) for p, s in pool if len(p) == 1][:keep]
+            rest = [(p, s) for p, s in pool if len(p) != 1][: max(0, keep - len(chars))]
+            kept = [SentencePiece(p, s) for p, s in sorted(chars + rest, key=lambda item: -item[1])]
+        else:
+            kept = sorted(normal, key=lambda p: -p.score)[:keep]
+        pieces: list[SentencePiece] = []
+        it = iter(kept)
+        for p in proto.pieces:
+            if p.type != PieceType.NORMAL:
+                pieces.append(p)
+            else:
+                nxt = next(it, None)
+                if nxt is not None:
+                    pieces.append(nxt)
+        pieces.extend(it)
+        return proto.replace(pieces=tuple(pieces), trainer_spec=proto.trainer_spec.replace(vocab_size=len(pieces)))
+
+    def model_at(self, vocab_size: int) -> Any:
+        from tokviz.sentencepiece.convert import model_from_proto
+
+        return model_from_proto(self.proto_at(vocab_size))
+
+    def to_frame(self) -> Any:
+        import pandas as pd
+
+        if self.merge_steps:
+            return pd.DataFrame([{"rank": s.rank, "left": s.left, "right": s.right, "token": s.token, "count": s.count,
+                                  "vocab_size": s.vocab_size} for s in self.merge_steps])
+        if self.unigram is not None:
+            return pd.DataFrame([{"round": e.round, "sub_iteration": e.sub_iteration, "vocab_size": e.vocab_size,
+                                  "objective": e.objective, "num_tokens": e.num_tokens} for e in self.unigram.em_steps])
+        return pd.DataFrame([{"piece": p.piece, "score": p.score, "type": p.type.name} for p in self.proto.pieces])  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _read_lines(paths: Iterable[str]) -> Iterator[str]:
+    for path in paths:
+        try:
+            handle = open(path, "rb")
+        except OSError as exc:
+            raise SentencePieceError(f'NOT_FOUND: "{path}": {exc.strerror or exc}') from exc
+        with handle:
+            for raw in handle:
+                if raw.endswith(b"\n"):
+                    raw = raw[:-1]
+                yield raw.decode("utf-8", errors="replace")
+
+
+@dataclass
+class _Corpus:
+    sentences: list[tuple[str, int]] = field(default_factory=list)
+    required: dict[str, int] = field(default_factory=dict)
+    too_long: int = 0
+    coverage: float = 1.0
+
+
+def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str], metas: Mapping[int, tuple[str, PieceType]]) -> _Corpus:
+    """Steps 1-3 of the module docstring."""
+    corpus = _Corpus()
+    raw: list[tuple[str, int]] = []
+    limit = spec.input_sentence_size
+    rng = random.Random(12345678)
+    seen = 0
+    is_tsv = spec.input_format == "tsv"
+    for line in lines:
+        if not isinstance(line, str):
+            line = bytes(line).decode("utf-8", errors="replace")
+        freq = 1
+        if is_tsv:
+            parts = line.split("\t")
+            if len(parts) != 2:
+                raise SentencePieceError(f"INTERNAL: Input format must be: word <tab> freq. {line}")
+            line, freq = parts[0], int(parts[1])
+        if not line:
+            continue
+        if len(line.encode("utf-8")) > spec.max_sentence_length:
+            corpus.too_long += 1
+            continue
+        if UNK_CHAR in line:
+            continue
+        if limit > 0:
+            if spec.shuffle_input_sentence:
+                seen += 1
+                if len(raw) < limit:
+                    raw.append((line, freq))
+                else:
+                    slot = rng.randrange(seen)
+                    if slot < limit:
+                        raw[slot] = (line, freq)
+                continue
+            raw.append((line, freq))
+            if len(raw) >= limit:
+                break
+        else:
+            raw.append((line, freq))
+    user_defined = [p for p, k in metas.values() if k == PieceType.USER_DEFINED]
+    normalizer = SentencePieceNormalizer(
+        nspec.precompiled_charsmap, add_dummy_prefix=nspec.add_dummy_prefix,
+        remove_extra_whitespaces=nspec.remove_extra_whitespaces, escape_whitespaces=nspec.escape_whitespaces,
+        treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix, user_defined_symbols=user_defined)
+    meta_set = sorted({p for p, _ in metas.values()}, key=len, reverse=True)
+    sentences: list[tuple[str, int]] = []
+    for line, freq in raw:
+        text = normalizer.normalize(line)
+        for piece in meta_set:
+            if piece in text:
+                text = text.replace(piece, "\t")
+        if text:
+            sentences.append((text, freq))
+    if not sentences:
+        raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
+    counts: Counter[str] = Counter()
+    for text, freq in sentences:
+        if freq == 1:
+            counts.update(text)
+        else:
+            for char in text:
+                counts[char] += freq
+    counts.pop(" ", None)
+    required_flag = set(spec.required_chars)
+    total = sum(counts.values())
+    target = _f32(spec.character_coverage)
+    accumulated = 0
+    required: dict[str, int] = {}
+    for char, count in sorted(counts.items(), key=lambda item: (-(item[0] in required_flag), -item[1], item[0])):
+        if _f32(accumulated / total) >= target:
+            break
+        accumulated += count
+        if char == "\t":
+            continue
+        required[char] = count
+    for char in required_flag:
+        required.setdefault(char, counts.get(char, 0))
+    rare = {ord(char): UNK_CHAR for char in counts if char not in required}
+    if rare:
+        sentences = [(text.translate(rare), freq) for text, freq in sentences]
+    corpus.sentences = sentences
+    corpus.required = required
+    corpus.coverage = accumulated / total if total else 1.0
+    return corpus
+
+
+# --------------------------------------------------------------------------- the trainer
+
+
+def _rules(spec: TrainerSpec) -> PieceRules:
+    return PieceRules(spec.max_sentencepiece_length, spec.split_by_unicode_script, spec.split_by_number, spec.split_digits,
+                      spec.split_by_whitespace, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
+
+
+def _words(spec: TrainerSpec, sentences: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """sentencepiece's ``SplitSentencesByWhitespace``: ``{word: count}``, most frequent first."""
+    words: Counter[str] = Counter()
+    for text, freq in sentences:
+        if not spec.split_by_whitespace:
+            words[text] += freq
+        elif freq == 1:
+            words.update(split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces))
+        else:
+            for word in split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces):
+                words[word] += freq
+    return dict(sorted(words.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _chunks(word: str, rules: PieceRules) -> list[str]:
+    """Split a word where no piece can cross (script changes, the unknown marker, tabs)."""
+    return [chunk for chunk, _ in _located_chunks(word, rules)]
+
+
+def _located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
+    """``_chunks`` with the start of each chunk in the word."""
+    loose = PieceRules(10**9, rules.split_by_unicode_script, rules.split_by_number, rules.split_digits,
+                       rules.split_by_whitespace, rules.treat_whitespace_as_suffix, rules.allow_whitespace_only_pieces)
+    chunks: list[tuple[str, int]] = []
+    current, start = "", 0
+    for index, char in enumerate(word):
+        if char in (UNK_CHAR, "\t"):
+            if current:
+                chunks.append((current, start))
+            current, start = "", index + 1
+            continue
+        if current and not loose.is_valid(current + char):
+            chunks.append((current, start))
+            current, start = char, index
+        else:
+            current += char
+    if current:
+        chunks.append((current, start))
+    return chunks
+
+
+def train_sentencepiece(arg: str | Mapping[str, Any] | None = None, *, sentence_iterator: Iterable[str] | None = None,
+                        model_writer: Any = None, progress: Callable[[str, int, int], None] | None = None,
+                        **options: Any) -> SentencePieceHistory:
+    """Train like ``SentencePieceTrainer.train`` and return the :class:`SentencePieceHistory` (tokviz's entry point).
+
+    Without ``model_prefix`` and ``model_writer`` nothing is written: the ``.model`` is in
+    ``history.proto`` (``history.to_model_bytes()``).
+    """
+    merged: dict[str, Any] = parse_flags(arg) if isinstance(arg, str) else {}
+    if isinstance(arg, Mapping):
+        merged.update(arg)
+    merged.update(options)
+    return _train(merged, sentence_iterator, model_writer, progress, require_output=False)
+
+
+class SentencePieceTrainer:
+    """``SentencePieceTrainer.train(**options)`` / ``.Train("--flag=value ...")`` as in the ``sentencepiece`` package.
+
+    Returns ``None`` like sentencepiece (so a notebook cell ending with it prints nothing); use
+    :func:`train_sentencepiece` for the training history.
+    """
+
+    @staticmethod
+    def train(arg: str | Mapping[str, Any] | None = None, logstream: Any = None, *,
+              sentence_iterator: Iterable[str] | None = None, model_writer: Any = None, **options: Any) -> None:
+        merged: dict[str, Any] = parse_flags(arg) if isinstance(arg, str) else {}
+        if isinstance(arg, Mapping):
+            merged.update(arg)
+        merged.update(options)
+        _train(merged, sentence_iterator, model_writer, None, require_output=True)
+
+    Train = train
+
+
+def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, model_writer: Any,
+           progress: Callable[[str, int, int], None] | None, require_output: bool) -> SentencePieceHistory:
+    started = time.perf_counter()
+    spec, nspec = build_specs(options)
+    if sentence_iterator is None and not spec.input:
+        raise SentencePieceError("INTERNAL: give --input=<file> (or sentence_iterator=...).")
+    if sentence_iterator is not None and spec.input:
+        raise SentencePieceError("INTERNAL: SentenceIterator and trainer_spec.input() must be exclusive.")
+    if require_output and model_writer is None and not spec.model_prefix:
+        raise SentencePieceError("INTERNAL: give --model_prefix=<name> (or model_writer=...).")
+    if not nspec.escape_whitespaces and spec.model_type == ModelType.BPE:
+        raise SentencePieceError("INTERNAL: the bpe model needs escape_whitespaces=true.")
+    metas = meta_pieces(spec)
+    lines = sentence_iterator if sentence_iterator is not None else _read_lines(spec.input)
+    if progress:
+        progress("load sentences", 0, 1)
+    corpus = load_sentences(spec, nspec, lines, metas)
+    model_type = ModelType(spec.model_type)
+    if model_type not in (ModelType.WORD, ModelType.CHAR) and len(corpus.required) + len(metas) > spec.vocab_size:
+        raise SentencePieceError(
+            f"INTERNAL: Vocabulary size is smaller than required_chars. {spec.vocab_size} vs {len(corpus.required) + len(metas)}. "
+            "Increase vocab_size or decrease character_coverage with --character_coverage option.")
+    rules = _rules(spec)
+    merge_steps: tuple[MergeStep, ...] = ()
+    unigram_history = None
+    stop_reason = ""
+    words = _words(spec, corpus.sentences)
+    if model_type == ModelType.BPE:
+        result = train_bpe(words, corpus.required, spec.vocab_size - len(metas) - len(corpus.required), rules,
+                           meta_size=len(metas), progress=progress)
+        final = list(result.pieces)
+        merge_steps = result.merge_steps
+        stop_reason = result.stop_reason
+    elif model_type == ModelType.UNIGRAM:
+        final, unigram_history = _train_unigram(spec, corpus.sentences, corpus.required, rules, len(metas), progress)
+        stop_reason = unigram_history.stop_reason
+    elif model_type == ModelType.CHAR:
+        # sentencepiece's char trainer: every character of the alphabet, scored log(count / total)
+        total = sum(corpus.required.values())
+        final = [(c, math.log(n / total)) for c, n in sorted_chars(corpus.required)]
+        if not spec.use_all_vocab:
+            final = final[: max(0, spec.vocab_size - len(metas))]
+        stop_reason = "every character of the alphabet"
+    else:
+        # sentencepiece's word trainer: the most frequent words, scored log(count / total)
+        total = sum(words.values())
+        candidates = [(w, c) for w, c in words.items() if UNK_CHAR not in w and "\t" not in w]
+        candidates.sort(key=lambda item: (-item[1], item[0]))
+        if not spec.use_all_vocab:
+            candidates = candidates[: max(0, spec.vocab_size - len(metas))]
+        final = [(w, math.log(c / total)) for w, c in candidates]
+        stop_reason = "the most frequent words"
+    pieces: list[SentencePiece] = []
+    final_iter = iter(final)
+    size = spec.vocab_size if spec.hard_vocab_limit or model_type != ModelType.CHAR else len(metas) + len(final)
+    for piece_id in range(max(size, len(metas))):
+        if piece_id in metas:
+            piece, kind = metas[piece_id]
+            pieces.append(SentencePiece(piece, 0.0, kind))
+        else:
+            nxt = next(final_iter, None)
+            if nxt is not None:
+                pieces.append(SentencePiece(nxt[0], nxt[1]))
+    if model_type == ModelType.CHAR or spec.use_all_vocab:
+        pieces.extend(SentencePiece(p, s) for p, s in final_iter)
+    seen: set[str] = set()
+    for p in pieces:
+        if p.piece in seen:
+            raise SentencePieceError(f"INTERNAL: {p.piece} is already defined.")
+        seen.add(p.piece)
+    out_spec = spec
+    if not spec.hard_vocab_limit or model_type == ModelType.CHAR:
+        out_spec = spec.replace(vocab_size=len(pieces))
+    elif len(pieces) != spec.vocab_size:
+        raise SentencePieceError(
+            f"INTERNAL: Vocabulary size too high ({spec.vocab_size}). Please set it to a value <= {len(pieces)}.")
+    proto = ModelProto(pieces=tuple(pieces), trainer_spec=out_spec, normalizer_spec=nspec)
+    blob = proto.to_bytes()
+    if model_writer is not None:
+        model_writer.write(blob)
+    elif spec.model_prefix:
+        with open(f"{spec.model_prefix}.model", "wb") as handle:
+            handle.write(blob)
+        with open(f"{spec.model_prefix}.vocab", "w", encoding="utf-8") as handle:
+            for p in pieces:
+                handle.write(f"{p.piece}\t{_format_score(p.score)}\n" if spec.vocabulary_output_piece_score else f"{p.piece}\n")
+    fixed = sum(1 for p in pieces if p.type != PieceType.NORMAL)
+    chars = len(corpus.required)
+    summary = WordCountSummary(total_words=sum(words.values()), unique_words=len(words),
+                               total_characters=sum(corpus.required.values()), distinct_characters=chars,
+                               top_words=tuple(list(words.items())[:20]))
+    min_size = fixed + (chars if model_type == ModelType.BPE else 1)
+    if unigram_history is not None:
+        min_size = fixed + chars
+    tokviz_model = None
+    if model_type in (ModelType.BPE, ModelType.UNIGRAM):
+        from tokviz.sentencepiece.convert import model_from_proto
+
+        tokviz_model = model_from_proto(proto)
+    return SentencePieceHistory(
+        algorithm=f"sentencepiece-{model_type.name.lower()}", model=tokviz_model, special_tokens=tuple(p for p, _ in metas.values()),
+        alphabet=tuple(c for c, _ in sorted_chars(corpus.required)), word_counts=summary, stop_reason=stop_reason,
+        min_vocab_size=min(min_size, len(pieces)), max_vocab_size=len(pieces),
+        trainer_config=tuple(sorted((k, v) for k, v in spec.set_fields().items())), seconds=time.perf_counter() - started,
+        proto=proto, merge_steps=merge_steps, unigram=unigram_history, sentences=len(corpus.sentences),
+        skipped_too_long=corpus.too_long, character_coverage=corpus.coverage)
+
+
+def _format_score(score: float) -> str:
+    """C++ ``ostream << float``: 6 significant digits, ``-0`` kept (``_format_score(-0.0) == '-0'``)."""
+    return f"{score:.6g}"
+
+
+def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required: Mapping[str, int], rules: PieceRules,
+                   meta_size: int, progress: Callable[[str, int, int], None] | None) -> tuple[list[tuple[str, float]], Any]:
+    """sentencepiece's unigram trainer on words cut where no piece may cross (scripts, unknown marker)."""
+    from tokviz.sentencepiece.trainer_unigram import train_unigram
+
+    contexts: dict[tuple[str, str], int] = {}
+    cache: dict[str, list[tuple[str, int]]] = {}
+    word_total = 0
+    for text, freq in sentences:
+        pieces = [text] if not spec.split_by_whitespace else split_into_words(
+            text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
+        offset = 0
+        word_total += freq * len(pieces)
+        for word in pieces:
+            located = cache.get(word)
+            if located is None:
+                located = cache[word] = _located_chunks(word, rules)
+            for chunk, start in located:
+                end = offset + start + len(chunk)
+                key = (chunk, text[end] if end < len(text) else "\0")
+                contexts[key] = contexts.get(key, 0) + freq
+            offset += len(word)
+    result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules,
+                           seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
+                           num_sub_iterations=spec.num_sub_iterations, word_count=float(word_total),
+                           progress=progress)
+    return list(result.pieces), result

@@ -1,0 +1,277 @@
+"""SentencePiece's unigram trainer (``unigram_model_trainer.cc``), with its history.
+
+1. **Seeds**: every character, then the substrings (2..``max_sentencepiece_length`` chars, valid
+   pieces, occurring at least twice and followed by at least two different characters, as the
+   suffix tree's internal nodes are) ranked by ``occurrences * length``, where occurrences
+   count every occurrence in the corpus (HF counts each distinct word once: the main reason
+   its vocabularies differ from sentencepiece's); top ``seed_sentencepiece_size`` kept;
+   score = ``log(count / total)``.
+2. **EM** on the words: E-step = expected piece counts from forward-backward marginals, M-step
+   drops pieces expected less than 0.5 times and sets ``digamma(count) - digamma(total)``.
+3. **Prune** while larger than ``1.1 * vocab_size``: a piece whose best segmentation is itself
+   gets as alternative its best split; its loss is ``F * (log p(piece) - sum log p'(alt))``
+   with the alternatives' counts raised by the piece's count (sentencepiece's formula, with
+   ``len(alternatives) - 1``); pieces never on a Viterbi path or beaten by a split go first;
+   keep ``max(1.1 * vocab_size, shrinking_factor * size)``.
+4. **Finalize**: the required characters, then the best-scoring pieces up to the size.
+
+Words are cut where no piece may cross (script changes, the unknown marker): the lattices
+of the parts multiply, so marginals and Viterbi paths are those of the whole word.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+
+from tokviz.history import EmStep, PruneRound
+from tokviz.models.unigram import _em
+from tokviz.sentencepiece.pieces import PieceRules
+from tokviz.sentencepiece.trainer_bpe import sorted_chars
+
+__all__ = ["UnigramResult", "train_unigram"]
+
+UNK_PENALTY = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class UnigramResult:
+    """Final ``(piece, score)`` pairs (best first), the EM steps, the prune rounds and the vocabulary before each pruning."""
+
+    pieces: tuple[tuple[str, float], ...]
+    em_steps: tuple[EmStep, ...]
+    prune_rounds: tuple[PruneRound, ...]
+    snapshots: tuple[tuple[tuple[str, float], ...], ...]
+    stop_reason: str
+
+
+def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size: int) -> list[tuple[str, float]]:
+    """Seed pieces from ``{(chunk, the character after it in its sentence or "\\0"): count}``."""
+    max_len = rules.max_sentencepiece_length
+    occurrences: dict[str, int] = {}
+    follow: dict[str, str | None] = {}  # the one character that always follows, None when several do
+    all_chars: dict[str, int] = {}
+    for (chunk, after), count in contexts.items():
+        n = len(chunk)
+        for char in chunk:
+            all_chars[char] = all_chars.get(char, 0) + count
+        for start in range(n):
+            for end in range(start + 2, min(n, start + max_len) + 1):
+                sub = chunk[start:end]
+                occurrences[sub] = occurrences.get(sub, 0) + count
+                nxt = chunk[end] if end < n else after
+                prev = follow.get(sub, nxt)
+                follow[sub] = prev if prev == nxt else None
+    candidates: list[tuple[int, str]] = []
+    for sub, occ in occurrences.items():
+        if occ < 2 or follow[sub] is not None:  # not an internal node of the suffix tree
+            continue
+        if not rules.is_valid(sub):
+            continue
+        candidates.append((occ * len(sub), sub))
+    candidates.sort(key=lambda item: (-item[0], item[1]))
+    seeds = [(c, float(n)) for c, n in sorted_chars(all_chars)]
+    seeds += [(sub, float(score)) for score, sub in candidates[: max(0, seed_size - len(seeds))]]
+    total = sum(score for _, score in seeds)
+    return [(piece, math.log(score) - math.log(total)) for piece, score in seeds]
+
+
+def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mapping[str, int], vocab_size: int, meta_size: int,
+                  rules: PieceRules, *, seed_size: int = 1_000_000, shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
+                  word_count: float | None = None,
+                  progress: Callable[[str, int, int], None] | None = None) -> UnigramResult:
+    """Train on ``{(chunk, next character): count}`` (words cut where pieces cannot cross, with the
+    character that follows each in its sentence, for the seeds); ``vocab_size`` counts meta pieces.
+
+    Each :class:`EmStep` records what sentencepiece logs: the objective is the negative
+    log-likelihood per word (``word_count`` words; per chunk when not given) and
+    ``num_tokens`` the tokens of the Viterbi segmentation of the whole corpus."""
+    report = progress or (lambda phase, done, total: None)
+    word_counts: dict[str, int] = {}
+    for (chunk, _), count in contexts.items():
+        if chunk and count > 0:
+            word_counts[chunk] = word_counts.get(chunk, 0) + int(count)
+    chunks = list(word_counts)
+    counts_list = [word_counts[w] for w in chunks]
+    counts = np.asarray(counts_list, dtype=np.float64)
+    total_count = float(counts.sum())
+    report("seed pieces", 0, 1)
+    seed_pairs = _seeds(contexts, rules, seed_size)
+    names = [p for p, _ in seed_pairs]
+    index = {p: i for i, p in enumerate(names)}
+    n_seeds = len(names)
+    score = np.array([s for _, s in seed_pairs], dtype=np.float64)
+    lengths = np.array([len(p) for p in names], dtype=np.int64)
+    # flat string of chunks and every node (substring that is a seed) of every chunk
+    flat_first: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    seeds: list[int] = []
+    occurrence = np.full(n_seeds, -1, dtype=np.int64)
+    pos = 0
+    max_len = rules.max_sentencepiece_length
+    for chunk in chunks:
+        flat_first.append(pos)
+        n = len(chunk)
+        for start in range(n):
+            for end in range(start + 1, min(n, start + max_len) + 1):
+                seed = index.get(chunk[start:end])
+                if seed is not None:
+                    starts.append(pos + start)
+                    ends.append(pos + end)
+                    seeds.append(seed)
+                    if occurrence[seed] < 0:
+                        occurrence[seed] = pos + start
+        pos += n + 1
+    first = np.asarray(flat_first, dtype=np.int64)
+    last = first + np.asarray([len(c) for c in chunks], dtype=np.int64)
+    node_start = np.asarray(starts, dtype=np.int64)
+    node_end = np.asarray(ends, dtype=np.int64)
+    node_seed = np.asarray(seeds, dtype=np.int64)
+    lattices = _em.LatticeSet(node_start, node_end, node_seed, node_end - node_start == 1, first, last, pos)
+    report("seed pieces", 1, 1)
+    alive = np.ones(n_seeds, dtype=bool)
+    desired = int(vocab_size * 1.1)
+    em_steps: list[EmStep] = []
+    prune_rounds: list[PruneRound] = []
+    snapshots: list[tuple[tuple[str, float], ...]] = []
+    round_index = 0
+
+    def node_scores() -> np.ndarray:
+        return score[lattices.seed]
+
+    while True:
+        for sub_iteration in range(num_sub_iterations):
+            scores = node_scores()
+            alpha = lattices.forward(scores)
+            beta = lattices.backward(scores)
+            log_z = alpha[last]
+            marginal = counts[lattices.doc] * np.exp(alpha[lattices.start] + scores + beta[lattices.end] - log_z[lattices.doc])
+            expected = np.bincount(lattices.seed, weights=marginal, minlength=n_seeds)
+            objective = float(-(counts * log_z).sum() / (word_count or total_count))
+            _, back = lattices.viterbi(scores)
+            docs, _ = lattices.backtrack(back)
+            keep = alive & (expected >= 0.5)
+            # single characters always keep a node (sentencepiece adds unknown nodes instead)
+            dropped = alive & ~keep
+            alive = keep
+            kept_total = float(expected[alive].sum())
+            log_total = float(_em.digamma(np.array([kept_total]))[0])
+            score = np.where(alive, _em.digamma(np.maximum(expected, 1e-300)) - log_total, np.nan)
+            unk_score = float(np.nanmin(score)) - UNK_PENALTY
+            score = np.where(alive, score, unk_score)  # a dropped character is an unknown node
+            if dropped.any():
+                lattices.filter(alive[lattices.seed] | lattices.single)
+            em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective, int(counts[docs].sum())))
+            report("EM training", len(em_steps), len(em_steps) + 1)
+        size = int(alive.sum())
+        if size <= desired:
+            break
+        order = np.flatnonzero(alive)
+        snapshots.append(tuple((names[i], float(score[i])) for i in order))
+        new_alive, removed = _prune(order, score, alive, names, lengths, occurrence, lattices, counts, desired, shrinking_factor)
+        prune_rounds.append(PruneRound(round_index, size, int(new_alive.sum()), removed))
+        alive = new_alive
+        score = np.where(alive, score, float(np.nanmin(np.where(alive, score, np.nan))) - UNK_PENALTY)
+        lattices.filter(alive[lattices.seed] | lattices.single)
+        round_index += 1
+    # finalize: required characters first, then the best scores
+    target = vocab_size - meta_size
+    final: dict[str, float] = {}
+    alive_scores = {names[i]: float(score[i]) for i in np.flatnonzero(alive)}
+    min_score = min(alive_scores.values()) if alive_scores else 0.0
+    penalty = 0.0
+    for char, _ in sorted_chars(required_chars):
+        if char in alive_scores:
+            final[char] = alive_scores[char]
+        else:
+            final[char] = min_score + penalty
+            penalty += 0.0001
+    for piece, piece_score in sorted(alive_scores.items(), key=lambda item: (-item[1], item[0])):
+        if piece in final:
+            continue
+        if len(final) >= target:
+            break
+        final[piece] = piece_score
+    pieces = tuple(sorted(final.items(), key=lambda item: (-item[1], item[0])))
+    snapshots.append(pieces)
+    stop = f"reached the target vocab size of {vocab_size}" if len(pieces) >= target else \
+        f"the corpus supports only {len(pieces) + meta_size} pieces (target {vocab_size})"
+    return UnigramResult(pieces, tuple(em_steps), tuple(prune_rounds), tuple(snapshots), stop)
+
+
+def _prune(order: np.ndarray, score: np.ndarray, alive: np.ndarray, names: list[str], lengths: np.ndarray,
+           occurrence: np.ndarray, lattices: _em.LatticeSet, counts: np.ndarray, desired: int,
+           shrinking_factor: float) -> tuple[np.ndarray, tuple[tuple[str, float], ...]]:
+    scores = score[lattices.seed]
+    multi = order[lengths[order] >= 2]
+    alt_docs, alt_pieces, self_best = _alternatives(multi, score, lengths, occurrence, lattices)
+    _, back = lattices.viterbi(scores)
+    docs, nodes = lattices.backtrack(back)
+    freq = np.bincount(lattices.seed[nodes], weights=counts[docs], minlength=len(names))
+    total = float(freq.sum())
+    vsum = float(counts.sum())
+    log_total = math.log(total)
+    has_alt = np.zeros(len(names), dtype=bool)
+    has_alt[multi[self_best]] = True
+    removable = np.zeros(len(names), dtype=bool)
+    removable[multi[~self_best]] = True
+    n_alt = np.bincount(alt_docs, minlength=len(multi))
+    f_piece = freq[multi[alt_docs]]
+    logsum_alt = np.log(total + f_piece * (n_alt[alt_docs] - 1))
+    with np.errstate(divide="ignore"):
+        terms = np.log(freq[alt_pieces] + f_piece) - logsum_alt
+    logprob_alt = np.zeros(len(names))
+    logprob_alt[multi] = np.bincount(alt_docs, weights=terms, minlength=len(multi))
+    kept: list[int] = []
+    candidates: list[tuple[int, float]] = []
+    removed: list[tuple[str, float]] = []
+    for piece in order.tolist():
+        f = float(freq[piece])
+        if f == 0.0 or removable[piece]:
+            removed.append((names[piece], 0.0))
+        elif not has_alt[piece]:
+            kept.append(piece)
+        else:
+            loss = (f / vsum) * ((math.log(f) - log_total) - logprob_alt[piece])
+            candidates.append((piece, loss))
+    pruned_size = max(desired, int(shrinking_factor * len(order)))
+    candidates.sort(key=lambda item: (-item[1], item[0]))
+    room = max(0, pruned_size - len(kept))
+    new_alive = np.zeros_like(alive)
+    new_alive[kept] = True
+    new_alive[[p for p, _ in candidates[:room]]] = True
+    removed += [(names[p], float(loss)) for p, loss in candidates[room:]]
+    # single characters stay as nodes of the lattice (as unknowns) but leave the vocabulary
+    return new_alive, tuple(removed)
+
+
+def _alternatives(multi: np.ndarray, score: np.ndarray, lengths: np.ndarray, occurrence: np.ndarray,
+                  lattices: _em.LatticeSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Best split of each multi-character piece (nodes inside one occurrence, the piece's own node left out)."""
+    if not len(multi):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    occ = occurrence[multi]
+    span = lengths[multi]
+    by_start = np.argsort(lattices.start, kind="stable")
+    starts_sorted = lattices.start[by_start]
+    lo = np.searchsorted(starts_sorted, occ)
+    hi = np.searchsorted(starts_sorted, occ + span)
+    cnt = hi - lo
+    doc = np.repeat(np.arange(len(multi)), cnt)
+    offsets = np.cumsum(cnt) - cnt
+    picked = by_start[np.arange(int(cnt.sum())) - np.repeat(offsets - lo, cnt)]
+    s, e = lattices.start[picked], lattices.end[picked]
+    o, L = occ[doc], span[doc]
+    ok = (e <= o + L) & ~((s == o) & (e == o + L))
+    picked, doc, s, e, o = picked[ok], doc[ok], s[ok], e[ok], o[ok]
+    base = np.cumsum(span + 1) - (span + 1)
+    local = _em.LatticeSet(base[doc] + (s - o), base[doc] + (e - o), lattices.seed[picked], lattices.single[picked],
+                           base, base + span, int(base[-1] + span[-1] + 1))
+    best, back = local.viterbi(score[local.seed])
+    self_best = score[multi] >= best[base + span]
+    docs, nodes = local.backtrack(back, np.flatnonzero(self_best))
+    return docs, local.seed[nodes], self_best
