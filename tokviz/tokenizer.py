@@ -32,9 +32,11 @@ from operator import add, itemgetter
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from tokviz import _mutation
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
+from tokviz.fast_paths import encode_chunked, plan_for
 from tokviz.models.base import Token
 from tokviz.processors import ByteLevel as ByteLevelProcessor
 from tokviz.processors import _TRIM_CHARS, trim_token_offsets
@@ -226,6 +228,9 @@ class Tokenizer:
         self.use_fast_path = True
         self._fast_plan: Any = None
         self._fast_plan_for: Any = None
+        self._fast_plan_generation = -1
+        # (normalizer, pre_tokenizer, model, edit generation, ChunkPlan or None): see tokviz.fast_paths.
+        self._chunk_plan: Any = None
 
     # ----------------------------------------------------------------- components
     @property
@@ -449,6 +454,11 @@ class Tokenizer:
             fast = self._fast_byte_level(sequence, type_id, word_index)
             if fast is not None:
                 return fast
+            plan = plan_for(self)
+            if plan is not None:
+                fast = encode_chunked(self, plan, sequence, type_id, word_index)
+                if fast is not None:
+                    return fast
         return self._encoding_from_splits(self._pipeline(sequence)[0], type_id, word_index)
 
     def _pipeline(self, sequence: str) -> tuple[list[Any], set[int]]:
@@ -536,11 +546,17 @@ class Tokenizer:
         if self._normalizer is not None or pre_tokenizer is None:
             return None
         model = self._model
-        if self._word_cache_model is not model or self._fast_plan_for is not pre_tokenizer:
-            # Components are immutable, so the plan and the word cache hold until one is replaced.
+        generation = _mutation.generation()
+        if (
+            self._word_cache_model is not model
+            or self._fast_plan_for is not pre_tokenizer
+            or self._fast_plan_generation != generation
+        ):
+            # The plan and the word cache hold until a component is replaced or edited.
             self._word_cache = {}
             self._word_cache_model = model
             self._fast_plan_for = pre_tokenizer
+            self._fast_plan_generation = generation
             plan = _byte_level_plan(pre_tokenizer)
             self._fast_plan = plan if plan is not None and _is_deterministic(model) else None
         plan = self._fast_plan
