@@ -172,7 +172,8 @@ def test_encode_never_raises_and_offsets_stay_inside(pipelines, text, pair):
 @given(text=ANY_TEXT)
 def test_byte_level_bpe_round_trips(pipelines, text):
     ours, _ = pipelines["gpt2"]
-    assert ours.decode(ours.encode(text).ids) == text
+    # Special tokens kept: a text may contain "<|endoftext|>" itself.
+    assert ours.decode(ours.encode(text).ids, skip_special_tokens=False) == text
 
 
 @PROPERTY_SETTINGS
