@@ -207,3 +207,17 @@ def test_pipelines_that_are_not_local_take_the_general_path():
 def test_split_chunks_cuts_before_whitespace_runs():
     assert split_chunks("Hello  world,\tyou ") == ["Hello", "  world,", "\tyou", " "]
     assert split_chunks("") == []
+
+
+def test_encode_batch_in_processes_gives_the_same_encodings(pipelines, shared_corpus_lines):
+    from tokviz.tokenizer import PARALLEL_MIN_INPUTS
+
+    json_text = pipelines["bert"][0]
+    lines = (list(shared_corpus_lines) * 2)[: PARALLEL_MIN_INPUTS + 50]
+    serial, parallel = Tokenizer.from_str(json_text), Tokenizer.from_str(json_text)
+    for tok in (serial, parallel):
+        tok.enable_padding(pad_id=0, pad_token="[UNK]")
+    expected = [(*_fields(e), e.attention_mask) for e in serial.encode_batch(lines)]
+    assert [(*_fields(e), e.attention_mask) for e in parallel.encode_batch(lines, processes=2)] == expected
+    pairs = [(a, b) for a, b in zip(lines, reversed(lines))]
+    assert [_fields(e) for e in parallel.encode_batch(pairs, processes=2)] == [_fields(e) for e in serial.encode_batch(pairs)]

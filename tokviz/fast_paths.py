@@ -47,6 +47,7 @@ import regex
 
 from tokviz import _mutation
 from tokviz.encoding import Encoding
+from tokviz.patterns import Regex
 
 #: Chunks start before a run of these (ASCII whitespace every component agrees on).
 _CUT = " \t\n\r"
@@ -93,7 +94,7 @@ class ChunkPlan:
 
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
-        "splitter", "one_word",
+        "splitter", "one_word", "ascii_unchanged",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -111,6 +112,8 @@ class ChunkPlan:
         self.splitter: str | None = None
         #: No pre-tokenizer splits (Llama): the whole piece is one word however many chunks.
         self.one_word = False
+        #: id(Precompiled stage) -> the ASCII chars it leaves as they are (filled on first use).
+        self.ascii_unchanged: dict[int, frozenset[str]] = {}
 
 
 def _flatten(normalizer: Any) -> list[Any] | None:
@@ -359,7 +362,9 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
             new = stage.prepend + text
             prefix += len(stage.prepend)
         else:
-            new = stage.normalize_str(text)
+            new = _ascii_normalize(stage, kind, text, plan) if text.isascii() else None
+            if new is None:
+                new = stage.normalize_str(text)
             if new != text:
                 if len(new) != len(text):
                     return None
@@ -421,6 +426,17 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     ends: list[int] = []
     words: list[int] = []
     model_tokenize = plan.model.tokenize
+    if not byte_level and not prefix:
+        # The common case: offsets of the text are offsets of the chunk.
+        for index, (span_start, span_end) in enumerate(spans):
+            for token in model_tokenize(text[span_start:span_end]):
+                ids.append(token.id)
+                values.append(token.value)
+                token_start, token_end = token.offsets
+                starts.append(token_start + span_start)
+                ends.append(token_end + span_start)
+                words.append(index)
+        return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
     for index, (span_start, span_end) in enumerate(spans):
         word = text[span_start:span_end]
         if byte_level:
@@ -447,6 +463,41 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
                 starts.append(start - prefix if start >= prefix else 0)
                 ends.append(end - prefix if end > prefix else 1)
     return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
+
+
+_TAB_NEWLINE_TO_SPACE = str.maketrans("\t\n\r", "   ")
+_ALWAYS_ASCII_IDENTITY = frozenset({"NFD", "NFKD", "NFC", "NFKC", "StripAccents"})
+
+
+def _ascii_normalize(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str | None:
+    """``stage.normalize_str(text)`` for ASCII ``text`` in one C call where that is easy
+    (None: ask the stage). Options are read now, since components may be edited.
+
+    >>> from tokviz.normalizers import BertNormalizer
+    >>> _ascii_normalize(BertNormalizer(), "BertNormalizer", "Hi\\tYou", None)
+    'hi you'
+    """
+    if kind in _ALWAYS_ASCII_IDENTITY:
+        return text  # no ASCII char decomposes, composes or is a combining mark
+    if kind == "Lowercase":
+        return text.lower()
+    if kind == "BertNormalizer":
+        if stage.clean_text:
+            if _ASCII_CONTROL.search(text) is not None:
+                return None
+            text = text.translate(_TAB_NEWLINE_TO_SPACE)
+        return text.lower() if stage.lowercase else text
+    if kind == "Precompiled":
+        unchanged = plan.ascii_unchanged.get(id(stage))
+        if unchanged is None:
+            unchanged = plan.ascii_unchanged[id(stage)] = frozenset(
+                chr(code) for code in range(128) if stage.normalize_str(chr(code)) == chr(code)
+            )
+        # Graphemes of ASCII text are single chars except "\r\n".
+        return text if unchanged.issuperset(text) and "\r\n" not in text else None
+    if kind == "Replace" and isinstance(stage.pattern, Regex) and stage.pattern.pattern in _SPACE_ONLY_PATTERNS:
+        return text if "  " not in text and (stage.pattern.pattern != " +" or " " not in text) else None
+    return None
 
 
 def _gpt2_finditer(text: str) -> Any:

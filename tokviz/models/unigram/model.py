@@ -79,10 +79,14 @@ class Unigram:
         # NaN scores (the trainer's temporary <UNK>) never win a `<` comparison: skip them like HF.
         finite = [score for _, score in pieces if not math.isnan(score)]
         self._min_score = min(finite) if finite else math.inf
-        # The prefix structure of the Viterbi walk: every prefix of every piece, so the walk
-        # from a position stops as soon as no piece continues (a set built in C, about 5x
-        # faster to build than a trie of dicts, as fast to walk); scores by id for the walk.
-        self._trie = {piece[:end] for piece in self._token_to_id for end in range(1, len(piece) + 1)}
+        # The prefix structure of the Viterbi walk: every prefix of every piece -> its piece
+        # id (or -1), so the walk from a position stops as soon as no piece continues (built
+        # in C, about 5x faster than a trie of dicts, as fast to walk); scores by id.
+        # One dict answers both questions of the walk: -1 for a prefix that is not a piece.
+        self._trie = dict.fromkeys(
+            {piece[:end] for piece in self._token_to_id for end in range(1, len(piece))}, -1
+        )
+        self._trie.update(self._token_to_id)
         self._scores = [score for _, score in pieces]
         self._cache: dict[str, tuple[str, ...]] = {}
         self._token_cache: dict[str, tuple[Token, ...]] = {}
@@ -125,13 +129,12 @@ class Unigram:
 
     def _matches(self, sequence: str, start: int) -> Iterable[tuple[int, int, float]]:
         """``(end, piece_id, score)`` of every piece starting at ``start``, shortest first."""
-        prefixes, ids, scores = self._trie, self._token_to_id, self._scores
+        prefixes, scores = self._trie, self._scores
         for end in range(start + 1, len(sequence) + 1):
-            piece = sequence[start:end]
-            if piece not in prefixes:
+            piece_id = prefixes.get(sequence[start:end])
+            if piece_id is None:
                 return
-            piece_id = ids.get(piece)
-            if piece_id is not None:
+            if piece_id >= 0:
                 yield end, piece_id, scores[piece_id]
 
     def encode(self, sequence: str) -> list[str]:
@@ -146,7 +149,7 @@ class Unigram:
         best_score = [0.0] * (size + 1)
         best_start = [-1] * (size + 1)
         best_id = [0] * (size + 1)
-        prefixes, ids, scores = self._trie, self._token_to_id.get, self._scores
+        prefix_id, scores = self._trie.get, self._scores
         for start in range(size):
             here = best_score[start]
             has_single = False
@@ -154,11 +157,10 @@ class Unigram:
             end = start
             while end < size:
                 end += 1
-                piece = sequence[start:end]
-                if piece not in prefixes:
+                piece_id = prefix_id(sequence[start:end])
+                if piece_id is None:
                     break
-                piece_id = ids(piece)
-                if piece_id is not None:
+                if piece_id >= 0:
                     candidate = scores[piece_id] + here
                     if best_start[end] < 0 or candidate > best_score[end]:
                         best_score[end], best_start[end], best_id[end] = candidate, start, piece_id
