@@ -52,6 +52,7 @@ from tokviz.patterns import Regex
 #: Chunks start before a run of these (ASCII whitespace every component agrees on).
 _CUT = " \t\n\r"
 _CHUNK_FINDALL = re.compile(r"[ \t\n\r]*[^ \t\n\r]+|[ \t\n\r]+").findall
+_SPACE_CHUNK_FINDALL = re.compile(r" *[^ ]+| +").findall
 _WHITE_SPACE = regex.compile(r"\s")  # Unicode White_Space, as the GPT-2 pattern's \s
 _PREPEND_CLASS = regex.compile(r"\p{Grapheme_Cluster_Break=Prepend}")
 
@@ -94,7 +95,7 @@ class ChunkPlan:
 
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
-        "splitter", "one_word", "ascii_unchanged",
+        "splitter", "one_word", "ascii_unchanged", "chunk_findall",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -114,6 +115,8 @@ class ChunkPlan:
         self.one_word = False
         #: id(Precompiled stage) -> the ASCII chars it leaves as they are (filled on first use).
         self.ascii_unchanged: dict[int, frozenset[str]] = {}
+        #: Cuts the text into chunks (before runs of the chars the splitter surely splits at).
+        self.chunk_findall = _CHUNK_FINDALL
 
 
 def _flatten(normalizer: Any) -> list[Any] | None:
@@ -192,11 +195,12 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     stages = _flatten(normalizer)
     if stages is None:
         return None
-    boundary = set(_CUT) | {"▁"}
     first = _first_splitter(pre_tokenizer)
     first_kind = None if first is None else _component_kind(first, "tokviz.pre_tokenizers")
     if first is not None and first_kind is None:
         return None
+    # The chars chunks start with (Metaspace and the model-level split see spaces only).
+    boundary = {" ", "▁"} if first is None or first_kind == "Metaspace" else set(_CUT) | {"▁"}
     if first_kind == "Metaspace":
         boundary.add(first.replacement)
     stage_boundary = boundary = frozenset(boundary)
@@ -240,6 +244,9 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes)
     plan.splitter = _splitter(pre_tokenizer)
     plan.one_word = first is None or (first_kind == "Metaspace" and not first.split)
+    if first is None or first_kind == "Metaspace":
+        # Only spaces become '▁': "a\nb" is one Metaspace word, so cut before spaces only.
+        plan.chunk_findall = _SPACE_CHUNK_FINDALL
     return plan
 
 
@@ -560,7 +567,7 @@ def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int,
             split_index += 1
             continue
         text = sequence[start:end] if (start or end != len(sequence)) else sequence
-        chunks = _CHUNK_FINDALL(text)
+        chunks = plan.chunk_findall(text)
         head_cache = heads[start == 0]
         head = head_cache.get(chunks[0])
         if head is None:
