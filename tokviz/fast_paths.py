@@ -298,14 +298,14 @@ def chunk_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     for stage in plan.stages:
         if not head and type(stage).__name__ == "Prepend":
             continue  # the whole text has one prepended char, at its start
-        before = len(normalized.normalized)
+        before = normalized.normalized
         stage.normalize(normalized)
         text = normalized.normalized
         if not text:
             break
-        if len(text) != before and type(stage).__name__ == "Precompiled":
-            # Like HF, Precompiled's alignments after a removed or added char are shifted
-            # for the rest of the text, so its chunks cannot be joined to others.
+        if text != before and type(stage).__name__ == "Precompiled" and normalized.alignments[-1][1] - shift != len(chunk):
+            # Like HF, Precompiled's alignments after a removed char are shifted for the rest
+            # of the text; when the shift reaches the chunk's end, the chunk cannot be joined.
             may_follow = may_precede = False
         may_follow = may_follow and text[0] in stage_boundary
         may_precede = may_precede and text[-1] not in stage_boundary
