@@ -240,12 +240,19 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=53, help="test on every N-th corpus line")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--processes", type=int, default=0, help="also time encode_batch(..., processes=N)")
+    parser.add_argument(
+        "--large-batch", type=int, default=0,
+        help="only time encode_batch of every N-th corpus line (a large batch) in one process and in --processes",
+    )
     args = parser.parse_args()
 
     import tokenizers
 
     from tokviz import Tokenizer
 
+    if args.large_batch:
+        large_batch(args)
+        return
     train = read_corpus(int(args.train_limit) if args.train_limit else None)
     lines = test_lines(args.every)
     megabytes = sum(len(line.encode()) for line in lines) / 1e6
@@ -305,6 +312,30 @@ def main() -> None:
     print(f"\nprocess peak RSS: {peak_rss:.0f} MB (both libraries, all kinds)")
     worst = max(summary, key=lambda row: max(row[1:]))
     print(f"worst ratio: {worst[0]} (load {worst[1]:.2f}x, cold {worst[2]:.2f}x, warm {worst[3]:.2f}x, batch {worst[4]:.2f}x)")
+
+
+def large_batch(args) -> None:
+    """``encode_batch`` of a large batch: one process vs ``--processes`` (fresh tokenizers)."""
+    from tokviz import Tokenizer
+
+    train = read_corpus(int(args.train_limit) if args.train_limit else None)
+    lines = read_corpus(None)[:: args.large_batch]
+    processes = args.processes or 2
+    print(f"encode_batch of {len(lines):,} lines, 1 process vs {processes} (wall and CPU seconds of this process)\n")
+    print(f"| kind | 1 process | {processes} processes | speed-up | identical |")
+    print("|---|---|---|---|---|")
+    for kind in args.kinds.split(","):
+        text = build_hf(kind, train, args.vocab_size).to_str()
+        results = []
+        for count in (None, processes):
+            tok = Tokenizer.from_str(text)
+            started = time.perf_counter()
+            encodings = tok.encode_batch(lines, processes=count)
+            results.append((time.perf_counter() - started, [e.ids for e in encodings]))
+            del encodings
+        (serial, serial_ids), (parallel, parallel_ids) = results
+        same = sum(a == b for a, b in zip(serial_ids, parallel_ids))
+        print(f"| {kind} | {serial:.2f} s | {parallel:.2f} s | {serial / parallel:.2f}x | {same}/{len(lines)} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -3,9 +3,12 @@
 The general path (:meth:`Tokenizer._pipeline`) builds a :class:`NormalizedString` with one
 alignment per character for every input. Most pipelines are *local*: cut the original text
 before each run of ASCII whitespace (``"Hi there,\\tyou"`` -> ``"Hi"``, ``" there,"``,
-``"\\tyou"``) and the encoding of the whole is the encodings of the chunks side by side
-(offsets shifted, word ids counted on). So each distinct chunk is encoded once by the
-general path and cached; a call looks its chunks up and joins them in C-level loops.
+``"\\tyou"``; before runs of spaces only for Metaspace and Llama-style pipelines, where a
+newline stays inside a word) and the encoding of the whole is the encodings of the chunks
+side by side (offsets shifted, word ids counted on). So each distinct chunk is encoded once
+and cached; a call looks its chunks up and joins them in C-level loops. A chunk that is
+missing is encoded on plain strings when every stage leaves it aligned char for char (ASCII
+text, most of the time: :func:`_fast_entry`), else by the general machinery on the chunk.
 
 Whether cutting there is safe depends on every component, so a plan is made per pipeline
 (and rebuilt when a component is replaced or edited, see :mod:`tokviz._mutation`):
@@ -472,6 +475,7 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
 
 
+_ASCII_OTHER_SPACE = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1f]")
 _TAB_NEWLINE_TO_SPACE = str.maketrans("\t\n\r", "   ")
 _ALWAYS_ASCII_IDENTITY = frozenset({"NFD", "NFKD", "NFC", "NFKC", "StripAccents"})
 
@@ -502,9 +506,70 @@ def _ascii_normalize(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str |
             )
         # Graphemes of ASCII text are single chars except "\r\n".
         return text if unchanged.issuperset(text) and "\r\n" not in text else None
-    if kind == "Replace" and isinstance(stage.pattern, Regex) and stage.pattern.pattern in _SPACE_ONLY_PATTERNS:
-        return text if "  " not in text and (stage.pattern.pattern != " +" or " " not in text) else None
+    if kind == "Replace" and isinstance(stage.pattern, Regex):
+        source = stage.pattern.pattern
+        if source in _SPACE_ONLY_PATTERNS:
+            return text if "  " not in text and (source != " +" or " " not in text) else None
+        if source == r"\s+" and stage.content == " ":
+            # Only single spaces (and no other ASCII whitespace or separator): nothing changes.
+            return text if "  " not in text and _ASCII_OTHER_SPACE.search(text) is None else None
     return None
+
+
+def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | None:
+    """The cache entries of one piece's chunks (filling the caches), or None when a boundary
+    between two of them is not safe."""
+    head_cache = plan.heads[at_start]
+    head = head_cache.get(chunks[0])
+    if head is None:
+        head = chunk_entry(plan, chunks[0], True, at_start)
+        if len(head_cache) < _MAX_CACHED_CHUNKS:
+            head_cache[chunks[0]] = head
+    if len(chunks) == 1:
+        return [head]
+    bodies = plan.bodies
+    entries = list(map(bodies.get, chunks))
+    entries[0] = head
+    if None in entries:
+        for position, entry in enumerate(entries):
+            if entry is None:
+                chunk = chunks[position]
+                entry = entries[position] = chunk_entry(plan, chunk, False, False)
+                if len(bodies) < _MAX_CACHED_CHUNKS:
+                    bodies[chunk] = entry
+    if not all(map(_MAY_PRECEDE, islice(entries, len(entries) - 1))) or not all(map(_MAY_FOLLOW, islice(entries, 1, None))):
+        return None
+    return entries
+
+
+def _encode_whole(plan: ChunkPlan, sequence: str, type_id: int) -> Any:
+    """:func:`encode_chunked` of a sequence without added tokens: tuples built in one go."""
+    chunks = plan.chunk_findall(sequence)
+    entries = _entries(plan, chunks, True)
+    if entries is None:
+        return None
+    ids = tuple(chain.from_iterable(map(_IDS, entries)))
+    n = len(ids)
+    if len(entries) == 1:
+        entry = entries[0]
+        offsets = tuple(zip(entry[2], entry[3]))
+        words = (0,) * n if plan.one_word else entry[4]
+        return Encoding(ids, (type_id,) * n, entry[1], words, offsets, (0,) * n, (1,) * n, None, {})
+    counts = list(map(len, map(_IDS, entries)))
+    bases = list(chain.from_iterable(map(repeat, accumulate(map(len, chunks), initial=0), counts)))
+    offsets = tuple(
+        zip(
+            map(add, chain.from_iterable(map(_STARTS, entries)), bases),
+            map(add, chain.from_iterable(map(_ENDS, entries)), bases),
+        )
+    )
+    if plan.one_word:
+        words: tuple[int, ...] = (0,) * n
+    else:
+        word_bases = accumulate(map(_N_WORDS, entries), initial=0)
+        words = tuple(map(add, chain.from_iterable(map(_WORDS, entries)), chain.from_iterable(map(repeat, word_bases, counts))))
+    tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
+    return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
 
 
 def _gpt2_finditer(text: str) -> Any:
@@ -549,8 +614,8 @@ def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int,
         pieces = _added_pieces(added, sequence)
     if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None  # a Prepend-class char joins the next char (maybe a space) in one grapheme
-    heads, bodies = plan.heads, plan.bodies
-    bodies_get = bodies.get
+    if len(pieces) == 1 and pieces[0][0] is None and word_index is None:
+        return _encode_whole(plan, sequence, type_id)
     ids: list[int] = []
     tokens: list[str] = []
     starts: list[int] = []
@@ -568,29 +633,9 @@ def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int,
             continue
         text = sequence[start:end] if (start or end != len(sequence)) else sequence
         chunks = plan.chunk_findall(text)
-        head_cache = heads[start == 0]
-        head = head_cache.get(chunks[0])
-        if head is None:
-            head = chunk_entry(plan, chunks[0], True, start == 0)
-            if len(head_cache) < _MAX_CACHED_CHUNKS:
-                head_cache[chunks[0]] = head
-        if len(chunks) == 1:
-            entries: list[Any] = [head]
-        else:
-            entries = list(map(bodies_get, chunks))
-            entries[0] = head
-            if None in entries:
-                for position, entry in enumerate(entries):
-                    if entry is None:
-                        chunk = chunks[position]
-                        entry = entries[position] = chunk_entry(plan, chunk, False, False)
-                        if len(bodies) < _MAX_CACHED_CHUNKS:
-                            bodies[chunk] = entry
-            # Every boundary must be safe: the chunk before may precede, the one after may follow.
-            if not all(map(_MAY_PRECEDE, islice(entries, len(entries) - 1))) or not all(
-                map(_MAY_FOLLOW, islice(entries, 1, None))
-            ):
-                return None
+        entries = _entries(plan, chunks, start == 0)
+        if entries is None:
+            return None
         first = len(ids)
         ids.extend(chain.from_iterable(map(_IDS, entries)))
         if len(ids) == first:

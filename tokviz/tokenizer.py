@@ -20,8 +20,13 @@ and returns the trainer's :class:`~tokviz.history.TrainingHistory`.
 >>> tok.encode("hello").ids
 [1]
 
-What this version leaves out: byte offsets (``OffsetType.Byte``), multi-threading, and
-HF's ``encode_special_tokens`` switch.
+Speed: pipelines whose stages are local encode each distinct chunk of text once and reuse
+it (:mod:`tokviz.fast_paths`; GPT-2 byte-level ones have their own lane below); the
+general path handles everything else. ``encode_batch(..., processes=2)`` spreads a large
+batch over processes (the GIL rules out threads).
+
+What this version leaves out: byte offsets (``OffsetType.Byte``), multi-threading (use
+processes), and HF's ``encode_special_tokens`` switch.
 """
 
 from __future__ import annotations
