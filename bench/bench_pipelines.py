@@ -321,7 +321,7 @@ def large_batch(args) -> None:
     train = read_corpus(int(args.train_limit) if args.train_limit else None)
     lines = read_corpus(None)[:: args.large_batch]
     processes = args.processes or 2
-    print(f"encode_batch of {len(lines):,} lines, 1 process vs {processes} (wall and CPU seconds of this process)\n")
+    print(f"encode_batch of {len(lines):,} lines, 1 process vs {processes} (wall seconds, fresh tokenizers)\n")
     print(f"| kind | 1 process | {processes} processes | speed-up | identical |")
     print("|---|---|---|---|---|")
     for kind in args.kinds.split(","):

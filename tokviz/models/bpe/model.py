@@ -44,7 +44,8 @@ import json
 import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain
+from itertools import chain, repeat
+from operator import add, lshift, or_
 from typing import Any
 
 from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
@@ -126,6 +127,16 @@ def build_merge_map(
     {(0, 1): 2}
     """
     prefix_bytes = len(continuing_subword_prefix.encode("utf-8")) if continuing_subword_prefix else 0
+    if not prefix_bytes and merges:
+        # The common case in C; any unknown token falls through to the loop, which explains it.
+        get = vocab.get
+        lefts, rights = zip(*merges)
+        left_ids = list(map(get, lefts))
+        right_ids = list(map(get, rights))
+        new_ids = list(map(get, map(add, lefts, rights)))
+        if None not in left_ids and None not in right_ids and None not in new_ids and max(new_ids) <= _ID_MASK:
+            packed = map(or_, map(lshift, range(len(new_ids)), repeat(_ID_BITS)), new_ids)
+            return dict(zip(zip(left_ids, right_ids), packed))
     merge_map: dict[tuple[int, int], int] = {}
     for rank, (left, right) in enumerate(merges):
         left_id = vocab.get(left)
