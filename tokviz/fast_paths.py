@@ -450,10 +450,7 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     for index, (span_start, span_end) in enumerate(spans):
         word = text[span_start:span_end]
         if byte_level:
-            from tokviz.tokenizer import _tokenize_byte_word
-
-            fields = _tokenize_byte_word(word, model_tokenize)
-            token_ids, token_values, token_starts, token_ends = fields[0], fields[1], fields[2], fields[3]
+            token_ids, token_values, token_starts, token_ends = _byte_word_tokens(word, model_tokenize)
         else:
             tokens = model_tokenize(word)
             token_ids = [t.id for t in tokens]
@@ -570,6 +567,45 @@ def _encode_whole(plan: ChunkPlan, sequence: str, type_id: int) -> Any:
         words = tuple(map(add, chain.from_iterable(map(_WORDS, entries)), chain.from_iterable(map(repeat, word_bases, counts))))
     tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
     return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
+
+
+_PRINTABLE_ASCII = re.compile(r"[!-~]*")  # the bytes the GPT-2 table maps to themselves
+
+
+def _byte_word_tokens(word: str, model_tokenize: Any) -> tuple[list[int], list[str], list[int], list[int]]:
+    """A byte-level word's tokens: ids, values, and start/end offsets in chars of ``word``
+    (a token inside a char's bytes covers that whole char, as the general path aligns it).
+
+    >>> from tokviz.models import BPE
+    >>> _byte_word_tokens("hé", BPE({"h": 0, "Ã": 1, "©": 2, "Ã©": 3}, [("Ã", "©")]).tokenize)
+    ([0, 3], ['h', 'Ã©'], [0, 1], [1, 2])
+    """
+    if _PRINTABLE_ASCII.fullmatch(word):
+        tokens = model_tokenize(word)
+        return (
+            [t.id for t in tokens], [t.value for t in tokens], [t.offsets[0] for t in tokens], [t.offsets[1] for t in tokens]
+        )
+    from tokviz.byte_level import text_to_symbols
+
+    symbols = text_to_symbols(word)
+    tokens = model_tokenize(symbols)
+    starts: list[int] = []
+    ends: list[int] = []
+    if len(symbols) == len(word):
+        starts = [t.offsets[0] for t in tokens]
+        ends = [t.offsets[1] for t in tokens]
+    else:
+        char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
+        for token in tokens:
+            start, end = token.offsets
+            if start == end:
+                position = char_of_symbol[start] if start < len(char_of_symbol) else len(word)
+                starts.append(position)
+                ends.append(position)
+            else:
+                starts.append(char_of_symbol[start])
+                ends.append(char_of_symbol[end - 1] + 1)
+    return [t.id for t in tokens], [t.value for t in tokens], starts, ends
 
 
 def _gpt2_finditer(text: str) -> Any:
