@@ -29,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+import re
+
 import regex
 
 from tokviz.errors import SpecialTokenError
@@ -117,7 +119,7 @@ class AddedVocabulary:
         # id -> normalized content of a normalized=True token: what decoding shows, as in
         # HF (so a decoder can invert e.g. a byte-level normalizer).
         self._normalized_cache: dict[int, str] = {}
-        self._patterns: tuple[str, ...] = ()
+        self._tokens: set[AddedToken] = set()  # every token added, for the "already there" test
 
     # ----------------------------------------------------------------- reading
     def __len__(self) -> int:
@@ -160,8 +162,9 @@ class AddedVocabulary:
                 self._special_contents.add(token.content)
         added = 0
         for token in tokens:
-            if not token.content or token in self._id_to_token.values():
+            if not token.content or token in self._tokens:
                 continue
+            self._tokens.add(token)
             added += 1
             new_id = self._content_to_id.get(token.content)
             if new_id is None and model is not None:
@@ -200,11 +203,14 @@ class AddedVocabulary:
                 raw.append((token.content, token_id))
         self._raw_matcher = _build_matcher(raw)
         self._normalized_matcher = _build_matcher(normalized)
-        self._patterns = tuple(content for content, _ in (*raw, *normalized) if content)
 
     def may_occur_in(self, text: str) -> bool:
-        """False when no match pattern occurs in ``text`` (a cheap test before matching)."""
-        return any(pattern in text for pattern in self._patterns)
+        """False when no match pattern occurs in ``text`` (a cheap test before matching):
+        one scan per matcher, however many tokens."""
+        return any(
+            matcher is not None and matcher[0].search(text) is not None
+            for matcher in (self._raw_matcher, self._normalized_matcher)
+        )
 
     # ----------------------------------------------------------------- matching
     def has_matchers(self) -> tuple[bool, bool]:
@@ -217,12 +223,12 @@ class AddedVocabulary:
             return [(None, (0, 0))]
         if matcher is None:
             return [(None, (0, len(sentence)))]
-        compiled, ids_by_group = matcher
+        compiled, ids_by_content = matcher
         splits: list[tuple[int | None, tuple[int, int]]] = []
         start_offset = 0
         for match in compiled.finditer(sentence):
             start, stop = match.span()
-            token_id = ids_by_group[match.lastindex - 1]
+            token_id = ids_by_content[match.group()]
             token = self._id_to_token[token_id]
             if token.single_word:
                 start_space = start == 0 or not _ends_with_word(sentence[:start])
@@ -247,12 +253,38 @@ class AddedVocabulary:
         return splits
 
 
-def _build_matcher(patterns: list[tuple[str, int]]) -> tuple[Any, list[int]] | None:
-    """One regex alternation, longest pattern first: leftmost-longest like HF's Aho-Corasick."""
-    patterns = [(content, token_id) for content, token_id in patterns if content]
-    if not patterns:
+def _build_matcher(patterns: list[tuple[str, int]]) -> tuple[Any, dict[str, int]] | None:
+    """One regex over a trie of the contents, and content -> id.
+
+    At each position the regex follows the one branch of the trie the text takes and is
+    greedy at every node, so it finds the leftmost-longest match like HF's Aho-Corasick,
+    in one scan whatever the number of tokens: ``["ab", "abc", "b"] -> '(?:ab(?:c)?|b)'``.
+
+    >>> _build_matcher([("ab", 5), ("abc", 6), ("b", 7)])[0].pattern
+    '(?:ab(?:c)?|b)'
+    """
+    ids: dict[str, int] = {}
+    for content, token_id in patterns:
+        if content and content not in ids:  # the first token with a content wins
+            ids[content] = token_id
+    if not ids:
         return None
-    # Stable sort: among equal lengths, the earlier token wins (Aho-Corasick's pattern order).
-    ordered = sorted(patterns, key=lambda item: -len(item[0]))
-    source = "|".join(f"({regex.escape(content)})" for content, _ in ordered)
-    return regex.compile(source), [token_id for _, token_id in ordered]
+    trie: dict[str, Any] = {}
+    for content in ids:
+        node = trie
+        for char in content:
+            node = node.setdefault(char, {})
+        node[""] = True  # a content ends here
+    return re.compile(_trie_pattern(trie)), ids
+
+
+def _trie_pattern(node: dict[str, Any]) -> str:
+    branches = [re.escape(char) + _trie_pattern(child) for char, child in node.items() if char]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    if "" in node:  # a shorter content ends here: the longer ones are optional, tried first
+        if len(branches) == 1 and not body.startswith("(?:"):
+            return "(?:" + body + ")?"
+        return body + "?"
+    return body

@@ -20,8 +20,13 @@ and returns the trainer's :class:`~tokviz.history.TrainingHistory`.
 >>> tok.encode("hello").ids
 [1]
 
-What this version leaves out: byte offsets (``OffsetType.Byte``), multi-threading, and
-HF's ``encode_special_tokens`` switch.
+Speed: pipelines whose stages are local encode each distinct chunk of text once and reuse
+it (:mod:`tokviz.fast_paths`; GPT-2 byte-level ones have their own lane below); the
+general path handles everything else. ``encode_batch(..., processes=2)`` spreads a large
+batch over processes (the GIL rules out threads).
+
+What this version leaves out: byte offsets (``OffsetType.Byte``), multi-threading (use
+processes), and HF's ``encode_special_tokens`` switch.
 """
 
 from __future__ import annotations
@@ -32,9 +37,11 @@ from operator import add, itemgetter
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from tokviz import _mutation
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
+from tokviz.fast_paths import encode_chunked, plan_for
 from tokviz.models.base import Token
 from tokviz.processors import ByteLevel as ByteLevelProcessor
 from tokviz.processors import _TRIM_CHARS, trim_token_offsets
@@ -226,6 +233,9 @@ class Tokenizer:
         self.use_fast_path = True
         self._fast_plan: Any = None
         self._fast_plan_for: Any = None
+        self._fast_plan_generation = -1
+        # (normalizer, pre_tokenizer, model, edit generation, ChunkPlan or None): see tokviz.fast_paths.
+        self._chunk_plan: Any = None
 
     # ----------------------------------------------------------------- components
     @property
@@ -390,17 +400,43 @@ class Tokenizer:
         return encoding
 
     def encode_batch(
-        self, inputs: Iterable[Any], is_pretokenized: bool = False, add_special_tokens: bool = True
+        self,
+        inputs: Iterable[Any],
+        is_pretokenized: bool = False,
+        add_special_tokens: bool = True,
+        processes: int | None = None,
     ) -> list[Encoding]:
-        """Encode many inputs (each a sequence or a ``(sequence, pair)`` tuple); padding is per batch."""
-        encodings = []
-        for item in inputs:
-            if _is_pair_input(item, is_pretokenized):
-                encodings.append(self.encode(item[0], item[1], is_pretokenized, add_special_tokens))
-            else:
-                encodings.append(self.encode(item, None, is_pretokenized, add_special_tokens))
+        """Encode many inputs (each a sequence or a ``(sequence, pair)`` tuple); padding is per batch.
+
+        HF encodes a batch on all cores with threads; pure Python cannot (the GIL), so
+        ``processes=N`` splits a large batch (at least ``PARALLEL_MIN_INPUTS`` inputs) over N
+        worker processes instead. On Linux they are forked, so they share this tokenizer as it
+        is (word caches included) and only the results travel back. Same encodings either way.
+
+        >>> from tokviz.models import WordLevel
+        >>> tok = Tokenizer(WordLevel({"[UNK]": 0, "hello": 1}, unk_token="[UNK]"))
+        >>> [e.ids for e in tok.encode_batch(["hello", "bye"], processes=2)]
+        [[1], [0]]
+        """
+        items = inputs if isinstance(inputs, list) else list(inputs)
+        if processes is not None and int(processes) > 1 and len(items) >= PARALLEL_MIN_INPUTS:
+            encodings = _encode_in_processes(self, items, is_pretokenized, add_special_tokens, int(processes))
+        else:
+            encodings = self._encode_items(items, is_pretokenized, add_special_tokens)
         if self._padding is not None:
             pad_encodings(encodings, self._padding)
+        return encodings
+
+    def _encode_items(self, items: list[Any], is_pretokenized: bool, add_special_tokens: bool) -> list[Encoding]:
+        encode = self.encode
+        if not is_pretokenized and all(isinstance(item, str) for item in items):
+            return [encode(item, None, False, add_special_tokens) for item in items]
+        encodings = []
+        for item in items:
+            if _is_pair_input(item, is_pretokenized):
+                encodings.append(encode(item[0], item[1], is_pretokenized, add_special_tokens))
+            else:
+                encodings.append(encode(item, None, is_pretokenized, add_special_tokens))
         return encodings
 
     def _encode_input(self, sequence: Any, type_id: int, is_pretokenized: bool) -> Encoding:
@@ -449,6 +485,11 @@ class Tokenizer:
             fast = self._fast_byte_level(sequence, type_id, word_index)
             if fast is not None:
                 return fast
+            plan = plan_for(self)
+            if plan is not None:
+                fast = encode_chunked(self, plan, sequence, type_id, word_index)
+                if fast is not None:
+                    return fast
         return self._encoding_from_splits(self._pipeline(sequence)[0], type_id, word_index)
 
     def _pipeline(self, sequence: str) -> tuple[list[Any], set[int]]:
@@ -536,11 +577,17 @@ class Tokenizer:
         if self._normalizer is not None or pre_tokenizer is None:
             return None
         model = self._model
-        if self._word_cache_model is not model or self._fast_plan_for is not pre_tokenizer:
-            # Components are immutable, so the plan and the word cache hold until one is replaced.
+        generation = _mutation.generation()
+        if (
+            self._word_cache_model is not model
+            or self._fast_plan_for is not pre_tokenizer
+            or self._fast_plan_generation != generation
+        ):
+            # The plan and the word cache hold until a component is replaced or edited.
             self._word_cache = {}
             self._word_cache_model = model
             self._fast_plan_for = pre_tokenizer
+            self._fast_plan_generation = generation
             plan = _byte_level_plan(pre_tokenizer)
             self._fast_plan = plan if plan is not None and _is_deterministic(model) else None
         plan = self._fast_plan
@@ -796,6 +843,88 @@ class Tokenizer:
             if component is not None:
                 parts.append(f"{name}={type(component).__name__}")
         return f"Tokenizer({', '.join(parts)})"
+
+
+# ---------------------------------------------------------------------- batches in processes
+#: Below this many inputs, ``encode_batch(..., processes=N)`` stays in this process
+#: (starting workers costs more than it saves).
+PARALLEL_MIN_INPUTS = 256
+
+# What forked workers inherit: (tokenizer, inputs, is_pretokenized, add_special_tokens).
+_WORKER_JOB: Any = None
+
+
+def _encode_in_processes(
+    tokenizer: Tokenizer, items: list[Any], is_pretokenized: bool, add_special_tokens: bool, processes: int
+) -> list[Encoding]:
+    """Encode ``items`` in ``processes`` workers, in order (see :meth:`Tokenizer.encode_batch`)."""
+    import multiprocessing
+
+    global _WORKER_JOB
+    # This process takes one share itself while N - 1 workers do the rest: the workers'
+    # results must be unpickled here anyway, so a worker more would mostly wait for that.
+    own_stop = len(items) // processes
+    slices = [(own_stop + start, own_stop + stop) for start, stop in _slices(len(items) - own_stop, (processes - 1) * 2)]
+    if "fork" in multiprocessing.get_all_start_methods():
+        # Forked workers see the tokenizer and the inputs as they are; nothing is pickled in.
+        _WORKER_JOB = (tokenizer, items, is_pretokenized, add_special_tokens)
+        try:
+            with multiprocessing.get_context("fork").Pool(processes - 1) as pool:
+                pending = pool.map_async(_encode_slice, slices, chunksize=1)
+                own = tokenizer._encode_items(items[:own_stop], is_pretokenized, add_special_tokens)
+                parts = pending.get()
+        finally:
+            _WORKER_JOB = None
+    else:
+        job = (tokenizer.to_str(), is_pretokenized, add_special_tokens)
+        with multiprocessing.get_context("spawn").Pool(processes - 1, _start_spawned_worker, (job,)) as pool:
+            pending = pool.map_async(_encode_given, [items[start:stop] for start, stop in slices], chunksize=1)
+            own = tokenizer._encode_items(items[:own_stop], is_pretokenized, add_special_tokens)
+            parts = pending.get()
+    own.extend(_encoding_from_fields(fields) for part in parts for fields in part)
+    return own
+
+
+def _slices(count: int, parts: int) -> list[tuple[int, int]]:
+    """``count`` items in ``parts`` contiguous slices: ``_slices(10, 4) -> [(0, 3), (3, 6), (6, 8), (8, 10)]``."""
+    size, extra = divmod(count, parts)
+    bounds = list(accumulate((size + (1 if index < extra else 0) for index in range(parts)), initial=0))
+    return [(start, stop) for start, stop in zip(bounds, bounds[1:]) if stop > start]
+
+
+def _encode_slice(bounds: tuple[int, int]) -> list[tuple[Any, ...]]:
+    tokenizer, items, is_pretokenized, add_special_tokens = _WORKER_JOB
+    encodings = tokenizer._encode_items(items[bounds[0] : bounds[1]], is_pretokenized, add_special_tokens)
+    return [_encoding_fields(encoding) for encoding in encodings]
+
+
+def _start_spawned_worker(job: tuple[str, bool, bool]) -> None:
+    global _WORKER_JOB
+    json_text, is_pretokenized, add_special_tokens = job
+    _WORKER_JOB = (Tokenizer.from_str(json_text), None, is_pretokenized, add_special_tokens)
+
+
+def _encode_given(items: list[Any]) -> list[tuple[Any, ...]]:
+    tokenizer, _, is_pretokenized, add_special_tokens = _WORKER_JOB
+    return [_encoding_fields(e) for e in tokenizer._encode_items(items, is_pretokenized, add_special_tokens)]
+
+
+def _encoding_fields(encoding: Encoding) -> tuple[Any, ...]:
+    # Plain tuples pickle about 4x faster than Encoding objects.
+    return (
+        encoding._ids, encoding._type_ids, encoding._tokens, encoding._words, encoding._offsets,
+        encoding._special_tokens_mask, encoding._attention_mask,
+        [_encoding_fields(e) for e in encoding._overflowing] or None, encoding._sequence_ranges or None,
+    )
+
+
+def _encoding_from_fields(fields: tuple[Any, ...]) -> Encoding:
+    overflowing = fields[7]
+    return Encoding(
+        *fields[:7],
+        [_encoding_from_fields(e) for e in overflowing] if overflowing else None,
+        fields[8],
+    )
 
 
 # ---------------------------------------------------------------------- helpers

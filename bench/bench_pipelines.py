@@ -1,0 +1,350 @@
+"""Encoding and loading speed on every kind of pipeline: tokviz vs HF ``tokenizers``, same run.
+
+For each kind of pretrained tokenizer in issue 13's table, HF ``tokenizers`` builds one with
+the same components as the real ones and trains it on the shared corpora (tokviz cannot use
+the real files here); tokviz loads HF's ``tokenizer.json``. Then, per kind, in one run:
+
+* **load**: ``Tokenizer.from_str`` of the same JSON (best of 3 each);
+* **encode cold**: one ``encode()`` per line on a freshly loaded tokenizer (empty word caches);
+* **encode warm**: the same lines again on the same tokenizer (best of ``--rounds``);
+* **batch**: ``encode_batch`` of all lines on a freshly loaded tokenizer (cold);
+* the ids of every line are compared (they must be identical), and tokviz's peak Python
+  memory while encoding (``tracemalloc``) is printed with the process's peak RSS at the end.
+
+The test lines are every ``--every``-th line of the five shared corpora (about 2,000 lines)
+plus multilingual and emoji lines. Ratios are tokviz's time over HF's (lower is better;
+issue 13's target is at most 2x). HF may use threads in ``encode_batch``; HF's per-call
+``encode`` is single-threaded.
+
+    python bench/bench_pipelines.py                    # all kinds, full corpus for training
+    python bench/bench_pipelines.py --kinds bert,t5 --train-limit 2e6
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import resource
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CORPORA = ROOT.parent / "shared" / "corpora"
+FILES = ("tinyshakespeare.txt", "grimm_tales.txt", "wikitext2_valid.txt", "wikitext2_test.txt", "big.txt")
+
+# Lines in other scripts and with emoji (the shared corpora are English).
+MULTILINGUAL = [
+    "Der schnelle braune Fuchs springt über den faulen Hund.",
+    "Le cœur a ses raisons que la raison ne connaît point.",
+    "¿Dónde está la biblioteca? ¡Allí, señor!",
+    "Быстрая коричневая лиса прыгает через ленивую собаку.",
+    "Η γρήγορη καφέ αλεπού πηδάει πάνω από τον τεμπέλη σκύλο.",
+    "我们今天去公园散步，天气非常好。",
+    "東京は日本の首都です。桜が咲いています。",
+    "한국어 문장도 잘 처리되어야 합니다.",
+    "مرحبا بالعالم، هذه جملة عربية.",
+    "שלום עולם, זה משפט בעברית.",
+    "नमस्ते दुनिया, यह एक हिंदी वाक्य है।",
+    "สวัสดีครับ ยินดีต้อนรับ",
+    "Tiếng Việt có nhiều dấu: ă â ê ô ơ ư đ.",
+    "I ❤️ tokenizers 🤗🚀 — emoji 👩‍👩‍👧‍👦 and flags 🇫🇷🇯🇵!",
+    "Smileys 😀😃😄 and hands 👍🏽👋🏿 in one line.",
+    "Mixed: naïve café, Ångström, ﬁ ligature, ① circled, Ｆｕｌｌｗｉｄｔｈ.",
+    "Tabs\tand  double  spaces   and trailing spaces   ",
+    "Numbers 3.14159, 1,000,000 and dates 2026-11-24.",
+    "Code: def f(x): return x**2  # comment",
+    "Accents: e\u0301 (combining) vs é (precomposed).",
+]
+
+CLIP_PATTERN = (
+    r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
+)
+KINDS = ("wordlevel", "bert", "clip", "whisper", "bart", "llama2", "openllama", "albert", "t5")
+
+
+def read_corpus(limit: int | None) -> list[str]:
+    text = "".join((CORPORA / name).read_text(encoding="utf-8-sig") for name in FILES)
+    return (text[:limit] if limit else text).splitlines()
+
+
+def test_lines(every: int) -> list[str]:
+    lines = read_corpus(None)[::every]
+    extra = [line for _ in range(3) for line in MULTILINGUAL]
+    return lines + extra
+
+
+def precompiled_charsmap(lines: list[str], rule: str = "nmt_nfkc") -> bytes:
+    """A real SentencePiece ``precompiled_charsmap`` (train a tiny model with that rule)."""
+    import sentencepiece
+    from sentencepiece import sentencepiece_model_pb2
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines[:2000]),
+        model_writer=model,
+        vocab_size=200,
+        hard_vocab_limit=False,
+        normalization_rule_name=rule,
+        minloglevel=2,
+    )
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model.getvalue())
+    return proto.normalizer_spec.precompiled_charsmap
+
+
+def build_hf(kind: str, lines: list[str], vocab_size: int):
+    """One HF tokenizer of ``kind``, trained on ``lines``, with the real ones' components."""
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    byte_alphabet = pre_tokenizers.ByteLevel.alphabet()
+    if kind == "wordlevel":
+        tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+        tok.train_from_iterator(lines, trainers.WordLevelTrainer(vocab_size=vocab_size, special_tokens=["[UNK]"], show_progress=False))
+        return tok
+    if kind == "bert":
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        tok.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False))
+        cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+        )
+        tok.decoder = decoders.WordPiece()
+        return tok
+    if kind == "clip":
+        tok = Tokenizer(models.BPE(unk_token="<|endoftext|>", end_of_word_suffix="</w>", continuing_subword_prefix=""))
+        tok.normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Lowercase()])
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(CLIP_PATTERN), behavior="removed", invert=True),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size, special_tokens=["<|startoftext|>", "<|endoftext|>"], end_of_word_suffix="</w>",
+            initial_alphabet=byte_alphabet, show_progress=False,
+        )
+        tok.train_from_iterator(lines, trainer)
+        tok.post_processor = processors.RobertaProcessing(
+            ("<|endoftext|>", tok.token_to_id("<|endoftext|>")), ("<|startoftext|>", tok.token_to_id("<|startoftext|>")),
+            add_prefix_space=False, trim_offsets=False,
+        )
+        tok.decoder = decoders.BPEDecoder(suffix="</w>")
+        return tok
+    if kind in ("whisper", "bart"):
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        specials = ["<|endoftext|>"] if kind == "whisper" else ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, initial_alphabet=byte_alphabet, show_progress=False)
+        tok.train_from_iterator(lines, trainer)
+        tok.decoder = decoders.ByteLevel()
+        if kind == "whisper":
+            # Whisper: special tokens for the task and 1,501 timestamps, ignore_merges on.
+            extra = ["<|startoftranscript|>", "<|en|>", "<|de|>", "<|fr|>", "<|transcribe|>", "<|translate|>", "<|notimestamps|>"]
+            tok.add_special_tokens(extra + [f"<|{i * 0.02:.2f}|>" for i in range(1501)])
+            tok.post_processor = processors.TemplateProcessing(
+                single="<|startoftranscript|> <|notimestamps|> $A <|endoftext|>",
+                special_tokens=[(t, tok.token_to_id(t)) for t in ("<|startoftranscript|>", "<|notimestamps|>", "<|endoftext|>")],
+            )
+            data = json.loads(tok.to_str())
+            data["model"]["ignore_merges"] = True
+            return Tokenizer.from_str(json.dumps(data))
+        # BART-like: 1,029 added tokens (5 special + 1,024 ordinary ones, normalized and not).
+        from tokenizers import AddedToken
+
+        tok.add_tokens([AddedToken(f"<extra_{i}>", normalized=i % 2 == 0) for i in range(1000)])
+        tok.add_tokens(["madeupword" + "abcdefghijklmnopqrstuvwx"[i] for i in range(24)])
+        tok.post_processor = processors.RobertaProcessing(("</s>", tok.token_to_id("</s>")), ("<s>", tok.token_to_id("<s>")), trim_offsets=True)
+        return tok
+    if kind in ("llama2", "openllama"):
+        # Trained with Metaspace words (as SentencePiece splits by whitespace); used as the
+        # converted files are: Llama 2 with the Prepend/Replace normalizer and no
+        # pre-tokenizer, OpenLLaMA with the newer Metaspace(prepend_scheme="first", split=False).
+        tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
+        specials = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, limit_alphabet=150, show_progress=False)
+        train_lines = lines + [line for _ in range(20) for line in MULTILINGUAL] if kind == "openllama" else lines
+        tok.train_from_iterator(train_lines, trainer)
+        data = json.loads(tok.to_str())
+        # Byte tokens are ordinary vocabulary entries in the real files (not added tokens).
+        data["added_tokens"] = [t for t in data["added_tokens"] if not t["content"].startswith("<0x")]
+        if kind == "llama2":
+            data["normalizer"] = {
+                "type": "Sequence",
+                "normalizers": [{"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}],
+            }
+            data["pre_tokenizer"] = None
+        else:
+            data["normalizer"] = None
+            data["pre_tokenizer"] = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False}
+        tok = Tokenizer.from_str(json.dumps(data))
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))])
+        tok.decoder = decoders.Sequence(
+            [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+        )
+        return tok
+    if kind in ("albert", "t5"):
+        charsmap = precompiled_charsmap(lines)
+        tok = Tokenizer(models.Unigram())
+        steps = [normalizers.Precompiled(charsmap), normalizers.Replace(Regex(" {2,}"), " ")]
+        if kind == "albert":
+            steps = [
+                normalizers.Replace("``", '"'), normalizers.Replace("''", '"'),
+                normalizers.NFKD(), normalizers.StripAccents(), normalizers.Lowercase(), *steps,
+            ]
+        tok.normalizer = normalizers.Sequence(steps)
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
+        specials = ["<pad>", "</s>", "<unk>"] if kind == "t5" else ["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"]
+        trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=specials, unk_token="<unk>", show_progress=False)
+        tok.train_from_iterator(lines, trainer)
+        if kind == "t5":
+            tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))])
+        else:
+            tok.post_processor = processors.TemplateProcessing(
+                single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))]
+            )
+        tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+        return tok
+    raise SystemExit(f"unknown kind {kind!r}; choose from {', '.join(KINDS)}")
+
+
+CLOCK = time.perf_counter
+
+
+def best(function, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = CLOCK()
+        function()
+        times.append(CLOCK() - started)
+    return min(times)
+
+
+def encode_all(encode, lines: list[str]) -> tuple[float, list]:
+    started = CLOCK()
+    encodings = [encode(line) for line in lines]
+    return CLOCK() - started, encodings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--train-limit", type=float, default=None, help="train on the first N characters only")
+    parser.add_argument("--vocab-size", type=int, default=25_000)
+    parser.add_argument("--every", type=int, default=53, help="test on every N-th corpus line")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--processes", type=int, default=0, help="also time encode_batch(..., processes=N)")
+    parser.add_argument(
+        "--clock", choices=("wall", "cpu"), default="wall",
+        help="cpu: CPU seconds of this process for load and encode (steadier on a busy machine; "
+        "per-call encode is single-threaded in both libraries); batches are always wall time",
+    )
+    parser.add_argument(
+        "--large-batch", type=int, default=0,
+        help="only time encode_batch of every N-th corpus line (a large batch) in one process and in --processes",
+    )
+    args = parser.parse_args()
+
+    import tokenizers
+
+    from tokviz import Tokenizer
+
+    if args.large_batch:
+        large_batch(args)
+        return
+    train = read_corpus(int(args.train_limit) if args.train_limit else None)
+    lines = test_lines(args.every)
+    megabytes = sum(len(line.encode()) for line in lines) / 1e6
+    print(f"training on {len(train):,} lines; testing on {len(lines):,} lines ({megabytes:.2f} MB, "
+          f"{len(MULTILINGUAL) * 3} multilingual/emoji); clock: {args.clock}\n", flush=True)
+    header = "| kind | load HF | load tokviz | ratio | encode cold HF | tokviz | ratio | encode warm HF | tokviz | ratio | batch HF | tokviz | ratio | identical | tokviz peak |"
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    summary = []
+    for kind in args.kinds.split(","):
+        hf = build_hf(kind, train, args.vocab_size)
+        text = hf.to_str()
+        hf_load = best(lambda: tokenizers.Tokenizer.from_str(text), 3)
+        ours_load = best(lambda: Tokenizer.from_str(text), 3)
+
+        hf_fresh, ours_fresh = tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+        hf_cold, hf_encodings = encode_all(hf_fresh.encode, lines)
+        ours_cold, ours_encodings = encode_all(ours_fresh.encode, lines)
+        identical = sum(a.ids == b.ids for a, b in zip(hf_encodings, ours_encodings))
+        del hf_encodings, ours_encodings
+        hf_warm = min(encode_all(hf_fresh.encode, lines)[0] for _ in range(args.rounds))
+        ours_warm = min(encode_all(ours_fresh.encode, lines)[0] for _ in range(args.rounds))
+
+        hf_batch_tok, ours_batch_tok = tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+        started = time.perf_counter()
+        hf_batch_tok.encode_batch(lines)
+        hf_batch = time.perf_counter() - started
+        started = time.perf_counter()
+        ours_batch_encodings = ours_batch_tok.encode_batch(lines)
+        ours_batch = time.perf_counter() - started
+        batch_identical = sum(a.ids == b.ids for a, b in zip(hf_fresh.encode_batch(lines), ours_batch_encodings))
+        # Peak memory in a separate cold pass (tracemalloc slows Python allocations down).
+        tracemalloc.start()
+        encode_all(Tokenizer.from_str(text).encode, lines)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        row = [
+            kind,
+            f"{hf_load * 1e3:.1f} ms", f"{ours_load * 1e3:.1f} ms", f"{ours_load / hf_load:.2f}x",
+            f"{hf_cold * 1e3:.0f} ms", f"{ours_cold * 1e3:.0f} ms", f"{ours_cold / hf_cold:.2f}x",
+            f"{hf_warm * 1e3:.0f} ms", f"{ours_warm * 1e3:.0f} ms", f"{ours_warm / hf_warm:.2f}x",
+            f"{hf_batch * 1e3:.0f} ms", f"{ours_batch * 1e3:.0f} ms", f"{ours_batch / hf_batch:.2f}x",
+            f"{identical}/{len(lines)}" + ("" if batch_identical == len(lines) else f" (batch {batch_identical})"),
+            f"{peak / 1e6:.1f} MB",
+        ]
+        print("| " + " | ".join(row) + " |", flush=True)
+        summary.append((kind, ours_load / hf_load, ours_cold / hf_cold, ours_warm / hf_warm, ours_batch / hf_batch))
+        if args.processes:
+            pool_tok = Tokenizer.from_str(text)
+            started = time.perf_counter()
+            pooled = pool_tok.encode_batch(lines, processes=args.processes)
+            pooled_seconds = time.perf_counter() - started
+            same = sum(a.ids == b.ids for a, b in zip(pooled, ours_batch_encodings))
+            print(f"|   {kind}: encode_batch(processes={args.processes}) {pooled_seconds * 1e3:.0f} ms "
+                  f"(x{ours_batch / pooled_seconds:.2f} vs one process), identical {same}/{len(lines)}", flush=True)
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\nprocess peak RSS: {peak_rss:.0f} MB (both libraries, all kinds)")
+    worst = max(summary, key=lambda row: max(row[1:]))
+    print(f"worst ratio: {worst[0]} (load {worst[1]:.2f}x, cold {worst[2]:.2f}x, warm {worst[3]:.2f}x, batch {worst[4]:.2f}x)")
+
+
+def large_batch(args) -> None:
+    """``encode_batch`` of a large batch: one process vs ``--processes`` (fresh tokenizers)."""
+    from tokviz import Tokenizer
+
+    train = read_corpus(int(args.train_limit) if args.train_limit else None)
+    lines = read_corpus(None)[:: args.large_batch]
+    processes = args.processes or 2
+    print(f"encode_batch of {len(lines):,} lines, 1 process vs {processes} (wall seconds, fresh tokenizers)\n")
+    print(f"| kind | 1 process | {processes} processes | speed-up | identical |")
+    print("|---|---|---|---|---|")
+    for kind in args.kinds.split(","):
+        text = build_hf(kind, train, args.vocab_size).to_str()
+        results = []
+        for count in (None, processes):
+            tok = Tokenizer.from_str(text)
+            started = time.perf_counter()
+            encodings = tok.encode_batch(lines, processes=count)
+            results.append((time.perf_counter() - started, [e.ids for e in encodings]))
+            del encodings
+        (serial, serial_ids), (parallel, parallel_ids) = results
+        same = sum(a == b for a, b in zip(serial_ids, parallel_ids))
+        print(f"| {kind} | {serial:.2f} s | {parallel:.2f} s | {serial / parallel:.2f}x | {same}/{len(lines)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""The chunk-cached fast path (tokviz.fast_paths) against the general path and HF.
+
+Each pipeline kind of issue 13 is built with HF ``tokenizers`` (trained on a slice of the
+shared corpora, with the real tokenizers' components) and loaded by tokviz. On random text
+(ASCII, whitespace of every kind, accents, combining marks, CJK, emoji, '▁', controls) the
+fast path must give exactly what the general path gives: ids, tokens, offsets, word ids.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tokviz import Tokenizer, _mutation
+from tokviz.fast_paths import build_plan, plan_for, split_chunks
+
+hf = pytest.importorskip("tokenizers")
+
+CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
+KINDS = ("wordlevel", "bert", "clip", "whisper", "bart", "llama2", "openllama", "albert", "t5")
+EXTRA_LINES = ["Ünïcödé naïve café 中文字符 東京 한국어 😀👍🏽 ﬁ ① Ｆｕｌｌ", "e\u0301 Ångström — “quotes” ‘x’ ..."] * 5
+
+
+@pytest.fixture(scope="module")
+def train_lines(shared_corpus_lines) -> list[str]:
+    return list(shared_corpus_lines) + EXTRA_LINES
+
+
+def _charsmap(lines: list[str]) -> bytes:
+    sentencepiece = pytest.importorskip("sentencepiece")
+    from sentencepiece import sentencepiece_model_pb2
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines[:300]), model_writer=model, vocab_size=200, hard_vocab_limit=False,
+        normalization_rule_name="nmt_nfkc", minloglevel=2,
+    )
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model.getvalue())
+    return proto.normalizer_spec.precompiled_charsmap
+
+
+def build_hf(kind: str, lines: list[str]):
+    """A small HF tokenizer of each kind (the bench builds the same ones, larger)."""
+    from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    Tok = hf.Tokenizer
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    if kind == "wordlevel":
+        tok = Tok(models.WordLevel(unk_token="[UNK]"))
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+        tok.train_from_iterator(lines, trainers.WordLevelTrainer(vocab_size=500, special_tokens=["[UNK]"], show_progress=False))
+    elif kind == "bert":
+        tok = Tok(models.WordPiece(unk_token="[UNK]"))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=600, special_tokens=["[UNK]", "[CLS]", "[SEP]"], show_progress=False))
+        tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 1), ("[SEP]", 2)])
+    elif kind == "clip":
+        tok = Tok(models.BPE(unk_token="<|endoftext|>", end_of_word_suffix="</w>", continuing_subword_prefix=""))
+        tok.normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Lowercase()])
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [pre_tokenizers.Split(Regex(CLIP_PATTERN), behavior="removed", invert=True),
+             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+        )
+        tok.train_from_iterator(lines, trainers.BpeTrainer(
+            vocab_size=700, special_tokens=["<|startoftext|>", "<|endoftext|>"], end_of_word_suffix="</w>",
+            initial_alphabet=alphabet, show_progress=False))
+    elif kind in ("whisper", "bart"):
+        tok = Tok(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.train_from_iterator(lines, trainers.BpeTrainer(vocab_size=700, special_tokens=["<|endoftext|>"], initial_alphabet=alphabet, show_progress=False))
+        if kind == "whisper":
+            tok.add_special_tokens(["<|notimestamps|>"] + [f"<|{i * 0.02:.2f}|>" for i in range(50)])
+            data = json.loads(tok.to_str())
+            data["model"]["ignore_merges"] = True
+            tok = Tok.from_str(json.dumps(data))
+        else:
+            tok.add_tokens([AddedToken(f"<extra_{i}>", normalized=i % 2 == 0) for i in range(40)] + ["madeupword", "the cat"])
+            tok.post_processor = processors.RobertaProcessing(("<|endoftext|>", 0), ("<|endoftext|>", 0), trim_offsets=True)
+    elif kind in ("llama2", "openllama"):
+        tok = Tok(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first")
+        specials = ["<unk>", "<s>"] + [f"<0x{b:02X}>" for b in range(256)]
+        tok.train_from_iterator(lines, trainers.BpeTrainer(vocab_size=900, special_tokens=specials, limit_alphabet=60, show_progress=False))
+        data = json.loads(tok.to_str())
+        data["added_tokens"] = [t for t in data["added_tokens"] if not t["content"].startswith("<0x")]
+        if kind == "llama2":
+            data["normalizer"] = {"type": "Sequence", "normalizers": [
+                {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}
+            data["pre_tokenizer"] = None
+        else:
+            data["pre_tokenizer"] = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False}
+        tok = Tok.from_str(json.dumps(data))
+    else:  # albert, t5
+        tok = Tok(models.Unigram())
+        steps = [normalizers.Precompiled(_charsmap(lines)), normalizers.Replace(Regex(" {2,}"), " ")]
+        if kind == "albert":
+            steps = [normalizers.Replace("``", '"'), normalizers.Replace("''", '"'), normalizers.NFKD(),
+                     normalizers.StripAccents(), normalizers.Lowercase(), *steps]
+        tok.normalizer = normalizers.Sequence(steps)
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="always")
+        tok.train_from_iterator(lines, trainers.UnigramTrainer(vocab_size=300, special_tokens=["<pad>", "<unk>"], unk_token="<unk>", show_progress=False))
+        tok.decoder = decoders.Metaspace()
+    return tok
+
+
+@pytest.fixture(scope="module")
+def pipelines(train_lines) -> dict[str, tuple[str, object]]:
+    return {kind: (tokenizer.to_str(), tokenizer) for kind in KINDS for tokenizer in [build_hf(kind, train_lines)]}
+
+
+def _general(json_text: str) -> Tokenizer:
+    tok = Tokenizer.from_str(json_text)
+    tok.use_fast_path = False
+    return tok
+
+
+def _fields(encoding) -> tuple:
+    return (encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids, encoding.type_ids)
+
+
+# Characters that stress every rule: whitespace of all kinds, '▁', controls, combining marks,
+# a Prepend-class char, CJK, emoji with joiners, no-break and ideographic spaces.
+_ALPHABET = list("aAbBcé É,.!?'`-1 2  \t\n\r▁") + [
+    "\u00a0", "\u3000", "\u2009", "\x00", "\x1c", "\x0b", "\u0301", "\u0600", "中", "文", "😀", "\u200d", "👍", "\U0001f3fd",
+    "ﬁ", "①", "Ａ", "Σ", "İ", "ß", "\ufffd", "<", ">", "|", "<extra_2>", "<extra_3>", "madeupword", "the cat", "<|0.04|>",
+    "<|notimestamps|>", "the", " the", "Hello", " world", "''", "``",
+]
+random_text = st.lists(st.sampled_from(_ALPHABET), max_size=25).map("".join)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_kind_has_a_plan_or_byte_level_lane(pipelines, kind):
+    tok = Tokenizer.from_str(pipelines[kind][0])
+    byte_level = kind in ("whisper", "bart")
+    assert (plan_for(tok) is not None) or byte_level
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_fast_path_equals_general_path_and_hf_on_corpus_lines(pipelines, kind, shared_corpus_lines):
+    json_text, reference = pipelines[kind]
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+    for line in [*shared_corpus_lines[:150], *EXTRA_LINES[:2], "", " ", "  lead and trail  ", "a\u00a0 b\t\tc"]:
+        ours = fast.encode(line)
+        assert _fields(ours) == _fields(general.encode(line)), line
+        assert ours.ids == reference.encode(line).ids, line
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_fast_path_equals_general_path_on_random_text(pipelines, kind):
+    json_text = pipelines[kind][0]
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(random_text)
+    def check(text: str) -> None:
+        # Twice: the second call reads every chunk from the cache.
+        assert _fields(fast.encode(text)) == _fields(general.encode(text)), repr(text)
+        assert _fields(fast.encode(text)) == _fields(general.encode(text)), repr(text)
+
+    check()
+
+
+def test_batches_and_pretokenized_input_agree(pipelines):
+    json_text = pipelines["bert"][0]
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+    lines = ["Hello there", "  Tabs\tand\nnewlines ", "中文 and ﬁ"]
+    assert [_fields(e) for e in fast.encode_batch(lines)] == [_fields(e) for e in general.encode_batch(lines)]
+    words = ["Hello", "wörld", "  x"]
+    assert _fields(fast.encode(words, is_pretokenized=True)) == _fields(general.encode(words, is_pretokenized=True))
+
+
+def test_an_edited_component_is_seen_by_the_next_call(pipelines):
+    """Components become mutable (issue 14): a setter bumps tokviz._mutation, the plan and
+    its chunk caches are rebuilt, and the fast path still equals the general path."""
+    json_text = pipelines["bert"][0]
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+    text = "Hello World HELLO"
+    before = fast.encode(text).ids
+    plan = plan_for(fast)
+    for tok in (fast, general):
+        object.__setattr__(tok.normalizer, "lowercase", False)
+        object.__setattr__(tok.normalizer, "strip_accents", False)
+    _mutation.bump()
+    assert plan_for(fast) is not plan
+    after = fast.encode(text)
+    assert _fields(after) == _fields(general.encode(text))
+    assert after.ids != before
+
+
+def test_pipelines_that_are_not_local_take_the_general_path():
+    from tokviz import models, normalizers, pre_tokenizers
+
+    model = models.WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]")
+    assert build_plan(normalizers.Strip(), pre_tokenizers.Whitespace(), model) is None
+    assert build_plan(None, pre_tokenizers.ByteLevel(add_prefix_space=True), model) is None
+    assert build_plan(normalizers.Replace("a b", "x"), pre_tokenizers.Whitespace(), model) is None
+    assert build_plan(None, None, model) is None  # the model would see the whole text as one word
+    assert build_plan(None, pre_tokenizers.Whitespace(), model) is not None
+
+
+def test_split_chunks_cuts_before_whitespace_runs():
+    assert split_chunks("Hello  world,\tyou ") == ["Hello", "  world,", "\tyou", " "]
+    assert split_chunks("") == []
+
+
+def test_encode_batch_in_processes_gives_the_same_encodings(pipelines, shared_corpus_lines):
+    from tokviz.tokenizer import PARALLEL_MIN_INPUTS
+
+    json_text = pipelines["bert"][0]
+    lines = (list(shared_corpus_lines) * 2)[: PARALLEL_MIN_INPUTS + 50]
+    serial, parallel = Tokenizer.from_str(json_text), Tokenizer.from_str(json_text)
+    for tok in (serial, parallel):
+        tok.enable_padding(pad_id=0, pad_token="[UNK]")
+    expected = [(*_fields(e), e.attention_mask) for e in serial.encode_batch(lines)]
+    assert [(*_fields(e), e.attention_mask) for e in parallel.encode_batch(lines, processes=2)] == expected
+    pairs = [(a, b) for a, b in zip(lines, reversed(lines))]
+    assert [_fields(e) for e in parallel.encode_batch(pairs, processes=2)] == [_fields(e) for e in serial.encode_batch(pairs)]

@@ -1,0 +1,702 @@
+"""Chunk-cached encoding: the general pipeline run once per distinct chunk of text, not per call.
+
+The general path (:meth:`Tokenizer._pipeline`) builds a :class:`NormalizedString` with one
+alignment per character for every input. Most pipelines are *local*: cut the original text
+before each run of ASCII whitespace (``"Hi there,\\tyou"`` -> ``"Hi"``, ``" there,"``,
+``"\\tyou"``; before runs of spaces only for Metaspace and Llama-style pipelines, where a
+newline stays inside a word) and the encoding of the whole is the encodings of the chunks
+side by side (offsets shifted, word ids counted on). So each distinct chunk is encoded once
+and cached; a call looks its chunks up and joins them in C-level loops. A chunk that is
+missing is encoded on plain strings when every stage leaves it aligned char for char (ASCII
+text, most of the time: :func:`_fast_entry`), else by the general machinery on the chunk.
+
+Whether cutting there is safe depends on every component, so a plan is made per pipeline
+(and rebuilt when a component is replaced or edited, see :mod:`tokviz._mutation`):
+
+* normalizer stages must be local around a boundary "x|w" (x not whitespace, w whitespace or
+  '▁'): per-character ones (Lowercase, NF*, StripAccents, BertNormalizer, Precompiled, Nmt),
+  Replace whose pattern cannot span the boundary, and Prepend (applied to a piece's first
+  chunk only). After *every* stage each chunk is checked: a chunk that follows a boundary must
+  still start with whitespace or '▁', a chunk that precedes one must not end with them
+  (``"a\\u00a0"`` under NFKC ends with a space: such a text takes the general path);
+* the first pre-tokenizer must split at every such boundary (Whitespace, WhitespaceSplit,
+  BertPreTokenizer, Metaspace, ByteLevel without prefix space, CLIP's Split); the ones after it
+  work inside the splits it made, so any will do;
+* with no splitting pre-tokenizer (Llama: Prepend + Replace, or Metaspace(split=False)), the
+  BPE model itself must not join across '▁': no vocabulary token has '▁' after another char.
+
+Everything else (Strip, truncation, pairs, added tokens matched after a normalizer, dropout)
+takes the general path. The tests compare this path with the general one on random text.
+
+>>> from tokviz import Tokenizer, models, normalizers, pre_tokenizers
+>>> tok = Tokenizer(models.WordLevel({"[UNK]": 0, "hello": 1, "world": 2}, unk_token="[UNK]"))
+>>> tok.normalizer = normalizers.Lowercase()
+>>> tok.pre_tokenizer = pre_tokenizers.Whitespace()
+>>> split_chunks("Hello  World!")
+['Hello', '  World!']
+>>> tok.encode("Hello  World!").ids
+[1, 2, 0]
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import accumulate, chain, islice, repeat
+from operator import itemgetter
+from operator import add
+from typing import Any
+
+import regex
+
+from tokviz import _mutation
+from tokviz.encoding import Encoding
+from tokviz.patterns import Regex
+
+#: Chunks start before a run of these (ASCII whitespace every component agrees on).
+_CUT = " \t\n\r"
+_CHUNK_FINDALL = re.compile(r"[ \t\n\r]*[^ \t\n\r]+|[ \t\n\r]+").findall
+_SPACE_CHUNK_FINDALL = re.compile(r" *[^ ]+| +").findall
+_WHITE_SPACE = regex.compile(r"\s")  # Unicode White_Space, as the GPT-2 pattern's \s
+_PREPEND_CLASS = regex.compile(r"\p{Grapheme_Cluster_Break=Prepend}")
+
+#: Normalizers that act on each character (or grapheme) on its own.
+_PER_CHAR_NORMALIZERS = frozenset(
+    {"Lowercase", "NFD", "NFKD", "NFC", "NFKC", "StripAccents", "BertNormalizer", "Precompiled", "Nmt"}
+)
+#: Regex patterns of Replace that match only spaces or only whitespace (seen in converted files).
+_SPACE_ONLY_PATTERNS = frozenset({" {2,}", " +", "  +"})
+_WHITESPACE_PATTERNS = frozenset({r"\s+", r"\s{2,}"})
+#: CLIP's pre-tokenizer pattern: no alternative matches whitespace.
+CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
+
+_MAX_CACHED_CHUNKS = 200_000
+
+# Fields of a chunk entry (see chunk_entry).
+_IDS, _TOKENS, _STARTS, _ENDS, _WORDS, _N_WORDS, _MAY_FOLLOW, _MAY_PRECEDE = map(itemgetter, range(8))
+
+
+def split_chunks(text: str) -> list[str]:
+    """Cut ``text`` before each run of ASCII whitespace: ``"a b  c" -> ['a', ' b', '  c']``."""
+    return _CHUNK_FINDALL(text)
+
+
+def _component_kind(component: Any, module: str) -> str | None:
+    kind = type(component)
+    return kind.__name__ if kind.__module__ == module else None
+
+
+# ---------------------------------------------------------------------- the plan
+class ChunkPlan:
+    """What is known about one pipeline: how to encode a chunk, and when joining is safe.
+
+    After every normalizer stage a chunk after a boundary must start with a char of
+    ``stage_boundary`` and one before a boundary must not end with one; after the last stage
+    the first must be in ``boundary`` (where the pre-tokenizer or model surely splits) and
+    ``right_blocked(last char)`` must be False. ``heads``/``bodies`` are the chunk caches (a
+    piece's first chunk is normalized with Prepend stages and knows if it starts the text).
+    """
+
+    __slots__ = (
+        "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
+        "splitter", "one_word", "ascii_unchanged", "chunk_findall",
+    )
+
+    def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
+                 right_blocked: Any, pre_tokenizer: Any, model: Any, graphemes: bool) -> None:
+        self.stages = stages
+        self.stage_boundary = stage_boundary
+        self.boundary = boundary
+        self.right_blocked = right_blocked
+        self.pre_tokenizer = pre_tokenizer
+        self.model = model
+        self.graphemes = graphemes  # a Precompiled stage works on grapheme clusters
+        self.heads: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # (not at text start, at text start)
+        self.bodies: dict[str, Any] = {}
+        #: How to pre-tokenize a chunk without NormalizedString (see _fast_entry), or None.
+        self.splitter: str | None = None
+        #: No pre-tokenizer splits (Llama): the whole piece is one word however many chunks.
+        self.one_word = False
+        #: id(Precompiled stage) -> the ASCII chars it leaves as they are (filled on first use).
+        self.ascii_unchanged: dict[int, frozenset[str]] = {}
+        #: Cuts the text into chunks (before runs of the chars the splitter surely splits at).
+        self.chunk_findall = _CHUNK_FINDALL
+
+
+def _flatten(normalizer: Any) -> list[Any] | None:
+    if normalizer is None:
+        return []
+    kind = _component_kind(normalizer, "tokviz.normalizers")
+    if kind == "Sequence":
+        stages: list[Any] = []
+        for item in normalizer.normalizers:
+            inner = _flatten(item)
+            if inner is None:
+                return None
+            stages.extend(inner)
+        return stages
+    if kind is None:
+        return None
+    return [normalizer]
+
+
+def _stage_is_local(stage: Any, boundary: frozenset[str]) -> bool:
+    kind = type(stage).__name__
+    if kind in _PER_CHAR_NORMALIZERS or kind == "Prepend":
+        return True
+    if kind != "Replace":
+        return False
+    pattern = stage.pattern
+    if isinstance(pattern, str):
+        # A literal of boundary chars only cannot contain the char before a boundary; one
+        # without any cannot contain the char after it.
+        chars = set(pattern)
+        return chars <= boundary or chars.isdisjoint(boundary)
+    source = pattern.pattern
+    if source in _SPACE_ONLY_PATTERNS:
+        return True
+    # \s+ may swallow a no-break space before a boundary; then the chunk before it ends with
+    # the replacement, which must be a boundary char for the check after the stage to see it.
+    return source in _WHITESPACE_PATTERNS and bool(stage.content) and set(stage.content) <= boundary
+
+
+def _first_splitter(pre_tokenizer: Any) -> Any:
+    while _component_kind(pre_tokenizer, "tokviz.pre_tokenizers") == "Sequence":
+        if not pre_tokenizer.pretokenizers:
+            return None
+        pre_tokenizer = pre_tokenizer.pretokenizers[0]
+    return pre_tokenizer
+
+
+def _model_splits_at(model: Any, char: str) -> bool:
+    """Whether a BPE model never joins across ``char`` when it follows another char.
+
+    True when no vocabulary token has ``char`` right after a different char (then no merge
+    can reach over such a position) and ``char`` is itself a token (so unknown chars on
+    both sides are never fused into one unk).
+    """
+    if type(model).__name__ != "BPE" or model.dropout or model.ignore_merges:
+        return False
+    if model.continuing_subword_prefix or model.end_of_word_suffix:
+        return False
+    vocab = model.get_vocab()
+    if char not in vocab:
+        return False
+    for token in vocab:
+        position = token.find(char, 1)
+        while position > 0:
+            if token[position - 1] != char:
+                return False
+            position = token.find(char, position + 1)
+    return True
+
+
+def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | None:
+    """A :class:`ChunkPlan` for this pipeline, or None when chunks may not be cached."""
+    model_kind = type(model).__name__
+    if model_kind not in ("BPE", "WordPiece", "WordLevel", "Unigram") or getattr(model, "dropout", None):
+        return None
+    stages = _flatten(normalizer)
+    if stages is None:
+        return None
+    first = _first_splitter(pre_tokenizer)
+    first_kind = None if first is None else _component_kind(first, "tokviz.pre_tokenizers")
+    if first is not None and first_kind is None:
+        return None
+    # The chars chunks start with (Metaspace and the model-level split see spaces only).
+    boundary = {" ", "▁"} if first is None or first_kind == "Metaspace" else set(_CUT) | {"▁"}
+    if first_kind == "Metaspace":
+        boundary.add(first.replacement)
+    stage_boundary = boundary = frozenset(boundary)
+    if not all(_stage_is_local(stage, stage_boundary) for stage in stages):
+        return None
+
+    def right_blocked(char: str) -> bool:
+        return char in stage_boundary
+
+    if first is None or (first_kind == "Metaspace" and not first.split):
+        # One split per piece: the model must split at the boundary char itself.
+        split_char = "▁" if first is None else first.replacement
+        if not _model_splits_at(model, split_char):
+            return None
+        if first is None:
+            if not any(type(stage).__name__ == "Replace" and stage.content == split_char for stage in stages):
+                return None
+            boundary = frozenset({split_char})
+        else:
+            boundary = frozenset({" ", split_char})
+    elif first_kind in ("Whitespace", "WhitespaceSplit", "BertPreTokenizer"):
+        boundary = frozenset(_CUT)
+    elif first_kind == "Metaspace":
+        boundary = frozenset({" ", first.replacement})
+    elif first_kind == "ByteLevel":
+        if not first.use_regex or first.add_prefix_space:
+            return None
+        boundary = frozenset(_CUT)
+
+        def right_blocked(char: str) -> bool:  # noqa: F811 - the GPT-2 pattern joins \s runs
+            return char in stage_boundary or _WHITE_SPACE.match(char) is not None
+
+    elif first_kind == "Split":
+        pattern = first.pattern
+        if not (first.invert and first.behavior == "removed" and getattr(pattern, "pattern", None) == CLIP_PATTERN):
+            return None
+        boundary = frozenset(_CUT)
+    else:
+        return None
+    graphemes = any(type(stage).__name__ == "Precompiled" for stage in stages)
+    plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes)
+    plan.splitter = _splitter(pre_tokenizer)
+    plan.one_word = first is None or (first_kind == "Metaspace" and not first.split)
+    if first is None or first_kind == "Metaspace":
+        # Only spaces become '▁': "a\nb" is one Metaspace word, so cut before spaces only.
+        plan.chunk_findall = _SPACE_CHUNK_FINDALL
+    return plan
+
+
+def _splitter(pre_tokenizer: Any) -> str | None:
+    """The pre-tokenizers :func:`_fast_entry` does on plain strings."""
+    if pre_tokenizer is None:
+        return "none"
+    kind = _component_kind(pre_tokenizer, "tokviz.pre_tokenizers")
+    if kind in ("Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Metaspace"):
+        return kind
+    if kind == "ByteLevel" and pre_tokenizer.use_regex and not pre_tokenizer.add_prefix_space:
+        return kind
+    if kind == "Sequence" and len(pre_tokenizer.pretokenizers) == 2:
+        first, second = pre_tokenizer.pretokenizers
+        if (
+            _component_kind(first, "tokviz.pre_tokenizers") == "Split"
+            and getattr(first.pattern, "pattern", None) == CLIP_PATTERN
+            and _component_kind(second, "tokviz.pre_tokenizers") == "ByteLevel"
+            and not second.use_regex
+            and not second.add_prefix_space
+        ):
+            return "clip"
+    return None
+
+
+# ---------------------------------------------------------------------- one chunk
+def chunk_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tuple[Any, ...]:
+    """Encode one chunk with the general machinery; fields:
+
+    ``(ids, tokens, starts, ends, word_of_token, n_words, may_follow, may_precede)``, offsets
+    relative to the chunk's start. ``may_follow``: after every normalizer stage the chunk
+    started with a boundary char (so it may come after a boundary); ``may_precede``: it never
+    ended with one (so a boundary may come after it).
+    """
+    if plan.splitter is not None:
+        entry = _fast_entry(plan, chunk, head, at_start)
+        if entry is not None:
+            return entry
+    from tokviz.normalized import NormalizedString, PreTokenizedString
+
+    # A head chunk that does not start the text gets a nonzero shift, so position-dependent
+    # components (Metaspace prepend_scheme="first") see what they see in the whole text.
+    shift = 0 if at_start else 1
+    normalized = NormalizedString(chunk, original_shift=shift)
+    stage_boundary = plan.stage_boundary
+    text = chunk
+    may_follow = text[0] in stage_boundary
+    may_precede = text[-1] not in stage_boundary
+    for stage in plan.stages:
+        if not head and type(stage).__name__ == "Prepend":
+            continue  # the whole text has one prepended char, at its start
+        before = normalized.normalized
+        stage.normalize(normalized)
+        text = normalized.normalized
+        if not text:
+            break
+        if text != before and type(stage).__name__ == "Precompiled" and normalized.alignments[-1][1] - shift != len(chunk):
+            # Like HF, Precompiled's alignments after a removed char are shifted for the rest
+            # of the text; when the shift reaches the chunk's end, the chunk cannot be joined.
+            may_follow = may_precede = False
+        may_follow = may_follow and text[0] in stage_boundary
+        may_precede = may_precede and text[-1] not in stage_boundary
+    if text:
+        may_follow = may_follow and text[0] in plan.boundary
+        may_precede = may_precede and not plan.right_blocked(text[-1])
+    else:
+        may_follow = may_precede = False
+    pre_tokenized = PreTokenizedString(normalized)
+    if not text:
+        pre_tokenized.splits = []
+    if plan.pre_tokenizer is not None:
+        plan.pre_tokenizer.pre_tokenize(pre_tokenized)
+    model_tokenize = plan.model.tokenize
+    ids: list[int] = []
+    values: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    words: list[int] = []
+    splits = pre_tokenized.splits
+    for index, split in enumerate(splits):
+        piece = split.normalized
+        convert = piece.convert_offsets_to_original
+        for token in model_tokenize(piece.normalized):
+            original = convert(token.offsets[0], token.offsets[1])
+            start, end = original if original is not None else token.offsets
+            ids.append(token.id)
+            values.append(token.value)
+            starts.append(start - shift)
+            ends.append(end - shift)
+            words.append(index)
+    return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(splits), may_follow, may_precede)
+
+
+_SAME_LENGTH_ON_ASCII = frozenset({"Lowercase", "BertNormalizer", "NFD", "NFKD", "NFC", "NFKC", "StripAccents"})
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BERT_ASCII_WORDS = re.compile(r"[!-/:-@\[-`{-~]|[^ \t\n\r!-/:-@\[-`{-~]+")
+
+
+def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tuple[Any, ...] | None:
+    """:func:`chunk_entry` on plain strings when every normalizer stage leaves the chunk
+    char-for-char aligned (unchanged, or a same-length change of ASCII text, plus chars
+    prepended at the start, which take the first char's alignment); None otherwise.
+
+    >>> from tokviz import models, normalizers, pre_tokenizers
+    >>> plan = build_plan(normalizers.Lowercase(), pre_tokenizers.Whitespace(),
+    ...                   models.WordLevel({"hi": 0, "!": 1, "[UNK]": 2}, unk_token="[UNK]"))
+    >>> _fast_entry(plan, " Hi!", False, False)
+    ((0, 1), ('hi', '!'), (1, 3), (3, 4), (0, 1), 2, True, True)
+    """
+    text = chunk
+    stage_boundary = plan.stage_boundary
+    may_follow = text[0] in stage_boundary
+    may_precede = text[-1] not in stage_boundary
+    prefix = 0  # chars inserted before the chunk's first char
+    for stage in plan.stages:
+        kind = type(stage).__name__
+        if kind == "Prepend":
+            if not head:
+                continue
+            new = stage.prepend + text
+            prefix += len(stage.prepend)
+        else:
+            new = _ascii_normalize(stage, kind, text, plan) if text.isascii() else None
+            if new is None:
+                new = stage.normalize_str(text)
+            if new != text:
+                if len(new) != len(text):
+                    return None
+                if kind == "Replace":
+                    if not (isinstance(stage.pattern, str) and len(stage.pattern) == 1):
+                        return None
+                elif kind not in _SAME_LENGTH_ON_ASCII or not text.isascii():
+                    return None
+        text = new
+        if not text:
+            return None
+        may_follow = may_follow and text[0] in stage_boundary
+        may_precede = may_precede and text[-1] not in stage_boundary
+    may_follow = may_follow and text[0] in plan.boundary
+    may_precede = may_precede and not plan.right_blocked(text[-1])
+
+    # Pre-tokenize: (start, end) spans of ``text``; byte-level words go to the model as symbols.
+    splitter = plan.splitter
+    byte_level = False
+    if splitter == "none":
+        spans = [(0, len(text))]
+    elif splitter == "Whitespace":
+        from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
+
+        spans = [match.span() for match in _WORD_OR_SYMBOLS.finditer(text)]
+    elif splitter == "WhitespaceSplit":
+        from tokviz.pre_tokenizers import _NON_SPACE_RUN
+
+        spans = [match.span() for match in _NON_SPACE_RUN.finditer(text)]
+    elif splitter == "BertPreTokenizer":
+        if not text.isascii() or _ASCII_CONTROL.search(text):
+            return None
+        spans = [match.span() for match in _BERT_ASCII_WORDS.finditer(text)]
+    elif splitter == "Metaspace":
+        pre_tokenizer = plan.pre_tokenizer
+        replacement = pre_tokenizer.replacement
+        text = text.replace(" ", replacement)
+        scheme = pre_tokenizer.prepend_scheme
+        if scheme != "never" and not text.startswith(replacement) and (scheme == "always" or (head and at_start)):
+            text = replacement + text
+            prefix += 1
+        if pre_tokenizer.split:
+            cuts = [index for index, char in enumerate(text) if char == replacement and index]
+            spans = list(zip([0, *cuts], [*cuts, len(text)]))
+        else:
+            spans = [(0, len(text))]
+    elif splitter == "ByteLevel":
+        spans = [match.span() for match in _gpt2_finditer(text)]
+        byte_level = True
+    elif splitter == "clip":
+        spans = [match.span() for match in plan.pre_tokenizer.pretokenizers[0].pattern.compiled.finditer(text)]
+        byte_level = True
+    else:
+        return None
+
+    ids: list[int] = []
+    values: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    words: list[int] = []
+    model_tokenize = plan.model.tokenize
+    if not byte_level and not prefix:
+        # The common case: offsets of the text are offsets of the chunk.
+        for index, (span_start, span_end) in enumerate(spans):
+            for token in model_tokenize(text[span_start:span_end]):
+                ids.append(token.id)
+                values.append(token.value)
+                token_start, token_end = token.offsets
+                starts.append(token_start + span_start)
+                ends.append(token_end + span_start)
+                words.append(index)
+        return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
+    for index, (span_start, span_end) in enumerate(spans):
+        word = text[span_start:span_end]
+        if byte_level:
+            token_ids, token_values, token_starts, token_ends = _byte_word_tokens(word, model_tokenize)
+        else:
+            tokens = model_tokenize(word)
+            token_ids = [t.id for t in tokens]
+            token_values = [t.value for t in tokens]
+            token_starts = [t.offsets[0] for t in tokens]
+            token_ends = [t.offsets[1] for t in tokens]
+        for token_id, value, start, end in zip(token_ids, token_values, token_starts, token_ends):
+            start += span_start
+            end += span_start
+            ids.append(token_id)
+            values.append(value)
+            words.append(index)
+            if start == end:  # HF maps an empty range to itself
+                starts.append(start)
+                ends.append(end)
+            else:
+                starts.append(start - prefix if start >= prefix else 0)
+                ends.append(end - prefix if end > prefix else 1)
+    return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
+
+
+_ASCII_OTHER_SPACE = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1f]")
+_TAB_NEWLINE_TO_SPACE = str.maketrans("\t\n\r", "   ")
+_ALWAYS_ASCII_IDENTITY = frozenset({"NFD", "NFKD", "NFC", "NFKC", "StripAccents"})
+
+
+def _ascii_normalize(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str | None:
+    """``stage.normalize_str(text)`` for ASCII ``text`` in one C call where that is easy
+    (None: ask the stage). Options are read now, since components may be edited.
+
+    >>> from tokviz.normalizers import BertNormalizer
+    >>> _ascii_normalize(BertNormalizer(), "BertNormalizer", "Hi\\tYou", None)
+    'hi you'
+    """
+    if kind in _ALWAYS_ASCII_IDENTITY:
+        return text  # no ASCII char decomposes, composes or is a combining mark
+    if kind == "Lowercase":
+        return text.lower()
+    if kind == "BertNormalizer":
+        if stage.clean_text:
+            if _ASCII_CONTROL.search(text) is not None:
+                return None
+            text = text.translate(_TAB_NEWLINE_TO_SPACE)
+        return text.lower() if stage.lowercase else text
+    if kind == "Precompiled":
+        unchanged = plan.ascii_unchanged.get(id(stage))
+        if unchanged is None:
+            unchanged = plan.ascii_unchanged[id(stage)] = frozenset(
+                chr(code) for code in range(128) if stage.normalize_str(chr(code)) == chr(code)
+            )
+        # Graphemes of ASCII text are single chars except "\r\n".
+        return text if unchanged.issuperset(text) and "\r\n" not in text else None
+    if kind == "Replace" and isinstance(stage.pattern, Regex):
+        source = stage.pattern.pattern
+        if source in _SPACE_ONLY_PATTERNS:
+            return text if "  " not in text and (source != " +" or " " not in text) else None
+        if source == r"\s+" and stage.content == " ":
+            # Only single spaces (and no other ASCII whitespace or separator): nothing changes.
+            return text if "  " not in text and _ASCII_OTHER_SPACE.search(text) is None else None
+    return None
+
+
+def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | None:
+    """The cache entries of one piece's chunks (filling the caches), or None when a boundary
+    between two of them is not safe."""
+    head_cache = plan.heads[at_start]
+    head = head_cache.get(chunks[0])
+    if head is None:
+        head = chunk_entry(plan, chunks[0], True, at_start)
+        if len(head_cache) < _MAX_CACHED_CHUNKS:
+            head_cache[chunks[0]] = head
+    if len(chunks) == 1:
+        return [head]
+    bodies = plan.bodies
+    entries = list(map(bodies.get, chunks))
+    entries[0] = head
+    if None in entries:
+        for position, entry in enumerate(entries):
+            if entry is None:
+                chunk = chunks[position]
+                entry = entries[position] = chunk_entry(plan, chunk, False, False)
+                if len(bodies) < _MAX_CACHED_CHUNKS:
+                    bodies[chunk] = entry
+    if not all(map(_MAY_PRECEDE, islice(entries, len(entries) - 1))) or not all(map(_MAY_FOLLOW, islice(entries, 1, None))):
+        return None
+    return entries
+
+
+def _encode_whole(plan: ChunkPlan, sequence: str, type_id: int) -> Any:
+    """:func:`encode_chunked` of a sequence without added tokens: tuples built in one go."""
+    chunks = plan.chunk_findall(sequence)
+    entries = _entries(plan, chunks, True)
+    if entries is None:
+        return None
+    ids = tuple(chain.from_iterable(map(_IDS, entries)))
+    n = len(ids)
+    if len(entries) == 1:
+        entry = entries[0]
+        offsets = tuple(zip(entry[2], entry[3]))
+        words = (0,) * n if plan.one_word else entry[4]
+        return Encoding(ids, (type_id,) * n, entry[1], words, offsets, (0,) * n, (1,) * n, None, {})
+    counts = list(map(len, map(_IDS, entries)))
+    bases = list(chain.from_iterable(map(repeat, accumulate(map(len, chunks), initial=0), counts)))
+    offsets = tuple(
+        zip(
+            map(add, chain.from_iterable(map(_STARTS, entries)), bases),
+            map(add, chain.from_iterable(map(_ENDS, entries)), bases),
+        )
+    )
+    if plan.one_word:
+        words: tuple[int, ...] = (0,) * n
+    else:
+        word_bases = accumulate(map(_N_WORDS, entries), initial=0)
+        words = tuple(map(add, chain.from_iterable(map(_WORDS, entries)), chain.from_iterable(map(repeat, word_bases, counts))))
+    tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
+    return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
+
+
+_PRINTABLE_ASCII = re.compile(r"[!-~]*")  # the bytes the GPT-2 table maps to themselves
+
+
+def _byte_word_tokens(word: str, model_tokenize: Any) -> tuple[list[int], list[str], list[int], list[int]]:
+    """A byte-level word's tokens: ids, values, and start/end offsets in chars of ``word``
+    (a token inside a char's bytes covers that whole char, as the general path aligns it).
+
+    >>> from tokviz.models import BPE
+    >>> _byte_word_tokens("hé", BPE({"h": 0, "Ã": 1, "©": 2, "Ã©": 3}, [("Ã", "©")]).tokenize)
+    ([0, 3], ['h', 'Ã©'], [0, 1], [1, 2])
+    """
+    if _PRINTABLE_ASCII.fullmatch(word):
+        tokens = model_tokenize(word)
+        return (
+            [t.id for t in tokens], [t.value for t in tokens], [t.offsets[0] for t in tokens], [t.offsets[1] for t in tokens]
+        )
+    from tokviz.byte_level import text_to_symbols
+
+    symbols = text_to_symbols(word)
+    tokens = model_tokenize(symbols)
+    starts: list[int] = []
+    ends: list[int] = []
+    if len(symbols) == len(word):
+        starts = [t.offsets[0] for t in tokens]
+        ends = [t.offsets[1] for t in tokens]
+    else:
+        char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
+        for token in tokens:
+            start, end = token.offsets
+            if start == end:
+                position = char_of_symbol[start] if start < len(char_of_symbol) else len(word)
+                starts.append(position)
+                ends.append(position)
+            else:
+                starts.append(char_of_symbol[start])
+                ends.append(char_of_symbol[end - 1] + 1)
+    return [t.id for t in tokens], [t.value for t in tokens], starts, ends
+
+
+def _gpt2_finditer(text: str) -> Any:
+    from tokviz.pre_tokenizers import _GPT2_REGEX
+
+    return _GPT2_REGEX.finditer(text)
+
+
+# ---------------------------------------------------------------------- the tokenizer's side
+def plan_for(tokenizer: Any) -> ChunkPlan | None:
+    """The tokenizer's current plan (rebuilt when a component is replaced or edited)."""
+    normalizer, pre_tokenizer, model = tokenizer._normalizer, tokenizer.pre_tokenizer, tokenizer._model
+    generation = _mutation.generation()
+    cached = tokenizer._chunk_plan
+    if (
+        cached is not None
+        and cached[0] is normalizer
+        and cached[1] is pre_tokenizer
+        and cached[2] is model
+        and cached[3] == generation
+    ):
+        return cached[4]
+    plan = build_plan(normalizer, pre_tokenizer, model)
+    tokenizer._chunk_plan = (normalizer, pre_tokenizer, model, generation, plan)
+    return plan
+
+
+def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
+    """The sequence's Encoding (before post-processing) from cached chunks, or None when the
+    general path must do it (a boundary that is not safe in this text)."""
+    added = tokenizer._added
+    if not sequence:
+        pieces: list[tuple[int | None, int, int]] = []
+    elif added.is_empty or not added.may_occur_in(sequence):
+        pieces = [(None, 0, len(sequence))]
+    else:
+        has_raw, has_normalized = added.has_matchers()
+        if has_normalized and plan.stages:
+            return None  # normalized-matched added tokens are found after normalizing
+        from tokviz.tokenizer import _added_pieces
+
+        pieces = _added_pieces(added, sequence)
+    if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
+        return None  # a Prepend-class char joins the next char (maybe a space) in one grapheme
+    if len(pieces) == 1 and pieces[0][0] is None and word_index is None:
+        return _encode_whole(plan, sequence, type_id)
+    ids: list[int] = []
+    tokens: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    words: list[int] = []
+    split_index = 0
+    for token_id, start, end in pieces:
+        if token_id is not None:
+            ids.append(token_id)
+            tokens.append(sequence[start:end])
+            starts.append(start)
+            ends.append(end)
+            words.append(split_index)
+            split_index += 1
+            continue
+        text = sequence[start:end] if (start or end != len(sequence)) else sequence
+        chunks = plan.chunk_findall(text)
+        entries = _entries(plan, chunks, start == 0)
+        if entries is None:
+            return None
+        first = len(ids)
+        ids.extend(chain.from_iterable(map(_IDS, entries)))
+        if len(ids) == first:
+            n_words = sum(map(_N_WORDS, entries))
+            split_index += min(n_words, 1) if plan.one_word else n_words
+            continue
+        tokens.extend(chain.from_iterable(map(_TOKENS, entries)))
+        counts = list(map(len, map(_IDS, entries)))
+        # Each token's chunk start and word base, repeated once per token of the chunk (in C).
+        bases = list(chain.from_iterable(map(repeat, accumulate(map(len, chunks), initial=start), counts)))
+        starts.extend(map(add, chain.from_iterable(map(_STARTS, entries)), bases))
+        ends.extend(map(add, chain.from_iterable(map(_ENDS, entries)), bases))
+        if plan.one_word:
+            words.extend(repeat(split_index, len(ids) - first))
+            split_index += 1
+            continue
+        word_bases = list(accumulate(map(_N_WORDS, entries), initial=split_index))
+        split_index = word_bases.pop()
+        words.extend(map(add, chain.from_iterable(map(_WORDS, entries)), chain.from_iterable(map(repeat, word_bases, counts))))
+    n = len(ids)
+    if word_index is not None:
+        words = [word_index] * n
+    return Encoding(
+        tuple(ids), (type_id,) * n, tuple(tokens), tuple(words), tuple(zip(starts, ends)), (0,) * n, (1,) * n, None, {}
+    )
+
+
+__all__ = ["ChunkPlan", "build_plan", "chunk_entry", "encode_chunked", "plan_for", "split_chunks"]
