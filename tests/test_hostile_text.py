@@ -301,7 +301,7 @@ def test_uploads_are_read_in_memory_and_never_written_to_disk() -> None:
     assert found == []
     # Streamlit hands uploads over as in-memory buffers; the app reads them with getvalue() only.
     ui_source = "".join(path.read_text(encoding="utf-8") for path in UI_SOURCES)
-    assert ui_source.count("uploaded.getvalue()") >= 2  # the corpus upload and the tokenizer.json upload
+    assert ui_source.count("uploaded.getvalue()") >= 2  # the corpus upload and the tokenizer files
 
 
 @pytest.mark.parametrize("line", ["import pickle", "data = pickle.loads(blob)", "frame = pd.read_pickle(upload)", "eval(text)"])

@@ -66,7 +66,7 @@ def tokenizer_files(files: list[UploadedFile], key: str, *, limit: int) -> list[
 
     def uploaded() -> None:
         chosen = st.session_state.get(key) or []
-        files[:] = [UploadedFile(item.name, item.getvalue()) for item in chosen]
+        files[:] = [UploadedFile(uploaded.name, uploaded.getvalue()) for uploaded in chosen]
 
     st.file_uploader(
         "Tokenizer files: tokenizer.json, SentencePiece .model, tiktoken ranks (.tiktoken), BERT vocab.txt, GPT-2 vocab.json + merges.txt",
