@@ -26,6 +26,8 @@ words in scripts written without spaces (a Chinese sentence counts as one word).
 
 from __future__ import annotations
 
+import bisect
+
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -296,12 +298,14 @@ def segmentation_differences(text: str, encodings: Sequence[Any]) -> Segmentatio
         if not others:
             differing.append(frozenset())
             continue
-        everyone_cuts = set.intersection(*others)
+        everyone_cuts = sorted(set.intersection(*others))
         anyone_cuts = set.union(*others)
         indices = set()
         for index, start, end in spans:
             own_cut = start not in anyone_cuts or end not in anyone_cuts
-            joins = any(start < cut < end for cut in everyone_cuts)
+            # A cut every other encoding makes strictly inside this token (binary search: texts are long).
+            after_start = bisect.bisect_right(everyone_cuts, start)
+            joins = after_start < len(everyone_cuts) and everyone_cuts[after_start] < end
             if own_cut or joins:
                 indices.add(index)
                 covered.append((start, end))
