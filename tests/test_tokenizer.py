@@ -302,3 +302,12 @@ def test_training_keeps_the_untrained_models_unknown_token_as_hf(kind: str) -> N
     text = "hugs zebra ☃ bun"
     assert ours.encode(text).tokens == theirs.encode(text).tokens
     assert "[UNK]" in ours.encode(text).tokens
+
+
+def test_a_trainer_for_another_algorithm_is_refused_before_any_word_is_read() -> None:
+    """As HF: ``Tokenizer(BPE()).train([], UnigramTrainer())`` names the mismatch, not the empty corpus."""
+    from tokviz import models, trainers
+    from tokviz.errors import TokvizError
+
+    with pytest.raises(TokvizError, match="UnigramTrainer can only train a Unigram; this tokenizer's model is a BPE"):
+        Tokenizer(models.BPE()).train_from_iterator([], trainers.UnigramTrainer())

@@ -786,6 +786,9 @@ class Tokenizer:
         """
         from tokviz.word_counts import count_words
 
+        check_model = getattr(trainer, "check_model", None)
+        if check_model is not None:  # name the wrong trainer before reading a word (HF: even for an empty corpus)
+            check_model(self.model)
         texts = iterator
         if length is not None and not hasattr(iterator, "__len__"):
             texts = _SizedIterable(iterator, length)
