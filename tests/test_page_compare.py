@@ -246,3 +246,14 @@ def test_uploaded_tokenizer_files_are_compared_beside_the_trained_ones(shared_co
     app.switch_page(PAGE)
     app.run()
     assert list(metrics_frame(app)["configuration"])[2:] == ["gpt2-like.json", "mine.tiktoken", "vocab.txt", "vocab.json + merges.txt"]
+
+
+def test_an_uploaded_file_name_is_shown_as_text_not_markdown(shared_corpus_lines) -> None:
+    files, _ = _hf_files(list(shared_corpus_lines[:100]))
+    app = open_compare()
+    name = "[x](e.co) **b**.tiktoken"  # a browser's file name has no '/'
+    app.file_uploader(key="compare_files").set_value([(name, files["mine.tiktoken"], "application/octet-stream")]).run()
+    assert_clean(app)
+    label = app.selectbox(key="compare_files_encoding_0").label
+    assert label.startswith("Encoding of \\[x\\]\\(e\\.co\\) \\*\\*b\\*\\*\\.tiktoken"), label  # Markdown escaped: no link, no bold
+    assert name in list(metrics_frame(app)["configuration"])  # the table shows the name as typed

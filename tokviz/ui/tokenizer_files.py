@@ -91,7 +91,7 @@ def tokenizer_files(files: list[UploadedFile], key: str, *, limit: int) -> list[
         if files[index].encoding != guess:
             files[index] = UploadedFile(item.name, item.data, guess)
         st.session_state.setdefault(f"{key}_encoding_{index}", guess)
-        st.selectbox(f"Encoding of {item.name} (its split pattern and special tokens)", list(encodings), key=f"{key}_encoding_{index}",
+        st.selectbox(f"Encoding of {md_escape(item.name)} (its split pattern and special tokens)", list(encodings), key=f"{key}_encoding_{index}",
                      format_func=lambda name: encodings[name].label, on_change=chose)
     content_key = tuple((item.name, _digest(item.data), item.encoding or "") for item in files)
     loaded = _load_cached(content_key, _files=tuple((item.name, item.data) for item in files))
