@@ -74,7 +74,9 @@ def main() -> None:
     for key in args.presets.split(","):
         config = sentencepiece_like() if key == "sp_bpe" else PRESETS[key].build()
         started = time.perf_counter()
-        history = build_tokenizer(config).train_from_iterator(split.train_lines, build_trainer(config, args.vocab))
+        trained_tokenizer = build_tokenizer(config)
+        trained_tokenizer.train_from_iterator(split.train_lines, build_trainer(config, args.vocab))
+        history = trained_tokenizer.training_history
         trained = time.perf_counter() - started
         low, high = history.min_vocab_size, history.max_vocab_size
         for size in sorted({low, (low + high) // 2, high}):

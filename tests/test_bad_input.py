@@ -42,7 +42,8 @@ PRESET_NAMES = list(PRESETS)
 def train(preset: str, lines: list[str], vocab_size: int = 300):
     config = PRESETS[preset].build()
     tokenizer = build_tokenizer(config)
-    history = tokenizer.train_from_iterator(lines, build_trainer(config, vocab_size))
+    tokenizer.train_from_iterator(lines, build_trainer(config, vocab_size))
+    history = tokenizer.training_history
     return tokenizer, history
 
 

@@ -13,7 +13,9 @@ from tokviz.pipeline_config import MODELS, build_tokenizer, build_trainer, token
 @pytest.mark.parametrize("pre_tokenizer", list(PRE_TOKENIZER_CHOICES))
 def test_every_model_and_pre_tokenizer_trains_and_encodes(model: str, pre_tokenizer: str, course_corpus: list[str]) -> None:
     config = custom_config(model, pre_tokenizer, "lowercase")
-    history = build_tokenizer(config).train_from_iterator(course_corpus, build_trainer(config, 300))
+    trained_tokenizer = build_tokenizer(config)
+    trained_tokenizer.train_from_iterator(course_corpus, build_trainer(config, 300))
+    history = trained_tokenizer.training_history
     tokenizer = tokenizer_with_model(config, history.model)
     encoding = tokenizer.encode("Hugging Face tokenizers, ça va?")
     assert encoding.tokens and all(0 <= start <= end <= 31 for start, end in encoding.offsets)

@@ -35,7 +35,9 @@ def _sample_history(config, vocab_size: int):
     from tokviz.pipeline_config import build_tokenizer, build_trainer
     from tokviz.samples import load_sample
 
-    return build_tokenizer(config).train_from_iterator(load_sample().splitlines(True), build_trainer(config, vocab_size))
+    trained_tokenizer = build_tokenizer(config)
+    trained_tokenizer.train_from_iterator(load_sample().splitlines(True), build_trainer(config, vocab_size))
+    return trained_tokenizer.training_history
 
 
 def test_history_csv_stops_at_the_sliders_size_for_bpe() -> None:

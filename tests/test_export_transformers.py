@@ -41,7 +41,9 @@ def corpus(read_shared_corpus) -> list[str]:
 
 def trained(name: str, corpus: list[str]):
     config = PRESETS[name].build()
-    history = build_tokenizer(config).train_from_iterator(corpus, build_trainer(config, 400))
+    trained_tokenizer = build_tokenizer(config)
+    trained_tokenizer.train_from_iterator(corpus, build_trainer(config, 400))
+    history = trained_tokenizer.training_history
     return tokenizer_with_model(config, configured_model(config, history.model))
 
 

@@ -95,7 +95,9 @@ def assert_only_own_markup(fragment: str, allowed_tags: set[str] = SPAN_TAGS, *,
 
 def trained_tokenizer(name: str, config: PipelineConfig | None = None, vocab_size: int = 400):
     config = config or PRESETS[name].build()
-    history = build_tokenizer(config).train_from_iterator(CORPUS, build_trainer(config, vocab_size))
+    trained_tokenizer = build_tokenizer(config)
+    trained_tokenizer.train_from_iterator(CORPUS, build_trainer(config, vocab_size))
+    history = trained_tokenizer.training_history
     return tokenizer_with_model(config, configured_model(config, history.model)), history, config
 
 

@@ -38,7 +38,9 @@ def wordpiece_tokenizer() -> Tokenizer:
 
 def trained(preset: str, lines: list[str], vocab_size: int) -> tuple[Tokenizer, object]:
     config = PRESETS[preset].build()
-    history = build_tokenizer(config).train_from_iterator(lines, build_trainer(config, vocab_size))
+    trained_tokenizer = build_tokenizer(config)
+    trained_tokenizer.train_from_iterator(lines, build_trainer(config, vocab_size))
+    history = trained_tokenizer.training_history
     return tokenizer_with_model(config, history.model_at(history.max_vocab_size)), history
 
 
@@ -137,13 +139,17 @@ def test_curve_from_history_equals_retraining_at_each_size(shared_corpus_lines: 
     """history.model_at(k) is the model a training to k gives: the curve needs no retraining."""
     config = PRESETS["char_bpe"].build()
     lines = shared_corpus_lines[:150]
-    history = build_tokenizer(config).train_from_iterator(lines, build_trainer(config, 700))
+    trained_tokenizer = build_tokenizer(config)
+    trained_tokenizer.train_from_iterator(lines, build_trainer(config, 700))
+    history = trained_tokenizer.training_history
     text = "\n".join(shared_corpus_lines[150:200])
     sizes = [history.min_vocab_size, 400, 700]
     curve = vocab_size_curve(lambda size: tokenizer_with_model(config, history.model_at(size)), sizes, text, config.unk_token)
     assert [point.vocab_size for point in curve] == sizes
     for point in curve[1:]:
-        retrained = build_tokenizer(config).train_from_iterator(lines, build_trainer(config, point.vocab_size))
+        trained_tokenizer = build_tokenizer(config)
+        trained_tokenizer.train_from_iterator(lines, build_trainer(config, point.vocab_size))
+        retrained = trained_tokenizer.training_history
         metrics = compression_metrics(tokenizer_with_model(config, retrained.model), text, config.unk_token)
         assert point == CurvePoint(point.vocab_size, metrics.tokens_per_word, metrics.bytes_per_token)
     # More merges, fewer tokens: fertility falls and bytes per token rise along the curve.
@@ -165,7 +171,9 @@ def test_bpe_wordpiece_unigram_on_english_prose_at_2000(read_shared_corpus) -> N
     configs = {"BPE": PRESETS["gpt2"].build(), "WordPiece": replace(bert, scoring="frequency"), "Unigram": PRESETS["t5"].build()}
     results = {}
     for name, config in configs.items():
-        history = build_tokenizer(config).train_from_iterator(train, build_trainer(config, 2000))
+        trained_tokenizer = build_tokenizer(config)
+        trained_tokenizer.train_from_iterator(train, build_trainer(config, 2000))
+        history = trained_tokenizer.training_history
         results[name] = metrics = compression_metrics(tokenizer_with_model(config, history.model), held_out, config.unk_token)
         assert 1.0 < metrics.tokens_per_word < 3.0, (name, metrics)
         assert 2.0 < metrics.bytes_per_token < 6.0, (name, metrics)
@@ -177,7 +185,9 @@ def test_bpe_wordpiece_unigram_on_english_prose_at_2000(read_shared_corpus) -> N
     assert compression_metrics(peer, held_out, "[UNK]").tokens_per_word == pytest.approx(results["WordPiece"].tokens_per_word, abs=0.01)
     assert bert.scoring == "frequency"
     course = replace(bert, scoring="likelihood")
-    likelihood = build_tokenizer(course).train_from_iterator(train, build_trainer(course, 2000))
+    trained_tokenizer = build_tokenizer(course)
+    trained_tokenizer.train_from_iterator(train, build_trainer(course, 2000))
+    likelihood = trained_tokenizer.training_history
     assert compression_metrics(tokenizer_with_model(course, likelihood.model), held_out, "[UNK]").tokens_per_word > 2.5
 
 

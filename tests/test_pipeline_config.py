@@ -210,7 +210,8 @@ def _train(key: str, vocab_size: int):
     config = PRESETS[key].build()
     split = held_out_split(load_sample())
     tokenizer = build_tokenizer(config)
-    history = tokenizer.train_from_iterator(split.train_lines, build_trainer(config, vocab_size))
+    tokenizer.train_from_iterator(split.train_lines, build_trainer(config, vocab_size))
+    history = tokenizer.training_history
     return config, history, split
 
 

@@ -130,7 +130,9 @@ def _held_out_tokens_per_word(text: str, vocab_size: int) -> tuple[float, float,
     held_out = "\n".join(split.test_lines)
     results = []
     for config in (bert_like(), replace(bert_like(), scoring="likelihood")):
-        history = build_tokenizer(config).train_from_iterator(split.train_lines, build_trainer(config, vocab_size))
+        trained_tokenizer = build_tokenizer(config)
+        trained_tokenizer.train_from_iterator(split.train_lines, build_trainer(config, vocab_size))
+        history = trained_tokenizer.training_history
         results.append(compression_metrics(tokenizer_with_model(config, history.model), held_out, "[UNK]").tokens_per_word)
     peer = _hf_bert()
     peer.post_processor = None
@@ -158,7 +160,9 @@ def test_bert_like_trains_like_hf_wordpiece_trainer_on_shakespeare(read_shared_c
 
 def test_the_shakespeare_line_is_cut_as_hf_cuts_it(read_shared_corpus) -> None:
     split = held_out_split(read_shared_corpus("tinyshakespeare.txt")[:200_000])
-    history = build_tokenizer(bert_like()).train_from_iterator(split.train_lines, build_trainer(bert_like(), 2000))
+    trained_tokenizer = build_tokenizer(bert_like())
+    trained_tokenizer.train_from_iterator(split.train_lines, build_trainer(bert_like(), 2000))
+    history = trained_tokenizer.training_history
     ours = tokenizer_with_model(bert_like(), history.model)
     peer = _hf_bert()
     peer.train_from_iterator(split.train_lines, hf.trainers.WordPieceTrainer(vocab_size=2000, special_tokens=list(bert_like().special_tokens), show_progress=False))
@@ -194,7 +198,9 @@ def test_labels() -> None:
 
 
 def _trained(config, vocab_size: int):
-    return build_tokenizer(config).train_from_iterator(load_sample().splitlines(True), build_trainer(config, vocab_size))
+    trained_tokenizer = build_tokenizer(config)
+    trained_tokenizer.train_from_iterator(load_sample().splitlines(True), build_trainer(config, vocab_size))
+    return trained_tokenizer.training_history
 
 
 def test_a_unigram_target_above_the_seed_size_gets_a_hint() -> None:

@@ -55,7 +55,9 @@ def trained(name: str, vocab_size: int = 500):
     """``(tokenizer, history)`` trained on the sample's training lines, once per name."""
     config = CONFIGS[name]
     lines = held_out_split(load_sample()).train_lines
-    history = build_tokenizer(config).train_from_iterator(lines, build_trainer(config, vocab_size))
+    trained_tokenizer = build_tokenizer(config)
+    trained_tokenizer.train_from_iterator(lines, build_trainer(config, vocab_size))
+    history = trained_tokenizer.training_history
     model = configured_model(config, history.model_at(min(max(history.model.get_vocab_size(), history.min_vocab_size), history.max_vocab_size)))
     return tokenizer_with_model(config, model), history
 
@@ -130,7 +132,8 @@ def test_training_on_any_non_empty_text_succeeds_or_says_the_corpus_is_empty(nam
     config = CONFIGS[name]
     tokenizer = build_tokenizer(config)
     try:
-        history = tokenizer.train_from_iterator(text.splitlines() or [text], build_trainer(config, 400))
+        tokenizer.train_from_iterator(text.splitlines() or [text], build_trainer(config, 400))
+        history = tokenizer.training_history
     except EmptyCorpusError as error:
         assert "empty" in str(error)
         return

@@ -239,9 +239,11 @@ def test_train_from_iterator_matches_hf(course_corpus):
     ours = Tokenizer(models.BPE())
     ours.pre_tokenizer = pre_tokenizers.Whitespace()
     calls = []
-    history = ours.train_from_iterator(
+    returned = ours.train_from_iterator(
         course_corpus, trainers.BpeTrainer(vocab_size=60, special_tokens=["[UNK]", "[PAD]"]), progress=lambda *a: calls.append(a)
     )
+    assert returned is None  # as HF's; the history stays on the tokenizer
+    history = ours.training_history
     theirs = tokenizers.Tokenizer(tokenizers.models.BPE())
     theirs.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
     theirs.train_from_iterator(
@@ -295,7 +297,8 @@ def test_training_keeps_the_untrained_models_unknown_token_as_hf(kind: str) -> N
     }[kind]()
     ours, theirs = Tokenizer(ours_model), hf.Tokenizer(hf_model)
     ours.pre_tokenizer, theirs.pre_tokenizer = pre_tokenizers.Whitespace(), hf.pre_tokenizers.Whitespace()
-    history = ours.train_from_iterator(lines, ours_trainer)
+    ours.train_from_iterator(lines, ours_trainer)
+    history = ours.training_history
     theirs.train_from_iterator(lines, hf_trainer)
     assert ours.model.unk_token == "[UNK]"
     assert history.model_at(history.min_vocab_size + 2).unk_token == "[UNK]"  # the slider's models too

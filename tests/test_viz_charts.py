@@ -246,7 +246,8 @@ def test_unigram_pruning_chart_ends_at_the_trained_size_not_the_seed_size() -> N
     from tokviz.samples import load_sample
 
     tokenizer = build_tokenizer(t5_like())
-    history = tokenizer.train_from_iterator(load_sample().splitlines(True), build_trainer(t5_like(), 400))
+    tokenizer.train_from_iterator(load_sample().splitlines(True), build_trainer(t5_like(), 400))
+    history = tokenizer.training_history
     # The sample's seed vocabulary (701 with special tokens) is pruned in two rounds to 400.
     assert [(r.size_before, r.size_after) for r in history.prune_rounds] == [(678, 508), (508, 440)]
     assert (history.max_vocab_size, history.model.get_vocab_size()) == (701, 400)

@@ -183,7 +183,9 @@ def test_copyable_ids_and_tokens() -> None:
 def _trained(config, vocab_size):
     from tokviz.pipeline_config import build_tokenizer, build_trainer
 
-    return build_tokenizer(config).train_from_iterator(["hug hug hug pug pun bun hugs"], build_trainer(config, vocab_size))
+    trained_tokenizer = build_tokenizer(config)
+    trained_tokenizer.train_from_iterator(["hug hug hug pug pun bun hugs"], build_trainer(config, vocab_size))
+    return trained_tokenizer.training_history
 
 
 def test_token_origins_of_bpe_name_the_first_merge_that_made_each_token() -> None:

@@ -236,6 +236,9 @@ class Tokenizer:
         self._fast_plan_generation = -1
         # (normalizer, pre_tokenizer, model, edit generation, ChunkPlan or None): see tokviz.fast_paths.
         self._chunk_plan: Any = None
+        #: The TrainingHistory of the last ``train`` / ``train_from_iterator`` (HF returns None from both;
+        #: tokviz keeps what the training went through here).
+        self.training_history: Any = None
 
     # ----------------------------------------------------------------- components
     @property
@@ -778,7 +781,8 @@ class Tokenizer:
     def train_from_iterator(
         self, iterator: Iterable[str], trainer: Any, length: int | None = None, progress: Any = None
     ) -> Any:
-        """Train the model on texts; returns the trainer's TrainingHistory.
+        """Train the model on texts and return ``None``, as HF does; the trainer's TrainingHistory
+        (every merge, score and pruning round) is kept as :attr:`training_history`.
 
         Texts are normalized and pre-tokenized with this tokenizer's components and counted
         (added tokens are not cut out, as in HF); the trained model replaces ``self.model``
@@ -802,10 +806,12 @@ class Tokenizer:
         special_tokens = getattr(history, "special_tokens", ()) or getattr(trainer, "special_tokens", ())
         if special_tokens:
             self.add_special_tokens([_content(t) if not isinstance(t, AddedToken) else t for t in special_tokens])
-        return history
+        self.training_history = history
+        return None
 
     def train(self, files: Sequence[str | Path], trainer: Any = None, progress: Any = None) -> Any:
-        """Train on text files, line by line (line ends kept, as HF reads them)."""
+        """Train on text files, line by line (line ends kept, as HF reads them); returns ``None``, the
+        history is :attr:`training_history`."""
         if trainer is None:
             raise TokvizError("Tokenizer.train needs a trainer, e.g. trainers.BpeTrainer(vocab_size=1000).")
         if isinstance(files, (str, Path)):
@@ -816,7 +822,7 @@ class Tokenizer:
                 with open(path, encoding="utf-8", newline="") as handle:
                     yield from handle
 
-        return self.train_from_iterator(lines(), trainer, progress=progress)
+        self.train_from_iterator(lines(), trainer, progress=progress)
 
     # ----------------------------------------------------------------- serialization
     def to_str(self, pretty: bool = False) -> str:

@@ -49,7 +49,9 @@ def expected_token_count(preset: str, vocab_size: int) -> int:
 
     split = held_out_split(load_sample())
     config = PRESETS[preset].build()
-    history = build_tokenizer(config).train_from_iterator(split.train_lines, build_trainer(config, vocab_size))
+    trained_tokenizer = build_tokenizer(config)
+    trained_tokenizer.train_from_iterator(split.train_lines, build_trainer(config, vocab_size))
+    history = trained_tokenizer.training_history
     size = min(max(history.model.get_vocab_size(), history.min_vocab_size), history.max_vocab_size)  # where the slider starts
     tokenizer = tokenizer_with_model(config, configured_model(config, history.model_at(size)))
     text = "\n".join(split.test_lines)
