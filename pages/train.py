@@ -121,7 +121,7 @@ def test_text_changed(value: str) -> None:
     train.test_text = None if value == held_out else value
 
 
-text_column, options_column = st.columns([4, 1.5] if workspace.presentation else [5, 1])
+text_column, options_column = st.columns([3.4, 1.6] if workspace.presentation else [4, 1.3])  # the controls fit at 1280 px
 text = text_column.text_area("Test text (held-out lines of the corpus by default)", key="test_text", height=90,
                              on_change=bind("test_text", lambda: held_out if train.test_text is None else train.test_text, test_text_changed))
 show_ids = options_column.toggle("Show ids", key="show_ids")
