@@ -154,6 +154,6 @@ def transformers_download(entries: list[Compared]) -> None:
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     choice = left.selectbox("Tokenizer to hand to transformers", names, key="compare_download_choice")
     entry = entries[names.index(choice)]
-    right.download_button("Download for transformers", transformers_zip(entry.tokenizer), "tokenizer.zip", "application/zip",
+    right.download_button("Download for transformers", lambda: transformers_zip(entry.tokenizer),  # made on click "tokenizer.zip", "application/zip",
                           key="compare_download", width="stretch",
                           help="Unzip into a folder and load it with transformers' AutoTokenizer.from_pretrained(folder).")

@@ -257,12 +257,13 @@ def export_view(view: TrainedView) -> None:
     st.caption(f"Every file below is the tokenizer at the slider's size ({size:,} tokens); "
                "history.csv holds the training steps that made it.")
     columns = st.columns(5)
-    columns[0].download_button("tokenizer.json", tokenizer.to_str(pretty=True), "tokenizer.json", "application/json", key="download_json")
-    columns[1].download_button("vocab.txt", vocab_txt(tokenizer.get_vocab(with_added_tokens=True)), "vocab.txt", "text/plain", key="download_vocab")
+    # Each file is made when its button is clicked, not on every rerun (a slider move reruns the page).
+    columns[0].download_button("tokenizer.json", lambda: tokenizer.to_str(pretty=True), "tokenizer.json", "application/json", key="download_json")
+    columns[1].download_button("vocab.txt", lambda: vocab_txt(tokenizer.get_vocab(with_added_tokens=True)), "vocab.txt", "text/plain", key="download_vocab")
     merges = model_merges(tokenizer.model)
     if merges is not None:
-        columns[2].download_button("merges.txt", merges_txt(merges), "merges.txt", "text/plain", key="download_merges")
-    columns[3].download_button("history.csv", history_csv(view.history, view.size), "history.csv", "text/csv", key="download_history")
-    columns[4].download_button("Download for transformers", transformers_zip(tokenizer), "tokenizer.zip", "application/zip", key="download_transformers",
+        columns[2].download_button("merges.txt", lambda: merges_txt(merges), "merges.txt", "text/plain", key="download_merges")
+    columns[3].download_button("history.csv", lambda: history_csv(view.history, view.size), "history.csv", "text/csv", key="download_history")
+    columns[4].download_button("Download for transformers", lambda: transformers_zip(tokenizer), "tokenizer.zip", "application/zip", key="download_transformers",
                                help="tokenizer.json, tokenizer_config.json and special_tokens_map.json: unzip into a folder and load it with "
                                     "transformers' AutoTokenizer.from_pretrained(folder).")
