@@ -63,7 +63,12 @@ def test_train_home_train_keeps_everything(app_url: str, session, read_shared_co
         open_inputs(page)
         set_text(page, key, value)
     open_inputs(page)
-    act(page, lambda: page.locator(".st-key-train button").click())
+    # This corpus trains live, so the target of 2,000 is usually trained before the click: the click may
+    # start no new run (the panel can be redrawn under it), so wait for a finished page, not a new run.
+    page.locator(".st-key-train button").first.click()
+    wait_for_app(page)
+    page.wait_for_function("() => document.querySelector('.st-key-vocab_slider input[type=range]')?.value === '2000'")
+    wait_for_app(page)
     assert slider_value(page) == 2000
     moved = step_slider(page, "vocab_slider", 5)
     assert moved == 1995
