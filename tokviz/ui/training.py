@@ -44,11 +44,9 @@ def is_trained(request: TrainingRequest) -> bool:
 @st.cache_resource(max_entries=4, show_spinner=False)
 def word_counts_cached(corpus_key: str, normalizers: tuple, pre_tokenizers: tuple, _lines: tuple[str, ...]) -> Counter:
     """Word counts of the corpus through the config's normalizers and pre-tokenizers (once per corpus and text side)."""
-    from tokviz.pipeline_config import build_normalizer, build_pre_tokenizer
-    from tokviz.word_counts import count_words
+    from tokviz.training import count_config_words
 
-    config = PipelineConfig(normalizers=normalizers, pre_tokenizers=pre_tokenizers)
-    return count_words(_lines, build_normalizer(config), build_pre_tokenizer(config))
+    return count_config_words(PipelineConfig(normalizers=normalizers, pre_tokenizers=pre_tokenizers), _lines)
 
 
 def train_cached(request: TrainingRequest, lines: tuple[str, ...], progress: Callable[[str, int, int], None] | None = None) -> Any:
@@ -58,20 +56,17 @@ def train_cached(request: TrainingRequest, lines: tuple[str, ...], progress: Cal
     word above them raises ``LimitExceededError`` before any training, and all user patterns
     of the training share one time budget.
     """
-    from tokviz.limits import check_training_request
     from tokviz.patterns import time_budget
-    from tokviz.pipeline_config import build_model, build_trainer
+    from tokviz.training import run_training
 
     slot = _training_slot(request)
     if "history" not in slot:
         config = request.config
         with time_budget():
             words = word_counts_cached(request.corpus_key, config.normalizers, config.pre_tokenizers, lines)
-            check_training_request(sum(map(len, lines)), words)
-            history = build_trainer(config, request.vocab_size).train_from_word_counts(words, progress)
-            # HF's trainers keep the options of the model they train (unk_token, dropout, ...).
-            slot["lines"] = lines  # the views read the corpus's words even after the session moves to another corpus
-            slot["history"] = history.for_model(build_model(config)) if hasattr(history, "for_model") else history
+        history = run_training(config, request.vocab_size, lines, progress, words=words)
+        slot["lines"] = lines  # the views read the corpus's words even after the session moves to another corpus
+        slot["history"] = history
     return slot["history"]
 
 
