@@ -45,7 +45,8 @@ from typing import Any, Callable
 from tokviz.errors import TokvizError
 from tokviz.history import EmStep, MergeStep, PruneRound, TrainingHistory, WordCountSummary
 
-__all__ = ["HistoryFormatError", "dumps", "loads", "save", "load", "FORMAT", "VERSION", "MAX_HISTORY_BYTES"]
+__all__ = ["HistoryFormatError", "OpenedTraining", "dumps", "loads", "save", "load", "loads_training", "load_training",
+           "FORMAT", "VERSION", "MAX_HISTORY_BYTES"]
 
 FORMAT = "tokviz-training-history"
 VERSION = 1
@@ -283,18 +284,29 @@ def _em_out(step: EmStep) -> list[Any]:
     return [step.round, step.sub_iteration, step.vocab_size, _float_out(step.objective), step.num_tokens]
 
 
-def dumps(history: TrainingHistory) -> str:
-    """The history as compact JSON text (see the module docstring for the layout)."""
+def dumps(history: TrainingHistory, config: Any = None) -> str:
+    """The history as compact JSON text (see the module docstring for the layout).
+
+    ``config``, the :class:`~tokviz.pipeline_config.PipelineConfig` it was trained with, is
+    written too (as the app's link parameters), so that whoever opens the file gets the whole
+    tokenizer at any size (:func:`loads_training`), not only its model.
+    """
     kind = _type_name(history)
     writer = _Writer()
     body = _history_out(history, kind, writer)
-    document = {"format": FORMAT, "version": VERSION, "type": kind, "strings": writer.strings, "history": body}
+    document: dict[str, Any] = {"format": FORMAT, "version": VERSION, "type": kind}
+    if config is not None:
+        from tokviz.links import to_query_params
+
+        document["pipeline"] = to_query_params(config, max(1, history.max_vocab_size))
+    document["strings"] = writer.strings
+    document["history"] = body
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def save(history: TrainingHistory, path: str | os.PathLike[str]) -> None:
+def save(history: TrainingHistory, path: str | os.PathLike[str], config: Any = None) -> None:
     """Write :func:`dumps` to ``path`` (UTF-8)."""
-    Path(path).write_text(dumps(history), encoding="utf-8")
+    Path(path).write_text(dumps(history, config), encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- reading
@@ -617,6 +629,58 @@ def loads(text: str | bytes, max_bytes: int | None = None) -> Any:
 
     ``max_bytes`` (default :data:`MAX_HISTORY_BYTES`) refuses larger texts before parsing them.
     """
+    return loads_training(text, max_bytes).history
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenedTraining:
+    """A training read from a history file: the history and, when the file says it, its pipeline.
+
+    ``tokenizer_at(k)`` is the whole tokenizer at vocab size ``k`` (normalizers, pre-tokenizer,
+    special tokens, post-processor and decoder around ``history.model_at(k)``); without a
+    pipeline in the file it is the bare model in a ``Tokenizer`` (``has_pipeline`` is False).
+    """
+
+    history: Any
+    config: Any = None
+
+    @property
+    def has_pipeline(self) -> bool:
+        return self.config is not None or hasattr(self.history, "proto_at")
+
+    def tokenizer_at(self, vocab_size: int | None = None) -> Any:
+        history = self.history
+        size = history.max_vocab_size if vocab_size is None else min(max(vocab_size, history.min_vocab_size), history.max_vocab_size)
+        if hasattr(history, "proto_at"):  # SentencePiece: the .model at that size, converted as HF does
+            from tokviz.sentencepiece.convert import tokenizer_from_proto
+
+            return tokenizer_from_proto(history.proto_at(size))
+        model = history.model_at(size)
+        if self.config is not None:
+            from tokviz.pipeline_config import tokenizer_with_model
+
+            return tokenizer_with_model(self.config, model)
+        from tokviz.tokenizer import Tokenizer
+
+        return Tokenizer(model)
+
+
+def load_training(path: str | os.PathLike[str], max_bytes: int | None = None) -> OpenedTraining:
+    """:func:`load`, with the pipeline: what "Open a training" on the Train and Inspect pages calls."""
+    return loads_training(_read_limited(path, max_bytes), max_bytes)
+
+
+def loads_training(text: str | bytes, max_bytes: int | None = None) -> OpenedTraining:
+    """:func:`loads`, with the pipeline the file names (see :class:`OpenedTraining`).
+
+    >>> from tokviz.presets import PRESETS
+    >>> from tokviz.training import run_training
+    >>> config = PRESETS["bert"].build()
+    >>> history = run_training(config, 60, ["Hugging Face tokenizers", "hugging faces"])
+    >>> opened = loads_training(dumps(history, config))
+    >>> opened.config == config, opened.tokenizer_at(50).encode("Hugs!").tokens[0]
+    (True, '[CLS]')
+    """
     limit = MAX_HISTORY_BYTES if max_bytes is None else max_bytes
     size = len(text.encode("utf-8")) if isinstance(text, str) else len(text)
     if size > limit:
@@ -649,19 +713,36 @@ def loads(text: str | bytes, max_bytes: int | None = None) -> Any:
             f"This training history is of an unknown type {_show(kind)}; tokviz knows {', '.join(_history_types())}.")
     reader = _Reader(document.get("strings"))
     try:
-        return _history_in(kind, document.get("history"), reader)
+        history = _history_in(kind, document.get("history"), reader)
     except RecursionError:
         raise HistoryFormatError("The training history is damaged: it is nested too deeply.") from None
+    return OpenedTraining(history, _pipeline_in(document.get("pipeline")))
+
+
+def _pipeline_in(params: Any) -> Any:
+    if params is None:
+        return None
+    if not isinstance(params, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in params.items()):
+        raise HistoryFormatError('The training history\'s "pipeline" should be an object of text values.')
+    from tokviz.links import from_query_params
+
+    try:
+        return from_query_params(params)[0]
+    except TokvizError as error:
+        raise HistoryFormatError(f"The training history's pipeline cannot be used: {error}") from error
 
 
 def load(path: str | os.PathLike[str], max_bytes: int | None = None) -> Any:
     """Read a history file written by :func:`save`; the size is checked before the file is read."""
+    return loads(_read_limited(path, max_bytes), max_bytes)
+
+
+def _read_limited(path: str | os.PathLike[str], max_bytes: int | None) -> bytes:
     limit = MAX_HISTORY_BYTES if max_bytes is None else max_bytes
     try:
         size = os.path.getsize(path)
         if size > limit:
             raise HistoryFormatError(f"{path} is {size / 1e6:.1f} MB; the limit for a training history is {limit / 1e6:.1f} MB.")
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except OSError as error:
         raise HistoryFormatError(f"Cannot read the training history {path}: {error.strerror or error}.") from None
-    return loads(data, max_bytes=limit)

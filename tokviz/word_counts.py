@@ -119,6 +119,7 @@ def count_words(
     normalizer: Any = None,
     pre_tokenizer: Any = None,
     progress: ProgressCallback | None = None,
+    empty_ok: bool = False,
 ) -> Counter[str]:
     """Normalize, pre-tokenize and count: ``["a b a"] -> Counter({'a': 2, 'b': 1})`` (with a
     whitespace pre-tokenizer).
@@ -127,7 +128,8 @@ def count_words(
     HF's ``train_from_iterator`` allows; ``done`` / ``total`` then count items, not texts.
     ``progress("count words", done, total)`` is called about every 1% of the items (every
     1,000 items when ``texts`` has no length; ``total`` is then 0). Raises
-    :class:`~tokviz.errors.EmptyCorpusError` when no word is left.
+    :class:`~tokviz.errors.EmptyCorpusError` when no word is left, unless ``empty_ok`` (one
+    chunk of a large corpus may hold only blank lines: the whole corpus is checked after merging).
     """
     normalize = getattr(normalizer, "normalize_str", None) if normalizer is not None else None
     if normalizer is not None and normalize is None:
@@ -181,7 +183,7 @@ def count_words(
     counts.pop("", None)  # an empty pre-token carries no characters to train on
     if progress is not None:
         progress("count words", done, total or done)
-    if not counts:
+    if not counts and not empty_ok:
         if saw_text:
             raise EmptyCorpusError(
                 "The corpus is empty after normalization and pre-tokenization: no word is left to train on."
