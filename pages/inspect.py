@@ -4,21 +4,54 @@ import pandas as pd
 import streamlit as st
 
 from tokviz import inspect as inspect_tok
-from tokviz.ui.shell import metrics_row, page_setup
+from tokviz.ui.shell import md_escape, metrics_row, page_setup
 from tokviz.ui.tokenizer_choice import tokenizer_choice, unk_token_of, vocab_frame_cached
+from tokviz.ui.tokenizer_files import training_file
 from tokviz.ui.widgets import spans_block
 from tokviz.ui.workspace import bind
 
 workspace = page_setup("pages/inspect.py")
 state = workspace.inspect
 st.title("Inspect a tokenizer")
-st.caption("Upload a tokenizer (an HF tokenizer.json, a SentencePiece .model, a tiktoken rank file, a BERT vocab.txt or GPT-2's "
-           "vocab.json + merges.txt), or pick the one trained in this session.")
+source = st.radio("Inspect", ["a tokenizer", "a training"], horizontal=True, key="inspect_source",
+                  captions=["tokenizer.json, .model, tiktoken, vocab.txt or the session's", "history.json from `python -m tokviz train`"])
 
-tokenizer, choice_key = tokenizer_choice(workspace, "inspect", allow_upload=True)
+history = None
+if source == "a training":
+    opened = training_file("inspect_training_file")
+    if opened is None:
+        st.stop()
+    training, training_key = opened
+    history = training.history
+    low, high, trained = inspect_tok.training_size_range(history)
+    if st.session_state.get("inspect_training_for") != training_key:  # another file: start at its trained size
+        st.session_state.update(inspect_training_for=training_key, inspect_training_vocab=trained)
+    size = st.slider("Vocab size", low, high, key="inspect_training_vocab", disabled=low == high,
+                     help="The tokenizer at any size the training went through, derived from its record (no retraining).")
+    if not training.has_pipeline:
+        st.info("This history does not name its pipeline: the model is shown without normalizer or pre-tokenizer.")
+    tokenizer, choice_key = training.tokenizer_at(size), f"{training_key}:{size}"
+else:
+    st.caption("Upload a tokenizer (an HF tokenizer.json, a SentencePiece .model, a tiktoken rank file, a BERT vocab.txt or GPT-2's "
+               "vocab.json + merges.txt), or pick the one trained in this session.")
+    tokenizer, choice_key = tokenizer_choice(workspace, "inspect", allow_upload=True)
 if tokenizer is None:
     st.stop()
 byte_level = inspect_tok.is_byte_level(tokenizer)
+
+if history is not None:
+    st.header("Training")
+    metrics_row(inspect_tok.training_summary(history))
+    st.caption(f"Stopped because: {md_escape(history.stop_reason)}")
+    views = inspect_tok.training_views(history, size, byte_level)
+    for tab, view in zip(st.tabs([view.title for view in views]), views):
+        with tab:
+            if view.caption:
+                st.caption(md_escape(view.caption))
+            if view.table is not None:
+                st.dataframe(view.table, hide_index=True, height=320, width="stretch")
+            if view.figure is not None:
+                st.plotly_chart(view.figure, width="stretch")
 summary = inspect_tok.summarize(tokenizer)
 
 st.header("Summary")

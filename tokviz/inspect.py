@@ -367,3 +367,103 @@ def render_merge_tree(node: MergeNode, byte_level: bool = False) -> str:
 
     walk(node, "")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- open a training
+
+
+def open_training(data: bytes, name: str = "history.json", max_bytes: int | None = None) -> Any:
+    """Read an uploaded ``history.json`` (``python -m tokviz train`` writes one) into an
+    :class:`~tokviz.history_io.OpenedTraining`: the history, its pipeline, ``tokenizer_at(k)``.
+
+    This is what "Open a training" calls on Inspect and on Train. A file over ``max_bytes``
+    (default: the upload limit, :data:`tokviz.limits.MAX_UPLOAD_BYTES`) raises
+    :class:`LimitExceededError` before it is parsed; a file that is not a training history
+    raises :class:`~tokviz.history_io.HistoryFormatError` naming the file and what is wrong.
+
+    >>> open_training(b'{"format": "tokviz-tokenizer"}', "mine.json")
+    Traceback (most recent call last):
+    ...
+    tokviz.history_io.HistoryFormatError: mine.json: This file is not a tokviz training history (a history.json written by `python -m tokviz train` or the app's download): its "format" is not "tokviz-training-history".
+    """
+    from tokviz import history_io, limits
+
+    limit = limits.MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
+    if len(data) > limit:
+        raise LimitExceededError(f"{name} has {len(data):,} bytes; this server opens training histories up to {limit:,} bytes.")
+    try:
+        return history_io.loads_training(data, max_bytes=limit)
+    except history_io.HistoryFormatError as error:
+        raise history_io.HistoryFormatError(f"{name}: {error}") from error
+
+
+def training_size_range(history: Any) -> tuple[int, int, int]:
+    """``(smallest, largest, trained)`` vocab sizes a training can show; ``trained`` is its model's size.
+
+    Unigram's largest is its seed vocabulary; the trained size is where the slider starts.
+    """
+    low, high = int(history.min_vocab_size), int(history.max_vocab_size)
+    model = getattr(history, "model", None)
+    trained = model.get_vocab_size() if model is not None else high
+    low = min(low, high)
+    return low, high, min(max(trained, low), high)
+
+
+@dataclass(frozen=True)
+class TrainingView:
+    """One view of a training for a page to draw: a ``table`` (DataFrame) or a plotly ``figure``."""
+
+    title: str
+    caption: str
+    table: pd.DataFrame | None = None
+    figure: Any = None
+
+
+def training_summary(history: Any) -> dict[str, Any]:
+    """What was trained, in a few numbers: ``{"algorithm": "BPE", "trained size": 8000, ...}``."""
+    summary = history.word_counts
+    _low, _high, trained = training_size_range(history)
+    return {
+        "algorithm": str(history.algorithm),
+        "trained size": trained,
+        "words (occurrences)": int(summary.total_words),
+        "distinct words": int(summary.unique_words),
+        "training seconds": f"{float(history.seconds):.1f}",
+    }
+
+
+def training_views(history: Any, vocab_size: int, byte_level: bool = False) -> list[TrainingView]:
+    """The record of a training as tables and charts, the vocab size ``vocab_size`` marked.
+
+    BPE / WordPiece: every merge with the pair it beat, each merge's score, the vocab growth;
+    Unigram: the EM steps, the pruning rounds and every removed piece; WordLevel: the kept
+    words; SentencePiece: its trainer's record (merges, or EM steps) as a table.
+    """
+    from tokviz.viz import charts, tables
+
+    views: list[TrainingView] = []
+    merges = getattr(history, "merges", None)
+    if merges:
+        kept = charts.merges_at_size(merges, vocab_size)
+        score = "score" if getattr(history, "scoring", "frequency") == "likelihood" else "count"
+        views.append(TrainingView("Merges", f"{len(merges):,} merges in order; the model at {vocab_size:,} tokens keeps the first "
+                                  f"{kept:,}. The runner-up is the best pair the merge beat.",
+                                  table=tables.merge_table(merges, byte_level)))
+        views.append(TrainingView("Merge scores", "", figure=charts.merge_scores_figure(merges, score, marker_size=vocab_size)))
+        views.append(TrainingView("Vocab growth", "", figure=charts.vocab_growth_figure(merges, history.min_vocab_size,
+                                                                                         marker_size=vocab_size)))
+    if getattr(history, "em_steps", None):
+        views.append(TrainingView("EM steps", "What SentencePiece logs per EM sub-iteration.", table=tables.em_steps_table(history.em_steps)))
+        views.append(TrainingView("EM objective", "", figure=charts.em_objective_figure(history.em_steps)))
+    if getattr(history, "prune_rounds", None):
+        if history.model is not None and hasattr(history, "em_steps"):
+            views.append(TrainingView("Pruning rounds", "", figure=charts.pruning_rounds_figure(history, marker_size=vocab_size)))
+        views.append(TrainingView("Removed pieces", "Every piece a pruning round removed, with the loss increase that condemned it.",
+                                  table=tables.removed_pieces_table(history.prune_rounds)))
+    if hasattr(history, "kept"):
+        views.append(TrainingView("Kept words", f"The words kept, by frequency; the model at {vocab_size:,} tokens keeps the first ones.",
+                                  table=history.to_frame()))
+    if hasattr(history, "proto"):
+        what = "merges" if history.merge_steps else ("EM steps" if history.unigram is not None else "pieces")
+        views.append(TrainingView(f"SentencePiece {what}", f"{history.sentences:,} sentences trained on.", table=history.to_frame()))
+    return views

@@ -105,3 +105,50 @@ def tokenizer_files(files: list[UploadedFile], key: str, *, limit: int) -> list[
         st.warning(f"{len(result)} tokenizers were uploaded; this comparison takes {limit} more (8 in all): using the first {limit}.")
         result = result[:limit]
     return result
+
+
+# --------------------------------------------------------------------------- open a training
+
+#: Where the uploaded history.json is kept (a session key no widget owns: the uploader forgets its
+#: file on a page switch, this does not).
+TRAINING_UPLOAD = "_opened_training_file"
+
+
+@st.cache_resource(max_entries=4, show_spinner="Opening the training…")
+def _open_training_cached(digest: str, name: str, _data: bytes) -> Any:
+    """``tokviz.inspect.open_training`` once per file content (histories are immutable, so shared)."""
+    from tokviz.inspect import open_training
+
+    return open_training(_data, name)
+
+
+def training_file(key: str) -> tuple[Any, str] | None:
+    """An uploader for a ``history.json`` (key ``{key}``); returns ``(OpenedTraining, content key)``.
+
+    The file is size-checked and validated by :func:`tokviz.inspect.open_training` (never
+    unpickled, never evaluated); a bad file is named with its reason in ``st.error``.
+    """
+    from tokviz import limits
+    from tokviz.errors import TokvizError
+
+    def uploaded() -> None:
+        chosen = st.session_state.get(key)
+        st.session_state[TRAINING_UPLOAD] = None if chosen is None else (chosen.name, chosen.getvalue())
+
+    st.file_uploader(
+        "A training: history.json, as `python -m tokviz train` writes it",
+        type=["json"], key=key, on_change=uploaded,
+        help=f"Read in memory, never stored; up to {limits.MAX_UPLOAD_BYTES // (1024 * 1024)} MB. "
+        "It holds the whole training (every merge or EM step) and its pipeline.",
+    )
+    kept = st.session_state.get(TRAINING_UPLOAD)
+    if not kept:
+        return None
+    name, data = kept
+    digest = _digest(data)
+    try:
+        opened = _open_training_cached(digest, name, _data=data)
+    except TokvizError as error:
+        st.error(md_escape(str(error)))
+        return None
+    return opened, f"training:{digest}"
