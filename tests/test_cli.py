@@ -163,3 +163,32 @@ def test_python_dash_m_tokviz_help_reads_well():
     for expected in ("--model {bpe,wordpiece,unigram,wordlevel,sentencepiece}", "--vocab-size N", "--scheduler tcp://HOST:PORT",
                      "--workers K", "--field NAME, --column NAME", "exit codes:", "Open a training", "--input-sentence-size N"):
         assert expected in result.stdout
+
+
+def test_scheduler_option_uses_a_running_cluster(tmp_path, sample_file):
+    import logging
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR) as cluster:
+        report = tmp_path / "report.json"
+        code, out = _train(tmp_path, sample_file, "--model", "wordlevel", "--vocab-size", 200, "--scheduler", cluster.scheduler_address,
+                           "--report", report)
+    assert code == 0
+    figures = json.loads(report.read_text())
+    assert (figures["scheduler"], figures["workers"]) == (cluster.scheduler_address, 1)
+    assert Tokenizer.from_file(out / "tokenizer.json").get_vocab_size() == 200
+
+
+def test_an_unreachable_scheduler_exits_5(tmp_path, sample_file, capsys, monkeypatch):
+    import socket
+
+    from tokviz import cli
+
+    monkeypatch.setattr(cli, "SCHEDULER_TIMEOUT", "2s")
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code, _out = _train(tmp_path, sample_file, "--model", "bpe", "--vocab-size", 300, "--scheduler", f"tcp://127.0.0.1:{port}")
+    assert code == cli.EXIT_CLUSTER
+    assert f"Cannot start or reach the Dask scheduler (tcp://127.0.0.1:{port})" in capsys.readouterr().err

@@ -45,6 +45,8 @@ DEFAULT_PRESET = {"bpe": "gpt2", "wordpiece": "bert", "unigram": "t5", "wordleve
 _MODEL_NAMES = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "wordlevel": "WordLevel"}
 
 EXIT_USAGE, EXIT_INPUT, EXIT_TRAINING, EXIT_CLUSTER = 2, 3, 4, 5
+#: How long to try reaching a --scheduler before giving up (Dask's own timeout format).
+SCHEDULER_TIMEOUT = "20s"
 
 _EPILOG = """\
 examples:
@@ -321,7 +323,7 @@ def _count_on_dask(args: argparse.Namespace, config: Any, chunks: list, done: An
     cluster = None
     try:
         if args.scheduler is not None:
-            client = Client(args.scheduler, timeout="20s")
+            client = Client(args.scheduler, timeout=SCHEDULER_TIMEOUT)
         else:
             cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                                    silence_logs=logging.ERROR)
