@@ -50,8 +50,8 @@ __all__ = ["HistoryFormatError", "OpenedTraining", "dumps", "loads", "save", "lo
 
 FORMAT = "tokviz-training-history"
 VERSION = 1
-#: Largest history file :func:`load` / :func:`loads` accept (a 50,000-merge BPE history is
-#: about 6 MB). Set ``TOKVIZ_MAX_HISTORY_JSON_MB`` to change it.
+#: Largest history file :func:`load` / :func:`loads` accept (BPE histories take about 170 bytes
+#: per merge: 50,000 merges, about 9 MB). Set ``TOKVIZ_MAX_HISTORY_JSON_MB`` to change it.
 MAX_HISTORY_BYTES = int(float(os.environ.get("TOKVIZ_MAX_HISTORY_JSON_MB", "200")) * 1024 * 1024)
 
 
@@ -699,8 +699,8 @@ def loads_training(text: str | bytes, max_bytes: int | None = None) -> OpenedTra
         raise HistoryFormatError(f"This file is not a tokviz training history: it is not valid JSON ({error}).") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise HistoryFormatError(
-            "This file is not a tokviz training history (a history.json written by `python -m tokviz train` "
-            "or the app's download): its \"format\" is not \"tokviz-training-history\".")
+            "This file is not a tokviz training history (a history.json as `python -m tokviz train` writes it): "
+            "its \"format\" is not \"tokviz-training-history\".")
     version = document.get("version")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise HistoryFormatError(f"This training history has no valid version (got {_show(version)}).")

@@ -384,7 +384,7 @@ def open_training(data: bytes, name: str = "history.json", max_bytes: int | None
     >>> open_training(b'{"format": "tokviz-tokenizer"}', "mine.json")
     Traceback (most recent call last):
     ...
-    tokviz.history_io.HistoryFormatError: mine.json: This file is not a tokviz training history (a history.json written by `python -m tokviz train` or the app's download): its "format" is not "tokviz-training-history".
+    tokviz.history_io.HistoryFormatError: mine.json: This file is not a tokviz training history (a history.json as `python -m tokviz train` writes it): its "format" is not "tokviz-training-history".
     """
     from tokviz import history_io, limits
 
