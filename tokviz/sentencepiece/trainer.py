@@ -610,7 +610,10 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
     contexts: dict[tuple[str, str], int] = {}
     cache: dict[str, list[tuple[str, int]]] = {}
     word_total = 0
+    unknown_count = 0
     for text, freq in sentences:
+        if UNK_CHAR in text:
+            unknown_count += freq * text.count(UNK_CHAR)
         pieces = [text] if not spec.split_by_whitespace else split_into_words(
             text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
         offset = 0
@@ -627,5 +630,6 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
     result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules,
                            seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
                            num_sub_iterations=spec.num_sub_iterations, word_count=float(word_total),
+                           unknown_count=float(unknown_count),
                            progress=progress)
     return list(result.pieces), result
