@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["WS", "UNK_CHAR", "script_of", "PieceRules", "split_into_words"]
+__all__ = ["WS", "UNK_CHAR", "script_of", "PieceRules", "split_into_words", "count_words"]
 
 WS = "\u2581"
 #: a word is a leading run without "▁", or "▁" and what follows up to the next "▁"
@@ -77,6 +78,20 @@ class PieceRules:
     allow_whitespace_only_pieces: bool = False
 
     def is_valid(self, piece: str) -> bool:
+        size = len(piece)
+        if size == 0 or size > self.max_sentencepiece_length:
+            return False
+        # the common case first: ASCII letters (all Latin), with "▁" at the allowed end
+        if self.treat_whitespace_as_suffix:
+            body = piece[:-1] if piece[-1] == WS else piece
+        else:
+            body = piece[1:] if piece[0] == WS else piece
+        if body.isascii() and body.isalpha():
+            return True
+        return self.check_each_char(piece)
+
+    def check_each_char(self, piece: str) -> bool:
+        """``IsValidSentencePiece``'s loop over the characters (``is_valid`` without its ASCII shortcut)."""
         size = len(piece)
         if size == 0 or size > self.max_sentencepiece_length:
             return False
@@ -139,4 +154,25 @@ def split_into_words(text: str, treat_whitespace_as_suffix: bool = False, allow_
         if in_ws and not is_ws:
             in_ws = False
         words[-1] += char
+    return words
+
+
+def count_words(texts: list[str], treat_whitespace_as_suffix: bool = False,
+                allow_whitespace_only_pieces: bool = False) -> Counter[str]:
+    """``split_into_words`` of every text, counted (each text once).
+
+    >>> count_words(["▁a▁b", "▁a"])
+    Counter({'▁a': 2, '▁b': 1})
+    """
+    if not treat_whitespace_as_suffix and not allow_whitespace_only_pieces:
+        # one regex pass over the texts joined by a character none of them holds
+        blob = "".join(texts)
+        for sep in ("\n", "\0", "\uffff"):
+            if sep not in blob:
+                free = re.escape(sep)
+                pattern = re.compile(f"[^\u2581{free}]+|\u2581[^\u2581{free}]*")
+                return Counter(pattern.findall(sep.join(texts)))
+    words: Counter[str] = Counter()
+    for text in texts:
+        words.update(split_into_words(text, treat_whitespace_as_suffix, allow_whitespace_only_pieces))
     return words

@@ -28,16 +28,19 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import struct
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
+import numpy as np
+
 from tokviz.history import MergeStep, TrainingHistory, WordCountSummary
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
 from tokviz.sentencepiece.normalizer import RULE_NAMES, SentencePieceNormalizer, charsmap_for_rule
-from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, split_into_words
+from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, count_words, split_into_words
 from tokviz.sentencepiece.processor import SentencePieceError
 from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe
 
@@ -272,10 +275,12 @@ def _read_lines(paths: Iterable[str]) -> Iterator[str]:
         except OSError as exc:
             raise SentencePieceError(f'NOT_FOUND: "{path}": {exc.strerror or exc}') from exc
         with handle:
-            for raw in handle:
-                if raw.endswith(b"\n"):
-                    raw = raw[:-1]
-                yield raw.decode("utf-8", errors="replace")
+            data = handle.read()
+        # decoded whole: "\n" is never inside a UTF-8 sequence, so this equals decoding line by line
+        lines = data.decode("utf-8", errors="replace").split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        yield from lines
 
 
 @dataclass
@@ -294,6 +299,7 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
     rng = random.Random(12345678)
     seen = 0
     is_tsv = spec.input_format == "tsv"
+    max_length = spec.max_sentence_length
     for line in lines:
         if not isinstance(line, str):
             line = bytes(line).decode("utf-8", errors="replace")
@@ -305,7 +311,8 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
             line, freq = parts[0], int(parts[1])
         if not line:
             continue
-        if len(line.encode("utf-8")) > spec.max_sentence_length:
+        size = len(line)  # characters <= UTF-8 bytes <= 4 * characters: encode only when it matters
+        if size > max_length or (4 * size > max_length and len(line.encode("utf-8")) > max_length):
             corpus.too_long += 1
             continue
         if UNK_CHAR in line:
@@ -330,22 +337,24 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         nspec.precompiled_charsmap, add_dummy_prefix=nspec.add_dummy_prefix,
         remove_extra_whitespaces=nspec.remove_extra_whitespaces, escape_whitespaces=nspec.escape_whitespaces,
         treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix, user_defined_symbols=user_defined)
-    meta_set = sorted({p for p, _ in metas.values()}, key=len, reverse=True)
-    sentences: list[tuple[str, int]] = []
-    for line, freq in raw:
-        text = normalizer.normalize(line)
-        for piece in meta_set:
-            if piece in text:
-                text = text.replace(piece, "\t")
-        if text:
-            sentences.append((text, freq))
+    texts = normalizer.normalize_all([line for line, _ in raw])
+    blob = "".join(texts)
+    meta_set = [p for p in sorted({p for p, _ in metas.values()}, key=len, reverse=True) if p in blob]
+    if meta_set:
+        for index, text in enumerate(texts):
+            for piece in meta_set:
+                if piece in text:
+                    text = text.replace(piece, "\t")
+            texts[index] = text
+        blob = "".join(texts)
+    sentences = [(text, freq) for text, (_, freq) in zip(texts, raw) if text]
     if not sentences:
         raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
     counts: Counter[str] = Counter()
-    for text, freq in sentences:
-        if freq == 1:
-            counts.update(text)
-        else:
+    if all(freq == 1 for _, freq in sentences):
+        counts.update(_char_counts(blob))
+    else:
+        for text, freq in sentences:
             for char in text:
                 counts[char] += freq
     counts.pop(" ", None)
@@ -365,11 +374,34 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         required.setdefault(char, counts.get(char, 0))
     rare = {ord(char): UNK_CHAR for char in counts if char not in required}
     if rare:
-        sentences = [(text.translate(rare), freq) for text, freq in sentences]
+        sentences = _replace_rare(sentences, "".join(chr(code) for code in rare))
     corpus.sentences = sentences
     corpus.required = required
     corpus.coverage = accumulated / total if total else 1.0
     return corpus
+
+
+def _char_counts(text: str) -> dict[str, int]:
+    """``Counter(text)`` in one numpy pass over the code points: ``_char_counts("abca") == {"a": 2, "b": 1, "c": 1}``."""
+    if not text:
+        return {}
+    codes = np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
+    tally = np.bincount(codes)
+    present = np.flatnonzero(tally)
+    return {chr(code): count for code, count in zip(present.tolist(), tally[present].tolist())}
+
+
+def _replace_rare(sentences: list[tuple[str, int]], rare: str) -> list[tuple[str, int]]:
+    """Every character of ``rare`` becomes the unknown marker ``▅``, by one regex pass over the joined texts."""
+    texts = [text for text, _ in sentences]
+    pattern = re.compile("[" + "".join(re.escape(char) for char in rare) + "]")
+    blob = "".join(texts)
+    for sep in ("\n", "\0", "\uffff"):
+        if sep not in blob and sep not in rare:
+            replaced = pattern.sub(UNK_CHAR, sep.join(texts)).split(sep)
+            return [(text, freq) for text, (_, freq) in zip(replaced, sentences)]
+    table = {ord(char): UNK_CHAR for char in rare}
+    return [(text.translate(table), freq) for text, freq in sentences]
 
 
 # --------------------------------------------------------------------------- the trainer
@@ -383,14 +415,16 @@ def _rules(spec: TrainerSpec) -> PieceRules:
 def _words(spec: TrainerSpec, sentences: Iterable[tuple[str, int]]) -> dict[str, int]:
     """sentencepiece's ``SplitSentencesByWhitespace``: ``{word: count}``, most frequent first."""
     words: Counter[str] = Counter()
-    for text, freq in sentences:
-        if not spec.split_by_whitespace:
-            words[text] += freq
-        elif freq == 1:
-            words.update(split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces))
-        else:
-            for word in split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces):
-                words[word] += freq
+    if spec.split_by_whitespace and all(freq == 1 for _, freq in sentences):
+        words = count_words([text for text, _ in sentences], spec.treat_whitespace_as_suffix,
+                            spec.allow_whitespace_only_pieces)
+    else:
+        for text, freq in sentences:
+            if not spec.split_by_whitespace:
+                words[text] += freq
+            else:
+                for word in split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces):
+                    words[word] += freq
     return dict(sorted(words.items(), key=lambda item: (-item[1], item[0])))
 
 
@@ -576,7 +610,10 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
     contexts: dict[tuple[str, str], int] = {}
     cache: dict[str, list[tuple[str, int]]] = {}
     word_total = 0
+    unknown_count = 0
     for text, freq in sentences:
+        if UNK_CHAR in text:
+            unknown_count += freq * text.count(UNK_CHAR)
         pieces = [text] if not spec.split_by_whitespace else split_into_words(
             text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
         offset = 0
@@ -593,5 +630,6 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
     result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules,
                            seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
                            num_sub_iterations=spec.num_sub_iterations, word_count=float(word_total),
+                           unknown_count=float(unknown_count),
                            progress=progress)
     return list(result.pieces), result

@@ -19,6 +19,7 @@ Counts are exact at every step (sentencepiece reaches the same counts lazily).
 
 from __future__ import annotations
 
+import gc
 import heapq
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -26,7 +27,7 @@ from typing import Callable, Mapping
 from tokviz.history import MergeStep
 from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules
 
-__all__ = ["BpeResult", "train_bpe", "sorted_chars"]
+__all__ = ["BpeResult", "train_bpe", "train_bpe_reference", "sorted_chars"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +44,11 @@ def sorted_chars(char_counts: Mapping[str, int]) -> list[tuple[str, int]]:
     return sorted(char_counts.items(), key=lambda item: (-item[1], item[0]))
 
 
-def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int,
-              rules: PieceRules | None = None, meta_size: int = 0,
-              progress: Callable[[str, int, int], None] | None = None) -> BpeResult:
-    """Learn up to ``num_merges`` merges from ``{word: count}``; ``required_chars`` is the alphabet with counts."""
+def train_bpe_reference(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int,
+                        rules: PieceRules | None = None, meta_size: int = 0,
+                        progress: Callable[[str, int, int], None] | None = None) -> BpeResult:
+    """The same result as :func:`train_bpe`, written plainly (string symbols, tuple heap, each
+    touched word rebuilt): the tests' oracle for the fast loop."""
     rules = rules or PieceRules()
     words: list[list[str]] = []
     counts: list[int] = []
@@ -161,6 +163,195 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
                 continue
             pair_counts[p] = c
             heapq.heappush(heap, (-c, len(p[0]) + len(p[1]), p[0] + p[1], p[0], p[1]))
+    for char, _ in sorted_chars(required_chars):
+        pieces.append((char, -float(len(pieces))))
+    return BpeResult(tuple(steps), tuple(pieces), stop_reason)
+
+
+# A symbol is an int id; a pair is one int ``left << _BITS | right``; a heap entry is one int
+# ``-count * _COUNT_UNIT + merged_length * _CODE_SPAN + code``, so the smallest entry is the most
+# frequent pair, then the shortest merged piece. Equal (count, length) entries are compared by
+# their strings when they surface together.
+_BITS = 24
+_MASK = (1 << _BITS) - 1
+_CODE_SPAN = 1 << (2 * _BITS)
+_CODE_MASK = _CODE_SPAN - 1
+_LENGTH_BITS = 10  # max_sentencepiece_length is at most 512
+_COUNT_SHIFT = 2 * _BITS + _LENGTH_BITS
+_COUNT_UNIT = 1 << _COUNT_SHIFT
+
+
+def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int,
+              rules: PieceRules | None = None, meta_size: int = 0,
+              progress: Callable[[str, int, int], None] | None = None) -> BpeResult:
+    """Learn up to ``num_merges`` merges from ``{word: count}``; ``required_chars`` is the alphabet with counts.
+
+    The incremental scheme of tokviz's BPE trainer (and HF's): symbols are ints, each word a
+    list of ids, pair counts change only around the merged occurrences of the words that hold
+    the pair (an index pair -> words), and a heap entry whose count went stale is pushed back
+    with its current count when it surfaces (counts of old pairs only fall). Same result as
+    :func:`train_bpe_reference`.
+    """
+    rules = rules or PieceRules()
+    was_enabled = gc.isenabled()
+    gc.disable()  # millions of small, long-lived objects: the collector would only rescan them
+    try:
+        return _train_bpe(word_counts, required_chars, num_merges, rules, meta_size, progress)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int, rules: PieceRules,
+               meta_size: int, progress: Callable[[str, int, int], None] | None) -> BpeResult:
+    kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
+    strings: list[str] = sorted(set().union(*(word for word, _ in kept))) if kept else []
+    id_of = {char: index for index, char in enumerate(strings)}
+    lengths = [1] * len(strings)
+    to_id = id_of.__getitem__
+    words = [list(map(to_id, word)) for word, _ in kept]
+    counts = [count for _, count in kept]
+    is_valid = rules.is_valid
+    valid: dict[int, bool] = {}  # pair code -> may it be counted (False once merged or dropped)
+
+    def check(code: int) -> bool:
+        ok = valid[code] = is_valid(strings[code >> _BITS] + strings[code & _MASK])
+        return ok
+
+    pair_counts: dict[int, int] = {}
+    where: dict[int, set[int]] = {}
+    get_count, get_valid = pair_counts.get, valid.get
+    for index, ids in enumerate(words):
+        count = counts[index]
+        for left, right in zip(ids, ids[1:]):
+            code = left << _BITS | right
+            ok = get_valid(code)
+            if ok is None:
+                ok = check(code)
+            if not ok:
+                continue
+            pair_counts[code] = get_count(code, 0) + count
+            holders = where.get(code)
+            if holders is None:
+                where[code] = {index}
+            else:
+                holders.add(index)
+    heap = [code + (lengths[code >> _BITS] + lengths[code & _MASK]) * _CODE_SPAN - count * _COUNT_UNIT
+            for code, count in pair_counts.items()]
+    heapq.heapify(heap)
+    heappush, heappop = heapq.heappush, heapq.heappop
+    made: set[str] = set()
+    steps: list[MergeStep] = []
+    pieces: list[tuple[str, float]] = []
+    stop_reason = f"reached the target of {num_merges} merges"
+    while len(pieces) < num_merges:
+        best = None
+        while heap:
+            key = heappop(heap)
+            code = key & _CODE_MASK
+            count = -(key >> _COUNT_SHIFT)
+            current = get_count(code, 0)
+            if current != count:
+                if current > 0 and valid[code]:
+                    heappush(heap, key + (count - current) * _COUNT_UNIT)
+                continue
+            best = key
+            break
+        if best is None:
+            stop_reason = "no valid pair left to merge"
+            break
+        group = best >> (2 * _BITS)
+        if heap and heap[0] >> (2 * _BITS) == group:
+            # equal count and length: the smaller merged string wins (then the smaller left part)
+            tied = [best]
+            while heap and heap[0] >> (2 * _BITS) == group:
+                key = heappop(heap)
+                code = key & _CODE_MASK
+                current = get_count(code, 0)
+                if current != count:
+                    if current > 0 and valid[code]:
+                        heappush(heap, key + (count - current) * _COUNT_UNIT)
+                    continue
+                tied.append(key)
+            best = min(tied, key=lambda k: (strings[(k & _CODE_MASK) >> _BITS] + strings[k & _MASK], strings[(k & _CODE_MASK) >> _BITS]))
+            for key in tied:
+                if key != best:
+                    heappush(heap, key)
+        code = best & _CODE_MASK
+        left, right = code >> _BITS, code & _MASK
+        merged = strings[left] + strings[right]
+        del pair_counts[code]
+        valid[code] = False
+        holders = where.pop(code, ())
+        if merged in made:  # the same string reached by another pair: drop it, merge nothing
+            continue
+        made.add(merged)
+        rank = len(pieces)
+        pieces.append((merged, -float(rank)))
+        steps.append(MergeStep(rank=rank, left=strings[left], right=strings[right], token=merged, count=count,
+                               score=float(count), vocab_size=meta_size + len(required_chars) + rank + 1))
+        if progress is not None and rank % 50 == 0:
+            progress("merges", rank, num_merges)
+        new_id = len(strings)
+        strings.append(merged)
+        lengths.append(len(merged))
+        new_left, new_right = new_id << _BITS, new_id
+        new_where: dict[int, set[int]] = {}
+        for index in holders:
+            word = words[index]
+            if left not in word:
+                continue
+            weight = counts[index]
+            position = 0
+            while True:
+                try:
+                    position = word.index(left, position)
+                except ValueError:
+                    break
+                if position + 1 < len(word) and word[position + 1] == right:
+                    if position:
+                        before = word[position - 1]
+                        changed = before << _BITS | left
+                        if valid[changed]:
+                            pair_counts[changed] -= weight
+                        changed = before << _BITS | new_right
+                        ok = get_valid(changed)
+                        if ok is None:
+                            ok = check(changed)
+                        if ok:
+                            pair_counts[changed] = get_count(changed, 0) + weight
+                            bucket = new_where.get(changed)
+                            if bucket is None:
+                                new_where[changed] = {index}
+                            else:
+                                bucket.add(index)
+                    word[position:position + 2] = (new_id,)
+                    if position + 1 < len(word):
+                        after = word[position + 1]
+                        changed = right << _BITS | after
+                        if valid[changed]:
+                            pair_counts[changed] -= weight
+                        changed = new_left | after
+                        ok = get_valid(changed)
+                        if ok is None:
+                            ok = check(changed)
+                        if ok:
+                            pair_counts[changed] = get_count(changed, 0) + weight
+                            bucket = new_where.get(changed)
+                            if bucket is None:
+                                new_where[changed] = {index}
+                            else:
+                                bucket.add(index)
+                position += 1
+        for changed, bucket in new_where.items():
+            count = pair_counts[changed]
+            if count > 0:
+                heappush(heap, changed + (lengths[changed >> _BITS] + lengths[changed & _MASK]) * _CODE_SPAN - count * _COUNT_UNIT)
+            known = where.get(changed)
+            if known is None:
+                where[changed] = bucket
+            else:
+                known |= bucket
     for char, _ in sorted_chars(required_chars):
         pieces.append((char, -float(len(pieces))))
     return BpeResult(tuple(steps), tuple(pieces), stop_reason)

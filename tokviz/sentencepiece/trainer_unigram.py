@@ -1,18 +1,24 @@
 """SentencePiece's unigram trainer (``unigram_model_trainer.cc``), with its history.
 
+This follows the ``sentencepiece`` package the tests compare with (0.2.3), whose trainer
+differs from older releases in two places marked (new) below.
+
 1. **Seeds**: every character, then the substrings (2..``max_sentencepiece_length`` chars, valid
    pieces, occurring at least twice and followed by at least two different characters, as the
    suffix tree's internal nodes are) ranked by ``occurrences * length``, where occurrences
    count every occurrence in the corpus (HF counts each distinct word once: the main reason
-   its vocabularies differ from sentencepiece's); top ``seed_sentencepiece_size`` kept;
+   its vocabularies differ from sentencepiece's); the top ``seed_sentencepiece_size`` of them
+   (ties: the longer UTF-8 string, then the smaller) join the characters;
    score = ``log(count / total)``.
 2. **EM** on the words: E-step = expected piece counts from forward-backward marginals, M-step
    drops pieces expected less than 0.5 times and sets ``digamma(count) - digamma(total)``.
-3. **Prune** while larger than ``1.1 * vocab_size``: a piece whose best segmentation is itself
+3. **Prune** after every EM round: a piece whose best segmentation is itself
    gets as alternative its best split; its loss is ``F * (log p(piece) - sum log p'(alt))``
    with the alternatives' counts raised by the piece's count (sentencepiece's formula, with
    ``len(alternatives) - 1``); pieces never on a Viterbi path or beaten by a split go first;
-   keep ``max(1.1 * vocab_size, shrinking_factor * size)``.
+   keep ``max(1.1 * vocab_size, shrinking_factor * size)``. Stop as soon as a pruning reaches
+   ``1.1 * vocab_size`` (new: no EM round after the last pruning), then drop the pieces whose
+   best split scores strictly more than themselves (new: "unreachable" pieces).
 4. **Finalize**: the required characters, then the best-scoring pieces up to the size.
 
 Words are cut where no piece may cross (script changes, the unknown marker): the lattices
@@ -72,23 +78,25 @@ def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size
         if not rules.is_valid(sub):
             continue
         candidates.append((occ * len(sub), sub))
-    candidates.sort(key=lambda item: (-item[0], item[1]))
+    # sentencepiece 0.2.3's order: score, then the longer UTF-8 string, then the smaller one
+    candidates.sort(key=lambda item: (-item[0], -len(item[1].encode("utf-8")), item[1]))
     seeds = [(c, float(n)) for c, n in sorted_chars(all_chars)]
-    seeds += [(sub, float(score)) for score, sub in candidates[: max(0, seed_size - len(seeds))]]
+    seeds += [(sub, float(score)) for score, sub in candidates[:seed_size]]
     total = sum(score for _, score in seeds)
     return [(piece, math.log(score) - math.log(total)) for piece, score in seeds]
 
 
 def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mapping[str, int], vocab_size: int, meta_size: int,
                   rules: PieceRules, *, seed_size: int = 1_000_000, shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
-                  word_count: float | None = None,
+                  word_count: float | None = None, unknown_count: float = 0.0,
                   progress: Callable[[str, int, int], None] | None = None) -> UnigramResult:
     """Train on ``{(chunk, next character): count}`` (words cut where pieces cannot cross, with the
     character that follows each in its sentence, for the seeds); ``vocab_size`` counts meta pieces.
 
     Each :class:`EmStep` records what sentencepiece logs: the objective is the negative
     log-likelihood per word (``word_count`` words; per chunk when not given) and
-    ``num_tokens`` the tokens of the Viterbi segmentation of the whole corpus."""
+    ``num_tokens`` the tokens of the Viterbi segmentation of the whole corpus. ``unknown_count``:
+    the occurrences of the unknown marker the words were cut at (each one unknown node)."""
     report = progress or (lambda phase, done, total: None)
     word_counts: dict[str, int] = {}
     for (chunk, _), count in contexts.items():
@@ -151,7 +159,13 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
             log_z = alpha[last]
             marginal = counts[lattices.doc] * np.exp(alpha[lattices.start] + scores + beta[lattices.end] - log_z[lattices.doc])
             expected = np.bincount(lattices.seed, weights=marginal, minlength=n_seeds)
-            objective = float(-(counts * log_z).sum() / (word_count or total_count))
+            # sentencepiece's trainer model leaves its unknown id at 0: what unknown nodes (dead
+            # characters, and the unknown marker we cut words at) expect goes to the first piece
+            unknown = ~alive & (lengths == 1)
+            first_alive = int(np.argmax(alive))
+            expected[first_alive] += float(expected[unknown].sum()) + unknown_count
+            unk_log_z = unknown_count * (float(np.nanmin(np.where(alive, score, np.nan))) - UNK_PENALTY)
+            objective = float(-((counts * log_z).sum() + unk_log_z) / (word_count or total_count))
             _, back = lattices.viterbi(scores)
             docs, _ = lattices.backtrack(back)
             keep = alive & (expected >= 0.5)
@@ -165,19 +179,34 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
             score = np.where(alive, score, unk_score)  # a dropped character is an unknown node
             if dropped.any():
                 lattices.filter(alive[lattices.seed] | lattices.single)
-            em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective, int(counts[docs].sum())))
+            em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective,
+                                   int(counts[docs].sum() + unknown_count)))
             report("EM training", len(em_steps), len(em_steps) + 1)
+        # sentencepiece >= 0.2.1 prunes after every EM round, the last one too, and stops once
+        # the pruned vocabulary is small enough (no EM after the last pruning)
         size = int(alive.sum())
-        if size <= desired:
-            break
         order = np.flatnonzero(alive)
         snapshots.append(tuple((names[i], float(score[i])) for i in order))
-        new_alive, removed = _prune(order, score, alive, names, lengths, occurrence, lattices, counts, desired, shrinking_factor)
+        new_alive, removed = _prune(order, score, alive, names, lengths, occurrence, lattices, counts, desired, shrinking_factor,
+                                    unknown_count)
         prune_rounds.append(PruneRound(round_index, size, int(new_alive.sum()), removed))
         alive = new_alive
-        score = np.where(alive, score, float(np.nanmin(np.where(alive, score, np.nan))) - UNK_PENALTY)
+        score = _unknown_scores(score, alive)
         lattices.filter(alive[lattices.seed] | lattices.single)
         round_index += 1
+        if int(alive.sum()) <= desired:
+            break
+    # then a piece that its own best split beats can never be the Viterbi choice: it goes
+    order = np.flatnonzero(alive)
+    multi = order[lengths[order] >= 2]
+    _, _, self_best = _alternatives(multi, score, lengths, occurrence, lattices, strict=True)
+    unreachable = multi[~self_best]
+    if len(unreachable):
+        prune_rounds.append(PruneRound(round_index, len(order), len(order) - len(unreachable),
+                                       tuple((names[i], 0.0) for i in unreachable.tolist())))
+        alive[unreachable] = False
+        score = _unknown_scores(score, alive)
+        lattices.filter(alive[lattices.seed] | lattices.single)
     # finalize: required characters first, then the best scores
     target = vocab_size - meta_size
     final: dict[str, float] = {}
@@ -205,13 +234,19 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
 
 def _prune(order: np.ndarray, score: np.ndarray, alive: np.ndarray, names: list[str], lengths: np.ndarray,
            occurrence: np.ndarray, lattices: _em.LatticeSet, counts: np.ndarray, desired: int,
-           shrinking_factor: float) -> tuple[np.ndarray, tuple[tuple[str, float], ...]]:
+           shrinking_factor: float, unknown_count: float = 0.0) -> tuple[np.ndarray, tuple[tuple[str, float], ...]]:
     scores = score[lattices.seed]
     multi = order[lengths[order] >= 2]
     alt_docs, alt_pieces, self_best = _alternatives(multi, score, lengths, occurrence, lattices)
     _, back = lattices.viterbi(scores)
     docs, nodes = lattices.backtrack(back)
     freq = np.bincount(lattices.seed[nodes], weights=counts[docs], minlength=len(names))
+    # unknown nodes count for the first piece (sentencepiece's unknown id 0 in its trainer model)
+    unknown = ~alive & (lengths == 1)
+    first_alive = int(order[0])
+    freq[first_alive] += float(freq[unknown].sum()) + unknown_count
+    freq[unknown] = 0.0
+    alt_pieces = np.where(unknown[alt_pieces], first_alive, alt_pieces)
     total = float(freq.sum())
     vsum = float(counts.sum())
     log_total = math.log(total)
@@ -249,9 +284,17 @@ def _prune(order: np.ndarray, score: np.ndarray, alive: np.ndarray, names: list[
     return new_alive, tuple(removed)
 
 
+def _unknown_scores(score: np.ndarray, alive: np.ndarray) -> np.ndarray:
+    """Dead pieces score as sentencepiece's unknown node: the lowest live score minus ``UNK_PENALTY``."""
+    return np.where(alive, score, float(np.nanmin(np.where(alive, score, np.nan))) - UNK_PENALTY)
+
+
 def _alternatives(multi: np.ndarray, score: np.ndarray, lengths: np.ndarray, occurrence: np.ndarray,
-                  lattices: _em.LatticeSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Best split of each multi-character piece (nodes inside one occurrence, the piece's own node left out)."""
+                  lattices: _em.LatticeSet, strict: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Best split of each multi-character piece (nodes inside one occurrence, the piece's own node left out).
+
+    ``self_best``: the piece scores at least its best split (with ``strict``: its split does not
+    score strictly more, sentencepiece's test for unreachable pieces)."""
     if not len(multi):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
     occ = occurrence[multi]
@@ -272,6 +315,6 @@ def _alternatives(multi: np.ndarray, score: np.ndarray, lengths: np.ndarray, occ
     local = _em.LatticeSet(base[doc] + (s - o), base[doc] + (e - o), lattices.seed[picked], lattices.single[picked],
                            base, base + span, int(base[-1] + span[-1] + 1))
     best, back = local.viterbi(score[local.seed])
-    self_best = score[multi] >= best[base + span]
+    self_best = (score[multi] >= best[base + span]) if not strict else ~(best[base + span] > score[multi])
     docs, nodes = local.backtrack(back, np.flatnonzero(self_best))
     return docs, local.seed[nodes], self_best

@@ -1,0 +1,94 @@
+"""The trainers' fast paths against their plain versions (the oracles): same results, exactly."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokviz.sentencepiece.normalizer import SentencePieceNormalizer
+from tokviz.sentencepiece.pieces import WS, PieceRules, count_words, split_into_words
+from tokviz.sentencepiece.trainer import _char_counts, _replace_rare
+from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe, train_bpe_reference
+
+# few letters so that pairs repeat, tie and reach one string by two pairs ("ab"+"c", "a"+"bc")
+_WORDS = st.dictionaries(st.text(alphabet=st.sampled_from(list("abc1é▁▅-")), min_size=1, max_size=9).map(lambda w: WS + w),
+                         st.integers(min_value=1, max_value=6), min_size=1, max_size=25)
+
+
+def _alphabet(words: dict[str, int]) -> dict[str, int]:
+    chars: Counter[str] = Counter()
+    for word, count in words.items():
+        for char in word:
+            chars[char] += count
+    chars.pop("▅", None)
+    return dict(chars)
+
+
+def test_bpe_worked_example() -> None:
+    words = {"▁hug": 10, "▁pug": 5, "▁hugs": 5}
+    result = train_bpe(words, _alphabet(words), 5)
+    assert [(s.left, s.right, s.count) for s in result.merge_steps] == [
+        ("u", "g", 20), ("▁", "h", 15), ("▁h", "ug", 15), ("▁", "p", 5), ("▁p", "ug", 5)]  # shorter first
+    # a tie (count 4, length 2): the smaller string wins, "ab" before "bc"
+    tie = {"▁ab": 4, "▁bc": 4}
+    assert [s.token for s in train_bpe(tie, _alphabet(tie), 2).merge_steps] == ["ab", "bc"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=_WORDS, merges=st.integers(min_value=1, max_value=30),
+       rules=st.sampled_from([PieceRules(), PieceRules(max_sentencepiece_length=3), PieceRules(split_digits=True),
+                              PieceRules(split_by_number=False)]))
+def test_fast_bpe_equals_the_reference(words: dict[str, int], merges: int, rules: PieceRules) -> None:
+    alphabet = _alphabet(words)
+    fast = train_bpe(words, alphabet, merges, rules)
+    plain = train_bpe_reference(words, alphabet, merges, rules)
+    assert fast == plain
+
+
+def test_fast_bpe_on_whole_lines_equals_the_reference() -> None:
+    """``split_by_whitespace=false``: a word is a whole sentence, "▁" inside."""
+    rules = PieceRules(split_by_whitespace=False)
+    lines = {"▁the▁cat▁sat▁on▁the▁mat": 3, "▁the▁hat▁is▁on▁the▁cat": 2, "▁a▁cat": 1}
+    fast = train_bpe(lines, _alphabet(lines), 20, rules)
+    assert fast == train_bpe_reference(lines, _alphabet(lines), 20, rules)
+    assert [s.token for s in fast.merge_steps[:4]] == ["at", "he", "▁t", "▁the"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(piece=st.text(alphabet=st.sampled_from(list("aZ▁é1 \u0301ж-")), min_size=1, max_size=6),
+       rules=st.sampled_from([PieceRules(), PieceRules(treat_whitespace_as_suffix=True), PieceRules(split_by_whitespace=False),
+                              PieceRules(max_sentencepiece_length=2),
+                              PieceRules(split_by_whitespace=False, treat_whitespace_as_suffix=True)]))
+def test_ascii_shortcut_of_is_valid_changes_nothing(piece: str, rules: PieceRules) -> None:
+    assert rules.is_valid(piece) == rules.check_each_char(piece)
+
+
+_LINES = st.lists(st.text(alphabet=st.sampled_from(list(" \u3000\t\n\0▁aAé\u0301\u00a0ﬁ①１\u200b\x01<x>Ω")), max_size=10), max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=_LINES, rule=st.sampled_from(["nmt_nfkc", "nfkc_cf", "identity"]),
+       options=st.sampled_from([{}, {"remove_extra_whitespaces": False}, {"add_dummy_prefix": False},
+                                {"treat_whitespace_as_suffix": True}, {"escape_whitespaces": False},
+                                {"user_defined_symbols": ["<x>", "a"]}]))
+def test_normalizing_all_lines_at_once_equals_one_by_one(texts: list[str], rule: str, options: dict) -> None:
+    normalizer = SentencePieceNormalizer.from_rule(rule, **options)
+    assert normalizer.normalize_all(texts) == [normalizer.normalize(text) for text in texts]
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts=st.lists(st.text(alphabet=st.sampled_from(list("ab▁\n\0é")), max_size=8), max_size=5))
+def test_bulk_counts_equal_counting_each_text(texts: list[str]) -> None:
+    expected: Counter[str] = Counter()
+    for text in texts:
+        expected.update(split_into_words(text))
+    assert count_words(texts) == expected
+    assert _char_counts("".join(texts)) == dict(Counter("".join(texts)))
+    sentences = [(text, 1) for text in texts]
+    assert _replace_rare(sentences, "é\n") == [(text.replace("é", "▅").replace("\n", "▅"), 1) for text in texts]
+
+
+def test_sorted_chars_order() -> None:
+    assert sorted_chars({"b": 2, "a": 2, "c": 5}) == [("c", 5), ("a", 2), ("b", 2)]
