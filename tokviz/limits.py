@@ -152,3 +152,153 @@ def check_tokenizer_json_size(size: int, name: str = "This tokenizer.json") -> N
             f"{name} is {size / 1024 / 1024:,.1f} MB, above this server's limit of "
             f"{MAX_TOKENIZER_JSON_BYTES / 1024 / 1024:,.0f} MB for a tokenizer.json."
         )
+
+
+# ---------------------------------------------------------------------- what an uploaded tokenizer may hold
+# A tokenizer file is refused before its model is built when it holds more than these. The figures
+# are peak Python memory (tracemalloc) of ``tokviz.loaders.load_bytes`` on generated files,
+# measured 2026-11-24 on this project's machine (bench/bench_memory.py prints them again). Real
+# tokenizers fit with room: GPT-2 50,257 entries / 50,000 merges, cl100k 100k, o200k and Llama 3
+# 128k-200k, Gemma and XLM-R about 250k entries.
+
+#: Most vocabulary entries of an uploaded tokenizer (tokenizer.json's model vocab, vocab.txt lines,
+#: vocab.json entries, .tiktoken ranks, SentencePiece pieces; default 300,000; ``TOKVIZ_MAX_TOKENIZER_VOCAB``).
+#: 100,000 entries ≈ 27 MB (WordPiece / WordLevel) to 42 MB (Unigram, its prefix table built),
+#: measured on 2026-11-24; 300,000 ≈ 80-130 MB.
+MAX_TOKENIZER_VOCAB: int = _env_int("TOKVIZ_MAX_TOKENIZER_VOCAB", 300_000)
+
+#: Most BPE merges of an uploaded tokenizer (tokenizer.json, merges.txt, or derived from a .tiktoken
+#: file; default 600,000; ``TOKVIZ_MAX_TOKENIZER_MERGES``). 100,000 entries + 100,000 merges ≈ 77 MB,
+#: so a merge ≈ 500 bytes, measured on 2026-11-24; 600,000 merges ≈ 300 MB.
+MAX_TOKENIZER_MERGES: int = _env_int("TOKVIZ_MAX_TOKENIZER_MERGES", 600_000)
+
+#: Most added tokens of an uploaded tokenizer.json (default 5,000; ``TOKVIZ_MAX_ADDED_TOKENS``): each
+#: one joins the matcher every text goes through. 100,000 added tokens ≈ 122 MB and 3 minutes to load,
+#: 20,000 ≈ 5 s, 5,000 ≈ 0.6 s and 6 MB, measured on 2026-11-24 (real tokenizers have up to a few thousand).
+MAX_ADDED_TOKENS: int = _env_int("TOKVIZ_MAX_ADDED_TOKENS", 5_000)
+
+#: Longest token of an uploaded tokenizer, in characters (bytes for .tiktoken; default 1,024;
+#: ``TOKVIZ_MAX_TOKEN_CHARS``). Real ones stay under a few hundred; a megabyte-long token would make
+#: a .tiktoken file's merges (every split of every token) take hours.
+MAX_TOKEN_CHARS: int = _env_int("TOKVIZ_MAX_TOKEN_CHARS", 1_024)
+
+#: Most prefix characters of an uploaded Unigram vocabulary: the sum over pieces of
+#: ``len(piece) * (len(piece) - 1) / 2`` (default 10 million; ``TOKVIZ_MAX_UNIGRAM_PREFIX_CHARS``).
+#: The Unigram model indexes every prefix of every piece, so 10,000 pieces of 1,000 characters
+#: (10 MB of file) would hold 5 billion characters. 10 million ≈ 10 MB of prefix text plus at most
+#: a few million table entries; a real 250k-piece SentencePiece model has about 3-6 million.
+MAX_UNIGRAM_PREFIX_CHARS: int = _env_int("TOKVIZ_MAX_UNIGRAM_PREFIX_CHARS", 10_000_000)
+
+#: Most JSON values (objects, arrays, strings, numbers) in an uploaded tokenizer.json or vocab.json,
+#: counted by a pre-scan of the bytes before they are parsed (default 3 million;
+#: ``TOKVIZ_MAX_JSON_VALUES``). Parsing costs up to 22 bytes of memory per byte of file (a file of
+#: ``[[],[],...]``: 100,000 values, 0.3 MB, ≈ 6.4 MB parsed), so the 50 MB file limit alone would let
+#: one file hold about 1.1 GB; 3 million values ≈ 200 MB at most. A 250k-entry BPE tokenizer.json
+#: with 500k merges has about 2 million.
+MAX_JSON_VALUES: int = _env_int("TOKVIZ_MAX_JSON_VALUES", 3_000_000)
+
+
+def _refuse(name: str, what: str, value: int, limit: int, unit: str, env: str) -> None:
+    raise LimitExceededError(
+        f"{name} has {value:,} {what}, above this server's limit of {limit:,} {unit} ({env})."
+    )
+
+
+def json_value_count(data: bytes | str) -> int:
+    """An upper bound on the number of values ``json.loads(data)`` makes, without parsing.
+
+    Every value but the first follows a ``,`` (in an array or object) or a ``:`` (an object's
+    value) or opens a container; separators inside strings only make the bound looser.
+
+    >>> json_value_count(b'{"a": [1, 2], "b": {}}')
+    8
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return data.count(b",") + data.count(b":") + data.count(b"[") + data.count(b"{") + 1
+
+
+def check_json_values(data: bytes | str, name: str = "This file") -> None:
+    """Refuse JSON whose parse would hold more than :data:`MAX_JSON_VALUES` values (a pre-scan, before parsing).
+
+    >>> check_json_values(b'{"hello": 1}')
+    """
+    count = json_value_count(data)
+    if count > MAX_JSON_VALUES:
+        _refuse(name, "JSON values (counted before reading it)", count, MAX_JSON_VALUES, "per file", "TOKVIZ_MAX_JSON_VALUES")
+
+
+def check_tokenizer_vocab(count: int, name: str = "This tokenizer") -> None:
+    """Refuse a vocabulary above :data:`MAX_TOKENIZER_VOCAB` entries.
+
+    >>> check_tokenizer_vocab(MAX_TOKENIZER_VOCAB)
+    >>> check_tokenizer_vocab(MAX_TOKENIZER_VOCAB + 1, "big.json")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: big.json has 300,001 vocabulary entries, above this server's limit of 300,000 per tokenizer (TOKVIZ_MAX_TOKENIZER_VOCAB).
+    """
+    if count > MAX_TOKENIZER_VOCAB:
+        _refuse(name, "vocabulary entries", count, MAX_TOKENIZER_VOCAB, "per tokenizer", "TOKVIZ_MAX_TOKENIZER_VOCAB")
+
+
+def check_tokenizer_merges(count: int, name: str = "This tokenizer") -> None:
+    """Refuse more than :data:`MAX_TOKENIZER_MERGES` merges.
+
+    >>> check_tokenizer_merges(MAX_TOKENIZER_MERGES)
+    """
+    if count > MAX_TOKENIZER_MERGES:
+        _refuse(name, "merges", count, MAX_TOKENIZER_MERGES, "per tokenizer", "TOKVIZ_MAX_TOKENIZER_MERGES")
+
+
+def check_added_tokens(count: int, name: str = "This tokenizer") -> None:
+    """Refuse more than :data:`MAX_ADDED_TOKENS` added tokens.
+
+    >>> check_added_tokens(MAX_ADDED_TOKENS)
+    """
+    if count > MAX_ADDED_TOKENS:
+        _refuse(name, "added tokens", count, MAX_ADDED_TOKENS, "per tokenizer", "TOKVIZ_MAX_ADDED_TOKENS")
+
+
+def check_token_chars(longest: int, name: str = "This tokenizer", unit: str = "characters") -> None:
+    """Refuse a token longer than :data:`MAX_TOKEN_CHARS` (``unit`` is "bytes" for .tiktoken files).
+
+    >>> check_token_chars(2_000, "x.tiktoken", "bytes")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: x.tiktoken has a token of 2,000 bytes, above this server's limit of 1,024 bytes per token (TOKVIZ_MAX_TOKEN_CHARS).
+    """
+    if longest > MAX_TOKEN_CHARS:
+        raise LimitExceededError(
+            f"{name} has a token of {longest:,} {unit}, above this server's limit of {MAX_TOKEN_CHARS:,} {unit} "
+            "per token (TOKVIZ_MAX_TOKEN_CHARS)."
+        )
+
+
+def unigram_prefix_chars(pieces: Iterable[str]) -> int:
+    """Characters of every proper prefix of every piece: ``["ab", "abc"] -> 1 + 3 = 4``.
+
+    >>> unigram_prefix_chars(["ab", "abc"])
+    4
+    """
+    return sum(n * (n - 1) // 2 for n in map(len, pieces))
+
+
+def check_unigram_pieces(pieces: Iterable[str], name: str = "This tokenizer") -> None:
+    """Refuse a Unigram vocabulary whose prefix table would exceed :data:`MAX_UNIGRAM_PREFIX_CHARS`.
+
+    >>> check_unigram_pieces(["hello", "world"])
+    """
+    check_unigram_prefix_chars(unigram_prefix_chars(pieces), name)
+
+
+def check_unigram_prefix_chars(total: int, name: str = "This tokenizer") -> None:
+    """Refuse ``total`` prefix characters (:func:`unigram_prefix_chars`) above :data:`MAX_UNIGRAM_PREFIX_CHARS`.
+
+    >>> check_unigram_prefix_chars(MAX_UNIGRAM_PREFIX_CHARS + 1)
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: This tokenizer has 10,000,001 characters in the prefixes of its pieces, above this server's limit of 10,000,000 per tokenizer (TOKVIZ_MAX_UNIGRAM_PREFIX_CHARS).
+    """
+    if total > MAX_UNIGRAM_PREFIX_CHARS:
+        _refuse(name, "characters in the prefixes of its pieces", total, MAX_UNIGRAM_PREFIX_CHARS,
+                "per tokenizer", "TOKVIZ_MAX_UNIGRAM_PREFIX_CHARS")

@@ -3,7 +3,7 @@
 Five kinds of file, recognised by name and content, each turned into a :class:`~tokviz.Tokenizer`
 built the way Hugging Face's converters (``transformers.convert_slow_tokenizer``) build it:
 
-- ``tokenizer.json`` (HF's format) -> :meth:`Tokenizer.from_str`.
+- ``tokenizer.json`` (HF's format) -> parsed, checked against the limits, then :func:`tokviz.serialization.tokenizer_from_dict`.
 - ``*.tiktoken`` (OpenAI's rank file: ``base64(token bytes) rank`` per line) -> a byte-level BPE whose
   vocab is the ranks and whose merges are every split of a token into two ranked tokens, ordered by
   the rank of the token they make; ``ignore_merges=True`` (a piece that is itself a token stays whole,
@@ -142,7 +142,11 @@ def parse_tiktoken_ranks(data: bytes) -> dict[bytes, int]:
     >>> parse_tiktoken_ranks(b"aGk= 7\\nIQ== 8\\n")
     {b'hi': 7, b'!': 8}
     """
+    from tokviz import limits
+
+    limits.check_tokenizer_vocab(_line_count(data), "This tiktoken file")
     ranks: dict[bytes, int] = {}
+    longest = 0
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
@@ -162,6 +166,8 @@ def parse_tiktoken_ranks(data: bytes) -> dict[bytes, int]:
         if token in ranks:
             raise TokenizerFileError(f"This tiktoken file lists the same token twice (line {number}).")
         ranks[token] = rank
+        longest = max(longest, len(token))
+    limits.check_token_chars(longest, "This tiktoken file", "bytes")
     if not ranks:
         raise TokenizerFileError("This tiktoken rank file is empty.")
     return ranks
@@ -187,6 +193,8 @@ def tiktoken_vocab_and_merges(ranks: dict[bytes, int]) -> tuple[dict[str, int], 
     >>> tiktoken_vocab_and_merges(ranks)
     ({'a': 0, 'b': 1, 'ab': 2, 'abb': 3}, [('a', 'b'), ('ab', 'b')])
     """
+    from tokviz import limits
+
     symbols = {token: byte_level_string(token) for token in ranks}
     vocab = {symbols[token]: rank for token, rank in ranks.items()}
     ranked: list[tuple[int, int, int, bytes, bytes]] = []
@@ -196,6 +204,8 @@ def tiktoken_vocab_and_merges(ranks: dict[bytes, int]) -> tuple[dict[str, int], 
             left_rank, right_rank = ranks.get(left), ranks.get(right)
             if left_rank is not None and right_rank is not None:
                 ranked.append((rank, left_rank, right_rank, left, right))
+        if len(ranked) > limits.MAX_TOKENIZER_MERGES:  # refused as soon as it is known, not once all are held
+            limits.check_tokenizer_merges(len(ranked), "This tiktoken file (counting every split of its tokens)")
     ranked.sort(key=lambda item: item[:3])
     return vocab, [(symbols[left], symbols[right]) for _, _, _, left, right in ranked]
 
@@ -257,9 +267,13 @@ def tokenizer_from_bert_vocab(text: str) -> Any:
     from tokviz import decoders, models, normalizers, pre_tokenizers, processors
     from tokviz.tokenizer import Tokenizer
 
+    from tokviz import limits
+
+    limits.check_tokenizer_vocab(_line_count(text), "This vocab.txt")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    limits.check_token_chars(max(map(len, lines), default=0), "This vocab.txt")
     # As HF's WordPiece.read_file: the line's end trimmed, a repeated token keeps its last line.
     vocab = {line.rstrip(): index for index, line in enumerate(lines)}
     if "[UNK]" not in vocab:
@@ -282,12 +296,17 @@ def tokenizer_from_bert_vocab(text: str) -> Any:
 
 
 def _parse_vocab_json(text: str) -> dict[str, int]:
+    from tokviz import limits
+
+    limits.check_json_values(text, "This vocab.json")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise TokenizerFileError(f"This vocab.json is not valid JSON (line {error.lineno}: {error.msg}).") from None
     if not isinstance(data, dict) or not data:
         raise TokenizerFileError("A vocab.json must hold a JSON object of token -> id.")
+    limits.check_tokenizer_vocab(len(data), "This vocab.json")
+    limits.check_token_chars(max(map(len, data), default=0), "This vocab.json")
     vocab = {token: token_id for token, token_id in data.items() if isinstance(token_id, int) and not isinstance(token_id, bool)}
     if "model" in data and not vocab:
         raise TokenizerFileError("This file looks like a tokenizer.json, not a vocab.json: name it tokenizer.json.")
@@ -295,8 +314,10 @@ def _parse_vocab_json(text: str) -> dict[str, int]:
 
 
 def _parse_merges(text: str) -> list[tuple[str, str]]:
+    from tokviz import limits
     from tokviz.models.bpe.model import parse_merge
 
+    limits.check_tokenizer_merges(_line_count(text) - text.startswith("#version"), "This merges.txt")
     lines = [line.rstrip("\r") for line in text.split("\n")]
     merges = []
     for index, line in enumerate(lines):
@@ -330,6 +351,67 @@ def tokenizer_from_gpt2_files(vocab_json: str, merges_txt: str) -> Any:
     return tokenizer
 
 
+# ---------------------------------------------------------------------- tokenizer.json
+def _tokenizer_from_json(name: str, data: bytes) -> Any:
+    """A Tokenizer from tokenizer.json bytes, refused before parsing when the JSON would be too big
+    to hold (:func:`tokviz.limits.check_json_values`) and before building when its sections hold too
+    many entries (:func:`check_tokenizer_json_sections`)."""
+    from tokviz.limits import check_json_values
+    from tokviz.serialization import tokenizer_from_dict
+
+    check_json_values(data, name)
+    text = _text(name, data)
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TokenizerFileError(
+            f"This is not a valid tokenizer.json: the JSON is malformed at line {error.lineno}, "
+            f"column {error.colno} ({error.msg})."
+        ) from None
+    except RecursionError:  # '[[[[…' thousands deep: Python's parser gives up
+        raise TokenizerFileError("This is not a valid tokenizer.json: its JSON is nested too deeply to read.") from None
+    del text
+    check_tokenizer_json_sections(parsed, name)
+    return tokenizer_from_dict(parsed)
+
+
+def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") -> None:
+    """Refuse a parsed tokenizer.json whose vocab, merges, added tokens or tokens exceed the limits.
+
+    Sections of the wrong shape are left to the reader, which says what is wrong with them.
+
+    >>> check_tokenizer_json_sections({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}})
+    >>> check_tokenizer_json_sections({"model": {"vocab": {"a" * 2000: 0}}}, "long.json")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: long.json has a token of 2,000 characters, above this server's limit of 1,024 characters per token (TOKVIZ_MAX_TOKEN_CHARS).
+    """
+    from tokviz import limits
+
+    if not isinstance(data, dict):
+        return
+    model = data.get("model")
+    if isinstance(model, dict):
+        vocab = model.get("vocab")
+        if isinstance(vocab, (dict, list)):
+            limits.check_tokenizer_vocab(len(vocab), name)
+            if isinstance(vocab, dict):
+                tokens = [token for token in vocab if isinstance(token, str)]
+            else:  # Unigram: [[piece, score], ...]
+                tokens = [entry[0] for entry in vocab if isinstance(entry, list) and entry and isinstance(entry[0], str)]
+            limits.check_token_chars(max(map(len, tokens), default=0), name)
+            if isinstance(vocab, list):
+                limits.check_unigram_pieces(tokens, name)
+        merges = model.get("merges")
+        if isinstance(merges, list):
+            limits.check_tokenizer_merges(len(merges), name)
+    added = data.get("added_tokens")
+    if isinstance(added, list):
+        limits.check_added_tokens(len(added), name)
+        contents = [entry.get("content") for entry in added if isinstance(entry, dict)]
+        limits.check_token_chars(max((len(c) for c in contents if isinstance(c, str)), default=0), name)
+
+
 # ---------------------------------------------------------------------- SentencePiece
 #: Functions of ``tokviz.sentencepiece`` tried, in order, to turn ``.model`` bytes into a Tokenizer.
 SENTENCEPIECE_ENTRY_POINTS = ("from_model_bytes", "tokenizer_from_model_bytes", "tokenizer_from_model")
@@ -349,6 +431,7 @@ def tokenizer_from_sentencepiece(data: bytes) -> Any:
             "SentencePiece .model files are not supported yet in this version of tokviz; "
             "load the model's tokenizer.json instead."
         )
+    check_sentencepiece_pieces(data)
     module = importlib.import_module("tokviz.sentencepiece")
     for name in SENTENCEPIECE_ENTRY_POINTS:
         function = getattr(module, name, None)
@@ -366,6 +449,96 @@ def tokenizer_from_sentencepiece(data: bytes) -> Any:
         "SentencePiece .model files are not supported yet: tokviz.sentencepiece has no function turning a "
         "model into a Tokenizer; load the model's tokenizer.json instead."
     )
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    """``(value, next position)`` of the protobuf varint at ``position``: ``_varint(b"\\x96\\x01", 0) == (150, 2)``."""
+    value = shift = 0
+    while True:
+        if position >= len(data) or shift > 63:
+            raise ValueError("truncated varint")
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+
+
+def sentencepiece_piece_lengths(data: bytes) -> list[int]:
+    """The length in characters (UTF-8 bytes for unreadable text) of every piece of a SentencePiece
+    ``.model``, read by walking its protobuf fields without building anything (a pre-scan): the
+    ModelProto's field 1 repeats one SentencePiece message per piece, whose field 1 is the piece.
+
+    A malformed file gives the pieces found so far (the real reader then says what is wrong).
+
+    >>> sentencepiece_piece_lengths(b"\\x0a\\x09\\x0a\\x02ab\\x15\\x00\\x00\\x80\\xbf" + b"\\x0a\\x03\\x0a\\x01c")
+    [2, 1]
+    """
+    lengths: list[int] = []
+    position = 0
+    try:
+        while position < len(data):
+            key, position = _varint(data, position)
+            field, wire = key >> 3, key & 7
+            if wire == 0:
+                _, position = _varint(data, position)
+            elif wire == 1:
+                position += 8
+            elif wire == 5:
+                position += 4
+            elif wire == 2:
+                size, position = _varint(data, position)
+                end = position + size
+                if field == 1:
+                    lengths.append(_first_string_length(data, position, end))
+                position = end
+            else:
+                break
+    except ValueError:
+        pass
+    return lengths
+
+
+def _first_string_length(data: bytes, position: int, end: int) -> int:
+    """Length of field 1 (the piece) of the SentencePiece message in ``data[position:end]``."""
+    while position < end:
+        key, position = _varint(data, position)
+        field, wire = key >> 3, key & 7
+        if wire == 2:
+            size, position = _varint(data, position)
+            if field == 1:
+                raw = data[position : position + size]
+                try:
+                    return len(raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    return len(raw)
+            position += size
+        elif wire == 0:
+            _, position = _varint(data, position)
+        elif wire == 1:
+            position += 8
+        elif wire == 5:
+            position += 4
+        else:
+            break
+    return 0
+
+
+def check_sentencepiece_pieces(data: bytes, name: str = "This SentencePiece model") -> None:
+    """Refuse a ``.model`` with too many pieces, too long a piece or too big a prefix table, before reading it."""
+    from tokviz import limits
+
+    lengths = sentencepiece_piece_lengths(data)
+    limits.check_tokenizer_vocab(len(lengths), name)
+    limits.check_token_chars(max(lengths, default=0), name)
+    limits.check_unigram_prefix_chars(sum(n * (n - 1) // 2 for n in lengths), name)
+
+
+def _line_count(data: bytes | str) -> int:
+    """Lines of a text, counted without splitting it: ``_line_count("a\\nb\\n") == 2``, ``_line_count("a\\nb") == 2``."""
+    newline = b"\n" if isinstance(data, bytes) else "\n"
+    return data.count(newline) + (0 if not data or data.endswith(newline) else 1)
 
 
 # ---------------------------------------------------------------------- recognising and loading
@@ -475,10 +648,9 @@ def load_bytes(
     kind = file_kind(name, bytes(data))
     if kind == "tokenizer.json":
         from tokviz.limits import check_tokenizer_json_size
-        from tokviz.tokenizer import Tokenizer
 
         check_tokenizer_json_size(len(data), name)
-        return Tokenizer.from_str(_text(name, data))
+        return _tokenizer_from_json(name, data)
     if kind == "tiktoken":
         ranks = parse_tiktoken_ranks(bytes(data))
         chosen = tiktoken_encoding or guess_tiktoken_encoding(name, len(ranks))

@@ -31,6 +31,16 @@ import numpy as np
 UNK_PENALTY = 10.0
 
 
+def index_dtype(n: int) -> type:
+    """The narrowest integer type that holds indices below ``n``: int32 for every corpus the app
+    allows (node arrays are the trainer's memory, so this halves it), int64 beyond 2**31.
+
+    >>> index_dtype(1_000).__name__, index_dtype(2**31 + 1).__name__
+    ('int32', 'int64')
+    """
+    return np.int32 if n < 2**31 - 1 else np.int64
+
+
 def digamma(x: np.ndarray) -> np.ndarray:
     """HF's digamma (recurrence up to 7, then the asymptotic series), vectorised.
 
@@ -83,6 +93,12 @@ class Seeds:
     node_single: np.ndarray
     occurrence: np.ndarray  # one flat position where each seed occurs (-1 for <UNK>)
 
+    def release_nodes(self) -> None:
+        """Drop the node arrays once a :class:`LatticeSet` holds them (they are most of the memory)."""
+        empty = np.zeros(0, dtype=self.node_start.dtype)
+        self.node_start = self.node_end = self.node_seed = empty
+        self.node_single = np.zeros(0, dtype=bool)
+
 
 def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed_size: int) -> Seeds:
     """Seed vocabulary as HF computes it with a suffix array, found here by sorting k-grams.
@@ -100,26 +116,26 @@ def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed
     dropped, since no longer string starting there can occur twice either.
     """
     flat = "\0".join(words) + "\0"
-    codes = np.frombuffer(flat.encode("utf-32-le"), dtype=np.uint32)
-    alphabet, char_ids = np.unique(codes, return_inverse=True)
-    char_ids = char_ids.astype(np.int64)
+    itype = index_dtype(len(flat) + 1)
+    alphabet, char_ids = np.unique(np.frombuffer(flat.encode("utf-32-le"), dtype=np.uint32), return_inverse=True)
+    char_ids = char_ids.reshape(-1).astype(itype)
     n_chars = len(alphabet)  # alphabet[0] is the separator (code 0 is the smallest)
     lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
     last = np.cumsum(lengths + 1) - 1
     first = last - lengths
-    word_of_pos = np.repeat(np.arange(len(words)), lengths + 1)
 
     # Characters, weighted by word counts (HF skips "\0" here).
     in_word = char_ids != 0
-    char_weight = np.bincount(char_ids[in_word], weights=counts[word_of_pos[in_word]].astype(np.float64), minlength=n_chars)
+    char_weight = np.bincount(char_ids[in_word], weights=np.repeat(counts.astype(np.float64), lengths + 1)[in_word],
+                              minlength=n_chars)
     char_order = sorted(((int(char_weight[c]), chr(alphabet[c])) for c in range(1, n_chars) if char_weight[c] > 0), reverse=True)
 
     # k-grams, k = 2..max_piece_length
     level_pos: list[np.ndarray] = []
     level_group: list[np.ndarray] = []
     candidates: list[tuple[int, int, int, int]] = []  # (score, k, group, first position)
-    pos = np.flatnonzero(in_word)
-    rank = char_ids[pos]
+    pos = np.flatnonzero(in_word).astype(itype)
+    rank = char_ids[pos].astype(np.int64)
     occ = np.bincount(rank, minlength=n_chars)
     keep = occ[rank] >= 2
     pos, rank = pos[keep], rank[keep]
@@ -132,10 +148,12 @@ def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed
         if not len(pos):
             break
         key = rank * n_chars + nxt
+        del rank
         uniq, first_index, group, occ = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
-        group = group.reshape(-1)
+        del key
+        group = group.reshape(-1).astype(itype)
         # right-maximal: at least two distinct characters (separator included) follow
-        follow = np.unique(group * n_chars + char_ids[pos + k])
+        follow = np.unique(group.astype(np.int64) * n_chars + char_ids[pos + k])
         distinct = np.bincount(follow // n_chars, minlength=len(uniq))
         is_seed = (occ >= 2) & (distinct >= 2)
         seed_groups = np.flatnonzero(is_seed)
@@ -146,6 +164,7 @@ def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed
         level_group.append(group)
         keep = occ[group] >= 2
         pos, rank = pos[keep], group[keep].astype(np.int64)
+        del uniq, first_index, group, occ, follow, distinct, nxt, ok, keep
 
     # HF sorts (score, chars) in reverse: higher score first, then the larger string.
     keyed = sorted(((score, flat[p : p + k], k, g, p) for score, k, g, p in candidates), reverse=True)
@@ -162,13 +181,16 @@ def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed
     first_char_pos = np.full(n_chars, -1, dtype=np.int64)
     # every character of a word gets a single-character node; a "\0" inside a word has no
     # seed piece (HF leaves it out of the characters), so its node is an unknown one
-    in_pos = np.flatnonzero(np.isin(np.arange(len(char_ids)), last, invert=True))
+    not_separator = np.ones(len(char_ids), dtype=bool)
+    not_separator[last] = False
+    in_pos = np.flatnonzero(not_separator).astype(itype)
+    del not_separator
     first_char_pos[char_ids[in_pos[::-1]]] = in_pos[::-1]  # last write wins: the first position
     occurrence[char_seed[1:][char_seed[1:] > 0]] = first_char_pos[1:][char_seed[1:] > 0]
 
     starts = [in_pos]
     ends = [in_pos + 1]
-    seeds = [char_seed[char_ids[in_pos]]]
+    seeds = [char_seed[char_ids[in_pos]].astype(itype)]
     by_level: dict[int, list[tuple[int, int]]] = {}
     for index, (_, _, k, g, p) in enumerate(keyed, start=1 + len(char_order)):
         by_level.setdefault(k, []).append((g, index))
@@ -182,7 +204,7 @@ def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed
         hit = seed_here > 0
         starts.append(level_pos[k - 2][hit])
         ends.append(level_pos[k - 2][hit] + k)
-        seeds.append(seed_here[hit])
+        seeds.append(seed_here[hit].astype(itype))
     node_start = np.concatenate(starts)
     node_end = np.concatenate(ends)
     node_seed = np.concatenate(seeds)
@@ -201,24 +223,38 @@ class LatticeSet:
 
     def __init__(self, start: np.ndarray, end: np.ndarray, seed: np.ndarray, single: np.ndarray,
                  first: np.ndarray, last: np.ndarray, n_positions: int) -> None:
-        doc_of_pos = np.zeros(n_positions, dtype=np.int64)
+        # Node arrays are the trainer's memory: they are kept in the narrowest index type and the
+        # sort keys are built in place, one temporary at a time.
+        itype = index_dtype(n_positions + 1)
+        doc_of_pos = np.zeros(n_positions, dtype=itype)
         doc_of_pos[first] = 1
-        doc_of_pos = np.cumsum(doc_of_pos) - 1
+        np.cumsum(doc_of_pos, out=doc_of_pos)
+        doc_of_pos -= 1
         self.first, self.last, self.n_positions = first, last, n_positions
         self.doc_of_pos = doc_of_pos
-        offset = first[doc_of_pos[start]]
-        rel_end = end - offset
-        max_len = int(rel_end.max()) if len(rel_end) else 0
-        lengths = end - start
-        longest = int(lengths.max()) if len(lengths) else 0
-        # (offset of the end, end, start): start ascending = longest node first within an end
-        order = np.argsort((rel_end * n_positions + end) * (longest + 1) + (longest - lengths), kind="stable")
-        self.start, self.end, self.seed, self.single = start[order], end[order], seed[order], single[order]
-        self.rel_end = rel_end[order]
+        longest = int((end - start).max()) if len(start) else 0
+        # key = (offset of the end, end, start): start ascending = longest node first within an end
+        key = end.astype(np.int64)
+        key -= first[doc_of_pos[start]]
+        max_len = int(key.max()) if len(key) else 0
+        key *= n_positions
+        key += end
+        key *= longest + 1
+        key += longest
+        key -= end - start
+        order = np.argsort(key, kind="stable")
+        del key
+        self.start, self.end = start[order].astype(itype, copy=False), end[order].astype(itype, copy=False)
+        self.seed, self.single = seed[order].astype(itype, copy=False), single[order]
+        del order
         self.doc = doc_of_pos[self.start]
+        self.rel_end = (self.end - first[self.doc]).astype(itype)
         self.max_len = max_len
-        rel_start = self.start - first[self.doc]
-        self.bwd = np.argsort(rel_start * n_positions + self.start, kind="stable")
+        key = self.start - first[self.doc]  # offset of the start inside its document
+        key *= n_positions
+        key += self.start
+        self.bwd = np.argsort(key, kind="stable").astype(itype)
+        del key
         self._index()
 
     def _index(self) -> None:
@@ -247,7 +283,8 @@ class LatticeSet:
 
     def filter(self, keep: np.ndarray) -> None:
         """Drop nodes (``keep`` is a mask over the current nodes); both orders are preserved."""
-        new_index = np.cumsum(keep) - 1
+        new_index = np.cumsum(keep, dtype=self.bwd.dtype)
+        new_index -= 1
         self.bwd = new_index[self.bwd[keep[self.bwd]]]
         self.start, self.end, self.seed = self.start[keep], self.end[keep], self.seed[keep]
         self.single, self.rel_end, self.doc = self.single[keep], self.rel_end[keep], self.doc[keep]

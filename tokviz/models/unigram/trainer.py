@@ -400,6 +400,7 @@ class UnigramTrainer(Trainer):
         report("seed pieces", 1, 1)
         lattices = _em.LatticeSet(seeds.node_start, seeds.node_end, seeds.node_seed, seeds.node_single,
                                   seeds.first, seeds.last, len(seeds.flat))
+        seeds.release_nodes()  # the lattice set holds them now, in its own order
         seed_total = float(np.nansum(seeds.counts[1:]))
         score = np.full(n_seeds, np.nan)
         score[1:] = np.log(seeds.counts[1:]) - math.log(seed_total)
@@ -441,9 +442,15 @@ class UnigramTrainer(Trainer):
                 beta = lattices.backward(scores)
                 tick()
                 log_z = alpha[seeds.last]
-                weight = counts[lattices.doc]
-                marginal = weight * np.exp(alpha[lattices.start] + scores + beta[lattices.end] - log_z[lattices.doc])
+                # weight * exp(alpha[start] + score + beta[end] - log_z[doc]), one temporary at a time
+                marginal = alpha[lattices.start]
+                marginal += scores
+                marginal += beta[lattices.end]
+                marginal -= log_z[lattices.doc]
+                np.exp(marginal, out=marginal)
+                marginal *= counts[lattices.doc]
                 expected = np.bincount(effective, weights=marginal, minlength=n_seeds)
+                del marginal, alpha, beta
                 objective = float(-(counts * log_z).sum() / total_count)
                 _, back = lattices.viterbi(scores)
                 docs, _ = lattices.backtrack(back)

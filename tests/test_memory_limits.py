@@ -1,0 +1,210 @@
+"""Memory bounds on uploads (issue 18 item 4): every tokenizer file is refused before it can hold more
+than the limits of ``tokviz.limits`` allow — vocabulary entries, merges, added tokens, token length,
+Unigram prefix characters, JSON values — each at its limit accepted, one above refused with a sentence
+naming the limit and the value. The limits are lowered here (monkeypatch) so the files stay tiny.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+import tokviz.limits
+import tokviz.loaders
+from tokviz.errors import LimitExceededError
+from tokviz.loaders import load_bytes
+
+
+def tokenizer_json(model: dict, added: list[dict] | None = None) -> bytes:
+    return json.dumps({
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added or [], "normalizer": None,
+        "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None, "decoder": None, "model": model,
+    }).encode()
+
+
+def wordlevel(n: int) -> bytes:
+    return tokenizer_json({"type": "WordLevel", "vocab": {f"w{i}": i for i in range(n)}, "unk_token": "w0"})
+
+
+def bpe(n_merges: int) -> bytes:
+    vocab = {"a": 0, "b": 1}
+    merges = []
+    for i in range(n_merges):  # a + b, a + ab, a + aab, ...
+        left, right = "a", "a" * i + "b"
+        vocab[left + right] = len(vocab)
+        merges.append(f"{left} {right}")
+    return tokenizer_json({"type": "BPE", "vocab": vocab, "merges": merges, "unk_token": None})
+
+
+def unigram(pieces: list[str]) -> bytes:
+    return tokenizer_json({"type": "Unigram", "vocab": [["<unk>", 0.0]] + [[p, -1.0 - i] for i, p in enumerate(pieces)],
+                           "unk_id": 0})
+
+
+def added(n: int) -> bytes:
+    return tokenizer_json(
+        {"type": "WordLevel", "vocab": {"w": 0}, "unk_token": "w"},
+        [{"id": i + 1, "content": f"<x{i}>", "single_word": False, "lstrip": False, "rstrip": False,
+          "normalized": False, "special": True} for i in range(n)],
+    )
+
+
+def rank_file(extra: list[bytes]) -> bytes:
+    tokens = [bytes([b]) for b in range(256)] + extra
+    return b"".join(base64.b64encode(t) + b" %d\n" % rank for rank, t in enumerate(tokens))
+
+
+def limit(monkeypatch, name: str, value: int) -> None:
+    monkeypatch.setattr(tokviz.limits, name, value)
+
+
+def refused(match: str, name: str, data: bytes, **options):
+    with pytest.raises(LimitExceededError, match=match):
+        load_bytes(name, data, **options)
+
+
+# ---------------------------------------------------------------------- vocabulary entries
+def test_tokenizer_json_vocab_entries(monkeypatch):
+    limit(monkeypatch, "MAX_TOKENIZER_VOCAB", 3)
+    assert load_bytes("tokenizer.json", wordlevel(3)).encode("w1 w2").ids == [1, 2]
+    refused(r"tokenizer.json has 4 vocabulary entries, above this server's limit of 3 per tokenizer "
+            r"\(TOKVIZ_MAX_TOKENIZER_VOCAB\)", "tokenizer.json", wordlevel(4))
+
+
+def test_vocab_txt_entries(monkeypatch):
+    limit(monkeypatch, "MAX_TOKENIZER_VOCAB", 3)
+    assert load_bytes("vocab.txt", b"[UNK]\nhi\n##s\n").encode("his").tokens == ["hi", "##s"]
+    refused("This vocab.txt has 4 vocabulary entries, above this server's limit of 3", "vocab.txt", b"[UNK]\nhi\n##s\nyo")
+
+
+def test_vocab_json_entries_and_merges_txt(monkeypatch):
+    vocab = json.dumps({"a": 0, "b": 1, "ab": 2}).encode()
+    limit(monkeypatch, "MAX_TOKENIZER_VOCAB", 3)
+    limit(monkeypatch, "MAX_TOKENIZER_MERGES", 1)
+    tok = load_bytes("vocab.json", vocab, companion=("merges.txt", b"#version: 0.2\na b\n"))
+    assert tok.encode("ab").tokens == ["ab"]
+    refused("This merges.txt has 2 merges, above this server's limit of 1 per tokenizer", "vocab.json", vocab,
+            companion=("merges.txt", b"#version: 0.2\na b\nab b\n"))
+    limit(monkeypatch, "MAX_TOKENIZER_VOCAB", 2)
+    refused("This vocab.json has 3 vocabulary entries, above this server's limit of 2", "vocab.json", vocab,
+            companion=("merges.txt", b"#version: 0.2\na b\n"))
+
+
+def test_tiktoken_ranks_counted_before_parsing(monkeypatch):
+    limit(monkeypatch, "MAX_TOKENIZER_VOCAB", 257)
+    assert load_bytes("mine.tiktoken", rank_file([b"hi"]), tiktoken_encoding="gpt2").encode("hi").tokens == ["hi"]
+    monkeypatch.setattr(tokviz.loaders.base64, "b64decode", lambda *a, **k: pytest.fail("decoded before counting"))
+    refused("This tiktoken file has 258 vocabulary entries, above this server's limit of 257", "mine.tiktoken",
+            rank_file([b"hi", b"yo"]), tiktoken_encoding="gpt2")
+
+
+def test_sentencepiece_pieces_counted_before_reading(monkeypatch):
+    spm = pytest.importorskip("sentencepiece")
+    import io
+
+    if not tokviz.loaders.sentencepiece_available():
+        pytest.skip("tokviz.sentencepiece is not in this tokviz")
+    proto = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(["hello world", "hello there", "a world of words"] * 20),
+                                   model_writer=proto, vocab_size=16, model_type="unigram", minloglevel=2)
+    data = proto.getvalue()
+    assert tokviz.loaders.sentencepiece_piece_lengths(data)[:3] == [5, 3, 4]  # <unk>, <s>, </s>
+    limit(monkeypatch, "MAX_TOKENIZER_VOCAB", 16)
+    assert load_bytes("spiece.model", data).get_vocab_size() == 16
+    limit(monkeypatch, "MAX_TOKENIZER_VOCAB", 15)
+    monkeypatch.setattr(tokviz.loaders.importlib, "import_module", lambda *a: pytest.fail("read before counting"))
+    refused("This SentencePiece model has 16 vocabulary entries, above this server's limit of 15", "spiece.model", data)
+
+
+# ---------------------------------------------------------------------- merges, added tokens
+def test_tokenizer_json_merges(monkeypatch):
+    limit(monkeypatch, "MAX_TOKENIZER_MERGES", 3)
+    assert load_bytes("tokenizer.json", bpe(3)).encode("aaab").tokens == ["aaab"]
+    refused("tokenizer.json has 4 merges, above this server's limit of 3 per tokenizer "
+            r"\(TOKVIZ_MAX_TOKENIZER_MERGES\)", "tokenizer.json", bpe(4))
+
+
+def test_tiktoken_derived_merges(monkeypatch):
+    ranks = rank_file([b"hi", b"his", b"hiss"])  # merges: h+i, hi+s, his+s
+    limit(monkeypatch, "MAX_TOKENIZER_MERGES", 3)
+    assert load_bytes("x.tiktoken", ranks, tiktoken_encoding="gpt2").encode("hiss").tokens == ["hiss"]
+    limit(monkeypatch, "MAX_TOKENIZER_MERGES", 2)
+    refused(r"This tiktoken file \(counting every split of its tokens\) has 3 merges, above this server's limit of 2",
+            "x.tiktoken", ranks, tiktoken_encoding="gpt2")
+
+
+def test_added_tokens(monkeypatch):
+    limit(monkeypatch, "MAX_ADDED_TOKENS", 2)
+    assert load_bytes("tokenizer.json", added(2)).encode("<x1>").ids == [2]
+    refused(r"tokenizer.json has 3 added tokens, above this server's limit of 2 per tokenizer \(TOKVIZ_MAX_ADDED_TOKENS\)",
+            "tokenizer.json", added(3))
+
+
+# ---------------------------------------------------------------------- token length, Unigram prefixes
+def test_token_length(monkeypatch):
+    limit(monkeypatch, "MAX_TOKEN_CHARS", 5)
+    assert load_bytes("vocab.txt", b"[UNK]\nhello\n").encode("hello").tokens == ["hello"]
+    refused("This vocab.txt has a token of 6 characters, above this server's limit of 5 characters per token",
+            "vocab.txt", b"[UNK]\nhellos\n")
+    refused("tokenizer.json has a token of 6 characters", "tokenizer.json", unigram(["hellos"]))
+    refused("tokenizer.json has a token of 6 characters", "tokenizer.json", added(0).replace(b'"w"', b'"wwwwww"'))
+    refused("This tiktoken file has a token of 6 bytes, above this server's limit of 5 bytes per token",
+            "x.tiktoken", rank_file([b"hellos"]), tiktoken_encoding="gpt2")
+
+
+def test_unigram_prefix_characters(monkeypatch):
+    # "<unk>" 10 + "abcd" 6 + "xyz" 3 = 19 prefix characters
+    limit(monkeypatch, "MAX_UNIGRAM_PREFIX_CHARS", 19)
+    assert load_bytes("tokenizer.json", unigram(["abcd", "xyz"])).encode("abcd").tokens == ["abcd"]
+    limit(monkeypatch, "MAX_UNIGRAM_PREFIX_CHARS", 18)
+    refused(r"tokenizer.json has 19 characters in the prefixes of its pieces, above this server's limit of 18 per "
+            r"tokenizer \(TOKVIZ_MAX_UNIGRAM_PREFIX_CHARS\)", "tokenizer.json", unigram(["abcd", "xyz"]))
+
+
+# ---------------------------------------------------------------------- the parse itself, and order
+def test_json_values_are_counted_before_parsing(monkeypatch):
+    data = wordlevel(3)
+    count = tokviz.limits.json_value_count(data)
+    limit(monkeypatch, "MAX_JSON_VALUES", count)
+    assert load_bytes("tokenizer.json", data).get_vocab_size() == 3
+    limit(monkeypatch, "MAX_JSON_VALUES", count - 1)
+    monkeypatch.setattr(tokviz.loaders.json, "loads", lambda *a, **k: pytest.fail("parsed before counting"))
+    refused(f"tokenizer.json has {count:,} JSON values \\(counted before reading it\\), above this server's limit of "
+            f"{count - 1:,} per file \\(TOKVIZ_MAX_JSON_VALUES\\)", "tokenizer.json", data)
+    refused("This vocab.json has", "vocab.json", json.dumps({f"w{i}": i for i in range(count)}).encode(),
+            companion=("merges.txt", b"a b\n"))
+
+
+def test_json_value_count_bounds_the_parse():
+    for text in ['{"a": [1, 2.5, "x,y"], "b": {"c": null}}', "[[], [[]], {}]", '["a:b", [{"k": [1]}]]']:
+        values = 0
+        stack = [json.loads(text)]
+        while stack:
+            value = stack.pop()
+            values += 1
+            if isinstance(value, dict):
+                values += len(value)  # the keys
+                stack.extend(value.values())
+            elif isinstance(value, list):
+                stack.extend(value)
+        assert values <= tokviz.limits.json_value_count(text), text
+
+
+def test_sections_are_checked_before_the_model_is_built(monkeypatch):
+    import tokviz.serialization
+
+    limit(monkeypatch, "MAX_TOKENIZER_VOCAB", 3)
+    monkeypatch.setattr(tokviz.serialization, "tokenizer_from_dict", lambda data: pytest.fail("built before checking"))
+    refused("4 vocabulary entries", "tokenizer.json", wordlevel(4))
+
+
+def test_default_limits_accept_real_sizes():
+    """Real tokenizers fit the defaults: Gemma / XLM-R ~256k entries, o200k ~200k, added tokens in the thousands."""
+    assert tokviz.limits.MAX_TOKENIZER_VOCAB >= 262_144
+    assert tokviz.limits.MAX_TOKENIZER_MERGES >= 2 * 262_144
+    assert tokviz.limits.MAX_ADDED_TOKENS >= 1_000
+    # a 256k-piece SentencePiece model of 2-16 character pieces (lengths as in XLM-R: mostly 3-8)
+    lengths = [2] * 20_000 + [4] * 100_000 + [6] * 100_000 + [8] * 30_000 + [16] * 6_000
+    assert sum(n * (n - 1) // 2 for n in lengths) <= tokviz.limits.MAX_UNIGRAM_PREFIX_CHARS
