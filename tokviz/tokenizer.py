@@ -488,7 +488,8 @@ class Tokenizer:
             fast = self._fast_byte_level(sequence, type_id, word_index)
             if fast is not None:
                 return fast
-            plan = plan_for(self)
+            # A sampling Unigram (alpha) draws anew each time: no chunk may be reused.
+            plan = None if getattr(self._model, "alpha", None) else plan_for(self)
             if plan is not None:
                 fast = encode_chunked(self, plan, sequence, type_id, word_index)
                 if fast is not None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
 from tokviz.models.base import Token
@@ -111,6 +111,9 @@ class WordPiece(FrozenModel):
         "continuing_subword_prefix",
         "max_input_chars_per_word",
     )
+    _SETTABLE: ClassVar[dict[str, str]] = {
+        "unk_token": "str", "continuing_subword_prefix": "str", "max_input_chars_per_word": "uint",
+    }
 
     _vocab: dict[str, int]
     _vocab_r: dict[int, str]
