@@ -674,14 +674,6 @@ class BPE(FrozenModel):
         options = self._options()
         return (_rebuild_bpe, (options, self._rng if self._rng is not random else None))
 
-    def __repr__(self) -> str:
-        options = ", ".join(
-            f"{name}={value!r}"
-            for name, value in self._options().items()
-            if name not in ("vocab", "merges") and value not in (None, False)
-        )
-        return f"BPE(vocab_size={len(self._vocab)}, merges={len(self._merges)}, {options})"
-
 
 def _rebuild_bpe(options: dict[str, Any], rng: random.Random | None) -> BPE:
     return BPE(**options, rng=rng)

@@ -145,6 +145,16 @@ class Unigram:
     def min_score(self) -> float:
         return self._min_score
 
+    def __repr__(self) -> str:  # HF's: Unigram(unk_id=0, vocab=[("A", 0), ...], byte_fallback=False)
+        from tokviz._component import hf_debug
+
+        return hf_debug(self.to_dict())
+
+    def __str__(self) -> str:  # HF's: lists past 5 items end in "..."
+        from tokviz._component import hf_debug
+
+        return hf_debug(self.to_dict(), 5)
+
     def token_to_id(self, token: str) -> int | None:
         return self._token_to_id.get(token)
 
@@ -157,8 +167,6 @@ class Unigram:
     def get_vocab_size(self) -> int:
         return len(self._vocab)
 
-    def __repr__(self) -> str:
-        return f"Unigram(vocab_size={len(self._vocab)}, unk_id={self._unk_id}, byte_fallback={self._byte_fallback})"
 
     # -- encoding ---------------------------------------------------------------------
 

@@ -88,6 +88,19 @@ class FrozenModel:
     def with_options(self, **changes: Any) -> Any:
         raise NotImplementedError
 
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:  # HF's: BPE(dropout=None, ..., vocab={"a":0}, merges=[("a", "b")])
+        from tokviz._component import hf_debug
+
+        return hf_debug(self.to_dict())
+
+    def __str__(self) -> str:  # HF's: vocab and merges past 5 items end in "..."
+        from tokviz._component import hf_debug
+
+        return hf_debug(self.to_dict(), 5)
+
     # The vocabulary, for models that keep it as ``_vocab`` (token -> id) and ``_vocab_r``
     # (id -> token): BPE, WordPiece and WordLevel.
 
@@ -313,5 +326,3 @@ class WordLevel(FrozenModel):
     def __reduce__(self) -> tuple[Any, ...]:
         return (WordLevel, (self._vocab, self.unk_token))
 
-    def __repr__(self) -> str:
-        return f"WordLevel(vocab_size={len(self._vocab)}, unk_token={self.unk_token!r})"

@@ -335,13 +335,6 @@ class WordPiece(FrozenModel):
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_wordpiece, (self._options(),))
 
-    def __repr__(self) -> str:
-        return (
-            f"WordPiece(vocab_size={len(self._vocab)}, unk_token={self.unk_token!r}, "
-            f"continuing_subword_prefix={self.continuing_subword_prefix!r}, "
-            f"max_input_chars_per_word={self.max_input_chars_per_word})"
-        )
-
 
 def _rebuild_wordpiece(options: dict[str, Any]) -> WordPiece:
     return WordPiece(**options)
