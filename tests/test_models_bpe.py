@@ -169,10 +169,15 @@ def test_merges_whose_tokens_are_missing_raise_clear_errors():
         BPE({"a": 0}, [], cache_capacity=-1)
 
 
-def test_models_are_immutable_and_pickle():
+def test_models_options_are_settable_checked_and_pickle():
     model = BPE(HUG_VOCAB, HUG_MERGES, unk_token="u")
-    with pytest.raises(AttributeError, match="immutable"):
-        model.unk_token = "x"  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="'merges' of 'BPE' objects is not writable"):
+        model.merges = ()  # type: ignore[misc]
+    with pytest.raises(TypeError, match="BPE.unk_token must be a string or None, got int 3"):
+        model.unk_token = 3  # type: ignore[assignment]
+    model.ignore_merges = True  # HF's setter; the merge table is rebuilt with the option
+    assert model.ignore_merges is True and values(model.tokenize("hugs")) == ["hug", "s"]
+    model.ignore_merges = False
     changed = model.with_options(dropout=1.0)
     assert changed.dropout == 1.0 and model.dropout is None
     copy = pickle.loads(pickle.dumps(model))

@@ -1,7 +1,8 @@
 """tokviz: a tokenizer playground whose core mirrors Hugging Face ``tokenizers``.
 
 Submodules mirror HF's: ``normalizers``, ``pre_tokenizers``, ``models``, ``trainers``,
-``processors``, ``decoders``. What tokviz adds: training histories, stage traces, charts.
+``processors``, ``decoders``, and HF's ready-made pipelines (``implementations``:
+``ByteLevelBPETokenizer``, ``BertWordPieceTokenizer``, ...). What tokviz adds: training histories, stage traces, charts.
 """
 
 from __future__ import annotations
@@ -61,8 +62,13 @@ _EXPORTS = {
     "TrainingHistory": "tokviz.history",
     "TokvizError": "tokviz.errors",
     "load": "tokviz.loaders",
+    "BertWordPieceTokenizer": "tokviz.implementations.bert_wordpiece",
+    "ByteLevelBPETokenizer": "tokviz.implementations.byte_level_bpe",
+    "CharBPETokenizer": "tokviz.implementations.char_level_bpe",
+    "SentencePieceBPETokenizer": "tokviz.implementations.sentencepiece_bpe",
+    "SentencePieceUnigramTokenizer": "tokviz.implementations.sentencepiece_unigram",
 }
-_SUBMODULES = ("normalizers", "pre_tokenizers", "models", "trainers", "processors", "decoders")
+_SUBMODULES = ("normalizers", "pre_tokenizers", "models", "trainers", "processors", "decoders", "implementations")
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, *_TYPING_NAMES, "__version__"])
 

@@ -249,3 +249,37 @@ def check_token_id_pair(owner: str, name: str, value: Any) -> tuple[str, int]:
     ):
         raise TypeError(f"{owner} {name} must be a (token, id) pair such as ('[SEP]', 102), got {value!r:.60}.")
     return (value[0], value[1])
+
+
+def hf_debug(value: Any, limit: int | None = None, key: str | None = None) -> str:
+    """A tokenizer.json value as HF's ``repr`` (``limit=None``) or ``str`` (``limit=5``: lists and
+    maps longer than that end in ``...``) prints models and tokenizers.
+
+    >>> hf_debug({"type": "Unigram", "unk_id": 0, "vocab": [["A", 0.0], ["B", -0.01]]})
+    'Unigram(unk_id=0, vocab=[("A", 0), ("B", -0.01)])'
+    >>> hf_debug({"a": 0, "b": 1, "c": 2}, limit=2)
+    '{"a":0, "b":1, ...}'
+    """
+    if isinstance(value, dict):
+        if "type" in value and key != "vocab":
+            fields = ", ".join(f"{name}={hf_debug(item, limit, name)}" for name, item in value.items() if name != "type")
+            return f"{value['type']}({fields})"
+        items = [f"{json.dumps(name, ensure_ascii=False)}:{hf_debug(item, limit)}" for name, item in value.items()]
+        return "{" + ", ".join(_elide(items, limit)) + "}"
+    if isinstance(value, (list, tuple)):
+        if key in ("vocab", "merges"):  # Rust tuples: ("a", "b"), ("A", -0.01)
+            items = ["(" + ", ".join(hf_debug(part, limit) for part in item) + ")" if isinstance(item, (list, tuple)) else hf_debug(item, limit) for item in value]
+        else:
+            items = [hf_debug(item, limit) for item in value]
+        return "[" + ", ".join(_elide(items, limit)) + "]"
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
+
+
+def _elide(items: list[str], limit: int | None) -> list[str]:
+    return items if limit is None or len(items) <= limit else [*items[:limit], "..."]

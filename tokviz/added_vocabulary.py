@@ -20,16 +20,15 @@ side), ``special`` (dropped by ``decode(skip_special_tokens=True)``).
 >>> vocab.find_matches("[CLS] my name", normalized=False)
 [(0, (0, 5)), (None, (5, 13))]
 
-What this version leaves out: HF's ``encode_special_tokens`` switch (special tokens are always
-matched).
+``encode_special_tokens = True`` (HF's switch) stops matching special tokens: they are
+encoded as the text they are made of.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Iterable
-
+import json
 import re
+from typing import Any, Iterable
 
 import regex
 
@@ -43,28 +42,97 @@ _WHITESPACE_SET = frozenset(_WHITESPACE)
 _WORD_CHAR = regex.compile(r"\w")
 
 
-@dataclass(frozen=True, slots=True)
+_ADDED_TOKEN_FIELDS = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
+
+
 class AddedToken:
     """A token added on top of the model's vocabulary, with HF's matching options.
 
-    ``normalized`` defaults to ``not special``: special tokens match the raw text.
+    HF's defaults: ``AddedToken()`` is the empty token; ``normalized`` defaults to
+    ``not special`` (special tokens match the raw text). As in HF, ``content`` and ``special``
+    can be set afterwards (``transformers`` sets ``token.special = True``; that also makes
+    ``normalized`` follow: ``not special``); the other options are fixed. A tokenizer keeps its
+    own copy of every token it is given, so editing a token later never changes a tokenizer.
+    Equal when every option is equal; hashed by content, as HF's.
 
-    >>> AddedToken("[MASK]", special=True).normalized
-    False
+    >>> token = AddedToken("[MASK]")
+    >>> token.special = True
+    >>> token
+    AddedToken("[MASK]", rstrip=False, lstrip=False, single_word=False, normalized=False, special=True)
+    >>> token.lstrip = True
+    Traceback (most recent call last):
+    ...
+    AttributeError: attribute 'lstrip' of 'AddedToken' objects is not writable
     """
 
-    content: str
-    single_word: bool = False
-    lstrip: bool = False
-    rstrip: bool = False
-    normalized: bool = field(default=None)  # type: ignore[assignment]
-    special: bool = False
+    __slots__ = _ADDED_TOKEN_FIELDS
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.content, str):
-            raise SpecialTokenError(f"An added token must be a string, not {type(self.content).__name__}.")
-        if self.normalized is None:
-            object.__setattr__(self, "normalized", not self.special)
+    def __init__(
+        self,
+        content: str | None = None,
+        single_word: bool = False,
+        lstrip: bool = False,
+        rstrip: bool = False,
+        normalized: bool | None = None,
+        special: bool = False,
+    ) -> None:
+        content = "" if content is None else content
+        if not isinstance(content, str):
+            raise TypeError(f"AddedToken content must be a string, got {type(content).__name__} {content!r:.60}.")
+        for name, value in (("single_word", single_word), ("lstrip", lstrip), ("rstrip", rstrip), ("special", special)):
+            _check_flag(name, value)
+        if normalized is not None:
+            _check_flag("normalized", normalized)
+        object.__setattr__(self, "content", content)
+        object.__setattr__(self, "single_word", bool(single_word))
+        object.__setattr__(self, "lstrip", bool(lstrip))
+        object.__setattr__(self, "rstrip", bool(rstrip))
+        object.__setattr__(self, "special", bool(special))
+        object.__setattr__(self, "normalized", (not special) if normalized is None else bool(normalized))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "content":
+            if not isinstance(value, str):
+                raise TypeError(f"AddedToken content must be a string, got {type(value).__name__} {value!r:.60}.")
+            object.__setattr__(self, name, value)
+        elif name == "special":
+            _check_flag("special", value)
+            object.__setattr__(self, "special", value)
+            object.__setattr__(self, "normalized", not value)  # HF: special tokens match the raw text
+        elif name in _ADDED_TOKEN_FIELDS:
+            raise AttributeError(f"attribute '{name}' of 'AddedToken' objects is not writable")
+        else:
+            raise AttributeError(f"'AddedToken' object has no attribute '{name}'")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AddedToken):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _ADDED_TOKEN_FIELDS)
+
+    def __hash__(self) -> int:
+        return hash(self.content)
+
+    def __repr__(self) -> str:
+        return (
+            f"AddedToken({json.dumps(self.content, ensure_ascii=False)}, rstrip={self.rstrip}, lstrip={self.lstrip}, "
+            f"single_word={self.single_word}, normalized={self.normalized}, special={self.special})"
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.to_dict()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name in _ADDED_TOKEN_FIELDS:
+            object.__setattr__(self, name, state[name] if name in state else getattr(AddedToken(), name))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (AddedToken, (), self.__getstate__())
+
+    def __copy__(self) -> "AddedToken":
+        return AddedToken(self.content, self.single_word, self.lstrip, self.rstrip, self.normalized, self.special)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "AddedToken":
+        return self.__copy__()
 
     def to_dict(self, id: int | None = None) -> dict[str, Any]:
         data: dict[str, Any] = {} if id is None else {"id": id}
@@ -91,6 +159,11 @@ class AddedToken:
 
     def __str__(self) -> str:
         return self.content
+
+
+def _check_flag(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"AddedToken {name} must be True or False, got {type(value).__name__} {value!r:.60}.")
 
 
 def _ends_with_word(text: str) -> bool:
@@ -120,6 +193,18 @@ class AddedVocabulary:
         # HF (so a decoder can invert e.g. a byte-level normalizer).
         self._normalized_cache: dict[int, str] = {}
         self._tokens: set[AddedToken] = set()  # every token added, for the "already there" test
+        #: HF's switch: True encodes special tokens as ordinary text (they are not matched).
+        self.encode_special_tokens = False
+
+    def __copy__(self) -> "AddedVocabulary":
+        """An independent copy (the compiled matchers are shared: a change rebuilds them)."""
+        twin = AddedVocabulary.__new__(AddedVocabulary)
+        twin.__dict__.update(self.__dict__)
+        for name in ("_content_to_id", "_id_to_token", "_normalized_cache"):
+            setattr(twin, name, dict(getattr(self, name)))
+        twin._classic, twin._special = list(self._classic), list(self._special)
+        twin._special_contents, twin._tokens = set(self._special_contents), set(self._tokens)
+        return twin
 
     # ----------------------------------------------------------------- reading
     def __len__(self) -> int:
@@ -154,8 +239,9 @@ class AddedVocabulary:
 
     # ----------------------------------------------------------------- adding
     def add_tokens(self, tokens: Iterable[AddedToken], model: Any, normalizer: Any = None) -> int:
-        """Add tokens; returns how many were new (empty and repeated tokens are ignored)."""
-        tokens = list(tokens)
+        """Add tokens; returns how many were new (empty and repeated tokens are ignored).
+        The vocabulary keeps copies: editing a token afterwards changes nothing here."""
+        tokens = [token.__copy__() for token in tokens]
         for token in tokens:
             if token.special and token.content and token.content not in self._special_contents:
                 self._special.append(token)
@@ -192,7 +278,7 @@ class AddedVocabulary:
             token_id = self._content_to_id.get(token.content)
             if token_id is None and model is not None:
                 token_id = model.token_to_id(token.content)
-            if token_id is None:
+            if token_id is None or (self.encode_special_tokens and token.special):
                 continue
             if token.normalized:
                 content = normalizer.normalize_str(token.content) if normalizer is not None else token.content

@@ -31,6 +31,7 @@ processes), and HF's ``encode_special_tokens`` switch.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from itertools import accumulate, chain, count, islice, repeat
 from operator import add, itemgetter
@@ -220,9 +221,13 @@ class Tokenizer:
     def __init__(self, model: Any) -> None:
         self._model = model
         self._normalizer: Any = None
-        self.pre_tokenizer: Any = None
-        self.post_processor: Any = None
-        self.decoder: Any = None
+        self._pre_tokenizer: Any = None
+        self._post_processor: Any = None
+        self._decoder: Any = None
+        # Components (and the added vocabulary, "added") this tokenizer shares with a copy: the
+        # first time user code reaches one through its getter, this tokenizer takes a private
+        # copy (copy-on-write), while encoding keeps reading the shared one. See __copy__.
+        self._shared: set[str] = set()
         self._added = AddedVocabulary()
         self._truncation: TruncationParams | None = None
         self._padding: PaddingParams | None = None
@@ -241,24 +246,135 @@ class Tokenizer:
         self.training_history: Any = None
 
     # ----------------------------------------------------------------- components
+    # HF's components are shared handles: ``tok.model.dropout = 0.1`` edits the tokenizer's model.
+    # A tokenizer made by ``copy.copy`` shares its components with the original until user code
+    # reaches one through a getter, which then gives this tokenizer a private copy first.
     @property
     def model(self) -> Any:
-        return self._model
+        return self._own("model")
 
     @model.setter
     def model(self, model: Any) -> None:
         self._model = model
-        self._added.refresh(model, self._normalizer)
+        self._shared.discard("model")
+        self._own_added().refresh(model, self._normalizer)
 
     @property
     def normalizer(self) -> Any:
-        return self._normalizer
+        return self._own("normalizer")
 
     @normalizer.setter
     def normalizer(self, normalizer: Any) -> None:
         self._normalizer = normalizer
+        self._shared.discard("normalizer")
         # Added tokens with normalized=True are matched in their normalized form.
-        self._added.refresh(self._model, normalizer)
+        self._own_added().refresh(self._model, normalizer)
+
+    @property
+    def pre_tokenizer(self) -> Any:
+        return self._own("pre_tokenizer")
+
+    @pre_tokenizer.setter
+    def pre_tokenizer(self, pre_tokenizer: Any) -> None:
+        self._pre_tokenizer = pre_tokenizer
+        self._shared.discard("pre_tokenizer")
+
+    @property
+    def post_processor(self) -> Any:
+        return self._own("post_processor")
+
+    @post_processor.setter
+    def post_processor(self, post_processor: Any) -> None:
+        self._post_processor = post_processor
+        self._shared.discard("post_processor")
+
+    @property
+    def decoder(self) -> Any:
+        return self._own("decoder")
+
+    @decoder.setter
+    def decoder(self, decoder: Any) -> None:
+        self._decoder = decoder
+        self._shared.discard("decoder")
+
+    @property
+    def encode_special_tokens(self) -> bool:
+        """HF's switch: True encodes special tokens as the text they are made of (not matched whole)."""
+        return self._added.encode_special_tokens
+
+    @encode_special_tokens.setter
+    def encode_special_tokens(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(f"encode_special_tokens must be True or False, got {type(value).__name__} {value!r:.60}.")
+        added = self._own_added()
+        added.encode_special_tokens = value
+        added.refresh(self._model, self._normalizer)
+        _mutation.bump()
+
+    def _own(self, name: str) -> Any:
+        """The component ``name``, made private to this tokenizer first if a copy shares it."""
+        attribute = "_" + name
+        shared = getattr(self, attribute)
+        if name not in self._shared:
+            return shared
+        self._shared.discard(name)
+        if shared is None:
+            return None
+        private = _private_copy(shared)
+        setattr(self, attribute, private)
+        # The copy equals the shared component, so what was derived from that one (encoding
+        # plans, word caches) stays valid: re-key it instead of rebuilding it.
+        plan = self._chunk_plan
+        if plan is not None:
+            self._chunk_plan = tuple(private if part is shared else part for part in plan[:3]) + tuple(plan[3:])
+        if self._word_cache_model is shared:
+            self._word_cache_model = private
+        if self._fast_plan_for is shared:
+            self._fast_plan_for = private
+        return private
+
+    def _own_added(self) -> AddedVocabulary:
+        """The added vocabulary, made private to this tokenizer first if a copy shares it."""
+        if "added" in self._shared:
+            self._shared.discard("added")
+            self._added = copy.copy(self._added)
+        return self._added
+
+    # ----------------------------------------------------------------- copies and pickling
+    def __copy__(self) -> "Tokenizer":
+        """An independent tokenizer, made cheaply: both share every component (and the added
+        vocabulary) until one of them reaches it through a getter or changes it, which gives
+        that one a private copy (see :meth:`_own`). Encoding reads the shared components, so
+        a copy encodes at once with the original's warm caches.
+
+        >>> from tokviz.models import BPE
+        >>> original = Tokenizer(BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
+        >>> twin = copy.copy(original)
+        >>> twin.model.dropout = 1.0
+        >>> original.model.dropout is None, original.encode("ab").tokens, twin.encode("ab").tokens
+        (True, ['ab'], ['a', 'b'])
+        """
+        twin = Tokenizer.__new__(Tokenizer)
+        twin.__dict__.update(self.__dict__)
+        names = {"model", "normalizer", "pre_tokenizer", "post_processor", "decoder", "added"}
+        self._shared = set(names)
+        twin._shared = set(names)
+        return twin
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Tokenizer":
+        return self.__copy__()  # already independent: nothing is shared once either side edits
+
+    def __getstate__(self) -> bytes:
+        """HF's pickled state: the tokenizer.json text as UTF-8 bytes."""
+        return self.to_str().encode("utf-8")
+
+    def __setstate__(self, state: bytes | str) -> None:
+        text = state.decode("utf-8") if isinstance(state, (bytes, bytearray)) else state
+        self.__dict__.update(Tokenizer.from_str(text).__dict__)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # HF's JSON state, plus what tokviz keeps beside it (the training history).
+        return (_tokenizer_from_state, (self.__getstate__(), self.training_history, self.use_fast_path))
 
     @property
     def truncation(self) -> dict[str, Any] | None:
@@ -294,7 +410,7 @@ class Tokenizer:
     def add_tokens(self, tokens: Iterable[str | AddedToken]) -> int:
         """Add tokens matched whole before normalization; returns how many were new."""
         added = [t if isinstance(t, AddedToken) else AddedToken(_content(t)) for t in tokens]
-        return self._added.add_tokens(added, self._model, self._normalizer)
+        return self._own_added().add_tokens(added, self._model, self._normalizer)
 
     def add_special_tokens(self, tokens: Iterable[str | AddedToken]) -> int:
         """Add special tokens (never normalized, skipped by ``decode(skip_special_tokens=True)``)."""
@@ -306,13 +422,13 @@ class Tokenizer:
                 )
             else:
                 added.append(AddedToken(_content(token), special=True))
-        return self._added.add_tokens(added, self._model, self._normalizer)
+        return self._own_added().add_tokens(added, self._model, self._normalizer)
 
     # ----------------------------------------------------------------- truncation / padding
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
-        if self.post_processor is None:
+        if self._post_processor is None:
             return 0
-        return self.post_processor.num_special_tokens_to_add(is_pair)
+        return self._post_processor.num_special_tokens_to_add(is_pair)
 
     def enable_truncation(
         self, max_length: int, stride: int = 0, strategy: str = "longest_first", direction: str = "right"
@@ -384,7 +500,7 @@ class Tokenizer:
     def _fast_lane(self, sequence: Any) -> Encoding | None:
         """One untruncated byte-level sequence, post-processed by ByteLevel (or nothing) in
         the same pass; None when the pipeline is anything else."""
-        processor = self.post_processor
+        processor = self._post_processor
         if processor is None:
             trim: tuple[bool] | tuple[()] = ()
         elif type(processor) is ByteLevelProcessor:
@@ -421,6 +537,7 @@ class Tokenizer:
         >>> [e.ids for e in tok.encode_batch(["hello", "bye"], processes=2)]
         [[1], [0]]
         """
+        self._check_batch(inputs, is_pretokenized)
         items = inputs if isinstance(inputs, list) else list(inputs)
         if processes is not None and int(processes) > 1 and len(items) >= PARALLEL_MIN_INPUTS:
             encodings = _encode_in_processes(self, items, is_pretokenized, add_special_tokens, int(processes))
@@ -470,8 +587,8 @@ class Tokenizer:
                     )
                 params = TruncationParams(params.max_length - added, params.stride, params.strategy, params.direction)
             encoding, pair = truncate_encodings(encoding, pair, params)
-        if self.post_processor is not None:
-            final = self.post_processor.process(encoding, pair, add_special_tokens)
+        if self._post_processor is not None:
+            final = self._post_processor.process(encoding, pair, add_special_tokens)
         elif pair is None:
             final = encoding
         else:
@@ -488,7 +605,8 @@ class Tokenizer:
             fast = self._fast_byte_level(sequence, type_id, word_index)
             if fast is not None:
                 return fast
-            plan = plan_for(self)
+            # A sampling Unigram (alpha) draws anew each time: no chunk may be reused.
+            plan = None if getattr(self._model, "alpha", None) else plan_for(self)
             if plan is not None:
                 fast = encode_chunked(self, plan, sequence, type_id, word_index)
                 if fast is not None:
@@ -500,8 +618,8 @@ class Tokenizer:
         NormalizedString of every split that is an added token."""
         pre_tokenized = self._extract_and_normalize(sequence)
         added = {id(split.normalized) for split in pre_tokenized.splits if split.tokens is not None}
-        if self.pre_tokenizer is not None:
-            self.pre_tokenizer.pre_tokenize(pre_tokenized)
+        if self._pre_tokenizer is not None:
+            self._pre_tokenizer.pre_tokenize(pre_tokenized)
         model_tokenize = self._model.tokenize
         pre_tokenized.tokenize(lambda normalized: model_tokenize(normalized.normalized))
         return pre_tokenized.splits, added
@@ -576,7 +694,7 @@ class Tokenizer:
         ``trim=(add_prefix_space,)`` also applies the ByteLevel post-processor's offset
         trimming (from offsets precomputed per word), for :meth:`encode`'s fast lane.
         """
-        pre_tokenizer = self.pre_tokenizer
+        pre_tokenizer = self._pre_tokenizer
         if self._normalizer is not None or pre_tokenizer is None:
             return None
         model = self._model
@@ -712,8 +830,8 @@ class Tokenizer:
             if skip_special_tokens and self._added.is_special_token(token):
                 continue
             tokens.append(token)
-        if self.decoder is not None:
-            return self.decoder.decode(tokens)
+        if self._decoder is not None:
+            return self._decoder.decode(tokens)
         return " ".join(tokens)
 
     def decode_batch(self, sequences: Iterable[Sequence[int]], skip_special_tokens: bool = True) -> list[str]:
@@ -763,8 +881,8 @@ class Tokenizer:
             )
             pre_tokens.append(PreTokenTrace(ns.normalized, ns.offsets_original(), model_tokens, id(ns) in added_splits))
         sequence_tokens = [t.value for p in pre_tokens for t in p.tokens]
-        if self.decoder is not None:
-            decoded = self.decoder.decode(sequence_tokens)
+        if self._decoder is not None:
+            decoded = self._decoder.decode(sequence_tokens)
         else:
             decoded = " ".join(sequence_tokens)
         return SequenceTrace(
@@ -792,16 +910,16 @@ class Tokenizer:
 
         check_model = getattr(trainer, "check_model", None)
         if check_model is not None:  # name the wrong trainer before reading a word (HF: even for an empty corpus)
-            check_model(self.model)
+            check_model(self._model)
         texts = iterator
         if length is not None and not hasattr(iterator, "__len__"):
             texts = _SizedIterable(iterator, length)
-        word_counts = count_words(texts, self._normalizer, self.pre_tokenizer, progress)
+        word_counts = count_words(texts, self._normalizer, self._pre_tokenizer, progress)
         history = trainer.train_from_word_counts(word_counts, progress)
         # HF's trainers keep the options of the model they train (unk_token, dropout, ...):
         # the history carries them into its model and every model_at(k).
         if hasattr(history, "for_model"):
-            history = history.for_model(self.model)
+            history = history.for_model(self._model)
         self.model = history.model
         special_tokens = getattr(history, "special_tokens", ()) or getattr(trainer, "special_tokens", ())
         if special_tokens:
@@ -846,12 +964,91 @@ class Tokenizer:
         return tokenizer_from_file(path)
 
     def __repr__(self) -> str:
-        parts = [f"model={type(self._model).__name__}"]
+        """HF's repr: every section of tokenizer.json, the model in full."""
+        return self._debug(None)
+
+    def __str__(self) -> str:
+        """HF's str: as the repr, but lists and maps past 5 items end in ``...``."""
+        return self._debug(5)
+
+    def _debug(self, limit: int | None) -> str:
+        from tokviz._component import hf_debug
+
+        truncation = self._truncation
+        truncation_text = "None" if truncation is None else (
+            f"TruncationParams(direction={truncation.direction.capitalize()}, max_length={truncation.max_length}, "
+            f"strategy={''.join(part.capitalize() for part in truncation.strategy.split('_'))}, stride={truncation.stride})"
+        )
+        padding = self._padding
+        padding_text = "None" if padding is None else (
+            f"PaddingParams(strategy={'BatchLongest' if padding.length is None else f'Fixed({padding.length})'}, "
+            f"direction={padding.direction.capitalize()}, pad_to_multiple_of={padding.pad_to_multiple_of}, "
+            f"pad_id={padding.pad_id}, pad_type_id={padding.pad_type_id}, pad_token={hf_debug(padding.pad_token)})"
+        )
+        added = [token.to_dict(token_id) for token_id, token in self._added.get_added_tokens_decoder().items()]
+        parts = [
+            'version="1.0"', f"truncation={truncation_text}", f"padding={padding_text}",
+            f"added_tokens={hf_debug(added, limit)}",
+        ]
         for name in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
-            component = getattr(self, name)
-            if component is not None:
-                parts.append(f"{name}={type(component).__name__}")
+            component = getattr(self, "_" + name)
+            parts.append(f"{name}={'None' if component is None else repr(component)}")
+        model = self._model
+        parts.append(f"model={str(model) if limit is not None else repr(model)}")
         return f"Tokenizer({', '.join(parts)})"
+
+    # ----------------------------------------------------------------- HF's other ways in
+    def encode_batch_fast(
+        self, input: Iterable[Any], is_pretokenized: bool = False, add_special_tokens: bool = True
+    ) -> list[Encoding]:
+        """HF's faster batch (it skips offsets); tokviz's offsets cost little, so this is
+        :meth:`encode_batch` and the offsets are right."""
+        return self.encode_batch(input, is_pretokenized, add_special_tokens)
+
+    async def async_encode(
+        self, sequence: Any, pair: Any = None, is_pretokenized: bool = False, add_special_tokens: bool = True
+    ) -> Encoding:
+        """:meth:`encode` to ``await`` (run in a worker thread, as HF runs it off the event loop)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.encode, sequence, pair, is_pretokenized, add_special_tokens)
+
+    async def async_encode_batch(
+        self, input: Iterable[Any], is_pretokenized: bool = False, add_special_tokens: bool = True
+    ) -> list[Encoding]:
+        """:meth:`encode_batch` to ``await``."""
+        import asyncio
+
+        self._check_batch(input, is_pretokenized)
+        return await asyncio.to_thread(self.encode_batch, input, is_pretokenized, add_special_tokens)
+
+    async def async_encode_batch_fast(
+        self, input: Iterable[Any], is_pretokenized: bool = False, add_special_tokens: bool = True
+    ) -> list[Encoding]:
+        """:meth:`encode_batch_fast` to ``await``."""
+        return await self.async_encode_batch(input, is_pretokenized, add_special_tokens)
+
+    async def async_decode_batch(self, sequences: Iterable[Sequence[int]], skip_special_tokens: bool = True) -> list[str]:
+        """:meth:`decode_batch` to ``await``."""
+        import asyncio
+
+        return await asyncio.to_thread(self.decode_batch, sequences, skip_special_tokens)
+
+    @staticmethod
+    def from_buffer(buffer: bytes) -> "Tokenizer":
+        """A tokenizer from tokenizer.json bytes (HF's ``from_buffer``)."""
+        if not isinstance(buffer, (bytes, bytearray, memoryview)):
+            raise TypeError(f"from_buffer takes bytes, got {type(buffer).__name__}.")
+        return Tokenizer.from_str(bytes(buffer).decode("utf-8"))
+
+    @staticmethod
+    def _check_batch(inputs: Any, is_pretokenized: bool) -> None:
+        """HF's ``TypeError`` for a batch that is not a list or tuple of inputs."""
+        if isinstance(inputs, (str, bytes)) or not hasattr(inputs, "__iter__"):
+            raise TypeError(
+                f"encode_batch takes a list of inputs (texts, (text, pair) tuples or word lists), "
+                f"got {type(inputs).__name__} {inputs!r:.60}."
+            )
 
 
 # ---------------------------------------------------------------------- batches in processes
@@ -937,6 +1134,23 @@ def _encoding_from_fields(fields: tuple[Any, ...]) -> Encoding:
 
 
 # ---------------------------------------------------------------------- helpers
+def _private_copy(component: Any) -> Any:
+    """A copy of a component, or the component itself when it cannot be copied (a custom
+    Python component belongs to the user's code anyway)."""
+    try:
+        return copy.copy(component)
+    except Exception:  # noqa: BLE001 - e.g. a custom component, which cannot be serialized
+        return component
+
+
+def _tokenizer_from_state(state: bytes, training_history: Any = None, use_fast_path: bool = True) -> Tokenizer:
+    tokenizer = Tokenizer.__new__(Tokenizer)
+    tokenizer.__setstate__(state)
+    tokenizer.training_history = training_history
+    tokenizer.use_fast_path = use_fast_path
+    return tokenizer
+
+
 def _content(token: Any) -> str:
     if isinstance(token, AddedToken):
         return token.content

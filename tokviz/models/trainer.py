@@ -9,7 +9,7 @@ history, so editing a trainer never changes a history or a model already trained
 >>> from tokviz.trainers import WordLevelTrainer
 >>> trainer = WordLevelTrainer(vocab_size=10, special_tokens=["[UNK]"])
 >>> trainer.special_tokens
-[AddedToken(content='[UNK]', single_word=False, lstrip=False, rstrip=False, normalized=False, special=True)]
+[AddedToken("[UNK]", rstrip=False, lstrip=False, single_word=False, normalized=False, special=True)]
 >>> trainer.vocab_size = -1
 Traceback (most recent call last):
 ...

@@ -46,7 +46,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from operator import add, lshift, or_
-from typing import Any
+from typing import Any, ClassVar
 
 from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
 from tokviz.models.base import Token
@@ -324,6 +324,10 @@ class BPE(FrozenModel):
         "byte_fallback",
         "ignore_merges",
     )
+    _SETTABLE: ClassVar[dict[str, str]] = {
+        "dropout": "float?", "unk_token": "str?", "continuing_subword_prefix": "str?", "end_of_word_suffix": "str?",
+        "fuse_unk": "bool", "byte_fallback": "bool", "ignore_merges": "bool",
+    }
 
     _vocab: dict[str, int]
     _vocab_r: dict[int, str]
@@ -669,14 +673,6 @@ class BPE(FrozenModel):
     def __reduce__(self) -> tuple[Any, ...]:
         options = self._options()
         return (_rebuild_bpe, (options, self._rng if self._rng is not random else None))
-
-    def __repr__(self) -> str:
-        options = ", ".join(
-            f"{name}={value!r}"
-            for name, value in self._options().items()
-            if name not in ("vocab", "merges") and value not in (None, False)
-        )
-        return f"BPE(vocab_size={len(self._vocab)}, merges={len(self._merges)}, {options})"
 
 
 def _rebuild_bpe(options: dict[str, Any], rng: random.Random | None) -> BPE:

@@ -50,14 +50,25 @@ class Unigram:
     [(['hug'], -0.1429), (['hu', 'g'], -2.1429)]
     """
 
-    __slots__ = ("_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_scores", "_cache", "_token_cache")
+    __slots__ = (
+        "_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_scores", "_cache", "_token_cache",
+        "_alpha", "_nbest_size",
+    )
 
     def __init__(
         self,
         vocab: Sequence[tuple[str, float]] | None = None,
         unk_id: int | None = None,
-        byte_fallback: bool = False,
+        byte_fallback: bool | None = False,
+        alpha: float | None = None,
+        nbest_size: int | None = None,
     ) -> None:
+        from tokviz.models.wordlevel.model import check_option
+
+        # HF's sampling options: with a non-zero ``alpha`` every ``tokenize`` draws a segmentation
+        # (subword regularization) among the ``nbest_size`` best (all of them when None).
+        self._alpha = check_option("Unigram", "alpha", "float?", alpha)
+        self._nbest_size = check_option("Unigram", "nbest_size", "uint?", nbest_size)
         if vocab is None:
             # HF's Unigram() default: a single <unk>.
             vocab, unk_id = [("<unk>", 0.0)], 0
@@ -107,8 +118,42 @@ class Unigram:
         return self._byte_fallback
 
     @property
+    def alpha(self) -> float | None:
+        return self._alpha
+
+    @alpha.setter
+    def alpha(self, alpha: float | None) -> None:
+        from tokviz import _mutation
+        from tokviz.models.wordlevel.model import check_option
+
+        self._alpha = check_option("Unigram", "alpha", "float?", alpha)
+        _mutation.bump()
+
+    @property
+    def nbest_size(self) -> int | None:
+        return self._nbest_size
+
+    @nbest_size.setter
+    def nbest_size(self, nbest_size: int | None) -> None:
+        from tokviz import _mutation
+        from tokviz.models.wordlevel.model import check_option
+
+        self._nbest_size = check_option("Unigram", "nbest_size", "uint?", nbest_size)
+        _mutation.bump()
+
+    @property
     def min_score(self) -> float:
         return self._min_score
+
+    def __repr__(self) -> str:  # HF's: Unigram(unk_id=0, vocab=[("A", 0), ...], byte_fallback=False)
+        from tokviz._component import hf_debug
+
+        return hf_debug(self.to_dict())
+
+    def __str__(self) -> str:  # HF's: lists past 5 items end in "..."
+        from tokviz._component import hf_debug
+
+        return hf_debug(self.to_dict(), 5)
 
     def token_to_id(self, token: str) -> int | None:
         return self._token_to_id.get(token)
@@ -122,8 +167,6 @@ class Unigram:
     def get_vocab_size(self) -> int:
         return len(self._vocab)
 
-    def __repr__(self) -> str:
-        return f"Unigram(vocab_size={len(self._vocab)}, unk_id={self._unk_id}, byte_fallback={self._byte_fallback})"
 
     # -- encoding ---------------------------------------------------------------------
 
@@ -187,7 +230,8 @@ class Unigram:
                     # HF fails only when the unknown node would be used, not when it loses.
                     if self._unk_id is None:
                         raise VocabularyError(
-                            f"The character {sequence[start]!r} is in no Unigram piece and the model has no unk token."
+                            f"Encountered an unknown token but `unk_id` is missing: the character {sequence[start]!r} "
+                            "is in no Unigram piece and the model has no unk token."
                         )
                     best_score[end], best_start[end], best_id[end] = candidate, start, self._unk_id
         pieces: list[str] = []
@@ -225,13 +269,18 @@ class Unigram:
                         tokens.extend(Token(i, self._vocab[i][0], span) for i in byte_ids)  # type: ignore[index]
                         continue
                 if self._unk_id is None:
-                    raise VocabularyError(f"{piece!r} is not in the Unigram vocabulary and the model has no unk token.")
+                    raise VocabularyError(f"Encountered an unknown token but `unk_id` is missing: {piece!r} is not in the Unigram "
+                        "vocabulary and the model has no unk token.")
                 piece_id = self._unk_id
             tokens.append(Token(piece_id, piece, span))
         return tokens
 
     def tokenize(self, sequence: str) -> list[Token]:
-        """Viterbi segmentation of one pre-token into Tokens (character offsets)."""
+        """Viterbi segmentation of one pre-token into Tokens (character offsets); with a
+        non-zero ``alpha``, a sampled one (see :meth:`sample`)."""
+        if self._alpha:
+            nbest = self._nbest_size if self._nbest_size is not None else -1
+            return self.sample(sequence, self._alpha, nbest) if sequence else []
         cached = self._token_cache.get(sequence)
         if cached is not None:
             return list(cached)  # Tokens are immutable: sharing them is safe

@@ -21,34 +21,85 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
+from tokviz import _mutation
 from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
 from tokviz.models.base import Token
 
 
 class FrozenModel:
-    """Base of the models: attributes are set once in ``__init__`` and never again.
+    """Base of the models: HF's settable options, copy-on-write friendly.
 
-    Streamlit caches share one model between sessions, so a model that could be
-    edited in place would leak one user's change into another's page. To get a
-    variant, build a new model (``with_options(...)``).
+    A model is built once in ``__init__``; the options HF lets you set afterwards
+    (``model.dropout = 0.1``, ``model.unk_token = "<unk>"``, listed in ``_SETTABLE`` with
+    the kind of value each takes) are checked as HF's setters check them (``TypeError``
+    for a value of the wrong kind), then the model is rebuilt with the new option
+    (``with_options``, which validates as the constructor does) and takes the rebuilt
+    model's state, so derived tables (merge maps, caches) always match the options. Every
+    edit bumps :mod:`tokviz._mutation`, so tokenizers rebuild what they derived from it.
+
+    ``copy.copy(model)`` is cheap (the new model shares the old one's tables until one of
+    them is edited, and an edit replaces the tables instead of changing them): that is what
+    lets a :class:`~tokviz.tokenizer.Tokenizer` hand out a private model on first access.
+
+    >>> model = WordLevel({"a": 0, "<unk>": 1})
+    >>> model.unk_token = "a"; model.tokenize("b")
+    [Token(id=0, value='a', offsets=(0, 1))]
+    >>> model.unk_token = 3
+    Traceback (most recent call last):
+    ...
+    TypeError: WordLevel.unk_token must be a string, got int 3.
     """
 
     __slots__ = ()
+    #: option -> the kind of value HF's setter takes: "str", "str?" (or None), "bool", "bool?",
+    #: "float?", "uint", "uint?".
+    _SETTABLE: ClassVar[dict[str, str]] = {}
 
-    def __setattr__(self, name: str, value: Any) -> NoReturn:
-        raise AttributeError(
-            f"{type(self).__name__} models are immutable; build a new one with .with_options({name}=...)"
-        )
+    def __setattr__(self, name: str, value: Any) -> None:
+        kind = type(self)._SETTABLE.get(name)
+        if kind is None:
+            if hasattr(self, name):
+                raise AttributeError(f"attribute '{name}' of '{type(self).__name__}' objects is not writable")
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        rebuilt = self.with_options(**{name: check_option(type(self).__name__, name, kind, value)})
+        self._take_state(rebuilt)
+        _mutation.bump()
 
     def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"{type(self).__name__} models are immutable")
+        raise AttributeError(f"can't delete attribute '{name}' of '{type(self).__name__}' objects")
 
     def _init(self, **values: Any) -> None:
         """Set the slots once, from ``__init__``."""
         for name, value in values.items():
             object.__setattr__(self, name, value)
+
+    def _take_state(self, other: Any) -> None:
+        for name in _slot_names(type(self)):
+            if hasattr(other, name):
+                object.__setattr__(self, name, getattr(other, name))
+
+    def __copy__(self) -> Any:
+        twin = object.__new__(type(self))
+        twin._take_state(self)  # shared tables: an edit of either replaces them, never changes them
+        return twin
+
+    def with_options(self, **changes: Any) -> Any:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:  # HF's: BPE(dropout=None, ..., vocab={"a":0}, merges=[("a", "b")])
+        from tokviz._component import hf_debug
+
+        return hf_debug(self.to_dict())
+
+    def __str__(self) -> str:  # HF's: vocab and merges past 5 items end in "..."
+        from tokviz._component import hf_debug
+
+        return hf_debug(self.to_dict(), 5)
 
     # The vocabulary, for models that keep it as ``_vocab`` (token -> id) and ``_vocab_r``
     # (id -> token): BPE, WordPiece and WordLevel.
@@ -64,6 +115,53 @@ class FrozenModel:
 
     def get_vocab_size(self) -> int:
         return len(self._vocab)
+
+
+def _slot_names(cls: type) -> list[str]:
+    names: list[str] = []
+    for klass in cls.__mro__:
+        names.extend(name for name in getattr(klass, "__slots__", ()) if name not in names)
+    return names
+
+
+_KIND_WORDS = {
+    "str": "a string", "str?": "a string or None", "bool": "True or False", "bool?": "True, False or None",
+    "float?": "a number or None", "float": "a number", "uint": "a whole number >= 0", "uint?": "a whole number >= 0 or None",
+}
+
+
+def check_option(owner: str, name: str, kind: str, value: Any) -> Any:
+    """A value for a model option, checked as HF's setter checks it (``TypeError`` for the
+    wrong kind, ``OverflowError`` for a negative count), converted (``1 -> 1.0`` for floats).
+
+    >>> check_option("BPE", "dropout", "float?", 1)
+    1.0
+    >>> check_option("BPE", "fuse_unk", "bool", "yes")
+    Traceback (most recent call last):
+    ...
+    TypeError: BPE.fuse_unk must be True or False, got str 'yes'.
+    """
+    base = kind.rstrip("?")
+    if value is None and kind.endswith("?"):
+        return None
+    wrong = TypeError(f"{owner}.{name} must be {_KIND_WORDS[kind]}, got {type(value).__name__} {value!r:.60}.")
+    if base == "str":
+        if not isinstance(value, str):
+            raise wrong
+        return value
+    if base == "bool":
+        if not isinstance(value, bool):
+            raise wrong
+        return value
+    if base == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise wrong
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, int):  # uint
+        raise wrong
+    if value < 0:
+        raise OverflowError(f"{owner}.{name} must be a whole number >= 0, got {value}.")
+    return value
 
 
 def check_vocab(vocab: Mapping[str, int] | None, model_name: str) -> dict[str, int]:
@@ -156,6 +254,7 @@ class WordLevel(FrozenModel):
     """
 
     __slots__ = ("_vocab", "_vocab_r", "_known", "unk_token")
+    _SETTABLE: ClassVar[dict[str, str]] = {"unk_token": "str"}
 
     _vocab: dict[str, int]
     _vocab_r: dict[int, str]
@@ -227,5 +326,3 @@ class WordLevel(FrozenModel):
     def __reduce__(self) -> tuple[Any, ...]:
         return (WordLevel, (self._vocab, self.unk_token))
 
-    def __repr__(self) -> str:
-        return f"WordLevel(vocab_size={len(self._vocab)}, unk_token={self.unk_token!r})"

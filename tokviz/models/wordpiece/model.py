@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
 from tokviz.models.base import Token
@@ -111,6 +111,9 @@ class WordPiece(FrozenModel):
         "continuing_subword_prefix",
         "max_input_chars_per_word",
     )
+    _SETTABLE: ClassVar[dict[str, str]] = {
+        "unk_token": "str", "continuing_subword_prefix": "str", "max_input_chars_per_word": "uint",
+    }
 
     _vocab: dict[str, int]
     _vocab_r: dict[int, str]
@@ -331,13 +334,6 @@ class WordPiece(FrozenModel):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_wordpiece, (self._options(),))
-
-    def __repr__(self) -> str:
-        return (
-            f"WordPiece(vocab_size={len(self._vocab)}, unk_token={self.unk_token!r}, "
-            f"continuing_subword_prefix={self.continuing_subword_prefix!r}, "
-            f"max_input_chars_per_word={self.max_input_chars_per_word})"
-        )
 
 
 def _rebuild_wordpiece(options: dict[str, Any]) -> WordPiece:
