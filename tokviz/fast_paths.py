@@ -531,7 +531,8 @@ def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | 
         for position, entry in enumerate(entries):
             if entry is None:
                 chunk = chunks[position]
-                entry = entries[position] = chunk_entry(plan, chunk, False, False)
+                # Looked up again: a chunk repeated in this text is encoded once.
+                entry = entries[position] = bodies.get(chunk) or chunk_entry(plan, chunk, False, False)
                 if len(bodies) < _MAX_CACHED_CHUNKS:
                     bodies[chunk] = entry
     if not all(map(_MAY_PRECEDE, islice(entries, len(entries) - 1))) or not all(map(_MAY_FOLLOW, islice(entries, 1, None))):
