@@ -98,7 +98,7 @@ class ChunkPlan:
 
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
-        "splitter", "one_word", "ascii_unchanged", "chunk_findall",
+        "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -120,6 +120,13 @@ class ChunkPlan:
         self.ascii_unchanged: dict[int, frozenset[str]] = {}
         #: Cuts the text into chunks (before runs of the chars the splitter surely splits at).
         self.chunk_findall = _CHUNK_FINDALL
+        #: (stage, its class name) per normalizer stage, named once rather than per chunk.
+        self.stage_kinds = tuple((stage, type(stage).__name__) for stage in stages)
+        #: Word (pre-token) -> its tokens as (ids, values, starts, ends): many chunks share a word
+        #: (" the", "\nthe", " the,"), so the model runs once per distinct word.
+        self.words: dict[str, tuple[tuple[Any, ...], ...]] = {}
+        #: The splitter's word regex, when it is one (see _fast_entry).
+        self.word_finditer: Any = None
 
 
 def _flatten(normalizer: Any) -> list[Any] | None:
@@ -246,6 +253,16 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     graphemes = any(type(stage).__name__ == "Precompiled" for stage in stages)
     plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes)
     plan.splitter = _splitter(pre_tokenizer)
+    if plan.splitter == "Whitespace":
+        from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
+
+        plan.word_finditer = _WORD_OR_SYMBOLS.finditer
+    elif plan.splitter == "WhitespaceSplit":
+        from tokviz.pre_tokenizers import _NON_SPACE_RUN
+
+        plan.word_finditer = _NON_SPACE_RUN.finditer
+    elif plan.splitter == "BertPreTokenizer":
+        plan.word_finditer = _BERT_ASCII_WORDS.finditer
     plan.one_word = first is None or (first_kind == "Metaspace" and not first.split)
     if first is None or first_kind == "Metaspace":
         # Only spaces become '▁': "a\nb" is one Metaspace word, so cut before spaces only.
@@ -364,8 +381,7 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     may_follow = text[0] in stage_boundary
     may_precede = text[-1] not in stage_boundary
     prefix = 0  # chars inserted before the chunk's first char
-    for stage in plan.stages:
-        kind = type(stage).__name__
+    for stage, kind in plan.stage_kinds:
         if kind == "Prepend":
             if not head:
                 continue
@@ -394,16 +410,40 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     # Pre-tokenize: (start, end) spans of ``text``; byte-level words go to the model as symbols.
     splitter = plan.splitter
     byte_level = False
+    words_cache = plan.words
+    if plan.word_finditer is not None and not prefix:
+        if splitter == "BertPreTokenizer" and (not text.isascii() or _ASCII_CONTROL.search(text)):
+            return None
+        # The common case: one regex pass, each word's tokens from the word cache, offsets
+        # of the text are offsets of the chunk.
+        ids: list[int] = []
+        values: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        words: list[int] = []
+        index = -1
+        for index, match in enumerate(plan.word_finditer(text)):
+            word = match.group()
+            entry = words_cache.get(word) or _word_entry(plan, word)
+            span_start = match.start()
+            word_ids = entry[0]
+            if len(word_ids) == 1:
+                ids.append(word_ids[0])
+                values.append(entry[1][0])
+                starts.append(entry[2][0] + span_start)
+                ends.append(entry[3][0] + span_start)
+                words.append(index)
+            else:
+                ids.extend(word_ids)
+                values.extend(entry[1])
+                starts.extend([start + span_start for start in entry[2]])
+                ends.extend([end + span_start for end in entry[3]])
+                words.extend([index] * len(word_ids))
+        return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), index + 1, may_follow, may_precede)
     if splitter == "none":
         spans = [(0, len(text))]
-    elif splitter == "Whitespace":
-        from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
-
-        spans = [match.span() for match in _WORD_OR_SYMBOLS.finditer(text)]
-    elif splitter == "WhitespaceSplit":
-        from tokviz.pre_tokenizers import _NON_SPACE_RUN
-
-        spans = [match.span() for match in _NON_SPACE_RUN.finditer(text)]
+    elif splitter in ("Whitespace", "WhitespaceSplit"):
+        spans = [match.span() for match in plan.word_finditer(text)]
     elif splitter == "BertPreTokenizer":
         if not text.isascii() or _ASCII_CONTROL.search(text):
             return None
@@ -416,7 +456,7 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
         if scheme != "never" and not text.startswith(replacement) and (scheme == "always" or (head and at_start)):
             text = replacement + text
             prefix += 1
-        if pre_tokenizer.split:
+        if pre_tokenizer.split and replacement in text[1:]:
             cuts = [index for index, char in enumerate(text) if char == replacement and index]
             spans = list(zip([0, *cuts], [*cuts, len(text)]))
         else:
@@ -430,34 +470,25 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     else:
         return None
 
-    ids: list[int] = []
-    values: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    words: list[int] = []
-    model_tokenize = plan.model.tokenize
+    ids = []
+    values = []
+    starts = []
+    ends = []
+    words = []
     if not byte_level and not prefix:
-        # The common case: offsets of the text are offsets of the chunk.
         for index, (span_start, span_end) in enumerate(spans):
-            for token in model_tokenize(text[span_start:span_end]):
-                ids.append(token.id)
-                values.append(token.value)
-                token_start, token_end = token.offsets
-                starts.append(token_start + span_start)
-                ends.append(token_end + span_start)
-                words.append(index)
+            word = text[span_start:span_end]
+            entry = words_cache.get(word) or _word_entry(plan, word)
+            ids.extend(entry[0])
+            values.extend(entry[1])
+            starts.extend([start + span_start for start in entry[2]])
+            ends.extend([end + span_start for end in entry[3]])
+            words.extend([index] * len(entry[0]))
         return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
     for index, (span_start, span_end) in enumerate(spans):
         word = text[span_start:span_end]
-        if byte_level:
-            token_ids, token_values, token_starts, token_ends = _byte_word_tokens(word, model_tokenize)
-        else:
-            tokens = model_tokenize(word)
-            token_ids = [t.id for t in tokens]
-            token_values = [t.value for t in tokens]
-            token_starts = [t.offsets[0] for t in tokens]
-            token_ends = [t.offsets[1] for t in tokens]
-        for token_id, value, start, end in zip(token_ids, token_values, token_starts, token_ends):
+        entry = words_cache.get(word) or _word_entry(plan, word, byte_level)
+        for token_id, value, start, end in zip(*entry):
             start += span_start
             end += span_start
             ids.append(token_id)
@@ -470,6 +501,33 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
                 starts.append(start - prefix if start >= prefix else 0)
                 ends.append(end - prefix if end > prefix else 1)
     return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
+
+
+def _word_entry(plan: ChunkPlan, word: str, byte_level: bool = False) -> tuple[tuple[Any, ...], ...]:
+    """One word's tokens as ``(ids, values, starts, ends)`` (char offsets in the word), cached in the plan.
+
+    >>> from tokviz import models, pre_tokenizers
+    >>> plan = build_plan(None, pre_tokenizers.Whitespace(), models.WordPiece({"[UNK]": 0, "hug": 1, "##s": 2}))
+    >>> _word_entry(plan, "hugs"), plan.words["hugs"]
+    (((1, 2), ('hug', '##s'), (0, 3), (3, 4)), ((1, 2), ('hug', '##s'), (0, 3), (3, 4)))
+    """
+    if byte_level:
+        entry = tuple(map(tuple, _byte_word_tokens(word, plan.model.tokenize)))
+    else:
+        tokens = plan.model.tokenize(word)
+        if len(tokens) == 1:
+            token = tokens[0]
+            entry = ((token.id,), (token.value,), (token.offsets[0],), (token.offsets[1],))
+        else:
+            entry = (
+                tuple([token.id for token in tokens]),
+                tuple([token.value for token in tokens]),
+                tuple([token.offsets[0] for token in tokens]),
+                tuple([token.offsets[1] for token in tokens]),
+            )
+    if len(plan.words) < _MAX_CACHED_CHUNKS:
+        plan.words[word] = entry
+    return entry
 
 
 _ASCII_OTHER_SPACE = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1f]")
