@@ -4,9 +4,10 @@ Trains once per preset on ~1 MB of a shared corpus (grimm_tales.txt), then for s
 slider positions times the three steps the page runs when the slider moves:
 
 1. ``history.model_at(k)`` (uncached: the page caches it, so this is the worst case),
-2. ``tokenizer_with_model(config, model).encode(test_text)`` (a new tokenizer each time, so the
-   word caches are cold, as on the page),
-3. ``render_token_spans(...)`` of the encoding (escaped HTML).
+2. ``tokenizer_with_model(config, model).encode(test_text)`` (a new model and a new tokenizer
+   each time, so every cache is cold, as on the page's first visit of a size),
+3. ``spans_from_encoding`` + ``render_token_spans(..., pinned=True, origins=...)`` of the
+   encoding (escaped HTML with click-to-pin cards, as the page draws it with "Show all lines").
 
 The peer: HF ``tokenizers`` loading the same tokenizer (tokviz's exported tokenizer.json)
 and encoding the same text, timed in the same run; HF has no ``model_at``, so the ratio is
@@ -32,7 +33,7 @@ import tokenizers  # noqa: E402
 from tokviz.corpus import held_out_split  # noqa: E402
 from tokviz.pipeline_config import build_tokenizer, build_trainer, tokenizer_with_model  # noqa: E402
 from tokviz.presets import PRESETS  # noqa: E402
-from tokviz.viz.spans import render_token_spans, spans_from_encoding  # noqa: E402
+from tokviz.viz.spans import render_token_spans, spans_from_encoding, token_origins  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "grimm_tales.txt"
 TEST_BYTES = 20_000
@@ -81,13 +82,23 @@ def main() -> None:
         low, high = history.min_vocab_size, history.max_vocab_size
         for size in sorted({low, (low + high) // 2, high}):
             model_seconds = best_of(lambda: history.model_at(size), 3)
-            model = history.model_at(size)
-            # A move builds a new tokenizer, so its word caches start empty: time that (cold).
-            encode_seconds = best_of(lambda: tokenizer_with_model(config, model).encode(test_text))
-            tokenizer = tokenizer_with_model(config, model)
-            encoding = tokenizer.encode(test_text)
+            origins = token_origins(history, size)  # the page caches these per (training, size)
+            # A move to a size not seen before builds a new model and a new tokenizer: the model's
+            # and the tokenizer's caches are all empty, so time the encode on fresh ones (cold).
+            encode_times = []
+            for _ in range(5):
+                model = history.model_at(size)
+                started = time.perf_counter()
+                tokenizer = tokenizer_with_model(config, model)
+                encoding = tokenizer.encode(test_text)
+                encode_times.append(time.perf_counter() - started)
+            encode_seconds = min(encode_times)
             byte_level = config.byte_alphabet
-            render_seconds = best_of(lambda: render_token_spans(test_text, spans_from_encoding(encoding, config.unk_token), byte_level=byte_level))
+            # The page draws the spans with click-to-pin cards and the token origins ("Show all lines": all of them).
+            render_seconds = best_of(
+                lambda: render_token_spans(test_text, spans_from_encoding(encoding, config.unk_token), byte_level=byte_level,
+                                           pinned=True, origins=origins)
+            )
             hf = tokenizers.Tokenizer.from_str(tokenizer.to_str())
             hf_seconds = best_of(lambda: hf.encode(test_text))
             assert hf.encode(test_text).ids == encoding.ids, "tokviz and HF disagree on the test text"

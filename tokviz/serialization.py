@@ -29,6 +29,7 @@ SentencePiece ``Precompiled`` normalizer and the CTC decoder are reported as uns
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -103,16 +104,25 @@ def tokenizer_from_str(text: str) -> Any:
     from tokviz.limits import check_tokenizer_json_size
 
     check_tokenizer_json_size(len(text))  # refuse a giant file before json.loads holds it twice
+    # Loading makes a few hundred thousand containers (the vocab, merges and their tables), none
+    # of them garbage: the cycle collector would walk them over and over (15-20% of the time
+    # of a 25k byte-level BPE), so it waits until the tokenizer is built.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise SerializationError(
-            f"This is not a valid tokenizer.json: the JSON is malformed at line {error.lineno}, "
-            f"column {error.colno} ({error.msg})."
-        ) from error
-    except RecursionError as error:  # '[[[[…' thousands deep: Python's parser gives up
-        raise SerializationError("This is not a valid tokenizer.json: its JSON is nested too deeply to read.") from error
-    return tokenizer_from_dict(data)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise SerializationError(
+                f"This is not a valid tokenizer.json: the JSON is malformed at line {error.lineno}, "
+                f"column {error.colno} ({error.msg})."
+            ) from error
+        except RecursionError as error:  # '[[[[…' thousands deep: Python's parser gives up
+            raise SerializationError("This is not a valid tokenizer.json: its JSON is nested too deeply to read.") from error
+        return tokenizer_from_dict(data)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def tokenizer_from_file(path: str | Path) -> Any:

@@ -754,7 +754,8 @@ class Tokenizer:
             if None in entries:
                 for position, entry in enumerate(entries):
                     if entry is None:
-                        entry = _tokenize_byte_word(word_list[position], model.tokenize)
+                        # Looked up again: a word repeated in this text is tokenized once.
+                        entry = cache_get(word_list[position]) or _tokenize_byte_word(word_list[position], model.tokenize)
                         if len(cache) < 200_000:
                             cache[word_list[position]] = entry
                         entries[position] = entry

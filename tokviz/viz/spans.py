@@ -31,9 +31,10 @@ import hashlib
 import html
 import json
 import unicodedata
+from itertools import repeat
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from tokviz.byte_level import UNICODE_TO_BYTES
 
@@ -47,9 +48,13 @@ _MARKERS_PREFIX = ("##", "Ġ", "▁")
 _MARKERS_SUFFIX = ("</w>",)
 
 
-@dataclass(frozen=True, slots=True)
-class TokenSpan:
-    """One token to draw: its value, id and character offsets into the original text."""
+class TokenSpan(NamedTuple):
+    """One token to draw: its value, id and character offsets into the original text.
+
+    An immutable record like the others, but a named tuple: the Train page makes 20,000 of
+    them on a slider move, and a tuple is built and unpacked several times faster than a
+    frozen dataclass.
+    """
 
     value: str
     id: int | None
@@ -200,52 +205,92 @@ def render_token_spans(
     ``pinned``: a click pins a details card instead of a hover tooltip; ``origins`` (token
     value -> :class:`TokenOrigin`, from :func:`token_origins`) adds why each token exists.
     ``presentation``: larger type for a projector.
+
+    A slider move redraws up to 20,000 tokens, most of them repeats: each distinct token
+    (value, id, flags and the original characters it covers) is escaped and formatted once,
+    as the HTML before its color, between its color and its offsets, and after its offsets;
+    a token then costs one dict look-up and one f-string.
     """
-    rendered = list(spans[:max_tokens])
+    rendered = spans[:max_tokens] if isinstance(spans, (list, tuple)) else list(spans)[:max_tokens]
     container = "tokviz-spans" + (" present" if presentation else "") + (" pinned" if pinned else "")
     pieces: list[str] = [SPAN_STYLE, PINNED_STYLE if pinned else "", f'<div class="{container}">']
     group = _group_name(original, rendered) if pinned else ""
+    origins = origins or {}
+    parts_of: dict[tuple, tuple[str, str, str]] = {}
+    gaps: dict[str, str] = {}
+    styles = tuple(f' style="background:{color}"' for color in PALETTE)
+    period = len(PALETTE)
+    append = pieces.append
     cursor = 0
-    for index, span in enumerate(rendered):
-        if not span.special and span.start > cursor:
-            pieces.append(_gap_html(original[cursor : span.start]))
-        label_source = readable_byte_level(span.value) if byte_level and not span.special else span.value
-        label = html.escape(str(span.id)) if show_ids else _label_html(label_source)
-        original_slice = original[span.start : span.end]
-        classes = ["tok"]
-        if span.special:
-            classes.append("special")
-        if span.unknown:
-            classes.append("unk")
-        if index in outlined:
-            classes.append("diff")
-        color = PALETTE[index % len(PALETTE)]
-        style = "" if span.special else f' style="background:{color}"'
-        if pinned:
-            origin = (origins or {}).get(span.value)
-            if origin is None and span.special:
-                origin = TokenOrigin("special")
-            card = _card_html(span, original_slice, origin, byte_level)
-            pieces.append(
-                f'<details class="tw" name="{group}"><summary class="{" ".join(classes)}"{style}>{label}</summary>{card}</details><wbr>'
+    for index, (value, token_id, start, end, special, unknown) in enumerate(rendered):
+        if not special and start > cursor:
+            gap = original[cursor:start]
+            gap_html = gaps.get(gap)
+            if gap_html is None:
+                gap_html = gaps[gap] = _gap_html(gap)
+            append(gap_html)
+        original_slice = original[start:end]
+        diff = index in outlined if outlined else False
+        key = (value, token_id, special, unknown, original_slice, diff)
+        parts = parts_of.get(key)
+        if parts is None:
+            parts = parts_of[key] = _token_parts(
+                value, token_id, special, unknown, diff, original_slice, show_ids, byte_level, pinned, origins, group
             )
+        head, middle, tail = parts
+        if special:
+            append(f"{head}{middle}{start}, {end}{tail}")
         else:
-            tooltip = (
-                f"token: {span.value!r}\nid: {span.id}\noffsets: ({span.start}, {span.end})\n"
-                f"text: {make_visible(original_slice)!r}\nUTF-8: {utf8_hex(original_slice) or '—'}"
-            )
-            # <wbr>: adjacent `white-space: pre` spans give the browser no other place to wrap a long line.
-            pieces.append(
-                f'<span class="{" ".join(classes)}"{style} title="{html.escape(tooltip, quote=True)}">{label}</span><wbr>'
-            )
-        if "\n" in original_slice and not span.special:
-            pieces.append("<br>")
-        if not span.special:
-            cursor = max(cursor, span.end)
+            append(f"{head}{styles[index % period]}{middle}{start}, {end}{tail}")
+            if end > cursor:
+                cursor = end
     if len(rendered) == len(spans) and cursor < len(original):
         pieces.append(_gap_html(original[cursor:]))
     pieces.append("</div>")
     return RenderedSpans(html="".join(pieces), rendered_tokens=len(rendered), total_tokens=len(spans))
+
+
+def _token_parts(
+    value: str,
+    token_id: int | None,
+    special: bool,
+    unknown: bool,
+    diff: bool,
+    original_slice: str,
+    show_ids: bool,
+    byte_level: bool,
+    pinned: bool,
+    origins: Mapping[str, TokenOrigin],
+    group: str,
+) -> tuple[str, str, str]:
+    r"""One token's HTML in three parts: before its color style, up to its offsets ``start, end``, after them.
+
+    >>> _token_parts("Hi", 5, False, False, False, "Hi", False, False, False, {}, "")
+    ('<span class="tok"', ' title="token: &#x27;Hi&#x27;\nid: 5\noffsets: (', ')\ntext: &#x27;Hi&#x27;\nUTF-8: 48 69">Hi</span><wbr>')
+    """
+    label_source = readable_byte_level(value) if byte_level and not special else value
+    label = html.escape(str(token_id)) if show_ids else _label_html(label_source)
+    classes = "tok" + (" special" if special else "") + (" unk" if unknown else "") + (" diff" if diff else "")
+    line_break = "<br>" if "\n" in original_slice and not special else ""
+    if pinned:
+        origin = origins.get(value)
+        if origin is None and special:
+            origin = TokenOrigin("special")
+        card_head, card_tail = _card_parts(value, token_id, special, unknown, original_slice, origin, byte_level)
+        return (
+            f'<details class="tw" name="{group}"><summary class="{classes}"',
+            f">{label}</summary>{card_head}",
+            f"{card_tail}</details><wbr>{line_break}",
+        )
+    # html.escape replaces characters one by one, so the tooltip escapes in pieces around its offsets.
+    before = f"token: {value!r}\nid: {token_id}\noffsets: ("
+    after = f")\ntext: {make_visible(original_slice)!r}\nUTF-8: {utf8_hex(original_slice) or '—'}"
+    # <wbr>: adjacent `white-space: pre` spans give the browser no other place to wrap a long line.
+    return (
+        f'<span class="{classes}"',
+        f' title="{html.escape(before, quote=True)}',
+        f'{html.escape(after, quote=True)}">{label}</span><wbr>{line_break}',
+    )
 
 
 def _group_name(original: str, spans: Sequence[TokenSpan]) -> str:
@@ -255,29 +300,34 @@ def _group_name(original: str, spans: Sequence[TokenSpan]) -> str:
     and two tokenizers' views of one text get different names.
     """
     digest = hashlib.sha1(original.encode("utf-8", errors="surrogatepass"))
-    for span in spans:
-        digest.update(f"\x00{span.value}\x01{span.id}\x01{span.start}".encode("utf-8", errors="surrogatepass"))
+    digest.update("".join([f"\x00{span[0]}\x01{span[1]}\x01{span[2]}" for span in spans]).encode("utf-8", errors="surrogatepass"))
     return "tvz-" + digest.hexdigest()[:12]
 
 
-def _card_html(span: TokenSpan, original_slice: str, origin: TokenOrigin | None, byte_level: bool) -> str:
-    """The details card of one token: a small two-column table, every value escaped."""
-    token = readable_byte_level(span.value) if byte_level and not span.special else span.value
+def _card_parts(
+    value: str, token_id: int | None, special: bool, unknown: bool, original_slice: str, origin: TokenOrigin | None, byte_level: bool
+) -> tuple[str, str]:
+    """The details card of one token, split around its offsets ``start, end``: a small two-column table, every value escaped."""
+    token = readable_byte_level(value) if byte_level and not special else value
     rows = [
-        ("token", make_visible(token) + (f"  ({make_visible(span.value)})" if token != span.value else "")),
-        ("id", "—" if span.id is None else f"{span.id:,}"),
-        ("offsets", f"({span.start}, {span.end})"),
+        ("token", make_visible(token) + (f"  ({make_visible(value)})" if token != value else "")),
+        ("id", "—" if token_id is None else f"{token_id:,}"),
+    ]
+    rows_after = [
         ("text", make_visible(original_slice) if original_slice else "—"),
         ("UTF-8", utf8_hex(original_slice) or "—"),
     ]
-    if span.unknown:
-        rows.append(("note", "unknown token: the vocabulary cannot spell this text"))
+    if unknown:
+        rows_after.append(("note", "unknown token: the vocabulary cannot spell this text"))
     if origin is not None:
-        rows.append(("origin", origin.describe(byte_level)))
-    cells = "".join(
-        f'<span class="k">{html.escape(key)}</span><span class="v">{html.escape(value, quote=True)}</span>' for key, value in rows
-    )
-    return f'<span class="card">{cells}</span>'
+        rows_after.append(("origin", origin.describe(byte_level)))
+    head = "".join(_card_cell(key, cell) for key, cell in rows)
+    tail = "".join(_card_cell(key, cell) for key, cell in rows_after)
+    return f'<span class="card">{head}<span class="k">offsets</span><span class="v">(', f")</span>{tail}</span>"
+
+
+def _card_cell(key: str, value: str) -> str:
+    return f'<span class="k">{html.escape(key)}</span><span class="v">{html.escape(value, quote=True)}</span>'
 
 
 def copyable_ids(spans: Sequence[TokenSpan]) -> str:
@@ -339,18 +389,16 @@ def token_origins(history: Any, vocab_size: int | None = None) -> dict[str, Toke
 
 def spans_from_encoding(encoding: Any, unk_token: str | None = None) -> list[TokenSpan]:
     """Token spans of an ``Encoding`` (tokviz's or HF's: anything with tokens/ids/offsets/special_tokens_mask)."""
-    special_mask = list(getattr(encoding, "special_tokens_mask", None) or [0] * len(encoding.ids))
-    return [
-        TokenSpan(
-            value=token,
-            id=token_id,
-            start=start,
-            end=end,
-            special=bool(is_special),
-            unknown=unk_token is not None and token == unk_token,
-        )
-        for token, token_id, (start, end), is_special in zip(encoding.tokens, encoding.ids, encoding.offsets, special_mask)
-    ]
+    tokens = encoding.tokens
+    special_mask = getattr(encoding, "special_tokens_mask", None) or [0] * len(encoding.ids)
+    specials = map(bool, special_mask)
+    unknowns = map(unk_token.__eq__, tokens) if unk_token is not None else repeat(False)
+    starts, ends = (zip(*encoding.offsets) if len(tokens) else ((), ()))
+    # One C-level pass: tuple.__new__ per token instead of a Python __init__ (20,000 tokens a slider move).
+    return list(map(_new_span, repeat(TokenSpan), zip(tokens, encoding.ids, starts, ends, specials, unknowns)))
+
+
+_new_span = tuple.__new__
 
 
 SPAN_STYLE = """<style>

@@ -1,0 +1,83 @@
+"""Issue 13's per-model fast encoders (tokviz.fast_paths) against the models themselves.
+
+``unigram_word_encoder`` walks the piece dict directly instead of the model's prefix dict;
+on random vocabularies (scores with ties, unk or not, byte fallback or not) and random
+words (multilingual, emoji, combining marks, '▁') it must give exactly what
+``Unigram.tokenize`` gives: ids, values and offsets, including fused unknown runs.
+The chunk and word caches must encode a text repeated in one cold call once and give the
+same encoding as a warm call.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokviz import Tokenizer, models, normalizers, pre_tokenizers
+from tokviz.errors import VocabularyError
+from tokviz.fast_paths import _model_word_entry, plan_for, unigram_word_encoder
+
+CHARS = ["a", "b", "c", "▁", "é", "e\u0301", "中", "😀", "👍🏽", "ß"]
+WORD = st.lists(st.sampled_from(CHARS), max_size=9).map("".join)
+
+
+@st.composite
+def unigram_models(draw):
+    pieces = draw(st.lists(st.lists(st.sampled_from(CHARS[:6]), min_size=1, max_size=4).map("".join), min_size=1, max_size=25, unique=True))
+    scores = draw(st.lists(st.sampled_from([-1.0, -2.0, -2.5, -4.0, -7.0]), min_size=len(pieces), max_size=len(pieces)))
+    vocab = [("<unk>", 0.0), *zip(pieces, scores)]
+    byte_fallback = draw(st.booleans())
+    if byte_fallback:
+        vocab += [(f"<0x{byte:02X}>", -9.0) for byte in draw(st.lists(st.integers(0, 255), max_size=40))]
+        vocab += [(f"<0x{byte:02X}>", -9.0) for byte in "中😀".encode() if draw(st.booleans())]
+    unk_id = draw(st.sampled_from([0, None]))
+    return models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(unigram_models(), st.lists(WORD, min_size=1, max_size=6))
+def test_unigram_word_encoder_equals_the_model(model, words) -> None:
+    encode = unigram_word_encoder(model)
+    for word in words:
+        fast = encode(word)
+        if fast is None:  # left to the model: it raises for an unknown char without unk
+            with pytest.raises(VocabularyError):
+                model.tokenize(word)
+        else:
+            assert fast == _model_word_entry(model, word), word
+
+
+def test_unigram_word_encoder_worked_example() -> None:
+    model = models.Unigram([("<unk>", 0.0), ("▁hu", -1.0), ("g", -2.0), ("▁hug", -2.5), ("s", -3.0)], unk_id=0)
+    encode = unigram_word_encoder(model)
+    # '▁hug' (-2.5) beats '▁hu' + 'g' (-3.0); 'xy' is one fused unknown piece, its text kept.
+    assert encode("▁hugs") == ((3, 4), ("▁hug", "s"), (0, 4), (4, 5))
+    assert encode("x▁hugxy") == ((0, 3, 0), ("x", "▁hug", "xy"), (0, 1, 5), (1, 5, 7))
+    assert unigram_word_encoder(models.WordLevel({"a": 0}, unk_token="a")) is None
+
+
+def t5_like(vocab):
+    tok = Tokenizer(models.Unigram(vocab, unk_id=0))
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    return tok
+
+
+def test_a_word_repeated_in_one_cold_text_is_encoded_once_and_warm_calls_agree() -> None:
+    vocab = [("<unk>", 0.0), ("▁the", -1.0), ("▁", -2.0), ("t", -3.0), ("h", -3.0), ("e", -3.0), ("▁cat", -1.5)]
+    text = "the cat the the cat, the"
+    cold = t5_like(vocab)
+    calls = []
+    plan = plan_for(cold)
+    original = plan.unigram
+    plan.unigram = lambda word: calls.append(word) or original(word)
+    first = cold.encode(text)
+    assert sorted(calls) == ["▁cat", "▁cat,", "▁the"]  # each distinct word once
+    assert first.tokens == ["▁the", "▁cat", "▁the", "▁the", "▁cat", ",", "▁the"]
+    assert first.ids == [1, 6, 1, 1, 6, 0, 1]
+    again = cold.encode(text)
+    general = t5_like(vocab)
+    general.use_fast_path = False
+    for encoding in (again, general.encode(text)):
+        assert (encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids) == (first.ids, first.tokens, first.offsets, first.word_ids)
