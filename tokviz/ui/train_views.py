@@ -50,6 +50,18 @@ def top_words(view: TrainedView, limit: int) -> list[tuple[str, int]]:
     return word_counts_cached(view.request.corpus_key, config.normalizers, config.pre_tokenizers, _lines=view.train_lines).most_common(limit)
 
 
+def training_note(history: Any, train_lines: tuple[str, ...], held_out_lines: int | None) -> None:
+    """For a SentencePiece training: what it was trained on (the lines left after the held-out ones, minus those sentencepiece skips)."""
+    if not hasattr(history, "proto_at"):
+        return
+    limit = dict(history.trainer_config).get("max_sentence_length", 4192)
+    skipped = f"; {history.skipped_too_long:,} longer than {limit:,} bytes were skipped, as sentencepiece skips them" if history.skipped_too_long else ""
+    held = f" left after holding out {held_out_lines:,} for testing" if held_out_lines is not None else " kept for training"
+    st.caption(f"SentencePiece trained on {history.sentences:,} raw lines: the corpus's {len(train_lines):,} non-empty lines"
+               f"{held}{skipped}. Character coverage reached "
+               f"{history.character_coverage:.4%} with an alphabet of {len(history.alphabet):,} characters.")
+
+
 def merges_of(history: Any) -> tuple[Any, ...]:
     """The merges of a BPE / WordPiece training, SentencePiece's BPE included (its ``merge_steps``); else ``()``."""
     return tuple(getattr(history, "merges", None) or getattr(history, "merge_steps", None) or ())
