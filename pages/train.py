@@ -98,6 +98,7 @@ if config is None or request_for(corpus.key, config, int(target_vocab)) != reque
 size_now = trained_size(history)
 status = f"Trained {algorithm_label(history.algorithm)} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}."
 st.caption(md_escape(status))
+train_views.training_note(history, training_lines(request), len(corpus.split.test_lines) if request.corpus_key == corpus.key else None)
 hint = vocab_target_hint(history, request.vocab_size)
 if hint:
     st.info(hint, icon=":material/lightbulb:")

@@ -42,6 +42,8 @@ def history_rows_at(history: Any, vocab_size: int | None = None) -> "pd.DataFram
     - BPE / WordPiece: the merges ``history.model_at(vocab_size)`` replays (a training to that
       size stops at the first merge that reaches it).
     - WordLevel: the words kept at that size.
+    - SentencePiece: its BPE merges as BPE's; char / word: the pieces kept; Unigram: every EM
+      step (the slider goes no higher than the trained size, and every step made that vocabulary).
     - Unigram: the EM steps (``method="course"``: the pruning rounds) up to the vocabulary
       ``model_at`` cuts the model from, i.e. the smallest recorded one still holding
       ``vocab_size`` tokens; later steps only shrank the vocabulary below the slider.
@@ -63,6 +65,12 @@ def history_rows_at(history: Any, vocab_size: int | None = None) -> "pd.DataFram
         return frame.iloc[: merges_at_size(history.merges, vocab_size)]
     if algorithm == "wordlevel":
         return frame[frame["vocab_size"] <= vocab_size]
+    if algorithm == "sentencepiece-bpe":  # merge k makes piece k: the model at a size keeps the merges before it
+        from tokviz.viz.charts import merges_at_size
+
+        return frame.iloc[: merges_at_size(history.merge_steps, vocab_size)]
+    if algorithm in ("sentencepiece-char", "sentencepiece-word"):  # one row per piece, by id
+        return frame.iloc[:vocab_size]
     if algorithm == "unigram":
         last_round = _unigram_round_at(history, vocab_size)
         if last_round is None:

@@ -39,7 +39,7 @@ from tokviz.pipeline_config import (
     check_vocab_size,
     component,
 )
-from tokviz.presets import PRESETS, preset_key
+from tokviz.presets import PRESETS, TRAIN_PRESETS, preset_key
 from tokviz.workspace import (
     CompareEntry,
     LearnState,
@@ -78,6 +78,16 @@ _FIELD_KINDS: dict[str, str] = {
     "max_piece_length": "int",
     "n_sub_iterations": "int",
     "post_processor": "str",
+    "sp_model_type": "str",
+    "character_coverage": "float",
+    "byte_fallback": "bool",
+    "normalization_rule": "str",
+    "unk_id": "int",
+    "bos_id": "int",
+    "eos_id": "int",
+    "pad_id": "int",
+    "user_defined_symbols": "list",
+    "max_sentence_length": "int",
 }
 
 
@@ -134,10 +144,23 @@ def to_query_params(config: PipelineConfig, vocab_size: int, preset: str | None 
     {'preset': 'gpt2', 'vocab': '500'}
     >>> to_query_params(PipelineConfig(model="Unigram", end_of_word_suffix="</w>"), 300)
     {'vocab': '300', 'p0': 'Whitespace', 'model': 'Unigram'}
+
+    A SentencePiece pipeline carries only sentencepiece's options that differ from its defaults:
+
+    >>> from tokviz.pipeline_config import sentencepiece_config
+    >>> to_query_params(sentencepiece_config(sp_model_type="bpe", byte_fallback=True), 5000)
+    {'vocab': '5000', 'model': 'SentencePiece', 'sp_model_type': 'bpe', 'byte_fallback': 'true'}
     """
     if preset is not None:
         return {f"{prefix}preset": preset, f"{prefix}vocab": str(vocab_size)}
     out: dict[str, str] = {"vocab": str(vocab_size)}
+    if config.model == "SentencePiece":  # its text side and special pieces follow from its own options
+        defaults = PipelineConfig()
+        out["model"] = config.model
+        for name in MODEL_FIELDS["SentencePiece"]:
+            if getattr(config, name) != getattr(defaults, name):
+                out[name] = _encode(_FIELD_KINDS[name], getattr(config, name))
+        return {f"{prefix}{key}": value for key, value in out.items()}
     for index, spec in enumerate(config.normalizers):
         out.update(_component_params("n", index, spec))
     for index, spec in enumerate(config.pre_tokenizers):
@@ -191,13 +214,17 @@ def from_query_params(params: Mapping[str, Any], default_vocab: int = 500, prefi
     preset = params.get("preset")
     if preset is not None and _first(preset) != "custom":
         key = _first(preset)
-        if key not in PRESETS:
-            raise PipelineConfigError(f"The link names the preset {key!r}; presets are: {', '.join(PRESETS)}.")
-        return PRESETS[key].build(), vocab_size
+        if key not in TRAIN_PRESETS:
+            raise PipelineConfigError(f"The link names the preset {key!r}; presets are: {', '.join(TRAIN_PRESETS)}.")
+        return TRAIN_PRESETS[key].build(), vocab_size
     options: dict[str, Any] = {}
     for name, kind in _FIELD_KINDS.items():
         if name in params:
             options[name] = _decode(kind, _first(params[name]), name)
+    if options.get("model") == "SentencePiece":
+        from tokviz.pipeline_config import sentencepiece_config
+
+        return sentencepiece_config(**{name: options[name] for name in MODEL_FIELDS["SentencePiece"] if name in options}), vocab_size
     options["normalizers"] = _read_components(params, "n", NORMALIZERS)
     pre_tokenizers = _read_components(params, "p", PRE_TOKENIZERS)
     if pre_tokenizers or _first(params.get("p", "")) == "none":
@@ -349,7 +376,7 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
     >>> workspace.train.preset, workspace.learn.lesson
     ('gpt2', 'wordpiece')
     >>> notes
-    ["Train settings: The link names the preset 'nope'; presets are: gpt2, bert, t5, char_bpe."]
+    ["Train settings: The link names the preset 'nope'; presets are: gpt2, bert, t5, char_bpe, sp_unigram, sp_bpe."]
     """
     from tokviz.lessons import LESSONS
 

@@ -15,8 +15,21 @@ pre-tokenizer, model with its options, decoder), :func:`build_trainer` the match
 and :func:`tokenizer_with_model` the finished tokenizer around a trained model (special
 tokens added and the post-processor wired to their ids, as HF's ``Tokenizer.train`` does).
 
+``model="SentencePiece"`` is the other kind of pipeline: trained by :mod:`tokviz.sentencepiece`
+straight from the corpus's raw lines (no pre-tokenization, whitespace kept as ``▁``) with
+sentencepiece's own options (``sp_model_type``, ``character_coverage``, ``byte_fallback``,
+``normalization_rule``, the special pieces' ids, ``user_defined_symbols``). Its text side is
+fixed by those options, so :func:`applicable` fills it in (an approximation of the rule by HF
+components, used only to count and show the corpus's words; the tokenizer itself uses the
+rule's precompiled charsmap, as HF's ``SpmConverter`` builds it):
+
+>>> config = sentencepiece_config(sp_model_type="bpe", byte_fallback=True)
+>>> [spec.type for spec in config.normalizers], config.special_tokens, config.unk_token
+(['Nmt', 'NFKC', 'Strip', 'Replace'], ('<unk>', '<s>', '</s>'), '<unk>')
+
 What this leaves out: pair templates beyond the three post-processors BERT, T5 and GPT-2
-use, ``Precompiled`` normalizers (they come only from SentencePiece model files), dropout.
+use, ``Precompiled`` normalizers in the Custom form (they come from SentencePiece rules and
+model files), dropout.
 """
 
 from __future__ import annotations
@@ -94,7 +107,13 @@ PRE_TOKENIZERS: dict[str, tuple[Param, ...]] = {
     "UnicodeScripts": (),
 }
 
-MODELS = ("BPE", "WordPiece", "Unigram", "WordLevel")
+MODELS = ("BPE", "WordPiece", "Unigram", "WordLevel", "SentencePiece")
+#: sentencepiece's ``--model_type`` values.
+SP_MODEL_TYPES = ("unigram", "bpe", "char", "word")
+#: sentencepiece's ``--normalization_rule_name`` values.
+SP_NORMALIZATION_RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
+#: The special pieces sentencepiece places by id (``--unk_id`` ...), with its default spellings.
+SP_SPECIAL_PIECES = (("unk_id", "<unk>"), ("bos_id", "<s>"), ("eos_id", "</s>"), ("pad_id", "<pad>"))
 TIE_BREAKS = ("hf", "first_seen")
 WORDPIECE_SCORINGS = ("likelihood", "frequency")
 UNIGRAM_METHODS = ("em", "course")
@@ -189,6 +208,17 @@ class PipelineConfig:
     max_piece_length: int = 16
     n_sub_iterations: int = 2
     post_processor: str = "none"
+    # SentencePiece (model="SentencePiece"), by sentencepiece's option names and defaults
+    sp_model_type: str = "unigram"
+    character_coverage: float = 0.9995
+    byte_fallback: bool = False
+    normalization_rule: str = "nmt_nfkc"
+    unk_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+    pad_id: int = -1
+    user_defined_symbols: tuple[str, ...] = ()
+    max_sentence_length: int = 4192
 
     def __post_init__(self) -> None:
         _require(self.model in MODELS, f"Unknown model {self.model!r}; choose one of {', '.join(MODELS)}.")
@@ -222,6 +252,8 @@ class PipelineConfig:
             raise SpecialTokenError("WordPiece needs an unknown token (e.g. [UNK]) for words it cannot spell.")
         if self.model == "WordLevel" and self.unk_token is None:
             raise SpecialTokenError("WordLevel needs an unknown token (e.g. [UNK]) for words outside its vocabulary.")
+        if self.model == "SentencePiece":
+            _check_sentencepiece(self)
         needed = {"bert": ("[CLS]", "[SEP]"), "t5": ("</s>",)}.get(self.post_processor, ())
         missing = [token for token in needed if token not in seen]
         _require(not missing, f"The {self.post_processor} post-processor needs the special tokens {', '.join(missing)}.")
@@ -236,6 +268,8 @@ MODEL_FIELDS: dict[str, tuple[str, ...]] = {
     "WordPiece": ("min_frequency", "limit_alphabet", "byte_alphabet", "continuing_subword_prefix", "end_of_word_suffix", "tie_break", "scoring"),
     "Unigram": ("byte_alphabet", "unigram_method", "shrinking_factor", "max_piece_length", "n_sub_iterations"),
     "WordLevel": ("min_frequency",),
+    "SentencePiece": ("sp_model_type", "character_coverage", "byte_fallback", "normalization_rule", "unk_id", "bos_id", "eos_id",
+                      "pad_id", "user_defined_symbols", "max_sentence_length"),
 }
 #: Fields every model uses.
 COMMON_FIELDS = ("normalizers", "pre_tokenizers", "model", "special_tokens", "unk_token", "post_processor")
@@ -252,12 +286,146 @@ def applicable(config: PipelineConfig) -> PipelineConfig:
     defaults = PipelineConfig()
     used = set(COMMON_FIELDS) | set(MODEL_FIELDS[config.model])
     resets = {field_info.name: getattr(defaults, field_info.name) for field_info in fields(PipelineConfig) if field_info.name not in used}
+    if config.model == "SentencePiece":
+        resets.update(sentencepiece_text_side(config.normalization_rule), special_tokens=sentencepiece_special_pieces(config),
+                      unk_token="<unk>", post_processor="none")
     return replace(config, **resets)
 
 
 def _require(condition: bool, message: str) -> None:
     if not condition:
         raise PipelineConfigError(message)
+
+
+# ---------------------------------------------------------------------------------------
+# SentencePiece pipelines
+
+
+def _is_whole_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_sentencepiece(config: PipelineConfig) -> None:
+    """sentencepiece's own checks of the options the app offers, each in a sentence."""
+    _require(config.sp_model_type in SP_MODEL_TYPES,
+             f"Unknown SentencePiece model type {config.sp_model_type!r}; choose one of {', '.join(SP_MODEL_TYPES)}.")
+    _require(config.normalization_rule in SP_NORMALIZATION_RULES,
+             f"Unknown normalization rule {config.normalization_rule!r}; choose one of {', '.join(SP_NORMALIZATION_RULES)}.")
+    coverage = config.character_coverage
+    _require(isinstance(coverage, (int, float)) and not isinstance(coverage, bool) and 0.98 <= float(coverage) <= 1.0,
+             f"character_coverage must lie between 0.98 and 1.0 (sentencepiece's range), not {coverage!r}.")
+    _require(isinstance(config.byte_fallback, bool), f"byte_fallback must be true or false, not {config.byte_fallback!r}.")
+    length = config.max_sentence_length
+    _require(_is_whole_number(length) and 10 <= length <= 1_073_741_824,
+             f"max_sentence_length must be a whole number of bytes between 10 and 1073741824, not {length!r}.")
+    for name, _ in SP_SPECIAL_PIECES:
+        value = getattr(config, name)
+        _require(_is_whole_number(value) and value >= -1, f"{name} must be a whole number, or -1 for none, not {value!r}.")
+    _require(config.unk_id >= 0, "unk_id cannot be -1: SentencePiece always needs the unknown piece <unk>.")
+    ids = [getattr(config, name) for name, _ in SP_SPECIAL_PIECES if getattr(config, name) >= 0]
+    taken = sorted({piece_id for piece_id in ids if ids.count(piece_id) > 1})
+    _require(not taken, f"Two special pieces have the id {taken[0] if taken else ''}: unk_id, bos_id, eos_id and pad_id must differ.")
+    symbols = config.user_defined_symbols
+    _require(isinstance(symbols, tuple) and all(isinstance(symbol, str) for symbol in symbols),
+             f"user_defined_symbols must be a list of texts, not {symbols!r}.")
+    specials = {piece for _, piece in SP_SPECIAL_PIECES}
+    seen: set[str] = set()
+    for symbol in symbols:
+        if not symbol or any(char.isspace() for char in symbol):
+            raise SpecialTokenError(f"A user-defined symbol cannot be empty or hold whitespace, as {symbol!r} does.")
+        if symbol in specials:
+            raise SpecialTokenError(f"{symbol} is already a special piece; user-defined symbols must differ from <unk>, <s>, </s>, <pad>.")
+        if symbol in seen:
+            raise SpecialTokenError(f"The user-defined symbol {symbol!r} is listed twice.")
+        seen.add(symbol)
+    # The special pieces sit at the start of the vocabulary (as in every released model), so every
+    # vocab size the slider offers keeps them.
+    front = len(ids) + len(symbols) + (256 if config.byte_fallback else 0)
+    for name, _ in SP_SPECIAL_PIECES:
+        value = getattr(config, name)
+        _require(value < front, f"{name}={value} is too large: the {front} special, user-defined and byte pieces take ids "
+                                f"0 to {front - 1}, and the special pieces must be among them.")
+
+
+def sentencepiece_special_pieces(config: PipelineConfig) -> tuple[str, ...]:
+    """The special pieces of a SentencePiece config by id, then its user-defined symbols.
+
+    >>> sentencepiece_special_pieces(PipelineConfig(model="SentencePiece", pad_id=0, eos_id=1, unk_id=2, bos_id=-1))
+    ('<pad>', '</s>', '<unk>')
+    """
+    placed = sorted((getattr(config, name), piece) for name, piece in SP_SPECIAL_PIECES if getattr(config, name) >= 0)
+    return tuple(piece for _, piece in placed) + tuple(config.user_defined_symbols)
+
+
+def sentencepiece_text_side(rule: str) -> dict[str, tuple[ComponentSpec, ...]]:
+    """HF components standing in for a normalization rule, and ``Metaspace``: what the app counts words with.
+
+    Only the corpus's word table and its numbers use them; training and the tokenizer use the rule itself.
+    """
+    normalizers: list[ComponentSpec] = []
+    if rule.startswith("nmt_"):
+        normalizers.append(component("Nmt"))
+    if rule != "identity":
+        normalizers.append(component("NFKC"))
+    if rule.endswith("_cf"):
+        normalizers.append(component("Lowercase"))
+    normalizers += [component("Strip"), component("Replace", pattern=" {2,}", content=" ", regex=True)]
+    return {"normalizers": tuple(normalizers), "pre_tokenizers": (component("Metaspace"),)}
+
+
+def sentencepiece_config(**options: Any) -> PipelineConfig:
+    """A SentencePiece pipeline with ``options`` (the others at sentencepiece's defaults), text side filled in."""
+    return applicable(PipelineConfig(model="SentencePiece", **options))
+
+
+def sentencepiece_options(config: PipelineConfig, vocab_size: int) -> dict[str, Any]:
+    """The options ``tokviz.sentencepiece`` (and the ``sentencepiece`` package) train the config with.
+
+    ``hard_vocab_limit`` is off, so a corpus too small for the target stops below it (as the other
+    trainers do) instead of failing.
+
+    >>> sentencepiece_options(sentencepiece_config(sp_model_type="bpe"), 5000)["model_type"]
+    'bpe'
+    """
+    check_vocab_size(vocab_size)
+    options: dict[str, Any] = {
+        "vocab_size": vocab_size, "model_type": config.sp_model_type, "character_coverage": float(config.character_coverage),
+        "byte_fallback": config.byte_fallback, "normalization_rule_name": config.normalization_rule,
+        "unk_id": config.unk_id, "bos_id": config.bos_id, "eos_id": config.eos_id, "pad_id": config.pad_id,
+        "max_sentence_length": config.max_sentence_length, "hard_vocab_limit": False,
+    }
+    if config.user_defined_symbols:
+        options["user_defined_symbols"] = list(config.user_defined_symbols)
+    return options
+
+
+def sentencepiece_tokenizer(config: PipelineConfig, model: Any) -> Any:
+    """The tokviz tokenizer of a SentencePiece config around ``model``, built as HF's ``SpmConverter`` builds it
+    (``tokviz.sentencepiece.convert``): the rule's ``Precompiled`` charsmap, whitespace stripped and collapsed,
+    ``Metaspace``, the matching decoder; bos/eos/pad as special added tokens, user-defined symbols as added tokens."""
+    from tokviz import decoders, normalizers, pre_tokenizers
+    from tokviz.added_vocabulary import AddedToken
+    from tokviz.patterns import Regex
+    from tokviz.sentencepiece.normalizer import charsmap_for_rule
+    from tokviz.tokenizer import Tokenizer
+
+    tokenizer = Tokenizer(model)
+    steps: list[Any] = []
+    if config.normalization_rule != "identity":
+        steps.append(normalizers.Precompiled(charsmap_for_rule(config.normalization_rule)))
+    steps += [normalizers.Strip(left=False, right=True), normalizers.Replace(Regex(" {2,}"), "▁")]
+    tokenizer.normalizer = normalizers.Sequence(steps)
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
+    if config.byte_fallback:
+        tokenizer.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    else:
+        tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+    controls = [piece for name, piece in SP_SPECIAL_PIECES[1:] if getattr(config, name) >= 0]
+    added = [AddedToken(piece, normalized=False, special=True) for piece in controls]
+    added += [AddedToken(symbol, normalized=False, special=False) for symbol in config.user_defined_symbols]
+    if added:
+        tokenizer.add_tokens(added)
+    return tokenizer
 
 
 # ---------------------------------------------------------------------------------------
@@ -332,7 +500,7 @@ def build_model(config: PipelineConfig) -> Any:
         return models.WordPiece(
             vocab={config.unk_token: 0}, unk_token=config.unk_token, continuing_subword_prefix=config.continuing_subword_prefix or "##"
         )
-    if config.model == "Unigram":
+    if config.model in ("Unigram", "SentencePiece"):
         return models.Unigram()
     return models.WordLevel(vocab={config.unk_token: 0} if config.unk_token else {}, unk_token=config.unk_token or "[UNK]")
 
@@ -341,6 +509,8 @@ def build_tokenizer(config: PipelineConfig) -> Any:
     """The untrained ``tokviz.Tokenizer`` the config describes (train it with :func:`build_trainer`)."""
     from tokviz.tokenizer import Tokenizer
 
+    if config.model == "SentencePiece":
+        return sentencepiece_tokenizer(config, build_model(config))
     tokenizer = Tokenizer(build_model(config))
     tokenizer.normalizer = build_normalizer(config)
     tokenizer.pre_tokenizer = build_pre_tokenizer(config)
@@ -413,6 +583,8 @@ def build_trainer(config: PipelineConfig, vocab_size: int) -> Any:
     """The ``tokviz.trainers`` trainer for the config's model, with every option set."""
     from tokviz import trainers
 
+    if config.model == "SentencePiece":
+        raise PipelineConfigError("A SentencePiece pipeline trains through tokviz.sentencepiece (tokviz.training.run_training), not a tokviz trainer.")
     name = {"BPE": "BpeTrainer", "WordPiece": "WordPieceTrainer", "Unigram": "UnigramTrainer", "WordLevel": "WordLevelTrainer"}[config.model]
     return getattr(trainers, name)(**trainer_options(config, vocab_size))
 
@@ -453,6 +625,8 @@ def tokenizer_with_model(config: PipelineConfig, model: Any) -> Any:
     """
     from tokviz.tokenizer import Tokenizer
 
+    if config.model == "SentencePiece":
+        return sentencepiece_tokenizer(config, model)
     tokenizer = Tokenizer(configured_model(config, model))
     tokenizer.normalizer = build_normalizer(config)
     tokenizer.pre_tokenizer = build_pre_tokenizer(config)
@@ -512,6 +686,16 @@ def to_form_state(config: PipelineConfig) -> dict[str, Any]:
             f"{FORM_PREFIX}max_piece_length": config.max_piece_length,
             f"{FORM_PREFIX}n_sub_iterations": config.n_sub_iterations,
             f"{FORM_PREFIX}post_processor": config.post_processor,
+            f"{FORM_PREFIX}sp_model_type": config.sp_model_type,
+            f"{FORM_PREFIX}character_coverage": float(config.character_coverage),
+            f"{FORM_PREFIX}byte_fallback": config.byte_fallback,
+            f"{FORM_PREFIX}normalization_rule": config.normalization_rule,
+            f"{FORM_PREFIX}unk_id": config.unk_id,
+            f"{FORM_PREFIX}bos_id": config.bos_id,
+            f"{FORM_PREFIX}eos_id": config.eos_id,
+            f"{FORM_PREFIX}pad_id": config.pad_id,
+            f"{FORM_PREFIX}user_defined_symbols": " ".join(config.user_defined_symbols),
+            f"{FORM_PREFIX}max_sentence_length": config.max_sentence_length,
         }
     )
     return state
@@ -547,6 +731,13 @@ def from_form_state(state: Mapping[str, Any]) -> PipelineConfig:
         value = int(get(name) or 0)
         return value or None
 
+    if get("model") == "SentencePiece":  # its text side and special pieces follow from its own options
+        return sentencepiece_config(
+            sp_model_type=get("sp_model_type"), character_coverage=float(get("character_coverage")), byte_fallback=bool(get("byte_fallback")),
+            normalization_rule=get("normalization_rule"), unk_id=int(get("unk_id")), bos_id=int(get("bos_id")), eos_id=int(get("eos_id")),
+            pad_id=int(get("pad_id")), user_defined_symbols=tuple(str(get("user_defined_symbols") or "").split()),
+            max_sentence_length=int(get("max_sentence_length")),
+        )
     return PipelineConfig(
         normalizers=specs("n", "normalizers", NORMALIZERS),
         pre_tokenizers=specs("p", "pre_tokenizers", PRE_TOKENIZERS),
@@ -601,6 +792,13 @@ __all__ = [
     "build_pre_tokenizer",
     "build_tokenizer",
     "build_trainer",
+    "SP_MODEL_TYPES",
+    "SP_NORMALIZATION_RULES",
+    "sentencepiece_config",
+    "sentencepiece_options",
+    "sentencepiece_special_pieces",
+    "sentencepiece_text_side",
+    "sentencepiece_tokenizer",
     "check_vocab_size",
     "component",
     "config_key",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokviz.errors import PipelineConfigError
-from tokviz.pipeline_config import PipelineConfig, component
+from tokviz.pipeline_config import PipelineConfig, component, sentencepiece_config
 
 
 def bert_like() -> PipelineConfig:
@@ -87,6 +87,18 @@ def char_bpe() -> PipelineConfig:
     )
 
 
+def sentencepiece_unigram() -> PipelineConfig:
+    """T5 / ALBERT's SentencePiece: a Unigram model trained from raw sentences with the ``nmt_nfkc`` rule,
+    T5's ids (``<pad>`` 0, ``</s>`` 1, ``<unk>`` 2, no ``<s>``)."""
+    return sentencepiece_config(sp_model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1)
+
+
+def sentencepiece_bpe() -> PipelineConfig:
+    """Llama's SentencePiece: BPE with byte fallback (unknown characters become ``<0xNN>`` byte pieces),
+    no normalization (``identity``), ``<unk>`` 0, ``<s>`` 1, ``</s>`` 2, coverage 0.99995."""
+    return sentencepiece_config(sp_model_type="bpe", byte_fallback=True, normalization_rule="identity", character_coverage=0.99995)
+
+
 @dataclass(frozen=True, slots=True)
 class Preset:
     """A named pipeline: ``label`` for menus, ``summary`` for the caption (it ends with
@@ -112,7 +124,7 @@ def preset_key(config: PipelineConfig) -> str | None:
     >>> preset_key(bert_like()), preset_key(bert_like().with_model("BPE"))
     ('bert', None)
     """
-    return next((key for key, preset in PRESETS.items() if preset.build() == config), None)
+    return next((key for key, preset in TRAIN_PRESETS.items() if preset.build() == config), None)
 
 
 # ---------------------------------------------------------------------------------------
@@ -120,7 +132,11 @@ def preset_key(config: PipelineConfig) -> str | None:
 
 #: Display name of each algorithm, by ``PipelineConfig.model`` or ``TrainingHistory.algorithm``
 #: (lower-cased: the Unigram trainer records ``"unigram"``).
-ALGORITHM_LABELS: dict[str, str] = {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "wordlevel": "WordLevel"}
+ALGORITHM_LABELS: dict[str, str] = {
+    "bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram", "wordlevel": "WordLevel", "sentencepiece": "SentencePiece",
+    "sentencepiece-bpe": "SentencePiece BPE", "sentencepiece-unigram": "SentencePiece Unigram",
+    "sentencepiece-char": "SentencePiece char", "sentencepiece-word": "SentencePiece word",
+}
 
 #: The two WordPiece scorings, as the scoring choice lists them.
 SCORING_LABELS: dict[str, str] = {
@@ -161,6 +177,8 @@ def model_label(config: PipelineConfig) -> str:
     """
     if config.model == "WordPiece":
         return scoring_label(config.scoring)
+    if config.model == "SentencePiece":
+        return algorithm_label(f"sentencepiece-{config.sp_model_type}")
     return algorithm_label(config.model)
 
 
@@ -183,6 +201,9 @@ def trains_like(config: PipelineConfig) -> str:
         return "Trains like sentencepiece / HF tokenizers' UnigramTrainer (EM, then pruning)."
     if config.model == "WordLevel":
         return "Trains like HF tokenizers' WordLevelTrainer (the most frequent words)."
+    if config.model == "SentencePiece":
+        return (f"Trains like the sentencepiece package (--model_type={config.sp_model_type}) on the corpus's raw lines, "
+                "with these options and hard_vocab_limit=false.")
     return "Trains like HF tokenizers' BpeTrainer (merges by pair count)."
 
 
@@ -194,9 +215,9 @@ def preset_label(key: str, trained_size: int | None = None) -> str:
     >>> preset_label("bert", 30522)
     'BERT-like WordPiece (30,522 tokens)'
     """
-    if key not in PRESETS:
-        raise PipelineConfigError(f"Unknown preset {key!r}; choose one of {', '.join(PRESETS)}.")
-    label = PRESETS[key].label
+    if key not in TRAIN_PRESETS:
+        raise PipelineConfigError(f"Unknown preset {key!r}; choose one of {', '.join(TRAIN_PRESETS)}.")
+    label = TRAIN_PRESETS[key].label
     return label if trained_size is None else f"{label} ({trained_size:,} tokens)"
 
 
@@ -242,6 +263,13 @@ def vocab_target_hint(history: Any, target_vocab: int) -> str | None:
             f"Choose a vocab size below {seed:,} (for example {suggestion:,}) to watch EM and pruning at work."
         )
     name = algorithm_label(history.algorithm)
+    if history.algorithm.startswith("sentencepiece-"):
+        return (f"{name} stopped at {trained:,} pieces, below the target of {target_vocab:,}: "
+                + {"sentencepiece-char": "a char model holds the alphabet and nothing more.",
+                   "sentencepiece-word": "the corpus has no more distinct words."}.get(
+                    history.algorithm, "sentencepiece found no more pieces in this corpus (trained with hard_vocab_limit=false; "
+                    "the sentencepiece package with its default hard limit would refuse this target).")
+                + " A larger corpus gives a larger vocabulary.")
     if name == "WordLevel":
         return f"WordLevel stopped at {trained:,} tokens, below the target of {target_vocab:,}: the corpus has no more distinct words."
     return (
@@ -257,3 +285,14 @@ PRESETS: dict[str, Preset] = {
     "t5": _preset("T5 / SentencePiece-like Unigram", t5_like, "A probabilistic vocabulary pruned from many candidates; ▁ marks word starts."),
     "char_bpe": _preset("Character BPE with </w> (original paper)", char_bpe, "Sennrich et al. 2016: merges inside words, </w> ends each word."),
 }
+
+#: SentencePiece presets: on the Train page beside :data:`PRESETS` (Compare, Pipeline and Inspect list only those).
+SENTENCEPIECE_PRESETS: dict[str, Preset] = {
+    "sp_unigram": _preset("SentencePiece Unigram (T5/ALBERT-like)", sentencepiece_unigram,
+                          "Raw sentences, no pre-tokenizer: ▁ marks spaces; nmt_nfkc normalization; T5's ids (<pad> 0, </s> 1, <unk> 2)."),
+    "sp_bpe": _preset("SentencePiece BPE (Llama-like, byte fallback)", sentencepiece_bpe,
+                      "Raw sentences, no normalization; characters outside the alphabet fall back to <0xNN> byte pieces "
+                      "(Llama also sets split_digits and keeps extra whitespace, which this preset leaves out)."),
+}
+#: Every preset the Train page offers, by link key.
+TRAIN_PRESETS: dict[str, Preset] = {**PRESETS, **SENTENCEPIECE_PRESETS}

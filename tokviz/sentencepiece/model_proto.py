@@ -163,6 +163,10 @@ def _encode_field(number: int, kind: str, value: Any, out: bytearray) -> None:
 # --------------------------------------------------------------------------- specs
 
 
+def _rebuild_spec(cls: type, unknown: tuple[bytes, ...], values: dict[str, Any]) -> Any:
+    return cls(_unknown=unknown, **values)
+
+
 class _Spec:
     """A proto2 message with scalar fields: set fields in a dict, unset ones read as defaults."""
 
@@ -191,6 +195,9 @@ class _Spec:
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use .replace({name}=...)")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle (histories go to worker processes) through __init__
+        return (_rebuild_spec, (type(self), self._unknown, self._values))
 
     def is_set(self, name: str) -> bool:
         return name in self._values

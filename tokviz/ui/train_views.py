@@ -50,11 +50,48 @@ def top_words(view: TrainedView, limit: int) -> list[tuple[str, int]]:
     return word_counts_cached(view.request.corpus_key, config.normalizers, config.pre_tokenizers, _lines=view.train_lines).most_common(limit)
 
 
+def training_note(history: Any, train_lines: tuple[str, ...], held_out_lines: int | None) -> None:
+    """For a SentencePiece training: what it was trained on (the lines left after the held-out ones, minus those sentencepiece skips)."""
+    if not hasattr(history, "proto_at"):
+        return
+    limit = dict(history.trainer_config).get("max_sentence_length", 4192)
+    skipped = f"; {history.skipped_too_long:,} longer than {limit:,} bytes were skipped, as sentencepiece skips them" if history.skipped_too_long else ""
+    held = f" left after holding out {held_out_lines:,} for testing" if held_out_lines is not None else " kept for training"
+    st.caption(f"SentencePiece trained on {history.sentences:,} raw lines: the corpus's {len(train_lines):,} non-empty lines"
+               f"{held}{skipped}. Character coverage reached "
+               f"{history.character_coverage:.4%} with an alphabet of {len(history.alphabet):,} characters.")
+
+
+def merges_of(history: Any) -> tuple[Any, ...]:
+    """The merges of a BPE / WordPiece training, SentencePiece's BPE included (its ``merge_steps``); else ``()``."""
+    return tuple(getattr(history, "merges", None) or getattr(history, "merge_steps", None) or ())
+
+
+@dataclass(frozen=True, slots=True)
+class UnigramRecord:
+    """What the EM and pruning views read, from tokviz's Unigram history or SentencePiece's (``history.unigram``)."""
+
+    em_steps: tuple[Any, ...]
+    prune_rounds: tuple[Any, ...]
+    final_pieces: tuple[tuple[str, float], ...]
+    special_tokens: tuple[str, ...]
+    model: Any
+    stop_reason: str
+
+
+def unigram_record(history: Any) -> UnigramRecord:
+    """The :class:`UnigramRecord` of a Unigram or SentencePiece Unigram training."""
+    record = getattr(history, "unigram", None) or history
+    pieces = getattr(record, "final_pieces", None) or getattr(record, "pieces", ())
+    return UnigramRecord(tuple(record.em_steps), tuple(record.prune_rounds), tuple(pieces), tuple(history.special_tokens),
+                         history.model, history.stop_reason)
+
+
 def result_views(view: TrainedView, held_out: str) -> dict[str, Callable[[], None]]:
     """The result tabs that apply to this training's algorithm, label -> function drawing it."""
-    algorithm = view.history.algorithm.lower()
+    algorithm = view.history.algorithm.lower().removeprefix("sentencepiece-")
     views: dict[str, Callable[[], None]] = {}
-    if algorithm in ("bpe", "wordpiece") and view.history.merges:
+    if algorithm in ("bpe", "wordpiece") and merges_of(view.history):
         views["Merge history"] = lambda: merge_history_view(view)
     if algorithm == "unigram":
         views["EM and pruning"] = lambda: unigram_view(view)
@@ -72,7 +109,7 @@ def _merge_frame(request: TrainingRequest, _history: Any) -> Any:
     """The merge table of a training, built once (25,000 merges take a while to tabulate)."""
     from tokviz.viz import tables
 
-    return tables.merge_table(_history.merges, byte_level=is_byte_level(request.config))
+    return tables.merge_table(merges_of(_history), byte_level=is_byte_level(request.config))
 
 
 def vocabulary_view(view: TrainedView) -> None:
@@ -93,7 +130,10 @@ def merge_history_view(view: TrainedView) -> None:
     from tokviz.viz import tables
 
     history, request = view.history, view.request
-    merges = history.merges
+    merges = merges_of(history)
+    if history.algorithm == "sentencepiece-bpe":
+        st.caption("sentencepiece's BPE: each merge makes one piece, the most frequent pair first; a tie goes to the shorter piece. "
+                   "Count = occurrences of the pair in the corpus's words when it was merged.")
     st.dataframe(_merge_frame(request, _history=history), hide_index=True, height=280, width="stretch")
     same_training = st.session_state.get("_merge_step_for") == (request, view.size)
     current = st.session_state.get("merge_step") if same_training else None
@@ -126,7 +166,7 @@ def unigram_view(view: TrainedView) -> None:
     """EM objective per sub-iteration, vocab per round, removed pieces, log-probabilities."""
     from tokviz.viz import charts, tables
 
-    history = view.history
+    history = unigram_record(view.history)
     left, right = st.columns(2)
     if history.em_steps:
         left.plotly_chart(charts.em_objective_figure(history.em_steps, presentation=view.presentation), width="stretch")
@@ -233,9 +273,9 @@ def charts_view(view: TrainedView, held_out: str) -> None:
 
     history, config, big = view.history, view.config, view.presentation
     left, right = st.columns(2)
-    merges = getattr(history, "merges", None)
+    merges = merges_of(history)
     if merges:
-        score_label = "count" if config.model == "BPE" or config.scoring == "frequency" else "score"
+        score_label = "count" if config.model in ("BPE", "SentencePiece") or config.scoring == "frequency" else "score"
         left.plotly_chart(charts.merge_scores_figure(merges, score_label, marker_size=view.size, presentation=big, log_axis=True), width="stretch")
     held_out = held_out[:CURVE_TEXT_CHARS]  # ten encodings per training: keep them quick
     if held_out.strip():
@@ -255,8 +295,10 @@ def export_view(view: TrainedView) -> None:
     tokenizer = view.tokenizer
     size = tokenizer.get_vocab_size()
     st.caption(f"Every file below is the tokenizer at the slider's size ({size:,} tokens); "
-               "history.csv holds the training steps that made it.")
-    columns = st.columns(5)
+               "history.csv holds the training steps that made it."
+               + (" The .model is sentencepiece's own file of that tokenizer." if hasattr(view.history, "proto_at") else ""))
+    sentencepiece = hasattr(view.history, "proto_at")
+    columns = st.columns(6 if sentencepiece else 5)
     # Each file is made when its button is clicked, not on every rerun (a slider move reruns the page).
     columns[0].download_button("tokenizer.json", lambda: tokenizer.to_str(pretty=True), "tokenizer.json", "application/json", key="download_json")
     columns[1].download_button("vocab.txt", lambda: vocab_txt(tokenizer.get_vocab(with_added_tokens=True)), "vocab.txt", "text/plain", key="download_vocab")
@@ -264,6 +306,18 @@ def export_view(view: TrainedView) -> None:
     if merges is not None:
         columns[2].download_button("merges.txt", lambda: merges_txt(merges), "merges.txt", "text/plain", key="download_merges")
     columns[3].download_button("history.csv", lambda: history_csv(view.history, view.size), "history.csv", "text/csv", key="download_history")
+    if sentencepiece:  # its .model at the slider's size, beside tokenizer.json
+        columns[5].download_button("sentencepiece .model", lambda: sentencepiece_model_bytes(view.history, view.size), "tokviz.model",
+                                   "application/octet-stream", key="download_sp_model",
+                                   help="The SentencePiece model at the slider's size: load it with sentencepiece.SentencePieceProcessor"
+                                        "(model_file=...) or tokviz.sentencepiece.")
     columns[4].download_button("Download for transformers", lambda: transformers_zip(tokenizer), "tokenizer.zip", "application/zip", key="download_transformers",
                                help="tokenizer.json, tokenizer_config.json and special_tokens_map.json: unzip into a folder and load it with "
                                     "transformers' AutoTokenizer.from_pretrained(folder).")
+
+
+def sentencepiece_model_bytes(history: Any, size: int) -> bytes:
+    """The ``.model`` of a SentencePiece training at vocab ``size`` (the trained model itself at its trained size)."""
+    from tokviz.ui.training import trained_size
+
+    return history.to_model_bytes() if size == trained_size(history) else history.proto_at(size).to_bytes()

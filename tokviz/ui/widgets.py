@@ -7,8 +7,17 @@ from typing import Any
 
 import streamlit as st
 
-from tokviz.pipeline_config import NORMALIZERS, PRE_TOKENIZERS, Param, PipelineConfig, from_form_state, to_form_state
-from tokviz.presets import SCORING_LABELS
+from tokviz.pipeline_config import (
+    NORMALIZERS,
+    PRE_TOKENIZERS,
+    SP_MODEL_TYPES,
+    SP_NORMALIZATION_RULES,
+    Param,
+    PipelineConfig,
+    from_form_state,
+    to_form_state,
+)
+from tokviz.presets import SCORING_LABELS, model_label
 from tokviz.ui.shell import metrics_row
 from tokviz.ui.workspace import bind, reseed
 from tokviz.workspace import TrainState
@@ -23,6 +32,22 @@ OPTION_HELP: dict[str, tuple[str, str]] = {
     "shrinking_factor": ("Share kept per pruning round", "Each Unigram pruning round keeps this share of the vocabulary (0.75 keeps three quarters). (shrinking_factor)"),
     "max_piece_length": ("Longest seed piece", "The longest piece, in characters, the Unigram seed vocabulary may hold. (max_piece_length)"),
     "n_sub_iterations": ("EM steps per round", "How many EM re-estimations run between two pruning rounds. (n_sub_iterations)"),
+    "sp_model_type": ("SentencePiece model type", "unigram: prune a large vocabulary by likelihood (T5, ALBERT); bpe: merge the most frequent pair "
+                      "(Llama); char: one piece per character; word: one piece per whitespace-led word. (model_type)"),
+    "character_coverage": ("Character coverage", "Share of the corpus's characters the alphabet must cover, most frequent first; rarer ones "
+                           "become <unk> (or bytes with byte fallback). 0.98 to 1.0. (character_coverage)"),
+    "byte_fallback": ("Byte fallback", "Add the 256 pieces <0x00>…<0xFF>: a character outside the vocabulary is spelled as its UTF-8 bytes "
+                      "instead of <unk>, as Llama does. (byte_fallback)"),
+    "normalization_rule": ("Normalization rule", "nmt_nfkc: NFKC plus cleanup of control characters and odd spaces (the default); nfkc: NFKC "
+                           "only; _cf: also case-folded; identity: the text as it is. (normalization_rule_name)"),
+    "unk_id": ("<unk> id", "Id of the unknown piece; it must exist. (unk_id)"),
+    "bos_id": ("<s> id", "Id of the begin-of-sentence piece; -1 for none. (bos_id)"),
+    "eos_id": ("</s> id", "Id of the end-of-sentence piece; -1 for none. (eos_id)"),
+    "pad_id": ("<pad> id", "Id of the padding piece; -1 for none (the default). (pad_id)"),
+    "user_defined_symbols": ("User-defined symbols (separated by spaces)", "Pieces kept whole wherever they appear in the text, "
+                             "e.g. <mask> or an emoji; they take the ids after the special pieces. (user_defined_symbols)"),
+    "max_sentence_length": ("Longest line (bytes)", "Lines longer than this many UTF-8 bytes are skipped, as sentencepiece does "
+                            "(the tutorial uses 9999). (max_sentence_length)"),
 }
 
 
@@ -36,7 +61,7 @@ def pipeline_choice(train: TrainState) -> PipelineConfig:
 
     Raises ``TokvizError`` for a Custom form that does not make a valid pipeline.
     """
-    from tokviz.presets import PRESETS
+    from tokviz.presets import TRAIN_PRESETS as PRESETS
 
     def chose(value: str) -> None:
         train.preset = value
@@ -80,6 +105,11 @@ def custom_pipeline_form(config: PipelineConfig) -> PipelineConfig:
         if key not in st.session_state:
             st.session_state[key] = value
     left, right = st.columns(2)
+    if st.session_state.get("cfg_model") == "SentencePiece":
+        with right:
+            st.selectbox("Model", MODELS, key="cfg_model", help="The algorithm that learns the vocabulary.")
+        sentencepiece_form(left, right)
+        return from_form_state(st.session_state)
     with left:
         chosen_normalizers = st.multiselect(
             "Normalizers, in the order you pick them", list(NORMALIZERS), key="cfg_normalizers", select_all=False,
@@ -137,10 +167,42 @@ def custom_pipeline_form(config: PipelineConfig) -> PipelineConfig:
     return from_form_state(st.session_state)
 
 
+def sentencepiece_form(left: Any, right: Any) -> None:
+    """The SentencePiece options (widget keys ``cfg_<option>``), each with one line of help."""
+    left.info("SentencePiece trains on the corpus's raw lines: no pre-tokenizer, spaces kept as ▁. "
+              "Its normalizer is the rule chosen here, as the sentencepiece package applies it.", icon=":material/info:")
+    with left:
+        st.selectbox(OPTION_HELP["sp_model_type"][0], SP_MODEL_TYPES, key="cfg_sp_model_type", help=OPTION_HELP["sp_model_type"][1])
+        st.selectbox(OPTION_HELP["normalization_rule"][0], SP_NORMALIZATION_RULES, key="cfg_normalization_rule",
+                     help=OPTION_HELP["normalization_rule"][1])
+        st.number_input(OPTION_HELP["character_coverage"][0], min_value=0.98, max_value=1.0, step=0.0001, format="%.5f",
+                        key="cfg_character_coverage", help=OPTION_HELP["character_coverage"][1])
+    with right:
+        st.checkbox(OPTION_HELP["byte_fallback"][0], key="cfg_byte_fallback", help=OPTION_HELP["byte_fallback"][1])
+        for column, name in zip(st.columns(4), ("unk_id", "bos_id", "eos_id", "pad_id")):
+            column.number_input(OPTION_HELP[name][0], min_value=-1, step=1, key=f"cfg_{name}", help=OPTION_HELP[name][1])
+        st.text_input(OPTION_HELP["user_defined_symbols"][0], key="cfg_user_defined_symbols", help=OPTION_HELP["user_defined_symbols"][1])
+        st.number_input(OPTION_HELP["max_sentence_length"][0], min_value=10, step=1000, key="cfg_max_sentence_length",
+                        help=OPTION_HELP["max_sentence_length"][1])
+
+
 def pipeline_summary(config: PipelineConfig) -> None:
     """The pipeline in one code block (code blocks show user text as text, never as markup)."""
-    from tokviz.presets import algorithm_label
+    from tokviz.presets import algorithm_label, model_label
 
+    if config.model == "SentencePiece":
+        lines = [
+            f"normalizer:    {config.normalization_rule} (sentencepiece's rule), spaces → ▁",
+            "pre-tokenizer: none (raw lines; pieces never cross a ▁ word start)",
+            f"model:         {model_label(config)}, character_coverage {config.character_coverage:g}"
+            + (", byte fallback" if config.byte_fallback else ""),
+            "special:       " + " ".join(f"{piece}={getattr(config, name)}" for name, piece in
+                                         (("unk_id", "<unk>"), ("bos_id", "<s>"), ("eos_id", "</s>"), ("pad_id", "<pad>"))
+                                         if getattr(config, name) >= 0)
+            + ("  user-defined: " + " ".join(config.user_defined_symbols) if config.user_defined_symbols else ""),
+        ]
+        st.code("\n".join(lines), language=None)
+        return
     lines = [
         "normalizer:    " + (" → ".join(spec.label() for spec in config.normalizers) or "none"),
         "pre-tokenizer: " + (" → ".join(spec.label() for spec in config.pre_tokenizers) or "none"),
@@ -252,11 +314,11 @@ def _line_cut(text: str, lines: int) -> int:
 
 def pipeline_name(train: TrainState) -> str:
     """The pipeline's name for the folded inputs panel: the preset's label, or the custom model."""
-    from tokviz.presets import PRESETS, algorithm_label
+    from tokviz.presets import TRAIN_PRESETS as PRESETS, algorithm_label
 
     if train.preset in PRESETS:
         return PRESETS[train.preset].label
-    return f"custom {algorithm_label(train.config.model)}"
+    return f"custom {model_label(train.config)}"
 
 
 def copy_ids(tokenizer: Any, text: str, unk_token: str | None) -> None:

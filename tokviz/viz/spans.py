@@ -363,11 +363,12 @@ def token_origins(history: Any, vocab_size: int | None = None) -> dict[str, Toke
     (TokenOrigin(kind='merge', rank=0, left='u', right='g', count=15, score=15.0), 'alphabet')
     """
     origins: dict[str, TokenOrigin] = {}
-    algorithm = history.algorithm.lower()
+    algorithm = history.algorithm.lower().removeprefix("sentencepiece-")  # SentencePiece's BPE and Unigram alike
     if algorithm in ("bpe", "wordpiece"):
         from tokviz.viz.charts import merges_at_size
 
-        merges = history.merges if vocab_size is None else history.merges[: merges_at_size(history.merges, vocab_size)]
+        all_merges = getattr(history, "merges", None) or getattr(history, "merge_steps", ())
+        merges = all_merges if vocab_size is None else all_merges[: merges_at_size(all_merges, vocab_size)]
         model = history.model if vocab_size is None else history.model_at(vocab_size)
         for token in model.get_vocab():
             origins[token] = TokenOrigin("alphabet")
