@@ -131,11 +131,11 @@ def results() -> None:
                                  on_change=bind("test_text", lambda: held_out if train.test_text is None else train.test_text, test_text_changed))
     show_ids = options_column.toggle("Show ids", key="show_ids")
     show_all = options_column.toggle("Show all lines", key="show_all_lines")
-    with options_column:
-        widgets.copy_ids(tokenizer, text, request.config.unk_token)
     try:
-        widgets.spans_block(tokenizer, text, request.config.unk_token, view.byte_level, show_ids=show_ids,
-                            first_lines=None if show_all else 4, origins=origins_at(request, size, history), presentation=workspace.presentation)
+        encoding = widgets.spans_block(tokenizer, text, request.config.unk_token, view.byte_level, show_ids=show_ids, first_lines=None if show_all else 4,
+                                       origins=origins_at(request, size, history), presentation=workspace.presentation)
+        with options_column:  # drawn in its column above the spans; the text is encoded once per run
+            widgets.copy_ids(tokenizer, text, request.config.unk_token, encoding)
     except TokvizError as error:
         show_error(error)
 
