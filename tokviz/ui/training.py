@@ -26,19 +26,23 @@ def request_for(corpus_key: str, config: PipelineConfig, vocab_size: int) -> Tra
     return TrainingRequest(corpus_key, applicable(config), int(vocab_size))
 
 
-@st.cache_resource(max_entries=TRAINING_CACHE_ENTRIES, show_spinner=False)
-def _training_slot(request: TrainingRequest) -> dict[str, Any]:
-    """One shared, initially empty holder per training, evicted least recently used.
+def store_key(request: TrainingRequest) -> str:
+    """The key of a training in the store shared by replicas (and of its Dask task)."""
+    from tokviz.cache_store import request_key
 
-    The training runs outside the cached function, so that it can move an ``st.progress``
-    bar created by the page (Streamlit cannot replay elements a cached function drew).
-    """
+    return request_key(request.corpus_key, repr(request.config), request.vocab_size)
+
+
+@st.cache_resource(max_entries=TRAINING_CACHE_ENTRIES, show_spinner=False)
+def _training_lines(request: TrainingRequest) -> dict[str, Any]:
+    """The corpus lines a training was made on (the views read its words even after the session moves
+    to another corpus); the histories themselves live in :mod:`tokviz.cache_store`, bounded by bytes."""
     return {}
 
 
 def is_trained(request: TrainingRequest) -> bool:
     """Whether ``request`` is in the cache (so showing it costs nothing)."""
-    return "history" in _training_slot(request)
+    return training_of(request) is not None
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -50,31 +54,36 @@ def word_counts_cached(corpus_key: str, normalizers: tuple, pre_tokenizers: tupl
 
 
 def train_cached(request: TrainingRequest, lines: tuple[str, ...], progress: Callable[[str, int, int], None] | None = None) -> Any:
-    """Train ``request`` on ``lines`` from the cached word counts, or return the history trained before.
+    """Train ``request`` on ``lines``, or return the history trained before (by this replica or, with
+    Redis, by another one).
 
-    Every page trains through here, so the server's limits hold everywhere: a corpus or a
-    word above them raises ``LimitExceededError`` before any training, and all user patterns
-    of the training share one time budget.
+    The training runs as a Dask task off this thread (:mod:`tokviz.jobs`); the same request asked
+    by several sessions at once is one task. Every page trains through here, so the server's limits
+    hold everywhere: a corpus or a word above them raises ``LimitExceededError`` (from the worker, same
+    message), and all user patterns of the training share one time budget.
     """
+    from tokviz import jobs
+    from tokviz.cache_store import store
     from tokviz.patterns import time_budget
-    from tokviz.training import run_training
 
-    slot = _training_slot(request)
-    if "history" not in slot:
+    key = store_key(request)
+    _training_lines(request).setdefault("lines", lines)
+    history = store().get(key)
+    if history is None:
         config = request.config
         with time_budget():
             words = word_counts_cached(request.corpus_key, config.normalizers, config.pre_tokenizers, lines)
-        history = run_training(config, request.vocab_size, lines, progress, words=words)
-        slot["lines"] = lines  # the views read the corpus's words even after the session moves to another corpus
-        slot["history"] = history
-    return slot["history"]
+        history, text = jobs.train(jobs.task_key(request.corpus_key, repr(config), request.vocab_size), config,
+                                   request.vocab_size, lines, progress, words=words)
+        store().put(key, history, text)
+    return history
 
 
 def train_with_progress(request: TrainingRequest, lines: tuple[str, ...]) -> Any:
     """Train (or fetch from the cache) with an ``st.progress`` bar shown only while training runs."""
     if is_trained(request):
         return train_cached(request, lines)
-    bar = st.progress(0, text="counting words")
+    bar = st.progress(0, text="waiting for a worker")
     try:
         return train_cached(request, lines, progress_callback(bar))
     finally:
@@ -130,7 +139,7 @@ def session_tokenizer(workspace: Workspace) -> tuple[Any, str] | None:
     request = workspace.train.trained
     if request is None:
         return None
-    history = _training_slot(request).get("history")
+    history = training_of(request)
     if history is None:  # evicted from the shared cache: retrain from the session's corpus, if it is still the one
         from tokviz.ui.corpus_input import session_corpus
 
@@ -145,13 +154,15 @@ def session_tokenizer(workspace: Workspace) -> tuple[Any, str] | None:
 
 
 def training_of(request: TrainingRequest) -> Any | None:
-    """The cached history of ``request``, if the cache still has it."""
-    return _training_slot(request).get("history")
+    """The stored history of ``request``, if the store (this process's, or Redis) still has it."""
+    from tokviz.cache_store import store
+
+    return store().get(store_key(request))
 
 
 def training_lines(request: TrainingRequest) -> tuple[str, ...]:
-    """The corpus lines ``request`` was trained on (empty if the cache evicted the training)."""
-    return _training_slot(request).get("lines", ())
+    """The corpus lines ``request`` was trained on (empty if this process no longer holds them)."""
+    return _training_lines(request).get("lines", ())
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
