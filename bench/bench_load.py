@@ -95,6 +95,7 @@ class Session:
         self.widgets: dict[str, tuple[str, object, str]] = {}  # key -> (widget id, proto, fragment id)
         self.page_hash = ""
         self.ws = None
+        self.texts: list[str] = []  # the Markdown and alert bodies of the latest run (captions, errors)
 
     async def open(self) -> float:
         self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None, open_timeout=60,
@@ -112,6 +113,7 @@ class Session:
         client.widget_states.widgets.extend(states)
         start = time.perf_counter()
         await self.ws.send(message.SerializeToString())
+        self.texts = []
         deadline = start + timeout
         while True:
             data = await asyncio.wait_for(self.ws.recv(), timeout=max(deadline - time.perf_counter(), 0.1))
@@ -121,7 +123,10 @@ class Session:
             if kind == "new_session":
                 self.page_hash = forward.new_session.page_script_hash
             elif kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
-                found = _element_widget(forward.delta.new_element)
+                element = forward.delta.new_element
+                if element.WhichOneof("type") in ("markdown", "alert"):
+                    self.texts.append(getattr(element, element.WhichOneof("type")).body)
+                found = _element_widget(element)
                 if found is not None:
                     widget_id, proto = found
                     key = widget_id.rsplit("-", 1)[-1]
