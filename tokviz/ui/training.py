@@ -10,7 +10,9 @@ are fresh copies, so nothing one session does to a tokenizer reaches another.
 from __future__ import annotations
 
 import copy
-from collections import Counter
+import functools
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -21,11 +23,37 @@ from tokviz.pipeline_config import PipelineConfig, applicable
 from tokviz.workspace import TrainingRequest, Workspace
 
 
+class _Lru:
+    """A process-wide least-recently-used cache keyed by plain hashable values (requests are frozen
+    dataclasses). ``st.cache_resource`` hashes its arguments with Streamlit's own hasher, which walks
+    the whole pipeline description each call (about 7 ms at load 10); a slider move makes several such
+    lookups, so the caches a move reads are these. Thread-safe; a value is computed outside the lock."""
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_entries:
+                self._items.popitem(last=False)
+        return value
+
+
 def request_for(corpus_key: str, config: PipelineConfig, vocab_size: int) -> TrainingRequest:
     """The cache key of a training; options the model does not use are left out, so they never retrain."""
     return TrainingRequest(corpus_key, applicable(config), int(vocab_size))
 
 
+@functools.lru_cache(maxsize=256)
 def store_key(request: TrainingRequest) -> str:
     """The key of a training in the store shared by replicas (and of its Dask task)."""
     from tokviz.cache_store import request_key
@@ -33,11 +61,13 @@ def store_key(request: TrainingRequest) -> str:
     return request_key(request.corpus_key, repr(request.config), request.vocab_size)
 
 
-@st.cache_resource(max_entries=TRAINING_CACHE_ENTRIES, show_spinner=False)
+_LINES = _Lru(TRAINING_CACHE_ENTRIES)
+
+
 def _training_lines(request: TrainingRequest) -> dict[str, Any]:
     """The corpus lines a training was made on (the views read its words even after the session moves
     to another corpus); the histories themselves live in :mod:`tokviz.cache_store`, bounded by bytes."""
-    return {}
+    return _LINES.get(request, dict)
 
 
 def is_trained(request: TrainingRequest) -> bool:
@@ -45,12 +75,15 @@ def is_trained(request: TrainingRequest) -> bool:
     return training_of(request) is not None
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+_WORD_COUNTS = _Lru(4)
+
+
 def word_counts_cached(corpus_key: str, normalizers: tuple, pre_tokenizers: tuple, _lines: tuple[str, ...]) -> Counter:
     """Word counts of the corpus through the config's normalizers and pre-tokenizers (once per corpus and text side)."""
     from tokviz.training import count_config_words
 
-    return count_config_words(PipelineConfig(normalizers=normalizers, pre_tokenizers=pre_tokenizers), _lines)
+    return _WORD_COUNTS.get((corpus_key, normalizers, pre_tokenizers), lambda: count_config_words(
+        PipelineConfig(normalizers=normalizers, pre_tokenizers=pre_tokenizers), _lines))
 
 
 def train_cached(request: TrainingRequest, lines: tuple[str, ...], progress: Callable[[str, int, int], None] | None = None) -> Any:
@@ -108,13 +141,18 @@ def trained_size(history: Any) -> int:
     return min(max(history.model.get_vocab_size(), history.min_vocab_size), history.max_vocab_size)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+_TOKENIZERS = _Lru(64)
+
+
 def _tokenizer_at(request: TrainingRequest, size: int, _history: Any) -> Any:
     """The finished tokenizer of a training at vocab ``size``, built once per (training, size)."""
     from tokviz.pipeline_config import tokenizer_with_model
 
-    model = _history.model if size == trained_size(_history) else _history.model_at(size)
-    return tokenizer_with_model(request.config, model)
+    def build() -> Any:
+        model = _history.model if size == trained_size(_history) else _history.model_at(size)
+        return tokenizer_with_model(request.config, model)
+
+    return _TOKENIZERS.get((request, size), build)
 
 
 def tokenizer_at(request: TrainingRequest, size: int, history: Any) -> Any:
@@ -165,11 +203,13 @@ def training_lines(request: TrainingRequest) -> tuple[str, ...]:
     return _training_lines(request).get("lines", ())
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+_ORIGINS = _Lru(16)
+
+
 def _origins_at(request: TrainingRequest, size: int, _history: Any) -> Any:
     from tokviz.viz.spans import token_origins
 
-    return token_origins(_history, size)
+    return _ORIGINS.get((request, size), lambda: token_origins(_history, size))
 
 
 def origins_at(request: TrainingRequest, size: int, history: Any) -> Any:
