@@ -10,7 +10,7 @@ from tokviz.presets import algorithm_label, vocab_target_hint
 from tokviz.ui import train_views, widgets
 from tokviz.ui.corpus_input import corpus_input, session_corpus
 from tokviz.ui.shell import md_escape, metrics_row, page_setup, run_marker, show_error
-from tokviz.ui.training import origins_at, request_for, tokenizer_at, train_with_progress, trained_size, training_lines, training_of, word_counts_cached
+from tokviz.ui.training import counted_words, origins_at, request_for, tokenizer_at, train_with_progress, trained_size, training_lines, training_of, word_counts_cached
 from tokviz.ui.workspace import bind, copy_link, reseed, sync_link
 
 workspace = page_setup("pages/train.py")
@@ -48,7 +48,10 @@ with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
             with time_budget():  # a user pattern slow on every line stops here, not hours later
                 widgets.pipeline_preview(build_tokenizer(config), corpus.split.train_lines[0] if corpus.split.train_lines else "",
                                          train_views.is_byte_level(config))
-                words = word_counts_cached(corpus.key, config.normalizers, config.pre_tokenizers, corpus.split.train_lines)
+                if len(corpus.text) <= LIVE_TRAINING_MAX_CHARS:
+                    words = word_counts_cached(corpus.key, config.normalizers, config.pre_tokenizers, corpus.split.train_lines)
+                else:  # a large corpus's words are counted where it trains (a Dask worker), not in this page's thread
+                    words = counted_words(corpus.key, config.normalizers, config.pre_tokenizers)
         except TokvizError as error:
             show_error(error)
             config = None

@@ -30,7 +30,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from tokviz.errors import TokvizError
 
@@ -138,28 +138,44 @@ def _training_task(key: str, config: Any, vocab_size: int, lines: Sequence[str],
             variable.set((phase, int(done), int(total)))
 
     from tokviz import history_io
+    from tokviz.patterns import time_budget
+    from tokviz.training import count_config_words
 
+    counted_here = words is None
+    if counted_here:  # a large corpus: its words are counted here, not in the page's process
+        with time_budget():
+            words = count_config_words(config, lines)
     # The history goes back as its JSON: the form the shared cache stores, and no pickle of a large record.
-    return history_io.dumps(run_training(config, vocab_size, lines, report, words=words))
+    text = history_io.dumps(run_training(config, vocab_size, lines, report, words=words))
+    return text, (words if counted_here else None)
 
 
 # --- waiting for a training ------------------------------------------------------------------------
 
 
-def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress: Progress | None = None,
-          words: Any = None) -> tuple[Any, str | None]:
-    """Train ``config`` to ``vocab_size`` on ``lines`` (word counts ``words`` if known): ``(history, its JSON)``.
+class TrainingResult(NamedTuple):
+    """What :func:`train` returns: the history, its JSON (None in the thread backend), and the word
+    counts if the worker counted them (``words`` was not given), for the page's views."""
 
-    With the Dask backend the training runs as task ``key`` on a worker, which sends the history
-    back as JSON (:mod:`tokviz.history_io`); this call waits, passes the task's progress to
-    ``progress`` (in this thread), and re-raises the task's error. If the wait is interrupted (an
-    exception from ``progress``, e.g. Streamlit stopping a run), this waiter's claim on the task is
-    dropped; the task stops once no waiter is left. The thread backend gives no JSON (``None``).
+    history: Any
+    text: str | None
+    words: Any
+
+
+def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress: Progress | None = None,
+          words: Any = None) -> TrainingResult:
+    """Train ``config`` to ``vocab_size`` on ``lines`` (word counts ``words`` if known).
+
+    With the Dask backend the training runs as task ``key`` on a worker, which counts the words
+    when ``words`` is None and sends the history back as JSON (:mod:`tokviz.history_io`); this
+    call waits, passes the task's progress to ``progress`` (in this thread), and re-raises the
+    task's error. If the wait is interrupted (an exception from ``progress``, e.g. Streamlit
+    stopping a run), this waiter's claim on the task is dropped; the task stops once no waiter is left.
     """
     if backend() == "thread":
         from tokviz.training import run_training
 
-        return run_training(config, vocab_size, lines, progress, words=words), None
+        return TrainingResult(run_training(config, vocab_size, lines, progress, words=words), None, None)
     from distributed import Variable
 
     from tokviz import history_io
@@ -172,12 +188,12 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
     try:
         while True:
             try:
-                text = future.result(timeout=POLL_SECONDS)  # the task's error is re-raised here, message and all
+                text, counted = future.result(timeout=POLL_SECONDS)  # the task's error is re-raised here, message and all
             except TimeoutError:
                 pass
             else:
                 _forget(variable)
-                return history_io.loads(text), text
+                return TrainingResult(history_io.loads(text), text, counted)
             if progress is not None:
                 try:
                     state = variable.get(timeout=0.05)

@@ -34,6 +34,10 @@ class _Lru:
         self._items: OrderedDict[Any, Any] = OrderedDict()
         self._lock = threading.Lock()
 
+    def peek(self, key: Any) -> Any | None:
+        with self._lock:
+            return self._items.get(key)
+
     def get(self, key: Any, make: Callable[[], Any]) -> Any:
         with self._lock:
             if key in self._items:
@@ -86,6 +90,11 @@ def word_counts_cached(corpus_key: str, normalizers: tuple, pre_tokenizers: tupl
         PipelineConfig(normalizers=normalizers, pre_tokenizers=pre_tokenizers), _lines))
 
 
+def counted_words(corpus_key: str, normalizers: tuple, pre_tokenizers: tuple) -> Counter | None:
+    """The word counts :func:`word_counts_cached` holds already, or None (counting nothing)."""
+    return _WORD_COUNTS.peek((corpus_key, normalizers, pre_tokenizers))
+
+
 def train_cached(request: TrainingRequest, lines: tuple[str, ...], progress: Callable[[str, int, int], None] | None = None) -> Any:
     """Train ``request`` on ``lines``, or return the history trained before (by this replica or, with
     Redis, by another one).
@@ -104,11 +113,17 @@ def train_cached(request: TrainingRequest, lines: tuple[str, ...], progress: Cal
     history = store().get(key)
     if history is None:
         config = request.config
-        with time_budget():
-            words = word_counts_cached(request.corpus_key, config.normalizers, config.pre_tokenizers, lines)
-        history, text = jobs.train(jobs.task_key(request.corpus_key, repr(config), request.vocab_size), config,
-                                   request.vocab_size, lines, progress, words=words)
-        store().put(key, history, text)
+        words = counted_words(request.corpus_key, config.normalizers, config.pre_tokenizers)
+        if words is None and jobs.backend() == "thread":
+            with time_budget():
+                words = word_counts_cached(request.corpus_key, config.normalizers, config.pre_tokenizers, lines)
+        # Words not counted yet (a large corpus) are counted by the worker, which sends them back for the views.
+        result = jobs.train(jobs.task_key(request.corpus_key, repr(config), request.vocab_size), config,
+                            request.vocab_size, lines, progress, words=words)
+        if result.words is not None:
+            _WORD_COUNTS.get((request.corpus_key, config.normalizers, config.pre_tokenizers), lambda: result.words)
+        history = result.history
+        store().put(key, history, result.text)
     return history
 
 
