@@ -9,8 +9,8 @@ from tokviz.pipeline_config import build_tokenizer
 from tokviz.presets import algorithm_label, vocab_target_hint
 from tokviz.ui import train_views, widgets
 from tokviz.ui.corpus_input import corpus_input, session_corpus
-from tokviz.ui.shell import md_escape, metrics_row, page_setup, show_error
-from tokviz.ui.training import origins_at, request_for, tokenizer_at, train_with_progress, trained_size, training_lines, training_of, word_counts_cached
+from tokviz.ui.shell import md_escape, metrics_row, page_setup, run_marker, show_error
+from tokviz.ui.training import counted_words, origins_at, request_for, tokenizer_at, train_with_progress, trained_size, training_lines, training_of, word_counts_cached
 from tokviz.ui.workspace import bind, copy_link, reseed, sync_link
 
 workspace = page_setup("pages/train.py")
@@ -48,7 +48,10 @@ with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
             with time_budget():  # a user pattern slow on every line stops here, not hours later
                 widgets.pipeline_preview(build_tokenizer(config), corpus.split.train_lines[0] if corpus.split.train_lines else "",
                                          train_views.is_byte_level(config))
-                words = word_counts_cached(corpus.key, config.normalizers, config.pre_tokenizers, corpus.split.train_lines)
+                if len(corpus.text) <= LIVE_TRAINING_MAX_CHARS:
+                    words = word_counts_cached(corpus.key, config.normalizers, config.pre_tokenizers, corpus.split.train_lines)
+                else:  # a large corpus's words are counted where it trains (a Dask worker), not in this page's thread
+                    words = counted_words(corpus.key, config.normalizers, config.pre_tokenizers)
         except TokvizError as error:
             show_error(error)
             config = None
@@ -103,41 +106,60 @@ hint = vocab_target_hint(history, request.vocab_size)
 if hint:
     st.info(hint, icon=":material/lightbulb:")
 
-size = widgets.vocab_slider(train, history, size_now)
-tokenizer = tokenizer_at(request, size, history)
-view = train_views.TrainedView(request, history, training_lines(request), size, tokenizer, workspace.presentation)
 
-# The default test text: the corpus's held-out lines, within the limit for text tokenized on every change.
-held_out = "\n".join(corpus.split.test_lines)[:MAX_TEST_TEXT_CHARS]
-if train.test_text is not None and len(train.test_text) > MAX_TEST_TEXT_CHARS:
-    try:
-        check_test_text(len(train.test_text))
-    except TokvizError as error:  # cut before the text area is drawn, so the cut text is what it shows
-        show_error(error)
-    train.test_text = train.test_text[:MAX_TEST_TEXT_CHARS]
-    reseed("test_text", train.test_text)
+@st.fragment
+def results() -> None:
+    """The slider and everything that follows it: a slider move (or a new test text) reruns only this,
+    and only the open result tab is built."""
+    size = widgets.vocab_slider(train, history, size_now)
+    sync_link(workspace)  # the link follows the slider (a fragment's run does not reach page_setup)
+    run_marker()
+    tokenizer = tokenizer_at(request, size, history)
+    view = train_views.TrainedView(request, history, training_lines(request), size, tokenizer, workspace.presentation)
 
-
-def test_text_changed(value: str) -> None:
-    train.test_text = None if value == held_out else value
-
-
-text_column, options_column = st.columns([3.4, 1.6] if workspace.presentation else [4, 1.3])  # the controls fit at 1280 px
-text = text_column.text_area("Test text (held-out lines of the corpus by default)", key="test_text", height=90,
-                             on_change=bind("test_text", lambda: held_out if train.test_text is None else train.test_text, test_text_changed))
-show_ids = options_column.toggle("Show ids", key="show_ids")
-show_all = options_column.toggle("Show all lines", key="show_all_lines")
-with options_column:
-    widgets.copy_ids(tokenizer, text, request.config.unk_token)
-try:
-    widgets.spans_block(tokenizer, text, request.config.unk_token, view.byte_level, show_ids=show_ids,
-                        first_lines=None if show_all else 4, origins=origins_at(request, size, history), presentation=workspace.presentation)
-except TokvizError as error:
-    show_error(error)
-
-for place, draw in zip(st.tabs(list(views := train_views.result_views(view, held_out if request.corpus_key == corpus.key else ""))), views.values()):
-    with place:
+    # The default test text: the corpus's held-out lines, within the limit for text tokenized on every change.
+    held_out = "\n".join(corpus.split.test_lines)[:MAX_TEST_TEXT_CHARS]
+    if train.test_text is not None and len(train.test_text) > MAX_TEST_TEXT_CHARS:
         try:
-            draw()
-        except TokvizError as error:  # one view failing leaves the others working
+            check_test_text(len(train.test_text))
+        except TokvizError as error:  # cut before the text area is drawn, so the cut text is what it shows
             show_error(error)
+        train.test_text = train.test_text[:MAX_TEST_TEXT_CHARS]
+        reseed("test_text", train.test_text)
+
+    def test_text_changed(value: str) -> None:
+        train.test_text = None if value == held_out else value
+
+    text_column, options_column = st.columns([3.4, 1.6] if workspace.presentation else [4, 1.3])  # the controls fit at 1280 px
+    text = text_column.text_area("Test text (held-out lines of the corpus by default)", key="test_text", height=90,
+                                 on_change=bind("test_text", lambda: held_out if train.test_text is None else train.test_text, test_text_changed))
+    show_ids = options_column.toggle("Show ids", key="show_ids")
+    show_all = options_column.toggle("Show all lines", key="show_all_lines")
+    try:
+        encoding = widgets.spans_block(tokenizer, text, request.config.unk_token, view.byte_level, show_ids=show_ids, first_lines=None if show_all else 4,
+                                       origins=origins_at(request, size, history), presentation=workspace.presentation)
+        with options_column:  # drawn in its column above the spans; the text is encoded once per run
+            widgets.copy_ids(tokenizer, text, request.config.unk_token, encoding)
+    except TokvizError as error:
+        show_error(error)
+
+    # Only the open tab is built (a slider move must not rebuild four tabs nobody sees); the widgets of
+    # the closed ones keep their values for when their tab opens again.
+    for key in TAB_WIDGET_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+    views = train_views.result_views(view, held_out if request.corpus_key == corpus.key else "")
+    for place, draw in zip(st.tabs(list(views), key="result_tab", on_change="rerun"), views.values()):
+        if not place.open:
+            continue
+        with place:
+            try:
+                draw()
+            except TokvizError as error:  # one view failing leaves the others working
+                show_error(error)
+
+
+#: Widgets inside result tabs: Streamlit would forget their values while their tab is closed.
+TAB_WIDGET_KEYS = ("merge_step", "lattice_word", "sample_alpha", "trace_word")
+
+results()

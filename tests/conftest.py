@@ -7,9 +7,15 @@ skipped with a reason that says so, and everything else still runs.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# AppTest runs the pages in this process: trainings there run in the page's thread (explicit, quick, and
+# the call-counting tests see them). The Dask path is tested in tests/test_jobs.py and by the app
+# servers of tests/e2e and tests/test_replicas.py, which start with the default backend (Dask).
+os.environ.setdefault("TOKVIZ_TRAINING_BACKEND", "thread")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPORA = PROJECT_ROOT.parent / "shared" / "corpora"

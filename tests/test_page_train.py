@@ -24,6 +24,12 @@ def open_train(query: dict[str, str] | None = None) -> AppTest:
     return app
 
 
+def open_tab(app: AppTest, label: str) -> AppTest:
+    """Open the result tab ``label`` (only the open tab is built) and run."""
+    app.session_state["result_tab"] = label
+    return app.run()
+
+
 def assert_clean(app: AppTest) -> None:
     assert not app.exception, [str(error.value) for error in app.exception]
 
@@ -271,15 +277,22 @@ def test_a_broken_link_shows_a_message_and_opens_the_default() -> None:
 def test_unigram_views_draw_lattice_nbest_and_samples() -> None:
     app = open_train()
     app.selectbox(key="preset").set_value("t5").run()
+    assert len(app.get("plotly_chart")) >= 2  # the open tab only: EM objective, (pruning rounds), log-probs
+    open_tab(app, "Lattice and sampling")
     app.text_input(key="lattice_word").set_value("tokenizer").run()
     assert_clean(app)
-    assert len(app.get("plotly_chart")) >= 5  # EM objective, vocab per round, log-probs, lattice, charts
+    assert len(app.get("plotly_chart")) == 1  # the lattice; the closed tabs are not built
     assert app.slider(key="sample_alpha").value == 0.1
+    open_tab(app, "Charts")
+    assert len(app.get("plotly_chart")) == 3  # held-out curve, token lengths, single-token words (no merges)
+    open_tab(app, "Lattice and sampling")  # the word typed before is kept while its tab was closed
+    assert app.text_input(key="lattice_word").value == "tokenizer"
 
 
 def test_wordpiece_trace_view_explains_unknown_words() -> None:
     app = open_train()
     app.selectbox(key="preset").set_value("bert").run()
+    open_tab(app, "WordPiece trace")
     app.text_input(key="trace_word").set_value("qqqq\u0416\u0416").run()
     assert_clean(app)
     assert any("nothing in the vocabulary matches" in warning.value for warning in app.warning)
@@ -287,12 +300,16 @@ def test_wordpiece_trace_view_explains_unknown_words() -> None:
 
 def test_vocabulary_tab_lists_the_vocab_at_the_slider_size() -> None:
     app = open_train()
+    assert not any("tokens at this vocab size" in caption.value for caption in app.caption)  # closed: not built
+    open_tab(app, "Vocabulary")
     app.slider(key="vocab_slider").set_value(300).run()
     assert "300 tokens at this vocab size, by id." in [caption.value for caption in app.caption]
 
 
 def test_export_offers_the_four_files() -> None:
     app = open_train()
+    assert not app.get("download_button")  # the Export tab is closed: nothing of it is built
+    open_tab(app, "Export")
     labels = [button.proto.label for button in app.get("download_button")]
     assert labels == ["tokenizer.json", "vocab.txt", "merges.txt", "history.csv", "Download for transformers"]
 

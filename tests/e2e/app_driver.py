@@ -1,11 +1,11 @@
 """Driving the app in Chromium without fixed sleeps: wait for the app's own finished condition.
 
-Every page draws a run marker in its sidebar (``<div class="tokviz-run" title="N">``, N counts
+Every page draws a run marker in its sidebar, and a fragment one of its own (``<div class="tokviz-run" title="N">``, N counts
 the session's runs; ``tokviz.ui.shell.page_setup``). A run started by an action has finished
 when all of these hold, and keep holding for a short window (so a rerun the script asked for
 itself, ``st.rerun()``, cannot pass for the end):
 
-- the marker's number moved past the one read before the action;
+- the highest marker's number moved past the one read before the action;
 - Streamlit's script state is ``notRunning`` on a connected session, its status widget is gone;
 - no widget skeleton is left (widgets whose code is still loading).
 
@@ -18,8 +18,8 @@ from typing import Any
 
 FINISHED_JS = """([after, quietMs]) => {
     const root = document.querySelector('[data-test-script-state]');
-    const marker = document.querySelector('.tokviz-run');
-    const run = marker ? Number(marker.getAttribute('title')) : -1;
+    const markers = [...document.querySelectorAll('.tokviz-run')].map(m => Number(m.getAttribute('title')));
+    const run = markers.length ? Math.max(...markers) : -1;
     const done = root !== null
         && root.getAttribute('data-test-script-state') === 'notRunning'
         && root.getAttribute('data-test-connection-state') === 'CONNECTED'
@@ -37,7 +37,8 @@ FINISHED_JS = """([after, quietMs]) => {
 def run_number(page: Any) -> int:
     """The number of the session's latest run drawn on the page (-1 before the first)."""
     return int(page.evaluate(
-        "() => { const m = document.querySelector('.tokviz-run'); return m ? Number(m.getAttribute('title')) : -1; }"
+        "() => { const m = [...document.querySelectorAll('.tokviz-run')].map(n => Number(n.getAttribute('title')));"
+        " return m.length ? Math.max(...m) : -1; }"
     ))
 
 

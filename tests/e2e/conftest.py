@@ -98,6 +98,7 @@ def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
              # The server under test runs the code it started with: an edit made while tests run is not hot-reloaded into it.
              "--server.fileWatcherType", "none"],
             cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, "TOKVIZ_TRAINING_BACKEND": "dask"},  # the app as deployed: trainings on Dask workers
         )
     url = f"http://127.0.0.1:{port}"
     try:

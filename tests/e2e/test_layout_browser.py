@@ -62,7 +62,7 @@ def test_presentation_mode_enlarges_type_and_folds_the_sidebar(app_url: str, bro
         assert metric_px >= 36, metric_px
         assert in_first_screen(page, ".tokviz-spans.pinned .tok")
         if width == 1280:
-            page.get_by_role("tab", name="Charts").click()  # tabs switch in the browser: no rerun
+            page.get_by_role("tab", name="Charts").click()  # only the open tab is built: the click reruns the results fragment
             tick = page.locator(".js-plotly-plot .xtick text >> visible=true").first
             tick.wait_for()
             tick_px = tick.evaluate("node => parseFloat(node.style.fontSize || getComputedStyle(node).fontSize)")

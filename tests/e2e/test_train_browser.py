@@ -43,7 +43,7 @@ def test_unigram_preset_draws_its_lattice(app_url: str, page, screenshot_dir) ->
     page.set_viewport_size({"width": 1400, "height": 4200})
     open_page(page, f"{app_url}/train?preset=t5&vocab=600")
     page.locator(".tokviz-spans.pinned .tok").first.wait_for()
-    page.get_by_role("tab", name="Lattice and sampling").click()  # tabs switch in the browser: no rerun
+    page.get_by_role("tab", name="Lattice and sampling").click()  # only the open tab is built: the click reruns the results fragment
     page.get_by_text("The 5 best segmentations").wait_for()
     page.locator(".js-plotly-plot >> visible=true").first.wait_for()
     wait_for_app(page)

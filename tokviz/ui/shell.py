@@ -129,15 +129,12 @@ def page_setup(path: str) -> Any:
         page_title=APP_TITLE, page_icon=APP_ICON, layout="wide",
         initial_sidebar_state="collapsed" if workspace.presentation else "auto",
     )
-    runs = st.session_state[_RUNS_KEY] = st.session_state.get(_RUNS_KEY, 0) + 1
     with st.sidebar:
         for page in PAGES:
             st.page_link(page.path, label=page.title, icon=page.icon)
         st.divider()
         ws_ui.presentation_toggle(workspace)
-        # The run's number, for browser tests: a run has finished when this number moved past the one
-        # seen before an action and Streamlit reports the script as not running.
-        st.html(f'<div class="tokviz-run" title="{runs}"></div>')
+        run_marker()
     st.html(PRESENTATION_CSS if workspace.presentation else COMPACT_CSS)
     ws_ui.show_link_notes()
     ws_ui.sync_link(workspace)
@@ -145,6 +142,17 @@ def page_setup(path: str) -> Any:
 
 
 _RUNS_KEY = "_tokviz_runs"
+
+
+def run_marker() -> None:
+    """The run's number, for browser tests: a run has finished when the highest marker moved past the
+    one seen before an action and Streamlit reports the script as not running.
+
+    Every page draws one in its sidebar; a fragment (``st.fragment``, which reruns alone) draws its
+    own, so a fragment's run moves the highest number too.
+    """
+    runs = st.session_state[_RUNS_KEY] = st.session_state.get(_RUNS_KEY, 0) + 1
+    st.html(f'<div class="tokviz-run" title="{runs}"></div>')
 
 #: Every page: less blank above the title and a narrower sidebar, so results start on the first screen.
 COMPACT_CSS = """<style>

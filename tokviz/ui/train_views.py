@@ -221,7 +221,9 @@ def wordpiece_trace_view(tokenizer: Any) -> None:
     """The greedy longest-match search for one word: each prefix tried, and where [UNK] came from."""
     from tokviz.viz import tables
 
-    word = st.text_input("Word to trace", value="tokenization", key="trace_word", max_chars=60)
+    if "trace_word" not in st.session_state:  # seeded, not value=: the page keeps it while the tab is closed
+        st.session_state["trace_word"] = "tokenization"
+    word = st.text_input("Word to trace", key="trace_word", max_chars=60)
     piece = as_pre_token(tokenizer, word)
     if not piece:
         st.info("Type a word to trace.")

@@ -10,7 +10,9 @@ are fresh copies, so nothing one session does to a tokenizer reaches another.
 from __future__ import annotations
 
 import copy
-from collections import Counter
+import functools
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -21,60 +23,115 @@ from tokviz.pipeline_config import PipelineConfig, applicable
 from tokviz.workspace import TrainingRequest, Workspace
 
 
+class _Lru:
+    """A process-wide least-recently-used cache keyed by plain hashable values (requests are frozen
+    dataclasses). ``st.cache_resource`` hashes its arguments with Streamlit's own hasher, which walks
+    the whole pipeline description each call (about 7 ms at load 10); a slider move makes several such
+    lookups, so the caches a move reads are these. Thread-safe; a value is computed outside the lock."""
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def peek(self, key: Any) -> Any | None:
+        with self._lock:
+            return self._items.get(key)
+
+    def get(self, key: Any, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_entries:
+                self._items.popitem(last=False)
+        return value
+
+
 def request_for(corpus_key: str, config: PipelineConfig, vocab_size: int) -> TrainingRequest:
     """The cache key of a training; options the model does not use are left out, so they never retrain."""
     return TrainingRequest(corpus_key, applicable(config), int(vocab_size))
 
 
-@st.cache_resource(max_entries=TRAINING_CACHE_ENTRIES, show_spinner=False)
-def _training_slot(request: TrainingRequest) -> dict[str, Any]:
-    """One shared, initially empty holder per training, evicted least recently used.
+@functools.lru_cache(maxsize=256)
+def store_key(request: TrainingRequest) -> str:
+    """The key of a training in the store shared by replicas (and of its Dask task)."""
+    from tokviz.cache_store import request_key
 
-    The training runs outside the cached function, so that it can move an ``st.progress``
-    bar created by the page (Streamlit cannot replay elements a cached function drew).
-    """
-    return {}
+    return request_key(request.corpus_key, repr(request.config), request.vocab_size)
+
+
+_LINES = _Lru(TRAINING_CACHE_ENTRIES)
+
+
+def _training_lines(request: TrainingRequest) -> dict[str, Any]:
+    """The corpus lines a training was made on (the views read its words even after the session moves
+    to another corpus); the histories themselves live in :mod:`tokviz.cache_store`, bounded by bytes."""
+    return _LINES.get(request, dict)
 
 
 def is_trained(request: TrainingRequest) -> bool:
     """Whether ``request`` is in the cache (so showing it costs nothing)."""
-    return "history" in _training_slot(request)
+    return training_of(request) is not None
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+_WORD_COUNTS = _Lru(4)
+
+
 def word_counts_cached(corpus_key: str, normalizers: tuple, pre_tokenizers: tuple, _lines: tuple[str, ...]) -> Counter:
     """Word counts of the corpus through the config's normalizers and pre-tokenizers (once per corpus and text side)."""
     from tokviz.training import count_config_words
 
-    return count_config_words(PipelineConfig(normalizers=normalizers, pre_tokenizers=pre_tokenizers), _lines)
+    return _WORD_COUNTS.get((corpus_key, normalizers, pre_tokenizers), lambda: count_config_words(
+        PipelineConfig(normalizers=normalizers, pre_tokenizers=pre_tokenizers), _lines))
+
+
+def counted_words(corpus_key: str, normalizers: tuple, pre_tokenizers: tuple) -> Counter | None:
+    """The word counts :func:`word_counts_cached` holds already, or None (counting nothing)."""
+    return _WORD_COUNTS.peek((corpus_key, normalizers, pre_tokenizers))
 
 
 def train_cached(request: TrainingRequest, lines: tuple[str, ...], progress: Callable[[str, int, int], None] | None = None) -> Any:
-    """Train ``request`` on ``lines`` from the cached word counts, or return the history trained before.
+    """Train ``request`` on ``lines``, or return the history trained before (by this replica or, with
+    Redis, by another one).
 
-    Every page trains through here, so the server's limits hold everywhere: a corpus or a
-    word above them raises ``LimitExceededError`` before any training, and all user patterns
-    of the training share one time budget.
+    The training runs as a Dask task off this thread (:mod:`tokviz.jobs`); the same request asked
+    by several sessions at once is one task. Every page trains through here, so the server's limits
+    hold everywhere: a corpus or a word above them raises ``LimitExceededError`` (from the worker, same
+    message), and all user patterns of the training share one time budget.
     """
+    from tokviz import jobs
+    from tokviz.cache_store import store
     from tokviz.patterns import time_budget
-    from tokviz.training import run_training
 
-    slot = _training_slot(request)
-    if "history" not in slot:
+    key = store_key(request)
+    _training_lines(request).setdefault("lines", lines)
+    history = store().get(key)
+    if history is None:
         config = request.config
-        with time_budget():
-            words = word_counts_cached(request.corpus_key, config.normalizers, config.pre_tokenizers, lines)
-        history = run_training(config, request.vocab_size, lines, progress, words=words)
-        slot["lines"] = lines  # the views read the corpus's words even after the session moves to another corpus
-        slot["history"] = history
-    return slot["history"]
+        words = counted_words(request.corpus_key, config.normalizers, config.pre_tokenizers)
+        if words is None and jobs.backend() == "thread":
+            with time_budget():
+                words = word_counts_cached(request.corpus_key, config.normalizers, config.pre_tokenizers, lines)
+        # Words not counted yet (a large corpus) are counted by the worker, which sends them back for the views.
+        result = jobs.train(jobs.task_key(request.corpus_key, repr(config), request.vocab_size), config,
+                            request.vocab_size, lines, progress, words=words)
+        if result.words is not None:
+            _WORD_COUNTS.get((request.corpus_key, config.normalizers, config.pre_tokenizers), lambda: result.words)
+        history = result.history
+        store().put(key, history, result.text)
+    return history
 
 
 def train_with_progress(request: TrainingRequest, lines: tuple[str, ...]) -> Any:
     """Train (or fetch from the cache) with an ``st.progress`` bar shown only while training runs."""
     if is_trained(request):
         return train_cached(request, lines)
-    bar = st.progress(0, text="counting words")
+    bar = st.progress(0, text="waiting for a worker")
     try:
         return train_cached(request, lines, progress_callback(bar))
     finally:
@@ -99,13 +156,18 @@ def trained_size(history: Any) -> int:
     return min(max(history.model.get_vocab_size(), history.min_vocab_size), history.max_vocab_size)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+_TOKENIZERS = _Lru(64)
+
+
 def _tokenizer_at(request: TrainingRequest, size: int, _history: Any) -> Any:
     """The finished tokenizer of a training at vocab ``size``, built once per (training, size)."""
     from tokviz.pipeline_config import tokenizer_with_model
 
-    model = _history.model if size == trained_size(_history) else _history.model_at(size)
-    return tokenizer_with_model(request.config, model)
+    def build() -> Any:
+        model = _history.model if size == trained_size(_history) else _history.model_at(size)
+        return tokenizer_with_model(request.config, model)
+
+    return _TOKENIZERS.get((request, size), build)
 
 
 def tokenizer_at(request: TrainingRequest, size: int, history: Any) -> Any:
@@ -130,7 +192,7 @@ def session_tokenizer(workspace: Workspace) -> tuple[Any, str] | None:
     request = workspace.train.trained
     if request is None:
         return None
-    history = _training_slot(request).get("history")
+    history = training_of(request)
     if history is None:  # evicted from the shared cache: retrain from the session's corpus, if it is still the one
         from tokviz.ui.corpus_input import session_corpus
 
@@ -145,20 +207,24 @@ def session_tokenizer(workspace: Workspace) -> tuple[Any, str] | None:
 
 
 def training_of(request: TrainingRequest) -> Any | None:
-    """The cached history of ``request``, if the cache still has it."""
-    return _training_slot(request).get("history")
+    """The stored history of ``request``, if the store (this process's, or Redis) still has it."""
+    from tokviz.cache_store import store
+
+    return store().get(store_key(request))
 
 
 def training_lines(request: TrainingRequest) -> tuple[str, ...]:
-    """The corpus lines ``request`` was trained on (empty if the cache evicted the training)."""
-    return _training_slot(request).get("lines", ())
+    """The corpus lines ``request`` was trained on (empty if this process no longer holds them)."""
+    return _training_lines(request).get("lines", ())
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+_ORIGINS = _Lru(16)
+
+
 def _origins_at(request: TrainingRequest, size: int, _history: Any) -> Any:
     from tokviz.viz.spans import token_origins
 
-    return token_origins(_history, size)
+    return _ORIGINS.get((request, size), lambda: token_origins(_history, size))
 
 
 def origins_at(request: TrainingRequest, size: int, history: Any) -> Any:

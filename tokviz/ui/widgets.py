@@ -321,11 +321,11 @@ def pipeline_name(train: TrainState) -> str:
     return f"custom {model_label(train.config)}"
 
 
-def copy_ids(tokenizer: Any, text: str, unk_token: str | None) -> None:
+def copy_ids(tokenizer: Any, text: str, unk_token: str | None, encoding: Any = None) -> None:
     """A "Copy ids / tokens" control: the text's ids and tokens in code blocks, each with a copy button."""
     from tokviz.viz.spans import copyable_ids, copyable_tokens, spans_from_encoding
 
-    spans = spans_from_encoding(tokenizer.encode(text), unk_token)
+    spans = spans_from_encoding(encoding if encoding is not None else tokenizer.encode(text), unk_token)
     with st.popover("Copy ids / tokens", icon=":material/content_copy:"):
         st.caption("Ids")
         st.code(copyable_ids(spans), language=None, wrap_lines=True)

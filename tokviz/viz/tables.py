@@ -166,7 +166,11 @@ def words_changed_table(
     items.sort(key=lambda item: -item[1])
     rows = []
     for word, count in items:
-        old, new = segmentation(before.tokenize(word), byte_level), segmentation(after.tokenize(word), byte_level)
+        old_tokens = [getattr(token, "value", token) for token in before.tokenize(word)]
+        new_tokens = [getattr(token, "value", token) for token in after.tokenize(word)]
+        if old_tokens == new_tokens:  # most words: no formatting for the cells of a row never shown
+            continue
+        old, new = segmentation(old_tokens, byte_level), segmentation(new_tokens, byte_level)
         if old != new:
             rows.append({"word": show(word, byte_level), "count": count, "before": old, "after": new})
             if len(rows) >= limit:
