@@ -480,7 +480,7 @@ def test_every_streamlit_cache_is_bounded() -> None:
         (path.name, line.strip())
         for path in sources
         for line in path.read_text(encoding="utf-8").splitlines()
-        if re.search(r"st\.cache_(?:resource|data)\b", line.split("#", 1)[0])
+        if re.search(r"^@st\.cache_(?:resource|data)\b|\bst\.cache_(?:resource|data)\s*\(", line.split("#", 1)[0].strip())
     ]
     assert len(decorators) >= 5
     assert [entry for entry in decorators if "max_entries=" not in entry[1]] == []
