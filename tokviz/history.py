@@ -157,12 +157,13 @@ def retained_bytes(history: Any) -> int:
         total += getsizeof(obj)
         if isinstance(obj, leaf):
             continue
+        # (Containers are copied in one C-level step: a model's caches may grow in another thread.)
         if isinstance(obj, (tuple, list, set, frozenset)):
-            stack.extend(item for item in obj if id(item) not in seen)
+            stack.extend(obj)
             continue
         if isinstance(obj, dict):
-            stack.extend(obj.keys())
-            stack.extend(obj.values())
+            for key_value in list(obj.items()):  # (the pairs are temporary: their items are pushed, not them)
+                stack.extend(key_value)
             continue
         base = getattr(obj, "base", None)  # a numpy view: its data lives in the base array
         if base is not None and hasattr(obj, "nbytes"):
