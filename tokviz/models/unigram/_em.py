@@ -266,9 +266,10 @@ class LatticeSet:
         change = np.ones(n, dtype=bool)
         if n:
             change[1:] = end[1:] != end[:-1]
-        self.group_start = np.flatnonzero(change)
+        itype = start.dtype  # group arrays as narrow as the node arrays (one entry per end position)
+        self.group_start = np.flatnonzero(change).astype(itype)
         self.group_pos = end[self.group_start]
-        self.group_count = np.diff(np.append(self.group_start, n))
+        self.group_count = np.diff(np.append(self.group_start, n)).astype(itype)
         self.group_layer_bounds = np.searchsorted(self.group_start, self.layer_bounds)
         bstart = start[self.bwd]
         brel = bstart - self.first.astype(start.dtype)[self.doc[self.bwd]]  # start offsets inside the documents
@@ -276,9 +277,9 @@ class LatticeSet:
         bchange = np.ones(n, dtype=bool)
         if n:
             bchange[1:] = bstart[1:] != bstart[:-1]
-        self.bgroup_start = np.flatnonzero(bchange)
+        self.bgroup_start = np.flatnonzero(bchange).astype(itype)
         self.bgroup_pos = bstart[self.bgroup_start]
-        self.bgroup_count = np.diff(np.append(self.bgroup_start, n))
+        self.bgroup_count = np.diff(np.append(self.bgroup_start, n)).astype(itype)
         self.bgroup_layer_bounds = np.searchsorted(self.bgroup_start, self.bwd_layer_bounds)
 
     def filter(self, keep: np.ndarray) -> None:
