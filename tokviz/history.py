@@ -16,6 +16,8 @@ from the record without retraining (this is what the vocab slider calls).
 
 from __future__ import annotations
 
+import sys
+import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -118,3 +120,59 @@ class TrainingHistory:
         from tokviz.viz.notebook import history_html
 
         return history_html(self)
+
+
+# Objects a history may point to that are not its own: classes, functions, modules (shared by all).
+_SHARED_TYPES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+_LEAF_TYPES = (str, bytes, int, float, bool, complex, type(None))
+
+
+def retained_bytes(history: Any) -> int:
+    """An honest estimate of the memory a training's history holds, in bytes.
+
+    Every object reachable from ``history`` — its records, the model and whatever the model
+    caches, numpy arrays with their data — is counted once (``sys.getsizeof``; an object two
+    records share counts once), classes, functions and modules not at all. What the estimate
+    leaves out: the allocator's own overhead and free lists (a process's RSS is larger), and
+    small objects Python shares between everyone (small ints, interned strings), which are
+    counted as if the history owned them. Made for the app's training cache, which is bounded
+    by bytes with it.
+
+    >>> retained_bytes(("ab", "ab")) == sys.getsizeof(("ab", "ab")) + sys.getsizeof("ab")
+    True
+    """
+    seen: set[int] = set()
+    stack = [history]
+    total = 0
+    getsizeof = sys.getsizeof
+    leaf, shared = _LEAF_TYPES, _SHARED_TYPES
+    while stack:
+        obj = stack.pop()
+        key = id(obj)
+        if key in seen:
+            continue
+        seen.add(key)
+        if isinstance(obj, shared):
+            continue
+        total += getsizeof(obj)
+        if isinstance(obj, leaf):
+            continue
+        # (Containers are copied in one C-level step: a model's caches may grow in another thread.)
+        if isinstance(obj, (tuple, list, set, frozenset)):
+            stack.extend(obj)
+            continue
+        if isinstance(obj, dict):
+            for key_value in list(obj.items()):  # (the pairs are temporary: their items are pushed, not them)
+                stack.extend(key_value)
+            continue
+        base = getattr(obj, "base", None)  # a numpy view: its data lives in the base array
+        if base is not None and hasattr(obj, "nbytes"):
+            stack.append(base)
+        instance_dict = getattr(obj, "__dict__", None)
+        if isinstance(instance_dict, dict):
+            stack.append(instance_dict)
+        for cls in type(obj).__mro__:
+            for slot in cls.__dict__.get("__slots__", ()):
+                if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
+                    stack.append(getattr(obj, slot))
+    return total

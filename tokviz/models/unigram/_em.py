@@ -244,13 +244,14 @@ class LatticeSet:
         key -= end - start
         order = np.argsort(key, kind="stable")
         del key
+        order = order.astype(itype)
         self.start, self.end = start[order].astype(itype, copy=False), end[order].astype(itype, copy=False)
         self.seed, self.single = seed[order].astype(itype, copy=False), single[order]
         del order
         self.doc = doc_of_pos[self.start]
         self.rel_end = (self.end - first[self.doc]).astype(itype)
         self.max_len = max_len
-        key = self.start - first[self.doc]  # offset of the start inside its document
+        key = (self.start - first.astype(itype)[self.doc]).astype(np.int64)  # offset of the start in its document
         key *= n_positions
         key += self.start
         self.bwd = np.argsort(key, kind="stable").astype(itype)
@@ -265,20 +266,20 @@ class LatticeSet:
         change = np.ones(n, dtype=bool)
         if n:
             change[1:] = end[1:] != end[:-1]
-        self.group_start = np.flatnonzero(change)
+        itype = start.dtype  # group arrays as narrow as the node arrays (one entry per end position)
+        self.group_start = np.flatnonzero(change).astype(itype)
         self.group_pos = end[self.group_start]
-        self.group_count = np.diff(np.append(self.group_start, n))
+        self.group_count = np.diff(np.append(self.group_start, n)).astype(itype)
         self.group_layer_bounds = np.searchsorted(self.group_start, self.layer_bounds)
-        rel_start = start - self.first[self.doc]
         bstart = start[self.bwd]
-        brel = rel_start[self.bwd]
+        brel = bstart - self.first.astype(start.dtype)[self.doc[self.bwd]]  # start offsets inside the documents
         self.bwd_layer_bounds = np.searchsorted(brel, np.arange(self.max_len + 1))
         bchange = np.ones(n, dtype=bool)
         if n:
             bchange[1:] = bstart[1:] != bstart[:-1]
-        self.bgroup_start = np.flatnonzero(bchange)
+        self.bgroup_start = np.flatnonzero(bchange).astype(itype)
         self.bgroup_pos = bstart[self.bgroup_start]
-        self.bgroup_count = np.diff(np.append(self.bgroup_start, n))
+        self.bgroup_count = np.diff(np.append(self.bgroup_start, n)).astype(itype)
         self.bgroup_layer_bounds = np.searchsorted(self.bgroup_start, self.bwd_layer_bounds)
 
     def filter(self, keep: np.ndarray) -> None:
@@ -308,15 +309,14 @@ class LatticeSet:
         """``beta[pos]`` = log-sum over paths from ``pos`` to the document's end."""
         beta = np.full(self.n_positions, -np.inf)
         beta[self.last] = 0.0
-        bscores = node_scores[self.bwd]
-        bend = self.end[self.bwd]
         lb, gb = self.bwd_layer_bounds, self.bgroup_layer_bounds
         for p in range(self.max_len - 1, -1, -1):
             a, b = lb[p], lb[p + 1]
             if a == b:
                 continue
             ga, gb_ = gb[p], gb[p + 1]
-            values = beta[bend[a:b]] + bscores[a:b]
+            nodes = self.bwd[a:b]  # this layer's nodes (no full-length copy of the scores in backward order)
+            values = beta[self.end[nodes]] + node_scores[nodes]
             beta[self.bgroup_pos[ga:gb_]] = _grouped_logsumexp(values, self.bgroup_start[ga:gb_] - a, self.bgroup_count[ga:gb_])
         return beta
 

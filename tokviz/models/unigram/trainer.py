@@ -602,23 +602,35 @@ class UnigramTrainer(Trainer):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
         occ = seeds.occurrence[multi]
         span = lengths[multi]
-        by_start = np.argsort(lattices.start, kind="stable")
+        # (Index arrays here are as long as the nodes inside every occurrence: kept int32 and
+        # dropped as soon as used, since this is the trainer's peak of memory.)
+        itype = lattices.start.dtype
+        by_start = np.argsort(lattices.start, kind="stable").astype(itype)
         starts_sorted = lattices.start[by_start]
         lo = np.searchsorted(starts_sorted, occ)
         hi = np.searchsorted(starts_sorted, occ + span)
+        del starts_sorted
         cnt = hi - lo
-        doc = np.repeat(np.arange(len(multi)), cnt)
+        doc = np.repeat(np.arange(len(multi), dtype=itype), cnt)
         offsets = np.cumsum(cnt) - cnt
-        picked = by_start[np.arange(int(cnt.sum())) - np.repeat(offsets - lo, cnt)]
+        where = np.arange(int(cnt.sum()), dtype=np.int64)
+        where -= np.repeat(offsets - lo, cnt)
+        picked = by_start[where]
+        del by_start, where
         s, e = lattices.start[picked], lattices.end[picked]
         o, L = occ[doc], span[doc]
         ok = (e <= o + L) & ~((s == o) & (e == o + L))
+        del L
         picked, doc, s, e, o = picked[ok], doc[ok], s[ok], e[ok], o[ok]
+        del ok
         base = np.cumsum(span + 1) - (span + 1)
         local_s = base[doc] + (s - o)
+        del s
         local_e = base[doc] + (e - o)
+        del e, o
         pieces_set = _em.LatticeSet(local_s, local_e, effective[picked], lattices.single[picked],
                                     base, base + span, int(base[-1] + span[-1] + 1))
+        del local_s, local_e
         table = np.zeros(len(score))
         table[effective[picked]] = scores[picked]
         node_sc = table[pieces_set.seed]
