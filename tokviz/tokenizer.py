@@ -32,6 +32,8 @@ processes), and HF's ``encode_special_tokens`` switch.
 from __future__ import annotations
 
 import copy
+import importlib
+import json
 from dataclasses import dataclass
 from itertools import accumulate, chain, count, islice, repeat
 from operator import add, itemgetter
@@ -255,6 +257,7 @@ class Tokenizer:
 
     @model.setter
     def model(self, model: Any) -> None:
+        model = _adopt(model, "model")
         self._model = model
         self._shared.discard("model")
         self._own_added().refresh(model, self._normalizer)
@@ -265,6 +268,7 @@ class Tokenizer:
 
     @normalizer.setter
     def normalizer(self, normalizer: Any) -> None:
+        normalizer = _adopt(normalizer, "normalizer")
         self._normalizer = normalizer
         self._shared.discard("normalizer")
         # Added tokens with normalized=True are matched in their normalized form.
@@ -276,6 +280,7 @@ class Tokenizer:
 
     @pre_tokenizer.setter
     def pre_tokenizer(self, pre_tokenizer: Any) -> None:
+        pre_tokenizer = _adopt(pre_tokenizer, "pre_tokenizer")
         self._pre_tokenizer = pre_tokenizer
         self._shared.discard("pre_tokenizer")
 
@@ -285,6 +290,7 @@ class Tokenizer:
 
     @post_processor.setter
     def post_processor(self, post_processor: Any) -> None:
+        post_processor = _adopt(post_processor, "post_processor")
         self._post_processor = post_processor
         self._shared.discard("post_processor")
 
@@ -294,6 +300,7 @@ class Tokenizer:
 
     @decoder.setter
     def decoder(self, decoder: Any) -> None:
+        decoder = _adopt(decoder, "decoder")
         self._decoder = decoder
         self._shared.discard("decoder")
 
@@ -409,19 +416,12 @@ class Tokenizer:
 
     def add_tokens(self, tokens: Iterable[str | AddedToken]) -> int:
         """Add tokens matched whole before normalization; returns how many were new."""
-        added = [t if isinstance(t, AddedToken) else AddedToken(_content(t)) for t in tokens]
+        added = [_as_added_token(token, special=False) for token in _token_list(tokens)]
         return self._own_added().add_tokens(added, self._model, self._normalizer)
 
     def add_special_tokens(self, tokens: Iterable[str | AddedToken]) -> int:
         """Add special tokens (never normalized, skipped by ``decode(skip_special_tokens=True)``)."""
-        added = []
-        for token in tokens:
-            if isinstance(token, AddedToken):
-                added.append(
-                    AddedToken(token.content, token.single_word, token.lstrip, token.rstrip, token.normalized, True)
-                )
-            else:
-                added.append(AddedToken(_content(token), special=True))
+        added = [_as_added_token(token, special=True) for token in _token_list(tokens)]
         return self._own_added().add_tokens(added, self._model, self._normalizer)
 
     # ----------------------------------------------------------------- truncation / padding
@@ -1149,6 +1149,48 @@ def _tokenizer_from_state(state: bytes, training_history: Any = None, use_fast_p
     tokenizer.training_history = training_history
     tokenizer.use_fast_path = use_fast_path
     return tokenizer
+
+
+_BUILDERS = {
+    "model": "tokviz.serialization:model_from_dict",
+    "normalizer": "tokviz.normalizers:from_dict",
+    "pre_tokenizer": "tokviz.pre_tokenizers:from_dict",
+    "post_processor": "tokviz.processors:from_dict",
+    "decoder": "tokviz.decoders:from_dict",
+}
+
+
+def _adopt(component: Any, section: str) -> Any:
+    """A component of HF's ``tokenizers`` (as ``transformers`` assigns them, e.g. a
+    ``TemplateProcessing`` when it wraps a tokviz tokenizer) rebuilt as tokviz's from its JSON
+    state; anything else is returned unchanged."""
+    if component is None or not type(component).__module__.startswith("tokenizers"):
+        return component
+    try:
+        data = json.loads(component.__getstate__())
+    except (AttributeError, TypeError, ValueError) as error:
+        raise TypeError(f"Cannot use {type(component).__name__} {component!r:.60} as the {section}.") from error
+    module, _, name = _BUILDERS[section].partition(":")
+    return getattr(importlib.import_module(module), name)(data)
+
+
+def _token_list(tokens: Any) -> list[Any]:
+    if not isinstance(tokens, (list, tuple)):
+        raise TypeError(f"Tokens must be given as a list of strings or AddedTokens, got {type(tokens).__name__} {tokens!r:.60}.")
+    return list(tokens)
+
+
+_ADDED_FIELDS = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
+
+
+def _as_added_token(token: Any, special: bool) -> AddedToken:
+    """A string or an AddedToken (tokviz's, or HF's as transformers passes them) as tokviz's
+    AddedToken; ``special=True`` makes it special (keeping its other options, as HF does)."""
+    if isinstance(token, str):
+        return AddedToken(token, special=special)
+    if isinstance(token, AddedToken) or all(hasattr(token, name) for name in _ADDED_FIELDS):
+        return AddedToken(token.content, token.single_word, token.lstrip, token.rstrip, token.normalized, special or token.special)
+    raise TypeError(f"Input must be a List[Union[str, AddedToken]]: got {type(token).__name__} {token!r:.60}.")
 
 
 def _content(token: Any) -> str:
