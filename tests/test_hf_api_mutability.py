@@ -225,3 +225,45 @@ def test_batches_async_and_special_token_switch():
     assert tokenizer.encode("pun").tokens == ["p", "un"]
     tokenizer.encode_special_tokens = False
     assert tokenizer.encode("pun").tokens == ["pun"]
+
+
+# ---------------------------------------------------------------------- details HF's binding tests check
+@pytest.mark.parametrize("lib", [tokviz, hf], ids=["tokviz", "hf"])
+def test_add_special_tokens_makes_the_callers_tokens_special(lib):
+    tokenizer = lib.Tokenizer(lib.models.BPE())
+    tokens = [lib.AddedToken("the"), lib.AddedToken("quick", normalized=True), lib.AddedToken()]
+    assert tokenizer.add_special_tokens(tokens) == 2  # the empty token is not added
+    assert [(t.special, t.normalized) for t in tokens] == [(True, False), (True, True), (True, False)]
+    given = lib.AddedToken("w", special=True, normalized=True)
+    given.special = False  # an explicit normalized stays
+    derived = lib.AddedToken("w", special=True)
+    derived.special = False  # a default one follows
+    assert (given.normalized, derived.normalized) == (True, True)
+    assert pickle.loads(pickle.dumps(lib.AddedToken("q", normalized=True))).normalized is True
+
+
+@pytest.mark.parametrize("lib", [tokviz, hf], ids=["tokviz", "hf"])
+def test_decode_stream_copies_are_independent(lib):
+    tokenizer = lib.Tokenizer(lib.models.BPE())
+    tokenizer.add_tokens(["my", "name", "is", "john"])
+    stream = lib.decoders.DecodeStream(skip_special_tokens=False)
+    assert [stream.step(tokenizer, 0), stream.step(tokenizer, 1)] == ["my", " name"]
+    twin = copy.copy(stream)
+    assert [stream.step(tokenizer, 2), twin.step(tokenizer, 2), stream.step(tokenizer, 3), twin.step(tokenizer, 3)] == [
+        " is", " is", " john", " john",
+    ]
+    assert lib.decoders.DecodeStream([0, 1, 2]).step(tokenizer, 3) == " john"
+
+
+@pytest.mark.parametrize("lib", [tokviz, hf], ids=["tokviz", "hf"])
+def test_template_and_unigram_errors_say_what_hf_says(lib):
+    template = lib.processors.TemplateProcessing
+    for bad in ("[CLS] $$ [SEP]", "[CLS] $A: [SEP]", "$Z"):
+        with pytest.raises(ValueError, match="Cannot build Piece from string"):
+            template(single=bad)
+    with pytest.raises(ValueError, match=r"Missing SpecialToken\(s\) with id\(s\) `\[CLS\]"):
+        template(single=["[CLS]"])
+    tokenizer = lib.Tokenizer(lib.models.Unigram([("a", -1.0)], None, False))
+    with pytest.raises(Exception) as raised:
+        tokenizer.encode("ab")
+    assert str(raised.value) == "Encountered an unknown token but `unk_id` is missing"

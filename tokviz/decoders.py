@@ -519,6 +519,16 @@ class DecodeStream:
         self._prefix_index = new_prefix_index
         return new_text
 
+    def __copy__(self) -> "DecodeStream":
+        """An independent stream at the same point (HF's copies keep their own ids)."""
+        twin = DecodeStream.__new__(DecodeStream)
+        twin.__dict__.update(self.__dict__)
+        twin._ids = list(self._ids)
+        return twin
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "DecodeStream":
+        return self.__copy__()
+
     def __repr__(self) -> str:
         return f"DecodeStream(skip_special_tokens={self.skip_special_tokens})"
 

@@ -322,7 +322,7 @@ def parse_piece(text: str) -> Piece:
     """
     parts = text.split(":")
     if len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()):
-        raise SpecialTokenError(f"Cannot read the template piece {text!r}: expected '$A', '$B:1' or 'TOKEN:1'.")
+        raise SpecialTokenError(f'Cannot build Piece from string "{text}": expected \'$A\', \'$B:1\' or \'TOKEN:1\'.')
     type_id = int(parts[1]) if len(parts) == 2 else None
     name = parts[0]
     if name.startswith("$"):
@@ -334,7 +334,7 @@ def parse_piece(text: str) -> Piece:
         elif rest.isdigit():
             piece = Piece("Sequence", "A", int(rest))
         else:
-            raise SpecialTokenError(f"Cannot read the template piece {text!r}: a sequence is '$A' or '$B'.")
+            raise SpecialTokenError(f'Cannot build Piece from string "{text}": a sequence is \'$A\' or \'$B\'.')
     else:
         piece = Piece("SpecialToken", name, 0)
     if type_id is not None:
@@ -357,7 +357,7 @@ def _parse_template(template: str | Iterable[Any]) -> tuple[Piece, ...]:
                 raise SerializationError(f"Unknown template piece {kind!r} in TemplateProcessing.")
             pieces.append(Piece(kind, str(body["id"]), int(body.get("type_id", 0))))
         else:
-            raise SpecialTokenError(f"Cannot read the template piece {item!r}.")
+            raise SpecialTokenError(f"Cannot build Piece from {item!r}: expected a string such as '$A' or '[CLS]:0'.")
     return tuple(pieces)
 
 
@@ -411,7 +411,8 @@ class TemplateProcessing(PostProcessor):
         )
         if missing:
             raise SpecialTokenError(
-                f"The template uses special tokens that were not given ids: {', '.join(missing)}."
+                f"Missing SpecialToken(s) with id(s) `{', '.join(missing)}`: the template uses them, so special_tokens "
+                "must give their ids, e.g. special_tokens=[(\"[CLS]\", 1)]."
             )
 
     def _count(self, template: tuple[Piece, ...]) -> int:

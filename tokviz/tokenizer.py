@@ -1185,11 +1185,18 @@ _ADDED_FIELDS = ("content", "single_word", "lstrip", "rstrip", "normalized", "sp
 
 def _as_added_token(token: Any, special: bool) -> AddedToken:
     """A string or an AddedToken (tokviz's, or HF's as transformers passes them) as tokviz's
-    AddedToken; ``special=True`` makes it special (keeping its other options, as HF does)."""
+    AddedToken (a copy: later edits of the caller's token leave the tokenizer alone);
+    ``special=True`` makes the caller's token special first, as HF's add_special_tokens does."""
     if isinstance(token, str):
         return AddedToken(token, special=special)
-    if isinstance(token, AddedToken) or all(hasattr(token, name) for name in _ADDED_FIELDS):
-        return AddedToken(token.content, token.single_word, token.lstrip, token.rstrip, token.normalized, special or token.special)
+    if isinstance(token, AddedToken):
+        if special:
+            token.special = True  # as HF: the caller's token becomes special (normalized follows unless given)
+        return copy.copy(token)
+    if all(hasattr(token, name) for name in _ADDED_FIELDS):
+        if special:
+            token.special = True
+        return AddedToken(token.content, token.single_word, token.lstrip, token.rstrip, token.normalized, token.special)
     raise TypeError(f"Input must be a List[Union[str, AddedToken]]: got {type(token).__name__} {token!r:.60}.")
 
 

@@ -229,10 +229,7 @@ class Unigram:
                 if best_start[end] < 0 or candidate > best_score[end]:
                     # HF fails only when the unknown node would be used, not when it loses.
                     if self._unk_id is None:
-                        raise VocabularyError(
-                            f"Encountered an unknown token but `unk_id` is missing: the character {sequence[start]!r} "
-                            "is in no Unigram piece and the model has no unk token."
-                        )
+                        raise _missing_unk(f"the character {sequence[start]!r} is in no Unigram piece and the model has no unk token.")
                     best_score[end], best_start[end], best_id[end] = candidate, start, self._unk_id
         pieces: list[str] = []
         unknown: list[str] = []  # a run of unknown characters, read backwards
@@ -269,8 +266,7 @@ class Unigram:
                         tokens.extend(Token(i, self._vocab[i][0], span) for i in byte_ids)  # type: ignore[index]
                         continue
                 if self._unk_id is None:
-                    raise VocabularyError(f"Encountered an unknown token but `unk_id` is missing: {piece!r} is not in the Unigram "
-                        "vocabulary and the model has no unk token.")
+                    raise _missing_unk(f"{piece!r} is not in the Unigram vocabulary and the model has no unk token.")
                 piece_id = self._unk_id
             tokens.append(Token(piece_id, piece, span))
         return tokens
@@ -385,3 +381,10 @@ class Unigram:
             return cls([(str(p), float(s)) for p, s in vocab], data.get("unk_id"), bool(data.get("byte_fallback", False)))
         except VocabularyError as error:
             raise SerializationError(f"Unigram model section: {error}") from error
+
+
+def _missing_unk(detail: str) -> VocabularyError:
+    """HF's exact message (scripts compare it), with what was unknown as a note in the traceback."""
+    error = VocabularyError("Encountered an unknown token but `unk_id` is missing")
+    error.add_note(detail)
+    return error
