@@ -908,6 +908,9 @@ class Tokenizer:
         """
         from tokviz.word_counts import count_words
 
+        if not callable(getattr(trainer, "train_from_word_counts", None)):
+            hint = " (a ParityBpeTrainer trains with its own train_from_iterator(tokenizer, [texts per language]))" if type(trainer).__name__ == "ParityBpeTrainer" else ""
+            raise TypeError(f"'{type(trainer).__name__}' object is not an instance of 'Trainer'{hint}.")
         check_model = getattr(trainer, "check_model", None)
         if check_model is not None:  # name the wrong trainer before reading a word (HF: even for an empty corpus)
             check_model(self._model)
