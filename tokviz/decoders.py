@@ -18,6 +18,7 @@ wraps a Python object with ``decode_chain(tokens) -> tokens`` (it cannot be save
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Sequence as SequenceType
 
 from tokviz._component import JsonComponent, check_bool, check_str
@@ -574,3 +575,7 @@ def from_dict(data: dict[str, Any] | None) -> Decoder | None:
         raise SerializationError(f"The decoder {kind!r} in this tokenizer.json is malformed ({error}).") from error
     raise SerializationError(f"tokviz cannot represent the decoder {kind!r} (it knows {', '.join(_TYPES)}).")
 
+
+
+# HF's compiled submodule is reachable as ``tokenizers.decoders.decoders``; here it is this module.
+decoders = sys.modules[__name__]

@@ -20,6 +20,7 @@ sequences (neither exists in HF either).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence as SequenceType
 
@@ -535,3 +536,7 @@ def from_dict(data: dict[str, Any] | None) -> PostProcessor | None:
     raise SerializationError(
         f"tokviz cannot represent the post_processor {kind!r} (it knows {', '.join(sorted(_TYPES))})."
     )
+
+
+# HF's compiled submodule is reachable as ``tokenizers.processors.processors``; here it is this module.
+processors = sys.modules[__name__]

@@ -369,6 +369,17 @@ class Unigram:
             "byte_fallback": self._byte_fallback,
         }
 
+    def save(self, folder: str, prefix: str | None = None) -> list[str]:
+        """Write ``unigram.json`` (``{prefix}-unigram.json``), the model section with 2-space
+        indents, as HF's ``save``; returns the path in a list."""
+        import json
+        import os
+
+        path = os.path.join(folder, f"{prefix}-unigram.json" if prefix else "unigram.json")
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(self.to_dict(), handle, ensure_ascii=False, indent=2)
+        return [path]
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Unigram":
         """Read HF's "model" section (``byte_fallback`` may be absent in older files)."""

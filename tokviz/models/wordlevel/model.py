@@ -262,6 +262,8 @@ class WordLevel(FrozenModel):
     unk_token: str
 
     def __init__(self, vocab: Mapping[str, int] | None = None, unk_token: str | None = None) -> None:
+        if isinstance(vocab, str):  # HF's older form: WordLevel("vocab.json", unk_token)
+            vocab = WordLevel.read_file(vocab)
         checked = check_vocab(vocab, "WordLevel")
         if unk_token is None:
             unk_token = "<unk>"  # HF's default
@@ -320,7 +322,7 @@ class WordLevel(FrozenModel):
         """Write ``vocab.json`` (``{prefix}-vocab.json``) in id order, as HF's ``save``."""
         path = os.path.join(folder, f"{prefix}-vocab.json" if prefix else "vocab.json")
         with open(path, "w", encoding="utf-8") as handle:
-            json.dump(ordered_vocab(self._vocab_r), handle, ensure_ascii=False)
+            json.dump(ordered_vocab(self._vocab_r), handle, ensure_ascii=False, separators=(",", ":"))
         return [path]
 
     def __reduce__(self) -> tuple[Any, ...]:
