@@ -267,3 +267,27 @@ def test_template_and_unigram_errors_say_what_hf_says(lib):
     with pytest.raises(Exception) as raised:
         tokenizer.encode("ab")
     assert str(raised.value) == "Encountered an unknown token but `unk_id` is missing"
+
+
+def test_reprs_print_strings_unescaped_as_hf():
+    """HF's reprs put strings between quotes without escaping (a quote prints as three);
+    TemplateProcessing's one-entry special-token map prints as a map."""
+    def reprs(lib):
+        tokenizer = lib.Tokenizer(lib.models.BPE({'"': 0, "\n": 1, "a\\b": 2}, []))
+        tokenizer.add_special_tokens(['"'])
+        tokenizer.enable_padding(pad_token='"')
+        return [
+            repr(lib.normalizers.Replace('"', "é\t")),
+            repr(lib.AddedToken('"\n\\')),
+            repr(lib.processors.TemplateProcessing(single="[CLS] $A", special_tokens=[("[CLS]", 1)])),
+            repr(lib.processors.BertProcessing(('"', 1), ("[CLS]", 2))),
+            repr(lib.models.Unigram([('"', 0.0), ("\\", -1.0)], 0)),
+            repr(lib.trainers.BpeTrainer(special_tokens=['"'], initial_alphabet=['"'])),
+            repr(tokenizer),
+            str(tokenizer),
+        ]
+
+    ours = reprs(tokviz)
+    assert ours == reprs(hf)
+    assert ours[0] == 'Replace(pattern=String("""), content="é\t")'
+    assert ours[2].endswith('special_tokens={"[CLS]":SpecialToken(id="[CLS]", ids=[1], tokens=["[CLS]"])})')

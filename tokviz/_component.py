@@ -37,6 +37,11 @@ def _debug_value(key: str | None, value: Any) -> str:
     if isinstance(value, dict):
         if "type" in value:
             return hf_repr(value)
+        if key == "special_tokens":  # TemplateProcessing's map: {"[CLS]":SpecialToken(id=..., ids=[1], ...)}
+            return "{" + ", ".join(
+                f"{_quoted(k)}:" + (f"SpecialToken({', '.join(f'{n}={_debug_value(n, x)}' for n, x in v.items())})" if isinstance(v, dict) else _debug_value(None, v))
+                for k, v in value.items()
+            ) + "}"
         if len(value) == 1:
             (variant, inner), = value.items()
             if isinstance(inner, dict):  # {"SpecialToken": {"id": "[CLS]", "type_id": 0}}
@@ -47,18 +52,19 @@ def _debug_value(key: str | None, value: Any) -> str:
                 return f"{variant}({fields})"
             if variant in ("String", "Regex") and isinstance(inner, str):
                 return f'{variant}("{inner}")'  # HF prints the pattern as written
-        if key == "special_tokens":  # TemplateProcessing's map: {"[CLS]":SpecialToken(id=..., ids=[1], ...)}
-            return "{" + ", ".join(
-                f"{json.dumps(k, ensure_ascii=False)}:" + (f"SpecialToken({', '.join(f'{n}={_debug_value(n, x)}' for n, x in v.items())})" if isinstance(v, dict) else _debug_value(None, v))
-                for k, v in value.items()
-            ) + "}"
-        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_debug_value(k, v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_quoted(k)}: {_debug_value(k, v)}" for k, v in value.items()) + "}"
     if isinstance(value, str):
-        return value if key in _ENUM_KEYS else json.dumps(value, ensure_ascii=False)
+        return value if key in _ENUM_KEYS else _quoted(value)
     if isinstance(value, (list, tuple)):
         items = ", ".join(_debug_value(None, item) for item in value)
         return f"({items})" if key in _TUPLE_KEYS else f"[{items}]"
     return repr(value)
+
+
+def _quoted(text: str) -> str:
+    '''A string as HF's reprs print it: between double quotes, nothing escaped, so a quote
+    prints as three (``content="""``).'''
+    return f'"{text}"'
 
 
 def hf_repr(data: dict[str, Any]) -> str:
@@ -264,7 +270,7 @@ def hf_debug(value: Any, limit: int | None = None, key: str | None = None) -> st
         if "type" in value and key != "vocab":
             fields = ", ".join(f"{name}={hf_debug(item, limit, name)}" for name, item in value.items() if name != "type")
             return f"{value['type']}({fields})"
-        items = [f"{json.dumps(name, ensure_ascii=False)}:{hf_debug(item, limit)}" for name, item in value.items()]
+        items = [f"{_quoted(name)}:{hf_debug(item, limit)}" for name, item in value.items()]
         return "{" + ", ".join(_elide(items, limit)) + "}"
     if isinstance(value, (list, tuple)):
         if key in ("vocab", "merges"):  # Rust tuples: ("a", "b"), ("A", -0.01)
@@ -277,7 +283,7 @@ def hf_debug(value: Any, limit: int | None = None, key: str | None = None) -> st
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() else repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return _quoted(value)
     return repr(value)
 
 

@@ -116,7 +116,7 @@ class AddedToken:
 
     def __repr__(self) -> str:
         return (
-            f"AddedToken({json.dumps(self.content, ensure_ascii=False)}, rstrip={self.rstrip}, lstrip={self.lstrip}, "
+            f'AddedToken("{self.content}", rstrip={self.rstrip}, lstrip={self.lstrip}, '  # unescaped, as HF
             f"single_word={self.single_word}, normalized={self.normalized}, special={self.special})"
         )
 
