@@ -928,6 +928,7 @@ class Tokenizer:
         if special_tokens:
             self.add_special_tokens([_content(t) if not isinstance(t, AddedToken) else t for t in special_tokens])
         self.training_history = history
+        finish_progress_lines(trainer)
         return None
 
     def train(self, files: Sequence[str | Path], trainer: Any = None, progress: Any = None) -> Any:
@@ -1152,6 +1153,28 @@ def _tokenizer_from_state(state: bytes, training_history: Any = None, use_fast_p
     tokenizer.training_history = training_history
     tokenizer.use_fast_path = use_fast_path
     return tokenizer
+
+
+#: How many progress stages HF's trainers finish (each prints an empty line when shown).
+_PROGRESS_STAGES = {"BpeTrainer": 3, "WordPieceTrainer": 3, "UnigramTrainer": 2, "ParityBpeTrainer": 1}
+
+
+def finish_progress_lines(trainer: Any) -> None:
+    """HF's trainers with ``show_progress=True`` end every progress stage with an empty line
+    on the process's standard output (file descriptor 1, as Rust's ``println!``; the bars
+    themselves go to a terminal only). tokviz writes the same lines the same way, so a
+    script or notebook prints the same on both libraries."""
+    stages = _PROGRESS_STAGES.get(type(trainer).__name__, 0)
+    if not stages or getattr(trainer, "show_progress", False) is not True:
+        return
+    import os
+    import sys
+
+    try:
+        sys.stdout.flush()
+        os.write(1, b"\n" * stages)
+    except (OSError, ValueError, AttributeError):  # no standard output (a service, a closed stream)
+        pass
 
 
 _BUILDERS = {

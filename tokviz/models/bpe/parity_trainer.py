@@ -202,6 +202,9 @@ class ParityBpeTrainer:
             vocab, merges, continuing_subword_prefix=self.continuing_subword_prefix, end_of_word_suffix=self.end_of_word_suffix
         )
         tokenizer.training_history = None
+        from tokviz.tokenizer import finish_progress_lines
+
+        finish_progress_lines(self)
         if self._special_tokens:
             tokenizer.add_special_tokens(list(self._special_tokens))
         return None
