@@ -26,6 +26,7 @@ import json
 from typing import Any, Callable, ClassVar
 
 from tokviz import _mutation
+from tokviz.errors import TokvizError
 
 #: Fields HF prints bare (Rust enums), not as quoted strings.
 _ENUM_KEYS = frozenset({"behavior", "prepend_scheme"})
@@ -227,12 +228,38 @@ class JsonComponent(StatefulComponent):
     __hash__ = None  # type: ignore[assignment]  # equal by value and mutable: not hashable
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if not name.startswith("_") and name in self.__dict__:
+        if not name.startswith("_"):
             check = type(self)._CHECKS.get(name)
-            if check is not None:
+            if check is not None:  # in the constructor too, so a wrong type is HF's TypeError there as well
                 value = check(value)
-            _mutation.bump()
+            if name in self.__dict__:
+                _mutation.bump()
         object.__setattr__(self, name, value)
+
+
+class ArgumentTypeError(TokvizError, TypeError):
+    """An argument of the wrong type (HF raises ``TypeError``; still a :class:`TokvizError`)."""
+
+
+class NegativeArgumentError(TokvizError, OverflowError):
+    """A count or an id below zero (HF raises ``OverflowError``; still a :class:`TokvizError`)."""
+
+
+def check_whole(owner: str, name: str, value: Any) -> int:
+    """A whole number >= 0, as HF's unsigned arguments: ``ArgumentTypeError`` for another type,
+    ``NegativeArgumentError`` below zero.
+
+    >>> check_whole("enable_truncation", "max_length", -1)
+    Traceback (most recent call last):
+    ...
+    tokviz._component.NegativeArgumentError: enable_truncation max_length must be a whole number >= 0, got -1.
+    """
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise ArgumentTypeError(f"{owner} {name} must be a whole number, got {type(value).__name__} {value!r:.60}.")
+    value = value.__index__()
+    if value < 0:
+        raise NegativeArgumentError(f"{owner} {name} must be a whole number >= 0, got {value}.")
+    return value
 
 
 def check_str(owner: str, name: str, value: Any) -> str:

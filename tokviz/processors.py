@@ -165,8 +165,8 @@ class BertProcessing(PostProcessor):
     }
 
     def __init__(self, sep: tuple[str, int], cls: tuple[str, int]) -> None:
-        self.sep = (str(sep[0]), int(sep[1]))
-        self.cls = (str(cls[0]), int(cls[1]))
+        self.sep = sep
+        self.cls = cls
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 3 if is_pair else 2
@@ -211,10 +211,10 @@ class RobertaProcessing(PostProcessor):
         trim_offsets: bool = True,
         add_prefix_space: bool = True,
     ) -> None:
-        self.sep = (str(sep[0]), int(sep[1]))
-        self.cls = (str(cls[0]), int(cls[1]))
-        self.trim_offsets = bool(trim_offsets)
-        self.add_prefix_space = bool(add_prefix_space)
+        self.sep = sep
+        self.cls = cls
+        self.trim_offsets = trim_offsets
+        self.add_prefix_space = add_prefix_space
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 4 if is_pair else 2
@@ -267,9 +267,9 @@ class ByteLevel(PostProcessor):
         self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any
     ) -> None:
         # HF ignores other keywords, so ByteLevel(**json.loads(processor.__getstate__())) works.
-        self.add_prefix_space = bool(add_prefix_space)
-        self.trim_offsets = bool(trim_offsets)
-        self.use_regex = bool(use_regex)
+        self.add_prefix_space = add_prefix_space
+        self.trim_offsets = trim_offsets
+        self.use_regex = use_regex
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:

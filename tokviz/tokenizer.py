@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from tokviz import _mutation
+from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
@@ -221,6 +222,8 @@ class Tokenizer:
     """
 
     def __init__(self, model: Any) -> None:
+        model = _adopt(model, "model")
+        _check_component(model, "model")
         self._model = model
         self._normalizer: Any = None
         self._pre_tokenizer: Any = None
@@ -258,6 +261,7 @@ class Tokenizer:
     @model.setter
     def model(self, model: Any) -> None:
         model = _adopt(model, "model")
+        _check_component(model, "model")
         self._model = model
         self._shared.discard("model")
         self._own_added().refresh(model, self._normalizer)
@@ -269,6 +273,7 @@ class Tokenizer:
     @normalizer.setter
     def normalizer(self, normalizer: Any) -> None:
         normalizer = _adopt(normalizer, "normalizer")
+        _check_component(normalizer, "normalizer")
         self._normalizer = normalizer
         self._shared.discard("normalizer")
         # Added tokens with normalized=True are matched in their normalized form.
@@ -281,6 +286,7 @@ class Tokenizer:
     @pre_tokenizer.setter
     def pre_tokenizer(self, pre_tokenizer: Any) -> None:
         pre_tokenizer = _adopt(pre_tokenizer, "pre_tokenizer")
+        _check_component(pre_tokenizer, "pre_tokenizer")
         self._pre_tokenizer = pre_tokenizer
         self._shared.discard("pre_tokenizer")
 
@@ -291,6 +297,7 @@ class Tokenizer:
     @post_processor.setter
     def post_processor(self, post_processor: Any) -> None:
         post_processor = _adopt(post_processor, "post_processor")
+        _check_component(post_processor, "post_processor")
         self._post_processor = post_processor
         self._shared.discard("post_processor")
 
@@ -301,6 +308,7 @@ class Tokenizer:
     @decoder.setter
     def decoder(self, decoder: Any) -> None:
         decoder = _adopt(decoder, "decoder")
+        _check_component(decoder, "decoder")
         self._decoder = decoder
         self._shared.discard("decoder")
 
@@ -407,10 +415,16 @@ class Tokenizer:
         return self._added.get_added_tokens_decoder()
 
     def token_to_id(self, token: str) -> int | None:
+        if not isinstance(token, str):
+            raise ArgumentTypeError(f"token_to_id takes a token (a string), got {type(token).__name__} {token!r:.60}.")
         token_id = self._added.token_to_id(token)
         return token_id if token_id is not None else self._model.token_to_id(token)
 
     def id_to_token(self, id: int) -> str | None:
+        if isinstance(id, bool) or not isinstance(id, int):
+            id = check_whole("id_to_token", "id", id)
+        elif id < 0:
+            raise NegativeArgumentError(f"id_to_token takes an id >= 0, got {id}.")
         token = self._added.id_to_token(id)
         return token if token is not None else self._model.id_to_token(id)
 
@@ -426,6 +440,8 @@ class Tokenizer:
 
     # ----------------------------------------------------------------- truncation / padding
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        if not isinstance(is_pair, bool):
+            raise ArgumentTypeError(f"num_special_tokens_to_add takes is_pair=True or False, got {type(is_pair).__name__} {is_pair!r:.60}.")
         if self._post_processor is None:
             return 0
         return self._post_processor.num_special_tokens_to_add(is_pair)
@@ -439,8 +455,8 @@ class Tokenizer:
         direction = str(direction).lower()
         if direction not in ("left", "right"):
             raise TokvizError(f"The truncation direction must be 'left' or 'right', not {direction!r}.")
-        if int(max_length) < 0 or int(stride) < 0:
-            raise TokvizError("Truncation max_length and stride must be zero or more.")
+        max_length = check_whole("enable_truncation", "max_length", max_length)
+        stride = check_whole("enable_truncation", "stride", stride)
         effective = int(max_length) - self.num_special_tokens_to_add(False)
         if effective < int(stride):
             raise TokvizError(
@@ -464,12 +480,14 @@ class Tokenizer:
         direction = str(direction).lower()
         if direction not in ("left", "right"):
             raise TokvizError(f"The padding direction must be 'left' or 'right', not {direction!r}.")
+        if not isinstance(pad_token, str):
+            raise ArgumentTypeError(f"enable_padding pad_token must be a string, got {type(pad_token).__name__} {pad_token!r:.60}.")
         self._padding = PaddingParams(
-            None if length is None else int(length),
-            None if pad_to_multiple_of is None else int(pad_to_multiple_of),
-            int(pad_id),
-            int(pad_type_id),
-            str(pad_token),
+            None if length is None else check_whole("enable_padding", "length", length),
+            None if pad_to_multiple_of is None else check_whole("enable_padding", "pad_to_multiple_of", pad_to_multiple_of),
+            check_whole("enable_padding", "pad_id", pad_id),
+            check_whole("enable_padding", "pad_type_id", pad_type_id),
+            pad_token,
             direction,
         )
 
@@ -562,8 +580,8 @@ class Tokenizer:
     def _encode_input(self, sequence: Any, type_id: int, is_pretokenized: bool) -> Encoding:
         if not is_pretokenized:
             if not isinstance(sequence, str):
-                raise TokvizError(
-                    f"encode takes a string (or is_pretokenized=True with a list of words), not {type(sequence).__name__}."
+                raise ArgumentTypeError(
+                    f"encode takes a string (or is_pretokenized=True with a list of words), not {type(sequence).__name__} {sequence!r:.60}."
                 )
             return self._encode_sequence(sequence, type_id, None)
         if isinstance(sequence, str):
@@ -577,6 +595,9 @@ class Tokenizer:
         self, encoding: Encoding, pair: Encoding | None = None, add_special_tokens: bool = True
     ) -> Encoding:
         """Truncate, add the special tokens, pad: HF's ``post_process``."""
+        for name, value in (("encoding", encoding), ("pair", pair)):
+            if not isinstance(value, Encoding) and not (name == "pair" and value is None):
+                raise ArgumentTypeError(f"post_process takes Encodings, got {name}={type(value).__name__} {value!r:.60}.")
         if self._truncation is not None:
             params = self._truncation
             added = self.num_special_tokens_to_add(pair is not None) if add_special_tokens else 0
@@ -819,9 +840,17 @@ class Tokenizer:
         An id that is neither in the model nor an added token raises
         :class:`~tokviz.errors.UnknownIdError` naming it (HF silently drops it).
         """
+        if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+            raise ArgumentTypeError(f"decode takes a list of ids, got {type(ids).__name__} {ids!r:.60}.")
         tokens = []
         for token_id in ids:
-            token = self.id_to_token(int(token_id))
+            if type(token_id) is not int or token_id < 0:
+                if type(token_id) is int or (not isinstance(token_id, bool) and hasattr(token_id, "__index__") and token_id.__index__() < 0):
+                    raise NegativeIdError(
+                        f"Cannot decode the id {token_id}: it is not in the vocabulary (ids go from 0 to {self.get_vocab_size(True) - 1})."
+                    )
+                token_id = check_whole("decode", "id", token_id)
+            token = self.id_to_token(token_id)
             if token is None:
                 raise UnknownIdError(
                     f"Cannot decode the id {token_id}: it is not in the vocabulary "
@@ -1184,6 +1213,32 @@ _BUILDERS = {
     "post_processor": "tokviz.processors:from_dict",
     "decoder": "tokviz.decoders:from_dict",
 }
+
+
+#: What each component must be able to do (HF checks the class; tokviz the methods, so
+#: custom components and tokviz's own all pass).
+class NegativeIdError(UnknownIdError, OverflowError):
+    """An id below zero given to decode (HF raises ``OverflowError``)."""
+
+
+_COMPONENT_METHODS = {
+    "model": ("tokenize", "token_to_id"),
+    "normalizer": ("normalize_str",),
+    "pre_tokenizer": ("pre_tokenize_str",),
+    "post_processor": ("process", "num_special_tokens_to_add"),
+    "decoder": ("decode",),
+}
+
+
+def _check_component(component: Any, section: str) -> None:
+    if component is None and section != "model":
+        return
+    if not all(callable(getattr(component, method, None)) for method in _COMPONENT_METHODS[section]):
+        kind = {"model": "a Model (e.g. models.BPE())", "pre_tokenizer": "a PreTokenizer", "post_processor": "a PostProcessor"}.get(
+            section, f"a {section.capitalize()}"
+        )
+        none = "" if section == "model" else " or None"
+        raise ArgumentTypeError(f"The tokenizer's {section} must be {kind}{none}, got {type(component).__name__} {component!r:.60}.")
 
 
 def _adopt(component: Any, section: str) -> Any:

@@ -72,6 +72,10 @@ class Unigram:
         if vocab is None:
             # HF's Unigram() default: a single <unk>.
             vocab, unk_id = [("<unk>", 0.0)], 0
+        if isinstance(vocab, (str, bytes, Mapping)) or not hasattr(vocab, "__iter__"):
+            from tokviz.models.wordlevel.model import VocabularyTypeError
+
+            raise VocabularyTypeError(f"The Unigram vocabulary must be a list of (piece, score) pairs, not {type(vocab).__name__} {vocab!r:.60}.")
         try:
             pieces = [(piece, float(score)) for piece, score in vocab]
         except (TypeError, ValueError):

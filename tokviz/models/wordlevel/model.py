@@ -164,6 +164,10 @@ def check_option(owner: str, name: str, kind: str, value: Any) -> Any:
     return value
 
 
+class VocabularyTypeError(VocabularyError, TypeError):
+    """A vocabulary of the wrong type (HF raises ``TypeError``)."""
+
+
 def check_vocab(vocab: Mapping[str, int] | None, model_name: str) -> dict[str, int]:
     """A private copy of ``vocab`` after checking it is ``{str: non-negative int}``.
 
@@ -173,7 +177,7 @@ def check_vocab(vocab: Mapping[str, int] | None, model_name: str) -> dict[str, i
     if vocab is None:
         return {}
     if not isinstance(vocab, Mapping):
-        raise VocabularyError(
+        raise VocabularyTypeError(
             f"The {model_name} vocabulary must be a dict of token -> id, not {type(vocab).__name__}."
         )
     # The common case checked in C: every key a str, every id a non-negative int (not bool).
