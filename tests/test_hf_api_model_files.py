@@ -70,3 +70,24 @@ def test_hf_submodule_aliases():
     assert tokviz.processors.processors.TemplateProcessing is tokviz.processors.TemplateProcessing
     for name in ("decoders", "processors", "models"):
         assert getattr(getattr(hf, name), name) is not None  # the same names exist in HF
+
+
+def test_from_pretrained_loads_the_hub_s_tokenizer_json(tmp_path, monkeypatch):
+    """HF's Tokenizer.from_pretrained(identifier, revision, token): tokenizer.json from the Hub
+    through huggingface_hub (faked here: no network in tests)."""
+    huggingface_hub = pytest.importorskip("huggingface_hub")
+    source = tokviz.Tokenizer(tokviz.models.WordLevel({"[UNK]": 0, "hug": 1}, unk_token="[UNK]"))
+    source.pre_tokenizer = tokviz.pre_tokenizers.Whitespace()
+    source.save(str(tmp_path / "tokenizer.json"))
+    asked = []
+
+    def fake_download(repo_id, filename, revision=None, token=None):
+        asked.append((repo_id, filename, revision, token))
+        return str(tmp_path / filename)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    loaded = tokviz.Tokenizer.from_pretrained("someone/hug-model", revision="v1", token="t0k")
+    assert asked == [("someone/hug-model", "tokenizer.json", "v1", "t0k")]
+    assert loaded.encode("hug pug").ids == [1, 0]
+    with pytest.raises(TypeError):
+        tokviz.Tokenizer.from_pretrained(3)

@@ -996,6 +996,24 @@ class Tokenizer:
 
         return tokenizer_from_file(path)
 
+    @staticmethod
+    def from_pretrained(identifier: str, revision: str = "main", token: str | None = None) -> "Tokenizer":
+        """HF's ``Tokenizer.from_pretrained("bert-base-uncased")``: the ``tokenizer.json`` of a
+        model repository on the Hugging Face Hub (through the ``huggingface_hub`` package, which
+        caches it and honours ``HF_HUB_OFFLINE``), loaded with :meth:`from_file`."""
+        for name, value in (("identifier", identifier), ("revision", revision)):
+            if not isinstance(value, str):
+                raise ArgumentTypeError(f"from_pretrained {name} must be a string, got {type(value).__name__} {value!r:.60}.")
+        try:
+            from huggingface_hub import hf_hub_download
+        except ImportError as error:
+            raise TokvizError(
+                "Tokenizer.from_pretrained downloads from the Hugging Face Hub with the huggingface_hub package: "
+                "pip install huggingface_hub (or download tokenizer.json and use Tokenizer.from_file)."
+            ) from error
+        path = hf_hub_download(identifier, "tokenizer.json", revision=revision, token=token)
+        return Tokenizer.from_file(path)
+
     def __repr__(self) -> str:
         """HF's repr: every section of tokenizer.json, the model in full."""
         return self._debug(None)
