@@ -313,3 +313,21 @@ def test_normalized_string_prints_and_slices_as_hf():
         piece = normalized[4:]
         assert (piece.normalized, piece.original) == ("you!", "e!")  # HF aligns a replacement char by char
         assert normalized[:3].normalized == "Hey"
+
+
+def test_a_custom_component_s_error_is_reported_as_hf_does():
+    import tokenizers as hf_lib
+
+    class BadNormalizer:
+        def normalize(self, normalized, wrong):
+            pass
+
+    class BadPreTokenizer:
+        def pre_tokenize(self, pretokenized, wrong):
+            pass
+
+    for lib in (tokviz, hf_lib):
+        with pytest.raises(Exception, match=r"^TypeError: .*normalize\(\) missing 1 required positional argument: 'wrong'"):
+            lib.normalizers.Normalizer.custom(BadNormalizer()).normalize_str("Hey")
+        with pytest.raises(Exception, match=r"^TypeError: .*pre_tokenize\(\) missing 1 required positional argument: 'wrong'"):
+            lib.pre_tokenizers.PreTokenizer.custom(BadPreTokenizer()).pre_tokenize_str("Hey")
