@@ -300,3 +300,34 @@ def test_top_level_names_hf_scripts_import():
     # Only the typing names HF's __init__ happens to import are not mirrored.
     assert missing == {"Enum", "List", "Tuple", "Union"}
     assert tokviz.SplitDelimiterBehavior("merged_with_next") is tokviz.SplitDelimiterBehavior.MERGED_WITH_NEXT
+
+
+def test_normalized_string_prints_and_slices_as_hf():
+    import tokenizers as hf_lib
+
+    for lib in (tokviz, hf_lib):
+        normalized = lib.NormalizedString("Hey there!")
+        normalized.replace("there", "you")
+        assert repr(normalized) == 'NormalizedString(original="Hey there!", normalized="Hey you!")'
+        assert str(normalized) == "Hey you!"
+        piece = normalized[4:]
+        assert (piece.normalized, piece.original) == ("you!", "e!")  # HF aligns a replacement char by char
+        assert normalized[:3].normalized == "Hey"
+
+
+def test_a_custom_component_s_error_is_reported_as_hf_does():
+    import tokenizers as hf_lib
+
+    class BadNormalizer:
+        def normalize(self, normalized, wrong):
+            pass
+
+    class BadPreTokenizer:
+        def pre_tokenize(self, pretokenized, wrong):
+            pass
+
+    for lib in (tokviz, hf_lib):
+        with pytest.raises(Exception, match=r"^TypeError: .*normalize\(\) missing 1 required positional argument: 'wrong'"):
+            lib.normalizers.Normalizer.custom(BadNormalizer()).normalize_str("Hey")
+        with pytest.raises(Exception, match=r"^TypeError: .*pre_tokenize\(\) missing 1 required positional argument: 'wrong'"):
+            lib.pre_tokenizers.PreTokenizer.custom(BadPreTokenizer()).pre_tokenize_str("Hey")

@@ -232,3 +232,17 @@ def test_wordpiece_trainer_with_its_prefix_unset_trains_hfs_vocab():
         tokenizer.train_from_iterator(["hug hug hug pug pug"], trainer)
         vocabs.append(sorted(tokenizer.get_vocab()))
     assert vocabs[0] == vocabs[1] == ["g", "h", "hug", "p", "pug", "u", "ug"]
+
+
+@pytest.mark.parametrize(
+    ("trainer", "model", "lines"),
+    [("BpeTrainer", "BPE", 3), ("WordPieceTrainer", "WordPiece", 3), ("UnigramTrainer", "Unigram", 2), ("WordLevelTrainer", "WordLevel", 0)],
+)
+def test_shown_progress_ends_with_hfs_empty_lines_on_stdout(capfd, trainer, model, lines):
+    """HF's trainers end each progress stage with an empty line on file descriptor 1 when
+    show_progress=True (nothing when False): a script prints the same on both libraries."""
+    for lib in (tokviz, hf):
+        for show in (True, False):
+            tokenizer = lib.Tokenizer(getattr(lib.models, model)())
+            tokenizer.train_from_iterator(["hug pug pun", "bun hug"], getattr(lib.trainers, trainer)(show_progress=show))
+            assert capfd.readouterr().out == ("\n" * lines if show else ""), (lib.__name__, show)

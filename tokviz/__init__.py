@@ -76,6 +76,10 @@ _getattr, _dir = lazy_exports(__name__, _EXPORTS)
 
 
 def __getattr__(name: str):  # noqa: D401 - module hook
+    if name == "tokenizers":  # HF's compiled root module, tokenizers.tokenizers: the package itself
+        import sys
+
+        return sys.modules[__name__]
     if name in _SUBMODULES:
         import importlib
 

@@ -26,6 +26,7 @@ import json
 from typing import Any, Callable, ClassVar
 
 from tokviz import _mutation
+from tokviz.errors import TokvizError
 
 #: Fields HF prints bare (Rust enums), not as quoted strings.
 _ENUM_KEYS = frozenset({"behavior", "prepend_scheme"})
@@ -37,6 +38,11 @@ def _debug_value(key: str | None, value: Any) -> str:
     if isinstance(value, dict):
         if "type" in value:
             return hf_repr(value)
+        if key == "special_tokens":  # TemplateProcessing's map: {"[CLS]":SpecialToken(id=..., ids=[1], ...)}
+            return "{" + ", ".join(
+                f"{_quoted(k)}:" + (f"SpecialToken({', '.join(f'{n}={_debug_value(n, x)}' for n, x in v.items())})" if isinstance(v, dict) else _debug_value(None, v))
+                for k, v in value.items()
+            ) + "}"
         if len(value) == 1:
             (variant, inner), = value.items()
             if isinstance(inner, dict):  # {"SpecialToken": {"id": "[CLS]", "type_id": 0}}
@@ -47,18 +53,19 @@ def _debug_value(key: str | None, value: Any) -> str:
                 return f"{variant}({fields})"
             if variant in ("String", "Regex") and isinstance(inner, str):
                 return f'{variant}("{inner}")'  # HF prints the pattern as written
-        if key == "special_tokens":  # TemplateProcessing's map: {"[CLS]":SpecialToken(id=..., ids=[1], ...)}
-            return "{" + ", ".join(
-                f"{json.dumps(k, ensure_ascii=False)}:" + (f"SpecialToken({', '.join(f'{n}={_debug_value(n, x)}' for n, x in v.items())})" if isinstance(v, dict) else _debug_value(None, v))
-                for k, v in value.items()
-            ) + "}"
-        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_debug_value(k, v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_quoted(k)}: {_debug_value(k, v)}" for k, v in value.items()) + "}"
     if isinstance(value, str):
-        return value if key in _ENUM_KEYS else json.dumps(value, ensure_ascii=False)
+        return value if key in _ENUM_KEYS else _quoted(value)
     if isinstance(value, (list, tuple)):
         items = ", ".join(_debug_value(None, item) for item in value)
         return f"({items})" if key in _TUPLE_KEYS else f"[{items}]"
     return repr(value)
+
+
+def _quoted(text: str) -> str:
+    '''A string as HF's reprs print it: between double quotes, nothing escaped, so a quote
+    prints as three (``content="""``).'''
+    return f'"{text}"'
 
 
 def hf_repr(data: dict[str, Any]) -> str:
@@ -221,12 +228,38 @@ class JsonComponent(StatefulComponent):
     __hash__ = None  # type: ignore[assignment]  # equal by value and mutable: not hashable
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if not name.startswith("_") and name in self.__dict__:
+        if not name.startswith("_"):
             check = type(self)._CHECKS.get(name)
-            if check is not None:
+            if check is not None:  # in the constructor too, so a wrong type is HF's TypeError there as well
                 value = check(value)
-            _mutation.bump()
+            if name in self.__dict__:
+                _mutation.bump()
         object.__setattr__(self, name, value)
+
+
+class ArgumentTypeError(TokvizError, TypeError):
+    """An argument of the wrong type (HF raises ``TypeError``; still a :class:`TokvizError`)."""
+
+
+class NegativeArgumentError(TokvizError, OverflowError):
+    """A count or an id below zero (HF raises ``OverflowError``; still a :class:`TokvizError`)."""
+
+
+def check_whole(owner: str, name: str, value: Any) -> int:
+    """A whole number >= 0, as HF's unsigned arguments: ``ArgumentTypeError`` for another type,
+    ``NegativeArgumentError`` below zero.
+
+    >>> check_whole("enable_truncation", "max_length", -1)
+    Traceback (most recent call last):
+    ...
+    tokviz._component.NegativeArgumentError: enable_truncation max_length must be a whole number >= 0, got -1.
+    """
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise ArgumentTypeError(f"{owner} {name} must be a whole number, got {type(value).__name__} {value!r:.60}.")
+    value = value.__index__()
+    if value < 0:
+        raise NegativeArgumentError(f"{owner} {name} must be a whole number >= 0, got {value}.")
+    return value
 
 
 def check_str(owner: str, name: str, value: Any) -> str:
@@ -264,7 +297,7 @@ def hf_debug(value: Any, limit: int | None = None, key: str | None = None) -> st
         if "type" in value and key != "vocab":
             fields = ", ".join(f"{name}={hf_debug(item, limit, name)}" for name, item in value.items() if name != "type")
             return f"{value['type']}({fields})"
-        items = [f"{json.dumps(name, ensure_ascii=False)}:{hf_debug(item, limit)}" for name, item in value.items()]
+        items = [f"{_quoted(name)}:{hf_debug(item, limit)}" for name, item in value.items()]
         return "{" + ", ".join(_elide(items, limit)) + "}"
     if isinstance(value, (list, tuple)):
         if key in ("vocab", "merges"):  # Rust tuples: ("a", "b"), ("A", -0.01)
@@ -277,7 +310,7 @@ def hf_debug(value: Any, limit: int | None = None, key: str | None = None) -> st
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() else repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return _quoted(value)
     return repr(value)
 
 

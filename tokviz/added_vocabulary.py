@@ -50,8 +50,8 @@ class AddedToken:
 
     HF's defaults: ``AddedToken()`` is the empty token; ``normalized`` defaults to
     ``not special`` (special tokens match the raw text). As in HF, ``content`` and ``special``
-    can be set afterwards (``transformers`` sets ``token.special = True``; that also makes
-    ``normalized`` follow: ``not special``); the other options are fixed. A tokenizer keeps its
+    can be set afterwards (``transformers`` sets ``token.special = True``; ``normalized`` then
+    follows, ``not special``, unless it was given); the other options are fixed. A tokenizer keeps its
     own copy of every token it is given, so editing a token later never changes a tokenizer.
     Equal when every option is equal; hashed by content, as HF's.
 
@@ -65,7 +65,7 @@ class AddedToken:
     AttributeError: attribute 'lstrip' of 'AddedToken' objects is not writable
     """
 
-    __slots__ = _ADDED_TOKEN_FIELDS
+    __slots__ = _ADDED_TOKEN_FIELDS + ("_normalized_given",)
 
     def __init__(
         self,
@@ -89,6 +89,7 @@ class AddedToken:
         object.__setattr__(self, "rstrip", bool(rstrip))
         object.__setattr__(self, "special", bool(special))
         object.__setattr__(self, "normalized", (not special) if normalized is None else bool(normalized))
+        object.__setattr__(self, "_normalized_given", normalized is not None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "content":
@@ -98,7 +99,8 @@ class AddedToken:
         elif name == "special":
             _check_flag("special", value)
             object.__setattr__(self, "special", value)
-            object.__setattr__(self, "normalized", not value)  # HF: special tokens match the raw text
+            if not self._normalized_given:  # HF: normalized defaults to not special
+                object.__setattr__(self, "normalized", not value)
         elif name in _ADDED_TOKEN_FIELDS:
             raise AttributeError(f"attribute '{name}' of 'AddedToken' objects is not writable")
         else:
@@ -114,7 +116,7 @@ class AddedToken:
 
     def __repr__(self) -> str:
         return (
-            f"AddedToken({json.dumps(self.content, ensure_ascii=False)}, rstrip={self.rstrip}, lstrip={self.lstrip}, "
+            f'AddedToken("{self.content}", rstrip={self.rstrip}, lstrip={self.lstrip}, '  # unescaped, as HF
             f"single_word={self.single_word}, normalized={self.normalized}, special={self.special})"
         )
 
@@ -124,12 +126,15 @@ class AddedToken:
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name in _ADDED_TOKEN_FIELDS:
             object.__setattr__(self, name, state[name] if name in state else getattr(AddedToken(), name))
+        object.__setattr__(self, "_normalized_given", "normalized" in state)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (AddedToken, (), self.__getstate__())
 
     def __copy__(self) -> "AddedToken":
-        return AddedToken(self.content, self.single_word, self.lstrip, self.rstrip, self.normalized, self.special)
+        twin = AddedToken(self.content, self.single_word, self.lstrip, self.rstrip, self.normalized, self.special)
+        object.__setattr__(twin, "_normalized_given", self._normalized_given)
+        return twin
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "AddedToken":
         return self.__copy__()

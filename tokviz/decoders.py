@@ -18,6 +18,7 @@ wraps a Python object with ``decode_chain(tokens) -> tokens`` (it cannot be save
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Sequence as SequenceType
 
 from tokviz._component import JsonComponent, check_bool, check_str
@@ -96,14 +97,18 @@ class ByteLevel(Decoder):
     'Hello world 가'
     """
 
+    _CHECKS = {
+        name: (lambda v, name=name: check_bool("ByteLevel", name, v)) for name in ("add_prefix_space", "trim_offsets", "use_regex")
+    }
+
     def __init__(
         self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any
     ) -> None:
         # Unused when decoding; kept because HF serializes one ByteLevel config for all roles.
         # HF accepts (and ignores) other keywords, so ByteLevel(**json.loads(state)) works.
-        self.add_prefix_space = bool(add_prefix_space)
-        self.trim_offsets = bool(trim_offsets)
-        self.use_regex = bool(use_regex)
+        self.add_prefix_space = add_prefix_space
+        self.trim_offsets = trim_offsets
+        self.use_regex = use_regex
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         data = bytearray()
@@ -157,8 +162,8 @@ class WordPiece(Decoder):
     _CHECKS = {"prefix": lambda v: check_str("WordPiece", "prefix", v), "cleanup": lambda v: check_bool("WordPiece", "cleanup", v)}
 
     def __init__(self, prefix: str = "##", cleanup: bool = True) -> None:
-        self.prefix = str(prefix)
-        self.cleanup = bool(cleanup)
+        self.prefix = prefix
+        self.cleanup = cleanup
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         result = []
@@ -198,7 +203,7 @@ class Metaspace(Decoder):
             raise TokvizError(f"The Metaspace prepend_scheme must be 'always', 'first' or 'never', not {prepend_scheme!r}.")
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
-        self.split = bool(split)
+        self.split = split
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         result = []
@@ -229,7 +234,7 @@ class BPEDecoder(Decoder):
     _CHECKS = {"suffix": lambda v: check_str("BPEDecoder", "suffix", v)}
 
     def __init__(self, suffix: str = "</w>") -> None:
-        self.suffix = str(suffix)
+        self.suffix = suffix
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         last = len(tokens) - 1
@@ -242,9 +247,11 @@ class BPEDecoder(Decoder):
 class Replace(Decoder):
     """Replace a string (or a ``tokviz.Regex``) in every token: ``Replace('▁', ' ')``."""
 
+    _CHECKS = {"content": lambda v: check_str("Replace", "content", v)}
+
     def __init__(self, pattern: Any, content: str) -> None:
         self.pattern = pattern
-        self.content = str(content)
+        self.content = content
         self._is_regex = not isinstance(pattern, str)
         if self._is_regex:
             source = _regex_source(pattern)
@@ -456,8 +463,10 @@ def _byte_token_value(token: str) -> int | None:
 class Sequence(Decoder):
     """Run decoders in order, each on the previous one's token list."""
 
+    _CHECKS = {"decoders": lambda v: _check_decoders(v)}
+
     def __init__(self, decoders: SequenceType[Decoder]) -> None:
-        self.decoders = list(decoders)
+        self.decoders = decoders
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         for decoder in self.decoders:
@@ -503,8 +512,10 @@ class DecodeStream:
             self._primed = True
         if isinstance(id, int):
             self._ids.append(id)
+        elif isinstance(id, (list, tuple)) and all(isinstance(item, int) for item in id):
+            self._ids.extend(id)
         else:
-            self._ids.extend(int(item) for item in id)
+            raise TypeError(f"DecodeStream.step takes an id or a list of ids (whole numbers), got {type(id).__name__} {id!r:.60}.")
         text = tokenizer.decode(self._ids, skip_special_tokens=self.skip_special_tokens)
         if len(text.encode("utf-8")) <= len(self._prefix.encode("utf-8")) or text.endswith("\ufffd"):
             return None
@@ -519,8 +530,29 @@ class DecodeStream:
         self._prefix_index = new_prefix_index
         return new_text
 
+    def __copy__(self) -> "DecodeStream":
+        """An independent stream at the same point (HF's copies keep their own ids)."""
+        twin = DecodeStream.__new__(DecodeStream)
+        twin.__dict__.update(self.__dict__)
+        twin._ids = list(self._ids)
+        return twin
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "DecodeStream":
+        return self.__copy__()
+
     def __repr__(self) -> str:
         return f"DecodeStream(skip_special_tokens={self.skip_special_tokens})"
+
+
+def _check_decoders(decoders: Any) -> list[Decoder]:
+    """A list of decoders (HF's ``TypeError`` for anything else)."""
+    if isinstance(decoders, (str, bytes)) or not hasattr(decoders, "__iter__"):
+        raise TypeError(f"decoders.Sequence takes a list of decoders, got {type(decoders).__name__} {decoders!r:.60}.")
+    items = list(decoders)
+    for item in items:
+        if not callable(getattr(item, "decode_chain", None)):
+            raise TypeError(f"decoders.Sequence takes decoders, got {type(item).__name__} {item!r:.60}.")
+    return items
 
 
 _TYPES = ("ByteLevel", "WordPiece", "Metaspace", "BPEDecoder", "Replace", "Strip", "Fuse", "ByteFallback", "CTC", "Sequence")
@@ -564,3 +596,7 @@ def from_dict(data: dict[str, Any] | None) -> Decoder | None:
         raise SerializationError(f"The decoder {kind!r} in this tokenizer.json is malformed ({error}).") from error
     raise SerializationError(f"tokviz cannot represent the decoder {kind!r} (it knows {', '.join(_TYPES)}).")
 
+
+
+# HF's compiled submodule is reachable as ``tokenizers.decoders.decoders``; here it is this module.
+decoders = sys.modules[__name__]

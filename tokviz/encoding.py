@@ -285,6 +285,10 @@ class Encoding:
         10 tokens, max_length=4, stride=1 -> kept [0:4], overflowing [3:7], [6:10].
         Existing overflowing pieces and the sequence ranges are dropped (HF does the same).
         """
+        from tokviz._component import check_whole
+
+        max_length = check_whole("Encoding.truncate", "max_length", max_length)
+        stride = check_whole("Encoding.truncate", "stride", stride)
         direction = _direction(direction, "truncation")
         length = len(self._ids)
         if max_length >= length:
@@ -427,6 +431,10 @@ class Encoding:
         """Concatenate encodings into a new one (HF's ``Encoding.merge``)."""
         merged = Encoding()
         for encoding in encodings:
+            if not isinstance(encoding, Encoding):
+                from tokviz._component import ArgumentTypeError
+
+                raise ArgumentTypeError(f"Encoding.merge takes a list of Encodings, got {type(encoding).__name__} {encoding!r:.60}.")
             merged.merge_with(encoding.copy(), growing_offsets)
         return merged
 

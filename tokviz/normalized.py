@@ -19,7 +19,7 @@ against the current text, where ``change`` is
 
 >>> ns = NormalizedString("Héllo")
 >>> ns.nfd().lowercase().filter(lambda c: c != "\\u0301")
-NormalizedString(original='Héllo', normalized='hello')
+NormalizedString(original="Héllo", normalized="hello")
 >>> ns.alignments
 [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
 >>> [piece.normalized for piece in ns.split(" ", "removed")]
@@ -275,8 +275,16 @@ class NormalizedString:
     def __len__(self) -> int:
         return len(self.normalized)
 
-    def __repr__(self) -> str:
-        return f"NormalizedString(original={self.original!r}, normalized={self.normalized!r})"
+    def __repr__(self) -> str:  # HF's: strings between double quotes
+        return f'NormalizedString(original="{self.original}", normalized="{self.normalized}")'
+
+    def __str__(self) -> str:
+        return self.normalized
+
+    def __getitem__(self, key: slice) -> NormalizedString | None:
+        """HF's ``normalized[i:j]``: :meth:`slice` with Python's slice bounds (step 1 only)."""
+        start, stop, _ = key.indices(len(self.normalized))
+        return self.slice(start, stop)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NormalizedString):

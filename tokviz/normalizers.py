@@ -611,7 +611,10 @@ class CustomNormalizer(Normalizer):
         object.__setattr__(self, "inner", inner)
 
     def normalize(self, normalized: NormalizedString) -> None:
-        self.inner.normalize(normalized)
+        try:
+            self.inner.normalize(normalized)
+        except Exception as error:  # HF reports the Python error inside its own: "TypeError: ..."
+            raise Exception(f"{type(error).__name__}: {error}") from error
 
     def normalize_str(self, sequence: str) -> str:
         return Normalizer.normalize_str(self, sequence)

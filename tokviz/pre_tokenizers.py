@@ -658,7 +658,10 @@ class CustomPreTokenizer(PreTokenizer):
         object.__setattr__(self, "inner", inner)
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
-        self.inner.pre_tokenize(pretokenized)
+        try:
+            self.inner.pre_tokenize(pretokenized)
+        except Exception as error:  # HF reports the Python error inside its own: "TypeError: ..."
+            raise Exception(f"{type(error).__name__}: {error}") from error
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
         return PreTokenizer.pre_tokenize_words(self, sequence)

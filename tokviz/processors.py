@@ -20,6 +20,7 @@ sequences (neither exists in HF either).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence as SequenceType
 
@@ -164,8 +165,8 @@ class BertProcessing(PostProcessor):
     }
 
     def __init__(self, sep: tuple[str, int], cls: tuple[str, int]) -> None:
-        self.sep = (str(sep[0]), int(sep[1]))
-        self.cls = (str(cls[0]), int(cls[1]))
+        self.sep = sep
+        self.cls = cls
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 3 if is_pair else 2
@@ -210,10 +211,10 @@ class RobertaProcessing(PostProcessor):
         trim_offsets: bool = True,
         add_prefix_space: bool = True,
     ) -> None:
-        self.sep = (str(sep[0]), int(sep[1]))
-        self.cls = (str(cls[0]), int(cls[1]))
-        self.trim_offsets = bool(trim_offsets)
-        self.add_prefix_space = bool(add_prefix_space)
+        self.sep = sep
+        self.cls = cls
+        self.trim_offsets = trim_offsets
+        self.add_prefix_space = add_prefix_space
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 4 if is_pair else 2
@@ -266,9 +267,9 @@ class ByteLevel(PostProcessor):
         self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any
     ) -> None:
         # HF ignores other keywords, so ByteLevel(**json.loads(processor.__getstate__())) works.
-        self.add_prefix_space = bool(add_prefix_space)
-        self.trim_offsets = bool(trim_offsets)
-        self.use_regex = bool(use_regex)
+        self.add_prefix_space = add_prefix_space
+        self.trim_offsets = trim_offsets
+        self.use_regex = use_regex
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:
@@ -322,7 +323,7 @@ def parse_piece(text: str) -> Piece:
     """
     parts = text.split(":")
     if len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()):
-        raise SpecialTokenError(f"Cannot read the template piece {text!r}: expected '$A', '$B:1' or 'TOKEN:1'.")
+        raise SpecialTokenError(f'Cannot build Piece from string "{text}": expected \'$A\', \'$B:1\' or \'TOKEN:1\'.')
     type_id = int(parts[1]) if len(parts) == 2 else None
     name = parts[0]
     if name.startswith("$"):
@@ -334,7 +335,7 @@ def parse_piece(text: str) -> Piece:
         elif rest.isdigit():
             piece = Piece("Sequence", "A", int(rest))
         else:
-            raise SpecialTokenError(f"Cannot read the template piece {text!r}: a sequence is '$A' or '$B'.")
+            raise SpecialTokenError(f'Cannot build Piece from string "{text}": a sequence is \'$A\' or \'$B\'.')
     else:
         piece = Piece("SpecialToken", name, 0)
     if type_id is not None:
@@ -357,7 +358,7 @@ def _parse_template(template: str | Iterable[Any]) -> tuple[Piece, ...]:
                 raise SerializationError(f"Unknown template piece {kind!r} in TemplateProcessing.")
             pieces.append(Piece(kind, str(body["id"]), int(body.get("type_id", 0))))
         else:
-            raise SpecialTokenError(f"Cannot read the template piece {item!r}.")
+            raise SpecialTokenError(f"Cannot build Piece from {item!r}: expected a string such as '$A' or '[CLS]:0'.")
     return tuple(pieces)
 
 
@@ -411,7 +412,8 @@ class TemplateProcessing(PostProcessor):
         )
         if missing:
             raise SpecialTokenError(
-                f"The template uses special tokens that were not given ids: {', '.join(missing)}."
+                f"Missing SpecialToken(s) with id(s) `{', '.join(missing)}`: the template uses them, so special_tokens "
+                "must give their ids, e.g. special_tokens=[(\"[CLS]\", 1)]."
             )
 
     def _count(self, template: tuple[Piece, ...]) -> int:
@@ -534,3 +536,7 @@ def from_dict(data: dict[str, Any] | None) -> PostProcessor | None:
     raise SerializationError(
         f"tokviz cannot represent the post_processor {kind!r} (it knows {', '.join(sorted(_TYPES))})."
     )
+
+
+# HF's compiled submodule is reachable as ``tokenizers.processors.processors``; here it is this module.
+processors = sys.modules[__name__]

@@ -32,6 +32,8 @@ processes), and HF's ``encode_special_tokens`` switch.
 from __future__ import annotations
 
 import copy
+import importlib
+import json
 from dataclasses import dataclass
 from itertools import accumulate, chain, count, islice, repeat
 from operator import add, itemgetter
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from tokviz import _mutation
+from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
@@ -219,6 +222,8 @@ class Tokenizer:
     """
 
     def __init__(self, model: Any) -> None:
+        model = _adopt(model, "model")
+        _check_component(model, "model")
         self._model = model
         self._normalizer: Any = None
         self._pre_tokenizer: Any = None
@@ -255,6 +260,8 @@ class Tokenizer:
 
     @model.setter
     def model(self, model: Any) -> None:
+        model = _adopt(model, "model")
+        _check_component(model, "model")
         self._model = model
         self._shared.discard("model")
         self._own_added().refresh(model, self._normalizer)
@@ -265,6 +272,8 @@ class Tokenizer:
 
     @normalizer.setter
     def normalizer(self, normalizer: Any) -> None:
+        normalizer = _adopt(normalizer, "normalizer")
+        _check_component(normalizer, "normalizer")
         self._normalizer = normalizer
         self._shared.discard("normalizer")
         # Added tokens with normalized=True are matched in their normalized form.
@@ -276,6 +285,8 @@ class Tokenizer:
 
     @pre_tokenizer.setter
     def pre_tokenizer(self, pre_tokenizer: Any) -> None:
+        pre_tokenizer = _adopt(pre_tokenizer, "pre_tokenizer")
+        _check_component(pre_tokenizer, "pre_tokenizer")
         self._pre_tokenizer = pre_tokenizer
         self._shared.discard("pre_tokenizer")
 
@@ -285,6 +296,8 @@ class Tokenizer:
 
     @post_processor.setter
     def post_processor(self, post_processor: Any) -> None:
+        post_processor = _adopt(post_processor, "post_processor")
+        _check_component(post_processor, "post_processor")
         self._post_processor = post_processor
         self._shared.discard("post_processor")
 
@@ -294,6 +307,8 @@ class Tokenizer:
 
     @decoder.setter
     def decoder(self, decoder: Any) -> None:
+        decoder = _adopt(decoder, "decoder")
+        _check_component(decoder, "decoder")
         self._decoder = decoder
         self._shared.discard("decoder")
 
@@ -400,32 +415,33 @@ class Tokenizer:
         return self._added.get_added_tokens_decoder()
 
     def token_to_id(self, token: str) -> int | None:
+        if not isinstance(token, str):
+            raise ArgumentTypeError(f"token_to_id takes a token (a string), got {type(token).__name__} {token!r:.60}.")
         token_id = self._added.token_to_id(token)
         return token_id if token_id is not None else self._model.token_to_id(token)
 
     def id_to_token(self, id: int) -> str | None:
+        if isinstance(id, bool) or not isinstance(id, int):
+            id = check_whole("id_to_token", "id", id)
+        elif id < 0:
+            raise NegativeArgumentError(f"id_to_token takes an id >= 0, got {id}.")
         token = self._added.id_to_token(id)
         return token if token is not None else self._model.id_to_token(id)
 
     def add_tokens(self, tokens: Iterable[str | AddedToken]) -> int:
         """Add tokens matched whole before normalization; returns how many were new."""
-        added = [t if isinstance(t, AddedToken) else AddedToken(_content(t)) for t in tokens]
+        added = [_as_added_token(token, special=False) for token in _token_list(tokens)]
         return self._own_added().add_tokens(added, self._model, self._normalizer)
 
     def add_special_tokens(self, tokens: Iterable[str | AddedToken]) -> int:
         """Add special tokens (never normalized, skipped by ``decode(skip_special_tokens=True)``)."""
-        added = []
-        for token in tokens:
-            if isinstance(token, AddedToken):
-                added.append(
-                    AddedToken(token.content, token.single_word, token.lstrip, token.rstrip, token.normalized, True)
-                )
-            else:
-                added.append(AddedToken(_content(token), special=True))
+        added = [_as_added_token(token, special=True) for token in _token_list(tokens)]
         return self._own_added().add_tokens(added, self._model, self._normalizer)
 
     # ----------------------------------------------------------------- truncation / padding
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        if not isinstance(is_pair, bool):
+            raise ArgumentTypeError(f"num_special_tokens_to_add takes is_pair=True or False, got {type(is_pair).__name__} {is_pair!r:.60}.")
         if self._post_processor is None:
             return 0
         return self._post_processor.num_special_tokens_to_add(is_pair)
@@ -439,8 +455,8 @@ class Tokenizer:
         direction = str(direction).lower()
         if direction not in ("left", "right"):
             raise TokvizError(f"The truncation direction must be 'left' or 'right', not {direction!r}.")
-        if int(max_length) < 0 or int(stride) < 0:
-            raise TokvizError("Truncation max_length and stride must be zero or more.")
+        max_length = check_whole("enable_truncation", "max_length", max_length)
+        stride = check_whole("enable_truncation", "stride", stride)
         effective = int(max_length) - self.num_special_tokens_to_add(False)
         if effective < int(stride):
             raise TokvizError(
@@ -464,12 +480,14 @@ class Tokenizer:
         direction = str(direction).lower()
         if direction not in ("left", "right"):
             raise TokvizError(f"The padding direction must be 'left' or 'right', not {direction!r}.")
+        if not isinstance(pad_token, str):
+            raise ArgumentTypeError(f"enable_padding pad_token must be a string, got {type(pad_token).__name__} {pad_token!r:.60}.")
         self._padding = PaddingParams(
-            None if length is None else int(length),
-            None if pad_to_multiple_of is None else int(pad_to_multiple_of),
-            int(pad_id),
-            int(pad_type_id),
-            str(pad_token),
+            None if length is None else check_whole("enable_padding", "length", length),
+            None if pad_to_multiple_of is None else check_whole("enable_padding", "pad_to_multiple_of", pad_to_multiple_of),
+            check_whole("enable_padding", "pad_id", pad_id),
+            check_whole("enable_padding", "pad_type_id", pad_type_id),
+            pad_token,
             direction,
         )
 
@@ -562,8 +580,8 @@ class Tokenizer:
     def _encode_input(self, sequence: Any, type_id: int, is_pretokenized: bool) -> Encoding:
         if not is_pretokenized:
             if not isinstance(sequence, str):
-                raise TokvizError(
-                    f"encode takes a string (or is_pretokenized=True with a list of words), not {type(sequence).__name__}."
+                raise ArgumentTypeError(
+                    f"encode takes a string (or is_pretokenized=True with a list of words), not {type(sequence).__name__} {sequence!r:.60}."
                 )
             return self._encode_sequence(sequence, type_id, None)
         if isinstance(sequence, str):
@@ -577,6 +595,9 @@ class Tokenizer:
         self, encoding: Encoding, pair: Encoding | None = None, add_special_tokens: bool = True
     ) -> Encoding:
         """Truncate, add the special tokens, pad: HF's ``post_process``."""
+        for name, value in (("encoding", encoding), ("pair", pair)):
+            if not isinstance(value, Encoding) and not (name == "pair" and value is None):
+                raise ArgumentTypeError(f"post_process takes Encodings, got {name}={type(value).__name__} {value!r:.60}.")
         if self._truncation is not None:
             params = self._truncation
             added = self.num_special_tokens_to_add(pair is not None) if add_special_tokens else 0
@@ -820,9 +841,17 @@ class Tokenizer:
         An id that is neither in the model nor an added token raises
         :class:`~tokviz.errors.UnknownIdError` naming it (HF silently drops it).
         """
+        if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+            raise ArgumentTypeError(f"decode takes a list of ids, got {type(ids).__name__} {ids!r:.60}.")
         tokens = []
         for token_id in ids:
-            token = self.id_to_token(int(token_id))
+            if type(token_id) is not int or token_id < 0:
+                if type(token_id) is int or (not isinstance(token_id, bool) and hasattr(token_id, "__index__") and token_id.__index__() < 0):
+                    raise NegativeIdError(
+                        f"Cannot decode the id {token_id}: it is not in the vocabulary (ids go from 0 to {self.get_vocab_size(True) - 1})."
+                    )
+                token_id = check_whole("decode", "id", token_id)
+            token = self.id_to_token(token_id)
             if token is None:
                 raise UnknownIdError(
                     f"Cannot decode the id {token_id}: it is not in the vocabulary "
@@ -909,6 +938,9 @@ class Tokenizer:
         """
         from tokviz.word_counts import count_words
 
+        if not callable(getattr(trainer, "train_from_word_counts", None)):
+            hint = " (a ParityBpeTrainer trains with its own train_from_iterator(tokenizer, [texts per language]))" if type(trainer).__name__ == "ParityBpeTrainer" else ""
+            raise TypeError(f"'{type(trainer).__name__}' object is not an instance of 'Trainer'{hint}.")
         check_model = getattr(trainer, "check_model", None)
         if check_model is not None:  # name the wrong trainer before reading a word (HF: even for an empty corpus)
             check_model(self._model)
@@ -926,6 +958,7 @@ class Tokenizer:
         if special_tokens:
             self.add_special_tokens([_content(t) if not isinstance(t, AddedToken) else t for t in special_tokens])
         self.training_history = history
+        finish_progress_lines(trainer)
         return None
 
     def train(self, files: Sequence[str | Path], trainer: Any = None, progress: Any = None) -> Any:
@@ -963,6 +996,24 @@ class Tokenizer:
         from tokviz.serialization import tokenizer_from_file
 
         return tokenizer_from_file(path)
+
+    @staticmethod
+    def from_pretrained(identifier: str, revision: str = "main", token: str | None = None) -> "Tokenizer":
+        """HF's ``Tokenizer.from_pretrained("bert-base-uncased")``: the ``tokenizer.json`` of a
+        model repository on the Hugging Face Hub (through the ``huggingface_hub`` package, which
+        caches it and honours ``HF_HUB_OFFLINE``), loaded with :meth:`from_file`."""
+        for name, value in (("identifier", identifier), ("revision", revision)):
+            if not isinstance(value, str):
+                raise ArgumentTypeError(f"from_pretrained {name} must be a string, got {type(value).__name__} {value!r:.60}.")
+        try:
+            from huggingface_hub import hf_hub_download
+        except ImportError as error:
+            raise TokvizError(
+                "Tokenizer.from_pretrained downloads from the Hugging Face Hub with the huggingface_hub package: "
+                "pip install huggingface_hub (or download tokenizer.json and use Tokenizer.from_file)."
+            ) from error
+        path = hf_hub_download(identifier, "tokenizer.json", revision=revision, token=token)
+        return Tokenizer.from_file(path)
 
     def __repr__(self) -> str:
         """HF's repr: every section of tokenizer.json, the model in full."""
@@ -1150,6 +1201,103 @@ def _tokenizer_from_state(state: bytes, training_history: Any = None, use_fast_p
     tokenizer.training_history = training_history
     tokenizer.use_fast_path = use_fast_path
     return tokenizer
+
+
+#: How many progress stages HF's trainers finish (each prints an empty line when shown).
+_PROGRESS_STAGES = {"BpeTrainer": 3, "WordPieceTrainer": 3, "UnigramTrainer": 2, "ParityBpeTrainer": 1}
+
+
+def finish_progress_lines(trainer: Any) -> None:
+    """HF's trainers with ``show_progress=True`` end every progress stage with an empty line
+    on the process's standard output (file descriptor 1, as Rust's ``println!``; the bars
+    themselves go to a terminal only). tokviz writes the same lines the same way, so a
+    script or notebook prints the same on both libraries."""
+    stages = _PROGRESS_STAGES.get(type(trainer).__name__, 0)
+    if not stages or getattr(trainer, "show_progress", False) is not True:
+        return
+    import os
+    import sys
+
+    try:
+        sys.stdout.flush()
+        os.write(1, b"\n" * stages)
+    except (OSError, ValueError, AttributeError):  # no standard output (a service, a closed stream)
+        pass
+
+
+_BUILDERS = {
+    "model": "tokviz.serialization:model_from_dict",
+    "normalizer": "tokviz.normalizers:from_dict",
+    "pre_tokenizer": "tokviz.pre_tokenizers:from_dict",
+    "post_processor": "tokviz.processors:from_dict",
+    "decoder": "tokviz.decoders:from_dict",
+}
+
+
+#: What each component must be able to do (HF checks the class; tokviz the methods, so
+#: custom components and tokviz's own all pass).
+class NegativeIdError(UnknownIdError, OverflowError):
+    """An id below zero given to decode (HF raises ``OverflowError``)."""
+
+
+_COMPONENT_METHODS = {
+    "model": ("tokenize", "token_to_id"),
+    "normalizer": ("normalize_str",),
+    "pre_tokenizer": ("pre_tokenize_str",),
+    "post_processor": ("process", "num_special_tokens_to_add"),
+    "decoder": ("decode",),
+}
+
+
+def _check_component(component: Any, section: str) -> None:
+    if component is None and section != "model":
+        return
+    if not all(callable(getattr(component, method, None)) for method in _COMPONENT_METHODS[section]):
+        kind = {"model": "a Model (e.g. models.BPE())", "pre_tokenizer": "a PreTokenizer", "post_processor": "a PostProcessor"}.get(
+            section, f"a {section.capitalize()}"
+        )
+        none = "" if section == "model" else " or None"
+        raise ArgumentTypeError(f"The tokenizer's {section} must be {kind}{none}, got {type(component).__name__} {component!r:.60}.")
+
+
+def _adopt(component: Any, section: str) -> Any:
+    """A component of HF's ``tokenizers`` (as ``transformers`` assigns them, e.g. a
+    ``TemplateProcessing`` when it wraps a tokviz tokenizer) rebuilt as tokviz's from its JSON
+    state; anything else is returned unchanged."""
+    if component is None or not type(component).__module__.startswith("tokenizers"):
+        return component
+    try:
+        data = json.loads(component.__getstate__())
+    except (AttributeError, TypeError, ValueError) as error:
+        raise TypeError(f"Cannot use {type(component).__name__} {component!r:.60} as the {section}.") from error
+    module, _, name = _BUILDERS[section].partition(":")
+    return getattr(importlib.import_module(module), name)(data)
+
+
+def _token_list(tokens: Any) -> list[Any]:
+    if not isinstance(tokens, (list, tuple)):
+        raise TypeError(f"Tokens must be given as a list of strings or AddedTokens, got {type(tokens).__name__} {tokens!r:.60}.")
+    return list(tokens)
+
+
+_ADDED_FIELDS = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
+
+
+def _as_added_token(token: Any, special: bool) -> AddedToken:
+    """A string or an AddedToken (tokviz's, or HF's as transformers passes them) as tokviz's
+    AddedToken (a copy: later edits of the caller's token leave the tokenizer alone);
+    ``special=True`` makes the caller's token special first, as HF's add_special_tokens does."""
+    if isinstance(token, str):
+        return AddedToken(token, special=special)
+    if isinstance(token, AddedToken):
+        if special:
+            token.special = True  # as HF: the caller's token becomes special (normalized follows unless given)
+        return copy.copy(token)
+    if all(hasattr(token, name) for name in _ADDED_FIELDS):
+        if special:
+            token.special = True
+        return AddedToken(token.content, token.single_word, token.lstrip, token.rstrip, token.normalized, token.special)
+    raise TypeError(f"Input must be a List[Union[str, AddedToken]]: got {type(token).__name__} {token!r:.60}.")
 
 
 def _content(token: Any) -> str:

@@ -10,6 +10,7 @@ _EXPORTS = {
     "WordPieceTrainer": "tokviz.models.wordpiece.trainer",
     "UnigramTrainer": "tokviz.models.unigram.trainer",
     "WordLevelTrainer": "tokviz.models.wordlevel.trainer",
+    "ParityBpeTrainer": "tokviz.models.bpe.parity_trainer",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -142,7 +142,7 @@ def special_added_tokens(tokens: Any) -> tuple[Any, ...]:
 def _rust_debug(value: Any) -> str:
     """A value as HF's (Rust) ``Debug`` output prints it: ``"a"``, ``True``, ``None``, ``[1, 2]``."""
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return f'"{value}"'  # HF prints strings unescaped
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_rust_debug(item) for item in value) + "]"
     if isinstance(value, dict):

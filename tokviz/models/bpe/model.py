@@ -360,6 +360,12 @@ class BPE(FrozenModel):
         *,
         rng: random.Random | None = None,
     ) -> None:
+        if isinstance(vocab, str) or isinstance(merges, str):  # HF's older form: BPE("vocab.json", "merges.txt")
+            if vocab is None or merges is None:
+                raise VocabularyError("`vocab` and `merges` must be both specified")
+            if not (isinstance(vocab, str) and isinstance(merges, str)):
+                raise VocabularyError("`vocab` and `merges` must be both be from memory or both filenames")
+            vocab, merges = BPE.read_file(vocab, merges)
         checked_vocab = check_vocab(vocab, "BPE")
         parsed_merges = parse_merges(merges or ())
         if cache_capacity is None:
@@ -664,7 +670,7 @@ class BPE(FrozenModel):
         vocab_path = os.path.join(folder, f"{stem}vocab.json")
         merges_path = os.path.join(folder, f"{stem}merges.txt")
         with open(vocab_path, "w", encoding="utf-8") as handle:
-            json.dump(section["vocab"], handle, ensure_ascii=False)
+            json.dump(section["vocab"], handle, ensure_ascii=False, separators=(",", ":"))
         with open(merges_path, "w", encoding="utf-8") as handle:
             handle.write("#version: 0.2\n")
             handle.writelines(f"{left} {right}\n" for left, right in section["merges"])

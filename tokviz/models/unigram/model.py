@@ -72,6 +72,10 @@ class Unigram:
         if vocab is None:
             # HF's Unigram() default: a single <unk>.
             vocab, unk_id = [("<unk>", 0.0)], 0
+        if isinstance(vocab, (str, bytes, Mapping)) or not hasattr(vocab, "__iter__"):
+            from tokviz.models.wordlevel.model import VocabularyTypeError
+
+            raise VocabularyTypeError(f"The Unigram vocabulary must be a list of (piece, score) pairs, not {type(vocab).__name__} {vocab!r:.60}.")
         try:
             pieces = [(piece, float(score)) for piece, score in vocab]
         except (TypeError, ValueError):
@@ -229,10 +233,7 @@ class Unigram:
                 if best_start[end] < 0 or candidate > best_score[end]:
                     # HF fails only when the unknown node would be used, not when it loses.
                     if self._unk_id is None:
-                        raise VocabularyError(
-                            f"Encountered an unknown token but `unk_id` is missing: the character {sequence[start]!r} "
-                            "is in no Unigram piece and the model has no unk token."
-                        )
+                        raise _missing_unk(f"the character {sequence[start]!r} is in no Unigram piece and the model has no unk token.")
                     best_score[end], best_start[end], best_id[end] = candidate, start, self._unk_id
         pieces: list[str] = []
         unknown: list[str] = []  # a run of unknown characters, read backwards
@@ -269,8 +270,7 @@ class Unigram:
                         tokens.extend(Token(i, self._vocab[i][0], span) for i in byte_ids)  # type: ignore[index]
                         continue
                 if self._unk_id is None:
-                    raise VocabularyError(f"Encountered an unknown token but `unk_id` is missing: {piece!r} is not in the Unigram "
-                        "vocabulary and the model has no unk token.")
+                    raise _missing_unk(f"{piece!r} is not in the Unigram vocabulary and the model has no unk token.")
                 piece_id = self._unk_id
             tokens.append(Token(piece_id, piece, span))
         return tokens
@@ -373,6 +373,17 @@ class Unigram:
             "byte_fallback": self._byte_fallback,
         }
 
+    def save(self, folder: str, prefix: str | None = None) -> list[str]:
+        """Write ``unigram.json`` (``{prefix}-unigram.json``), the model section with 2-space
+        indents, as HF's ``save``; returns the path in a list."""
+        import json
+        import os
+
+        path = os.path.join(folder, f"{prefix}-unigram.json" if prefix else "unigram.json")
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(self.to_dict(), handle, ensure_ascii=False, indent=2)
+        return [path]
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Unigram":
         """Read HF's "model" section (``byte_fallback`` may be absent in older files)."""
@@ -385,3 +396,10 @@ class Unigram:
             return cls([(str(p), float(s)) for p, s in vocab], data.get("unk_id"), bool(data.get("byte_fallback", False)))
         except VocabularyError as error:
             raise SerializationError(f"Unigram model section: {error}") from error
+
+
+def _missing_unk(detail: str) -> VocabularyError:
+    """HF's exact message (scripts compare it), with what was unknown as a note in the traceback."""
+    error = VocabularyError("Encountered an unknown token but `unk_id` is missing")
+    error.add_note(detail)
+    return error

@@ -164,6 +164,10 @@ def check_option(owner: str, name: str, kind: str, value: Any) -> Any:
     return value
 
 
+class VocabularyTypeError(VocabularyError, TypeError):
+    """A vocabulary of the wrong type (HF raises ``TypeError``)."""
+
+
 def check_vocab(vocab: Mapping[str, int] | None, model_name: str) -> dict[str, int]:
     """A private copy of ``vocab`` after checking it is ``{str: non-negative int}``.
 
@@ -173,7 +177,7 @@ def check_vocab(vocab: Mapping[str, int] | None, model_name: str) -> dict[str, i
     if vocab is None:
         return {}
     if not isinstance(vocab, Mapping):
-        raise VocabularyError(
+        raise VocabularyTypeError(
             f"The {model_name} vocabulary must be a dict of token -> id, not {type(vocab).__name__}."
         )
     # The common case checked in C: every key a str, every id a non-negative int (not bool).
@@ -262,6 +266,8 @@ class WordLevel(FrozenModel):
     unk_token: str
 
     def __init__(self, vocab: Mapping[str, int] | None = None, unk_token: str | None = None) -> None:
+        if isinstance(vocab, str):  # HF's older form: WordLevel("vocab.json", unk_token)
+            vocab = WordLevel.read_file(vocab)
         checked = check_vocab(vocab, "WordLevel")
         if unk_token is None:
             unk_token = "<unk>"  # HF's default
@@ -320,7 +326,7 @@ class WordLevel(FrozenModel):
         """Write ``vocab.json`` (``{prefix}-vocab.json``) in id order, as HF's ``save``."""
         path = os.path.join(folder, f"{prefix}-vocab.json" if prefix else "vocab.json")
         with open(path, "w", encoding="utf-8") as handle:
-            json.dump(ordered_vocab(self._vocab_r), handle, ensure_ascii=False)
+            json.dump(ordered_vocab(self._vocab_r), handle, ensure_ascii=False, separators=(",", ":"))
         return [path]
 
     def __reduce__(self) -> tuple[Any, ...]:

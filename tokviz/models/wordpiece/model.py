@@ -130,6 +130,8 @@ class WordPiece(FrozenModel):
         continuing_subword_prefix: str = "##",
         max_input_chars_per_word: int = 100,
     ) -> None:
+        if isinstance(vocab, str):  # HF's older form: WordPiece("vocab.txt", ...)
+            vocab = WordPiece.read_file(vocab)
         checked = check_vocab(vocab, "WordPiece")
         for name, value in (("unk_token", unk_token), ("continuing_subword_prefix", continuing_subword_prefix)):
             if not isinstance(value, str):
