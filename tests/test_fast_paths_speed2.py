@@ -4,7 +4,10 @@
 on random vocabularies (scores with ties, unk or not, byte fallback or not) and random
 words (multilingual, emoji, combining marks, '▁') it must give exactly what
 ``Unigram.tokenize`` gives: ids, values and offsets, including fused unknown runs.
-The chunk and word caches must encode a text repeated in one cold call once and give the
+``bpe_word_encoder`` merges with the model's merge table but builds the tuples directly; on
+random vocabularies and merges (prefix / suffix decorations, ignore_merges, byte fallback,
+unk or not) it must give what ``BPE.tokenize`` gives, or None where it leaves the word to the
+model. The chunk and word caches must encode a text repeated in one cold call once and give the
 same encoding as a warm call.
 """
 
@@ -16,7 +19,7 @@ from hypothesis import strategies as st
 
 from tokviz import Tokenizer, models, normalizers, pre_tokenizers
 from tokviz.errors import VocabularyError
-from tokviz.fast_paths import _model_word_entry, plan_for, unigram_word_encoder
+from tokviz.fast_paths import _byte_word_tokens, _model_word_entry, bpe_word_encoder, plan_for, unigram_word_encoder
 
 CHARS = ["a", "b", "c", "▁", "é", "e\u0301", "中", "😀", "👍🏽", "ß"]
 WORD = st.lists(st.sampled_from(CHARS), max_size=9).map("".join)
@@ -81,3 +84,70 @@ def test_a_word_repeated_in_one_cold_text_is_encoded_once_and_warm_calls_agree()
     general.use_fast_path = False
     for encoding in (again, general.encode(text)):
         assert (encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids) == (first.ids, first.tokens, first.offsets, first.word_ids)
+
+
+# Mostly chars a random BPE alphabet may have (so most words are merged, not left to the model).
+BPE_WORD = st.lists(st.sampled_from(["a", "b", "c", "▁", "中", "😀", "a", "b", "é"]), max_size=9).map("".join)
+
+
+@st.composite
+def bpe_models(draw):
+    prefix = draw(st.sampled_from([None, "##"]))
+    suffix = draw(st.sampled_from([None, "</w>"]))
+    alphabet = draw(st.lists(st.sampled_from(CHARS[:4] + ["中", "😀"]), min_size=1, max_size=6, unique=True))
+    symbols = list(alphabet)
+    if prefix:
+        symbols += [prefix + char for char in alphabet]
+    if suffix:
+        symbols += [char + suffix for char in symbols]
+    vocab = {"<unk>": 0}
+    for symbol in symbols:
+        vocab.setdefault(symbol, len(vocab))
+    merges = []
+    for left, right in draw(st.lists(st.tuples(st.sampled_from(symbols), st.sampled_from(symbols)), max_size=25)):
+        if prefix:
+            if not right.startswith(prefix):
+                continue
+            merged = left + right[len(prefix):]
+        else:
+            merged = left + right
+        if (left, right) not in merges and (merged not in vocab or draw(st.booleans())):
+            merges.append((left, right))
+            vocab.setdefault(merged, len(vocab))
+            symbols.append(merged)
+    byte_fallback = draw(st.booleans())
+    if byte_fallback:
+        for byte in "é中".encode():
+            vocab.setdefault(f"<0x{byte:02X}>", len(vocab))
+    return models.BPE(
+        vocab, merges, unk_token=draw(st.sampled_from(["<unk>", None])), continuing_subword_prefix=prefix,
+        end_of_word_suffix=suffix, byte_fallback=byte_fallback, ignore_merges=draw(st.booleans()),
+        fuse_unk=draw(st.booleans()),
+    )
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(bpe_models(), st.lists(BPE_WORD, min_size=1, max_size=6))
+def test_bpe_word_encoder_equals_the_model(model, words) -> None:
+    encode = bpe_word_encoder(model)
+    for word in words:
+        fast = encode(word)
+        if fast is not None:
+            assert fast == _model_word_entry(model, word), (word, model.to_dict())
+        # As the byte-level lane uses it: the same as the model's own tokens.
+        assert tuple(map(tuple, _byte_word_tokens(word, model.tokenize, encode))) == tuple(
+            map(tuple, _byte_word_tokens(word, model.tokenize))
+        )
+
+
+def test_bpe_word_encoder_worked_example() -> None:
+    vocab = {"<unk>": 0, "h": 1, "u": 2, "g": 3, "g</w>": 4, "ug</w>": 5, "hug</w>": 6, "s</w>": 7, "ug": 8}
+    model = models.BPE(vocab, [("u", "g</w>"), ("h", "ug</w>"), ("u", "g")], unk_token="<unk>", end_of_word_suffix="</w>")
+    encode = bpe_word_encoder(model)
+    assert encode("hug") == ((6,), ("hug</w>",), (0,), (3,))
+    assert encode("hugs") == ((1, 8, 7), ("h", "ug", "s</w>"), (0, 1, 3), (1, 3, 4))
+    assert encode("hx") == ((1, 0), ("h", "<unk>"), (0, 1), (1, 2))  # "x</w>" is unknown
+    assert bpe_word_encoder(models.BPE(vocab, [], dropout=0.5)) is None
+    ignoring = bpe_word_encoder(models.BPE({"a": 0, "b": 1, "ab": 2, "abb": 3}, [("a", "b")], ignore_merges=True))
+    assert ignoring("abb") == ((3,), ("abb",), (0,), (3,))
+    assert ignoring("abab") == ((2, 2), ("ab", "ab"), (0, 2), (2, 4))
