@@ -7,7 +7,8 @@ words (multilingual, emoji, combining marks, '▁') it must give exactly what
 ``bpe_word_encoder`` merges with the model's merge table but builds the tuples directly; on
 random vocabularies and merges (prefix / suffix decorations, ignore_merges, byte fallback,
 unk or not) it must give what ``BPE.tokenize`` gives, or None where it leaves the word to the
-model. The chunk and word caches must encode a text repeated in one cold call once and give the
+model. ``wordpiece_word_encoder`` (greedy longest match) likewise against ``WordPiece.tokenize``.
+The chunk and word caches must encode a text repeated in one cold call once and give the
 same encoding as a warm call.
 """
 
@@ -19,7 +20,14 @@ from hypothesis import strategies as st
 
 from tokviz import Tokenizer, models, normalizers, pre_tokenizers
 from tokviz.errors import VocabularyError
-from tokviz.fast_paths import _byte_word_tokens, _model_word_entry, bpe_word_encoder, plan_for, unigram_word_encoder
+from tokviz.fast_paths import (
+    _byte_word_tokens,
+    _model_word_entry,
+    bpe_word_encoder,
+    plan_for,
+    unigram_word_encoder,
+    wordpiece_word_encoder,
+)
 
 CHARS = ["a", "b", "c", "▁", "é", "e\u0301", "中", "😀", "👍🏽", "ß"]
 WORD = st.lists(st.sampled_from(CHARS), max_size=9).map("".join)
@@ -151,3 +159,35 @@ def test_bpe_word_encoder_worked_example() -> None:
     ignoring = bpe_word_encoder(models.BPE({"a": 0, "b": 1, "ab": 2, "abb": 3}, [("a", "b")], ignore_merges=True))
     assert ignoring("abb") == ((3,), ("abb",), (0,), (3,))
     assert ignoring("abab") == ((2, 2), ("ab", "ab"), (0, 2), (2, 4))
+
+
+@st.composite
+def wordpiece_models(draw):
+    pieces = draw(st.lists(st.lists(st.sampled_from(CHARS[:6]), min_size=1, max_size=4).map("".join), max_size=25, unique=True))
+    vocab = {}
+    for piece in pieces:
+        vocab.setdefault(draw(st.sampled_from(["", "##"])) + piece, len(vocab))
+    if draw(st.booleans()):
+        vocab.setdefault("[UNK]", len(vocab))
+    return models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=draw(st.sampled_from([4, 100])))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(wordpiece_models(), st.lists(WORD, min_size=1, max_size=6))
+def test_wordpiece_word_encoder_equals_the_model(model, words) -> None:
+    encode = wordpiece_word_encoder(model)
+    for word in words:
+        fast = encode(word)
+        if fast is None:  # left to the model: it raises for an unk without [UNK] in the vocabulary
+            with pytest.raises(VocabularyError):
+                model.tokenize(word)
+        else:
+            assert fast == _model_word_entry(model, word), word
+
+
+def test_wordpiece_word_encoder_worked_example() -> None:
+    encode = wordpiece_word_encoder(models.WordPiece({"[UNK]": 0, "un": 1, "##aff": 2, "##able": 3, "##a": 4}))
+    assert encode("unaffable") == ((1, 2, 3), ("un", "##aff", "##able"), (0, 2, 5), (2, 5, 9))
+    assert encode("unx") == ((0,), ("[UNK]",), (0,), (3,))
+    assert encode("") == ((), (), (), ())
+    assert wordpiece_word_encoder(models.WordLevel({"a": 0}, unk_token="a")) is None
