@@ -191,3 +191,18 @@ def test_wordpiece_word_encoder_worked_example() -> None:
     assert encode("unx") == ((0,), ("[UNK]",), (0,), (3,))
     assert encode("") == ((), (), (), ())
     assert wordpiece_word_encoder(models.WordLevel({"a": 0}, unk_token="a")) is None
+
+
+def test_the_cycle_collector_is_left_as_it_was_by_an_encode() -> None:
+    import gc
+
+    tok = t5_like([("<unk>", 0.0), ("▁the", -1.0), ("▁", -2.0), ("t", -3.0), ("h", -3.0), ("e", -3.0)])
+    assert gc.isenabled()
+    assert tok.encode("the the").ids == [1, 1]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert tok.encode("the eh").ids == [1, 2, 5, 4]
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -40,6 +40,7 @@ takes the general path. The tests compare this path with the general one on rand
 
 from __future__ import annotations
 
+import gc
 import re
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
@@ -956,7 +957,21 @@ def plan_for(tokenizer: Any) -> ChunkPlan | None:
 
 def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     """The sequence's Encoding (before post-processing) from cached chunks, or None when the
-    general path must do it (a boundary that is not safe in this text)."""
+    general path must do it (a boundary that is not safe in this text).
+
+    The cycle collector waits meanwhile: a long cold text makes thousands of cache and
+    offset tuples (no cycles among them), and the collections they trigger also walk the
+    loaded tokenizer's tables (5-15% of a cold 20 KB encode)."""
+    if not gc.isenabled():
+        return _encode_chunked(tokenizer, plan, sequence, type_id, word_index)
+    gc.disable()
+    try:
+        return _encode_chunked(tokenizer, plan, sequence, type_id, word_index)
+    finally:
+        gc.enable()
+
+
+def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     added = tokenizer._added
     if not sequence:
         pieces: list[tuple[int | None, int, int]] = []
