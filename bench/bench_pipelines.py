@@ -329,21 +329,29 @@ def large_batch(args) -> None:
     train = read_corpus(int(args.train_limit) if args.train_limit else None)
     lines = read_corpus(None)[:: args.large_batch]
     processes = args.processes or 2
-    print(f"encode_batch of {len(lines):,} lines, 1 process vs {processes} (wall seconds, fresh tokenizers)\n")
-    print(f"| kind | 1 process | {processes} processes | speed-up | identical |")
-    print("|---|---|---|---|---|")
+    print(f"encode_batch of {len(lines):,} lines, 1 process vs {processes} (wall seconds, fresh tokenizers; CPU seconds of "
+          "this process and of the workers, which say how the work divides when the machine is busy)\n")
+    print(f"| kind | 1 process | {processes} processes | speed-up | CPU 1 process | CPU {processes} processes: this one + workers | identical |")
+    print("|---|---|---|---|---|---|---|")
     for kind in args.kinds.split(","):
         text = build_hf(kind, train, args.vocab_size).to_str()
         results = []
         for count in (None, processes):
             tok = Tokenizer.from_str(text)
+            children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu_started = time.process_time()
             started = time.perf_counter()
             encodings = tok.encode_batch(lines, processes=count)
-            results.append((time.perf_counter() - started, [e.ids for e in encodings]))
+            wall = time.perf_counter() - started
+            cpu = time.process_time() - cpu_started
+            children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            workers = (children_after.ru_utime + children_after.ru_stime) - (children_before.ru_utime + children_before.ru_stime)
+            results.append((wall, cpu, workers, [e.ids for e in encodings]))
             del encodings
-        (serial, serial_ids), (parallel, parallel_ids) = results
+        (serial, serial_cpu, _, serial_ids), (parallel, parallel_cpu, workers_cpu, parallel_ids) = results
         same = sum(a == b for a, b in zip(serial_ids, parallel_ids))
-        print(f"| {kind} | {serial:.2f} s | {parallel:.2f} s | {serial / parallel:.2f}x | {same}/{len(lines)} |", flush=True)
+        print(f"| {kind} | {serial:.2f} s | {parallel:.2f} s | {serial / parallel:.2f}x | {serial_cpu:.2f} s | "
+              f"{parallel_cpu:.2f} s + {workers_cpu:.2f} s | {same}/{len(lines)} |", flush=True)
 
 
 if __name__ == "__main__":

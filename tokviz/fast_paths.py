@@ -40,6 +40,7 @@ takes the general path. The tests compare this path with the general one on rand
 
 from __future__ import annotations
 
+import gc
 import re
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
@@ -99,6 +100,7 @@ class ChunkPlan:
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
+        "bpe", "wordpiece",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -129,6 +131,10 @@ class ChunkPlan:
         self.word_finditer: Any = None
         #: A Unigram model's word encoder without the model's prefix dict (unigram_word_encoder).
         self.unigram = unigram_word_encoder(model)
+        #: A BPE model's word encoder giving tuples directly (bpe_word_encoder), or None.
+        self.bpe = bpe_word_encoder(model)
+        #: A WordPiece model's word encoder giving tuples directly (wordpiece_word_encoder), or None.
+        self.wordpiece = wordpiece_word_encoder(model)
 
 
 def _flatten(normalizer: Any) -> list[Any] | None:
@@ -515,7 +521,11 @@ def _word_entry(plan: ChunkPlan, word: str, byte_level: bool = False) -> tuple[t
     (((1, 2), ('hug', '##s'), (0, 3), (3, 4)), ((1, 2), ('hug', '##s'), (0, 3), (3, 4)))
     """
     if byte_level:
-        entry = tuple(map(tuple, _byte_word_tokens(word, plan.model.tokenize)))
+        entry = tuple(map(tuple, _byte_word_tokens(word, plan.model.tokenize, plan.bpe)))
+    elif plan.bpe is not None:
+        entry = plan.bpe(word) or _model_word_entry(plan.model, word)
+    elif plan.wordpiece is not None:
+        entry = plan.wordpiece(word) or _model_word_entry(plan.model, word)
     elif plan.unigram is not None and len(word) <= _UNIGRAM_MAX_WORD:
         entry = plan.unigram(word) or _model_word_entry(plan.model, word)
     else:
@@ -537,6 +547,144 @@ def _model_word_entry(model: Any, word: str) -> tuple[tuple[Any, ...], ...]:
         tuple([token.offsets[0] for token in tokens]),
         tuple([token.offsets[1] for token in tokens]),
     )
+
+
+def bpe_word_encoder(model: Any) -> Any:
+    """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a BPE
+    model without dropout, or None for anything else (the function returns None for a word it
+    leaves to the model: a char that is not a symbol of the vocabulary when the model has byte
+    fallback or no unk token in its vocabulary). The model's own path builds a ``Token`` per token that the caller takes apart again;
+    this one merges the same ids with the same merge table and gives the tuples directly.
+
+    >>> from tokviz.models import BPE
+    >>> encode = bpe_word_encoder(BPE({"h": 0, "u": 1, "g": 2, "ug": 3, "hug": 4}, [("u", "g"), ("h", "ug")]))
+    >>> encode("hugu"), encode("hx")
+    (((4, 1), ('hug', 'u'), (0, 3), (3, 4)), None)
+    >>> bpe_word_encoder(BPE({"<unk>": 0, "h": 1}, [], unk_token="<unk>", fuse_unk=True))("hxyh")
+    ((1, 0, 1), ('h', '<unk>', 'h'), (0, 1, 3), (1, 3, 4))
+    """
+    if type(model).__name__ != "BPE" or type(model).__module__ != "tokviz.models.bpe.model" or model.dropout:
+        return None
+    from tokviz.models.bpe.model import apply_merges, merge_ids
+
+    vocab = model._vocab
+    get = vocab.get
+    token_of = model._vocab_r.__getitem__
+    merge_map = model._merge_map
+    prefix = model.continuing_subword_prefix or ""
+    suffix = model.end_of_word_suffix or ""
+    plain = model._plain and not prefix and not suffix
+    ignore_merges = model.ignore_merges
+    empty = ((), (), (), ())
+
+    def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
+        if not word:
+            return empty
+        if ignore_merges:
+            token_id = get(word)
+            if token_id is not None:
+                return (token_id,), (word,), (0,), (len(word),)
+        if prefix:
+            ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
+            if suffix:
+                ids[-1] = get((prefix + word[-1] if len(word) > 1 else word[-1]) + suffix)
+        elif suffix:
+            ids = list(map(get, word[:-1]))
+            ids.append(get(word[-1] + suffix))
+        else:
+            ids = list(map(get, word))
+        if None in ids:
+            if unk_id is None:
+                return None
+            return unknown(word, ids)
+        if plain:
+            merge_ids(ids, merge_map)
+            values = tuple(map(token_of, ids))
+            ends = tuple(accumulate(map(len, values)))
+        else:
+            lengths = [1] * len(ids)
+            apply_merges(ids, lengths, merge_map)
+            values = tuple(map(token_of, ids))
+            ends = tuple(accumulate(lengths))
+        return tuple(ids), values, (0, *ends[:-1]), ends
+
+    unk_id = None if model.byte_fallback or model.unk_token is None else get(model.unk_token)
+    fuse_unk = model.fuse_unk
+
+    def unknown(word: str, symbol_ids: list[Any]) -> tuple[tuple[Any, ...], ...]:
+        # Unknown symbols become unk (a run of them one unk with fuse_unk), as the model's _symbols.
+        ids: list[int] = []
+        lengths: list[int] = []
+        previous_unknown = False
+        for symbol_id in symbol_ids:
+            if symbol_id is not None:
+                ids.append(symbol_id)
+                lengths.append(1)
+                previous_unknown = False
+            elif previous_unknown and fuse_unk:
+                lengths[-1] += 1
+            else:
+                ids.append(unk_id)
+                lengths.append(1)
+                previous_unknown = True
+        apply_merges(ids, lengths, merge_map)
+        ends = tuple(accumulate(lengths))
+        return tuple(ids), tuple(map(token_of, ids)), (0, *ends[:-1]), ends
+
+    return encode
+
+
+def wordpiece_word_encoder(model: Any) -> Any:
+    """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a
+    WordPiece model (greedy longest match first, ``##`` pieces after the first), or None for
+    anything else; the function returns None for a word it leaves to the model (an unk without
+    an unk token in the vocabulary: the model raises). No ``Token`` per token.
+
+    >>> from tokviz.models import WordPiece
+    >>> encode = wordpiece_word_encoder(WordPiece({"[UNK]": 0, "hu": 1, "##g": 2, "##s": 3, "hug": 4}))
+    >>> encode("hugs"), encode("hum")
+    (((4, 3), ('hug', '##s'), (0, 3), (3, 4)), ((0,), ('[UNK]',), (0,), (3,)))
+    """
+    if type(model).__name__ != "WordPiece" or type(model).__module__ != "tokviz.models.wordpiece.model":
+        return None
+    get = model._vocab.get
+    prefix = model.continuing_subword_prefix
+    longest = model._longest
+    max_chars = model.max_input_chars_per_word
+    unk_token = model.unk_token
+    unk_id = get(unk_token)
+
+    def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
+        length = len(word)
+        if length > max_chars:
+            return None if unk_id is None else ((unk_id,), (unk_token,), (0,), (length,))
+        if 0 < length <= longest:
+            token_id = get(word)
+            if token_id is not None:  # the first candidate: the whole word
+                return (token_id,), (word,), (0,), (length,)
+        ids: list[int] = []
+        values: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        start = 0
+        while start < length:
+            end = min(length, start + longest)
+            while start < end:
+                piece = word[start:end] if start == 0 else prefix + word[start:end]
+                token_id = get(piece)
+                if token_id is not None:
+                    ids.append(token_id)
+                    values.append(piece)
+                    starts.append(start)
+                    ends.append(end)
+                    break
+                end -= 1
+            else:
+                return None if unk_id is None else ((unk_id,), (unk_token,), (0,), (length,))
+            start = end
+        return tuple(ids), tuple(values), tuple(starts), tuple(ends)
+
+    return encode
 
 
 #: Longer words go to the model (its prefix walk stops early; the direct look-ups below do not).
@@ -744,40 +892,42 @@ def _encode_whole(plan: ChunkPlan, sequence: str, type_id: int) -> Any:
 _PRINTABLE_ASCII = re.compile(r"[!-~]*")  # the bytes the GPT-2 table maps to themselves
 
 
-def _byte_word_tokens(word: str, model_tokenize: Any) -> tuple[list[int], list[str], list[int], list[int]]:
+def _byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tuple[Any, Any, Any, Any]:
     """A byte-level word's tokens: ids, values, and start/end offsets in chars of ``word``
     (a token inside a char's bytes covers that whole char, as the general path aligns it).
+    ``encode``: the model's :func:`bpe_word_encoder`, if it has one.
 
     >>> from tokviz.models import BPE
     >>> _byte_word_tokens("hé", BPE({"h": 0, "Ã": 1, "©": 2, "Ã©": 3}, [("Ã", "©")]).tokenize)
     ([0, 3], ['h', 'Ã©'], [0, 1], [1, 2])
     """
-    if _PRINTABLE_ASCII.fullmatch(word):
-        tokens = model_tokenize(word)
-        return (
+    printable = _PRINTABLE_ASCII.fullmatch(word) is not None
+    if printable:
+        symbols = word
+    else:
+        from tokviz.byte_level import text_to_symbols
+
+        symbols = text_to_symbols(word)
+    entry = encode(symbols) if encode is not None else None
+    if entry is None:
+        tokens = model_tokenize(symbols)
+        entry = (
             [t.id for t in tokens], [t.value for t in tokens], [t.offsets[0] for t in tokens], [t.offsets[1] for t in tokens]
         )
-    from tokviz.byte_level import text_to_symbols
-
-    symbols = text_to_symbols(word)
-    tokens = model_tokenize(symbols)
+    if printable or len(symbols) == len(word):
+        return entry
+    char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
     starts: list[int] = []
     ends: list[int] = []
-    if len(symbols) == len(word):
-        starts = [t.offsets[0] for t in tokens]
-        ends = [t.offsets[1] for t in tokens]
-    else:
-        char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
-        for token in tokens:
-            start, end = token.offsets
-            if start == end:
-                position = char_of_symbol[start] if start < len(char_of_symbol) else len(word)
-                starts.append(position)
-                ends.append(position)
-            else:
-                starts.append(char_of_symbol[start])
-                ends.append(char_of_symbol[end - 1] + 1)
-    return [t.id for t in tokens], [t.value for t in tokens], starts, ends
+    for start, end in zip(entry[2], entry[3]):
+        if start == end:
+            position = char_of_symbol[start] if start < len(char_of_symbol) else len(word)
+            starts.append(position)
+            ends.append(position)
+        else:
+            starts.append(char_of_symbol[start])
+            ends.append(char_of_symbol[end - 1] + 1)
+    return entry[0], entry[1], starts, ends
 
 
 def _gpt2_finditer(text: str) -> Any:
@@ -807,7 +957,21 @@ def plan_for(tokenizer: Any) -> ChunkPlan | None:
 
 def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     """The sequence's Encoding (before post-processing) from cached chunks, or None when the
-    general path must do it (a boundary that is not safe in this text)."""
+    general path must do it (a boundary that is not safe in this text).
+
+    The cycle collector waits meanwhile: a long cold text makes thousands of cache and
+    offset tuples (no cycles among them), and the collections they trigger also walk the
+    loaded tokenizer's tables (5-15% of a cold 20 KB encode)."""
+    if not gc.isenabled():
+        return _encode_chunked(tokenizer, plan, sequence, type_id, word_index)
+    gc.disable()
+    try:
+        return _encode_chunked(tokenizer, plan, sequence, type_id, word_index)
+    finally:
+        gc.enable()
+
+
+def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     added = tokenizer._added
     if not sequence:
         pieces: list[tuple[int | None, int, int]] = []

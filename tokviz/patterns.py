@@ -111,6 +111,25 @@ def compile_pattern(pattern: str) -> regex.Pattern:
         raise PatternError(f"The regular expression {pattern!r} is invalid: {error}") from error
 
 
+#: One atom: an escaped char or class (not a backreference or \\p{..}), a bracket class, or a literal.
+_ATOM = r"(?:\\[^pPxuUNgk0-9]|\[\^?\]?(?:[^\]\\\[]|\\[^pP])*\]|[^\\\[\](){}|*+?.^$])"
+#: Literals around at most one quantified atom: at most quadratic backtracking, so a search of a
+#: short text needs no time limit (regex's ``timeout=`` costs ~17 us a call, more than the search).
+_BOUNDED_PATTERN = regex.compile(rf"{_ATOM}*(?:{_ATOM}(?:[*+?]|\{{\d+(?:,\d*)?\}})?)?{_ATOM}*")
+#: Texts up to this length are searched without a time limit by a bounded pattern (<= 10^6 steps).
+_UNTIMED_LENGTH = 1_000
+
+
+@lru_cache(maxsize=512)
+def _is_bounded(pattern: str) -> bool:
+    """True when ``pattern`` is literals around at most one quantified atom (see _BOUNDED_PATTERN).
+
+    >>> _is_bounded(" {2,}"), _is_bounded(r"\\s+"), _is_bounded("[ \\t]+x"), _is_bounded("(a+)+b"), _is_bounded("a+b+")
+    (True, True, True, False, False)
+    """
+    return _BOUNDED_PATTERN.fullmatch(pattern) is not None
+
+
 def match_spans(compiled: regex.Pattern, text: str, timeout: float | None = None) -> list[tuple[int, int]]:
     """``(start, end)`` of every non-overlapping match, under the time limit.
 
@@ -129,32 +148,43 @@ def match_spans(compiled: regex.Pattern, text: str, timeout: float | None = None
     limit, budget = _search_limit(timeout)
     if limit <= 0:
         raise _timeout_error(compiled, text, limit, budget)
-    deadline = time.monotonic() + limit
+    if len(text) <= _UNTIMED_LENGTH and _is_bounded(compiled.pattern):
+        return _spans(compiled, text, None)
+    try:
+        return _spans(compiled, text, time.monotonic() + limit)
+    except TimeoutError as error:
+        raise _timeout_error(compiled, text, limit, budget) from error
+
+
+def _spans(compiled: regex.Pattern, text: str, deadline: float | None) -> list[tuple[int, int]]:
+    """:func:`match_spans`' loop; no time limit when ``deadline`` is None (TimeoutError past it)."""
     spans: list[tuple[int, int]] = []
     previous_end = -1
     position = 0
-    try:
-        while position <= len(text):
-            empty_at = -1  # position of the last empty match seen in this pass
-            restart_at = None
-            for match in compiled.finditer(text, position, timeout=max(deadline - time.monotonic(), 1e-3)):
-                start, end = match.span()
-                if start == empty_at:
-                    # Python tries a non-empty match where the empty one was; Oniguruma
-                    # has already moved on by one char.
-                    restart_at = start + 1
-                    break
-                if start == end:
-                    empty_at = start
-                    if start == previous_end:
-                        continue
-                spans.append((start, end))
-                previous_end = end
-            if restart_at is None:
+    while position <= len(text):
+        empty_at = -1  # position of the last empty match seen in this pass
+        restart_at = None
+        matches = (
+            compiled.finditer(text, position)
+            if deadline is None
+            else compiled.finditer(text, position, timeout=max(deadline - time.monotonic(), 1e-3))
+        )
+        for match in matches:
+            start, end = match.span()
+            if start == empty_at:
+                # Python tries a non-empty match where the empty one was; Oniguruma
+                # has already moved on by one char.
+                restart_at = start + 1
                 break
-            position = restart_at
-    except TimeoutError as error:
-        raise _timeout_error(compiled, text, limit, budget) from error
+            if start == end:
+                empty_at = start
+                if start == previous_end:
+                    continue
+            spans.append((start, end))
+            previous_end = end
+        if restart_at is None:
+            break
+        position = restart_at
     return spans
 
 
