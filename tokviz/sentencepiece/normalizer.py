@@ -119,11 +119,11 @@ def _char_class(chars: Iterable[str]) -> str:
 
 
 @lru_cache(maxsize=16)
-def _rule_index(charsmap: bytes) -> tuple[dict[str, str], dict[str, tuple[int, ...]], "re.Pattern[str] | None", frozenset[str]]:
-    """The rules, the key lengths by first character, a pattern finding the characters where a rule
-    may start or that continue a longer key (the "tails": second characters of keys), and the tails.
-    A rule starts only at a key character or just before a tail, so text before the first match
-    (but its last character, when the match is a tail) is copied unchanged."""
+def _rule_index(charsmap: bytes) -> tuple[dict[str, str], dict[str, tuple[int, ...]], frozenset[str], frozenset[str]]:
+    """The rules, the key lengths by first character, the "hot" characters: those where a rule may
+    start or that continue a longer key (the "tails": second characters of keys), and the tails.
+    A rule starts only at a key character or just before a tail, so text before the first hot
+    character (but the one before it, when that is a tail) is copied unchanged."""
     rules = parse_charsmap(charsmap)
     lengths: dict[str, set[int]] = {}
     singles: set[str] = set()
@@ -135,9 +135,13 @@ def _rule_index(charsmap: bytes) -> tuple[dict[str, str], dict[str, tuple[int, .
         else:
             tails.add(key[1])
     first = {c: tuple(sorted(ls, reverse=True)) for c, ls in lengths.items()}
-    # one character class (a fast scan): a match is a key itself, or a tail whose rule starts one before
-    hot = re.compile(_char_class(singles | tails)) if singles or tails else None
-    return rules, first, hot, frozenset(tails)
+    return rules, first, frozenset(singles | tails), frozenset(tails)
+
+
+@lru_cache(maxsize=1024)
+def _hot_pattern(chars: frozenset[str]) -> "re.Pattern[str]":
+    """A character class of the few hot characters a text holds (a class of thousands scans slowly)."""
+    return re.compile(_char_class(chars))
 
 
 @lru_cache(maxsize=16)
@@ -189,9 +193,10 @@ class SentencePieceNormalizer:
 
     def _map(self, text: str) -> str:
         """The charsmap's longest-match replacements over ``text`` (no whitespace handling)."""
-        hot = self._hot
-        if hot is None:
+        present = self._hot.intersection(text) if self._hot else None
+        if not present:
             return text
+        hot = _hot_pattern(frozenset(present))
         rules, first, tails = self.rules, self._first, self._tails
         out: list[str] = []
         pos, n = 0, len(text)
