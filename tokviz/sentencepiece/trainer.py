@@ -33,6 +33,7 @@ import struct
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
@@ -425,7 +426,9 @@ def _words(spec: TrainerSpec, sentences: Iterable[tuple[str, int]]) -> dict[str,
             else:
                 for word in split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces):
                     words[word] += freq
-    return dict(sorted(words.items(), key=lambda item: (-item[1], item[0])))
+    ordered = sorted(words.items())
+    ordered.sort(key=itemgetter(1), reverse=True)  # stable: equal counts stay in string order
+    return dict(ordered)
 
 
 def _chunks(word: str, rules: PieceRules) -> list[str]:
@@ -584,7 +587,8 @@ def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, mod
     if unigram_history is not None:
         min_size = fixed + chars
     tokviz_model = None
-    if model_type in (ModelType.BPE, ModelType.UNIGRAM):
+    if model_type in (ModelType.BPE, ModelType.UNIGRAM) and not require_output:
+        # (SentencePieceTrainer.train returns nothing: no tokviz model to build for it)
         from tokviz.sentencepiece.convert import model_from_proto
 
         tokviz_model = model_from_proto(proto)
