@@ -22,7 +22,10 @@ from __future__ import annotations
 import gc
 import heapq
 from dataclasses import dataclass
+from itertools import chain
 from typing import Callable, Mapping
+
+import numpy as np
 
 from tokviz.history import MergeStep
 from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules
@@ -218,26 +221,10 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         ok = valid[code] = is_valid(strings[code >> _BITS] + strings[code & _MASK])
         return ok
 
-    pair_counts: dict[int, int] = {}
-    where: dict[int, set[int]] = {}
+    pair_counts, where = _initial_pairs(words, counts, check)
     get_count, get_valid = pair_counts.get, valid.get
-    for index, ids in enumerate(words):
-        count = counts[index]
-        for left, right in zip(ids, ids[1:]):
-            code = left << _BITS | right
-            ok = get_valid(code)
-            if ok is None:
-                ok = check(code)
-            if not ok:
-                continue
-            pair_counts[code] = get_count(code, 0) + count
-            holders = where.get(code)
-            if holders is None:
-                where[code] = {index}
-            else:
-                holders.add(index)
     heap = [code + (lengths[code >> _BITS] + lengths[code & _MASK]) * _CODE_SPAN - count * _COUNT_UNIT
-            for code, count in pair_counts.items()]
+            for code, count in pair_counts.items() if valid[code]]
     heapq.heapify(heap)
     heappush, heappop = heapq.heappush, heapq.heappop
     made: set[str] = set()
@@ -280,7 +267,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         code = best & _CODE_MASK
         left, right = code >> _BITS, code & _MASK
         merged = strings[left] + strings[right]
-        del pair_counts[code]
+        pair_counts[code] = 0  # (kept: a dropped pair stays in words, and its neighbours' merges count it down)
         valid[code] = False
         holders = where.pop(code, ())
         if merged in made:  # the same string reached by another pair: drop it, merge nothing
@@ -296,7 +283,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         strings.append(merged)
         lengths.append(len(merged))
         new_left, new_right = new_id << _BITS, new_id
-        new_where: dict[int, set[int]] = {}
+        new_where: dict[int, list[int]] = {}
         for index in holders:
             word = words[index]
             if left not in word:
@@ -311,37 +298,33 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                 if position + 1 < len(word) and word[position + 1] == right:
                     if position:
                         before = word[position - 1]
-                        changed = before << _BITS | left
-                        if valid[changed]:
-                            pair_counts[changed] -= weight
+                        pair_counts[before << _BITS | left] -= weight
                         changed = before << _BITS | new_right
+                        pair_counts[changed] = get_count(changed, 0) + weight
                         ok = get_valid(changed)
                         if ok is None:
                             ok = check(changed)
                         if ok:
-                            pair_counts[changed] = get_count(changed, 0) + weight
                             bucket = new_where.get(changed)
                             if bucket is None:
-                                new_where[changed] = {index}
+                                new_where[changed] = [index]
                             else:
-                                bucket.add(index)
+                                bucket.append(index)
                     word[position:position + 2] = (new_id,)
                     if position + 1 < len(word):
                         after = word[position + 1]
-                        changed = right << _BITS | after
-                        if valid[changed]:
-                            pair_counts[changed] -= weight
+                        pair_counts[right << _BITS | after] -= weight
                         changed = new_left | after
+                        pair_counts[changed] = get_count(changed, 0) + weight
                         ok = get_valid(changed)
                         if ok is None:
                             ok = check(changed)
                         if ok:
-                            pair_counts[changed] = get_count(changed, 0) + weight
                             bucket = new_where.get(changed)
                             if bucket is None:
-                                new_where[changed] = {index}
+                                new_where[changed] = [index]
                             else:
-                                bucket.add(index)
+                                bucket.append(index)
                 position += 1
         for changed, bucket in new_where.items():
             count = pair_counts[changed]
@@ -351,7 +334,52 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             if known is None:
                 where[changed] = bucket
             else:
-                known |= bucket
+                known += bucket
     for char, _ in sorted_chars(required_chars):
         pieces.append((char, -float(len(pieces))))
     return BpeResult(tuple(steps), tuple(pieces), stop_reason)
+
+
+def _initial_pairs(words: list[list[int]], counts: list[int], check: Callable[[int], bool]) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """``({pair code: weighted count}, {pair code: indices of the words holding it})``: counts of
+    all adjacent pairs, holders of the valid ones, in a few numpy passes over all the words' ids
+    (``check(code)`` once per distinct pair). A word index may repeat in a holders list (the
+    merge loop appends); the loop only finds nothing to merge there the second time."""
+    sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    if sizes.sum() - len(words) <= 0:
+        return {}, {}
+    ids = np.fromiter(chain.from_iterable(words), dtype=np.int64, count=int(sizes.sum()))
+    owner = np.repeat(np.arange(len(words), dtype=np.int64), sizes)
+    inside = owner[:-1] == owner[1:]
+    codes = ((ids[:-1] << _BITS) | ids[1:])[inside]
+    owner = owner[:-1][inside]
+    distinct, inverse = _unique_inverse(codes)
+    keep = np.fromiter((check(code) for code in distinct.tolist()), dtype=bool, count=len(distinct))
+    weights = np.bincount(inverse, weights=np.asarray(counts, dtype=np.float64)[owner], minlength=len(distinct))
+    # every adjacent pair is counted (a merge counts its neighbours down without asking), only valid ones go on the heap
+    pair_counts = dict(zip(distinct.tolist(), np.rint(weights).astype(np.int64).tolist()))
+    # (pair, word) once each, grouped by pair
+    chosen = keep[inverse]
+    key = np.sort(inverse[chosen] * len(words) + owner[chosen])
+    if len(key):
+        key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+    pair_index, word_index = np.divmod(key, len(words))
+    bounds = np.flatnonzero(np.diff(pair_index)) + 1
+    starts = np.concatenate(([0], bounds)).tolist()
+    ends = np.concatenate((bounds, [len(key)])).tolist()
+    holders = word_index.tolist()
+    pair_codes = distinct[pair_index[starts]].tolist() if len(key) else []
+    where = {code: holders[a:b] for code, a, b in zip(pair_codes, starts, ends)}
+    return pair_counts, where
+
+
+def _unique_inverse(values: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+    """``np.unique(values, return_inverse=True)`` by one sort (numpy 2's hashing unique is slower here)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    first = np.empty(len(values), dtype=bool)
+    first[:1] = True
+    first[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(len(values), dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first], inverse
