@@ -286,16 +286,17 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         new_where: dict[int, list[int]] = {}
         for index in holders:
             word = words[index]
-            if left not in word:
+            remaining = word.count(left)  # (counted, not searched until ValueError: raising costs more)
+            if not remaining:
                 continue
             weight = counts[index]
-            position = 0
-            while True:
-                try:
-                    position = word.index(left, position)
-                except ValueError:
-                    break
+            position = -1
+            while remaining:
+                position = word.index(left, position + 1)
+                remaining -= 1
                 if position + 1 < len(word) and word[position + 1] == right:
+                    if right == left:
+                        remaining -= 1
                     if position:
                         before = word[position - 1]
                         pair_counts[before << _BITS | left] -= weight
@@ -325,7 +326,6 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                                 new_where[changed] = [index]
                             else:
                                 bucket.append(index)
-                position += 1
         for changed, bucket in new_where.items():
             count = pair_counts[changed]
             if count > 0:
