@@ -171,17 +171,15 @@ def train_bpe_reference(word_counts: Mapping[str, int], required_chars: Mapping[
     return BpeResult(tuple(steps), tuple(pieces), stop_reason)
 
 
-# A symbol is an int id; a pair is one int ``left << _BITS | right``; a heap entry is one int
-# ``-count * _COUNT_UNIT + merged_length * _CODE_SPAN + code``, so the smallest entry is the most
-# frequent pair, then the shortest merged piece. Equal (count, length) entries are compared by
-# their strings when they surface together.
+# A symbol is an int id; a pair is one int ``left << _BITS | right``; a heap entry is
+# ``(-count * _COUNT_UNIT + merged_length, merged, left string, pair)``, so the smallest entry is
+# the most frequent pair, then the shortest merged piece, then the smaller merged string and left
+# part (sentencepiece's order): ties are settled by the tuple, never by popping a whole tied
+# group (thousands of pairs tie at small counts late in training).
 _BITS = 24
 _MASK = (1 << _BITS) - 1
-_CODE_SPAN = 1 << (2 * _BITS)
-_CODE_MASK = _CODE_SPAN - 1
 _LENGTH_BITS = 10  # max_sentencepiece_length is at most 512
-_COUNT_SHIFT = 2 * _BITS + _LENGTH_BITS
-_COUNT_UNIT = 1 << _COUNT_SHIFT
+_COUNT_UNIT = 1 << _LENGTH_BITS
 
 
 def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int,
@@ -210,7 +208,6 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
     strings: list[str] = sorted(set().union(*(word for word, _ in kept))) if kept else []
     id_of = {char: index for index, char in enumerate(strings)}
-    lengths = [1] * len(strings)
     to_id = id_of.__getitem__
     words = [list(map(to_id, word)) for word, _ in kept]
     counts = [count for _, count in kept]
@@ -223,7 +220,8 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
 
     pair_counts, where = _initial_pairs(words, counts, check)
     get_count, get_valid = pair_counts.get, valid.get
-    heap = [code + (lengths[code >> _BITS] + lengths[code & _MASK]) * _CODE_SPAN - count * _COUNT_UNIT
+    heap = [(len(strings[code >> _BITS]) + len(strings[code & _MASK]) - count * _COUNT_UNIT,
+             strings[code >> _BITS] + strings[code & _MASK], strings[code >> _BITS], code)
             for code, count in pair_counts.items() if valid[code]]
     heapq.heapify(heap)
     heappush, heappop = heapq.heappush, heapq.heappop
@@ -234,39 +232,21 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     while len(pieces) < num_merges:
         best = None
         while heap:
-            key = heappop(heap)
-            code = key & _CODE_MASK
-            count = -(key >> _COUNT_SHIFT)
+            entry = heappop(heap)
+            key, _, _, code = entry
+            count = -(key >> _LENGTH_BITS)
             current = get_count(code, 0)
             if current != count:
-                if current > 0 and valid[code]:
-                    heappush(heap, key + (count - current) * _COUNT_UNIT)
+                if current > 0 and valid[code]:  # stale (counts of old pairs only fall): back with the current count
+                    heappush(heap, (key + (count - current) * _COUNT_UNIT, entry[1], entry[2], code))
                 continue
-            best = key
+            best = entry
             break
         if best is None:
             stop_reason = "no valid pair left to merge"
             break
-        group = best >> (2 * _BITS)
-        if heap and heap[0] >> (2 * _BITS) == group:
-            # equal count and length: the smaller merged string wins (then the smaller left part)
-            tied = [best]
-            while heap and heap[0] >> (2 * _BITS) == group:
-                key = heappop(heap)
-                code = key & _CODE_MASK
-                current = get_count(code, 0)
-                if current != count:
-                    if current > 0 and valid[code]:
-                        heappush(heap, key + (count - current) * _COUNT_UNIT)
-                    continue
-                tied.append(key)
-            best = min(tied, key=lambda k: (strings[(k & _CODE_MASK) >> _BITS] + strings[k & _MASK], strings[(k & _CODE_MASK) >> _BITS]))
-            for key in tied:
-                if key != best:
-                    heappush(heap, key)
-        code = best & _CODE_MASK
+        _, merged, _, code = best
         left, right = code >> _BITS, code & _MASK
-        merged = strings[left] + strings[right]
         pair_counts[code] = 0  # (kept: a dropped pair stays in words, and its neighbours' merges count it down)
         valid[code] = False
         holders = where.pop(code, ())
@@ -281,7 +261,6 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             progress("merges", rank, num_merges)
         new_id = len(strings)
         strings.append(merged)
-        lengths.append(len(merged))
         new_left, new_right = new_id << _BITS, new_id
         new_where: dict[int, list[int]] = {}
         for index in holders:
@@ -329,7 +308,9 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         for changed, bucket in new_where.items():
             count = pair_counts[changed]
             if count > 0:
-                heappush(heap, changed + (lengths[changed >> _BITS] + lengths[changed & _MASK]) * _CODE_SPAN - count * _COUNT_UNIT)
+                first_part = strings[changed >> _BITS]
+                second = strings[changed & _MASK]
+                heappush(heap, (len(first_part) + len(second) - count * _COUNT_UNIT, first_part + second, first_part, changed))
             known = where.get(changed)
             if known is None:
                 where[changed] = bucket
