@@ -237,8 +237,14 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             count = -(key >> _LENGTH_BITS)
             current = get_count(code, 0)
             if current != count:
-                if current > 0 and valid[code]:  # stale (counts of old pairs only fall): back with the current count
+                if current > 0 and get_valid(code) is not False:  # stale (counts of old pairs only fall): back with the current count
                     heappush(heap, (key + (count - current) * _COUNT_UNIT, entry[1], entry[2], code))
+                continue
+            ok = get_valid(code)
+            if ok is None:
+                ok = check(code)
+            if not ok:  # a new pair is checked only when it comes out on top (most never do)
+                where.pop(code, None)
                 continue
             best = entry
             break
@@ -281,10 +287,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                         pair_counts[before << _BITS | left] -= weight
                         changed = before << _BITS | new_right
                         pair_counts[changed] = get_count(changed, 0) + weight
-                        ok = get_valid(changed)
-                        if ok is None:
-                            ok = check(changed)
-                        if ok:
+                        if get_valid(changed) is not False:
                             bucket = new_where.get(changed)
                             if bucket is None:
                                 new_where[changed] = [index]
@@ -296,10 +299,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                         pair_counts[right << _BITS | after] -= weight
                         changed = new_left | after
                         pair_counts[changed] = get_count(changed, 0) + weight
-                        ok = get_valid(changed)
-                        if ok is None:
-                            ok = check(changed)
-                        if ok:
+                        if get_valid(changed) is not False:
                             bucket = new_where.get(changed)
                             if bucket is None:
                                 new_where[changed] = [index]
