@@ -266,11 +266,12 @@ class SentencePieceNormalizer:
                 return replacement, length
         return char, 1
 
-    def _map(self, text: str) -> str:
-        """The charsmap's longest-match replacements over ``text`` (no whitespace handling)."""
+    def _map(self, text: str, chars: set[str] | None = None) -> str:
+        """The charsmap's longest-match replacements over ``text`` (no whitespace handling);
+        ``chars``: the characters of ``text`` when the caller has them already."""
         if self._index.trie is None or not text:
             return text
-        present, tails = self._index.hot(set(text))
+        present, tails = self._index.hot(set(text) if chars is None else chars)
         if not present:
             return text
         hot = _hot_pattern(present)
@@ -342,12 +343,13 @@ class SentencePieceNormalizer:
         """
         if not texts:
             return []
-        sep = self._separator(texts)
+        chars: set[str] = set()
+        sep = self._separator(texts, chars)
         if sep is None or self.treat_whitespace_as_suffix:
             return [self.normalize(text) for text in texts]
         joined = sep.join(texts)
         if self._user_split is None:
-            mapped = self._map(joined)
+            mapped = self._map(joined, chars | {sep})
         else:
             parts = self._user_split.split(joined)
             mapped = "".join(part if index % 2 else self._map(part) for index, part in enumerate(parts))
@@ -360,9 +362,9 @@ class SentencePieceNormalizer:
             mapped = mapped.replace(" ", SPACE_SYMBOL)
         if self.add_dummy_prefix:
             mapped = space + mapped.replace(sep, sep + space)
-        if self.remove_extra_whitespaces:
-            mapped = re.sub(re.escape(space) + "+(?=" + re.escape(sep) + ")", "", mapped).rstrip(space)
         out = mapped.split(sep)
+        if self.remove_extra_whitespaces:  # (a regex with a lookahead for the separator scans 4x slower)
+            out = [text.rstrip(space) for text in out]
         if len(out) != len(texts):  # cannot happen when the separator is free; the plain loop is the answer
             return [self.normalize(text) for text in texts]
         for index, text in enumerate(texts):
@@ -370,11 +372,13 @@ class SentencePieceNormalizer:
                 out[index] = ""
         return out
 
-    def _separator(self, texts: list[str]) -> str | None:
-        """A character found in no rule, no user symbol and no text (``None`` if the few tried all are)."""
+    def _separator(self, texts: list[str], chars: set[str]) -> str | None:
+        """A character found in no rule, no user symbol and no text (``None`` if the few tried all
+        are); the texts' characters are added to ``chars``."""
         blob = "".join(texts)
+        chars |= set(blob)
         # only rules starting with a character of the texts (or the separator) can apply
-        self._index.load(set(blob) | {"\n", "\0", "\uffff", "\U0010fffd"})
+        self._index.load(chars | {"\n", "\0", "\uffff", "\U0010fffd"})
         used = self._index.used | set("".join(self.user_defined_symbols)) | {" ", SPACE_SYMBOL}
         for candidate in ("\n", "\0", "\uffff", "\U0010fffd"):
             if candidate not in used and candidate not in blob:
