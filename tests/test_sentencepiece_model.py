@@ -240,6 +240,26 @@ def test_no_rule_maps_to_a_double_space() -> None:
         assert b" " in replacements and b"  " not in replacements
 
 
+def test_charsmap_read_on_demand_equals_the_whole_trie() -> None:
+    """The normalizer reads the trie only under the characters a text holds: per first character
+    it must find exactly the rules the whole-trie walk finds."""
+    from tokviz.sentencepiece.normalizer import _Trie
+
+    for rule in ("nmt_nfkc", "nfkc_cf"):
+        trie = _Trie(charsmap_for_rule(rule))
+        whole = parse_charsmap(charsmap_for_rule(rule))
+        by_first: dict[str, str] = {}
+        for char in {key[0] for key in whole}:
+            by_first.update(trie.rules_from(char))
+        assert by_first == whole
+    trie = _Trie(charsmap_for_rule("nmt_nfkc"))
+    # halfwidth KA alone, with the halfwidth voiced mark, with the combining voiced mark
+    assert trie.rules_from("ｶ") == {"ｶ": "カ", "ｶﾞ": "ガ", "ｶ\u3099": "ガ"}
+    assert trie.rules_from("q") == {}
+    n = SentencePieceNormalizer.from_rule("nmt_nfkc")
+    assert n.normalize("ｶﾞｷ Ｈｉ") == "▁ガキ▁Hi"
+
+
 @settings(max_examples=60, deadline=None)
 @given(text=st.text(alphabet=st.sampled_from(list("hugpst é🤗 ")), max_size=20))
 def test_decode_inverts_encode_with_byte_fallback(text: str) -> None:

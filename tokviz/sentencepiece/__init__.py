@@ -9,6 +9,7 @@ Use it as the ``sentencepiece`` package is used::
     sp.encode_as_pieces("Hello world")
 """
 
+from tokviz._lazy import lazy_exports
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
 from tokviz.sentencepiece.processor import SentencePieceError, SentencePieceProcessor
 
@@ -19,12 +20,12 @@ __all__ = [
 from tokviz.sentencepiece.trainer import SentencePieceHistory, SentencePieceTrainer, train_sentencepiece  # noqa: E402
 
 __all__ += ["SentencePieceTrainer", "SentencePieceHistory", "train_sentencepiece"]
-from tokviz.sentencepiece.convert import (  # noqa: E402
-    from_model_bytes,
-    model_from_proto,
-    proto_from_tokenizer,
-    to_model_bytes,
-    tokenizer_from_proto,
-)
 
-__all__ += ["from_model_bytes", "to_model_bytes", "tokenizer_from_proto", "proto_from_tokenizer", "model_from_proto"]
+# the converters pull in tokviz's pipeline: imported on first use (training a .model needs none of it)
+_CONVERT = ("from_model_bytes", "to_model_bytes", "tokenizer_from_proto", "proto_from_tokenizer", "model_from_proto")
+__getattr__, _dir = lazy_exports(__name__, {name: "tokviz.sentencepiece.convert" for name in _CONVERT})
+__all__ += list(_CONVERT)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_CONVERT))

@@ -26,6 +26,7 @@ Training follows sentencepiece's ``TrainerInterface``:
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 import re
@@ -413,7 +414,7 @@ def _rules(spec: TrainerSpec) -> PieceRules:
 
 
 def _words(spec: TrainerSpec, sentences: Iterable[tuple[str, int]]) -> dict[str, int]:
-    """sentencepiece's ``SplitSentencesByWhitespace``: ``{word: count}``, most frequent first."""
+    """sentencepiece's ``SplitSentencesByWhitespace``: ``{word: count}`` (in no particular order)."""
     words: Counter[str] = Counter()
     if spec.split_by_whitespace and all(freq == 1 for _, freq in sentences):
         words = count_words([text for text, _ in sentences], spec.treat_whitespace_as_suffix,
@@ -425,7 +426,7 @@ def _words(spec: TrainerSpec, sentences: Iterable[tuple[str, int]]) -> dict[str,
             else:
                 for word in split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces):
                     words[word] += freq
-    return dict(sorted(words.items(), key=lambda item: (-item[1], item[0])))
+    return words
 
 
 def _chunks(word: str, rules: PieceRules) -> list[str]:
@@ -579,12 +580,13 @@ def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, mod
     chars = len(corpus.required)
     summary = WordCountSummary(total_words=sum(words.values()), unique_words=len(words),
                                total_characters=sum(corpus.required.values()), distinct_characters=chars,
-                               top_words=tuple(list(words.items())[:20]))
+                               top_words=tuple(heapq.nsmallest(20, words.items(), key=lambda item: (-item[1], item[0]))))
     min_size = fixed + (chars if model_type == ModelType.BPE else 1)
     if unigram_history is not None:
         min_size = fixed + chars
     tokviz_model = None
-    if model_type in (ModelType.BPE, ModelType.UNIGRAM):
+    if model_type in (ModelType.BPE, ModelType.UNIGRAM) and not require_output:
+        # (SentencePieceTrainer.train returns nothing: no tokviz model to build for it)
         from tokviz.sentencepiece.convert import model_from_proto
 
         tokviz_model = model_from_proto(proto)

@@ -22,7 +22,10 @@ from __future__ import annotations
 import gc
 import heapq
 from dataclasses import dataclass
+from itertools import chain
 from typing import Callable, Mapping
+
+import numpy as np
 
 from tokviz.history import MergeStep
 from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules
@@ -168,17 +171,15 @@ def train_bpe_reference(word_counts: Mapping[str, int], required_chars: Mapping[
     return BpeResult(tuple(steps), tuple(pieces), stop_reason)
 
 
-# A symbol is an int id; a pair is one int ``left << _BITS | right``; a heap entry is one int
-# ``-count * _COUNT_UNIT + merged_length * _CODE_SPAN + code``, so the smallest entry is the most
-# frequent pair, then the shortest merged piece. Equal (count, length) entries are compared by
-# their strings when they surface together.
+# A symbol is an int id; a pair is one int ``left << _BITS | right``; a heap entry is
+# ``(-count * _COUNT_UNIT + merged_length, merged, left string, pair)``, so the smallest entry is
+# the most frequent pair, then the shortest merged piece, then the smaller merged string and left
+# part (sentencepiece's order): ties are settled by the tuple, never by popping a whole tied
+# group (thousands of pairs tie at small counts late in training).
 _BITS = 24
 _MASK = (1 << _BITS) - 1
-_CODE_SPAN = 1 << (2 * _BITS)
-_CODE_MASK = _CODE_SPAN - 1
 _LENGTH_BITS = 10  # max_sentencepiece_length is at most 512
-_COUNT_SHIFT = 2 * _BITS + _LENGTH_BITS
-_COUNT_UNIT = 1 << _COUNT_SHIFT
+_COUNT_UNIT = 1 << _LENGTH_BITS
 
 
 def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int,
@@ -207,7 +208,6 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
     strings: list[str] = sorted(set().union(*(word for word, _ in kept))) if kept else []
     id_of = {char: index for index, char in enumerate(strings)}
-    lengths = [1] * len(strings)
     to_id = id_of.__getitem__
     words = [list(map(to_id, word)) for word, _ in kept]
     counts = [count for _, count in kept]
@@ -218,26 +218,11 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         ok = valid[code] = is_valid(strings[code >> _BITS] + strings[code & _MASK])
         return ok
 
-    pair_counts: dict[int, int] = {}
-    where: dict[int, set[int]] = {}
+    pair_counts, where = _initial_pairs(words, counts, check)
     get_count, get_valid = pair_counts.get, valid.get
-    for index, ids in enumerate(words):
-        count = counts[index]
-        for left, right in zip(ids, ids[1:]):
-            code = left << _BITS | right
-            ok = get_valid(code)
-            if ok is None:
-                ok = check(code)
-            if not ok:
-                continue
-            pair_counts[code] = get_count(code, 0) + count
-            holders = where.get(code)
-            if holders is None:
-                where[code] = {index}
-            else:
-                holders.add(index)
-    heap = [code + (lengths[code >> _BITS] + lengths[code & _MASK]) * _CODE_SPAN - count * _COUNT_UNIT
-            for code, count in pair_counts.items()]
+    heap = [(len(strings[code >> _BITS]) + len(strings[code & _MASK]) - count * _COUNT_UNIT,
+             strings[code >> _BITS] + strings[code & _MASK], strings[code >> _BITS], code)
+            for code, count in pair_counts.items() if valid[code]]
     heapq.heapify(heap)
     heappush, heappop = heapq.heappush, heapq.heappop
     made: set[str] = set()
@@ -247,40 +232,28 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     while len(pieces) < num_merges:
         best = None
         while heap:
-            key = heappop(heap)
-            code = key & _CODE_MASK
-            count = -(key >> _COUNT_SHIFT)
+            entry = heappop(heap)
+            key, _, _, code = entry
+            count = -(key >> _LENGTH_BITS)
             current = get_count(code, 0)
             if current != count:
-                if current > 0 and valid[code]:
-                    heappush(heap, key + (count - current) * _COUNT_UNIT)
+                if current > 0 and get_valid(code) is not False:  # stale (counts of old pairs only fall): back with the current count
+                    heappush(heap, (key + (count - current) * _COUNT_UNIT, entry[1], entry[2], code))
                 continue
-            best = key
+            ok = get_valid(code)
+            if ok is None:
+                ok = check(code)
+            if not ok:  # a new pair is checked only when it comes out on top (most never do)
+                where.pop(code, None)
+                continue
+            best = entry
             break
         if best is None:
             stop_reason = "no valid pair left to merge"
             break
-        group = best >> (2 * _BITS)
-        if heap and heap[0] >> (2 * _BITS) == group:
-            # equal count and length: the smaller merged string wins (then the smaller left part)
-            tied = [best]
-            while heap and heap[0] >> (2 * _BITS) == group:
-                key = heappop(heap)
-                code = key & _CODE_MASK
-                current = get_count(code, 0)
-                if current != count:
-                    if current > 0 and valid[code]:
-                        heappush(heap, key + (count - current) * _COUNT_UNIT)
-                    continue
-                tied.append(key)
-            best = min(tied, key=lambda k: (strings[(k & _CODE_MASK) >> _BITS] + strings[k & _MASK], strings[(k & _CODE_MASK) >> _BITS]))
-            for key in tied:
-                if key != best:
-                    heappush(heap, key)
-        code = best & _CODE_MASK
+        _, merged, _, code = best
         left, right = code >> _BITS, code & _MASK
-        merged = strings[left] + strings[right]
-        del pair_counts[code]
+        pair_counts[code] = 0  # (kept: a dropped pair stays in words, and its neighbours' merges count it down)
         valid[code] = False
         holders = where.pop(code, ())
         if merged in made:  # the same string reached by another pair: drop it, merge nothing
@@ -294,64 +267,100 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             progress("merges", rank, num_merges)
         new_id = len(strings)
         strings.append(merged)
-        lengths.append(len(merged))
         new_left, new_right = new_id << _BITS, new_id
-        new_where: dict[int, set[int]] = {}
+        new_where: dict[int, list[int]] = {}
         for index in holders:
             word = words[index]
-            if left not in word:
+            remaining = word.count(left)  # (counted, not searched until ValueError: raising costs more)
+            if not remaining:
                 continue
             weight = counts[index]
-            position = 0
-            while True:
-                try:
-                    position = word.index(left, position)
-                except ValueError:
-                    break
+            position = -1
+            while remaining:
+                position = word.index(left, position + 1)
+                remaining -= 1
                 if position + 1 < len(word) and word[position + 1] == right:
+                    if right == left:
+                        remaining -= 1
                     if position:
                         before = word[position - 1]
-                        changed = before << _BITS | left
-                        if valid[changed]:
-                            pair_counts[changed] -= weight
+                        pair_counts[before << _BITS | left] -= weight
                         changed = before << _BITS | new_right
-                        ok = get_valid(changed)
-                        if ok is None:
-                            ok = check(changed)
-                        if ok:
-                            pair_counts[changed] = get_count(changed, 0) + weight
+                        pair_counts[changed] = get_count(changed, 0) + weight
+                        if get_valid(changed) is not False:
                             bucket = new_where.get(changed)
                             if bucket is None:
-                                new_where[changed] = {index}
+                                new_where[changed] = [index]
                             else:
-                                bucket.add(index)
+                                bucket.append(index)
                     word[position:position + 2] = (new_id,)
                     if position + 1 < len(word):
                         after = word[position + 1]
-                        changed = right << _BITS | after
-                        if valid[changed]:
-                            pair_counts[changed] -= weight
+                        pair_counts[right << _BITS | after] -= weight
                         changed = new_left | after
-                        ok = get_valid(changed)
-                        if ok is None:
-                            ok = check(changed)
-                        if ok:
-                            pair_counts[changed] = get_count(changed, 0) + weight
+                        pair_counts[changed] = get_count(changed, 0) + weight
+                        if get_valid(changed) is not False:
                             bucket = new_where.get(changed)
                             if bucket is None:
-                                new_where[changed] = {index}
+                                new_where[changed] = [index]
                             else:
-                                bucket.add(index)
-                position += 1
+                                bucket.append(index)
         for changed, bucket in new_where.items():
             count = pair_counts[changed]
             if count > 0:
-                heappush(heap, changed + (lengths[changed >> _BITS] + lengths[changed & _MASK]) * _CODE_SPAN - count * _COUNT_UNIT)
+                first_part = strings[changed >> _BITS]
+                second = strings[changed & _MASK]
+                heappush(heap, (len(first_part) + len(second) - count * _COUNT_UNIT, first_part + second, first_part, changed))
             known = where.get(changed)
             if known is None:
                 where[changed] = bucket
             else:
-                known |= bucket
+                known += bucket
     for char, _ in sorted_chars(required_chars):
         pieces.append((char, -float(len(pieces))))
     return BpeResult(tuple(steps), tuple(pieces), stop_reason)
+
+
+def _initial_pairs(words: list[list[int]], counts: list[int], check: Callable[[int], bool]) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """``({pair code: weighted count}, {pair code: indices of the words holding it})``: counts of
+    all adjacent pairs, holders of the valid ones, in a few numpy passes over all the words' ids
+    (``check(code)`` once per distinct pair). A word index may repeat in a holders list (the
+    merge loop appends); the loop only finds nothing to merge there the second time."""
+    sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    if sizes.sum() - len(words) <= 0:
+        return {}, {}
+    ids = np.fromiter(chain.from_iterable(words), dtype=np.int64, count=int(sizes.sum()))
+    owner = np.repeat(np.arange(len(words), dtype=np.int64), sizes)
+    inside = owner[:-1] == owner[1:]
+    codes = ((ids[:-1] << _BITS) | ids[1:])[inside]
+    owner = owner[:-1][inside]
+    distinct, inverse = _unique_inverse(codes)
+    keep = np.fromiter((check(code) for code in distinct.tolist()), dtype=bool, count=len(distinct))
+    weights = np.bincount(inverse, weights=np.asarray(counts, dtype=np.float64)[owner], minlength=len(distinct))
+    # every adjacent pair is counted (a merge counts its neighbours down without asking), only valid ones go on the heap
+    pair_counts = dict(zip(distinct.tolist(), np.rint(weights).astype(np.int64).tolist()))
+    # (pair, word) once each, grouped by pair
+    chosen = keep[inverse]
+    key = np.sort(inverse[chosen] * len(words) + owner[chosen])
+    if len(key):
+        key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+    pair_index, word_index = np.divmod(key, len(words))
+    bounds = np.flatnonzero(np.diff(pair_index)) + 1
+    starts = np.concatenate(([0], bounds)).tolist()
+    ends = np.concatenate((bounds, [len(key)])).tolist()
+    holders = word_index.tolist()
+    pair_codes = distinct[pair_index[starts]].tolist() if len(key) else []
+    where = {code: holders[a:b] for code, a, b in zip(pair_codes, starts, ends)}
+    return pair_counts, where
+
+
+def _unique_inverse(values: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+    """``np.unique(values, return_inverse=True)`` by one sort (numpy 2's hashing unique is slower here)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    first = np.empty(len(values), dtype=bool)
+    first[:1] = True
+    first[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(len(values), dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return ordered[first], inverse

@@ -28,6 +28,7 @@ of the parts multiply, so marginals and Viterbi paths are those of the whole wor
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -114,10 +115,11 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
     score = np.array([s for _, s in seed_pairs], dtype=np.float64)
     lengths = np.array([len(p) for p in names], dtype=np.int64)
     # flat string of chunks and every node (substring that is a seed) of every chunk
-    flat_first: list[int] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    seeds: list[int] = []
+    # (int64 arrays, not lists: millions of nodes as int objects would double the peak memory)
+    flat_first = array("q")
+    starts = array("q")
+    ends = array("q")
+    seeds = array("q")
     occurrence = np.full(n_seeds, -1, dtype=np.int64)
     pos = 0
     max_len = rules.max_sentencepiece_length
@@ -134,11 +136,11 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
                     if occurrence[seed] < 0:
                         occurrence[seed] = pos + start
         pos += n + 1
-    first = np.asarray(flat_first, dtype=np.int64)
+    first = np.frombuffer(flat_first, dtype=np.int64)
     last = first + np.asarray([len(c) for c in chunks], dtype=np.int64)
-    node_start = np.asarray(starts, dtype=np.int64)
-    node_end = np.asarray(ends, dtype=np.int64)
-    node_seed = np.asarray(seeds, dtype=np.int64)
+    node_start = np.frombuffer(starts, dtype=np.int64)
+    node_end = np.frombuffer(ends, dtype=np.int64)
+    node_seed = np.frombuffer(seeds, dtype=np.int64)
     lattices = _em.LatticeSet(node_start, node_end, node_seed, node_end - node_start == 1, first, last, pos)
     report("seed pieces", 1, 1)
     alive = np.ones(n_seeds, dtype=bool)
