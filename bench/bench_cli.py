@@ -79,7 +79,9 @@ trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|endoftex
 started = time.perf_counter()
 tokenizer.train([path], trainer)
 seconds = time.perf_counter() - started
-print(json.dumps({"seconds": round(seconds, 1), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": round(seconds, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+                  "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
                   "vocab": tokenizer.get_vocab_size()}))
 """
 
@@ -115,7 +117,8 @@ def main() -> None:
                 figures = run_cli(corpus, workers, args.model, args.vocab_size, Path(scratch))
                 row = {"corpus_mb": round(megabytes), "runner": f"tokviz CLI, {workers} worker{'s' if workers != 1 else ''}",
                        "wall_s": figures["wall_seconds"], "count_s": figures["count_seconds"], "train_s": figures["train_seconds"],
-                       "client_peak_mb": figures["client_peak_rss_mb"],
+                       "client_peak_mb": figures["client_peak_rss_mb"], "client_cpu_s": figures.get("client_cpu_seconds"),
+                       "worker_cpu_s": round(sum(figures.get("worker_cpu_seconds", {}).values()), 1),
                        "worker_peak_mb": sorted(figures.get("worker_peak_rss_mb", {}).values()),
                        "unique_words": figures.get("unique_words"), "load": load()}
                 rows.append(row)
@@ -124,17 +127,20 @@ def main() -> None:
                 figures = run_hf(corpus, args.vocab_size)
                 row = {"corpus_mb": round(megabytes), "runner": "HF tokenizers train (Rust, all cores)",
                        "wall_s": figures["wall_seconds"], "train_s": figures["seconds"], "client_peak_mb": figures["peak_rss_mb"],
+                       "client_cpu_s": figures["cpu_seconds"],
                        "load": load()}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     print(f"load after: {load()}")
     print()
-    print("| corpus | runner | wall s | count s | train s | client peak MB | worker peak MB | load |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| corpus | runner | wall s | count s | train s | CPU s client + workers | client peak MB | worker peak MB | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
         workers = ", ".join(f"{value:.0f}" for value in row.get("worker_peak_mb", [])) or "–"
+        cpu = row.get("client_cpu_s")
+        cpu = "–" if cpu is None else f"{cpu} + {row['worker_cpu_s']}" if "worker_cpu_s" in row else f"{cpu}"
         print(f"| {row['corpus_mb']} MB | {row['runner']} | {row['wall_s']} | {row.get('count_s', '–')} | {row['train_s']} | "
-              f"{row['client_peak_mb']:.0f} | {workers} | {row['load']} |")
+              f"{cpu} | {row['client_peak_mb']:.0f} | {workers} | {row['load']} |")
     by_size: dict[int, dict[str, float]] = {}
     for row in rows:
         by_size.setdefault(row["corpus_mb"], {})[row["runner"]] = row["wall_s"]

@@ -78,6 +78,8 @@ def test_two_workers_write_the_same_tokenizer_as_one_process(tmp_path, sample_fi
     figures = json.loads(report.read_text())
     assert figures["workers"] == 2 and figures["chunks"] > 10
     assert len(figures["worker_peak_rss_mb"]) == 2
+    assert len(figures["worker_cpu_seconds"]) == 2 and all(value > 0 for value in figures["worker_cpu_seconds"].values())
+    assert figures["client_cpu_seconds"] > 0
 
 
 def test_sentencepiece_samples_sentences_and_writes_a_model(tmp_path):

@@ -207,3 +207,27 @@ def test_the_module_never_unpickles_or_evaluates():
     source = inspect.getsource(history_io)
     for forbidden in ("import pickle", "eval(", "exec(", "__import__", "importlib"):
         assert forbidden not in source
+
+
+def _whole_piece_type():
+    import tokviz.training
+
+    return getattr(tokviz.training, "WholePieceHistory", None)
+
+
+@pytest.mark.skipif(_whole_piece_type() is None, reason="tokviz.training.WholePieceHistory (spapp's SentencePiece char/word models) is not in this tree yet")
+@pytest.mark.parametrize("name", ["sentencepiece-char", "sentencepiece-word"])
+def test_sentencepiece_char_and_word_trainings_of_the_app_round_trip(name):
+    """The app's char/word SentencePiece trainings (a subclass whose model_at is a tokviz model) save and load as themselves."""
+    whole = _whole_piece_type()
+    base = HISTORIES[name]
+    original = whole(**{spec.name: getattr(base, spec.name) for spec in dataclasses.fields(base)})
+    original = dataclasses.replace(original, model=original.model_at(original.max_vocab_size))
+    text = history_io.dumps(original)
+    document = json.loads(text)
+    assert (document["type"], document["history"]["model"]) == ("sentencepiece-whole", {"derived": True})
+    loaded = history_io.loads(text)
+    assert type(loaded) is whole
+    assert loaded.model.to_dict() == original.model.to_dict()
+    for size in (original.min_vocab_size, original.max_vocab_size):
+        assert _encoded(Tokenizer(loaded.model_at(size)), TEXT) == _encoded(Tokenizer(original.model_at(size)), TEXT)

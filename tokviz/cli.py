@@ -194,6 +194,12 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds this process has used (user + system): steadier than wall time on a loaded machine."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 # --------------------------------------------------------------------------- the command
 
 
@@ -278,6 +284,7 @@ def _train(args: argparse.Namespace) -> int:
     report["write_seconds"] = round(time.perf_counter() - written_at, 2)
     report["seconds"] = round(time.perf_counter() - started, 2)
     report["client_peak_rss_mb"] = round(_peak_rss_mb(), 1)
+    report["client_cpu_seconds"] = round(_cpu_seconds(), 2)
     report["trained_vocab_size"] = tokenizer.get_vocab_size()
     size_note = "" if tokenizer.get_vocab_size() >= args.vocab_size else f" (asked {args.vocab_size:,}: {history.stop_reason})"
     _say(f"trained {history.algorithm} with {tokenizer.get_vocab_size():,} tokens{size_note} on {total_bytes / 1e6:,.1f} MB "
@@ -347,6 +354,7 @@ def _count_on_dask(args: argparse.Namespace, config: Any, chunks: list, done: An
             raise
         peaks = client.run(_peak_rss_mb)
         report["worker_peak_rss_mb"] = {str(address): round(value, 1) for address, value in peaks.items()}
+        report["worker_cpu_seconds"] = {str(address): round(value, 2) for address, value in client.run(_cpu_seconds).items()}
         return words
     finally:
         client.close()

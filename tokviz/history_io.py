@@ -29,7 +29,8 @@ tokviz.history_io.HistoryFormatError: This training history is version 99; this 
 
 Covered: BPE, WordPiece (both scorings), Unigram (em and course: EM steps, prune rounds,
 snapshots), WordLevel, and :class:`tokviz.sentencepiece.SentencePieceHistory` (its ``.model``
-is embedded as base64, the format sentencepiece itself writes).
+is embedded as base64, the format sentencepiece itself writes), with the app's char/word
+SentencePiece trainings (``tokviz.training.WholePieceHistory``, type ``"sentencepiece-whole"``).
 """
 
 from __future__ import annotations
@@ -69,13 +70,20 @@ def _history_types() -> dict[str, type]:
     from tokviz.models.wordpiece.trainer import WordPieceTrainingHistory
     from tokviz.sentencepiece.trainer import SentencePieceHistory
 
-    return {
+    types = {
         "bpe": BpeTrainingHistory,
         "wordpiece": WordPieceTrainingHistory,
         "unigram": UnigramTrainingHistory,
         "wordlevel": WordLevelTrainingHistory,
         "sentencepiece": SentencePieceHistory,
     }
+    try:  # the app's SentencePiece char/word trainings: the same fields, a model_at(k) that is a tokviz model
+        from tokviz.training import WholePieceHistory
+    except ImportError:
+        pass
+    else:
+        types["sentencepiece-whole"] = WholePieceHistory
+    return types
 
 
 def _type_name(history: Any) -> str:
@@ -230,7 +238,7 @@ def _history_out(history: Any, kind: str, writer: _Writer) -> dict[str, Any]:
         out["required_chars"] = writer.tokens(history.required_chars)
         handled |= {"em_steps", "prune_rounds", "final_pieces", "snapshots", "initial_loss", "required_chars"}
         out["model"] = _unigram_model_out(history, writer)
-    else:  # sentencepiece
+    else:  # sentencepiece, sentencepiece-whole
         out["proto"] = None if history.proto is None else _proto_out(history.proto)
         out["merge_steps"] = [writer.merge(step) for step in history.merge_steps]
         result = history.unigram
@@ -243,7 +251,8 @@ def _history_out(history: Any, kind: str, writer: _Writer) -> dict[str, Any]:
         }
         out["character_coverage"] = _float_out(history.character_coverage)
         handled |= {"proto", "merge_steps", "unigram", "character_coverage"}
-        out["model"] = _model_out(history, _derive_sentencepiece_model)
+        derive = _derive_model if kind == "sentencepiece-whole" else _derive_sentencepiece_model  # whole: model_at is tokviz's
+        out["model"] = _model_out(history, derive)
     # every other field is a plain value (ints, strings, option tuples): written as it is
     for spec in dataclasses.fields(history):
         if spec.name not in handled:
@@ -538,7 +547,7 @@ def _history_in(kind: str, body: Any, reader: _Reader) -> Any:
         values["required_chars"] = reader.tokens(field("required_chars"), "required_chars")
     else:
         values.update(_sentencepiece_in(body, reader))
-        derive = _derive_sentencepiece_model
+        derive = _derive_model if kind == "sentencepiece-whole" else _derive_sentencepiece_model
     known = set(values)
     for spec in dataclasses.fields(cls):
         if spec.name not in known and spec.name in body:

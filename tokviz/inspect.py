@@ -397,6 +397,97 @@ def open_training(data: bytes, name: str = "history.json", max_bytes: int | None
         raise history_io.HistoryFormatError(f"{name}: {error}") from error
 
 
+@dataclass(frozen=True)
+class TrainOpening:
+    """An uploaded training, ready for the Train page: what a ``TrainingRequest`` and the slider need.
+
+    - ``history``: the validated training history (``model_at(k)`` at any size);
+    - ``config``: the :class:`~tokviz.pipeline_config.PipelineConfig` it was trained with, so
+      ``tokenizer_with_model(config, history.model_at(k))`` is the whole tokenizer;
+    - ``vocab_size``: the size its training reached (where the slider starts);
+    - ``corpus_key``: ``"history:<sha256 of the file>"``, a corpus key no pasted corpus has (the
+      corpus itself is not in the file), so ``request_for(corpus_key, config, vocab_size)`` keys it;
+    - ``name``: the file's name, for labels.
+    """
+
+    name: str
+    history: Any
+    config: Any
+    vocab_size: int
+    corpus_key: str
+
+
+def open_training_for_train(data: bytes, name: str = "history.json", max_bytes: int | None = None) -> TrainOpening:
+    """Read an uploaded ``history.json`` for the Train page (see :class:`TrainOpening`).
+
+    Everything :func:`open_training` checks (size before parsing, format, every record), and
+    then what Train needs: the file names its pipeline (``python -m tokviz train`` writes it;
+    a SentencePiece training's pipeline is read from its ``.model``), the pipeline trains the
+    history's algorithm, and the tokenizer at the trained size builds. Each failure raises
+    :class:`~tokviz.history_io.HistoryFormatError` (or :class:`LimitExceededError` for size)
+    with the file's name and what is wrong.
+
+    >>> from tokviz import history_io
+    >>> from tokviz.presets import PRESETS
+    >>> from tokviz.training import run_training
+    >>> config = PRESETS["bert"].build()
+    >>> data = history_io.dumps(run_training(config, 60, ["Hugging Face tokenizers", "hugging faces"]), config).encode()
+    >>> opened = open_training_for_train(data, "bert.json")
+    >>> opened.config == config, opened.history.algorithm, opened.corpus_key.startswith("history:")
+    (True, 'WordPiece', True)
+    """
+    import hashlib
+
+    from tokviz import history_io
+
+    training = open_training(data, name, max_bytes)
+    history = training.history
+    config = training.config
+    if config is None and hasattr(history, "proto"):
+        config = _sentencepiece_config_of(history, name)
+    if config is None:
+        raise history_io.HistoryFormatError(
+            f"{name}: this training history does not name its pipeline (normalizers, pre-tokenizer, special tokens), "
+            "so Train cannot rebuild its tokenizer. Open it on Inspect, or train again with `python -m tokviz train`, "
+            "which writes the pipeline into history.json.")
+    wanted = "SentencePiece" if hasattr(history, "proto") else str(history.algorithm)
+    if config.model != wanted:
+        raise history_io.HistoryFormatError(
+            f"{name}: the pipeline in this file trains {config.model}, but its history is a {wanted} training; "
+            "the file was edited or damaged.")
+    _low, _high, trained = training_size_range(history)
+    try:
+        from tokviz.pipeline_config import tokenizer_with_model
+
+        tokenizer_with_model(config, history.model_at(trained))
+    except Exception as error:  # noqa: BLE001 - any failure here is a file Train cannot use, said in a sentence
+        raise history_io.HistoryFormatError(
+            f"{name}: this training's tokenizer cannot be built from its pipeline and model: {error}") from error
+    digest = hashlib.sha256(data).hexdigest()
+    return TrainOpening(name=name, history=history, config=config, vocab_size=trained, corpus_key=f"history:{digest}")
+
+
+def _sentencepiece_config_of(history: Any, name: str) -> Any:
+    """The SentencePiece pipeline a history's ``.model`` was trained with (its trainer and normalizer specs)."""
+    from tokviz import history_io
+    from tokviz import pipeline_config
+
+    make = getattr(pipeline_config, "sentencepiece_config", None)
+    if make is None or history.proto is None:
+        raise history_io.HistoryFormatError(f"{name}: this tokviz's Train page cannot open SentencePiece trainings; open it on Inspect.")
+    spec, normalizer = history.proto.trainer_spec, history.proto.normalizer_spec
+    try:
+        return make(
+            sp_model_type=str(history.algorithm).removeprefix("sentencepiece-"),
+            character_coverage=round(float(spec.character_coverage), 6),  # stored as float32 in the .model
+            byte_fallback=bool(spec.byte_fallback), normalization_rule=normalizer.name or "nmt_nfkc",
+            unk_id=int(spec.unk_id), bos_id=int(spec.bos_id), eos_id=int(spec.eos_id), pad_id=int(spec.pad_id),
+            user_defined_symbols=tuple(spec.user_defined_symbols), max_sentence_length=int(spec.max_sentence_length),
+        )
+    except Exception as error:  # noqa: BLE001 - PipelineConfig's checks, in its own words
+        raise history_io.HistoryFormatError(f"{name}: this SentencePiece training's options cannot be used on Train: {error}") from error
+
+
 def training_size_range(history: Any) -> tuple[int, int, int]:
     """``(smallest, largest, trained)`` vocab sizes a training can show; ``trained`` is its model's size.
 
