@@ -99,3 +99,36 @@ def test_the_tutorials_flow_gives_sentencepieces_pieces(app_url: str, page, tmp_
     assert downloaded == model.getvalue()
     loaded = spm.SentencePieceProcessor(model_proto=downloaded)
     assert [loaded.encode_as_pieces(sentence) for sentence in SENTENCES] == [reference.encode_as_pieces(sentence) for sentence in SENTENCES]
+
+
+def test_a_sentencepiece_model_uploads_on_inspect_and_compare(app_url: str, page, tmp_path: Path, screenshot_dir: Path) -> None:
+    """A ``.model`` made by sentencepiece (BPE with byte fallback) opens on Inspect and on Compare (the
+    workspace's uploads) and cuts a text into sentencepiece's ids, the byte pieces of unseen characters included."""
+    spm = pytest.importorskip("sentencepiece")
+    lines = [line for line in (CORPORA / "tinyshakespeare.txt").read_text(encoding="utf-8").split("\n") if line.strip()][:3000]
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, vocab_size=600, model_type="bpe",
+                                   byte_fallback=True, minloglevel=2)
+    path = tmp_path / "shakespeare-bpe.model"
+    path.write_bytes(model.getvalue())
+    reference = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    text = "Wherefore art thou, Romeo? naïve 日本 café"
+    expected = reference.encode_as_ids(text)
+    assert any(reference.is_byte(piece) for piece in expected)  # the text reaches byte fallback
+
+    page.set_viewport_size({"width": 1400, "height": 2000})
+    open_page(page, f"{app_url}/inspect")
+    choose(page, "inspect_tokenizer", "Upload tokenizer files (tokenizer.json, .model, .tiktoken, vocab.txt, vocab.json + merges.txt)")
+    act(page, lambda: page.locator(".st-key-inspect_tokenizer_file input[type=file]").set_input_files(str(path)))
+    set_text(page, "inspect_text", text)
+    assert [int(value) for value in span_ids(page)] == expected
+
+    open_page(page, f"{app_url}/compare")
+    page.locator("[data-testid=stExpander] summary", has_text="Pretrained tokenizers from files").first.click()
+    act(page, lambda: page.locator(".st-key-compare_files input[type=file]").set_input_files(str(path)))
+    page.get_by_text(f"{path.name} —").first.wait_for()  # its segmentation, named by its file
+    set_text(page, "compare_text", text)
+    views = page.locator(".tokviz-spans")
+    segmentations = [[int(value) for value in span_ids(page, index) if value is not None] for index in range(views.count())]
+    assert expected in segmentations
+    page.screenshot(path=str(screenshot_dir / "compare_sentencepiece_model_upload.png"))
