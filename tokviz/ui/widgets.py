@@ -179,7 +179,8 @@ def sentencepiece_form(left: Any, right: Any) -> None:
                         key="cfg_character_coverage", help=OPTION_HELP["character_coverage"][1])
     with right:
         st.checkbox(OPTION_HELP["byte_fallback"][0], key="cfg_byte_fallback", help=OPTION_HELP["byte_fallback"][1])
-        for column, name in zip(st.columns(4), ("unk_id", "bos_id", "eos_id", "pad_id")):
+        # Two by two: four to a row squeezed each label to a letter per line in this half-width column.
+        for column, name in zip([*st.columns(2), *st.columns(2)], ("unk_id", "bos_id", "eos_id", "pad_id")):
             column.number_input(OPTION_HELP[name][0], min_value=-1, step=1, key=f"cfg_{name}", help=OPTION_HELP[name][1])
         st.text_input(OPTION_HELP["user_defined_symbols"][0], key="cfg_user_defined_symbols", help=OPTION_HELP["user_defined_symbols"][1])
         st.number_input(OPTION_HELP["max_sentence_length"][0], min_value=10, step=1000, key="cfg_max_sentence_length",
