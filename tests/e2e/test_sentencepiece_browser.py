@@ -21,13 +21,12 @@ from app_driver import act, choose, open_page, set_text, span_ids
 
 pytestmark = pytest.mark.e2e
 
-CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 SENTENCES = ["________", "I didn't at all think of it _this ___way.", "I have waited a long time for someone to film"]
 
 
-def imdb_like_csv() -> bytes:
+def imdb_like_csv(corpora: Path) -> bytes:
     """2,000 "reviews" of five consecutive lines of big.txt each, in a ``review`` column (commas and quotes included)."""
-    lines = [line for line in (CORPORA / "big.txt").read_text(encoding="utf-8").split("\n") if line.strip()][:10_000]
+    lines = [line for line in (corpora / "big.txt").read_text(encoding="utf-8").split("\n") if line.strip()][:10_000]
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["review", "sentiment"])
@@ -45,12 +44,12 @@ def open_inputs(page) -> None:
     page.locator(".st-key-target_vocab input").first.wait_for(state="visible")
 
 
-def test_the_tutorials_flow_gives_sentencepieces_pieces(app_url: str, page, tmp_path: Path, screenshot_dir: Path) -> None:
+def test_the_tutorials_flow_gives_sentencepieces_pieces(app_url: str, page, tmp_path: Path, screenshot_dir: Path, shared_corpora_dir: Path) -> None:
     spm = pytest.importorskip("sentencepiece")
     from tokviz.corpus import held_out_split, read_upload
     from tokviz.pipeline_config import sentencepiece_config, sentencepiece_options
 
-    data = imdb_like_csv()
+    data = imdb_like_csv(shared_corpora_dir)
     path = tmp_path / "IMDb_Reviews.csv"
     path.write_bytes(data)
     # The reference: sentencepiece on the lines the app trains on (the column, minus the held-out lines).
@@ -101,11 +100,11 @@ def test_the_tutorials_flow_gives_sentencepieces_pieces(app_url: str, page, tmp_
     assert [loaded.encode_as_pieces(sentence) for sentence in SENTENCES] == [reference.encode_as_pieces(sentence) for sentence in SENTENCES]
 
 
-def test_a_sentencepiece_model_uploads_on_inspect_and_compare(app_url: str, page, tmp_path: Path, screenshot_dir: Path) -> None:
+def test_a_sentencepiece_model_uploads_on_inspect_and_compare(app_url: str, page, tmp_path: Path, screenshot_dir: Path, shared_corpora_dir: Path) -> None:
     """A ``.model`` made by sentencepiece (BPE with byte fallback) opens on Inspect and on Compare (the
     workspace's uploads) and cuts a text into sentencepiece's ids, the byte pieces of unseen characters included."""
     spm = pytest.importorskip("sentencepiece")
-    lines = [line for line in (CORPORA / "tinyshakespeare.txt").read_text(encoding="utf-8").split("\n") if line.strip()][:3000]
+    lines = [line for line in (shared_corpora_dir / "tinyshakespeare.txt").read_text(encoding="utf-8").split("\n") if line.strip()][:3000]
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, vocab_size=600, model_type="bpe",
                                    byte_fallback=True, minloglevel=2)
