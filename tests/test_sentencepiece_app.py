@@ -257,10 +257,14 @@ def test_train_page_sentencepiece_bpe_from_the_custom_form() -> None:
     assert any(text.value.startswith(f"Merge 1: {first.left!r} + {first.right!r} → {first.token!r}   count {first.count:,}") for text in app.text)
     text = app.text_area(key="test_text").value
     assert page_ids(app) == spm.SentencePieceProcessor(model_proto=history.to_model_bytes()).encode(text)
+    # Only the open result tab may be built (the page's ``result_tab``): open Export, then Vocabulary.
+    app.session_state["result_tab"] = "Export"
+    app.run()
     labels = [button.proto.label for button in app.get("download_button")]
     assert labels == ["tokenizer.json", "vocab.txt", "merges.txt", "history.csv", "Download for transformers", "sentencepiece .model"]
     # The slider: the tokenizer at a smaller size is the .model at that size.
     size = history.min_vocab_size + 40
+    app.session_state["result_tab"] = "Vocabulary"
     app.slider(key="vocab_slider").set_value(size).run()
     assert_clean(app)
     assert f"{size} tokens at this vocab size, by id." in [caption.value for caption in app.caption]

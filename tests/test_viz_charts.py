@@ -128,6 +128,7 @@ def test_em_objective_has_one_line_per_round_on_a_global_axis() -> None:
     assert [trace.name for trace in figure.data] == ["round 0", "round 1"]
     assert [list(trace.x) for trace in figure.data] == [[0, 1], [2, 3]]
     assert [list(trace.y) for trace in figure.data] == [[9.5, 9.1], [9.3, 9.2]]
+    assert (figure.layout.xaxis.tick0, figure.layout.xaxis.dtick) == (0, 1)  # whole sub-iterations, no 0.5 tick
 
 
 def test_unigram_vocab_per_round_ends_at_the_final_size() -> None:

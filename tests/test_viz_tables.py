@@ -170,3 +170,13 @@ def test_merge_step_box_starts_on_the_first_merge_and_follows_the_slider() -> No
     assert merge_step_box(bert, 1000, current=742) == StepBox(0, 682, 682)
     assert merge_step_box(bert, 480, current=None) == StepBox(0, 222, 0)  # 480 - 258 + 1 merges at the slider's size
     assert merge_step_box([], 480) == StepBox(0, 0, 0)
+
+
+def test_sentencepiece_merge_table_shows_the_model_score_and_no_empty_runner_up_columns() -> None:
+    steps = [MergeStep(0, "▁", "t", "▁t", 71, 71.0, 577), MergeStep(1, "h", "e", "he", 53, 53.0, 578)]
+    frame = merge_table(steps, sentencepiece=True)
+    assert list(frame.columns) == ["rank", "merge", "count", "score", "vocab size"]
+    assert frame.to_dict("records") == [
+        {"rank": 0, "merge": "▁ + t → ▁t", "count": 71, "score": 0.0, "vocab size": 577},
+        {"rank": 1, "merge": "h + e → he", "count": 53, "score": -1.0, "vocab size": 578},
+    ]

@@ -109,7 +109,8 @@ def _merge_frame(request: TrainingRequest, _history: Any) -> Any:
     """The merge table of a training, built once (25,000 merges take a while to tabulate)."""
     from tokviz.viz import tables
 
-    return tables.merge_table(merges_of(_history), byte_level=is_byte_level(request.config))
+    return tables.merge_table(merges_of(_history), byte_level=is_byte_level(request.config),
+                              sentencepiece=_history.algorithm == "sentencepiece-bpe")
 
 
 def vocabulary_view(view: TrainedView) -> None:
@@ -133,7 +134,8 @@ def merge_history_view(view: TrainedView) -> None:
     merges = merges_of(history)
     if history.algorithm == "sentencepiece-bpe":
         st.caption("sentencepiece's BPE: each merge makes one piece, the most frequent pair first; a tie goes to the shorter piece. "
-                   "Count = occurrences of the pair in the corpus's words when it was merged.")
+                   "Count = occurrences of the pair in the corpus's words when it was merged; score = the piece's score in the "
+                   ".model (minus its rank, as sentencepiece writes it).")
     st.dataframe(_merge_frame(request, _history=history), hide_index=True, height=280, width="stretch")
     same_training = st.session_state.get("_merge_step_for") == (request, view.size)
     current = st.session_state.get("merge_step") if same_training else None
@@ -148,7 +150,7 @@ def merge_history_view(view: TrainedView) -> None:
     step = merges[int(number) - 1]
     show = (lambda token: tables.show(token, True)) if view.byte_level else str
     st.text(f"Merge {step.rank + 1}: {show(step.left)!r} + {show(step.right)!r} → {show(step.token)!r}   "
-            f"count {step.count:,}   score {step.score:.6g}")
+            f"count {step.count:,}   score {-step.rank if history.algorithm == 'sentencepiece-bpe' else step.score:.6g}")
     before = model_at(request, step.vocab_size - 1, history)
     after = model_at(request, step.vocab_size, history)
     left, right = st.columns(2)
@@ -158,8 +160,9 @@ def merge_history_view(view: TrainedView) -> None:
     with right:
         st.caption("Words this merge changed (most frequent first)")
         st.dataframe(tables.words_changed_table(top_words(view, 2000), before, after, byte_level=view.byte_level), hide_index=True, width="stretch")
-        st.caption("Pairs it beat at that moment")
-        st.dataframe(tables.candidates_table(step, view.byte_level), hide_index=True, width="stretch")
+        if step.candidates:  # sentencepiece's BPE records no runner-ups
+            st.caption("Pairs it beat at that moment")
+            st.dataframe(tables.candidates_table(step, view.byte_level), hide_index=True, width="stretch")
 
 
 def unigram_view(view: TrainedView) -> None:
@@ -300,7 +303,8 @@ def export_view(view: TrainedView) -> None:
                "history.csv holds the training steps that made it."
                + (" The .model is sentencepiece's own file of that tokenizer." if hasattr(view.history, "proto_at") else ""))
     sentencepiece = hasattr(view.history, "proto_at")
-    columns = st.columns(6 if sentencepiece else 5)
+    # Six buttons in one row cut their labels at 1280 px: SentencePiece's go in two rows of three.
+    columns = [*st.columns(3), *st.columns(3)] if sentencepiece else st.columns(5)
     # Each file is made when its button is clicked, not on every rerun (a slider move reruns the page).
     columns[0].download_button("tokenizer.json", lambda: tokenizer.to_str(pretty=True), "tokenizer.json", "application/json", key="download_json")
     columns[1].download_button("vocab.txt", lambda: vocab_txt(tokenizer.get_vocab(with_added_tokens=True)), "vocab.txt", "text/plain", key="download_vocab")

@@ -403,6 +403,8 @@ def em_objective_figure(em_steps: Sequence[EmStep], *, presentation: bool = Fals
         figure, "EM objective", subtitle="negative log-likelihood per word; lower = better fit",
         xaxis_title="EM sub-iteration (all rounds)", yaxis_title="objective", presentation=presentation,
     )
+    if len(em_steps) <= 12:  # a few sub-iterations: whole-number ticks (plotly's own put 0.5 between 0 and 1)
+        figure.update_xaxes(tick0=0, dtick=1)
     return figure
 
 

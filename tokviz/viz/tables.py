@@ -49,11 +49,13 @@ def segmentation(tokens: Iterable[Any], byte_level: bool = False) -> str:
     return " ".join(show(getattr(token, "value", token), byte_level) for token in tokens)
 
 
-def merge_table(merges: Sequence[MergeStep], byte_level: bool = False) -> pd.DataFrame:
+def merge_table(merges: Sequence[MergeStep], byte_level: bool = False, sentencepiece: bool = False) -> pd.DataFrame:
     """One row per merge: ``left + right → token``, its count and score, the runner-up and the margin.
 
     The runner-up is the best competing pair at that moment; ``margin`` is how far ahead the
-    winner was (0 means a tie, decided by the tie-break rule).
+    winner was (0 means a tie, decided by the tie-break rule). A training that recorded no
+    runner-ups (sentencepiece's BPE) has no such columns. With ``sentencepiece`` the score is the
+    piece's score in the ``.model``, minus its rank, as sentencepiece writes it.
     """
     rows = []
     for step in merges:
@@ -63,7 +65,7 @@ def merge_table(merges: Sequence[MergeStep], byte_level: bool = False) -> pd.Dat
                 "rank": step.rank,
                 "merge": f"{show(step.left, byte_level)} + {show(step.right, byte_level)} → {show(step.token, byte_level)}",
                 "count": step.count,
-                "score": step.score,
+                "score": float(-step.rank) if sentencepiece else step.score,
                 "vocab size": step.vocab_size,
                 "runner-up": f"{show(runner_up[0], byte_level)} + {show(runner_up[1], byte_level)}" if runner_up else "",
                 "runner-up score": runner_score,
@@ -71,6 +73,8 @@ def merge_table(merges: Sequence[MergeStep], byte_level: bool = False) -> pd.Dat
             }
         )
     columns = ["rank", "merge", "count", "score", "vocab size", "runner-up", "runner-up score", "margin"]
+    if merges and not any(step.candidates for step in merges):
+        columns = columns[:5]
     return pd.DataFrame(rows, columns=columns)
 
 
