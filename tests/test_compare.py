@@ -6,10 +6,10 @@ import pytest
 
 from tokviz.compare import NORMALIZER_CHOICES, PRE_TOKENIZER_CHOICES, Configuration, configuration_name, custom_config
 from tokviz.errors import PipelineConfigError
-from tokviz.pipeline_config import MODELS, build_tokenizer, build_trainer, tokenizer_with_model
+from tokviz.pipeline_config import MODELS, build_tokenizer, build_trainer, sentencepiece_tokenizer, tokenizer_with_model
 
 
-@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("model", [model for model in MODELS if model != "SentencePiece"])
 @pytest.mark.parametrize("pre_tokenizer", list(PRE_TOKENIZER_CHOICES))
 def test_every_model_and_pre_tokenizer_trains_and_encodes(model: str, pre_tokenizer: str, course_corpus: list[str]) -> None:
     config = custom_config(model, pre_tokenizer, "lowercase")
@@ -23,6 +23,19 @@ def test_every_model_and_pre_tokenizer_trains_and_encodes(model: str, pre_tokeni
     assert Configuration("x", config, 300).byte_level == byte_level
     # Only byte-level BPE spells every text without an unknown token.
     assert (config.unk_token is None) == (byte_level and model == "BPE")
+
+
+@pytest.mark.parametrize("pre_tokenizer", list(PRE_TOKENIZER_CHOICES))
+def test_sentencepiece_is_spm_trains_default_whatever_the_menus_say(pre_tokenizer: str, course_corpus: list[str]) -> None:
+    from tokviz.training import run_training
+
+    config = custom_config("SentencePiece", pre_tokenizer, "BertNormalizer")
+    assert config == custom_config("SentencePiece", "Whitespace", "none")
+    assert (config.sp_model_type, config.normalization_rule, config.unk_id, config.bos_id, config.eos_id) == ("unigram", "nmt_nfkc", 0, 1, 2)
+    history = run_training(config, 120, course_corpus)
+    assert history.algorithm == "sentencepiece-unigram"
+    tokens = sentencepiece_tokenizer(config, history.model_at(history.max_vocab_size)).encode("Hugging Face").tokens
+    assert tokens[0].startswith("\u2581") and "".join(tokens).replace("\u2581", " ").strip() == "Hugging Face"
 
 
 def test_conventions_literal() -> None:

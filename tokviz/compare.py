@@ -16,6 +16,13 @@ byte symbols and needs no unknown token):
 >>> custom_config("BPE", "ByteLevel", "none").unk_token is None
 True
 
+SentencePiece trains on raw lines with its own normalization rule, so the menus' pre-tokenizer and
+normalizer do not apply to it: the choice is ``spm_train``'s default pipeline (unigram, ``nmt_nfkc``):
+
+>>> config = custom_config("SentencePiece", "Whitespace", "lowercase")
+>>> config.sp_model_type, config.normalization_rule, [spec.type for spec in config.pre_tokenizers]
+('unigram', 'nmt_nfkc', ['Metaspace'])
+
 Any tokenizers, trained here or loaded from files (:func:`tokviz.load`), are measured with the
 literature's metrics by :func:`evaluate` (up to :data:`MAX_COMPARED` at once):
 
@@ -39,7 +46,7 @@ from typing import Any
 import pandas as pd
 
 from tokviz.errors import PipelineConfigError, TokvizError
-from tokviz.pipeline_config import MODELS, ComponentSpec, PipelineConfig, component
+from tokviz.pipeline_config import MODELS, ComponentSpec, PipelineConfig, component, sentencepiece_config
 from tokviz.presets import PRESETS
 
 #: Pre-tokenizer menu: label -> the components it stands for.
@@ -86,6 +93,8 @@ def custom_config(model: str, pre_tokenizer: str, normalizer: str) -> PipelineCo
         raise PipelineConfigError(f"Unknown pre-tokenizer {pre_tokenizer!r}; choose one of {', '.join(PRE_TOKENIZER_CHOICES)}.")
     if normalizer not in NORMALIZER_CHOICES:
         raise PipelineConfigError(f"Unknown normalizer {normalizer!r}; choose one of {', '.join(NORMALIZER_CHOICES)}.")
+    if model == "SentencePiece":
+        return sentencepiece_config()
     byte_level = pre_tokenizer == "ByteLevel"
     # Byte-level BPE can spell any text from its 256 byte symbols; everything else may meet an unseen character.
     needs_unk = not (byte_level and model == "BPE")

@@ -56,8 +56,13 @@ def configuration_form(compare: CompareState, position: int) -> Configuration:
     )
     if choice == "custom":
         model = st.selectbox("Model", MODELS, key=f"compare_model_{position}", on_change=field("model", f"compare_model_{position}"))
-        pre_tokenizer = st.selectbox("Pre-tokenizer", list(PRE_TOKENIZER_CHOICES), key=f"compare_pre_{position}", on_change=field("pre_tokenizer", f"compare_pre_{position}"))
-        normalizer = st.selectbox("Normalizer", list(NORMALIZER_CHOICES), key=f"compare_norm_{position}", on_change=field("normalizer", f"compare_norm_{position}"))
+        if model == "SentencePiece":  # trains on raw lines with its own rule: the two menus below do not apply
+            pre_tokenizer, normalizer = entry.pre_tokenizer, entry.normalizer
+            st.caption("SentencePiece as `spm_train` trains by default: unigram, nmt_nfkc normalization, on raw lines "
+                       "(no pre-tokenizer). For SentencePiece BPE pick the Llama-like preset; Train's Custom form has every option.")
+        else:
+            pre_tokenizer = st.selectbox("Pre-tokenizer", list(PRE_TOKENIZER_CHOICES), key=f"compare_pre_{position}", on_change=field("pre_tokenizer", f"compare_pre_{position}"))
+            normalizer = st.selectbox("Normalizer", list(NORMALIZER_CHOICES), key=f"compare_norm_{position}", on_change=field("normalizer", f"compare_norm_{position}"))
         config = custom_config(model, pre_tokenizer, normalizer)
         if model == "WordPiece":
             scoring = st.radio("Scoring", ["frequency", "likelihood"], key=f"compare_scoring_{position}", on_change=field("scoring", f"compare_scoring_{position}"),
