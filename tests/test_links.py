@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -200,3 +201,20 @@ def test_a_link_above_the_vocab_limit_opens_at_the_limit_with_a_note() -> None:
 def test_a_link_without_train_settings_keeps_the_default_preset() -> None:
     workspace, notes = from_link({"lesson": "wordpiece"})
     assert workspace.train.preset == "gpt2" and workspace.train.config == PRESETS["gpt2"].build() and notes == []
+
+
+def test_a_link_cannot_carry_a_huge_list_of_special_tokens_or_endless_components() -> None:
+    """A hostile link is bounded before it becomes thousands of added tokens or components."""
+    from tokviz.errors import PipelineConfigError
+    from tokviz.links import MAX_LINK_COMPONENTS, MAX_LINK_TEXT, from_query_params
+
+    tokens = json.dumps([f"<t{index}>" for index in range(50_000)])
+    with pytest.raises(PipelineConfigError, match=f"special_tokens is {len(tokens):,} characters long; links carry at most {MAX_LINK_TEXT:,}"):
+        from_query_params({"preset": "custom", "model": "BPE", "special_tokens": tokens})
+    fits = json.dumps([f"<t{index}>" for index in range(100)])
+    assert len(from_query_params({"preset": "custom", "model": "BPE", "special_tokens": fits})[0].special_tokens) == 100
+    many = {"preset": "custom", "model": "BPE", **{f"n{index}": "Lowercase" for index in range(MAX_LINK_COMPONENTS + 1)}}
+    with pytest.raises(PipelineConfigError, match=f"more than {MAX_LINK_COMPONENTS} components"):
+        from_query_params(many)
+    del many[f"n{MAX_LINK_COMPONENTS}"]
+    assert len(from_query_params(many)[0].normalizers) == MAX_LINK_COMPONENTS

@@ -101,7 +101,13 @@ def _encode(kind: str, value: Any) -> str:
     return str(value)
 
 
+#: Most components a link's normalizer or pre-tokenizer sequence may hold (real pipelines use up to ~6).
+MAX_LINK_COMPONENTS = 32
+
+
 def _decode(kind: str, text: str, where: str) -> Any:
+    if len(text) > MAX_LINK_TEXT:  # bounds what one value can hold: a list of special tokens, a pattern, …
+        raise PipelineConfigError(f"The link's value for {where} is {len(text):,} characters long; links carry at most {MAX_LINK_TEXT:,}.")
     try:
         if kind in ("bool", "optional_bool"):
             value = {"true": True, "false": False, "none": None}[text.lower()]
@@ -184,6 +190,8 @@ def _read_components(params: Mapping[str, Any], prefix: str, schema_map: dict[st
     specs: list[ComponentSpec] = []
     index = 0
     while f"{prefix}{index}" in params:
+        if index >= MAX_LINK_COMPONENTS:
+            raise PipelineConfigError(f"The link lists more than {MAX_LINK_COMPONENTS} components in one sequence; a pipeline holds at most that many.")
         type_name = _first(params[f"{prefix}{index}"])
         schema = schema_map.get(type_name)
         if schema is None:
@@ -467,4 +475,4 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
     return workspace, notes
 
 
-__all__ = ["MAX_LINK_TEXT", "NOT_CARRIED", "from_link", "from_query_params", "to_link", "to_query_params"]
+__all__ = ["MAX_LINK_COMPONENTS", "MAX_LINK_TEXT", "NOT_CARRIED", "from_link", "from_query_params", "to_link", "to_query_params"]
