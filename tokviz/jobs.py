@@ -10,8 +10,9 @@ How the pieces meet:
 
 - The task key is derived from the request (:func:`task_key`), so two sessions (or two replicas on one
   scheduler) asking for the same training get the same task: Dask runs it once.
-- The task writes its progress to a ``distributed.Variable`` named after the key (last value wins, so
-  any number of readers can poll it); :func:`train` polls it and calls the page's progress callback.
+- The task writes its progress to the scheduler's metadata under the key (last value wins, so any
+  number of readers can poll it, and reading a training that has not reported yet is no error on the
+  scheduler); :func:`train` polls it and calls the page's progress callback.
 - A waiter that stops (its session left, or Streamlit stopped its run) drops its future. When no future
   of the key is left, the scheduler releases the task, the worker marks it cancelled, and the task's
   next progress report raises :class:`TrainingCancelled`, so the training stops instead of running on.
@@ -111,12 +112,12 @@ def close() -> None:
 
 def _training_task(key: str, config: Any, vocab_size: int, lines: Sequence[str], words: Any, bound: float) -> Any:
     """Run one training on a Dask worker, publishing progress and stopping when cancelled or too long."""
-    from distributed import Variable, get_worker
+    from distributed import get_client, get_worker
 
     from tokviz.training import run_training
 
     worker = get_worker()
-    variable = Variable(f"{key}-progress")  # the worker's own client
+    scheduler = get_client()  # the worker's own client
     started = time.monotonic()
     last = {"value": -1, "checked": 0.0}
 
@@ -135,7 +136,7 @@ def _training_task(key: str, config: Any, vocab_size: int, lines: Sequence[str],
         value = int(100 * done / total) if total else 0
         if value != last["value"]:
             last["value"] = value
-            variable.set((phase, int(done), int(total)))
+            scheduler.set_metadata(_progress_path(key), (phase, int(done), int(total)))
 
     from tokviz import history_io
     from tokviz.patterns import time_budget
@@ -176,14 +177,11 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
         from tokviz.training import run_training
 
         return TrainingResult(run_training(config, vocab_size, lines, progress, words=words), None, None)
-    from distributed import Variable
-
     from tokviz import history_io
 
     dask = client()
     future = dask.submit(_training_task, key, config, int(vocab_size), tuple(lines), words, timeout_seconds(),
                          key=key, pure=False, retries=0)
-    variable = Variable(f"{key}-progress", client=dask)
     seen = None
     try:
         while True:
@@ -192,13 +190,10 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
             except TimeoutError:
                 pass
             else:
-                _forget(variable)
+                _forget(dask, key)
                 return TrainingResult(history_io.loads(text), text, counted)
             if progress is not None:
-                try:
-                    state = variable.get(timeout=0.05)
-                except Exception:  # no report yet
-                    state = None
+                state = dask.get_metadata(_progress_path(key), default=None)  # None: no report yet
                 if state is not None and state != seen:
                     seen = state
                     progress(*state)
@@ -206,12 +201,13 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
         future.release()
 
 
-def _forget(variable: Any) -> None:
-    """Drop a finished training's progress record (a later training of the same key starts at 0)."""
-    try:
-        variable.delete()
-    except Exception:  # another waiter deleted it first
-        pass
+def _progress_path(key: str) -> list[str]:
+    return ["tokviz-progress", key]
+
+
+def _forget(dask: Any, key: str) -> None:
+    """Clear a finished training's progress record (a later training of the same key starts at 0)."""
+    dask.set_metadata(_progress_path(key), None)
 
 
 def is_running(key: str) -> bool:
