@@ -81,19 +81,40 @@ def client() -> Any:
     with _client_lock:
         if _client is not None and _client.status in ("running", "connecting"):
             return _client
-        from distributed import Client, LocalCluster
+        from distributed import Client
 
         address = os.environ.get(SCHEDULER_ENV, "").strip()
         if address:
             _client = Client(address, set_as_default=False, timeout="20s")
         else:
-            workers = int(os.environ.get(WORKERS_ENV, "1"))
-            # Worker processes, one thread each: a training holds the GIL for its whole run, so it
-            # must not share a process with the app's page threads (or with another training).
-            _cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=None, host="127.0.0.1")
+            _cluster = _local_cluster(int(os.environ.get(WORKERS_ENV, "1")))
             _client = Client(_cluster, set_as_default=False)
         return _client
+
+
+def _local_cluster(workers: int) -> Any:
+    """The embedded LocalCluster: worker processes, one thread each (a training holds the GIL for its
+    whole run, so it must not share a process with the app's page threads or another training).
+
+    Dask starts its workers with multiprocessing's "spawn", which re-runs the parent's ``__main__`` in
+    every child. Under Streamlit ``__main__`` is the app script (a module without ``__spec__``), so each
+    worker ran the whole app in bare mode as it started (hundreds of "missing ScriptRunContext" warnings
+    in the server log). While the workers start, ``__main__`` is a bare module: they run nothing of ours.
+    """
+    import sys
+    import types
+
+    from distributed import LocalCluster
+
+    main = sys.modules.get("__main__")
+    placeholder = None
+    if main is not None and getattr(main, "__spec__", None) is None and getattr(main, "__file__", None):
+        placeholder = sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1")
+    finally:
+        if placeholder is not None and sys.modules.get("__main__") is placeholder:  # a page's run may have set its own
+            sys.modules["__main__"] = main
 
 
 def close() -> None:
