@@ -210,7 +210,10 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
                 text, counted = future.result(timeout=POLL_SECONDS)  # the task's error is re-raised here, message and all
             except TimeoutError:
                 pass
-            else:
+            else:  # the task's last report reached the scheduler before its result: show it, then clear it
+                state = dask.get_metadata(_progress_path(key), default=None) if progress is not None else None
+                if state is not None and state != seen:
+                    progress(*state)
                 _forget(dask, key)
                 return TrainingResult(history_io.loads(text), text, counted)
             if progress is not None:
