@@ -5,8 +5,10 @@ errors keep their messages, and a training nobody waits for any more stops."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
+import types
 
 import pytest
 
@@ -116,3 +118,35 @@ def test_the_backend_is_named_by_the_environment(monkeypatch) -> None:
     with pytest.raises(ValueError, match="TOKVIZ_TRAINING_BACKEND must be"):
         jobs.backend()
     assert issubclass(jobs.TrainingCancelled, TokvizError)
+
+
+def test_a_training_longer_than_the_bound_stops_with_a_clear_message(cluster, monkeypatch) -> None:
+    # Someone waits, but the server's bound (TOKVIZ_TRAINING_TIMEOUT) is 1 s: the task stops itself.
+    monkeypatch.setenv(jobs.TIMEOUT_ENV, "1")
+    lines = tuple(" ".join(f"v{index * 7 + offset:x}z{index % 11}" for offset in range(40)) for index in range(4000))
+    config = PipelineConfig(model="BPE")
+    key = jobs.task_key("too-long", repr(config), 60_000)
+    with pytest.raises(jobs.TrainingCancelled, match="longer than this server's limit of 1 s"):
+        jobs.train(key, config, 60_000, lines, lambda *report: None)
+    deadline = time.monotonic() + 30
+    while jobs.is_running(key) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not jobs.is_running(key)
+    assert sum(cluster.run(lambda dask_worker: len(dask_worker.state.executing)).values()) == 0
+
+
+def test_the_workers_do_not_rerun_the_callers_main_script(tmp_path, monkeypatch) -> None:
+    # Under Streamlit, __main__ is the app script (no __spec__, a __file__): multiprocessing's spawn
+    # would re-run it in every worker process as the embedded cluster starts.
+    marker = tmp_path / "ran"
+    script = tmp_path / "app_script.py"
+    script.write_text(f"open({str(marker)!r}, 'w').write('the worker ran the app script')\n")
+    fake = types.ModuleType("__main__")
+    fake.__file__ = str(script)
+    jobs.close()
+    monkeypatch.setitem(sys.modules, "__main__", fake)
+    config = PipelineConfig(model="BPE")
+    history = jobs.train(jobs.task_key("main-script", repr(config), 300), config, 300, SAMPLE).history
+    assert history.algorithm == "BPE"  # a worker started and trained
+    assert sys.modules["__main__"] is fake  # given back
+    assert not marker.exists()

@@ -39,7 +39,10 @@ def max_bytes() -> int:
 
 
 def max_entries() -> int:
-    return int(_env_number("TOKVIZ_CACHE_MAX_ENTRIES", 16))
+    """Trainings one process keeps (``TOKVIZ_CACHE_MAX_ENTRIES``; by default ``TOKVIZ_TRAINING_CACHE_ENTRIES``, 8)."""
+    from tokviz.limits import TRAINING_CACHE_ENTRIES
+
+    return int(_env_number("TOKVIZ_CACHE_MAX_ENTRIES", TRAINING_CACHE_ENTRIES))
 
 
 def request_key(corpus_key: str, pipeline: str, vocab_size: int) -> str:

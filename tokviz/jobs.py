@@ -10,8 +10,9 @@ How the pieces meet:
 
 - The task key is derived from the request (:func:`task_key`), so two sessions (or two replicas on one
   scheduler) asking for the same training get the same task: Dask runs it once.
-- The task writes its progress to a ``distributed.Variable`` named after the key (last value wins, so
-  any number of readers can poll it); :func:`train` polls it and calls the page's progress callback.
+- The task writes its progress to the scheduler's metadata under the key (last value wins, so any
+  number of readers can poll it, and reading a training that has not reported yet is no error on the
+  scheduler); :func:`train` polls it and calls the page's progress callback.
 - A waiter that stops (its session left, or Streamlit stopped its run) drops its future. When no future
   of the key is left, the scheduler releases the task, the worker marks it cancelled, and the task's
   next progress report raises :class:`TrainingCancelled`, so the training stops instead of running on.
@@ -80,19 +81,40 @@ def client() -> Any:
     with _client_lock:
         if _client is not None and _client.status in ("running", "connecting"):
             return _client
-        from distributed import Client, LocalCluster
+        from distributed import Client
 
         address = os.environ.get(SCHEDULER_ENV, "").strip()
         if address:
             _client = Client(address, set_as_default=False, timeout="20s")
         else:
-            workers = int(os.environ.get(WORKERS_ENV, "1"))
-            # Worker processes, one thread each: a training holds the GIL for its whole run, so it
-            # must not share a process with the app's page threads (or with another training).
-            _cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=None, host="127.0.0.1")
+            _cluster = _local_cluster(int(os.environ.get(WORKERS_ENV, "1")))
             _client = Client(_cluster, set_as_default=False)
         return _client
+
+
+def _local_cluster(workers: int) -> Any:
+    """The embedded LocalCluster: worker processes, one thread each (a training holds the GIL for its
+    whole run, so it must not share a process with the app's page threads or another training).
+
+    Dask starts its workers with multiprocessing's "spawn", which re-runs the parent's ``__main__`` in
+    every child. Under Streamlit ``__main__`` is the app script (a module without ``__spec__``), so each
+    worker ran the whole app in bare mode as it started (hundreds of "missing ScriptRunContext" warnings
+    in the server log). While the workers start, ``__main__`` is a bare module: they run nothing of ours.
+    """
+    import sys
+    import types
+
+    from distributed import LocalCluster
+
+    main = sys.modules.get("__main__")
+    placeholder = None
+    if main is not None and getattr(main, "__spec__", None) is None and getattr(main, "__file__", None):
+        placeholder = sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1")
+    finally:
+        if placeholder is not None and sys.modules.get("__main__") is placeholder:  # a page's run may have set its own
+            sys.modules["__main__"] = main
 
 
 def close() -> None:
@@ -111,12 +133,12 @@ def close() -> None:
 
 def _training_task(key: str, config: Any, vocab_size: int, lines: Sequence[str], words: Any, bound: float) -> Any:
     """Run one training on a Dask worker, publishing progress and stopping when cancelled or too long."""
-    from distributed import Variable, get_worker
+    from distributed import get_client, get_worker
 
     from tokviz.training import run_training
 
     worker = get_worker()
-    variable = Variable(f"{key}-progress")  # the worker's own client
+    scheduler = get_client()  # the worker's own client
     started = time.monotonic()
     last = {"value": -1, "checked": 0.0}
 
@@ -135,7 +157,7 @@ def _training_task(key: str, config: Any, vocab_size: int, lines: Sequence[str],
         value = int(100 * done / total) if total else 0
         if value != last["value"]:
             last["value"] = value
-            variable.set((phase, int(done), int(total)))
+            scheduler.set_metadata(_progress_path(key), (phase, int(done), int(total)))
 
     from tokviz import history_io
     from tokviz.patterns import time_budget
@@ -176,14 +198,11 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
         from tokviz.training import run_training
 
         return TrainingResult(run_training(config, vocab_size, lines, progress, words=words), None, None)
-    from distributed import Variable
-
     from tokviz import history_io
 
     dask = client()
     future = dask.submit(_training_task, key, config, int(vocab_size), tuple(lines), words, timeout_seconds(),
                          key=key, pure=False, retries=0)
-    variable = Variable(f"{key}-progress", client=dask)
     seen = None
     try:
         while True:
@@ -191,14 +210,14 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
                 text, counted = future.result(timeout=POLL_SECONDS)  # the task's error is re-raised here, message and all
             except TimeoutError:
                 pass
-            else:
-                _forget(variable)
+            else:  # the task's last report reached the scheduler before its result: show it, then clear it
+                state = dask.get_metadata(_progress_path(key), default=None) if progress is not None else None
+                if state is not None and state != seen:
+                    progress(*state)
+                _forget(dask, key)
                 return TrainingResult(history_io.loads(text), text, counted)
             if progress is not None:
-                try:
-                    state = variable.get(timeout=0.05)
-                except Exception:  # no report yet
-                    state = None
+                state = dask.get_metadata(_progress_path(key), default=None)  # None: no report yet
                 if state is not None and state != seen:
                     seen = state
                     progress(*state)
@@ -206,12 +225,13 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
         future.release()
 
 
-def _forget(variable: Any) -> None:
-    """Drop a finished training's progress record (a later training of the same key starts at 0)."""
-    try:
-        variable.delete()
-    except Exception:  # another waiter deleted it first
-        pass
+def _progress_path(key: str) -> list[str]:
+    return ["tokviz-progress", key]
+
+
+def _forget(dask: Any, key: str) -> None:
+    """Clear a finished training's progress record (a later training of the same key starts at 0)."""
+    dask.set_metadata(_progress_path(key), None)
 
 
 def is_running(key: str) -> bool:

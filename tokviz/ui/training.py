@@ -221,12 +221,44 @@ def training_lines(request: TrainingRequest) -> tuple[str, ...]:
 _ORIGINS = _Lru(16)
 
 
+class _MergeOriginsAt:
+    """The token origins of a BPE / WordPiece training at a smaller size, read from the whole training's.
+
+    A token's origin is the first merge that made it, whatever the size: at a size that keeps the
+    merges up to rank ``last_rank``, a token whose first merge came later is an alphabet symbol if the
+    model has it at all. So a slider move needs no ``model_at`` replay and no dict of the whole
+    vocabulary (they were a fifth of a move's server CPU); lookups (``get``) answer as
+    :func:`tokviz.viz.spans.token_origins` at that size does for every token of that size's vocabulary.
+    """
+
+    def __init__(self, full: dict[str, Any], last_rank: int) -> None:
+        self._full = full
+        self._last_rank = last_rank
+
+    def get(self, token: str, default: Any = None) -> Any:
+        origin = self._full.get(token)
+        if origin is None:
+            return default
+        if origin.kind == "merge" and origin.rank > self._last_rank:
+            from tokviz.viz.spans import TokenOrigin
+
+            return TokenOrigin("alphabet")
+        return origin
+
+
 def _origins_at(request: TrainingRequest, size: int, _history: Any) -> Any:
     from tokviz.viz.spans import token_origins
 
+    if _history.algorithm.lower() in ("bpe", "wordpiece") and _history.merges:
+        from tokviz.viz.charts import merges_at_size
+
+        full = _ORIGINS.get((request, None), lambda: token_origins(_history))
+        kept = merges_at_size(_history.merges, size)
+        return _MergeOriginsAt(full, _history.merges[kept - 1].rank if kept else -1)
     return _ORIGINS.get((request, size), lambda: token_origins(_history, size))
 
 
 def origins_at(request: TrainingRequest, size: int, history: Any) -> Any:
-    """Token -> the merge or score that made it, for the token cards (once per training and size)."""
+    """Token -> the merge or score that made it, for the token cards (``get``; once per training, or per
+    training and size for Unigram and WordLevel)."""
     return _origins_at(request, int(size), _history=history)
