@@ -10,7 +10,8 @@ from tokviz.presets import algorithm_label, vocab_target_hint
 from tokviz.ui import train_views, widgets
 from tokviz.ui.corpus_input import corpus_input, session_corpus
 from tokviz.ui.shell import md_escape, metrics_row, page_setup, run_marker, show_error
-from tokviz.ui.training import counted_words, origins_at, request_for, tokenizer_at, train_with_progress, trained_size, training_lines, training_of, word_counts_cached
+from tokviz.ui.tokenizer_files import training_opener
+from tokviz.ui.training import counted_words, is_opened, opened_name, origins_at, request_for, tokenizer_at, train_with_progress, trained_size, training_lines, training_of, word_counts_cached
 from tokviz.ui.workspace import bind, copy_link, reseed, sync_link
 
 workspace = page_setup("pages/train.py")
@@ -42,6 +43,9 @@ with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
         target_vocab = vocab_column.number_input("Target vocab size", min_value=1, max_value=MAX_VOCAB_SIZE, step=100, key="target_vocab",
                                                  on_change=bind("target_vocab", lambda: train.target_vocab, vocab_changed))
         clicked = button_column.button("Train", key="train", type="primary", width="stretch")
+        with st.popover("Open a training (history.json)", icon=":material/folder_open:", width="content",
+                        help="A training saved as history.json (Export tab, or `python -m tokviz train`)"):
+            training_opener(workspace)
     if config is not None:
         try:
             widgets.pipeline_summary(config)
@@ -64,7 +68,8 @@ with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
                f"Corpora up to {LIVE_TRAINING_MAX_CHARS:,} characters train as you change them; larger ones wait for **Train**.")
 
 request = request_for(corpus.key, config, int(target_vocab)) if config is not None else None
-if request is not None and (clicked or len(corpus.text) <= LIVE_TRAINING_MAX_CHARS):
+opened = train.trained is not None and is_opened(train.trained)  # an opened training stays until Train is pressed
+if request is not None and (clicked or (len(corpus.text) <= LIVE_TRAINING_MAX_CHARS and not opened)):
     try:
         if not corpus.split.train_lines:
             raise EmptyCorpusError("The corpus is empty: paste some text or upload a file, then train.")
@@ -94,9 +99,13 @@ if history is None and request.corpus_key == corpus.key:  # the shared cache evi
         show_error(error)
         st.stop()
 if history is None:
-    st.warning("The corpus changed since the last training and this server no longer holds it: press **Train** to train on this corpus.")
+    st.warning("The training you opened is no longer held by this server: open its history.json again." if is_opened(request) else
+               "The corpus changed since the last training and this server no longer holds it: press **Train** to train on this corpus.")
     st.stop()
-if config is None or request_for(corpus.key, config, int(target_vocab)) != request:
+if is_opened(request):
+    st.caption(f"Opened from {md_escape(opened_name(request) or 'history.json')}: a training made elsewhere (its corpus is not here; "
+               "the test text below is this page's). **Train** trains this page's corpus instead.")
+elif config is None or request_for(corpus.key, config, int(target_vocab)) != request:
     st.warning("The corpus or the settings changed since this tokenizer was trained: press **Train** to train again.")
 size_now = trained_size(history)
 status = f"Trained {algorithm_label(history.algorithm)} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}."

@@ -152,3 +152,36 @@ def training_file(key: str) -> tuple[Any, str] | None:
         st.error(md_escape(str(error)))
         return None
     return opened, f"training:{digest}"
+
+
+def training_opener(workspace: Any, key: str = "train_history_upload") -> None:
+    """Train's "Open a training": an uploader for a ``history.json`` (as ``python -m tokviz train`` or
+    the Export tab writes it). A good file becomes the page's training (slider at its trained size);
+    a bad one is named with its reason and changes nothing."""
+    from tokviz import limits
+    from tokviz.errors import TokvizError
+    from tokviz.ui.training import open_training
+
+    failure = f"{key}_error"
+
+    def uploaded() -> None:
+        chosen = st.session_state.get(key)
+        st.session_state[failure] = None
+        if chosen is None:
+            return
+        try:
+            request = open_training(chosen.name, chosen.getvalue())
+        except TokvizError as error:
+            st.session_state[failure] = str(error)
+            return
+        train = workspace.train
+        train.trained, train.slider = request, None
+
+    st.file_uploader(
+        "Open a training: history.json", type=["json"], key=key, on_change=uploaded,
+        help="A training made elsewhere (`python -m tokviz train … --out DIR` writes DIR/history.json): its tokenizer "
+        f"at any size on the slider and every view of its training. Read in memory, never stored; up to "
+        f"{limits.MAX_UPLOAD_BYTES // (1024 * 1024)} MB.",
+    )
+    if st.session_state.get(failure):
+        st.error(md_escape(st.session_state[failure]), icon=":material/error:")

@@ -45,8 +45,12 @@ def is_byte_level(config: PipelineConfig) -> bool:
 
 
 def top_words(view: TrainedView, limit: int) -> list[tuple[str, int]]:
-    """The corpus's most frequent words as the trainer saw them (from the cached word counts)."""
+    """The corpus's most frequent words as the trainer saw them (from the cached word counts; for a training
+    opened from a file, whose corpus is not here, the top words its history recorded)."""
     config = view.config
+    if not view.train_lines:
+        summary = getattr(view.history, "word_counts", None)
+        return list(getattr(summary, "top_words", ()))[:limit]
     return word_counts_cached(view.request.corpus_key, config.normalizers, config.pre_tokenizers, _lines=view.train_lines).most_common(limit)
 
 
@@ -303,23 +307,33 @@ def export_view(view: TrainedView) -> None:
                "history.csv holds the training steps that made it."
                + (" The .model is sentencepiece's own file of that tokenizer." if hasattr(view.history, "proto_at") else ""))
     sentencepiece = hasattr(view.history, "proto_at")
-    # Six buttons in one row cut their labels at 1280 px: SentencePiece's go in two rows of three.
-    columns = [*st.columns(3), *st.columns(3)] if sentencepiece else st.columns(5)
+    # Up to seven buttons: two rows of four keep every label whole at 1280 px.
+    files, training = st.columns(4), st.columns(4)
     # Each file is made when its button is clicked, not on every rerun (a slider move reruns the page).
-    columns[0].download_button("tokenizer.json", lambda: tokenizer.to_str(pretty=True), "tokenizer.json", "application/json", key="download_json")
-    columns[1].download_button("vocab.txt", lambda: vocab_txt(tokenizer.get_vocab(with_added_tokens=True)), "vocab.txt", "text/plain", key="download_vocab")
+    files[0].download_button("tokenizer.json", lambda: tokenizer.to_str(pretty=True), "tokenizer.json", "application/json", key="download_json")
+    files[1].download_button("vocab.txt", lambda: vocab_txt(tokenizer.get_vocab(with_added_tokens=True)), "vocab.txt", "text/plain", key="download_vocab")
     merges = model_merges(tokenizer.model)
     if merges is not None:
-        columns[2].download_button("merges.txt", lambda: merges_txt(merges), "merges.txt", "text/plain", key="download_merges")
-    columns[3].download_button("history.csv", lambda: history_csv(view.history, view.size), "history.csv", "text/csv", key="download_history")
+        files[2].download_button("merges.txt", lambda: merges_txt(merges), "merges.txt", "text/plain", key="download_merges")
+    files[3].download_button("Download for transformers", lambda: transformers_zip(tokenizer), "tokenizer.zip", "application/zip", key="download_transformers",
+                             help="tokenizer.json, tokenizer_config.json and special_tokens_map.json: unzip into a folder and load it with "
+                                  "transformers' AutoTokenizer.from_pretrained(folder).")
+    training[0].download_button("history.csv", lambda: history_csv(view.history, view.size), "history.csv", "text/csv", key="download_history")
+    training[1].download_button("history.json", lambda: history_json(view.history, view.request.config), "history.json", "application/json",
+                                key="download_history_json",
+                                help="The whole training (every step, its pipeline): open it again with Open a training on Train or Inspect.")
     if sentencepiece:  # its .model at the slider's size, beside tokenizer.json
-        columns[5].download_button("sentencepiece .model", lambda: sentencepiece_model_bytes(view.history, view.size), "tokviz.model",
-                                   "application/octet-stream", key="download_sp_model",
-                                   help="The SentencePiece model at the slider's size: load it with sentencepiece.SentencePieceProcessor"
-                                        "(model_file=...) or tokviz.sentencepiece.")
-    columns[4].download_button("Download for transformers", lambda: transformers_zip(tokenizer), "tokenizer.zip", "application/zip", key="download_transformers",
-                               help="tokenizer.json, tokenizer_config.json and special_tokens_map.json: unzip into a folder and load it with "
-                                    "transformers' AutoTokenizer.from_pretrained(folder).")
+        training[2].download_button("sentencepiece .model", lambda: sentencepiece_model_bytes(view.history, view.size), "tokviz.model",
+                                    "application/octet-stream", key="download_sp_model",
+                                    help="The SentencePiece model at the slider's size: load it with sentencepiece.SentencePieceProcessor"
+                                         "(model_file=...) or tokviz.sentencepiece.")
+
+
+def history_json(history: Any, config: Any) -> str:
+    """The training as ``history.json`` (:mod:`tokviz.history_io`), with its pipeline, as the CLI writes it."""
+    from tokviz import history_io
+
+    return history_io.dumps(history, config)
 
 
 def sentencepiece_model_bytes(history: Any, size: int) -> bytes:

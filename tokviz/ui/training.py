@@ -207,10 +207,52 @@ def session_tokenizer(workspace: Workspace) -> tuple[Any, str] | None:
 
 
 def training_of(request: TrainingRequest) -> Any | None:
-    """The stored history of ``request``, if the store (this process's, or Redis) still has it."""
+    """The stored history of ``request``, if the store (this process's, or Redis) still has it; a training
+    this session opened from a history.json and the store evicted is read again from the session's file."""
     from tokviz.cache_store import store
 
-    return store().get(store_key(request))
+    history = store().get(store_key(request))
+    if history is None and is_opened(request):
+        name, data = st.session_state.get(OPENED_TRAINING, (None, b""))
+        if data:
+            try:
+                history = open_training(name, data, request_only=request)
+            except ValueError:
+                return None
+    return history
+
+
+#: Session key holding the ``(name, bytes)`` of the history.json opened on Train (no widget owns it, so a
+#: page switch keeps it; the file itself is never stored on the server).
+OPENED_TRAINING = "_train_opened_history"
+
+
+def is_opened(request: TrainingRequest) -> bool:
+    """Whether ``request`` is a training opened from a history.json (trained elsewhere, e.g. by the CLI)."""
+    return request.corpus_key.startswith("history:")
+
+
+def open_training(name: str, data: bytes, request_only: TrainingRequest | None = None) -> Any:
+    """Open an uploaded history.json for Train: validated (:func:`tokviz.inspect.open_training_for_train`),
+    put in the training store under its own request, and kept in the session. Returns the request (or,
+    with ``request_only``, that request's history; ValueError if the session's file is another training).
+    Bad files raise the ``TokvizError`` of ``open_training_for_train``, naming the file and the problem."""
+    from tokviz.cache_store import store
+    from tokviz.inspect import open_training_for_train
+
+    opening = open_training_for_train(data, name)
+    request = request_for(opening.corpus_key, opening.config, opening.vocab_size)
+    if request_only is not None and request != request_only:
+        raise ValueError("the session's opened file is another training")
+    store().put(store_key(request), opening.history)
+    st.session_state[OPENED_TRAINING] = (opening.name, data)
+    return opening.history if request_only is not None else request
+
+
+def opened_name(request: TrainingRequest) -> str | None:
+    """The file name of the training ``request`` was opened from in this session, if it was."""
+    kept = st.session_state.get(OPENED_TRAINING)
+    return kept[0] if kept and is_opened(request) else None
 
 
 def training_lines(request: TrainingRequest) -> tuple[str, ...]:
