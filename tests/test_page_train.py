@@ -306,12 +306,12 @@ def test_vocabulary_tab_lists_the_vocab_at_the_slider_size() -> None:
     assert "300 tokens at this vocab size, by id." in [caption.value for caption in app.caption]
 
 
-def test_export_offers_the_four_files() -> None:
+def test_export_offers_the_files() -> None:
     app = open_train()
     assert not app.get("download_button")  # the Export tab is closed: nothing of it is built
     open_tab(app, "Export")
     labels = [button.proto.label for button in app.get("download_button")]
-    assert labels == ["tokenizer.json", "vocab.txt", "merges.txt", "history.csv", "Download for transformers"]
+    assert labels == ["tokenizer.json", "vocab.txt", "merges.txt", "Download for transformers", "history.csv", "history.json"]
 
 
 def test_merge_step_picker_shows_what_the_merge_changed() -> None:

@@ -261,7 +261,7 @@ def test_train_page_sentencepiece_bpe_from_the_custom_form() -> None:
     app.session_state["result_tab"] = "Export"
     app.run()
     labels = [button.proto.label for button in app.get("download_button")]
-    assert labels == ["tokenizer.json", "vocab.txt", "merges.txt", "history.csv", "Download for transformers", "sentencepiece .model"]
+    assert labels == ["tokenizer.json", "vocab.txt", "merges.txt", "Download for transformers", "history.csv", "history.json", "sentencepiece .model"]
     # The slider: the tokenizer at a smaller size is the .model at that size.
     size = history.min_vocab_size + 40
     app.session_state["result_tab"] = "Vocabulary"
