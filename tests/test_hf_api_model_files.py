@@ -68,7 +68,9 @@ def test_hf_submodule_aliases():
     assert tokviz.models.models.Unigram is tokviz.models.Unigram
     assert tokviz.decoders.decoders.DecodeStream is tokviz.decoders.DecodeStream
     assert tokviz.processors.processors.TemplateProcessing is tokviz.processors.TemplateProcessing
-    for name in ("decoders", "processors", "models"):
+    assert tokviz.normalizers.normalizers.NFKC is tokviz.normalizers.NFKC
+    assert tokviz.pre_tokenizers.pre_tokenizers.Whitespace is tokviz.pre_tokenizers.Whitespace
+    for name in ("decoders", "processors", "models", "normalizers", "pre_tokenizers"):
         assert getattr(getattr(hf, name), name) is not None  # the same names exist in HF
 
 

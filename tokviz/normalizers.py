@@ -31,6 +31,7 @@ after the tables HF was built with, the two libraries can disagree.
 
 from __future__ import annotations
 
+import sys
 import base64
 import binascii
 import struct
@@ -722,3 +723,7 @@ def from_dict(data: dict[str, Any] | None) -> Normalizer | None:
         _charsmap(charsmap)  # fail here, on load, if it is not a charsmap
         return Precompiled(charsmap)
     raise SerializationError(f"tokviz cannot build a normalizer of type {kind!r}.")
+
+
+# HF's compiled submodule is reachable as ``tokenizers.normalizers.normalizers``; here it is this module.
+normalizers = sys.modules[__name__]

@@ -25,6 +25,7 @@ so characters added to Unicode recently can be classified differently than in HF
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 from dataclasses import dataclass
 
@@ -747,3 +748,7 @@ def from_dict(data: dict[str, Any] | None) -> PreTokenizer | None:
         return Sequence([from_dict(item) for item in _field(data, "pretokenizers")])
     raise SerializationError(f"tokviz cannot build a pre-tokenizer of type {kind!r}.")
 
+
+
+# HF's compiled submodule is reachable as ``tokenizers.pre_tokenizers.pre_tokenizers``; here it is this module.
+pre_tokenizers = sys.modules[__name__]
