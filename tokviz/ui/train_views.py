@@ -108,13 +108,43 @@ def result_views(view: TrainedView, held_out: str) -> dict[str, Callable[[], Non
     return views
 
 
+def arrow_table(frame: Any) -> Any:
+    """``frame`` as the Arrow table ``st.dataframe`` would make of it (the same bytes reach the browser).
+
+    Cached tables are kept in this form: ``st.dataframe`` serializes an Arrow table as it is, while a
+    pandas frame is converted again on every run (for 25,000 merges, most of a slider move's cost).
+    """
+    from streamlit import dataframe_util
+
+    return dataframe_util.convert_pandas_df_to_arrow_table(frame)
+
+
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _merge_frame(request: TrainingRequest, _history: Any) -> Any:
-    """The merge table of a training, built once (25,000 merges take a while to tabulate)."""
+    """The merge table of a training, built once, as an Arrow table (25,000 merges take a while to tabulate)."""
     from tokviz.viz import tables
 
-    return tables.merge_table(merges_of(_history), byte_level=is_byte_level(request.config),
-                              sentencepiece=_history.algorithm == "sentencepiece-bpe")
+    return arrow_table(tables.merge_table(merges_of(_history), byte_level=is_byte_level(request.config),
+                                          sentencepiece=_history.algorithm == "sentencepiece-bpe"))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _merge_step_tables(request: TrainingRequest, rank: int, _view: TrainedView) -> tuple[Any, Any, Any]:
+    """The tables of one merge (Arrow): the frequent words after it, the words it changed, the pairs it beat.
+
+    They depend on the training and the merge only, so a slider move that lands on the same merge (the
+    picker starts on the first) reuses them.
+    """
+    from tokviz.viz import tables
+
+    history, byte_level = _view.history, _view.byte_level
+    step = merges_of(history)[rank]
+    before = model_at(request, step.vocab_size - 1, history)
+    after = model_at(request, step.vocab_size, history)
+    segmentations = arrow_table(tables.segmentations_table(top_words(_view, 15), after, byte_level))
+    changed = arrow_table(tables.words_changed_table(top_words(_view, 2000), before, after, byte_level=byte_level))
+    candidates = arrow_table(tables.candidates_table(step, byte_level)) if step.candidates else None
+    return segmentations, changed, candidates
 
 
 def vocabulary_view(view: TrainedView) -> None:
@@ -155,18 +185,17 @@ def merge_history_view(view: TrainedView) -> None:
     show = (lambda token: tables.show(token, True)) if view.byte_level else str
     st.text(f"Merge {step.rank + 1}: {show(step.left)!r} + {show(step.right)!r} → {show(step.token)!r}   "
             f"count {step.count:,}   score {-step.rank if history.algorithm == 'sentencepiece-bpe' else step.score:.6g}")
-    before = model_at(request, step.vocab_size - 1, history)
-    after = model_at(request, step.vocab_size, history)
+    segmentations, changed, candidates = _merge_step_tables(request, int(number) - 1, _view=view)
     left, right = st.columns(2)
     with left:
         st.caption("The corpus's most frequent words after this merge")
-        st.dataframe(tables.segmentations_table(top_words(view, 15), after, view.byte_level), hide_index=True, width="stretch")
+        st.dataframe(segmentations, hide_index=True, width="stretch")
     with right:
         st.caption("Words this merge changed (most frequent first)")
-        st.dataframe(tables.words_changed_table(top_words(view, 2000), before, after, byte_level=view.byte_level), hide_index=True, width="stretch")
-        if step.candidates:  # sentencepiece's BPE records no runner-ups
+        st.dataframe(changed, hide_index=True, width="stretch")
+        if candidates is not None:  # sentencepiece's BPE records no runner-ups
             st.caption("Pairs it beat at that moment")
-            st.dataframe(tables.candidates_table(step, view.byte_level), hide_index=True, width="stretch")
+            st.dataframe(candidates, hide_index=True, width="stretch")
 
 
 def unigram_view(view: TrainedView) -> None:
