@@ -5,6 +5,7 @@ errors keep their messages, and a training nobody waits for any more stops."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -149,4 +150,21 @@ def test_the_workers_do_not_rerun_the_callers_main_script(tmp_path, monkeypatch)
     history = jobs.train(jobs.task_key("main-script", repr(config), 300), config, 300, SAMPLE).history
     assert history.algorithm == "BPE"  # a worker started and trained
     assert sys.modules["__main__"] is fake  # given back
+    assert not marker.exists()
+    # The server's SIGTERM reaches its worker process too, and the nanny starts a new worker while the
+    # server shuts down: that restart must not run the app script either.
+    client = jobs.client()
+    (old_pid,) = client.run(os.getpid).values()
+    os.kill(old_pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    new_pids: list[int] = []
+    while time.monotonic() < deadline and not (new_pids and old_pid not in new_pids):
+        time.sleep(0.2)
+        try:
+            new_pids = list(client.run(os.getpid).values())
+        except Exception:  # the worker is between processes
+            new_pids = []
+    assert new_pids and old_pid not in new_pids, "the nanny did not restart its worker"
+    history = jobs.train(jobs.task_key("main-script-2", repr(config), 300), config, 300, SAMPLE).history
+    assert history.algorithm == "BPE"  # the restarted worker trains
     assert not marker.exists()

@@ -26,11 +26,14 @@ How the pieces meet:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+import types
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from tokviz.errors import TokvizError
@@ -99,22 +102,47 @@ def _local_cluster(workers: int) -> Any:
     Dask starts its workers with multiprocessing's "spawn", which re-runs the parent's ``__main__`` in
     every child. Under Streamlit ``__main__`` is the app script (a module without ``__spec__``), so each
     worker ran the whole app in bare mode as it started (hundreds of "missing ScriptRunContext" warnings
-    in the server log). While the workers start, ``__main__`` is a bare module: they run nothing of ours.
+    in the server log). While a worker starts, ``__main__`` is a bare module: it runs nothing of ours.
+    That holds for the workers' restarts too (:class:`_BareMainNanny`): when the server gets SIGTERM,
+    its worker process gets it too, and the nanny starts a new one while the server shuts down.
     """
-    import sys
-    import types
-
     from distributed import LocalCluster
 
+    with _bare_main():
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1",
+                            worker_class=_nanny_class())
+
+
+@contextlib.contextmanager
+def _bare_main() -> Iterator[None]:
+    """``sys.modules["__main__"]`` is a bare module inside (when it is a script, as under Streamlit)."""
     main = sys.modules.get("__main__")
     placeholder = None
     if main is not None and getattr(main, "__spec__", None) is None and getattr(main, "__file__", None):
         placeholder = sys.modules["__main__"] = types.ModuleType("__main__")
     try:
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1")
+        yield
     finally:
         if placeholder is not None and sys.modules.get("__main__") is placeholder:  # a page's run may have set its own
             sys.modules["__main__"] = main
+
+
+_NANNY: Any = None
+
+
+def _nanny_class() -> Any:
+    """A ``distributed.Nanny`` that starts (and restarts) its worker process under :func:`_bare_main`."""
+    global _NANNY
+    if _NANNY is None:
+        from distributed import Nanny
+
+        class _BareMainNanny(Nanny):
+            async def instantiate(self) -> Any:
+                with _bare_main():
+                    return await super().instantiate()
+
+        _NANNY = _BareMainNanny
+    return _NANNY
 
 
 def close() -> None:
