@@ -206,10 +206,7 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
 def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int, rules: PieceRules,
                meta_size: int, progress: Callable[[str, int, int], None] | None) -> BpeResult:
     kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
-    strings: list[str] = sorted(set().union(*(word for word, _ in kept))) if kept else []
-    id_of = {char: index for index, char in enumerate(strings)}
-    to_id = id_of.__getitem__
-    words = [list(map(to_id, word)) for word, _ in kept]
+    strings, words, flat_ids = _word_ids([word for word, _ in kept])
     counts = [count for _, count in kept]
     is_valid = rules.is_valid
     valid: dict[int, bool] = {}  # pair code -> may it be counted (False once merged or dropped)
@@ -218,7 +215,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         ok = valid[code] = is_valid(strings[code >> _BITS] + strings[code & _MASK])
         return ok
 
-    pair_counts, where = _initial_pairs(words, counts, check)
+    pair_counts, where = _initial_pairs(words, counts, check, flat_ids)
     get_count, get_valid = pair_counts.get, valid.get
     heap = [(len(strings[code >> _BITS]) + len(strings[code & _MASK]) - count * _COUNT_UNIT,
              strings[code >> _BITS] + strings[code & _MASK], strings[code >> _BITS], code)
@@ -321,7 +318,20 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     return BpeResult(tuple(steps), tuple(pieces), stop_reason)
 
 
-def _initial_pairs(words: list[list[int]], counts: list[int], check: Callable[[int], bool]) -> tuple[dict[int, int], dict[int, list[int]]]:
+def _word_ids(words: list[str]) -> tuple[list[str], list[list[int]], "np.ndarray"]:
+    """``(characters sorted, each word as a list of their ids, all the ids in a row)`` by one numpy
+    pass over the words' code points: ``_word_ids(["ba", "a"])[:2] == (["a", "b"], [[1, 0], [0]])``."""
+    codes = np.frombuffer("".join(words).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
+    present, flat = np.unique(codes, return_inverse=True)
+    flat = flat.astype(np.int64).reshape(-1)
+    ids = flat.tolist()
+    ends = np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words))).tolist()
+    starts = [0, *ends[:-1]]
+    return [chr(code) for code in present.tolist()], [ids[a:b] for a, b in zip(starts, ends)], flat
+
+
+def _initial_pairs(words: list[list[int]], counts: list[int], check: Callable[[int], bool],
+                   flat_ids: "np.ndarray | None" = None) -> tuple[dict[int, int], dict[int, list[int]]]:
     """``({pair code: weighted count}, {pair code: indices of the words holding it})``: counts of
     all adjacent pairs, holders of the valid ones, in a few numpy passes over all the words' ids
     (``check(code)`` once per distinct pair). A word index may repeat in a holders list (the
@@ -329,7 +339,7 @@ def _initial_pairs(words: list[list[int]], counts: list[int], check: Callable[[i
     sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     if sizes.sum() - len(words) <= 0:
         return {}, {}
-    ids = np.fromiter(chain.from_iterable(words), dtype=np.int64, count=int(sizes.sum()))
+    ids = flat_ids if flat_ids is not None else np.fromiter(chain.from_iterable(words), dtype=np.int64, count=int(sizes.sum()))
     owner = np.repeat(np.arange(len(words), dtype=np.int64), sizes)
     inside = owner[:-1] == owner[1:]
     codes = ((ids[:-1] << _BITS) | ids[1:])[inside]
