@@ -265,7 +265,10 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         new_id = len(strings)
         strings.append(merged)
         new_left, new_right = new_id << _BITS, new_id
+        # every pair made here holds the new id, so none is known yet: each occurrence only notes
+        # its word under the pair (once per occurrence); the counts are summed per pair at the end
         new_where: dict[int, list[int]] = {}
+        taken: dict[int, int] = {}  # (new, left) pairs a later occurrence in the same word took apart
         for index in holders:
             word = words[index]
             remaining = word.count(left)  # (counted, not searched until ValueError: raising costs more)
@@ -281,38 +284,35 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                         remaining -= 1
                     if position:
                         before = word[position - 1]
-                        pair_counts[before << _BITS | left] -= weight
+                        if before == new_id:
+                            taken[before << _BITS | left] = taken.get(before << _BITS | left, 0) + weight
+                        else:
+                            pair_counts[before << _BITS | left] -= weight
                         changed = before << _BITS | new_right
-                        pair_counts[changed] = get_count(changed, 0) + weight
-                        if get_valid(changed) is not False:
-                            bucket = new_where.get(changed)
-                            if bucket is None:
-                                new_where[changed] = [index]
-                            else:
-                                bucket.append(index)
+                        bucket = new_where.get(changed)
+                        if bucket is None:
+                            new_where[changed] = [index]
+                        else:
+                            bucket.append(index)
                     word[position:position + 2] = (new_id,)
                     if position + 1 < len(word):
                         after = word[position + 1]
                         pair_counts[right << _BITS | after] -= weight
                         changed = new_left | after
-                        pair_counts[changed] = get_count(changed, 0) + weight
-                        if get_valid(changed) is not False:
-                            bucket = new_where.get(changed)
-                            if bucket is None:
-                                new_where[changed] = [index]
-                            else:
-                                bucket.append(index)
+                        bucket = new_where.get(changed)
+                        if bucket is None:
+                            new_where[changed] = [index]
+                        else:
+                            bucket.append(index)
+        count_of = counts.__getitem__
         for changed, bucket in new_where.items():
-            count = pair_counts[changed]
+            count = sum(map(count_of, bucket)) - taken.get(changed, 0)
+            pair_counts[changed] = count
             if count > 0:
                 first_part = strings[changed >> _BITS]
                 second = strings[changed & _MASK]
                 heappush(heap, (len(first_part) + len(second) - count * _COUNT_UNIT, first_part + second, first_part, changed))
-            known = where.get(changed)
-            if known is None:
-                where[changed] = bucket
-            else:
-                known += bucket
+            where[changed] = bucket
     for char, _ in sorted_chars(required_chars):
         pieces.append((char, -float(len(pieces))))
     return BpeResult(tuple(steps), tuple(pieces), stop_reason)
