@@ -322,8 +322,10 @@ def _word_ids(words: list[str]) -> tuple[list[str], list[list[int]], "np.ndarray
     """``(characters sorted, each word as a list of their ids, all the ids in a row)`` by one numpy
     pass over the words' code points: ``_word_ids(["ba", "a"])[:2] == (["a", "b"], [[1, 0], [0]])``."""
     codes = np.frombuffer("".join(words).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
-    present, flat = np.unique(codes, return_inverse=True)
-    flat = flat.astype(np.int64).reshape(-1)
+    present = np.flatnonzero(np.bincount(codes)) if len(codes) else np.zeros(0, dtype=np.int64)
+    table = np.zeros(int(present[-1]) + 1 if len(present) else 1, dtype=np.int64)
+    table[present] = np.arange(len(present))
+    flat = table[codes]  # (a lookup table over the code points: no sort)
     ids = flat.tolist()
     ends = np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words))).tolist()
     starts = [0, *ends[:-1]]
