@@ -26,6 +26,7 @@ Training follows sentencepiece's ``TrainerInterface``:
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 import random
@@ -541,6 +542,17 @@ class SentencePieceTrainer:
 
 def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, model_writer: Any,
            progress: Callable[[str, int, int], None] | None, require_output: bool) -> SentencePieceHistory:
+    was_enabled = gc.isenabled()
+    gc.disable()  # (a training builds millions of long-lived small objects: the collector would only rescan them)
+    try:
+        return _train_body(options, sentence_iterator, model_writer, progress, require_output)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None, model_writer: Any,
+                progress: Callable[[str, int, int], None] | None, require_output: bool) -> SentencePieceHistory:
     started = time.perf_counter()
     spec, nspec = build_specs(options)
     if sentence_iterator is None and not spec.input:
