@@ -206,10 +206,7 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
 def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int, rules: PieceRules,
                meta_size: int, progress: Callable[[str, int, int], None] | None) -> BpeResult:
     kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
-    strings: list[str] = sorted(set().union(*(word for word, _ in kept))) if kept else []
-    id_of = {char: index for index, char in enumerate(strings)}
-    to_id = id_of.__getitem__
-    words = [list(map(to_id, word)) for word, _ in kept]
+    strings, words, flat_ids = _word_ids([word for word, _ in kept])
     counts = [count for _, count in kept]
     is_valid = rules.is_valid
     valid: dict[int, bool] = {}  # pair code -> may it be counted (False once merged or dropped)
@@ -218,7 +215,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         ok = valid[code] = is_valid(strings[code >> _BITS] + strings[code & _MASK])
         return ok
 
-    pair_counts, where = _initial_pairs(words, counts, check)
+    pair_counts, where = _initial_pairs(words, counts, check, flat_ids)
     get_count, get_valid = pair_counts.get, valid.get
     heap = [(len(strings[code >> _BITS]) + len(strings[code & _MASK]) - count * _COUNT_UNIT,
              strings[code >> _BITS] + strings[code & _MASK], strings[code >> _BITS], code)
@@ -268,7 +265,10 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         new_id = len(strings)
         strings.append(merged)
         new_left, new_right = new_id << _BITS, new_id
+        # every pair made here holds the new id, so none is known yet: each occurrence only notes
+        # its word under the pair (once per occurrence); the counts are summed per pair at the end
         new_where: dict[int, list[int]] = {}
+        taken: dict[int, int] = {}  # (new, left) pairs a later occurrence in the same word took apart
         for index in holders:
             word = words[index]
             remaining = word.count(left)  # (counted, not searched until ValueError: raising costs more)
@@ -284,44 +284,56 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                         remaining -= 1
                     if position:
                         before = word[position - 1]
-                        pair_counts[before << _BITS | left] -= weight
+                        if before == new_id:
+                            taken[before << _BITS | left] = taken.get(before << _BITS | left, 0) + weight
+                        else:
+                            pair_counts[before << _BITS | left] -= weight
                         changed = before << _BITS | new_right
-                        pair_counts[changed] = get_count(changed, 0) + weight
-                        if get_valid(changed) is not False:
-                            bucket = new_where.get(changed)
-                            if bucket is None:
-                                new_where[changed] = [index]
-                            else:
-                                bucket.append(index)
+                        bucket = new_where.get(changed)
+                        if bucket is None:
+                            new_where[changed] = [index]
+                        else:
+                            bucket.append(index)
                     word[position:position + 2] = (new_id,)
                     if position + 1 < len(word):
                         after = word[position + 1]
                         pair_counts[right << _BITS | after] -= weight
                         changed = new_left | after
-                        pair_counts[changed] = get_count(changed, 0) + weight
-                        if get_valid(changed) is not False:
-                            bucket = new_where.get(changed)
-                            if bucket is None:
-                                new_where[changed] = [index]
-                            else:
-                                bucket.append(index)
+                        bucket = new_where.get(changed)
+                        if bucket is None:
+                            new_where[changed] = [index]
+                        else:
+                            bucket.append(index)
+        count_of = counts.__getitem__
         for changed, bucket in new_where.items():
-            count = pair_counts[changed]
+            count = sum(map(count_of, bucket)) - taken.get(changed, 0)
+            pair_counts[changed] = count
             if count > 0:
                 first_part = strings[changed >> _BITS]
                 second = strings[changed & _MASK]
                 heappush(heap, (len(first_part) + len(second) - count * _COUNT_UNIT, first_part + second, first_part, changed))
-            known = where.get(changed)
-            if known is None:
-                where[changed] = bucket
-            else:
-                known += bucket
+            where[changed] = bucket
     for char, _ in sorted_chars(required_chars):
         pieces.append((char, -float(len(pieces))))
     return BpeResult(tuple(steps), tuple(pieces), stop_reason)
 
 
-def _initial_pairs(words: list[list[int]], counts: list[int], check: Callable[[int], bool]) -> tuple[dict[int, int], dict[int, list[int]]]:
+def _word_ids(words: list[str]) -> tuple[list[str], list[list[int]], "np.ndarray"]:
+    """``(characters sorted, each word as a list of their ids, all the ids in a row)`` by one numpy
+    pass over the words' code points: ``_word_ids(["ba", "a"])[:2] == (["a", "b"], [[1, 0], [0]])``."""
+    codes = np.frombuffer("".join(words).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
+    present = np.flatnonzero(np.bincount(codes)) if len(codes) else np.zeros(0, dtype=np.int64)
+    table = np.zeros(int(present[-1]) + 1 if len(present) else 1, dtype=np.int64)
+    table[present] = np.arange(len(present))
+    flat = table[codes]  # (a lookup table over the code points: no sort)
+    ids = flat.tolist()
+    ends = np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words))).tolist()
+    starts = [0, *ends[:-1]]
+    return [chr(code) for code in present.tolist()], [ids[a:b] for a, b in zip(starts, ends)], flat
+
+
+def _initial_pairs(words: list[list[int]], counts: list[int], check: Callable[[int], bool],
+                   flat_ids: "np.ndarray | None" = None) -> tuple[dict[int, int], dict[int, list[int]]]:
     """``({pair code: weighted count}, {pair code: indices of the words holding it})``: counts of
     all adjacent pairs, holders of the valid ones, in a few numpy passes over all the words' ids
     (``check(code)`` once per distinct pair). A word index may repeat in a holders list (the
@@ -329,7 +341,7 @@ def _initial_pairs(words: list[list[int]], counts: list[int], check: Callable[[i
     sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     if sizes.sum() - len(words) <= 0:
         return {}, {}
-    ids = np.fromiter(chain.from_iterable(words), dtype=np.int64, count=int(sizes.sum()))
+    ids = flat_ids if flat_ids is not None else np.fromiter(chain.from_iterable(words), dtype=np.int64, count=int(sizes.sum()))
     owner = np.repeat(np.arange(len(words), dtype=np.int64), sizes)
     inside = owner[:-1] == owner[1:]
     codes = ((ids[:-1] << _BITS) | ids[1:])[inside]
