@@ -58,3 +58,21 @@ def test_a_stored_training_reads_back_as_json_and_tokenizes_the_same(monkeypatch
             model_again = again.model if size == again.max_vocab_size else again.model_at(size)
             assert tokenizer_with_model(config, model_again).encode(text).ids == tokenizer_with_model(config, model).encode(text).ids, (preset, size)
     assert build_tokenizer(PipelineConfig(model="BPE")) is not None
+
+
+def test_the_process_store_counts_a_history_s_memory_not_its_json(monkeypatch) -> None:
+    """What bounds the cache is what the decoded histories hold in memory (several times their JSON)."""
+    from tokviz import history_io
+    from tokviz.history import retained_bytes
+
+    config = PRESETS["bert"].build()
+    history = run_training(config, 600, load_sample().splitlines())
+    text = history_io.dumps(history)
+    store = TrainingStore(None)
+    store.put("a", history, text)
+    assert store.local.bytes == retained_bytes(history) > 2 * len(text)
+    monkeypatch.setenv("TOKVIZ_CACHE_MAX_MB", str(retained_bytes(history) * 1.5 / (1024 * 1024)))
+    small = TrainingStore(None)
+    small.put("a", history, text)
+    small.put("b", history, text)  # two would pass the budget: the older one goes
+    assert small.get("a") is None and small.get("b") is history
