@@ -156,7 +156,10 @@ def trained_size(history: Any) -> int:
     return min(max(history.model.get_vocab_size(), history.min_vocab_size), history.max_vocab_size)
 
 
-_TOKENIZERS = _Lru(64)
+#: Tokenizers by (training, slider size): 5.7 MB (WordPiece) to 15.6 MB (Unigram) each once their word
+#: caches have seen a 100,000-character text (bench/README.md, "Memory (scalemem)"), so 24 of them stay
+#: under ~400 MB for the whole process while a session's back-and-forth on the slider still hits.
+_TOKENIZERS = _Lru(24)
 
 
 def _tokenizer_at(request: TrainingRequest, size: int, _history: Any) -> Any:
