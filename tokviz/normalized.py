@@ -633,25 +633,41 @@ class PreTokenizedString:
     def get_splits(
         self, offset_referential: OffsetReferential = "original", offset_type: str = "char"
     ) -> list[tuple[str, tuple[int, int], list[Token] | None]]:
-        """``(text, (start, end), tokens)`` per piece, in character offsets of the original
-        text (default) or of the concatenated normalized pieces.
+        """``(text, (start, end), tokens)`` per piece, in character (default) or UTF-8 byte
+        (``offset_type="byte"``) offsets of the original text (default) or of the concatenated
+        normalized pieces.
+
+        >>> from tokviz.pre_tokenizers import Whitespace
+        >>> pretok = PreTokenizedString("café au lait")
+        >>> Whitespace().pre_tokenize(pretok)
+        >>> [offsets for _, offsets, _ in pretok.get_splits(offset_type="byte")]
+        [(0, 5), (6, 8), (9, 13)]
+        >>> [offsets for _, offsets, _ in pretok.get_splits()]
+        [(0, 4), (5, 7), (8, 12)]
 
         The "normalized" offsets deliberately differ from HF's Python API, which converts
         normalized BYTE offsets through the original text's char map: for ``ByteLevel()`` on
         'Hello world' HF says (0, 7), (7, 9) where the pieces 'ĠHello', 'Ġworld' are
         (0, 6), (6, 12), which is what tokviz reports.
         """
-        if offset_type != "char":
-            raise TokvizError("tokviz reports character offsets only (offset_type='char').")
+        if offset_type not in ("char", "byte"):
+            raise TokvizError(f"Unknown offset type {offset_type!r}; use 'char' or 'byte'.")
+        in_bytes = offset_type == "byte"
         result: list[tuple[str, tuple[int, int], list[Token] | None]] = []
         if offset_referential == "original":
+            original = self.original
             for piece in self.splits:
-                result.append((piece.normalized.normalized, piece.normalized.offsets_original(), piece.tokens))
+                start, end = piece.normalized.offsets_original()
+                if in_bytes:  # UTF-8 byte positions in the original text
+                    start = len(original[:start].encode("utf-8"))
+                    end = start + len(original[piece.normalized.offsets_original()[0]:end].encode("utf-8"))
+                result.append((piece.normalized.normalized, (start, end), piece.tokens))
         elif offset_referential == "normalized":
             position = 0
             for piece in self.splits:
-                length = len(piece.normalized.normalized)
-                result.append((piece.normalized.normalized, (position, position + length), piece.tokens))
+                text = piece.normalized.normalized
+                length = len(text.encode("utf-8")) if in_bytes else len(text)
+                result.append((text, (position, position + length), piece.tokens))
                 position += length
         else:
             raise TokvizError(f"Unknown offset referential {offset_referential!r}; use 'original' or 'normalized'.")
