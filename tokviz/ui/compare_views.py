@@ -68,7 +68,7 @@ def configuration_form(compare: CompareState, position: int) -> Configuration:
             scoring = st.radio("Scoring", ["frequency", "likelihood"], key=f"compare_scoring_{position}", on_change=field("scoring", f"compare_scoring_{position}"),
                                format_func=SCORING_LABELS.get, help="HF scoring: the pair count (HF tokenizers). Course scoring: the HF course's likelihood.")
             config = replace(config, scoring=scoring)
-        if model != "Unigram":
+        if model not in ("Unigram", "SentencePiece"):  # neither trainer has a minimum count
             label, help_text = OPTION_HELP["min_frequency"]
             minimum = st.number_input(label, min_value=0, step=1, key=f"compare_min_frequency_{position}", on_change=field("min_frequency", f"compare_min_frequency_{position}"), help=help_text)
             config = replace(config, min_frequency=int(minimum))
