@@ -61,7 +61,9 @@ with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
             config = None
     metrics_row({
         "characters": corpus.stats.characters, "lines": corpus.stats.lines,
-        "words (pre-tokenized)": sum(words.values()) if words is not None else "—",
+        # SentencePiece has no pre-tokenizer: its words are the raw text's pieces between spaces (▁ marks them).
+        ("words (between spaces)" if config is not None and config.model == "SentencePiece" else "words (pre-tokenized)"):
+            sum(words.values()) if words is not None else "—",
         "unique words": len(words) if words is not None else "—", "distinct characters": corpus.stats.distinct_characters,
     })
     st.caption(f"Source: {md_escape(corpus.source)}; {len(corpus.split.test_lines)} held-out lines are kept for testing. "

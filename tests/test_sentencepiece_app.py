@@ -248,6 +248,7 @@ def test_train_page_sentencepiece_bpe_from_the_custom_form() -> None:
     assert not app.error, [error.value for error in app.error]
     assert [tab.label for tab in app.tabs] == ["Merge history", "Vocabulary", "Charts", "Export"]
     assert app.query_params["model"] == "SentencePiece" and app.query_params["sp_model_type"] == "bpe"
+    assert [item.label for item in app.metric][2] == "words (between spaces)"  # it has no pre-tokenizer
     captions = [caption.value for caption in app.caption]
     assert any(caption.startswith("Trained SentencePiece BPE in") for caption in captions)
     assert any(caption.startswith(f"SentencePiece trained on {len(SPLIT.train_lines)} raw lines") for caption in captions)
