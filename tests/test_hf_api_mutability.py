@@ -15,6 +15,28 @@ import tokviz
 from tokviz import AddedToken, Tokenizer, normalizers
 from tokviz.models import BPE, Unigram, WordLevel, WordPiece
 
+
+def run_async(coroutine):
+    """``asyncio.run`` in a thread of its own: the browser tests' Playwright leaves an event loop running
+    in the main thread when the whole suite runs in one process, and asyncio.run refuses to nest."""
+    import threading
+
+    result = {}
+
+    def target() -> None:
+        try:
+            result["value"] = asyncio.run(coroutine)
+        except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
+            result["error"] = error
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
 HUG_VOCAB = {"b": 0, "g": 1, "h": 2, "n": 3, "p": 4, "s": 5, "u": 6, "ug": 7, "un": 8, "hug": 9}
 HUG_MERGES = [("u", "g"), ("u", "n"), ("h", "ug")]
 
@@ -216,9 +238,9 @@ def test_batches_async_and_special_token_switch():
     texts = ["hugs pun", "bun"]
     expected = [e.tokens for e in tokenizer.encode_batch(texts)]
     assert [e.tokens for e in tokenizer.encode_batch_fast(texts)] == expected == [["hug", "s", "pun"], ["b", "un"]]
-    assert [e.tokens for e in asyncio.run(tokenizer.async_encode_batch(texts))] == expected
-    assert asyncio.run(tokenizer.async_encode("hugs")).ids == [9, 5]
-    assert asyncio.run(tokenizer.async_decode_batch([[9, 5], [0, 8]])) == ["hug s", "b un"]
+    assert [e.tokens for e in run_async(tokenizer.async_encode_batch(texts))] == expected
+    assert run_async(tokenizer.async_encode("hugs")).ids == [9, 5]
+    assert run_async(tokenizer.async_decode_batch([[9, 5], [0, 8]])) == ["hug s", "b un"]
     with pytest.raises(TypeError, match="list of inputs"):
         tokenizer.encode_batch(123)
     tokenizer.encode_special_tokens = True
