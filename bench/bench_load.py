@@ -38,7 +38,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-CORPORA = Path("/work/shared/corpora")
+CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"  # ../shared beside the project
 TICKS = os.sysconf("SC_CLK_TCK")
 FINISHED = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
 

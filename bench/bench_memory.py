@@ -189,14 +189,10 @@ def unigram(vocab_size: int = 8000) -> None:
 
 
 def training_corpus(chars: int) -> list[str]:
-    """``chars`` characters of the shared corpora, repeated in turn (as bench/bench_load.py builds it), as lines."""
-    texts = [path.read_text(encoding="utf-8", errors="replace") for path in sorted(CORPORA.glob("*.txt"))]
-    parts, total = [], 0
-    while total < chars:
-        for text in texts:
-            parts.append(text)
-            total += len(text)
-    return "".join(parts)[:chars].splitlines()
+    """``chars`` characters of the shared corpora, repeated in turn, as lines: the corpus bench/bench_load.py trains."""
+    from bench_load import training_corpus as load_corpus  # bench/ is on sys.path when a bench script runs
+
+    return load_corpus(chars).splitlines()
 
 
 def _unshared(steps):

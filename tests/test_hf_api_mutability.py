@@ -4,7 +4,6 @@ defines the behaviour."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import pickle
 
@@ -14,27 +13,7 @@ import tokenizers as hf
 import tokviz
 from tokviz import AddedToken, Tokenizer, normalizers
 from tokviz.models import BPE, Unigram, WordLevel, WordPiece
-
-
-def run_async(coroutine):
-    """``asyncio.run`` in a thread of its own: the browser tests' Playwright leaves an event loop running
-    in the main thread when the whole suite runs in one process, and asyncio.run refuses to nest."""
-    import threading
-
-    result = {}
-
-    def target() -> None:
-        try:
-            result["value"] = asyncio.run(coroutine)
-        except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
-            result["error"] = error
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
+from _async import run_coroutine  # tests/ is on sys.path (rootdir-less test modules)
 
 
 HUG_VOCAB = {"b": 0, "g": 1, "h": 2, "n": 3, "p": 4, "s": 5, "u": 6, "ug": 7, "un": 8, "hug": 9}
@@ -238,9 +217,9 @@ def test_batches_async_and_special_token_switch():
     texts = ["hugs pun", "bun"]
     expected = [e.tokens for e in tokenizer.encode_batch(texts)]
     assert [e.tokens for e in tokenizer.encode_batch_fast(texts)] == expected == [["hug", "s", "pun"], ["b", "un"]]
-    assert [e.tokens for e in run_async(tokenizer.async_encode_batch(texts))] == expected
-    assert run_async(tokenizer.async_encode("hugs")).ids == [9, 5]
-    assert run_async(tokenizer.async_decode_batch([[9, 5], [0, 8]])) == ["hug s", "b un"]
+    assert [e.tokens for e in run_coroutine(tokenizer.async_encode_batch(texts))] == expected
+    assert run_coroutine(tokenizer.async_encode("hugs")).ids == [9, 5]
+    assert run_coroutine(tokenizer.async_decode_batch([[9, 5], [0, 8]])) == ["hug s", "b un"]
     with pytest.raises(TypeError, match="list of inputs"):
         tokenizer.encode_batch(123)
     tokenizer.encode_special_tokens = True

@@ -8,19 +8,18 @@ websocket protocol (the client of ``bench/bench_load.py``), no browser.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import os
 import shutil
 import signal
 import socket
 import subprocess
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
+from _async import run_coroutine  # tests/ is on sys.path (rootdir-less test modules)
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs Debian's redis-server (see the README's test command)")
@@ -31,25 +30,6 @@ def _load_bench():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def _run(coroutine):
-    """``asyncio.run`` in a thread of its own: the browser tests' Playwright keeps an event loop running
-    in the main thread for the whole session, where ``asyncio.run`` refuses to start."""
-    result: dict = {}
-
-    def target() -> None:
-        try:
-            result["value"] = asyncio.run(coroutine)
-        except BaseException as error:  # re-raised in the test's thread
-            result["error"] = error
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result["value"]
 
 
 def _free_port() -> int:
@@ -106,13 +86,13 @@ def test_a_training_made_on_one_replica_is_served_from_redis_on_the_other(redis_
             await session.close()
             return texts
 
-        texts_a = _run(paste(port_a))
+        texts_a = run_coroutine(paste(port_a))
         trained_a = [text for text in texts_a if text.startswith("Trained BPE in")]
         assert trained_a, texts_a
         stored = sorted(redis_client.keys("tokviz:training:*"))
         assert len(stored) == 2  # the sample the page opened on, then the pasted corpus
 
-        texts_b = _run(paste(port_b))
+        texts_b = run_coroutine(paste(port_b))
         trained_b = [text for text in texts_b if text.startswith("Trained BPE in")]
         assert trained_b == trained_a, texts_b  # the same record: the same training time, to the hundredth
         assert not any("scheduler" in text.lower() or "error" in text.lower() for text in texts_b), texts_b
