@@ -1,0 +1,135 @@
+"""BPE words straight to ``(ids, values, starts, ends)`` tuples for the chunk cache of
+:mod:`tokviz.fast_paths` (no ``Token`` objects): :func:`bpe_word_encoder` and, for byte-level
+pipelines, :func:`byte_word_tokens`."""
+
+from __future__ import annotations
+
+import re
+from itertools import accumulate
+from typing import Any
+
+
+def bpe_word_encoder(model: Any) -> Any:
+    """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a BPE
+    model without dropout, or None for anything else (the function returns None for a word it
+    leaves to the model: a char that is not a symbol of the vocabulary when the model has byte
+    fallback or no unk token in its vocabulary). The model's own path builds a ``Token`` per token that the caller takes apart again;
+    this one merges the same ids with the same merge table and gives the tuples directly.
+
+    >>> from tokviz.models import BPE
+    >>> encode = bpe_word_encoder(BPE({"h": 0, "u": 1, "g": 2, "ug": 3, "hug": 4}, [("u", "g"), ("h", "ug")]))
+    >>> encode("hugu"), encode("hx")
+    (((4, 1), ('hug', 'u'), (0, 3), (3, 4)), None)
+    >>> bpe_word_encoder(BPE({"<unk>": 0, "h": 1}, [], unk_token="<unk>", fuse_unk=True))("hxyh")
+    ((1, 0, 1), ('h', '<unk>', 'h'), (0, 1, 3), (1, 3, 4))
+    """
+    if type(model).__name__ != "BPE" or type(model).__module__ != "tokviz.models.bpe.model" or model.dropout:
+        return None
+    from tokviz.models.bpe.model import apply_merges, merge_ids
+
+    vocab = model._vocab
+    get = vocab.get
+    token_of = model._vocab_r.__getitem__
+    merge_map = model._merge_map
+    prefix = model.continuing_subword_prefix or ""
+    suffix = model.end_of_word_suffix or ""
+    plain = model._plain and not prefix and not suffix
+    ignore_merges = model.ignore_merges
+    empty = ((), (), (), ())
+
+    def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
+        if not word:
+            return empty
+        if ignore_merges:
+            token_id = get(word)
+            if token_id is not None:
+                return (token_id,), (word,), (0,), (len(word),)
+        if prefix:
+            ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
+            if suffix:
+                ids[-1] = get((prefix + word[-1] if len(word) > 1 else word[-1]) + suffix)
+        elif suffix:
+            ids = list(map(get, word[:-1]))
+            ids.append(get(word[-1] + suffix))
+        else:
+            ids = list(map(get, word))
+        if None in ids:
+            if unk_id is None:
+                return None
+            return unknown(word, ids)
+        if plain:
+            merge_ids(ids, merge_map)
+            values = tuple(map(token_of, ids))
+            ends = tuple(accumulate(map(len, values)))
+        else:
+            lengths = [1] * len(ids)
+            apply_merges(ids, lengths, merge_map)
+            values = tuple(map(token_of, ids))
+            ends = tuple(accumulate(lengths))
+        return tuple(ids), values, (0, *ends[:-1]), ends
+
+    unk_id = None if model.byte_fallback or model.unk_token is None else get(model.unk_token)
+    fuse_unk = model.fuse_unk
+
+    def unknown(word: str, symbol_ids: list[Any]) -> tuple[tuple[Any, ...], ...]:
+        # Unknown symbols become unk (a run of them one unk with fuse_unk), as the model's _symbols.
+        ids: list[int] = []
+        lengths: list[int] = []
+        previous_unknown = False
+        for symbol_id in symbol_ids:
+            if symbol_id is not None:
+                ids.append(symbol_id)
+                lengths.append(1)
+                previous_unknown = False
+            elif previous_unknown and fuse_unk:
+                lengths[-1] += 1
+            else:
+                ids.append(unk_id)
+                lengths.append(1)
+                previous_unknown = True
+        apply_merges(ids, lengths, merge_map)
+        ends = tuple(accumulate(lengths))
+        return tuple(ids), tuple(map(token_of, ids)), (0, *ends[:-1]), ends
+
+    return encode
+
+
+_PRINTABLE_ASCII = re.compile(r"[!-~]*")  # the bytes the GPT-2 table maps to themselves
+
+
+def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tuple[Any, Any, Any, Any]:
+    """A byte-level word's tokens: ids, values, and start/end offsets in chars of ``word``
+    (a token inside a char's bytes covers that whole char, as the general path aligns it).
+    ``encode``: the model's :func:`bpe_word_encoder`, if it has one.
+
+    >>> from tokviz.models import BPE
+    >>> byte_word_tokens("hé", BPE({"h": 0, "Ã": 1, "©": 2, "Ã©": 3}, [("Ã", "©")]).tokenize)
+    ([0, 3], ['h', 'Ã©'], [0, 1], [1, 2])
+    """
+    printable = _PRINTABLE_ASCII.fullmatch(word) is not None
+    if printable:
+        symbols = word
+    else:
+        from tokviz.byte_level import text_to_symbols
+
+        symbols = text_to_symbols(word)
+    entry = encode(symbols) if encode is not None else None
+    if entry is None:
+        tokens = model_tokenize(symbols)
+        entry = (
+            [t.id for t in tokens], [t.value for t in tokens], [t.offsets[0] for t in tokens], [t.offsets[1] for t in tokens]
+        )
+    if printable or len(symbols) == len(word):
+        return entry
+    char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
+    starts: list[int] = []
+    ends: list[int] = []
+    for start, end in zip(entry[2], entry[3]):
+        if start == end:
+            position = char_of_symbol[start] if start < len(char_of_symbol) else len(word)
+            starts.append(position)
+            ends.append(position)
+        else:
+            starts.append(char_of_symbol[start])
+            ends.append(char_of_symbol[end - 1] + 1)
+    return entry[0], entry[1], starts, ends

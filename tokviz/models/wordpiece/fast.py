@@ -1,0 +1,59 @@
+"""WordPiece words straight to ``(ids, values, starts, ends)`` tuples for the chunk cache of
+:mod:`tokviz.fast_paths`: :func:`wordpiece_word_encoder`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def wordpiece_word_encoder(model: Any) -> Any:
+    """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a
+    WordPiece model (greedy longest match first, ``##`` pieces after the first), or None for
+    anything else; the function returns None for a word it leaves to the model (an unk without
+    an unk token in the vocabulary: the model raises). No ``Token`` per token.
+
+    >>> from tokviz.models import WordPiece
+    >>> encode = wordpiece_word_encoder(WordPiece({"[UNK]": 0, "hu": 1, "##g": 2, "##s": 3, "hug": 4}))
+    >>> encode("hugs"), encode("hum")
+    (((4, 3), ('hug', '##s'), (0, 3), (3, 4)), ((0,), ('[UNK]',), (0,), (3,)))
+    """
+    if type(model).__name__ != "WordPiece" or type(model).__module__ != "tokviz.models.wordpiece.model":
+        return None
+    get = model._vocab.get
+    prefix = model.continuing_subword_prefix
+    longest = model._longest
+    max_chars = model.max_input_chars_per_word
+    unk_token = model.unk_token
+    unk_id = get(unk_token)
+
+    def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
+        length = len(word)
+        if length > max_chars:
+            return None if unk_id is None else ((unk_id,), (unk_token,), (0,), (length,))
+        if 0 < length <= longest:
+            token_id = get(word)
+            if token_id is not None:  # the first candidate: the whole word
+                return (token_id,), (word,), (0,), (length,)
+        ids: list[int] = []
+        values: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        start = 0
+        while start < length:
+            end = min(length, start + longest)
+            while start < end:
+                piece = word[start:end] if start == 0 else prefix + word[start:end]
+                token_id = get(piece)
+                if token_id is not None:
+                    ids.append(token_id)
+                    values.append(piece)
+                    starts.append(start)
+                    ends.append(end)
+                    break
+                end -= 1
+            else:
+                return None if unk_id is None else ((unk_id,), (unk_token,), (0,), (length,))
+            start = end
+        return tuple(ids), tuple(values), tuple(starts), tuple(ends)
+
+    return encode
