@@ -41,6 +41,7 @@ import numpy as np
 
 from tokviz.history import MergeStep, TrainingHistory, WordCountSummary
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
+from tokviz.sentencepiece.parallel import in_two_processes
 from tokviz.sentencepiece.normalizer import RULE_NAMES, SentencePieceNormalizer, charsmap_for_rule
 from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, count_words, split_into_words
 from tokviz.sentencepiece.processor import SentencePieceError
@@ -292,6 +293,7 @@ class _Corpus:
     too_long: int = 0
     coverage: float = 1.0
     words: dict[str, int] | None = None
+    sentence_count: int = 0
 
 
 def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str], metas: Mapping[int, tuple[str, PieceType]],
@@ -344,33 +346,40 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         nspec.precompiled_charsmap, add_dummy_prefix=nspec.add_dummy_prefix,
         remove_extra_whitespaces=nspec.remove_extra_whitespaces, escape_whitespaces=nspec.escape_whitespaces,
         treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix, user_defined_symbols=user_defined)
-    texts = normalizer.normalize_all([line for line, _ in raw])
-    blob = "".join(texts)
-    meta_set = [p for p in sorted({p for p, _ in metas.values()}, key=len, reverse=True) if p in blob]
-    if meta_set:
-        for index, text in enumerate(texts):
-            for piece in meta_set:
-                if piece in text:
-                    text = text.replace(piece, "\t")
-            texts[index] = text
-        blob = "".join(texts)
-    sentences = [(text, freq) for text, (_, freq) in zip(texts, raw) if text]
-    if not sentences:
-        raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
+    meta_list = sorted({p for p, _ in metas.values()}, key=len, reverse=True)
     counts: Counter[str] = Counter()
     words: dict[str, int] | None = None
-    if all(freq == 1 for _, freq in sentences):
-        if with_words and spec.split_by_whitespace and not spec.treat_whitespace_as_suffix and not spec.allow_whitespace_only_pieces:
-            # the words partition the texts: count them once, and the characters from the
-            # distinct words (78k on the 6.8 MB corpus) instead of from the whole text
-            words = count_words([text for text, _ in sentences])
-            counts.update(_weighted_char_counts(words))
+    if (with_words and spec.split_by_whitespace and not spec.treat_whitespace_as_suffix
+            and not spec.allow_whitespace_only_pieces and all(freq == 1 for _, freq in raw)):
+        # the words partition the texts: count them once, and the characters from the distinct
+        # words (78k on the 6.8 MB corpus) instead of from the whole text; a big corpus is
+        # normalized and counted in two halves, the second in a forked process (num_threads > 1)
+        texts = [line for line, _ in raw]
+        half = len(texts) // 2
+        work = _NormalizeAndCount(normalizer, meta_list)
+        if spec.num_threads > 1 and sum(map(len, texts)) >= _TWO_PROCESS_MIN_CHARS:
+            (words, kept), (more, kept_more) = in_two_processes(work, texts[:half], texts[half:])
+            words.update(more)
+            kept += kept_more
         else:
-            counts.update(_char_counts(blob))
+            words, kept = work(texts)
+        if not kept:
+            raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
+        corpus.sentence_count = kept
+        counts.update(_weighted_char_counts(words))
     else:
-        for text, freq in sentences:
-            for char in text:
-                counts[char] += freq
+        texts = normalizer.normalize_all([line for line, _ in raw])
+        _replace_metas(texts, meta_list)
+        sentences = [(text, freq) for text, (_, freq) in zip(texts, raw) if text]
+        if not sentences:
+            raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
+        corpus.sentence_count = len(sentences)
+        if all(freq == 1 for _, freq in sentences):
+            counts.update(_char_counts("".join(texts)))
+        else:
+            for text, freq in sentences:
+                for char in text:
+                    counts[char] += freq
     counts.pop(" ", None)
     required_flag = set(spec.required_chars)
     total = sum(counts.values())
@@ -391,12 +400,41 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         if rare:
             words = _replace_rare_in_words(words, "".join(chr(code) for code in rare))
         corpus.words = words
-    elif rare:
-        sentences = _replace_rare(sentences, "".join(chr(code) for code in rare))
-    corpus.sentences = sentences
+    else:
+        if rare:
+            sentences = _replace_rare(sentences, "".join(chr(code) for code in rare))
+        corpus.sentences = sentences
     corpus.required = required
     corpus.coverage = accumulated / total if total else 1.0
     return corpus
+
+
+#: below this many characters a corpus is normalized and counted in one process (a fork costs ~10 ms)
+_TWO_PROCESS_MIN_CHARS = 1_000_000
+
+
+def _replace_metas(texts: list[str], meta_list: list[str]) -> None:
+    """Meta pieces (``<unk>``, ``<s>``, user symbols...) in the texts become tab boundaries, in place (longest first)."""
+    blob = "".join(texts)
+    present = [p for p in meta_list if p in blob]
+    if present:
+        for index, text in enumerate(texts):
+            for piece in present:
+                if piece in text:
+                    text = text.replace(piece, "\t")
+            texts[index] = text
+
+
+class _NormalizeAndCount:
+    """Raw lines -> ``(Counter of their words, number of lines not empty once normalized)``."""
+
+    def __init__(self, normalizer: SentencePieceNormalizer, meta_list: list[str]) -> None:
+        self.normalizer, self.meta_list = normalizer, meta_list
+
+    def __call__(self, lines: list[str]) -> tuple[Counter[str], int]:
+        texts = self.normalizer.normalize_all(lines)
+        _replace_metas(texts, self.meta_list)
+        return count_words(texts), len(texts) - texts.count("")
 
 
 def _char_counts(text: str) -> dict[str, int]:
@@ -656,7 +694,7 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
         alphabet=tuple(c for c, _ in sorted_chars(corpus.required)), word_counts=summary, stop_reason=stop_reason,
         min_vocab_size=min(min_size, len(pieces)), max_vocab_size=len(pieces),
         trainer_config=tuple(sorted((k, v) for k, v in spec.set_fields().items())), seconds=time.perf_counter() - started,
-        proto=proto, merge_steps=merge_steps, unigram=unigram_history, sentences=len(corpus.sentences),
+        proto=proto, merge_steps=merge_steps, unigram=unigram_history, sentences=corpus.sentence_count,
         skipped_too_long=corpus.too_long, character_coverage=corpus.coverage)
 
 
