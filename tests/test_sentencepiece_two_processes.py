@@ -7,10 +7,14 @@ import os
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tokviz.sentencepiece.trainer as trainer
+from tokviz.sentencepiece.normalizer import SentencePieceNormalizer
 from tokviz.sentencepiece.parallel import can_fork, in_two_processes
-from tokviz.sentencepiece.trainer import train_sentencepiece
+from tokviz.sentencepiece.processor import SentencePieceError
+from tokviz.sentencepiece.trainer import build_specs, load_sentences, train_sentencepiece
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="no os.fork here (or other threads run)")
 
@@ -71,3 +75,22 @@ def test_no_fork_with_other_threads() -> None:
     finally:
         stop.set()
         thread.join()
+
+
+@settings(max_examples=100, deadline=None)
+@given(lines=st.lists(st.text(alphabet=st.sampled_from(list("ab é▅日\t")), max_size=30), max_size=30),
+       max_length=st.integers(min_value=10, max_value=40))
+def test_reading_every_line_equals_the_sampling_loop(lines: list[str], max_length: int) -> None:
+    """The comprehensions that keep every line (no input_sentence_size) against sentencepiece's loop."""
+    spec, nspec = build_specs({"max_sentence_length": max_length, "vocab_size": 50})
+    kept, freqs, too_long = trainer._sample_lines(spec, lines)
+    assert freqs == [1] * len(kept)
+    normalize = SentencePieceNormalizer(nspec.precompiled_charsmap).normalize
+    expected = sum(1 for line in kept if normalize(line))
+    given_lines = [line.encode() if i % 3 else line for i, line in enumerate(lines)]
+    if not expected:
+        with pytest.raises(SentencePieceError, match="no sentences"):
+            load_sentences(spec, nspec, given_lines, {})
+        return
+    fast = load_sentences(spec, nspec, given_lines, {})
+    assert (fast.too_long, fast.sentence_count) == (too_long, expected)

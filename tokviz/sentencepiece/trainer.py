@@ -27,6 +27,8 @@ Training follows sentencepiece's ``TrainerInterface``:
 from __future__ import annotations
 
 import gc
+from bisect import bisect_left
+from itertools import accumulate, repeat
 import heapq
 import math
 import random
@@ -296,14 +298,11 @@ class _Corpus:
     sentence_count: int = 0
 
 
-def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str], metas: Mapping[int, tuple[str, PieceType]],
-                   with_words: bool = False) -> _Corpus:
-    """Steps 1-3 of the module docstring. With ``with_words`` (and whitespace-split words of
-    unweighted lines) the corpus also has ``words`` (step 4's ``{word: count}``, rare characters
-    already the unknown marker) and then its ``sentences`` keep their rare characters (only their
-    number is used)."""
-    corpus = _Corpus()
+def _sample_lines(spec: TrainerSpec, lines: Iterable[str]) -> tuple[list[str], list[int], int]:
+    """``(lines kept, their counts, lines too long)``: sentencepiece's reading loop (tsv lines
+    ``text<TAB>count``; the first ``input_sentence_size`` lines, or a seeded sample of that many)."""
     raw: list[tuple[str, int]] = []
+    too_long = 0
     limit = spec.input_sentence_size
     rng = random.Random(12345678)
     seen = 0
@@ -322,7 +321,7 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
             continue
         size = len(line)  # characters <= UTF-8 bytes <= 4 * characters: encode only when it matters
         if size > max_length or (4 * size > max_length and len(line.encode("utf-8")) > max_length):
-            corpus.too_long += 1
+            too_long += 1
             continue
         if UNK_CHAR in line:
             continue
@@ -341,6 +340,34 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
                 break
         else:
             raw.append((line, freq))
+    return [line for line, _ in raw], [freq for _, freq in raw], too_long
+
+
+def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str], metas: Mapping[int, tuple[str, PieceType]],
+                   with_words: bool = False) -> _Corpus:
+    """Steps 1-3 of the module docstring. With ``with_words`` (and whitespace-split words of
+    unweighted lines) the corpus also has ``words`` (step 4's ``{word: count}``, rare characters
+    already the unknown marker) and then its ``sentences`` keep their rare characters (only their
+    number is used)."""
+    corpus = _Corpus()
+    limit = spec.input_sentence_size
+    is_tsv = spec.input_format == "tsv"
+    max_length = spec.max_sentence_length
+    freqs: list[int] | None = None  # (None: every line once)
+    if limit <= 0 and not is_tsv:
+        # every line is kept unless empty, too long or holding the unknown marker: by comprehensions
+        lines = [line if type(line) is str else bytes(line).decode("utf-8", errors="replace") for line in lines]
+        short = max_length // 4  # characters <= UTF-8 bytes <= 4 * characters: encode only above this
+
+        def too_long(line: str) -> bool:
+            return len(line) > max_length or len(line.encode("utf-8")) > max_length
+
+        corpus.too_long = sum(1 for line in lines if len(line) > short and too_long(line))
+        kept = [line for line in lines if line and UNK_CHAR not in line and (len(line) <= short or not too_long(line))]
+    else:
+        kept, freqs, corpus.too_long = _sample_lines(spec, lines)
+    if freqs is not None and all(freq == 1 for freq in freqs):
+        freqs = None
     user_defined = [p for p, k in metas.values() if k == PieceType.USER_DEFINED]
     normalizer = SentencePieceNormalizer(
         nspec.precompiled_charsmap, add_dummy_prefix=nspec.add_dummy_prefix,
@@ -350,14 +377,16 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
     counts: Counter[str] = Counter()
     words: dict[str, int] | None = None
     if (with_words and spec.split_by_whitespace and not spec.treat_whitespace_as_suffix
-            and not spec.allow_whitespace_only_pieces and all(freq == 1 for _, freq in raw)):
+            and not spec.allow_whitespace_only_pieces and freqs is None):
         # the words partition the texts: count them once, and the characters from the distinct
         # words (78k on the 6.8 MB corpus) instead of from the whole text; a big corpus is
         # normalized and counted in two halves, the second in a forked process (num_threads > 1)
-        texts = [line for line, _ in raw]
-        half = len(texts) // 2
+        texts = kept
         work = _NormalizeAndCount(normalizer, meta_list)
-        if spec.num_threads > 1 and sum(map(len, texts)) >= _TWO_PROCESS_MIN_CHARS:
+        ends = list(accumulate(map(len, texts)))
+        if spec.num_threads > 1 and ends and ends[-1] >= _TWO_PROCESS_MIN_CHARS:
+            # (split by characters, lines vary: the worker's share is a little smaller, it also pickles its words)
+            half = bisect_left(ends, ends[-1] * (1 - _WORKER_SHARE))
             (words, kept), (more, kept_more) = in_two_processes(work, texts[:half], texts[half:])
             words.update(more)
             kept += kept_more
@@ -368,9 +397,9 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         corpus.sentence_count = kept
         counts.update(_weighted_char_counts(words))
     else:
-        texts = normalizer.normalize_all([line for line, _ in raw])
+        texts = normalizer.normalize_all(kept)
         _replace_metas(texts, meta_list)
-        sentences = [(text, freq) for text, (_, freq) in zip(texts, raw) if text]
+        sentences = [(text, freq) for text, freq in zip(texts, freqs or repeat(1)) if text]
         if not sentences:
             raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
         corpus.sentence_count = len(sentences)
@@ -411,6 +440,7 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
 
 #: below this many characters a corpus is normalized and counted in one process (a fork costs ~10 ms)
 _TWO_PROCESS_MIN_CHARS = 1_000_000
+_WORKER_SHARE = 0.5  # of the characters (the last lines), for the forked worker
 
 
 def _replace_metas(texts: list[str], meta_list: list[str]) -> None:
