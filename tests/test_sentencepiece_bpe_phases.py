@@ -3,6 +3,7 @@ position at a time) against the plain reference, with the switch at every point.
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 from hypothesis import given, settings
@@ -29,12 +30,12 @@ def _alphabet(words: dict[str, int]) -> dict[str, int]:
 
 
 def _train(words: dict[str, int], merges: int, rules: PieceRules, switch: int) -> trainer_bpe.BpeResult:
-    saved = trainer_bpe._VECTOR_RANKS
-    trainer_bpe._VECTOR_RANKS = switch
+    saved = trainer_bpe._VECTOR_RANKS, trainer_bpe._VECTOR_TYPICAL
+    trainer_bpe._VECTOR_RANKS, trainer_bpe._VECTOR_TYPICAL = switch, 0  # (small merges: numpy all the same)
     try:
         return train_bpe(words, _alphabet(words), merges, rules)
     finally:
-        trainer_bpe._VECTOR_RANKS = saved
+        trainer_bpe._VECTOR_RANKS, trainer_bpe._VECTOR_TYPICAL = saved
 
 
 @settings(max_examples=150, deadline=None)
@@ -42,6 +43,21 @@ def _train(words: dict[str, int], merges: int, rules: PieceRules, switch: int) -
 def test_both_loops_and_any_switch_equal_the_reference(words: dict[str, int], merges: int, rules: PieceRules, switch: int) -> None:
     plain = train_bpe_reference(words, _alphabet(words), merges, rules)
     assert _train(words, merges, rules, switch) == plain
+
+
+def test_the_switch_follows_the_merges_size() -> None:
+    """Numpy while the merges are big (an average of their candidate positions), not after."""
+    rng = random.Random(7)
+    words = {WS + "".join(rng.choice("abcdefgh") for _ in range(rng.randint(2, 9))): rng.randint(1, 3) for _ in range(600)}
+    calls = []
+    real = trainer_bpe._merge_vectorized
+    trainer_bpe._merge_vectorized = lambda holders, *rest: calls.append(len(holders)) or real(holders, *rest)
+    try:
+        result = train_bpe(words, _alphabet(words), 300, PieceRules())
+    finally:
+        trainer_bpe._merge_vectorized = real
+    assert result == train_bpe_reference(words, _alphabet(words), 300, PieceRules())
+    assert len(result.merge_steps) == 300 and calls[0] > 50 and 10 < len(calls) < 300
 
 
 def test_runs_of_one_letter() -> None:

@@ -244,6 +244,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     pieces: list[tuple[str, float]] = []
     stop_reason = f"reached the target of {num_merges} merges"
     vectorized = True  # the big early merges in numpy, then (for good) one position at a time on lists
+    typical = 2.0 * _VECTOR_TYPICAL  # the merges' recent candidate positions (a moving average)
     while len(pieces) < num_merges:
         best = None
         while True:
@@ -303,7 +304,8 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         new_id = len(strings)
         strings.append(merged)
         if vectorized:
-            if rank < _VECTOR_RANKS:
+            typical += (len(holders) - typical) * 0.01
+            if typical >= _VECTOR_TYPICAL and rank < _VECTOR_RANKS:
                 made_pairs = _merge_vectorized(holders, left, right, new_id, sym, nxt, prv, weight, mark, pair_counts)
                 for changed, (count, positions) in made_pairs.items():
                     pair_counts[changed] = count
@@ -387,10 +389,11 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     return BpeResult(tuple(steps), tuple(pieces), stop_reason)
 
 
-#: a merge whose pair has at least this many candidate positions is done in numpy (while the
-#: merges are that big: the first smaller one switches to the per-position loop for good)
-_VECTOR_MIN = 1000
-_VECTOR_RANKS = 800
+#: merges are done in numpy while their recent candidate positions (an average over about the
+#: last 100 merges, from twice this) stay at least this many, and at most ``_VECTOR_RANKS`` of
+#: them; then one position at a time, for good (numpy's fixed cost per merge is ~50 positions')
+_VECTOR_TYPICAL = 50
+_VECTOR_RANKS = 10_000
 
 
 def _merge_vectorized(holders: "np.ndarray", left: int, right: int, new_id: int, sym: "np.ndarray", nxt: "np.ndarray",
