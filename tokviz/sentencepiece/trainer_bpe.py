@@ -20,6 +20,7 @@ Counts are exact at every step (sentencepiece reaches the same counts lazily).
 from __future__ import annotations
 
 import gc
+from array import array
 import heapq
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -324,7 +325,8 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                     where[changed] = positions
                 continue
             vectorized = False
-            sym, nxt, prv, weight = sym.tolist(), nxt.tolist(), prv.tolist(), weight.tolist()
+            # (arrays of C ints: a copy of the bytes, and nothing to free one by one at the end)
+            sym, nxt, prv, weight = (array("q", values.astype(np.int64, copy=False).tobytes()) for values in (sym, nxt, prv, weight))
         if not isinstance(holders, list):
             holders = holders.tolist() if len(holders) else []
         new_left = new_id << _BITS
