@@ -443,42 +443,45 @@ def _merge_vectorized(holders: "np.ndarray", left: int, right: int, new_id: int,
     mark[seconds] = False
     has_after = after >= 0
     lefts, afters = before[has_before], after[has_after]
-    old = np.concatenate(((sym[lefts] << _BITS) | left, (right << _BITS) | sym[afters]))
-    _add_grouped(pair_counts, old, np.concatenate((w[has_before], w[has_after])), -1)
+    for symbol, total in zip(*_tally(sym[lefts], w[has_before])):
+        pair_counts[symbol << _BITS | left] -= total
+    for symbol, total in zip(*_tally(sym[afters], w[has_after])):
+        pair_counts[right << _BITS | symbol] -= total
     # merge
     sym[starts] = new_id
     sym[seconds] = -1
     nxt[starts] = after
     prv[afters] = starts[has_after]
     # new pairs: (new, after) at each occurrence, (before, new) unless "before" is merged too
-    # (then it is that occurrence's (new, new)); the two kinds share no pair, and each kind
-    # comes in ascending positions, so one stable sort by pair keeps each pair's positions ascending
+    # (then it is that occurrence's (new, new)); grouped by the other symbol, positions ascending
     before = prv[starts]
     has_before = before >= 0
     has_before[has_before] = sym[before[has_before]] != new_id
     lefts = before[has_before]
-    positions = np.concatenate((lefts, starts[has_after]))
-    if not len(positions):
-        return {}
-    codes = np.concatenate(((sym[lefts] << _BITS) | new_id, (new_id << _BITS) | sym[afters]))
-    weights = np.concatenate((w[has_before], w[has_after]))
-    order = np.argsort(codes, kind="stable")
-    codes, positions, weights = codes[order], positions[order], weights[order]
-    first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    totals = np.add.reduceat(weights, first).tolist()
-    bounds = first.tolist() + [len(codes)]
-    return {code: (total, positions[a:b]) for code, total, a, b in zip(codes[first].tolist(), totals, bounds, bounds[1:])}
+    made: dict[int, tuple[int, "np.ndarray"]] = {}
+    for symbols, positions, weights, shift in ((sym[lefts], lefts, w[has_before], _BITS), (sym[afters], starts[has_after], w[has_after], 0)):
+        if not len(symbols):
+            continue
+        # (a stable sort keeps each group's positions ascending; on 16-bit keys it is a radix sort)
+        order = np.argsort(symbols.astype(np.uint16) if new_id < 1 << 16 else symbols, kind="stable")
+        symbols = symbols[order]
+        first = np.flatnonzero(np.concatenate(([True], symbols[1:] != symbols[:-1])))
+        totals = np.add.reduceat(weights[order], first).tolist()
+        positions = positions[order]
+        bounds = first.tolist() + [len(symbols)]
+        fixed = new_id << (_BITS - shift)
+        for symbol, total, a, b in zip(symbols[first].tolist(), totals, bounds, bounds[1:]):
+            made[symbol << shift | fixed] = (total, positions[a:b])
+    return made
 
 
-def _add_grouped(pair_counts: dict[int, int], codes: "np.ndarray", weights: "np.ndarray", sign: int) -> None:
-    """``pair_counts[code] += sign * weight`` for every (code, weight), summed per code first."""
-    if not len(codes):
-        return
-    order = np.argsort(codes, kind="stable")
-    codes, weights = codes[order], weights[order]
-    first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    for code, total in zip(codes[first].tolist(), np.add.reduceat(weights, first).tolist()):
-        pair_counts[code] += sign * total
+def _tally(symbols: "np.ndarray", weights: "np.ndarray") -> tuple[list[int], list[int]]:
+    """``(distinct symbols, summed weight of each)``: ``_tally([3, 1, 3], [1, 2, 5]) == ([1, 3], [2, 6])`` (arrays in)."""
+    if not len(symbols):
+        return [], []
+    sums = np.bincount(symbols, weights=weights)
+    present = np.flatnonzero(sums)
+    return present.tolist(), np.rint(sums[present]).astype(np.int64).tolist()
 
 
 def _word_ids(words: list[str]) -> tuple[list[str], "np.ndarray", "np.ndarray"]:
