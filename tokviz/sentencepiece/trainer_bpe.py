@@ -504,9 +504,13 @@ def _initial_pairs(sym: "np.ndarray", nxt: "np.ndarray", weight: "np.ndarray",
     positions = np.flatnonzero(nxt >= 0)
     if not len(positions):
         return {}, {}
-    codes = (sym[positions] << _BITS) | sym[positions + 1]
-    order = np.argsort(codes, kind="stable")
-    codes, positions = codes[order], positions[order]
+    lefts, rights = sym[positions], sym[positions + 1]
+    base = int(sym.max()) + 1
+    if base * base <= 1 << 16:  # (pairs of 256 characters or fewer: a radix sort of 16-bit keys)
+        order = np.argsort((lefts * base + rights).astype(np.uint16), kind="stable")
+    else:
+        order = np.argsort((lefts << _BITS) | rights, kind="stable")
+    codes, positions = (lefts[order] << _BITS) | rights[order], positions[order]
     first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
     distinct = codes[first].tolist()
     totals = np.add.reduceat(weight[positions], first).tolist()
