@@ -273,8 +273,15 @@ class SentencePieceHistory(TrainingHistory):
 # --------------------------------------------------------------------------- loading
 
 
-def _read_lines(paths: Iterable[str]) -> Iterator[str]:
-    for path in paths:
+class _FileLines:
+    """The lines of the input files in turn (each file read and decoded whole, lazily file by file);
+    ``all()`` is them all as one list (no per-line generator step when every line is wanted)."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.paths = list(paths)
+
+    @staticmethod
+    def _read(path: str) -> list[str]:
         try:
             handle = open(path, "rb")
         except OSError as exc:
@@ -285,7 +292,17 @@ def _read_lines(paths: Iterable[str]) -> Iterator[str]:
         lines = data.decode("utf-8", errors="replace").split("\n")
         if lines[-1] == "":
             lines.pop()
-        yield from lines
+        return lines
+
+    def __iter__(self) -> Iterator[str]:
+        for path in self.paths:
+            yield from self._read(path)
+
+    def all(self) -> list[str]:
+        lines: list[str] = []
+        for path in self.paths:
+            lines += self._read(path)
+        return lines
 
 
 @dataclass
@@ -356,7 +373,9 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
     freqs: list[int] | None = None  # (None: every line once)
     if limit <= 0 and not is_tsv:
         # every line is kept unless empty, too long or holding the unknown marker: by comprehensions
-        lines = [line if type(line) is str else bytes(line).decode("utf-8", errors="replace") for line in lines]
+        lines = lines.all() if isinstance(lines, _FileLines) else list(lines)
+        if set(map(type, lines)) - {str}:
+            lines = [line if type(line) is str else bytes(line).decode("utf-8", errors="replace") for line in lines]
         short = max_length // 4  # characters <= UTF-8 bytes <= 4 * characters: encode only above this
 
         def too_long(line: str) -> bool:
@@ -385,7 +404,7 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         work = _NormalizeAndCount(normalizer, meta_list)
         ends = list(accumulate(map(len, texts)))
         if spec.num_threads > 1 and ends and ends[-1] >= _TWO_PROCESS_MIN_CHARS:
-            # (split by characters, lines vary: the worker's share is a little smaller, it also pickles its words)
+            # (split by characters, not lines: line lengths vary by file; the worker takes a little more, the parent also merges)
             half = bisect_left(ends, ends[-1] * (1 - _WORKER_SHARE))
             (words, kept), (more, kept_more) = in_two_processes(work, texts[:half], texts[half:])
             words.update(more)
@@ -440,7 +459,7 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
 
 #: below this many characters a corpus is normalized and counted in one process (a fork costs ~10 ms)
 _TWO_PROCESS_MIN_CHARS = 1_000_000
-_WORKER_SHARE = 0.5  # of the characters (the last lines), for the forked worker
+_WORKER_SHARE = 0.55  # of the characters (the last lines), for the forked worker
 
 
 def _replace_metas(texts: list[str], meta_list: list[str]) -> None:
@@ -632,7 +651,7 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     if not nspec.escape_whitespaces and spec.model_type == ModelType.BPE:
         raise SentencePieceError("INTERNAL: the bpe model needs escape_whitespaces=true.")
     metas = meta_pieces(spec)
-    lines = sentence_iterator if sentence_iterator is not None else _read_lines(spec.input)
+    lines = sentence_iterator if sentence_iterator is not None else _FileLines(spec.input)
     if progress:
         progress("load sentences", 0, 1)
     model_type = ModelType(spec.model_type)
@@ -709,7 +728,7 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     chars = len(corpus.required)
     summary = WordCountSummary(total_words=sum(words.values()), unique_words=len(words),
                                total_characters=sum(corpus.required.values()), distinct_characters=chars,
-                               top_words=tuple(heapq.nsmallest(20, words.items(), key=lambda item: (-item[1], item[0]))))
+                               top_words=_top_words(words, 20))
     min_size = fixed + (chars if model_type == ModelType.BPE else 1)
     if unigram_history is not None:
         min_size = fixed + chars
@@ -726,6 +745,14 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
         trainer_config=tuple(sorted((k, v) for k, v in spec.set_fields().items())), seconds=time.perf_counter() - started,
         proto=proto, merge_steps=merge_steps, unigram=unigram_history, sentences=corpus.sentence_count,
         skipped_too_long=corpus.too_long, character_coverage=corpus.coverage)
+
+
+def _top_words(words: Mapping[str, int], n: int) -> tuple[tuple[str, int], ...]:
+    """The ``n`` most frequent words (ties: the smaller word first), without a key call per word."""
+    if len(words) <= n:
+        return tuple(sorted(words.items(), key=lambda item: (-item[1], item[0])))
+    least = heapq.nlargest(n, words.values())[-1]
+    return tuple(sorted(((w, c) for w, c in words.items() if c >= least), key=lambda item: (-item[1], item[0]))[:n])
 
 
 def _format_score(score: float) -> str:
