@@ -94,3 +94,15 @@ def test_reading_every_line_equals_the_sampling_loop(lines: list[str], max_lengt
         return
     fast = load_sentences(spec, nspec, given_lines, {})
     assert (fast.too_long, fast.sentence_count) == (too_long, expected)
+
+
+@settings(max_examples=100, deadline=None)
+@given(words=st.dictionaries(st.text(alphabet=st.sampled_from(list("abé日▁\U0001f600")), min_size=1, max_size=6),
+                             st.integers(min_value=1, max_value=5), max_size=20),
+       rare=st.text(alphabet=st.sampled_from(list("bé日\U0001f600z\U0010ffff")), max_size=4))
+def test_rare_characters_in_words(words: dict[str, int], rare: str) -> None:
+    expected: dict[str, int] = {}
+    for word, count in words.items():
+        replaced = "".join("▅" if char in rare else char for char in word)
+        expected[replaced] = expected.get(replaced, 0) + count
+    assert trainer._replace_rare_in_words(words, rare) == expected

@@ -513,12 +513,15 @@ def _replace_rare_in_words(words: Mapping[str, int], rare: str) -> dict[str, int
     """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up)."""
     keys = list(words)
     codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
-    rare_codes = np.fromiter(map(ord, rare), dtype=np.int64, count=len(rare))
-    sizes = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
-    owner = np.repeat(np.arange(len(keys)), sizes)
-    touched = np.unique(owner[np.isin(codes, rare_codes)]).tolist()  # the few words holding a rare character
-    if not touched:
+    if not len(codes):
         return dict(words)
+    is_rare = np.zeros(int(codes.max()) + 1, dtype=bool)  # (a lookup table over the code points)
+    is_rare[[code for code in map(ord, rare) if code < len(is_rare)]] = True
+    hits = np.flatnonzero(is_rare[codes])
+    if not len(hits):
+        return dict(words)
+    ends = np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)))
+    touched = np.unique(np.searchsorted(ends, hits, side="right")).tolist()  # the few words holding a rare character
     table = {ord(char): UNK_CHAR for char in rare}
     out = dict(words)
     for index in touched:
