@@ -5,6 +5,7 @@ Run from the project root::
     python3 bench/bench_sentencepiece.py            # 6.8 MB corpus, bpe + unigram at 8000; BPE order on every file at 2000 and 8000
     python3 bench/bench_sentencepiece.py --quick    # first 20,000 lines only
     python3 bench/bench_sentencepiece.py --skip-files --bpe-only --repeat 3   # BPE on the 6.8 MB corpus, 3 times
+    python3 bench/bench_sentencepiece.py --skip-files --bpe-only --one-process  # tokviz without its forked worker
 
 Each training runs in its own child process so that its peak resident memory (``ru_maxrss``)
 is its own. Printed: wall seconds, CPU seconds (all threads; sentencepiece trains with 16 threads
@@ -78,11 +79,11 @@ def per_word(prefix: Path, lines: list[str]) -> tuple[float, float]:
     return (sum(len(theirs.encode(line)) for line in lines) / words, sum(len(ours.encode(line)) for line in lines) / words)
 
 
-def compare(corpus: Path, options: dict, workdir: Path, held_out: list[str] | None) -> dict:
+def compare(corpus: Path, options: dict, workdir: Path, held_out: list[str] | None, tokviz_extra: dict | None = None) -> dict:
     tag = "_".join(f"{k}{v}" for k, v in options.items())
     sp_prefix, tv_prefix = workdir / f"sp_{corpus.stem}_{tag}", workdir / f"tv_{corpus.stem}_{tag}"
     sp = run("sentencepiece", corpus, sp_prefix, options)
-    tv = run("tokviz", corpus, tv_prefix, options)
+    tv = run("tokviz", corpus, tv_prefix, {**options, **(tokviz_extra or {})})
     a, b = pieces(sp_prefix), pieces(tv_prefix)
     result = {
         "corpus": corpus.name, **options,
@@ -107,6 +108,7 @@ def main() -> None:
     parser.add_argument("--skip-files", action="store_true", help="skip the per-file BPE order runs")
     parser.add_argument("--bpe-only", action="store_true", help="leave out the unigram run on the benchmark corpus")
     parser.add_argument("--repeat", type=int, default=1, help="run the benchmark corpus trainings this many times")
+    parser.add_argument("--one-process", action="store_true", help="tokviz with num_threads=1 (no forked worker)")
     args = parser.parse_args()
     print(f"load average: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -120,7 +122,8 @@ def main() -> None:
         size = 2000 if args.quick else 8000
         for _ in range(args.repeat):
             for model_type in ("bpe",) if args.bpe_only else ("bpe", "unigram"):
-                print(json.dumps(compare(corpus, {"vocab_size": size, "model_type": model_type}, workdir, held_out)), flush=True)
+                extra = {"num_threads": 1} if args.one_process else None
+                print(json.dumps(compare(corpus, {"vocab_size": size, "model_type": model_type}, workdir, held_out, extra)), flush=True)
         if not args.skip_files and not args.quick:
             for name in FILES:
                 for size in (2000, 8000):
