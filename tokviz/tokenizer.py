@@ -1451,10 +1451,16 @@ def _tokenize_byte_word(word: str, model_tokenize: Any, encode: Any = None) -> t
             ]),
         )
     trim_chars = _TRIM_CHARS
-    trimmed = [
-        trim_token_offsets(value, s, e, False, False) if value and (value[0] in trim_chars or value[-1] in trim_chars) else (s, e)
-        for value, s, e in zip(values, starts, ends)
-    ]
+    trimmed_starts_list = list(starts)
+    trimmed_ends_list = list(ends)
+    for index, value in enumerate(values):
+        if value and (value[0] in trim_chars or value[-1] in trim_chars):
+            s = starts[index]
+            e = ends[index]
+            if value[0] == "Ġ" and len(value) > 1 and value[1] not in trim_chars and value[-1] not in trim_chars:
+                trimmed_starts_list[index] = min(s + 1, e)  # one leading space (trim_token_offsets)
+            else:
+                trimmed_starts_list[index], trimmed_ends_list[index] = trim_token_offsets(value, s, e, False, False)
     contiguous = (
         bool(ids)
         and starts[0] == 0
@@ -1462,8 +1468,8 @@ def _tokenize_byte_word(word: str, model_tokenize: Any, encode: Any = None) -> t
         and ends[-1] == size
         and all(map(lt, starts, ends))
     )
-    trimmed_starts = tuple([s for s, _ in trimmed])
-    trimmed_ends = tuple([e for _, e in trimmed])
+    trimmed_starts = tuple(trimmed_starts_list)
+    trimmed_ends = tuple(trimmed_ends_list)
     return (
         ids,
         values,

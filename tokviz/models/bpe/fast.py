@@ -68,9 +68,14 @@ def bpe_word_encoder(model: Any) -> Any:
             ends = tuple(accumulate(lengths))
             return tuple(ids), tuple(map(token_of, ids)), (0, *ends[:-1]), ends
         count = len(ids)
-        if count > max_symbols:
+        if count == 2:
+            packed = pair_merge((ids[0], ids[1]))
+            if packed is not None:
+                token_id = packed & id_mask
+                return (token_id,), (token_of(token_id),), at_zero, (2,)
+        elif count > max_symbols:
             merge_ids(ids, merge_map)
-        elif count > 1:
+        elif count > 2:
             # merge_ids inlined (this is the hot loop of a cold encode): the packed merge of
             # each adjacent pair, then repeatedly the lowest (leftmost on ties), patching
             # only the two pairs next to the new token.
