@@ -48,6 +48,7 @@ from tokviz.encoding import Encoding
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.fast_paths import encode_chunked, plan_for
 from tokviz.models.base import Token
+from tokviz.models.bpe.fast import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder
 from tokviz.processors import ByteLevel as ByteLevelProcessor
 from tokviz.processors import _TRIM_CHARS, trim_token_offsets
 
@@ -1379,8 +1380,6 @@ def _added_pieces(added: AddedVocabulary, sequence: str) -> list[tuple[int | Non
 def _byte_word_entries(model: Any) -> Any:
     """``word -> word-cache entry`` (:func:`_tokenize_byte_word`) for the model: a BPE model's
     tuples come from :func:`bpe_word_encoder` (no ``Token`` objects), others' from ``model.tokenize``."""
-    from tokviz.models.bpe.fast import bpe_word_encoder
-
     encode = bpe_word_encoder(model)
     model_tokenize = model.tokenize
 
@@ -1435,6 +1434,11 @@ def _tokenize_byte_word(word: str, model_tokenize: Any, encode: Any = None) -> t
             trimmed_start, trimmed_end = trim_token_offsets(value, start, end, False, False)
         else:
             trimmed_start, trimmed_end = start, end
+        if end < ONE_TUPLE_LIMIT:  # 0 <= start <= trimmed start <= trimmed end <= end: shared (n,) tuples
+            return (
+                ids, values, starts, ends, ONE_TUPLES[trimmed_start], ONE_TUPLES[trimmed_end], ONE_TUPLES[end - start],
+                ONE_TUPLES[trimmed_start - start], ONE_TUPLES[trimmed_end - start], start == 0 and start < end == size,
+            )
         return (
             ids, values, starts, ends, (trimmed_start,), (trimmed_end,), (end - start,),
             (trimmed_start - start,), (trimmed_end - start,), start == 0 and start < end == size,

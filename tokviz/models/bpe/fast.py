@@ -9,6 +9,12 @@ from itertools import accumulate, islice, repeat
 from typing import Any
 
 
+#: ``(n,)`` for small n, shared: a cold encode keeps an entry per distinct word, and each tuple
+#: it need not allocate is one less object for the cycle collector to count and walk.
+ONE_TUPLE_LIMIT = 256
+ONE_TUPLES = tuple((n,) for n in range(ONE_TUPLE_LIMIT))
+
+
 def bpe_word_encoder(model: Any) -> Any:
     """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a BPE
     model without dropout, or None for anything else. The model's own path builds a ``Token``
@@ -43,7 +49,7 @@ def bpe_word_encoder(model: Any) -> Any:
     no_merge = _NO_MERGE
     id_mask = _ID_MASK
     max_symbols = LIST_MERGE_MAX_SYMBOLS
-    at_zero = (0,)
+    at_zero = ONE_TUPLES[0]
 
     def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
         if not word:
@@ -51,7 +57,8 @@ def bpe_word_encoder(model: Any) -> Any:
         if ignore_merges:
             token_id = get(word)
             if token_id is not None:
-                return (token_id,), (word,), at_zero, (len(word),)
+                size = len(word)
+                return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
         if prefix:
             ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
             if suffix:
@@ -72,7 +79,7 @@ def bpe_word_encoder(model: Any) -> Any:
             packed = pair_merge((ids[0], ids[1]))
             if packed is not None:
                 token_id = packed & id_mask
-                return (token_id,), (token_of(token_id),), at_zero, (2,)
+                return (token_id,), (token_of(token_id),), at_zero, ONE_TUPLES[2]
         elif count > max_symbols:
             merge_ids(ids, merge_map)
         elif count > 2:
@@ -94,7 +101,7 @@ def bpe_word_encoder(model: Any) -> Any:
                 if i < len(pair_merges):
                     pair_merges[i] = pair_merge((new_id, ids[i + 1]), no_merge)
         if len(ids) == 1:
-            return (ids[0],), (token_of(ids[0]),), at_zero, (count,)
+            return (ids[0],), (token_of(ids[0]),), at_zero, ONE_TUPLES[count] if count < ONE_TUPLE_LIMIT else (count,)
         values = tuple(map(token_of, ids))
         if suffix:
             ends = (*accumulate(map(len, values[:-1])), count)
