@@ -50,6 +50,7 @@ def bpe_word_encoder(model: Any) -> Any:
     id_mask = _ID_MASK
     max_symbols = LIST_MERGE_MAX_SYMBOLS
     at_zero = ONE_TUPLES[0]
+    never = repeat(no_merge)  # endless: map stops at the pairs' end
 
     def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
         if not word:
@@ -86,7 +87,7 @@ def bpe_word_encoder(model: Any) -> Any:
             # merge_ids inlined (this is the hot loop of a cold encode): the packed merge of
             # each adjacent pair, then repeatedly the lowest (leftmost on ties), patching
             # only the two pairs next to the new token.
-            pair_merges = list(map(pair_merge, zip(ids, islice(ids, 1, None)), repeat(no_merge)))
+            pair_merges = list(map(pair_merge, zip(ids, islice(ids, 1, None)), never))
             while pair_merges:
                 best = min(pair_merges)
                 if best == no_merge:
@@ -102,6 +103,12 @@ def bpe_word_encoder(model: Any) -> Any:
                     pair_merges[i] = pair_merge((new_id, ids[i + 1]), no_merge)
         if len(ids) == 1:
             return (ids[0],), (token_of(ids[0]),), at_zero, ONE_TUPLES[count] if count < ONE_TUPLE_LIMIT else (count,)
+        if len(ids) == 2:
+            first, second = ids
+            first_value = token_of(first)
+            second_value = token_of(second)
+            middle = len(first_value)
+            return (first, second), (first_value, second_value), (0, middle), (middle, count)
         values = tuple(map(token_of, ids))
         if suffix:
             ends = (*accumulate(map(len, values[:-1])), count)
