@@ -43,7 +43,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
-from tokviz.byte_level import BYTES_TO_UNICODE, text_to_symbols
+from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
 from tokviz.encoding import Encoding
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.fast_paths import encode_chunked, plan_for
@@ -1389,10 +1389,6 @@ def _byte_word_entries(model: Any) -> Any:
     return word_entry
 
 
-# An ASCII char's byte-level symbol: the char itself for printable ones, 'Ġ' for a space...
-_ASCII_SYMBOLS = {code: symbol for code, symbol in BYTES_TO_UNICODE.items() if code < 128 and symbol != chr(code)}
-
-
 def _tokenize_byte_word(word: str, model_tokenize: Any, encode: Any = None) -> tuple[Any, ...]:
     """A pre-token's word-cache entry (fields below): ids, tokens, start and end offsets in
     chars of ``word`` (not of its byte symbols), the same trimmed by the ByteLevel
@@ -1406,7 +1402,7 @@ def _tokenize_byte_word(word: str, model_tokenize: Any, encode: Any = None) -> t
         elif word[:1] == " " and word[1:].isalnum():
             symbols = "Ġ" + word[1:]
         else:
-            symbols = word.translate(_ASCII_SYMBOLS)
+            symbols = word.translate(ASCII_TO_SYMBOLS)
     else:
         symbols = text_to_symbols(word)
     entry = encode(symbols) if encode is not None else None

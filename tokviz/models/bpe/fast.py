@@ -4,10 +4,11 @@ pipelines, :func:`byte_word_tokens`."""
 
 from __future__ import annotations
 
-import re
 from itertools import accumulate, islice, repeat
 from operator import and_
 from typing import Any
+
+from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
 
 
 #: ``(n,)`` for small n, shared: a cold encode keeps an entry per distinct word, and each tuple
@@ -231,9 +232,6 @@ def bpe_word_encoder(model: Any) -> Any:
     return encode
 
 
-_PRINTABLE_ASCII = re.compile(r"[!-~]*")  # the bytes the GPT-2 table maps to themselves
-
-
 def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tuple[Any, Any, Any, Any]:
     """A byte-level word's tokens: ids, values, and start/end offsets in chars of ``word``
     (a token inside a char's bytes covers that whole char, as the general path aligns it).
@@ -243,12 +241,11 @@ def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tupl
     >>> byte_word_tokens("hé", BPE({"h": 0, "Ã": 1, "©": 2, "Ã©": 3}, [("Ã", "©")]).tokenize)
     ([0, 3], ['h', 'Ã©'], [0, 1], [1, 2])
     """
-    printable = _PRINTABLE_ASCII.fullmatch(word) is not None
-    if printable:
-        symbols = word
+    ascii_word = word.isascii()
+    if ascii_word:
+        # One symbol per char: letters and digits are their own symbols, the rest mapped.
+        symbols = word if word.isalnum() else word.translate(ASCII_TO_SYMBOLS)
     else:
-        from tokviz.byte_level import text_to_symbols
-
         symbols = text_to_symbols(word)
     entry = encode(symbols) if encode is not None else None
     if entry is None:
@@ -256,7 +253,7 @@ def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tupl
         entry = (
             [t.id for t in tokens], [t.value for t in tokens], [t.offsets[0] for t in tokens], [t.offsets[1] for t in tokens]
         )
-    if printable or len(symbols) == len(word):
+    if ascii_word or len(symbols) == len(word):
         return entry
     char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
     starts: list[int] = []
