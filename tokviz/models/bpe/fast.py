@@ -243,8 +243,8 @@ def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tupl
     """
     ascii_word = word.isascii()
     if ascii_word:
-        # One symbol per char: letters and digits are their own symbols, the rest mapped.
-        symbols = word if word.isalnum() else word.translate(ASCII_TO_SYMBOLS)
+        # One symbol per char: printable ASCII is its own symbol but for the space ('Ġ').
+        symbols = word.replace(" ", "Ġ") if word.isprintable() else word.translate(ASCII_TO_SYMBOLS)
     else:
         symbols = text_to_symbols(word)
     entry = encode(symbols) if encode is not None else None
