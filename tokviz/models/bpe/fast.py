@@ -23,7 +23,9 @@ def bpe_word_encoder(model: Any) -> Any:
     per token that the caller takes apart again; this one merges the same ids with the same
     merge table and gives the tuples directly. A word with a char that is not a symbol of the
     vocabulary goes by the model's own rules (unk, byte fallback, or dropped without an unk
-    token, as in HF).
+    token, as in HF). A word that is itself a token is that token without merging once
+    ``certify`` has proven (memoized per token) that the merges rebuild it -- or directly with
+    ``ignore_merges`` -- so a cold encode merges only the other words.
 
     >>> from tokviz.models import BPE
     >>> encode = bpe_word_encoder(BPE({"h": 0, "u": 1, "g": 2, "ug": 3, "hug": 4}, [("u", "g"), ("h", "ug")]))
