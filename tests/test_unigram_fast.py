@@ -136,3 +136,35 @@ def test_long_words_stay_off_the_models_prefix_dict() -> None:
     fresh = models.Unigram(model.vocab, unk_id=0)
     unigram_word_encoder(fresh)(word)
     assert fresh._trie is None  # no prefix dict built
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(vocabularies(), st.data())
+def test_the_models_direct_look_ups_equal_its_prefix_walk(spec, data) -> None:
+    """Without its prefix dict the model looks pieces up directly: same tokens, lattice and n-best."""
+    vocab, unk_id, byte_fallback = spec
+    direct = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    walk = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    walk._prefixes()
+    for word in data.draw(st.lists(words_of(vocab) | WORD, min_size=1, max_size=4)):
+        try:
+            expected = walk.tokenize(word)
+        except VocabularyError:
+            with pytest.raises(VocabularyError):
+                direct.tokenize(word)
+            continue
+        assert direct.tokenize(word) == expected, word
+        nodes = [(n.start, n.end, n.piece_id) for n in walk.lattice(word).nodes]
+        assert [(n.start, n.end, n.piece_id) for n in direct.lattice(word).nodes] == nodes, word
+        if word and not any(math.isnan(score) for _, score in vocab):
+            assert [[t.id for t in toks] for toks, _ in direct.nbest(word, 3)] == [[t.id for t in toks] for toks, _ in walk.nbest(word, 3)]
+    assert direct._trie is None
+
+
+def test_the_model_builds_its_prefix_dict_for_a_long_sequence_only() -> None:
+    model = models.Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)], unk_id=0)
+    assert [t.value for t in model.tokenize("abba")] == ["ab", "b", "a"] and model._trie is None
+    long = "ab" * 600 + "x"
+    tokens = model.tokenize(long)
+    assert model._trie is not None
+    assert [t.value for t in tokens] == ["ab"] * 600 + ["x"]
