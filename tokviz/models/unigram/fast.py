@@ -16,6 +16,26 @@ _SCORE_BOUND = 1e250
 _UNIGRAM_MAX_WORD = 1000
 
 
+#: ``{longest piece: {word length: rows}}`` (see :func:`_rows`), shared by the encoders.
+_ROWS: dict[int, dict[int, list[list[tuple[int, slice]]]]] = {}
+#: Rows are kept for words up to this long (longer ones make theirs each time).
+_ROWS_KEPT = 32
+
+
+def _rows(rows: dict[int, list[list[tuple[int, slice]]]], size: int, longest: int) -> list[list[tuple[int, slice]]]:
+    """Per start of a word of ``size`` chars, the ``(end, slice(start, end))`` of every longer
+    piece that may start there (2 chars up to ``longest``): what the Viterbi looks up, made
+    once per length rather than a slice per look-up.
+
+    >>> _rows({}, 3, 2)
+    [[(2, slice(0, 2, None))], [(3, slice(1, 3, None))], []]
+    """
+    made = [[(end, slice(start, end)) for end in range(start + 2, min(size, start + longest) + 1)] for start in range(size)]
+    if size <= _ROWS_KEPT and len(_ROWS) < 64:
+        rows[size] = made
+    return made
+
+
 def unigram_word_encoder(model: Any) -> Any:
     """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a
     Unigram model, or None for anything else (the function returns None for a word it leaves
@@ -47,13 +67,14 @@ def unigram_word_encoder(model: Any) -> Any:
     unk_score = model._min_score - UNK_PENALTY
     byte_fallback = model._byte_fallback
     vocab = model._vocab
-    longest = max(map(len, model._token_to_id), default=0)
+    longest = model._lookup(0)[2]  # the longest piece's length, kept by the model
     # With finite scores no sum of a word's scores overflows: a start at -inf replaces the
     # "first candidate always wins" test. Other vocabularies take the general walk.
     plain = sum(map(abs, scores)) < _SCORE_BOUND  # False for NaN
     # A piece that is the unk token is fused like unknown chars: such words take the general walk.
     unk_piece = vocab[unk_id][0] if unk_id is not None else None
     minus_inf = -math.inf
+    rows = _ROWS.setdefault(longest, {})
 
     def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
         if not plain or (unk_piece is not None and unk_piece in word):
@@ -63,8 +84,8 @@ def unigram_word_encoder(model: Any) -> Any:
         best[0] = 0.0
         back = [0] * (size + 1)  # start of the best piece ending here; ~start for an unknown char
         unknown = False
-        last = size + 1
-        for start in range(size):
+        start = 0
+        for row in rows.get(size) or _rows(rows, size, longest):
             here = best[start]
             piece_id = get(word[start])
             end = start + 1
@@ -81,13 +102,14 @@ def unigram_word_encoder(model: Any) -> Any:
                 if candidate > best[end]:
                     best[end] = candidate
                     back[end] = start
-            for end in range(start + 2, last if start + longest >= size else start + longest + 1):
-                piece_id = get(word[start:end])
+            for end, span in row:
+                piece_id = get(word[span])
                 if piece_id is not None:
                     candidate = scores[piece_id] + here
                     if candidate > best[end]:
                         best[end] = candidate
                         back[end] = start
+            start += 1
         start = back[size]
         if not unknown:
             if not start:
