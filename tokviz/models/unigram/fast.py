@@ -116,14 +116,17 @@ def unigram_word_encoder(model: Any) -> Any:
                 if not size:
                     return (), (), (), ()
                 return (get(word),), (word,), (0,), (size,)
-            starts = [start]
-            ends = [size]
-            while start:
-                ends.append(start)
-                start = back[start]
-                starts.append(start)
-            starts.reverse()
+            middle = back[start]
+            if not middle:  # two pieces (a third of the words of an English text, most of the rest one)
+                head, tail = word[:start], word[start:]
+                return (get(head), get(tail)), (head, tail), (0, start), (start, size)
+            ends = [size, start]
+            while middle:
+                ends.append(middle)
+                middle = back[middle]
             ends.reverse()
+            starts = [0, *ends]
+            starts.pop()
             values = tuple(map(word.__getitem__, map(slice, starts, ends)))
             return tuple(map(get, values)), values, tuple(starts), tuple(ends)
         # Back from the end; a run of unknown chars is one piece, as the model fuses them.
