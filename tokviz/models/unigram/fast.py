@@ -31,7 +31,7 @@ def _rows(rows: dict[int, list[list[tuple[int, slice]]]], size: int, longest: in
     [[(2, slice(0, 2, None))], [(3, slice(1, 3, None))], []]
     """
     made = [[(end, slice(start, end)) for end in range(start + 2, min(size, start + longest) + 1)] for start in range(size)]
-    if size <= _ROWS_KEPT and len(_ROWS) < 64:
+    if size <= _ROWS_KEPT:
         rows[size] = made
     return made
 
@@ -41,16 +41,18 @@ def unigram_word_encoder(model: Any) -> Any:
     Unigram model, or None for anything else (the function returns None for a word it leaves
     to the model: an unknown char without an unk token).
 
-    The model's Viterbi walks a dict of every prefix of every piece, which a 25k vocabulary
-    takes ~25 ms to build: a third of what a cold text of 2,000 lines takes. This walk looks
-    the substrings up in the piece dict directly, up to the longest piece's length: a few more
-    look-ups per char on short words, no structure to build. Same candidates in the same
-    order (a substring that is no piece's prefix is no piece), so the same ties and results:
-    at each start the one-char piece (or the unknown node) first, then the longer ones, each
-    end keeping the first best (strict ``>``). The scores start at -inf instead of testing
-    "no candidate yet", exact while every sum is finite (else :func:`general` walks as the
-    model); the best path is read back from the starts alone (values and ids of the few
-    pieces on it are looked up again), runs of unknown chars fused.
+    Like the model's Viterbi on a short word (see ``Unigram._lookup``), this walk looks the
+    substrings up in the piece dict directly, up to the longest piece's length, rather than
+    in a dict of every prefix of every piece (~25 ms to build on a 25k vocabulary, a third
+    of a cold text of 2,000 lines): a few more look-ups per char, no structure to build. Same
+    candidates in the same order (a substring that is no piece's prefix is no piece), so the
+    same ties and results: at each start the one-char piece (or the unknown node) first, then
+    the longer ones (their ``(end, slice)`` pairs made once per word length, see
+    :func:`_rows`), each end keeping the first best (strict ``>``). Scores start at -inf
+    instead of a "no candidate yet" test, exact while every sum is finite (other vocabularies,
+    and words holding the unk piece's text, take the general walk below, line for line the
+    model's); the best path is read back from the starts alone (the few pieces on it are
+    looked up again), runs of unknown chars fused.
 
     >>> from tokviz.models import Unigram
     >>> encode = unigram_word_encoder(Unigram([("<unk>", 0.0), ("▁hu", -1.0), ("g", -2.0), ("▁hug", -2.5)], unk_id=0))
@@ -74,7 +76,11 @@ def unigram_word_encoder(model: Any) -> Any:
     # A piece that is the unk token is fused like unknown chars: such words take the general walk.
     unk_piece = vocab[unk_id][0] if unk_id is not None else None
     minus_inf = -math.inf
-    rows = _ROWS.setdefault(longest, {})
+    rows = _ROWS.get(longest)
+    if rows is None:
+        rows = {}
+        if len(_ROWS) < 64:
+            _ROWS[longest] = rows
 
     def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
         if not plain or (unk_piece is not None and unk_piece in word):
