@@ -69,6 +69,8 @@ def unigram_word_encoder(model: Any) -> Any:
     unk_score = model._min_score - UNK_PENALTY
     byte_fallback = model._byte_fallback
     vocab = model._vocab
+    # byte -> the id of its <0xNN> piece (or None), for byte fallback
+    byte_piece_ids = [get(f"<0x{byte:02X}>") for byte in range(256)] if byte_fallback else []
     longest = model._lookup(0)[2]  # the longest piece's length, kept by the model
     # With finite scores no sum of a word's scores overflows: a start at -inf replaces the
     # "first candidate always wins" test. Other vocabularies take the general walk.
@@ -155,7 +157,7 @@ def unigram_word_encoder(model: Any) -> Any:
             piece_id = get(piece)
             if piece_id is None:
                 if byte_fallback:
-                    byte_ids = [get(f"<0x{byte:02X}>") for byte in piece.encode("utf-8")]
+                    byte_ids = list(map(byte_piece_ids.__getitem__, piece.encode("utf-8")))
                     if None not in byte_ids:
                         for byte_id in byte_ids:
                             ids.append(byte_id)
@@ -225,7 +227,7 @@ def unigram_word_encoder(model: Any) -> Any:
             piece_id = get(piece)
             if piece_id is None:
                 if byte_fallback:
-                    byte_ids = [get(f"<0x{byte:02X}>") for byte in piece.encode("utf-8")]
+                    byte_ids = list(map(byte_piece_ids.__getitem__, piece.encode("utf-8")))
                     if None not in byte_ids:
                         for byte_id in byte_ids:
                             ids.append(byte_id)
