@@ -32,7 +32,8 @@ PLAIN_SCORES = [-1.0, -2.0, -2.5, -3.0, -4.0, -7.0, -0.5]
 @st.composite
 def vocabularies(draw, odd_scores: bool = True):
     pieces = draw(st.lists(st.lists(st.sampled_from(KNOWN), min_size=1, max_size=5).map("".join), min_size=1, max_size=30))
-    score_choices = PLAIN_SCORES + ([math.nan, -math.inf, math.inf, -1e300] if odd_scores and draw(st.booleans()) else [])
+    odd = draw(st.sampled_from(["none", "non-finite", "positive"])) if odd_scores else "none"
+    score_choices = PLAIN_SCORES + {"none": [], "non-finite": [math.nan, -math.inf, math.inf, -1e300], "positive": [0.0, 1.5, 3.0]}[odd]
     scores = draw(st.lists(st.sampled_from(score_choices), min_size=len(pieces), max_size=len(pieces)))
     vocab = [*zip(pieces, scores)]
     unk_at = draw(st.sampled_from([0, len(vocab) // 2, None]))
@@ -168,3 +169,37 @@ def test_the_model_builds_its_prefix_dict_for_a_long_sequence_only() -> None:
     tokens = model.tokenize(long)
     assert model._trie is not None
     assert [t.value for t in tokens] == ["ab"] * 600 + ["x"]
+
+
+def test_starts_are_skipped_only_while_scores_cannot_rise() -> None:
+    """The Viterbi skips a start whose best piece cannot reach the best path to the end found
+    so far: with a positive score a later piece would lift the path again."""
+    vocab = [("<unk>", 0.0), ("abc", -3.0), ("a", -1.0), ("b", -5.0), ("c", 10.0)]
+    model = models.Unigram(vocab, unk_id=0)
+    assert unigram_word_encoder(model)("abc") == _model_word_entry(model, "abc") == ((2, 3, 4), ("a", "b", "c"), (0, 1, 2), (1, 2, 3))
+    # Scores <= 0: 'b' from 1 cannot catch up with 'abc' (-1 - 5 < -3): the same result either way.
+    vocab[4] = ("c", -0.5)
+    model = models.Unigram(vocab, unk_id=0)
+    assert unigram_word_encoder(model)("abc") == _model_word_entry(model, "abc") == ((1,), ("abc",), (0,), (3,))
+    assert unigram_word_encoder(model)("abcxabc") == _model_word_entry(model, "abcxabc")
+
+
+@st.composite
+def dense_vocabularies(draw):
+    """Few chars, pieces and their concatenations (whole words are pieces, many paths tie or
+    come close): where skipping starts matters most."""
+    base = draw(st.lists(st.text("ab▁", min_size=1, max_size=3), min_size=2, max_size=8, unique=True))
+    glued = draw(st.lists(st.lists(st.sampled_from(base), min_size=2, max_size=3).map("".join), max_size=10))
+    pieces = list(dict.fromkeys(["a", "b", "▁", *base, *glued]))
+    scores = draw(st.lists(st.sampled_from([-1.0, -1.5, -2.0, -2.5, -3.0, -4.5, -6.0, -0.25]), min_size=len(pieces), max_size=len(pieces)))
+    return [("<unk>", 0.0), *zip(pieces, scores)]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(dense_vocabularies(), st.data())
+def test_skipped_starts_never_change_the_result(vocab, data) -> None:
+    model = models.Unigram(vocab, unk_id=0)
+    encode = unigram_word_encoder(model)
+    parts = [piece for piece, _ in vocab[1:]] + ["x"]
+    for word in data.draw(st.lists(st.lists(st.sampled_from(parts), min_size=1, max_size=5).map("".join), min_size=1, max_size=6)):
+        assert encode(word) == _model_word_entry(model, word), word

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import math
+import operator
+from itertools import islice
+from operator import itemgetter
 from typing import Any
 
 #: Scores this large or beyond (NaN too) take the general walk (see ``plain`` below).
@@ -34,6 +37,35 @@ def _rows(rows: dict[int, list[list[tuple[int, slice]]]], size: int, longest: in
     if size <= _ROWS_KEPT:
         rows[size] = made
     return made
+
+
+def _char_table(model: Any, prune: bool) -> dict[str, tuple[int | None, float]]:
+    """``char -> (id of the one-char piece or None, highest score of a piece starting with it)``
+    for every char some piece starts with; the bound is +inf unless ``prune``.
+
+    The bound lets the Viterbi skip a start: when ``best[start] + bound`` is below the best
+    path to the end found so far, no path through there can win, provided every score is
+    <= 0 (a path's running sum never rises; float addition is monotone, so this holds for
+    the rounded sums too). A position on the winning path has a running sum >= the final
+    score, so it is never skipped and every candidate that decides it is computed exactly.
+
+    >>> from tokviz.models import Unigram
+    >>> sorted(_char_table(Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -0.5), ("b", -2.0)], unk_id=0), True).items())
+    [('<', (None, 0.0)), ('a', (1, -0.5)), ('b', (3, -2.0))]
+    """
+    scores = model._scores
+    first = itemgetter(0)
+    if not prune:
+        bounds = dict.fromkeys(map(first, model._token_to_id), math.inf)
+    elif all(map(operator.ge, scores, islice(scores, 1, None))):
+        # The highest score per first char: in a dict built from the lowest score up, the last
+        # write wins. Trained vocabularies come sorted by score (highest first): no sort then.
+        bounds = dict(zip(map(first, map(first, reversed(model._vocab))), reversed(scores)))
+    else:
+        order = sorted(range(len(scores)), key=scores.__getitem__)
+        bounds = dict(zip(map(first, map(first, map(model._vocab.__getitem__, order))), map(scores.__getitem__, order)))
+    get = model._token_to_id.get
+    return {char: (get(char), bound) for char, bound in bounds.items()}
 
 
 def unigram_word_encoder(model: Any) -> Any:
@@ -78,6 +110,9 @@ def unigram_word_encoder(model: Any) -> Any:
     # A piece that is the unk token is fused like unknown chars: such words take the general walk.
     unk_piece = vocab[unk_id][0] if unk_id is not None else None
     minus_inf = -math.inf
+    # Skipping starts (see _char_table) leaves some values off the final path below their
+    # exact ones: not with unk_id None, where an unknown node's use is an error wherever it is.
+    chars = _char_table(model, plain and max(scores, default=0.0) <= 0.0 and unk_score <= 0.0 and unk_id is not None).get
     rows = _ROWS.get(longest)
     if rows is None:
         rows = {}
@@ -95,8 +130,26 @@ def unigram_word_encoder(model: Any) -> Any:
         start = 0
         for row in rows.get(size) or _rows(rows, size, longest):
             here = best[start]
-            piece_id = get(word[start])
+            entry = chars(word[start])
             end = start + 1
+            if entry is None:  # no piece starts with this char: the unknown node only
+                candidate = unk_score + here
+                if candidate > best[end]:
+                    if unk_id is None:
+                        return None  # the model explains the error
+                    best[end] = candidate
+                    back[end] = ~start
+                    unknown = True
+                start = end
+                continue
+            piece_id, bound = entry
+            if here + bound < best[size]:
+                # No piece from here scores more than `bound`, and later pieces only lower a
+                # path: nothing through here beats (or ties) the best path to the end found so
+                # far, which starts earlier. Positions on the final path keep their exact
+                # values and back-pointers (see _char_table).
+                start = end
+                continue
             if piece_id is None:
                 candidate = unk_score + here
                 if candidate > best[end]:
