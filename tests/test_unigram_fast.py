@@ -45,6 +45,14 @@ def vocabularies(draw, odd_scores: bool = True):
     return vocab, unk_at, byte_fallback
 
 
+def unigram(vocab, unk_id=None, byte_fallback=False):
+    """A model whose budget of direct look-ups for long words is never spent (small
+    vocabularies have small budgets): the encoder walks every word itself."""
+    model = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    model._direct_budget = 10**9
+    return model
+
+
 def check_word(model, encode, word) -> None:
     fast = encode(word)
     if fast is None:  # left to the model: it raises for an unknown char without unk
@@ -64,7 +72,7 @@ def words_of(vocab):
 @given(vocabularies(), st.lists(WORD, min_size=1, max_size=4), st.data())
 def test_the_encoder_equals_the_model(spec, words, data) -> None:
     vocab, unk_id, byte_fallback = spec
-    model = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    model = unigram(vocab, unk_id, byte_fallback)
     encode = unigram_word_encoder(model)
     for word in words + data.draw(st.lists(words_of(vocab), min_size=1, max_size=4)):
         check_word(model, encode, word)
@@ -74,7 +82,7 @@ def test_the_encoder_equals_the_model(spec, words, data) -> None:
 @given(vocabularies(), LONG_WORD)
 def test_long_words_equal_the_model(spec, word) -> None:
     vocab, unk_id, byte_fallback = spec
-    model = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    model = unigram(vocab, unk_id, byte_fallback)
     check_word(model, unigram_word_encoder(model), word)
 
 
@@ -82,7 +90,7 @@ def test_long_words_equal_the_model(spec, word) -> None:
 @given(vocabularies(odd_scores=False), st.lists(WORD, min_size=1, max_size=3), st.data())
 def test_ids_and_pieces_equal_hf(spec, words, data) -> None:
     vocab, unk_id, byte_fallback = spec
-    model = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    model = unigram(vocab, unk_id, byte_fallback)
     hf = tokenizers.models.Unigram(vocab, unk_id, byte_fallback)
     encode = unigram_word_encoder(model)
     for word in words + data.draw(st.lists(words_of(vocab), min_size=1, max_size=3)):
@@ -128,15 +136,18 @@ def test_odd_scores_walk_like_the_model() -> None:
         assert encode(word) == _model_word_entry(model, word), word
 
 
-def test_long_words_stay_off_the_models_prefix_dict() -> None:
-    model = models.Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)], unk_id=0)
+def test_long_words_stay_off_the_models_prefix_dict_until_its_budget_is_spent() -> None:
+    vocab = [("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)] + [(f"c{i}", -5.0) for i in range(500)]
+    model = models.Unigram(vocab, unk_id=0)
     encode = unigram_word_encoder(model)
-    word = "ab" * 200 + "x" + "ba" * 100
+    word = "ab" * 200 + "x" + "ba" * 100  # 601 chars x 4 (longest piece) look-ups, of 8 x 504
     assert len(word) <= _UNIGRAM_MAX_WORD
-    assert encode(word) == _model_word_entry(model, word)
-    fresh = models.Unigram(model.vocab, unk_id=0)
-    unigram_word_encoder(fresh)(word)
-    assert fresh._trie is None  # no prefix dict built
+    expected = _model_word_entry(models.Unigram(vocab, unk_id=0), word)
+    assert encode(word) == expected
+    assert model._trie is None  # no prefix dict built
+    assert encode(word + "ab") is None  # the budget is spent: the model's prefix walk
+    assert _model_word_entry(model, word) == expected and model._trie is not None
+    assert encode("ab" * 16) == ((2,) * 16, ("ab",) * 16, tuple(range(0, 32, 2)), tuple(range(2, 33, 2)))  # short words: always here
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
@@ -144,7 +155,7 @@ def test_long_words_stay_off_the_models_prefix_dict() -> None:
 def test_the_models_direct_look_ups_equal_its_prefix_walk(spec, data) -> None:
     """Without its prefix dict the model looks pieces up directly: same tokens, lattice and n-best."""
     vocab, unk_id, byte_fallback = spec
-    direct = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    direct = unigram(vocab, unk_id, byte_fallback)
     walk = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
     walk._prefixes()
     for word in data.draw(st.lists(words_of(vocab) | WORD, min_size=1, max_size=4)):
@@ -162,26 +173,13 @@ def test_the_models_direct_look_ups_equal_its_prefix_walk(spec, data) -> None:
     assert direct._trie is None
 
 
-def test_the_model_builds_its_prefix_dict_for_a_long_sequence_only() -> None:
-    model = models.Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)], unk_id=0)
+def test_the_model_builds_its_prefix_dict_once_long_sequences_spent_its_budget() -> None:
+    model = models.Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)] + [(f"c{i}", -5.0) for i in range(100)], unk_id=0)
     assert [t.value for t in model.tokenize("abba")] == ["ab", "b", "a"] and model._trie is None
-    long = "ab" * 600 + "x"
-    tokens = model.tokenize(long)
+    assert [t.value for t in model.tokenize("ab" * 50)] == ["ab"] * 50 and model._trie is None  # 100 x 4 of 8 x 104
+    tokens = model.tokenize("ab" * 60 + "x")
     assert model._trie is not None
-    assert [t.value for t in tokens] == ["ab"] * 600 + ["x"]
-
-
-def test_starts_are_skipped_only_while_scores_cannot_rise() -> None:
-    """The Viterbi skips a start whose best piece cannot reach the best path to the end found
-    so far: with a positive score a later piece would lift the path again."""
-    vocab = [("<unk>", 0.0), ("abc", -3.0), ("a", -1.0), ("b", -5.0), ("c", 10.0)]
-    model = models.Unigram(vocab, unk_id=0)
-    assert unigram_word_encoder(model)("abc") == _model_word_entry(model, "abc") == ((2, 3, 4), ("a", "b", "c"), (0, 1, 2), (1, 2, 3))
-    # Scores <= 0: 'b' from 1 cannot catch up with 'abc' (-1 - 5 < -3): the same result either way.
-    vocab[4] = ("c", -0.5)
-    model = models.Unigram(vocab, unk_id=0)
-    assert unigram_word_encoder(model)("abc") == _model_word_entry(model, "abc") == ((1,), ("abc",), (0,), (3,))
-    assert unigram_word_encoder(model)("abcxabc") == _model_word_entry(model, "abcxabc")
+    assert [t.value for t in tokens] == ["ab"] * 60 + ["x"]
 
 
 @st.composite
@@ -198,7 +196,7 @@ def dense_vocabularies(draw):
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(dense_vocabularies(), st.data())
 def test_skipped_starts_never_change_the_result(vocab, data) -> None:
-    model = models.Unigram(vocab, unk_id=0)
+    model = unigram(vocab, 0)
     encode = unigram_word_encoder(model)
     parts = [piece for piece, _ in vocab[1:]] + ["x"]
     for word in data.draw(st.lists(st.lists(st.sampled_from(parts), min_size=1, max_size=5).map("".join), min_size=1, max_size=6)):

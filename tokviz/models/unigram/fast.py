@@ -12,10 +12,8 @@ from typing import Any
 #: Scores this large or beyond (NaN too) take the general walk (see ``plain`` below).
 _SCORE_BOUND = 1e250
 
-#: Longer words go to the model: its prefix walk stops early where the direct look-ups below
-#: try every length up to the longest piece, but it first builds a dict of every prefix of
-#: every piece (~25 ms for a 25k vocabulary, the cost of ~150k look-ups). Up to here the
-#: direct walk costs at most ~16 look-ups per char.
+#: Longer words go to the model (its prefix walk). So do words longer than the model's
+#: ``_ALWAYS_DIRECT`` once its budget of direct look-ups is spent (see ``Unigram._direct``).
 _UNIGRAM_MAX_WORD = 1000
 
 
@@ -93,7 +91,7 @@ def unigram_word_encoder(model: Any) -> Any:
     """
     if type(model).__name__ != "Unigram" or type(model).__module__ != "tokviz.models.unigram.model":
         return None
-    from tokviz.models.unigram.model import UNK_PENALTY
+    from tokviz.models.unigram.model import _ALWAYS_DIRECT, UNK_PENALTY
 
     get = model._token_to_id.get
     scores = model._scores
@@ -103,7 +101,8 @@ def unigram_word_encoder(model: Any) -> Any:
     vocab = model._vocab
     # byte -> the id of its <0xNN> piece (or None), for byte fallback
     byte_piece_ids = [get(f"<0x{byte:02X}>") for byte in range(256)] if byte_fallback else []
-    longest = model._lookup(0)[2]  # the longest piece's length, kept by the model
+    longest = model._longest_piece()
+    direct = model._direct
     # With finite scores no sum of a word's scores overflows: a start at -inf replaces the
     # "first candidate always wins" test. Other vocabularies take the general walk.
     plain = sum(map(abs, scores)) < _SCORE_BOUND  # False for NaN
@@ -120,9 +119,11 @@ def unigram_word_encoder(model: Any) -> Any:
             _ROWS[longest] = rows
 
     def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
+        size = len(word)
+        if size > _ALWAYS_DIRECT and not direct(size):
+            return None  # the model's prefix walk
         if not plain or (unk_piece is not None and unk_piece in word):
             return general(word)
-        size = len(word)
         best = [minus_inf] * (size + 1)
         best[0] = 0.0
         back = [0] * (size + 1)  # start of the best piece ending here; ~start for an unknown char
