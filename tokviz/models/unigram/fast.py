@@ -69,7 +69,8 @@ def _char_table(model: Any, prune: bool) -> dict[str, tuple[int | None, float]]:
 def unigram_word_encoder(model: Any) -> Any:
     """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a
     Unigram model, or None for anything else (the function returns None for a word it leaves
-    to the model: an unknown char without an unk token).
+    to the model: an unknown char without an unk token, a word over 32 chars once the model's
+    budget of direct look-ups is spent, see ``Unigram._direct``).
 
     Like the model's Viterbi on a short word (see ``Unigram._lookup``), this walk looks the
     substrings up in the piece dict directly, up to the longest piece's length, rather than
@@ -81,8 +82,10 @@ def unigram_word_encoder(model: Any) -> Any:
     :func:`_rows`), each end keeping the first best (strict ``>``). Scores start at -inf
     instead of a "no candidate yet" test, exact while every sum is finite (other vocabularies,
     and words holding the unk piece's text, take the general walk below, line for line the
-    model's); the best path is read back from the starts alone (the few pieces on it are
-    looked up again), runs of unknown chars fused.
+    model's). A start whose best piece cannot reach the best path to the end found so far is
+    skipped (see :func:`_char_table`: about 38 -> 24 look-ups a word on a 25k vocabulary).
+    The best path is read back from the starts alone (the few pieces on it are looked up
+    again), runs of unknown chars fused.
 
     >>> from tokviz.models import Unigram
     >>> encode = unigram_word_encoder(Unigram([("<unk>", 0.0), ("▁hu", -1.0), ("g", -2.0), ("▁hug", -2.5)], unk_id=0))
