@@ -44,7 +44,7 @@ import gc
 import re
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
-from operator import add
+from operator import add, eq, sub
 from typing import Any
 
 import regex
@@ -104,7 +104,7 @@ class ChunkPlan:
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
-        "bpe", "wordpiece",
+        "bpe", "wordpiece", "run_findall", "wordlevel",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -139,6 +139,12 @@ class ChunkPlan:
         self.bpe = bpe_word_encoder(model)
         #: A WordPiece model's word encoder giving tuples directly (wordpiece_word_encoder), or None.
         self.wordpiece = wordpiece_word_encoder(model)
+        #: Metaspace / model-level splits of a whole piece (see _line_fields), or None.
+        self.run_findall: Any = None
+        #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
+        self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
+        if type(model).__name__ == "WordLevel" and type(model).__module__ == "tokviz.models.wordlevel.model":
+            self.wordlevel = (model._vocab, model._vocab.get(model.unk_token), model.unk_token)
 
 
 def _flatten(normalizer: Any) -> list[Any] | None:
@@ -276,6 +282,14 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     elif plan.splitter == "BertPreTokenizer":
         plan.word_finditer = _BERT_ASCII_WORDS.finditer
     plan.one_word = first is None or (first_kind == "Metaspace" and not first.split)
+    if plan.one_word:
+        # The model never joins across a split char that follows another char: cut before runs of it.
+        mark = re.escape("▁" if first is None else first.replacement)
+        plan.run_findall = re.compile(f"{mark}*[^{mark}]+|{mark}+").findall
+    elif first_kind == "Metaspace":
+        # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
+        mark = re.escape(first.replacement)
+        plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall
     if first is None or first_kind == "Metaspace":
         # Only spaces become '▁': "a\nb" is one Metaspace word, so cut before spaces only.
         plan.chunk_findall = _SPACE_CHUNK_FINDALL
@@ -621,6 +635,134 @@ def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | 
     return entries
 
 
+def _line_fields(plan: ChunkPlan, text: str, at_start: bool) -> tuple[Any, ...] | None:
+    """One whole piece of text (a line, or the text between added tokens) on plain strings:
+    ``(ids, tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a
+    stage does not leave the piece aligned char for char (then the chunks do it).
+
+    The rules are :func:`_fast_entry`'s, applied once to the whole piece instead of once per
+    chunk: each stage is run on the piece (an ASCII piece in one C call where possible) and
+    must leave it unchanged, or change ASCII chars one for one. The pre-tokenizer's split is
+    done on the normalized piece (one regex pass), each word's tokens come from the word
+    cache; no chunk entry is made, so a cold text costs one model call per new word only.
+    One-word pipelines (Llama's) are cut before runs of '▁', where their model surely splits.
+
+    >>> from tokviz import models, normalizers, pre_tokenizers
+    >>> plan = build_plan(normalizers.Lowercase(), pre_tokenizers.Whitespace(),
+    ...                   models.WordLevel({"hi": 0, "!": 1, "[UNK]": 2}, unk_token="[UNK]"))
+    >>> _line_fields(plan, "Hi! you", True)
+    ((0, 1, 2), ('hi', '!', '[UNK]'), ((0, 2), (2, 3), (4, 7)), (0, 1, 2), 3)
+    """
+    prefix = 0  # chars inserted before the piece's first char
+    for stage, kind in plan.stage_kinds:
+        if kind == "Prepend":
+            text = stage.prepend + text
+            prefix += len(stage.prepend)
+            continue
+        is_ascii = text.isascii()
+        new = _ascii_normalize(stage, kind, text, plan) if is_ascii else None
+        if new is None:
+            new = stage.normalize_str(text)
+        if new != text:
+            if len(new) != len(text):
+                return None
+            if kind == "Replace":
+                if not (isinstance(stage.pattern, str) and len(stage.pattern) == 1):
+                    return None
+            elif kind not in _SAME_LENGTH_ON_ASCII or not is_ascii:
+                return None
+            text = new
+        if not text:
+            return None
+    splitter = plan.splitter
+    byte_level = splitter == "clip"
+    if plan.word_finditer is not None or byte_level:
+        if splitter == "BertPreTokenizer" and (not text.isascii() or _ASCII_CONTROL.search(text)):
+            return None
+        if byte_level:
+            matches = list(plan.pre_tokenizer.pretokenizers[0].pattern.compiled.finditer(text))
+        else:
+            matches = list(plan.word_finditer(text))
+        n_words = len(matches)
+        if not n_words:
+            return (), (), (), (), 0
+        match_type = type(matches[0])
+        words = list(map(match_type.group, matches))
+        word_starts = list(map(match_type.start, matches))
+        if prefix:
+            word_starts = list(map(sub, word_starts, repeat(prefix)))
+            if n_words > 1 and word_starts[1] < 0:
+                return None
+    else:
+        if splitter == "Metaspace":
+            pre_tokenizer = plan.pre_tokenizer
+            replacement = pre_tokenizer.replacement
+            text = text.replace(" ", replacement)
+            scheme = pre_tokenizer.prepend_scheme
+            if scheme != "never" and not text.startswith(replacement) and (scheme == "always" or at_start):
+                text = replacement + text
+                prefix += 1
+        elif splitter != "none" or plan.run_findall is None:
+            return None
+        # These words tile the text: their starts are the running sum of their lengths
+        # (less the prepended chars, which are mapped below).
+        words = plan.run_findall(text)
+        n_words = len(words)
+        if not n_words:
+            return (), (), (), (), 0
+        word_starts = list(accumulate(map(len, words), initial=-prefix))
+        if prefix and n_words > 1 and word_starts[1] < 0:
+            return None
+    wordlevel = plan.wordlevel
+    if wordlevel is not None and not prefix and plan.word_finditer is not None:
+        # One token per word: the word itself, or the unk token.
+        vocab, unk_id, unk_token = wordlevel
+        ids = list(map(vocab.get, words))
+        if None in ids:
+            if unk_id is None:
+                return None  # the model raises: the general path says why
+            tokens = tuple([unk_token if token_id is None else word for token_id, word in zip(ids, words)])
+            ids = [unk_id if token_id is None else token_id for token_id in ids]
+        else:
+            tokens = tuple(words)
+        word_ids = tuple(range(n_words)) if not plan.one_word else (0,) * n_words
+        return tuple(ids), tokens, tuple(map(match_type.span, matches)), word_ids, n_words
+    cache_get = plan.words.get
+    entries = list(map(cache_get, words))
+    if None in entries:
+        for position, entry in enumerate(entries):
+            if entry is None:
+                word = words[position]
+                # Looked up again: a word repeated in this piece is encoded once.
+                entries[position] = cache_get(word) or _word_entry(plan, word, byte_level)
+    ids = tuple(chain.from_iterable(map(_IDS, entries)))
+    n = len(ids)
+    if n == n_words:
+        bases = word_starts
+        word_ids = (0,) * n if plan.one_word else tuple(range(n_words))
+    else:
+        counts = list(map(len, map(_IDS, entries)))
+        bases = list(chain.from_iterable(map(repeat, word_starts, counts)))
+        word_ids = (0,) * n if plan.one_word else tuple(chain.from_iterable(map(repeat, range(n_words), counts)))
+    tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
+    starts = list(map(add, chain.from_iterable(map(_STARTS, entries)), bases))
+    ends = list(map(add, chain.from_iterable(map(_ENDS, entries)), bases))
+    if prefix:
+        # Offsets of the normalized piece less the prepended chars (taken off the bases); a
+        # token inside them maps to the first char, and HF maps an empty range to itself.
+        # Only the first word's tokens can reach into the prepended chars.
+        fix = range(n) if any(map(eq, starts, ends)) else range(len(entries[0][0]))
+        for index in fix:
+            start = starts[index]
+            end = ends[index]
+            if start == end:
+                starts[index] = ends[index] = start + prefix
+            elif start < 0:
+                starts[index] = 0
+                ends[index] = end if end > 0 else 1
+    return ids, tokens, tuple(zip(starts, ends)), word_ids, n_words
+
+
 def _encode_whole(plan: ChunkPlan, sequence: str, type_id: int) -> Any:
     """:func:`encode_chunked` of a sequence without added tokens: tuples built in one go."""
     chunks = plan.chunk_findall(sequence)
@@ -708,7 +850,12 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
     if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None  # a Prepend-class char joins the next char (maybe a space) in one grapheme
     if len(pieces) == 1 and pieces[0][0] is None and word_index is None:
-        return _encode_whole(plan, sequence, type_id)
+        fields = _line_fields(plan, sequence, True)
+        if fields is None:
+            return _encode_whole(plan, sequence, type_id)
+        ids, tokens, offsets, words, _ = fields
+        n = len(ids)
+        return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
     ids: list[int] = []
     tokens: list[str] = []
     starts: list[int] = []
@@ -725,6 +872,23 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
             split_index += 1
             continue
         text = sequence[start:end] if (start or end != len(sequence)) else sequence
+        fields = _line_fields(plan, text, start == 0)
+        if fields is not None:
+            piece_ids, piece_tokens, piece_offsets, piece_words, n_words = fields
+            if not piece_ids:
+                split_index += min(n_words, 1) if plan.one_word else n_words
+                continue
+            ids.extend(piece_ids)
+            tokens.extend(piece_tokens)
+            starts.extend([offset[0] + start for offset in piece_offsets])
+            ends.extend([offset[1] + start for offset in piece_offsets])
+            if plan.one_word:
+                words.extend(repeat(split_index, len(piece_ids)))
+                split_index += 1
+            else:
+                words.extend([word + split_index for word in piece_words])
+                split_index += n_words
+            continue
         chunks = plan.chunk_findall(text)
         entries = _entries(plan, chunks, start == 0)
         if entries is None:
