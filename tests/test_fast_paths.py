@@ -355,3 +355,23 @@ def test_single_sequence_post_processing_equals_the_merging_path(monkeypatch):
     assert fast == merged
     assert fast[0][0][1] == ["[CLS]", "Ġhi", "Ġ", "yo ", "[SEP]", "[SEP]"]
     assert fast[0][0][4] == [0, 1, 1, 1, 0, 2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30) | st.lists(st.sampled_from(["'s", "'ll", "<|endoftext|>", "<|startoftext|>", "a1", " ", "\x1c"])).map("".join))
+def test_clip_ascii_regex_splits_as_the_clip_pattern(text):
+    import regex
+
+    from tokviz.fast_paths import _CLIP_ASCII
+
+    assert [m.span() for m in _CLIP_ASCII.finditer(text)] == [m.span() for m in regex.finditer(CLIP_PATTERN, text)]
+
+
+@pytest.mark.parametrize("name", ["llama_like", "prepend_whitespace", "bert_cased"])
+def test_normalized_added_tokens_are_found_after_the_normalizer(name):
+    """'<x>' is added with normalized=True: after Prepend('▁') it is matched as '▁<x>', which
+    the raw text does not contain (the chunk path once missed it)."""
+    json_text = _small_pipelines()[name]
+    fast, reference = Tokenizer.from_str(json_text), hf.Tokenizer.from_str(json_text)
+    for text in ["<x>", "a <x>", "a<x>", "<x> the cat <x>", "the cat"]:
+        assert _all_fields(fast.encode(text)) == _all_fields(reference.encode(text)), text

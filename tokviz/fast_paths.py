@@ -73,6 +73,8 @@ _SPACE_ONLY_PATTERNS = frozenset({" {2,}", " +", "  +"})
 _WHITESPACE_PATTERNS = frozenset({r"\s+", r"\s{2,}"})
 #: CLIP's pre-tokenizer pattern: no alternative matches whitespace.
 CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
+#: The same on ASCII text (where \p{L} is [A-Za-z], \p{N} is [0-9] and \s is [\t\n\x0b\x0c\r ]), in re.
+_CLIP_ASCII = re.compile(r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[A-Za-z]+|[0-9]|[^\t\n\x0b\x0c\r A-Za-z0-9]+""")
 
 _MAX_CACHED_CHUNKS = 200_000
 
@@ -104,7 +106,7 @@ class ChunkPlan:
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
-        "bpe", "wordpiece", "run_findall", "wordlevel",
+        "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -141,6 +143,8 @@ class ChunkPlan:
         self.wordpiece = wordpiece_word_encoder(model)
         #: Metaspace / model-level splits of a whole piece (see _line_fields), or None.
         self.run_findall: Any = None
+        #: The splitter's regex for ASCII text in :mod:`re` (faster than :mod:`regex`'s), or None.
+        self.ascii_finditer: Any = None
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
         if type(model).__name__ == "WordLevel" and type(model).__module__ == "tokviz.models.wordlevel.model":
@@ -271,6 +275,8 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     graphemes = any(type(stage).__name__ == "Precompiled" for stage in stages)
     plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes)
     plan.splitter = _splitter(pre_tokenizer)
+    if plan.splitter == "clip":
+        plan.ascii_finditer = _CLIP_ASCII.finditer
     if plan.splitter == "Whitespace":
         from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
 
@@ -635,10 +641,11 @@ def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | 
     return entries
 
 
-def _line_fields(plan: ChunkPlan, text: str, at_start: bool) -> tuple[Any, ...] | None:
+def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None) -> tuple[Any, ...] | None:
     """One whole piece of text (a line, or the text between added tokens) on plain strings:
     ``(ids, tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a
-    stage does not leave the piece aligned char for char (then the chunks do it).
+    stage does not leave the piece aligned char for char (then the chunks do it), or when
+    ``normalized_search`` (of normalized-matched added tokens) finds one after the stages.
 
     The rules are :func:`_fast_entry`'s, applied once to the whole piece instead of once per
     chunk: each stage is run on the piece (an ASCII piece in one C call where possible) and
@@ -674,13 +681,18 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool) -> tuple[Any, ...] 
             text = new
         if not text:
             return None
+    if normalized_search is not None and normalized_search(text) is not None:
+        return None
     splitter = plan.splitter
     byte_level = splitter == "clip"
     if plan.word_finditer is not None or byte_level:
         if splitter == "BertPreTokenizer" and (not text.isascii() or _ASCII_CONTROL.search(text)):
             return None
         if byte_level:
-            matches = list(plan.pre_tokenizer.pretokenizers[0].pattern.compiled.finditer(text))
+            if text.isascii():
+                matches = list(plan.ascii_finditer(text))
+            else:
+                matches = list(plan.pre_tokenizer.pretokenizers[0].pattern.compiled.finditer(text))
         else:
             matches = list(plan.word_finditer(text))
         n_words = len(matches)
@@ -836,14 +848,27 @@ def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int,
 
 def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     added = tokenizer._added
+    raw_search, normalized_search = added.searches()
+    if normalized_search is not None and plan.stages:
+        # Added tokens matched in the normalized text: only the whole-piece path, which has
+        # that text at hand, can tell that none occurs (else the general path finds them).
+        if not sequence or word_index is not None or (raw_search is not None and raw_search(sequence) is not None):
+            return None
+        if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
+            return None
+        fields = _line_fields(plan, sequence, True, normalized_search)
+        if fields is None:
+            return None
+        ids, tokens, offsets, words, _ = fields
+        n = len(ids)
+        return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
     if not sequence:
         pieces: list[tuple[int | None, int, int]] = []
-    elif added.is_empty or not added.may_occur_in(sequence):
+    elif (raw_search is None or raw_search(sequence) is None) and (
+        normalized_search is None or normalized_search(sequence) is None
+    ):
         pieces = [(None, 0, len(sequence))]
     else:
-        has_raw, has_normalized = added.has_matchers()
-        if has_normalized and plan.stages:
-            return None  # normalized-matched added tokens are found after normalizing
         from tokviz.tokenizer import _added_pieces
 
         pieces = _added_pieces(added, sequence)

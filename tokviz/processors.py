@@ -160,21 +160,19 @@ def _wrap(
     )
 
 
-def _wrap_single(
-    encoding: Encoding, before: tuple[tuple[str, int], ...], after: tuple[tuple[str, int], ...], type_ids: tuple[int, ...]
-) -> Encoding:
-    """:func:`_wrap` of sequence 0 with the given type ids, fields built as tuples in one go."""
-    n_before, n_after = len(before), len(after)
+def _wrap_single(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int]) -> Encoding:
+    """:func:`_wrap` of sequence 0 between ``cls`` and ``sep``, every type id 0, fields built as
+    tuples in one go."""
     n = len(encoding._ids)
     return new_encoding(
-        tuple([i for _, i in before]) + encoding._ids + tuple([i for _, i in after]),
-        type_ids,
-        tuple([t for t, _ in before]) + encoding._tokens + tuple([t for t, _ in after]),
-        (None,) * n_before + encoding._words + (None,) * n_after,
-        ((0, 0),) * n_before + encoding._offsets + ((0, 0),) * n_after,
-        (1,) * n_before + (0,) * n + (1,) * n_after,
-        (1,) * (n_before + n + n_after),
-        {0: (n_before, n_before + n)},
+        (cls[1], *encoding._ids, sep[1]),
+        (0,) * (n + 2),
+        (cls[0], *encoding._tokens, sep[0]),
+        (None, *encoding._words, None),
+        ((0, 0), *encoding._offsets, (0, 0)),
+        (1, *(0,) * n, 1),
+        (1,) * (n + 2),
+        {0: (1, n + 1)},
     )
 
 
@@ -204,7 +202,7 @@ class BertProcessing(PostProcessor):
         encoding._type_ids = (0,) * n
         if not add_special_tokens:
             return encoding
-        return _wrap_single(encoding, (self.cls,), (self.sep,), (0,) * (n + 2))
+        return _wrap_single(encoding, self.cls, self.sep)
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if not add_special_tokens:
@@ -267,7 +265,7 @@ class RobertaProcessing(PostProcessor):
         encoding._type_ids = (0,) * n
         if not add_special_tokens:
             return encoding
-        return _wrap_single(encoding, (self.cls,), (self.sep,), (0,) * (n + 2))
+        return _wrap_single(encoding, self.cls, self.sep)
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:
