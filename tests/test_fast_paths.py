@@ -375,3 +375,25 @@ def test_normalized_added_tokens_are_found_after_the_normalizer(name):
     fast, reference = Tokenizer.from_str(json_text), hf.Tokenizer.from_str(json_text)
     for text in ["<x>", "a <x>", "a<x>", "<x> the cat <x>", "the cat"]:
         assert _all_fields(fast.encode(text)) == _all_fields(reference.encode(text)), text
+
+
+def test_precompiled_normalize_str_equals_its_changes(pipelines):
+    """normalize_str (per grapheme cluster, cached) gives the chars of the changes the
+    NormalizedString path applies, on every char of the alphabet and random text."""
+    from tokviz.normalizers import _charsmap, _precompiled_changes
+
+    stage = Tokenizer.from_str(pipelines["t5"][0]).normalizer.normalizers[0]
+    charsmap = _charsmap(stage.precompiled_charsmap)
+
+    def expected(text: str) -> str:
+        changes = _precompiled_changes(charsmap, text)
+        return text if changes is None else "".join(char for char, _ in changes)
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(random_text | st.text(max_size=12))
+    def check(text: str) -> None:
+        assert stage.normalize_str(text) == expected(text), repr(text)
+        assert stage.normalize_str(text) == expected(text), repr(text)  # from the cache
+
+    check()
+    assert stage.normalize_str("ﬁ Ａ①\u3000x") == expected("ﬁ Ａ①\u3000x") != "ﬁ Ａ①\u3000x"
