@@ -207,9 +207,19 @@ def _model_splits_at(model: Any, char: str) -> bool:
         return False
     if model.continuing_subword_prefix or model.end_of_word_suffix:
         return False
-    vocab = model.get_vocab()
+    vocab = getattr(model, "_vocab", None)  # read only: a copy of 32k tokens is not free
+    if not isinstance(vocab, dict):
+        vocab = model.get_vocab()
     if char not in vocab:
         return False
+    joined = "\x00".join(vocab)
+    if joined.count("\x00") == len(vocab) - 1:
+        # In C: the tokens joined by a char none of them has. Each run of ``char`` must
+        # start a token (follow the separator, or open the text).
+        runs = joined
+        while char + char in runs:
+            runs = runs.replace(char + char, char)
+        return runs.count(char) == runs.count("\x00" + char) + runs.startswith(char)
     for token in vocab:
         position = token.find(char, 1)
         while position > 0:
