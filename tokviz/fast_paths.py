@@ -50,7 +50,7 @@ from typing import Any
 import regex
 
 from tokviz import _mutation
-from tokviz.encoding import Encoding
+from tokviz.encoding import Encoding, new_encoding
 from tokviz.models.bpe.fast import bpe_word_encoder
 from tokviz.models.bpe.fast import byte_word_tokens as _byte_word_tokens
 from tokviz.models.unigram.fast import _UNIGRAM_MAX_WORD, unigram_word_encoder
@@ -824,7 +824,7 @@ def _gpt2_finditer(text: str) -> Any:
 # ---------------------------------------------------------------------- the tokenizer's side
 def plan_for(tokenizer: Any) -> ChunkPlan | None:
     """The tokenizer's current plan (rebuilt when a component is replaced or edited)."""
-    normalizer, pre_tokenizer, model = tokenizer._normalizer, tokenizer.pre_tokenizer, tokenizer._model
+    normalizer, pre_tokenizer, model = tokenizer._normalizer, tokenizer._pre_tokenizer, tokenizer._model
     generation = _mutation.generation()
     cached = tokenizer._chunk_plan
     if (
@@ -871,7 +871,7 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
             return None
         ids, tokens, offsets, words, _ = fields
         n = len(ids)
-        return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
+        return new_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
     if not sequence:
         pieces: list[tuple[int | None, int, int]] = []
     elif (raw_search is None or raw_search(sequence) is None) and (
@@ -890,7 +890,7 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
             return _encode_whole(plan, sequence, type_id)
         ids, tokens, offsets, words, _ = fields
         n = len(ids)
-        return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
+        return new_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
     ids: list[int] = []
     tokens: list[str] = []
     starts: list[int] = []
