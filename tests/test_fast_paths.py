@@ -397,3 +397,12 @@ def test_precompiled_normalize_str_equals_its_changes(pipelines):
 
     check()
     assert stage.normalize_str("ﬁ Ａ①\u3000x") == expected("ﬁ Ａ①\u3000x") != "ﬁ Ａ①\u3000x"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30))
+def test_whitespace_ascii_regex_splits_as_whitespace(text):
+    from tokviz.fast_paths import _WORD_OR_SYMBOLS_ASCII
+    from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
+
+    assert [m.span() for m in _WORD_OR_SYMBOLS_ASCII.finditer(text)] == [m.span() for m in _WORD_OR_SYMBOLS.finditer(text)]

@@ -74,6 +74,8 @@ _WHITESPACE_PATTERNS = frozenset({r"\s+", r"\s{2,}"})
 #: CLIP's pre-tokenizer pattern: no alternative matches whitespace.
 CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
 #: The same on ASCII text (where \p{L} is [A-Za-z], \p{N} is [0-9] and \s is [\t\n\x0b\x0c\r ]), in re.
+#: Whitespace's pattern (\w+|[^\w\s]+) on ASCII text, in re (whose \s would also take \x1c-\x1f).
+_WORD_OR_SYMBOLS_ASCII = re.compile(r"\w+|[^\w\t\n\x0b\x0c\r ]+", re.ASCII)
 _CLIP_ASCII = re.compile(r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[A-Za-z]+|[0-9]|[^\t\n\x0b\x0c\r A-Za-z0-9]+""")
 
 _MAX_CACHED_CHUNKS = 200_000
@@ -291,10 +293,11 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
         from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
 
         plan.word_finditer = _WORD_OR_SYMBOLS.finditer
+        plan.ascii_finditer = _WORD_OR_SYMBOLS_ASCII.finditer
     elif plan.splitter == "WhitespaceSplit":
         from tokviz.pre_tokenizers import _NON_SPACE_RUN
 
-        plan.word_finditer = _NON_SPACE_RUN.finditer
+        plan.word_finditer = re.compile(_NON_SPACE_RUN.pattern).finditer  # a class of listed chars: the same in re
     elif plan.splitter == "BertPreTokenizer":
         plan.word_finditer = _BERT_ASCII_WORDS.finditer
     plan.one_word = first is None or (first_kind == "Metaspace" and not first.split)
@@ -704,7 +707,8 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
             else:
                 matches = list(plan.pre_tokenizer.pretokenizers[0].pattern.compiled.finditer(text))
         else:
-            matches = list(plan.word_finditer(text))
+            finditer = plan.ascii_finditer
+            matches = list((finditer if finditer is not None and text.isascii() else plan.word_finditer)(text))
         n_words = len(matches)
         if not n_words:
             return (), (), (), (), 0
