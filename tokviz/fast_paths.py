@@ -108,7 +108,7 @@ class ChunkPlan:
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
-        "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer",
+        "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "changes_alone",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -147,6 +147,8 @@ class ChunkPlan:
         self.run_findall: Any = None
         #: The splitter's regex for ASCII text in :mod:`re` (faster than :mod:`regex`'s), or None.
         self.ascii_finditer: Any = None
+        #: Non-ASCII char -> whether a stage changes it on its own (see _line_fields).
+        self.changes_alone: dict[str, bool] = {}
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
         if type(model).__name__ == "WordLevel" and type(model).__module__ == "tokviz.models.wordlevel.model":
@@ -654,6 +656,20 @@ def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | 
     return entries
 
 
+_ASCII_CHARS = frozenset(map(chr, range(128)))
+
+
+def _changed_alone(plan: ChunkPlan, char: str) -> bool:
+    """Whether a normalizer stage (other than Prepend and one-char Replaces, whose changes
+    keep the alignment) changes ``char`` on its own."""
+    for stage, kind in plan.stage_kinds:
+        if kind == "Prepend" or (kind == "Replace" and isinstance(stage.pattern, str) and len(stage.pattern) == 1):
+            continue
+        if stage.normalize_str(char) != char:
+            return True
+    return False
+
+
 def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None) -> tuple[Any, ...] | None:
     """One whole piece of text (a line, or the text between added tokens) on plain strings:
     ``(ids, tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a
@@ -673,6 +689,19 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
     >>> _line_fields(plan, "Hi! you", True)
     ((0, 1, 2), ('hi', '!', '[UNK]'), ((0, 2), (2, 3), (4, 7)), (0, 1, 2), 3)
     """
+    if plan.stages and not text.isascii():
+        # A stage may change non-ASCII text only as a one-char Replace: if one of the
+        # piece's chars is changed on its own, the piece surely is, so do not normalize
+        # it whole (a 20 KB text through BertNormalizer) only to find that out.
+        chars = set(text)
+        chars.difference_update(_ASCII_CHARS)
+        changes_alone = plan.changes_alone
+        for char in chars:
+            changed = changes_alone.get(char)
+            if changed is None:
+                changed = changes_alone[char] = _changed_alone(plan, char)
+            if changed:
+                return None
     prefix = 0  # chars inserted before the piece's first char
     for stage, kind in plan.stage_kinds:
         if kind == "Prepend":
