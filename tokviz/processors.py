@@ -480,14 +480,16 @@ class TemplateProcessing(PostProcessor):
             return encoding.copy()
         (ids_before, types_before, tokens_before), (ids_after, types_after, tokens_after) = before, after
         n_before, n_after = len(ids_before), len(ids_after)
+        nones_before, nones_after = (None,) * n_before, (None,) * n_after
+        ones_before, ones_after = (1,) * n_before, (1,) * n_after
         return new_encoding(
-            ids_before + encoding._ids + ids_after,
-            types_before + type_ids + types_after,
-            tokens_before + encoding._tokens + tokens_after,
-            (None,) * n_before + encoding._words + (None,) * n_after,
-            ((0, 0),) * n_before + encoding._offsets + ((0, 0),) * n_after,
-            (1,) * n_before + encoding._special_tokens_mask + (1,) * n_after,
-            (1,) * n_before + encoding._attention_mask + (1,) * n_after,
+            (*ids_before, *encoding._ids, *ids_after),
+            (*types_before, *type_ids, *types_after),
+            (*tokens_before, *encoding._tokens, *tokens_after),
+            (*nones_before, *encoding._words, *nones_after),
+            (*((0, 0),) * n_before, *encoding._offsets, *((0, 0),) * n_after),
+            (*ones_before, *encoding._special_tokens_mask, *ones_after),
+            (*ones_before, *encoding._attention_mask, *ones_after),
             {0: (n_before, n_before + n)},
         )
 
