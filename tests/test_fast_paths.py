@@ -8,6 +8,7 @@ fast path must give exactly what the general path gives: ids, tokens, offsets, w
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 
@@ -221,3 +222,208 @@ def test_encode_batch_in_processes_gives_the_same_encodings(pipelines, shared_co
     assert [(*_fields(e), e.attention_mask) for e in parallel.encode_batch(lines, processes=2)] == expected
     pairs = [(a, b) for a, b in zip(lines, reversed(lines))]
     assert [_fields(e) for e in parallel.encode_batch(pairs, processes=2)] == [_fields(e) for e in serial.encode_batch(pairs)]
+
+
+# ---------------------------------------------------------------------- whole-piece path (round 4)
+def _all_fields(encoding) -> tuple:
+    return (
+        *_fields(encoding), encoding.special_tokens_mask, encoding.attention_mask,
+        [encoding.token_to_sequence(i) for i in range(len(encoding.ids))],
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _small_pipelines() -> dict[str, str]:
+    """tokenizer.json texts (HF-built, tiny vocabularies) of the shapes _line_fields takes:
+    WordLevel with and without an unk token, Prepend before Whitespace (prepended chars),
+    Metaspace with each prepend scheme and split, a Llama-like model-level split, BERT
+    without lowercasing, each with added tokens (one normalized, one not) and a processor."""
+    from tokenizers import AddedToken, models, normalizers, pre_tokenizers, processors
+
+    words = ["a", "b", "c", "é", "the", "Hello", "world", ",", ".", "!", "?", "1", "2", "中", "文", "▁"]
+    vocab = {word: index for index, word in enumerate(["[UNK]", *words])}
+    made = {}
+
+    def finish(name, tok, processor=None):
+        tok.add_tokens([AddedToken("the cat", normalized=False), AddedToken("<x>", normalized=True)])
+        tok.add_special_tokens(["[CLS]", "[SEP]"])
+        if processor is not None:
+            tok.post_processor = processor
+        made[name] = tok.to_str()
+
+    template = processors.TemplateProcessing(
+        single="[CLS] $A:1 [SEP] [SEP]:2", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", len(vocab)), ("[SEP]", len(vocab) + 1)])
+    tok = hf.Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    finish("wordlevel", tok, template)
+    tok = hf.Tokenizer(models.WordLevel({k: v for k, v in vocab.items() if k != "[UNK]"}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    finish("wordlevel_no_unk", tok)
+    tok = hf.Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Lowercase()])
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    finish("prepend_whitespace", tok, processors.BertProcessing(("[SEP]", 1), ("[CLS]", 2)))
+    pieces = ["▁", "▁a", "▁b", "a", "b", "c", "▁the", "▁th", "th", "e", "▁Hello", "▁world", ",", "<unk>"]
+    bpe_vocab = {piece: index for index, piece in enumerate(pieces)}
+    merges = [("▁", "a"), ("▁", "b"), ("t", "h"), ("▁", "th"), ("▁th", "e")]
+    bpe_vocab.update({"t": len(bpe_vocab), "h": len(bpe_vocab) + 1})
+    for scheme in ("always", "first", "never"):
+        for split in (True, False):
+            tok = hf.Tokenizer(models.BPE(bpe_vocab, merges, unk_token="<unk>", fuse_unk=True))
+            tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme=scheme, split=split)
+            finish(f"metaspace_{scheme}_{split}", tok, processors.RobertaProcessing(("[SEP]", 1), ("[CLS]", 2)))
+    tok = hf.Tokenizer(models.BPE(bpe_vocab, merges, unk_token="<unk>", fuse_unk=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    finish("llama_like", tok)
+    tok = hf.Tokenizer(models.WordPiece({**vocab, "##a": len(vocab), "##e": len(vocab) + 1}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=False)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    finish("bert_cased", tok, template)
+    return made
+
+
+_PIECE_ALPHABET = [*_ALPHABET, "<x>", "[CLS]", "\x0c", "\u2028", "\x85", "\u0300", "🙂", "▁▁", "  ", "HELLO"]
+
+
+SMALL_PIPELINES = [
+    "wordlevel", "wordlevel_no_unk", "prepend_whitespace", *[f"metaspace_{s}_{b}" for s in ("always", "first", "never") for b in (True, False)],
+    "llama_like", "bert_cased",
+]
+
+
+@pytest.mark.parametrize("name", SMALL_PIPELINES)
+def test_whole_piece_path_equals_general_path_and_hf(name):
+    json_text = _small_pipelines()[name]
+    fast, general, reference = Tokenizer.from_str(json_text), _general(json_text), hf.Tokenizer.from_str(json_text)
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.sampled_from(_PIECE_ALPHABET), max_size=20).map("".join), st.booleans())
+    def check(text: str, add_special_tokens: bool) -> None:
+        try:
+            expected = reference.encode(text, add_special_tokens=add_special_tokens)
+        except Exception:
+            with pytest.raises(Exception):
+                general.encode(text)
+            with pytest.raises(Exception):
+                fast.encode(text)
+            return
+        for _ in range(2):  # cold, then from the word cache
+            ours = fast.encode(text, add_special_tokens=add_special_tokens)
+            assert _all_fields(ours) == _all_fields(general.encode(text, add_special_tokens=add_special_tokens)), repr(text)
+            assert _all_fields(ours) == _all_fields(expected), repr(text)
+
+    check()
+
+
+def test_whole_piece_fields_literal():
+    from tokviz import models, normalizers, pre_tokenizers
+    from tokviz.fast_paths import _line_fields
+
+    vocab = {"[UNK]": 0, "hi": 1, "!": 2, "▁": 3, "▁a": 4, "b": 5, "a": 6}
+    plan = build_plan(normalizers.Lowercase(), pre_tokenizers.Whitespace(), models.WordLevel(vocab, unk_token="[UNK]"))
+    assert _line_fields(plan, "Hi!\t you", True) == ((1, 2, 0), ("hi", "!", "[UNK]"), ((0, 2), (2, 3), (5, 8)), (0, 1, 2), 3)
+    plan = build_plan(None, pre_tokenizers.Metaspace(prepend_scheme="always"), models.BPE(vocab, [("▁", "a")], unk_token="[UNK]"))
+    # "▁a▁▁b": words '▁a', '▁', '▁b'; the prepended '▁' shares the first char's offsets.
+    assert _line_fields(plan, "a  b", True) == (
+        (4, 3, 3, 5), ("▁a", "▁", "▁", "b"), ((0, 1), (1, 2), (2, 3), (3, 4)), (0, 1, 2, 2), 3
+    )
+    # A stage that changes the length (NFKC of 'ﬁ'): not aligned, so the chunks do it.
+    plan = build_plan(normalizers.NFKC(), pre_tokenizers.Whitespace(), models.WordLevel(vocab, unk_token="[UNK]"))
+    assert _line_fields(plan, "ﬁ hi", True) is None
+
+
+def test_single_sequence_post_processing_equals_the_merging_path(monkeypatch):
+    from tokviz.encoding import Encoding
+    from tokviz.processors import BertProcessing, PostProcessor, RobertaProcessing, TemplateProcessing
+
+    def encoding():
+        return Encoding.from_tokens([(5, "Ġhi", (0, 3)), (6, "Ġ", (3, 4)), (7, "yo ", (4, 7))], word_ids=[0, 1, 2])
+
+    processors = [
+        TemplateProcessing(single="[CLS] $A:1 [SEP] [SEP]:2", special_tokens=[("[CLS]", 1), ("[SEP]", 2)]),
+        TemplateProcessing(single="$A", special_tokens=[]),
+        BertProcessing(("[SEP]", 2), ("[CLS]", 1)),
+        RobertaProcessing(("</s>", 2), ("<s>", 0)),
+        RobertaProcessing(("</s>", 2), ("<s>", 0), trim_offsets=False),
+        RobertaProcessing(("</s>", 2), ("<s>", 0), add_prefix_space=False),
+    ]
+    fast = [[_all_fields(p.process(encoding(), None, add)) for add in (True, False)] for p in processors]
+    for kind in (TemplateProcessing, BertProcessing, RobertaProcessing):
+        monkeypatch.setattr(kind, "_process_single", PostProcessor._process_single)
+    merged = [[_all_fields(p.process(encoding(), None, add)) for add in (True, False)] for p in processors]
+    assert fast == merged
+    assert fast[0][0][1] == ["[CLS]", "Ġhi", "Ġ", "yo ", "[SEP]", "[SEP]"]
+    assert fast[0][0][4] == [0, 1, 1, 1, 0, 2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30) | st.lists(st.sampled_from(["'s", "'ll", "<|endoftext|>", "<|startoftext|>", "a1", " ", "\x1c"])).map("".join))
+def test_clip_ascii_regex_splits_as_the_clip_pattern(text):
+    import regex
+
+    from tokviz.fast_paths import _CLIP_ASCII
+
+    assert [m.span() for m in _CLIP_ASCII.finditer(text)] == [m.span() for m in regex.finditer(CLIP_PATTERN, text)]
+
+
+@pytest.mark.parametrize("name", ["llama_like", "prepend_whitespace", "bert_cased"])
+def test_normalized_added_tokens_are_found_after_the_normalizer(name):
+    """'<x>' is added with normalized=True: after Prepend('▁') it is matched as '▁<x>', which
+    the raw text does not contain (the chunk path once missed it)."""
+    json_text = _small_pipelines()[name]
+    fast, reference = Tokenizer.from_str(json_text), hf.Tokenizer.from_str(json_text)
+    for text in ["<x>", "a <x>", "a<x>", "<x> the cat <x>", "the cat"]:
+        assert _all_fields(fast.encode(text)) == _all_fields(reference.encode(text)), text
+
+
+def test_precompiled_normalize_str_equals_its_changes(pipelines):
+    """normalize_str (per grapheme cluster, cached) gives the chars of the changes the
+    NormalizedString path applies, on every char of the alphabet and random text."""
+    from tokviz.normalizers import _charsmap, _precompiled_changes
+
+    stage = Tokenizer.from_str(pipelines["t5"][0]).normalizer.normalizers[0]
+    charsmap = _charsmap(stage.precompiled_charsmap)
+
+    def expected(text: str) -> str:
+        changes = _precompiled_changes(charsmap, text)
+        return text if changes is None else "".join(char for char, _ in changes)
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(random_text | st.text(max_size=12))
+    def check(text: str) -> None:
+        assert stage.normalize_str(text) == expected(text), repr(text)
+        assert stage.normalize_str(text) == expected(text), repr(text)  # from the cache
+
+    check()
+    assert stage.normalize_str("ﬁ Ａ①\u3000x") == expected("ﬁ Ａ①\u3000x") != "ﬁ Ａ①\u3000x"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30))
+def test_whitespace_ascii_regex_splits_as_whitespace(text):
+    from tokviz.fast_paths import _WORD_OR_SYMBOLS_ASCII
+    from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
+
+    assert [m.span() for m in _WORD_OR_SYMBOLS_ASCII.finditer(text)] == [m.span() for m in _WORD_OR_SYMBOLS.finditer(text)]
+
+
+@pytest.mark.parametrize("name", ["wordlevel", "prepend_whitespace", "metaspace_always_True", "metaspace_first_False", "llama_like", "bert_cased"])
+def test_pairs_and_pretokenized_words_on_the_whole_piece_path(name):
+    json_text = _small_pipelines()[name]
+    fast, general, reference = Tokenizer.from_str(json_text), _general(json_text), hf.Tokenizer.from_str(json_text)
+    texts = st.lists(st.sampled_from(_PIECE_ALPHABET), max_size=12).map("".join)
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(texts, texts, st.lists(texts.filter(bool), min_size=1, max_size=4))
+    def check(first: str, second: str, words: list[str]) -> None:
+        for args, kwargs in (((first, second), {}), ((words,), {"is_pretokenized": True})):
+            try:
+                expected = reference.encode(*args, **kwargs)
+            except Exception:
+                continue
+            ours = fast.encode(*args, **kwargs)
+            assert _all_fields(ours) == _all_fields(general.encode(*args, **kwargs)), (args, kwargs)
+            assert _all_fields(ours) == _all_fields(expected), (args, kwargs)
+
+    check()

@@ -305,6 +305,11 @@ class AddedVocabulary:
         )
 
     # ----------------------------------------------------------------- matching
+    def searches(self) -> tuple[Any, Any]:
+        """The ``search`` of the raw and of the normalized matcher (None where there is none)."""
+        raw, normalized = self._raw_matcher, self._normalized_matcher
+        return (None if raw is None else raw[0].search, None if normalized is None else normalized[0].search)
+
     def has_matchers(self) -> tuple[bool, bool]:
         return (self._raw_matcher is not None, self._normalized_matcher is not None)
 

@@ -442,6 +442,38 @@ class Encoding:
 _NO_PIECES: tuple = ()
 
 
+def new_encoding(
+    ids: tuple[int, ...],
+    type_ids: tuple[int, ...],
+    tokens: tuple[str, ...],
+    words: tuple[int | None, ...],
+    offsets: tuple[Offsets, ...],
+    special_tokens_mask: tuple[int, ...],
+    attention_mask: tuple[int, ...],
+    sequence_ranges: dict[int, tuple[int, int]],
+) -> Encoding:
+    """An :class:`Encoding` of fields that are already tuples of one length, no overflow
+    (the fast paths' constructor: no conversions or checks).
+
+    >>> new_encoding((5,), (0,), ("hi",), (0,), ((0, 2),), (0,), (1,), {}).tokens
+    ['hi']
+    """
+    encoding = _new(Encoding)
+    encoding._ids = ids
+    encoding._type_ids = type_ids
+    encoding._tokens = tokens
+    encoding._words = words
+    encoding._offsets = offsets
+    encoding._special_tokens_mask = special_tokens_mask
+    encoding._attention_mask = attention_mask
+    encoding._overflowing = _NO_PIECES  # type: ignore[assignment]
+    encoding._sequence_ranges = sequence_ranges
+    return encoding
+
+
+_new = object.__new__
+
+
 def _as_tuple(values: Iterable[Any] | None) -> tuple[Any, ...]:
     if values is None:
         return ()

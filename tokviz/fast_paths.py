@@ -44,13 +44,13 @@ import gc
 import re
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
-from operator import add
+from operator import add, eq, sub
 from typing import Any
 
 import regex
 
 from tokviz import _mutation
-from tokviz.encoding import Encoding
+from tokviz.encoding import Encoding, new_encoding
 from tokviz.models.bpe.fast import bpe_word_encoder
 from tokviz.models.bpe.fast import byte_word_tokens as _byte_word_tokens
 from tokviz.models.unigram.fast import _UNIGRAM_MAX_WORD, unigram_word_encoder
@@ -73,6 +73,10 @@ _SPACE_ONLY_PATTERNS = frozenset({" {2,}", " +", "  +"})
 _WHITESPACE_PATTERNS = frozenset({r"\s+", r"\s{2,}"})
 #: CLIP's pre-tokenizer pattern: no alternative matches whitespace.
 CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
+#: The same on ASCII text (where \p{L} is [A-Za-z], \p{N} is [0-9] and \s is [\t\n\x0b\x0c\r ]), in re.
+#: Whitespace's pattern (\w+|[^\w\s]+) on ASCII text, in re (whose \s would also take \x1c-\x1f).
+_WORD_OR_SYMBOLS_ASCII = re.compile(r"\w+|[^\w\t\n\x0b\x0c\r ]+", re.ASCII)
+_CLIP_ASCII = re.compile(r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[A-Za-z]+|[0-9]|[^\t\n\x0b\x0c\r A-Za-z0-9]+""")
 
 _MAX_CACHED_CHUNKS = 200_000
 
@@ -104,7 +108,7 @@ class ChunkPlan:
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
-        "bpe", "wordpiece",
+        "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "changes_alone", "odd_values",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -139,6 +143,20 @@ class ChunkPlan:
         self.bpe = bpe_word_encoder(model)
         #: A WordPiece model's word encoder giving tuples directly (wordpiece_word_encoder), or None.
         self.wordpiece = wordpiece_word_encoder(model)
+        #: Metaspace / model-level splits of a whole piece (see _line_fields), or None.
+        self.run_findall: Any = None
+        #: The splitter's regex for ASCII text in :mod:`re` (faster than :mod:`regex`'s), or None.
+        self.ascii_finditer: Any = None
+        #: Non-ASCII char -> whether a stage changes it on its own (see _line_fields).
+        self.changes_alone: dict[str, bool] = {}
+        #: Token values that may differ in length from the text they cover (unk, byte
+        #: fallback): without them a model's tokens are slices of the word (see
+        #: _line_fields), or None when the model's values may not be slices at all.
+        self.odd_values = _odd_values(model)
+        #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
+        self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
+        if type(model).__name__ == "WordLevel" and type(model).__module__ == "tokviz.models.wordlevel.model":
+            self.wordlevel = (model._vocab, model._vocab.get(model.unk_token), model.unk_token)
 
 
 def _flatten(normalizer: Any) -> list[Any] | None:
@@ -197,9 +215,19 @@ def _model_splits_at(model: Any, char: str) -> bool:
         return False
     if model.continuing_subword_prefix or model.end_of_word_suffix:
         return False
-    vocab = model.get_vocab()
+    vocab = getattr(model, "_vocab", None)  # read only: a copy of 32k tokens is not free
+    if not isinstance(vocab, dict):
+        vocab = model.get_vocab()
     if char not in vocab:
         return False
+    joined = "\x00".join(vocab)
+    if joined.count("\x00") == len(vocab) - 1:
+        # In C: the tokens joined by a char none of them has. Each run of ``char`` must
+        # start a token (follow the separator, or open the text).
+        runs = joined
+        while char + char in runs:
+            runs = runs.replace(char + char, char)
+        return runs.count(char) == runs.count("\x00" + char) + runs.startswith(char)
     for token in vocab:
         position = token.find(char, 1)
         while position > 0:
@@ -207,6 +235,33 @@ def _model_splits_at(model: Any, char: str) -> bool:
                 return False
             position = token.find(char, position + 1)
     return True
+
+
+def _odd_values(model: Any) -> frozenset[str] | None:
+    """The values of the tokens a model makes that are not the text they cover (its unk
+    token and the ``<0xNN>`` byte tokens), or None when other tokens may not be either
+    (a subword prefix or suffix, two tokens sharing an id, WordPiece's ``##``).
+
+    >>> from tokviz import models
+    >>> sorted(_odd_values(models.BPE({"a": 0, "<unk>": 1}, [], unk_token="<unk>")))[:2], _odd_values(models.WordPiece({"a": 0}))
+    (['<0x00>', '<0x01>'], None)
+    """
+    kind = type(model).__name__
+    values = {f"<0x{byte:02X}>" for byte in range(256)}
+    if kind == "BPE":
+        if model.continuing_subword_prefix or model.end_of_word_suffix or not getattr(model, "_plain", False):
+            return None
+        unk = model.unk_token
+    elif kind == "Unigram":
+        unk_id = model._unk_id
+        unk = None if unk_id is None else model.id_to_token(unk_id)
+    elif kind == "WordLevel":
+        unk = model.unk_token
+    else:
+        return None
+    if unk is not None:
+        values.add(unk)
+    return frozenset(values)
 
 
 def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | None:
@@ -265,17 +320,28 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     graphemes = any(type(stage).__name__ == "Precompiled" for stage in stages)
     plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes)
     plan.splitter = _splitter(pre_tokenizer)
+    if plan.splitter == "clip":
+        plan.ascii_finditer = _CLIP_ASCII.finditer
     if plan.splitter == "Whitespace":
         from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
 
         plan.word_finditer = _WORD_OR_SYMBOLS.finditer
+        plan.ascii_finditer = _WORD_OR_SYMBOLS_ASCII.finditer
     elif plan.splitter == "WhitespaceSplit":
         from tokviz.pre_tokenizers import _NON_SPACE_RUN
 
-        plan.word_finditer = _NON_SPACE_RUN.finditer
+        plan.word_finditer = re.compile(_NON_SPACE_RUN.pattern).finditer  # a class of listed chars: the same in re
     elif plan.splitter == "BertPreTokenizer":
         plan.word_finditer = _BERT_ASCII_WORDS.finditer
     plan.one_word = first is None or (first_kind == "Metaspace" and not first.split)
+    if plan.one_word:
+        # The model never joins across a split char that follows another char: cut before runs of it.
+        mark = re.escape("▁" if first is None else first.replacement)
+        plan.run_findall = re.compile(f"{mark}*[^{mark}]+|{mark}+").findall
+    elif first_kind == "Metaspace":
+        # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
+        mark = re.escape(first.replacement)
+        plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall
     if first is None or first_kind == "Metaspace":
         # Only spaces become '▁': "a\nb" is one Metaspace word, so cut before spaces only.
         plan.chunk_findall = _SPACE_CHUNK_FINDALL
@@ -621,6 +687,191 @@ def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | 
     return entries
 
 
+_ASCII_CHARS = frozenset(map(chr, range(128)))
+
+
+def _changed_alone(plan: ChunkPlan, char: str) -> bool:
+    """Whether a normalizer stage (other than Prepend and one-char Replaces, whose changes
+    keep the alignment) changes ``char`` on its own."""
+    for stage, kind in plan.stage_kinds:
+        if kind == "Prepend" or (kind == "Replace" and isinstance(stage.pattern, str) and len(stage.pattern) == 1):
+            continue
+        if stage.normalize_str(char) != char:
+            return True
+    return False
+
+
+def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None) -> tuple[Any, ...] | None:
+    """One whole piece of text (a line, or the text between added tokens) on plain strings:
+    ``(ids, tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a
+    stage does not leave the piece aligned char for char (then the chunks do it), or when
+    ``normalized_search`` (of normalized-matched added tokens) finds one after the stages.
+
+    The rules are :func:`_fast_entry`'s, applied once to the whole piece instead of once per
+    chunk: each stage is run on the piece (an ASCII piece in one C call where possible) and
+    must leave it unchanged, or change ASCII chars one for one. The pre-tokenizer's split is
+    done on the normalized piece (one regex pass), each word's tokens come from the word
+    cache; no chunk entry is made, so a cold text costs one model call per new word only.
+    One-word pipelines (Llama's) are cut before runs of '▁', where their model surely splits.
+
+    >>> from tokviz import models, normalizers, pre_tokenizers
+    >>> plan = build_plan(normalizers.Lowercase(), pre_tokenizers.Whitespace(),
+    ...                   models.WordLevel({"hi": 0, "!": 1, "[UNK]": 2}, unk_token="[UNK]"))
+    >>> _line_fields(plan, "Hi! you", True)
+    ((0, 1, 2), ('hi', '!', '[UNK]'), ((0, 2), (2, 3), (4, 7)), (0, 1, 2), 3)
+    """
+    if plan.stages and not text.isascii():
+        # A stage may change non-ASCII text only as a one-char Replace: if one of the
+        # piece's chars is changed on its own, the piece surely is, so do not normalize
+        # it whole (a 20 KB text through BertNormalizer) only to find that out.
+        chars = set(text)
+        chars.difference_update(_ASCII_CHARS)
+        changes_alone = plan.changes_alone
+        for char in chars:
+            changed = changes_alone.get(char)
+            if changed is None:
+                changed = changes_alone[char] = _changed_alone(plan, char)
+            if changed:
+                return None
+    prefix = 0  # chars inserted before the piece's first char
+    for stage, kind in plan.stage_kinds:
+        if kind == "Prepend":
+            text = stage.prepend + text
+            prefix += len(stage.prepend)
+            continue
+        is_ascii = text.isascii()
+        new = _ascii_normalize(stage, kind, text, plan) if is_ascii else None
+        if new is None:
+            new = stage.normalize_str(text)
+        if new != text:
+            if len(new) != len(text):
+                return None
+            if kind == "Replace":
+                if not (isinstance(stage.pattern, str) and len(stage.pattern) == 1):
+                    return None
+            elif kind not in _SAME_LENGTH_ON_ASCII or not is_ascii:
+                return None
+            text = new
+        if not text:
+            return None
+    if normalized_search is not None and normalized_search(text) is not None:
+        return None
+    splitter = plan.splitter
+    byte_level = splitter == "clip"
+    if plan.word_finditer is not None or byte_level:
+        if splitter == "BertPreTokenizer" and (not text.isascii() or _ASCII_CONTROL.search(text)):
+            return None
+        if byte_level:
+            if text.isascii():
+                matches = list(plan.ascii_finditer(text))
+            else:
+                matches = list(plan.pre_tokenizer.pretokenizers[0].pattern.compiled.finditer(text))
+        else:
+            finditer = plan.ascii_finditer
+            matches = list((finditer if finditer is not None and text.isascii() else plan.word_finditer)(text))
+        n_words = len(matches)
+        if not n_words:
+            return (), (), (), (), 0
+        match_type = type(matches[0])
+        words = list(map(match_type.group, matches))
+        word_starts = list(map(match_type.start, matches))
+        if prefix:
+            word_starts = list(map(sub, word_starts, repeat(prefix)))
+            if n_words > 1 and word_starts[1] < 0:
+                return None
+    else:
+        if splitter == "Metaspace":
+            pre_tokenizer = plan.pre_tokenizer
+            replacement = pre_tokenizer.replacement
+            text = text.replace(" ", replacement)
+            scheme = pre_tokenizer.prepend_scheme
+            if scheme != "never" and not text.startswith(replacement) and (scheme == "always" or at_start):
+                text = replacement + text
+                prefix += 1
+        elif splitter != "none" or plan.run_findall is None:
+            return None
+        # These words tile the text: their starts are the running sum of their lengths
+        # (less the prepended chars, which are mapped below).
+        words = plan.run_findall(text)
+        n_words = len(words)
+        if not n_words:
+            return (), (), (), (), 0
+        word_starts = None  # the words tile the text: see below
+    wordlevel = plan.wordlevel
+    if wordlevel is not None and not prefix and plan.word_finditer is not None:
+        # One token per word: the word itself, or the unk token.
+        vocab, unk_id, unk_token = wordlevel
+        ids = list(map(vocab.get, words))
+        if None in ids:
+            if unk_id is None:
+                return None  # the model raises: the general path says why
+            tokens = tuple([unk_token if token_id is None else word for token_id, word in zip(ids, words)])
+            ids = [unk_id if token_id is None else token_id for token_id in ids]
+        else:
+            tokens = tuple(words)
+        word_ids = tuple(range(n_words)) if not plan.one_word else (0,) * n_words
+        return tuple(ids), tokens, tuple(map(match_type.span, matches)), word_ids, n_words
+    cache_get = plan.words.get
+    entries = list(map(cache_get, words))
+    if None in entries:
+        for position, entry in enumerate(entries):
+            if entry is None:
+                word = words[position]
+                # Looked up again: a word repeated in this piece is encoded once.
+                entries[position] = cache_get(word) or _word_entry(plan, word, byte_level)
+    ids = tuple(chain.from_iterable(map(_IDS, entries)))
+    n = len(ids)
+    tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
+    odd_values = plan.odd_values
+    if word_starts is None and odd_values is not None and odd_values.isdisjoint(tokens):
+        # The words tile the text and, without unk or byte tokens, each token is the slice
+        # of the text it covers: offsets are running sums of the tokens' lengths.
+        if plan.one_word:
+            word_ids = (0,) * n
+        elif n == n_words:
+            word_ids = tuple(range(n_words))
+        else:
+            word_ids = tuple(chain.from_iterable(map(repeat, range(n_words), map(len, map(_IDS, entries)))))
+        bounds = list(accumulate(map(len, tokens), initial=-prefix))
+        if not prefix:
+            return ids, tokens, tuple(zip(bounds, islice(bounds, 1, None))), word_ids, n_words
+        offsets = list(zip(bounds, islice(bounds, 1, None)))
+        index = 0
+        while index < n and offsets[index][0] < 0:
+            # Inside the prepended chars: from the first char (tokens are never empty here).
+            end = offsets[index][1]
+            offsets[index] = (0, end if end > 0 else 1)
+            index += 1
+        return ids, tokens, tuple(offsets), word_ids, n_words
+    if word_starts is None:
+        word_starts = list(accumulate(map(len, words), initial=-prefix))
+        if prefix and n_words > 1 and word_starts[1] < 0:
+            return None
+    if n == n_words:
+        bases = word_starts
+        word_ids = (0,) * n if plan.one_word else tuple(range(n_words))
+    else:
+        counts = list(map(len, map(_IDS, entries)))
+        bases = list(chain.from_iterable(map(repeat, word_starts, counts)))
+        word_ids = (0,) * n if plan.one_word else tuple(chain.from_iterable(map(repeat, range(n_words), counts)))
+    starts = list(map(add, chain.from_iterable(map(_STARTS, entries)), bases))
+    ends = list(map(add, chain.from_iterable(map(_ENDS, entries)), bases))
+    if prefix:
+        # Offsets of the normalized piece less the prepended chars (taken off the bases); a
+        # token inside them maps to the first char, and HF maps an empty range to itself.
+        # Only the first word's tokens can reach into the prepended chars.
+        fix = range(n) if any(map(eq, starts, ends)) else range(len(entries[0][0]))
+        for index in fix:
+            start = starts[index]
+            end = ends[index]
+            if start == end:
+                starts[index] = ends[index] = start + prefix
+            elif start < 0:
+                starts[index] = 0
+                ends[index] = end if end > 0 else 1
+    return ids, tokens, tuple(zip(starts, ends)), word_ids, n_words
+
+
 def _encode_whole(plan: ChunkPlan, sequence: str, type_id: int) -> Any:
     """:func:`encode_chunked` of a sequence without added tokens: tuples built in one go."""
     chunks = plan.chunk_findall(sequence)
@@ -660,7 +911,7 @@ def _gpt2_finditer(text: str) -> Any:
 # ---------------------------------------------------------------------- the tokenizer's side
 def plan_for(tokenizer: Any) -> ChunkPlan | None:
     """The tokenizer's current plan (rebuilt when a component is replaced or edited)."""
-    normalizer, pre_tokenizer, model = tokenizer._normalizer, tokenizer.pre_tokenizer, tokenizer._model
+    normalizer, pre_tokenizer, model = tokenizer._normalizer, tokenizer._pre_tokenizer, tokenizer._model
     generation = _mutation.generation()
     cached = tokenizer._chunk_plan
     if (
@@ -694,21 +945,39 @@ def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int,
 
 def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     added = tokenizer._added
+    raw_search, normalized_search = added.searches()
+    if normalized_search is not None and plan.stages:
+        # Added tokens matched in the normalized text: only the whole-piece path, which has
+        # that text at hand, can tell that none occurs (else the general path finds them).
+        if not sequence or word_index is not None or (raw_search is not None and raw_search(sequence) is not None):
+            return None
+        if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
+            return None
+        fields = _line_fields(plan, sequence, True, normalized_search)
+        if fields is None:
+            return None
+        ids, tokens, offsets, words, _ = fields
+        n = len(ids)
+        return new_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
     if not sequence:
         pieces: list[tuple[int | None, int, int]] = []
-    elif added.is_empty or not added.may_occur_in(sequence):
+    elif (raw_search is None or raw_search(sequence) is None) and (
+        normalized_search is None or normalized_search(sequence) is None
+    ):
         pieces = [(None, 0, len(sequence))]
     else:
-        has_raw, has_normalized = added.has_matchers()
-        if has_normalized and plan.stages:
-            return None  # normalized-matched added tokens are found after normalizing
         from tokviz.tokenizer import _added_pieces
 
         pieces = _added_pieces(added, sequence)
     if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None  # a Prepend-class char joins the next char (maybe a space) in one grapheme
     if len(pieces) == 1 and pieces[0][0] is None and word_index is None:
-        return _encode_whole(plan, sequence, type_id)
+        fields = _line_fields(plan, sequence, True)
+        if fields is None:
+            return _encode_whole(plan, sequence, type_id)
+        ids, tokens, offsets, words, _ = fields
+        n = len(ids)
+        return new_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
     ids: list[int] = []
     tokens: list[str] = []
     starts: list[int] = []
@@ -725,6 +994,23 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
             split_index += 1
             continue
         text = sequence[start:end] if (start or end != len(sequence)) else sequence
+        fields = _line_fields(plan, text, start == 0)
+        if fields is not None:
+            piece_ids, piece_tokens, piece_offsets, piece_words, n_words = fields
+            if not piece_ids:
+                split_index += min(n_words, 1) if plan.one_word else n_words
+                continue
+            ids.extend(piece_ids)
+            tokens.extend(piece_tokens)
+            starts.extend([offset[0] + start for offset in piece_offsets])
+            ends.extend([offset[1] + start for offset in piece_offsets])
+            if plan.one_word:
+                words.extend(repeat(split_index, len(piece_ids)))
+                split_index += 1
+            else:
+                words.extend([word + split_index for word in piece_words])
+                split_index += n_words
+            continue
         chunks = plan.chunk_findall(text)
         entries = _entries(plan, chunks, start == 0)
         if entries is None:

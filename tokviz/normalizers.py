@@ -417,7 +417,7 @@ class _CharsMap:
     Layout: ``[trie size in bytes: u32 LE][trie units: u32 LE ...][replacements]``.
     """
 
-    __slots__ = ("units", "replacements")
+    __slots__ = ("units", "replacements", "outputs")
 
     def __init__(self, data: bytes) -> None:
         if len(data) < 4:
@@ -427,6 +427,8 @@ class _CharsMap:
             raise SerializationError("The Precompiled normalizer's charsmap is not a SentencePiece charsmap.")
         self.units = struct.unpack_from(f"<{trie_bytes // 4}I", data, 4)
         self.replacements = data[4 + trie_bytes :]
+        #: Grapheme cluster -> what it becomes (see :func:`_precompiled_str`).
+        self.outputs: dict[str, str] = {}
 
     def first_prefix_value(self, key: bytes) -> int | None:
         """The value of the SHORTEST key in the trie that prefixes ``key`` (what HF uses)."""
@@ -514,6 +516,37 @@ def _precompiled_changes(charsmap: _CharsMap, text: str) -> list[tuple[str, int]
     return changes if modified else None
 
 
+def _grapheme_output(charsmap: _CharsMap, grapheme: str) -> str:
+    """What one grapheme cluster becomes: the chars :func:`_precompiled_changes` gives for it."""
+    if len(grapheme.encode("utf-8")) < 6:
+        replacement = charsmap.transform(grapheme)
+        if replacement is not None:
+            return replacement
+    pieces = [charsmap.transform(char) for char in grapheme]
+    return "".join([char if piece is None else piece for char, piece in zip(grapheme, pieces)])
+
+
+def _precompiled_str(charsmap: _CharsMap, text: str) -> str:
+    """``Precompiled.normalize_str``: each grapheme cluster's output, cached per cluster.
+
+    >>> _precompiled_str(_CharsMap((4).to_bytes(4, "little") + bytes(4)), "a\\r\\nb")
+    'a\\r\\nb'
+    """
+    outputs = charsmap.outputs
+    graphemes = _GRAPHEME.findall(text)
+    try:
+        return "".join(map(outputs.__getitem__, graphemes))
+    except KeyError:
+        pass
+    for grapheme in graphemes:
+        if grapheme not in outputs:
+            output = _grapheme_output(charsmap, grapheme)
+            if len(outputs) >= 100_000:
+                return "".join([outputs.get(g) or _grapheme_output(charsmap, g) for g in graphemes])
+            outputs[grapheme] = output
+    return "".join(map(outputs.__getitem__, graphemes))
+
+
 @dataclass(slots=True, repr=False)
 class Precompiled(Normalizer):
     """SentencePiece's compiled normalization rules (e.g. ``nmt_nfkc``), as stored in a
@@ -538,8 +571,7 @@ class Precompiled(Normalizer):
             normalized.transform(changes)
 
     def normalize_str(self, sequence: str) -> str:
-        changes = _precompiled_changes(_charsmap(self.precompiled_charsmap), sequence)
-        return sequence if changes is None else "".join(char for char, _ in changes)
+        return _precompiled_str(_charsmap(self.precompiled_charsmap), sequence)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(self.precompiled_charsmap).decode("ascii")}

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Sequence as SequenceType
 
 from tokviz._component import JsonComponent, check_bool, check_token_id_pair
 from tokviz.byte_level import BYTES_TO_UNICODE
-from tokviz.encoding import Encoding
+from tokviz.encoding import Encoding, new_encoding
 from tokviz.errors import SerializationError, SpecialTokenError
 
 _SPACE_SYMBOL = BYTES_TO_UNICODE[ord(" ")]  # 'Ġ'
@@ -51,6 +51,11 @@ class PostProcessor(JsonComponent):
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 0
 
+    def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
+        """:meth:`process` of one sequence without overflowing pieces, in one step (None:
+        let :meth:`process` do it). Like it, it marks ``encoding`` as sequence 0."""
+        return None
+
     # HF's Rust name, kept for readers of its source.
     def added_tokens(self, is_pair: bool) -> int:
         return self.num_special_tokens_to_add(is_pair)
@@ -62,6 +67,10 @@ class PostProcessor(JsonComponent):
         self, encoding: Encoding, pair: Encoding | None = None, add_special_tokens: bool = True
     ) -> Encoding:
         """Add the special tokens to ``encoding`` (and ``pair``) and merge them into one."""
+        if pair is None and not encoding._overflowing:
+            single = self._process_single(encoding, add_special_tokens)
+            if single is not None:
+                return single
         encodings = [encoding] if pair is None else [encoding, pair]
         for sequence_id, item in enumerate(encodings):
             # As HF: overflowing pieces get the sequence id too, but only the main
@@ -151,6 +160,22 @@ def _wrap(
     )
 
 
+def _wrap_single(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int]) -> Encoding:
+    """:func:`_wrap` of sequence 0 between ``cls`` and ``sep``, every type id 0, fields built as
+    tuples in one go."""
+    n = len(encoding._ids)
+    return new_encoding(
+        (cls[1], *encoding._ids, sep[1]),
+        (0,) * (n + 2),
+        (cls[0], *encoding._tokens, sep[0]),
+        (None, *encoding._words, None),
+        ((0, 0), *encoding._offsets, (0, 0)),
+        (1, *(0,) * n, 1),
+        (1,) * (n + 2),
+        {0: (1, n + 1)},
+    )
+
+
 class BertProcessing(PostProcessor):
     """``[CLS] A [SEP]`` and ``[CLS] A [SEP] B [SEP]`` with B's type_id 1.
 
@@ -170,6 +195,14 @@ class BertProcessing(PostProcessor):
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 3 if is_pair else 2
+
+    def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
+        n = len(encoding._ids)
+        encoding._sequence_ranges[0] = (0, n)
+        encoding._type_ids = (0,) * n
+        if not add_special_tokens:
+            return encoding
+        return _wrap_single(encoding, self.cls, self.sep)
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if not add_special_tokens:
@@ -218,6 +251,21 @@ class RobertaProcessing(PostProcessor):
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 4 if is_pair else 2
+
+    def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
+        if self.trim_offsets:
+            trim_offsets(encoding, self.add_prefix_space)
+        return self.wrap_trimmed(encoding, add_special_tokens)
+
+    def wrap_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
+        """:meth:`process` of one sequence whose offsets are trimmed already (when
+        ``trim_offsets``), without overflowing pieces."""
+        n = len(encoding._ids)
+        encoding._sequence_ranges[0] = (0, n)
+        encoding._type_ids = (0,) * n
+        if not add_special_tokens:
+            return encoding
+        return _wrap_single(encoding, self.cls, self.sep)
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:
@@ -404,6 +452,7 @@ class TemplateProcessing(PostProcessor):
         self.single = _parse_template(single)
         self.pair = _parse_template(pair)
         self.special_tokens = _parse_special_tokens(special_tokens)
+        self._single_parts: tuple[Any, ...] | None = None  # see _process_single
         sequences = {p.id for p in self.pair if p.kind == "Sequence"}
         if sequences != {"A", "B"}:
             raise SpecialTokenError("The pair template must use both sequences, $A and $B.")
@@ -415,6 +464,55 @@ class TemplateProcessing(PostProcessor):
                 f"Missing SpecialToken(s) with id(s) `{', '.join(missing)}`: the template uses them, so special_tokens "
                 "must give their ids, e.g. special_tokens=[(\"[CLS]\", 1)]."
             )
+
+    def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
+        parts = self._single_parts
+        if parts is None or parts[0] is not self.single or parts[1] is not self.special_tokens:
+            parts = self._single_parts = (self.single, self.special_tokens, self._split_single())
+        split = parts[2]
+        if split is None:
+            return None
+        type_id, before, after = split
+        n = len(encoding._ids)
+        encoding._sequence_ranges[0] = (0, n)
+        type_ids = encoding._type_ids = (type_id,) * n
+        if not add_special_tokens:
+            return encoding.copy()
+        (ids_before, types_before, tokens_before), (ids_after, types_after, tokens_after) = before, after
+        n_before, n_after = len(ids_before), len(ids_after)
+        nones_before, nones_after = (None,) * n_before, (None,) * n_after
+        ones_before, ones_after = (1,) * n_before, (1,) * n_after
+        return new_encoding(
+            (*ids_before, *encoding._ids, *ids_after),
+            (*types_before, *type_ids, *types_after),
+            (*tokens_before, *encoding._tokens, *tokens_after),
+            (*nones_before, *encoding._words, *nones_after),
+            (*((0, 0),) * n_before, *encoding._offsets, *((0, 0),) * n_after),
+            (*ones_before, *encoding._special_tokens_mask, *ones_after),
+            (*ones_before, *encoding._attention_mask, *ones_after),
+            {0: (n_before, n_before + n)},
+        )
+
+    def _split_single(self) -> tuple[Any, ...] | None:
+        """The single template as ``(type id of $A, before, after)``, each side
+        ``(ids, type ids, tokens)`` of its special tokens; None unless it has $A once."""
+        positions = [index for index, piece in enumerate(self.single) if piece.kind == "Sequence"]
+        if len(positions) != 1 or self.single[positions[0]].id != "A":
+            return None
+
+        def side(pieces: tuple[Piece, ...]) -> tuple[tuple[Any, ...], ...]:
+            ids: list[int] = []
+            types: list[int] = []
+            tokens: list[str] = []
+            for piece in pieces:
+                token = self.special_tokens[piece.id]
+                ids.extend(token.ids)
+                tokens.extend(token.tokens)
+                types.extend([piece.type_id] * len(token.ids))
+            return tuple(ids), tuple(types), tuple(tokens)
+
+        position = positions[0]
+        return self.single[position].type_id, side(self.single[:position]), side(self.single[position + 1:])
 
     def _count(self, template: tuple[Piece, ...]) -> int:
         return sum(len(self.special_tokens[p.id].ids) for p in template if p.kind == "SpecialToken")

@@ -51,6 +51,7 @@ from tokviz.fast_paths import encode_chunked, plan_for
 from tokviz.models.base import Token
 from tokviz.models.bpe.fast import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder
 from tokviz.processors import ByteLevel as ByteLevelProcessor
+from tokviz.processors import RobertaProcessing as RobertaProcessor
 from tokviz.processors import _TRIM_CHARS, trim_token_offsets
 
 _STRATEGIES = ("longest_first", "only_first", "only_second")
@@ -510,31 +511,33 @@ class Tokenizer:
         With ``is_pretokenized=True`` each input is a list of words; each word is encoded
         on its own (``word_ids`` are the word positions, offsets are inside each word).
         """
-        if pair is None and not is_pretokenized and self._truncation is None and self.use_fast_path:
-            fast = self._fast_lane(sequence)
-            if fast is not None:
-                return fast
+        if pair is None and not is_pretokenized and self._truncation is None and self.use_fast_path and type(sequence) is str:
+            return self._fast_lane(sequence, add_special_tokens)
         encoding = self._encode_input(sequence, 0, is_pretokenized)
         pair_encoding = None if pair is None else self._encode_input(pair, 1, is_pretokenized)
         return self.post_process(encoding, pair_encoding, add_special_tokens)
 
-    def _fast_lane(self, sequence: Any) -> Encoding | None:
-        """One untruncated byte-level sequence, post-processed by ByteLevel (or nothing) in
-        the same pass; None when the pipeline is anything else."""
+    def _fast_lane(self, sequence: str, add_special_tokens: bool) -> Encoding:
+        """:meth:`encode` of one untruncated string: a byte-level sequence post-processed by
+        ByteLevel, RobertaProcessing (its offsets trimmed in the same pass) or nothing, else
+        the chunk-cached or general path and the post-processor's one-sequence step."""
         processor = self._post_processor
-        if processor is None:
-            trim: tuple[bool] | tuple[()] = ()
-        elif type(processor) is ByteLevelProcessor:
-            trim = (processor.add_prefix_space,) if processor.trim_offsets else ()
-        else:
-            return None
-        if not isinstance(sequence, str):
-            return None
-        encoding = self._fast_byte_level(sequence, 0, None, trim)
-        if encoding is None:
-            return None
+        kind = type(processor)
+        tried = processor is None or kind is ByteLevelProcessor or kind is RobertaProcessor
+        if tried:
+            trim = (processor.add_prefix_space,) if processor is not None and processor.trim_offsets else ()
+            encoding = self._fast_byte_level(sequence, 0, None, trim)
+            if encoding is not None:
+                if kind is RobertaProcessor:
+                    encoding = processor.wrap_trimmed(encoding, add_special_tokens)
+                elif processor is not None:
+                    encoding.set_sequence_id(0)
+                if self._padding is not None:
+                    pad_encodings([encoding], self._padding)
+                return encoding
+        encoding = self._encode_sequence(sequence, 0, None, tried)
         if processor is not None:
-            encoding.set_sequence_id(0)
+            encoding = processor.process(encoding, None, add_special_tokens)
         if self._padding is not None:
             pad_encodings([encoding], self._padding)
         return encoding
@@ -624,11 +627,14 @@ class Tokenizer:
             pad_encodings([final], self._padding)
         return final
 
-    def _encode_sequence(self, sequence: str, type_id: int, word_index: int | None) -> Encoding:
+    def _encode_sequence(
+        self, sequence: str, type_id: int, word_index: int | None, byte_level_tried: bool = False
+    ) -> Encoding:
         if self.use_fast_path:
-            fast = self._fast_byte_level(sequence, type_id, word_index)
-            if fast is not None:
-                return fast
+            if not byte_level_tried:
+                fast = self._fast_byte_level(sequence, type_id, word_index)
+                if fast is not None:
+                    return fast
             # A sampling Unigram (alpha) draws anew each time: no chunk may be reused.
             plan = None if getattr(self._model, "alpha", None) else plan_for(self)
             if plan is not None:
