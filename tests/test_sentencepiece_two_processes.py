@@ -4,8 +4,11 @@ counted in a forked child): the same words, counts, model and history as in one 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -18,7 +21,7 @@ from tokviz.sentencepiece.pieces import count_words, split_into_words
 from tokviz.sentencepiece.processor import SentencePieceError
 from tokviz.sentencepiece.trainer import build_specs, load_sentences, train_sentencepiece
 
-needs_fork = pytest.mark.skipif(not can_fork(), reason="no os.fork here (or other threads run)")
+needs_fork = pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "fork")), reason="no os.fork here")
 
 _LINES = ["Ｈｅｌｌｏ  wörld, hello again", "", "   ", "naïve café ｃａｆé <unk> and <s> tags", "tab\there", "x" * 40,
           "数字 123 ４５６ mixed ＡＢＣ", "the cat sat on the mat", "ﬁne ﬂow ǆ", "\u3000full\u3000width spaces"] * 30
@@ -29,17 +32,34 @@ def _train(num_threads: int, **options):
                                num_threads=num_threads, **options)
 
 
-@needs_fork
-@pytest.mark.parametrize("options", [{}, {"character_coverage": 0.98}, {"user_defined_symbols": "cat,ＡＢＣ"},
-                                     {"normalization_rule_name": "identity"}, {"add_dummy_prefix": False}])
-def test_two_processes_train_what_one_does(monkeypatch: pytest.MonkeyPatch, options: dict) -> None:
+OPTIONS = [{}, {"character_coverage": 0.98}, {"user_defined_symbols": "cat,ＡＢＣ"},
+           {"normalization_rule_name": "identity"}, {"add_dummy_prefix": False}]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _in_a_fresh_interpreter(call: str) -> None:
+    """Run ``call`` (code using this module as ``t``) in a new Python: the trainer never forks a
+    process that runs other threads, and the suite's earlier tests leave some behind here."""
+    code = f"import test_sentencepiece_two_processes as t\n{call}\nprint('done')"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().endswith("done"), result.stdout[-3000:]
+
+
+def _check_two_processes_train_what_one_does(options: dict) -> None:
+    assert can_fork()
     forked = []
-    real = trainer.in_two_processes
-    monkeypatch.setattr(trainer, "in_two_processes", lambda *a: forked.append(1) or real(*a))
-    one = _train(16, **options)
-    monkeypatch.setattr(trainer, "_TWO_PROCESS_MIN_CHARS", 0)
-    assert _train(1, **options).merge_steps == one.merge_steps and not forked  # (num_threads=1: never)
-    two = _train(16, **options)
+    real, minimum = trainer.in_two_processes, trainer._TWO_PROCESS_MIN_CHARS
+    trainer.in_two_processes = lambda *a: forked.append(1) or real(*a)
+    try:
+        one = _train(16, **options)
+        assert not forked  # (a small corpus: one process)
+        trainer._TWO_PROCESS_MIN_CHARS = 0
+        assert _train(1, **options).merge_steps == one.merge_steps and not forked  # (num_threads=1: never)
+        two = _train(16, **options)
+    finally:
+        trainer.in_two_processes, trainer._TWO_PROCESS_MIN_CHARS = real, minimum
     assert forked == [1]
     assert one.to_model_bytes() == two.to_model_bytes()
     assert one.merge_steps == two.merge_steps
@@ -47,14 +67,10 @@ def test_two_processes_train_what_one_does(monkeypatch: pytest.MonkeyPatch, opti
     assert one.sentences == 240  # the 30 empty and 30 blank lines are not sentences
 
 
-def test_small_corpora_stay_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trainer, "in_two_processes", lambda *a: pytest.fail("forked"))
-    assert _train(16).merge_steps
-
-
-@needs_fork
-def test_in_two_processes() -> None:
+def _check_in_two_processes() -> None:
+    assert can_fork()
     assert in_two_processes(sorted, [3, 1], [2, 0, 5]) == ([1, 3], [0, 2, 5])
+    assert in_two_processes(dict, {"▁a": 1, "\ud800": 2}, {"▁b": 3}) == ({"▁a": 1, "\ud800": 2}, {"▁b": 3})
     parent = os.getpid()
 
     def fails_in_the_child(values: list[int]) -> int:
@@ -63,8 +79,22 @@ def test_in_two_processes() -> None:
         return sum(values)
 
     assert in_two_processes(fails_in_the_child, [1, 2], [3, 4]) == (3, 7)  # the parent did both halves
-    with pytest.raises(ZeroDivisionError):
+    try:
         in_two_processes(lambda values: 1 // values[0], [0], [1])
+    except ZeroDivisionError:
+        pass
+    else:
+        raise AssertionError("the parent's error was swallowed")
+
+
+@needs_fork
+def test_two_processes_train_what_one_does() -> None:
+    _in_a_fresh_interpreter("for options in t.OPTIONS:\n    t._check_two_processes_train_what_one_does(options)")
+
+
+@needs_fork
+def test_in_two_processes() -> None:
+    _in_a_fresh_interpreter("t._check_in_two_processes()")
 
 
 def test_no_fork_with_other_threads() -> None:
