@@ -36,17 +36,19 @@ import importlib
 import json
 from dataclasses import dataclass
 from itertools import accumulate, chain, count, islice, repeat
-from operator import add, itemgetter
+from operator import add, itemgetter, lt, sub
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
+from tokviz.byte_level import BYTES_TO_UNICODE, text_to_symbols
 from tokviz.encoding import Encoding
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.fast_paths import encode_chunked, plan_for
 from tokviz.models.base import Token
+from tokviz.models.bpe.fast import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder
 from tokviz.processors import ByteLevel as ByteLevelProcessor
 from tokviz.processors import RobertaProcessing as RobertaProcessor
 from tokviz.processors import _TRIM_CHARS, trim_token_offsets
@@ -737,11 +739,11 @@ class Tokenizer:
             self._fast_plan_for = pre_tokenizer
             self._fast_plan_generation = generation
             plan = _byte_level_plan(pre_tokenizer)
-            self._fast_plan = plan if plan is not None and _is_deterministic(model) else None
+            self._fast_plan = (*plan, _byte_word_entries(model)) if plan is not None and _is_deterministic(model) else None
         plan = self._fast_plan
         if plan is None:
             return None
-        add_prefix_space, findall = plan
+        add_prefix_space, findall, word_entry = plan
         cache = self._word_cache
         cache_get = cache.get
         starts_field = _FIELD_TRIMMED_STARTS if trim else _FIELD_STARTS
@@ -782,7 +784,7 @@ class Tokenizer:
                 for position, entry in enumerate(entries):
                     if entry is None:
                         # Looked up again: a word repeated in this text is tokenized once.
-                        entry = cache_get(word_list[position]) or _tokenize_byte_word(word_list[position], model.tokenize)
+                        entry = cache_get(word_list[position]) or word_entry(word_list[position])
                         if len(cache) < 200_000:
                             cache[word_list[position]] = entry
                         entries[position] = entry
@@ -1381,65 +1383,114 @@ def _added_pieces(added: AddedVocabulary, sequence: str) -> list[tuple[int | Non
     return pieces
 
 
-def _tokenize_byte_word(word: str, model_tokenize: Any) -> tuple[Any, ...]:
+def _byte_word_entries(model: Any) -> Any:
+    """``word -> word-cache entry`` (:func:`_tokenize_byte_word`) for the model: a BPE model's
+    tuples come from :func:`bpe_word_encoder` (no ``Token`` objects), others' from ``model.tokenize``."""
+    encode = bpe_word_encoder(model)
+    model_tokenize = model.tokenize
+
+    def word_entry(word: str) -> tuple[Any, ...]:
+        return _tokenize_byte_word(word, model_tokenize, encode)
+
+    return word_entry
+
+
+# An ASCII char's byte-level symbol: the char itself for printable ones, 'Ġ' for a space...
+_ASCII_SYMBOLS = {code: symbol for code, symbol in BYTES_TO_UNICODE.items() if code < 128 and symbol != chr(code)}
+
+
+def _tokenize_byte_word(word: str, model_tokenize: Any, encode: Any = None) -> tuple[Any, ...]:
     """A pre-token's word-cache entry (fields below): ids, tokens, start and end offsets in
     chars of ``word`` (not of its byte symbols), the same trimmed by the ByteLevel
     post-processor's rule for a token that is not the first of the text, token lengths,
-    trimmed offsets relative to each token's start, and whether the tokens tile the word."""
-    from tokviz.byte_level import text_to_symbols
-
-    symbols = text_to_symbols(word)
-    model_tokens = model_tokenize(symbols)
-    if len(model_tokens) == 1 and len(symbols) == len(word):
+    trimmed offsets relative to each token's start, and whether the tokens tile the word.
+    ``encode``: the model's :func:`~tokviz.models.bpe.fast.bpe_word_encoder`, if it has one."""
+    if word.isascii():
+        # One symbol per char: letters and digits are their own symbols, the rest mapped.
+        if word.isalnum():
+            symbols = word
+        elif word[:1] == " " and word[1:].isalnum():
+            symbols = "Ġ" + word[1:]
+        else:
+            symbols = word.translate(_ASCII_SYMBOLS)
+    else:
+        symbols = text_to_symbols(word)
+    entry = encode(symbols) if encode is not None else None
+    if entry is None:
+        model_tokens = model_tokenize(symbols)
+        entry = (
+            tuple([t.id for t in model_tokens]),
+            tuple([t.value for t in model_tokens]),
+            tuple([t.offsets[0] for t in model_tokens]),
+            tuple([t.offsets[1] for t in model_tokens]),
+        )
+    ids, values, starts, ends = entry
+    size = len(word)
+    same_length = len(symbols) == size
+    if len(ids) == 1 and same_length:
         # The common case (a known word of ASCII text), built without intermediate lists.
-        token = model_tokens[0]
-        value = token.value
-        start, end = token.offsets
-        if value and (value[0] in _TRIM_CHARS or value[-1] in _TRIM_CHARS):
+        value = values[0]
+        start = starts[0]
+        end = ends[0]
+        if not value:
+            trimmed_start, trimmed_end = start, end
+        elif value[0] == "Ġ" and len(value) > 1 and value[1] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
+            trimmed_start, trimmed_end = min(start + 1, end), end  # one leading space (trim_token_offsets)
+        elif value[0] in _TRIM_CHARS or value[-1] in _TRIM_CHARS:
             trimmed_start, trimmed_end = trim_token_offsets(value, start, end, False, False)
         else:
             trimmed_start, trimmed_end = start, end
+        if end < ONE_TUPLE_LIMIT:  # 0 <= start <= trimmed start <= trimmed end <= end: shared (n,) tuples
+            return (
+                ids, values, starts, ends, ONE_TUPLES[trimmed_start], ONE_TUPLES[trimmed_end], ONE_TUPLES[end - start],
+                ONE_TUPLES[trimmed_start - start], ONE_TUPLES[trimmed_end - start], start == 0 and start < end == size,
+            )
         return (
-            (token.id,), (value,), (start,), (end,), (trimmed_start,), (trimmed_end,), (end - start,),
-            (trimmed_start - start,), (trimmed_end - start,), start == 0 and start < end == len(word),
+            ids, values, starts, ends, (trimmed_start,), (trimmed_end,), (end - start,),
+            (trimmed_start - start,), (trimmed_end - start,), start == 0 and start < end == size,
         )
-    if len(symbols) == len(word):
-        offsets = [tuple(t.offsets) for t in model_tokens]
-    else:
+    if not same_length:
         # Every byte symbol of a char is aligned to that whole char.
         char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
-        offsets = []
-        for t in model_tokens:
-            start, end = t.offsets
-            if start == end:
-                position = char_of_symbol[start] if start < len(char_of_symbol) else len(word)
-                offsets.append((position, position))
-            else:
-                offsets.append((char_of_symbol[start], char_of_symbol[end - 1] + 1))
-    values = tuple(t.value for t in model_tokens)
+        symbol_count = len(char_of_symbol)
+        starts, ends = (
+            tuple([char_of_symbol[s] if s < symbol_count else size for s in starts]),
+            tuple([
+                (char_of_symbol[s] if s < symbol_count else size) if s == e else char_of_symbol[e - 1] + 1
+                for s, e in zip(starts, ends)
+            ]),
+        )
     trim_chars = _TRIM_CHARS
-    trimmed = [
-        trim_token_offsets(value, s, e, False, False) if value and (value[0] in trim_chars or value[-1] in trim_chars) else (s, e)
-        for value, (s, e) in zip(values, offsets)
-    ]
-    ends = [e for _, e in offsets]
+    trimmed_starts_list = list(starts)
+    trimmed_ends_list = list(ends)
+    for index, value in enumerate(values):
+        if value and (value[0] in trim_chars or value[-1] in trim_chars):
+            s = starts[index]
+            e = ends[index]
+            if value[0] == "Ġ" and len(value) > 1 and value[1] not in trim_chars and value[-1] not in trim_chars:
+                trimmed_starts_list[index] = min(s + 1, e)  # one leading space (trim_token_offsets)
+            else:
+                trimmed_starts_list[index], trimmed_ends_list[index] = trim_token_offsets(value, s, e, False, False)
     contiguous = (
-        bool(offsets)
-        and [s for s, _ in offsets] == [0, *ends[:-1]]
-        and ends[-1] == len(word)
-        and all(s < e for s, e in offsets)
+        bool(ids)
+        and starts[0] == 0
+        and starts[1:] == ends[:-1]
+        and ends[-1] == size
+        and all(map(lt, starts, ends))
     )
+    trimmed_starts = tuple(trimmed_starts_list)
+    trimmed_ends = tuple(trimmed_ends_list)
     return (
-        tuple(t.id for t in model_tokens),
+        ids,
         values,
-        tuple(s for s, _ in offsets),
-        tuple(e for _, e in offsets),
-        tuple(s for s, _ in trimmed),
-        tuple(e for _, e in trimmed),
-        tuple(e - s for s, e in offsets),
+        starts,
+        ends,
+        trimmed_starts,
+        trimmed_ends,
+        tuple(map(sub, ends, starts)),
         # Trimmed offsets relative to each token's own start.
-        tuple(ts - s for (s, _), (ts, _) in zip(offsets, trimmed)),
-        tuple(te - s for (s, _), (_, te) in zip(offsets, trimmed)),
+        tuple(map(sub, trimmed_starts, starts)),
+        tuple(map(sub, trimmed_ends, starts)),
         contiguous,
     )
 

@@ -5,37 +5,52 @@ pipelines, :func:`byte_word_tokens`."""
 from __future__ import annotations
 
 import re
-from itertools import accumulate
+from itertools import accumulate, islice, repeat
 from typing import Any
+
+
+#: ``(n,)`` for small n, shared: a cold encode keeps an entry per distinct word, and each tuple
+#: it need not allocate is one less object for the cycle collector to count and walk.
+ONE_TUPLE_LIMIT = 256
+ONE_TUPLES = tuple((n,) for n in range(ONE_TUPLE_LIMIT))
 
 
 def bpe_word_encoder(model: Any) -> Any:
     """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a BPE
-    model without dropout, or None for anything else (the function returns None for a word it
-    leaves to the model: a char that is not a symbol of the vocabulary when the model has byte
-    fallback or no unk token in its vocabulary). The model's own path builds a ``Token`` per token that the caller takes apart again;
-    this one merges the same ids with the same merge table and gives the tuples directly.
+    model without dropout, or None for anything else. The model's own path builds a ``Token``
+    per token that the caller takes apart again; this one merges the same ids with the same
+    merge table and gives the tuples directly. A word with a char that is not a symbol of the
+    vocabulary goes by the model's own rules (unk, byte fallback, or dropped without an unk
+    token, as in HF).
 
     >>> from tokviz.models import BPE
     >>> encode = bpe_word_encoder(BPE({"h": 0, "u": 1, "g": 2, "ug": 3, "hug": 4}, [("u", "g"), ("h", "ug")]))
     >>> encode("hugu"), encode("hx")
-    (((4, 1), ('hug', 'u'), (0, 3), (3, 4)), None)
+    (((4, 1), ('hug', 'u'), (0, 3), (3, 4)), ((0,), ('h',), (0,), (1,)))
     >>> bpe_word_encoder(BPE({"<unk>": 0, "h": 1}, [], unk_token="<unk>", fuse_unk=True))("hxyh")
     ((1, 0, 1), ('h', '<unk>', 'h'), (0, 1, 3), (1, 3, 4))
     """
     if type(model).__name__ != "BPE" or type(model).__module__ != "tokviz.models.bpe.model" or model.dropout:
         return None
-    from tokviz.models.bpe.model import apply_merges, merge_ids
+    from tokviz.models.bpe.model import _ID_MASK, _NO_MERGE, LIST_MERGE_MAX_SYMBOLS, apply_merges, merge_ids
 
     vocab = model._vocab
     get = vocab.get
     token_of = model._vocab_r.__getitem__
     merge_map = model._merge_map
+    pair_merge = merge_map.get
     prefix = model.continuing_subword_prefix or ""
     suffix = model.end_of_word_suffix or ""
-    plain = model._plain and not prefix and not suffix
+    # plain: one id per token string, so a token's text is exactly what it covers (plus the
+    # suffix on the last token): lengths come from the values and need not be carried along.
+    plain = model._plain and not prefix
     ignore_merges = model.ignore_merges
     empty = ((), (), (), ())
+    no_merge = _NO_MERGE
+    id_mask = _ID_MASK
+    max_symbols = LIST_MERGE_MAX_SYMBOLS
+    at_zero = ONE_TUPLES[0]
+    never = repeat(no_merge)  # endless: map stops at the pairs' end
 
     def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
         if not word:
@@ -43,35 +58,79 @@ def bpe_word_encoder(model: Any) -> Any:
         if ignore_merges:
             token_id = get(word)
             if token_id is not None:
-                return (token_id,), (word,), (0,), (len(word),)
+                size = len(word)
+                return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
         if prefix:
             ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
             if suffix:
                 ids[-1] = get((prefix + word[-1] if len(word) > 1 else word[-1]) + suffix)
-        elif suffix:
-            ids = list(map(get, word[:-1]))
-            ids.append(get(word[-1] + suffix))
         else:
             ids = list(map(get, word))
+            if suffix:
+                ids[-1] = get(word[-1] + suffix)
         if None in ids:
-            if unk_id is None:
-                return None
             return unknown(word, ids)
-        if plain:
-            merge_ids(ids, merge_map)
-            values = tuple(map(token_of, ids))
-            ends = tuple(accumulate(map(len, values)))
-        else:
+        if not plain:
             lengths = [1] * len(ids)
             apply_merges(ids, lengths, merge_map)
-            values = tuple(map(token_of, ids))
             ends = tuple(accumulate(lengths))
+            return tuple(ids), tuple(map(token_of, ids)), (0, *ends[:-1]), ends
+        count = len(ids)
+        if count == 2:
+            packed = pair_merge((ids[0], ids[1]))
+            if packed is not None:
+                token_id = packed & id_mask
+                return (token_id,), (token_of(token_id),), at_zero, ONE_TUPLES[2]
+        elif count > max_symbols:
+            merge_ids(ids, merge_map)
+        elif count > 2:
+            # merge_ids inlined (this is the hot loop of a cold encode): the packed merge of
+            # each adjacent pair, then repeatedly the lowest (leftmost on ties), patching
+            # only the two pairs next to the new token.
+            pair_merges = list(map(pair_merge, zip(ids, islice(ids, 1, None)), never))
+            while pair_merges:
+                best = min(pair_merges)
+                if best == no_merge:
+                    break
+                i = pair_merges.index(best)
+                new_id = best & id_mask
+                ids[i] = new_id
+                del ids[i + 1]
+                del pair_merges[i]
+                if i:
+                    pair_merges[i - 1] = pair_merge((ids[i - 1], new_id), no_merge)
+                if i < len(pair_merges):
+                    pair_merges[i] = pair_merge((new_id, ids[i + 1]), no_merge)
+        if len(ids) == 1:
+            return (ids[0],), (token_of(ids[0]),), at_zero, ONE_TUPLES[count] if count < ONE_TUPLE_LIMIT else (count,)
+        if len(ids) == 2:
+            first, second = ids
+            first_value = token_of(first)
+            second_value = token_of(second)
+            middle = len(first_value)
+            return (first, second), (first_value, second_value), (0, middle), (middle, count)
+        values = tuple(map(token_of, ids))
+        if suffix:
+            ends = (*accumulate(map(len, values[:-1])), count)
+        else:
+            ends = tuple(accumulate(map(len, values)))
         return tuple(ids), values, (0, *ends[:-1]), ends
 
     unk_id = None if model.byte_fallback or model.unk_token is None else get(model.unk_token)
     fuse_unk = model.fuse_unk
+    merge_word = model._merge_word
 
     def unknown(word: str, symbol_ids: list[Any]) -> tuple[tuple[Any, ...], ...]:
+        if unk_id is None:
+            # Byte fallback, dropped chars, or an unk token missing from the vocabulary (which
+            # raises): the model's own rules, on these rare words.
+            tokens = merge_word(word)
+            return (
+                tuple([token.id for token in tokens]),
+                tuple([token.value for token in tokens]),
+                tuple([token.offsets[0] for token in tokens]),
+                tuple([token.offsets[1] for token in tokens]),
+            )
         # Unknown symbols become unk (a run of them one unk with fuse_unk), as the model's _symbols.
         ids: list[int] = []
         lengths: list[int] = []

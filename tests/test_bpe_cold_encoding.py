@@ -1,0 +1,190 @@
+"""Issue 13, cold BPE encoding: ``bpe_word_encoder`` (tokviz.models.bpe.fast) and the byte-level
+lane's word entries (``Tokenizer._fast_byte_level``) against the model, the general path and HF.
+
+``bpe_word_encoder`` merges inline (a two-symbol word with one lookup), carries no lengths when
+token texts give them (also with ``end_of_word_suffix``), and hands words with chars outside the
+vocabulary (unk, fused unk, byte fallback, dropped chars, a missing unk token) to the model's own
+rules. On random vocabularies and merges (decorations, ignore_merges, aliases sharing an id, long
+words for the heap merge) it must give exactly ``BPE.tokenize``'s ids, values and offsets, and HF's.
+The byte-level lane builds its entries from those tuples; on random byte-level BPE tokenizers and
+random text (spaces, controls, accents, CJK, emoji) it must give what the general path and HF give.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokviz import Tokenizer, models, pre_tokenizers, processors
+from tokviz.byte_level import BYTES_TO_UNICODE
+from tokviz.errors import VocabularyError
+from tokviz.fast_paths import _model_word_entry, bpe_word_encoder
+
+WORD_CHARS = ["a", "b", "c", "▁", "é", "中", "😀", "a", "b"]
+BPE_WORD = st.lists(st.sampled_from(WORD_CHARS), max_size=10).map("".join)
+
+
+@st.composite
+def bpe_models(draw, hf_compatible: bool = False):
+    prefix = draw(st.sampled_from([None, "##"]))
+    suffix = draw(st.sampled_from([None, "</w>"]))
+    byte_fallback = draw(st.booleans())
+    if hf_compatible and byte_fallback:
+        prefix = None  # the one documented offset deviation (HF counts the prefix's bytes)
+    alphabet = draw(st.lists(st.sampled_from(["a", "b", "c", "▁", "中", "😀"]), min_size=1, max_size=6, unique=True))
+    symbols = list(alphabet)
+    if prefix:
+        symbols += [prefix + char for char in alphabet]
+    if suffix:
+        symbols += [char + suffix for char in symbols]
+    unk = draw(st.sampled_from(["<unk>", None, "<missing>"] if not hf_compatible else ["<unk>", None]))
+    vocab = {"<unk>": 0}
+    for symbol in symbols:
+        vocab.setdefault(symbol, len(vocab))
+    merges = []
+    for left, right in draw(st.lists(st.tuples(st.sampled_from(symbols), st.sampled_from(symbols)), max_size=30)):
+        if prefix:
+            if not right.startswith(prefix):
+                continue
+            merged = left + right[len(prefix):]
+        else:
+            merged = left + right
+        if (left, right) not in merges and (merged not in vocab or draw(st.booleans())):
+            merges.append((left, right))
+            vocab.setdefault(merged, len(vocab))
+            symbols.append(merged)
+    if byte_fallback:
+        for byte in draw(st.lists(st.sampled_from(list("é中".encode())), max_size=5)):
+            vocab.setdefault(f"<0x{byte:02X}>", len(vocab))
+    if not hf_compatible and draw(st.booleans()):
+        vocab["zz"] = draw(st.sampled_from(sorted(vocab.values())))  # an alias: two strings, one id
+    return models.BPE(
+        vocab, merges, unk_token=unk, continuing_subword_prefix=prefix, end_of_word_suffix=suffix,
+        byte_fallback=byte_fallback, ignore_merges=draw(st.booleans()), fuse_unk=draw(st.booleans()),
+    )
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(bpe_models(), st.lists(BPE_WORD, min_size=1, max_size=6))
+def test_bpe_word_encoder_equals_the_model_on_every_path(model, words) -> None:
+    encode = bpe_word_encoder(model)
+    for word in words:
+        try:
+            expected = _model_word_entry(model, word)
+        except VocabularyError:  # an unknown char and an unk token missing from the vocabulary
+            with pytest.raises(VocabularyError):
+                encode(word)
+            continue
+        assert encode(word) == expected, (word, model.to_dict())
+
+
+@settings(max_examples=250, deadline=None, derandomize=True)
+@given(bpe_models(hf_compatible=True), st.lists(BPE_WORD, min_size=1, max_size=6))
+def test_bpe_word_encoder_equals_hf(model, words) -> None:
+    hf = pytest.importorskip("tokenizers")
+    section = model.to_dict()
+    options = ("unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", "byte_fallback", "ignore_merges")
+    hf_model = hf.models.BPE(
+        section["vocab"], [tuple(merge) for merge in section["merges"]],
+        **{name: section[name] for name in options if section[name] is not None},
+    )
+    encode = bpe_word_encoder(model)
+    for word in words:
+        tokens = hf_model.tokenize(word)
+        ids, values, starts, ends = encode(word)
+        assert list(ids) == [t.id for t in tokens], (word, section)
+        assert list(values) == [t.value for t in tokens]
+        # HF's model counts bytes (of the pieces it keeps); its Tokenizer maps them to the chars
+        # holding those bytes, as tokviz does.
+        char_of_byte = [index for index, char in enumerate(word) for _ in char.encode()]
+        expected = [
+            (char_of_byte[s] if s < len(char_of_byte) else len(word), char_of_byte[e - 1] + 1 if e else 0)
+            for s, e in (t.offsets for t in tokens)
+        ]
+        assert list(zip(starts, ends)) == expected, (word, section)
+
+
+def test_bpe_word_encoder_worked_examples() -> None:
+    vocab = {"<unk>": 0, "a": 1, "b": 2, "ab": 3, "<0xC3>": 4, "<0xA9>": 5, "b</w>": 6, "ab</w>": 7}
+    # Byte fallback: 'é' (not a symbol) becomes its two byte tokens; '中' (bytes missing) is unk.
+    fallback = bpe_word_encoder(models.BPE(vocab, [("a", "b")], unk_token="<unk>", byte_fallback=True))
+    assert fallback("abéa") == ((3, 4, 5, 1), ("ab", "<0xC3>", "<0xA9>", "a"), (0, 2, 2, 3), (2, 3, 3, 4))
+    assert fallback("a中中b") == ((1, 0, 0, 2), ("a", "<unk>", "<unk>", "b"), (0, 1, 2, 3), (1, 2, 3, 4))
+    # fuse_unk: a run of unknown chars is one unk; without an unk token they are dropped (as in HF).
+    fused = bpe_word_encoder(models.BPE(vocab, [("a", "b")], unk_token="<unk>", fuse_unk=True))
+    assert fused("a中中b") == ((1, 0, 2), ("a", "<unk>", "b"), (0, 1, 3), (1, 3, 4))
+    assert bpe_word_encoder(models.BPE(vocab, [("a", "b")]))("x") == ((), (), (), ())
+    with pytest.raises(VocabularyError):
+        bpe_word_encoder(models.BPE(vocab, [("a", "b")], unk_token="<nope>"))("ax")
+    # end_of_word_suffix: the last symbol carries it, and so does the last token's text.
+    suffixed = bpe_word_encoder(models.BPE(vocab, [("a", "b</w>"), ("a", "b")], end_of_word_suffix="</w>"))
+    assert suffixed("ab") == ((7,), ("ab</w>",), (0,), (2,))
+    assert suffixed("abab") == ((3, 7), ("ab", "ab</w>"), (0, 2), (2, 4))
+    # Two symbols: one lookup; ignore_merges: a word in the vocabulary is one token.
+    plain = bpe_word_encoder(models.BPE(vocab, [("a", "b")]))
+    assert plain("ab") == ((3,), ("ab",), (0,), (2,))
+    assert plain("ba") == ((2, 1), ("b", "a"), (0, 1), (1, 2))
+    ignoring = bpe_word_encoder(models.BPE({"a": 0, "b": 1, "ab": 2, "abb": 3}, [("a", "b")], ignore_merges=True))
+    assert ignoring("abb") == ((3,), ("abb",), (0,), (3,))
+    assert bpe_word_encoder(models.BPE(vocab, [], dropout=0.5)) is None
+
+
+def test_a_word_longer_than_the_list_merge_limit_merges_through_the_heap() -> None:
+    model = models.BPE({"a": 0, "b": 1, "ab": 2, "abab": 3}, [("a", "b"), ("ab", "ab")])
+    word = "ab" * 300 + "a"
+    assert bpe_word_encoder(model)(word) == _model_word_entry(model, word)
+    assert bpe_word_encoder(model)(word)[0] == (3,) * 150 + (0,)
+
+
+# ---------------------------------------------------------------- the byte-level lane
+SYMBOLS = list(BYTES_TO_UNICODE.values())
+TEXT_CHARS = ["a", "b", "c", " ", "  ", "\t", "\n", "é", "中", "😀", "!", "'s", "1", "\x00", "\u3000", "ab", " ab", "Ġ"]
+TEXT = st.lists(st.sampled_from(TEXT_CHARS), max_size=14).map("".join)
+
+
+@st.composite
+def byte_level_tokenizers(draw):
+    vocab = {symbol: index for index, symbol in enumerate(SYMBOLS)}
+    # Mostly pieces of the text below ('é' is 'Ã©', '中' is 'ä¸Ń', a tab 'ĉ'), so most words merge.
+    pieces = ["a", "b", "Ġ", "Ã", "©", "ä", "¸", "Ń", "ĉ", "'", "s", "a", "b", "Ġ"]
+    useful = [("a", "b"), ("Ġ", "ab"), ("Ġ", "a"), ("Ġa", "b"), ("Ã", "©"), ("'", "s"), ("Ġ", "Ġ"), ("ä", "¸"), ("ä¸", "Ń")]
+    drawn = draw(st.lists(st.sampled_from(useful), unique=True)) + draw(
+        st.lists(st.tuples(st.sampled_from(pieces), st.sampled_from(pieces)), max_size=30)
+    )
+    merges = []
+    for left, right in drawn:
+        if (left, right) not in merges and left in vocab and right in vocab:
+            merges.append((left, right))
+            vocab.setdefault(left + right, len(vocab))
+            pieces.append(left + right)
+    tok = Tokenizer(models.BPE(vocab, merges, ignore_merges=draw(st.booleans())))
+    add_prefix_space = draw(st.booleans())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space)
+    # Mostly ByteLevel with trimmed offsets: the lane then uses the entries' trimmed offsets.
+    trimming = processors.ByteLevel(trim_offsets=True, add_prefix_space=add_prefix_space)
+    tok.post_processor = draw(st.sampled_from([
+        trimming, trimming, trimming, None, processors.ByteLevel(trim_offsets=False),
+        processors.RobertaProcessing(("</s>", 0), ("<s>", 1)),
+    ]))
+    return tok
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(byte_level_tokenizers(), st.lists(TEXT, min_size=1, max_size=4))
+def test_byte_level_lane_equals_the_general_path_and_hf(tok, texts) -> None:
+    hf = pytest.importorskip("tokenizers")
+    general = Tokenizer.from_str(tok.to_str())
+    general.use_fast_path = False
+    peer = hf.Tokenizer.from_str(tok.to_str())
+    for text in texts + texts:  # cold, then warm from the word cache
+        fast = tok.encode(text)
+        slow = general.encode(text)
+        fields = (fast.ids, fast.tokens, fast.offsets, fast.word_ids)
+        assert fields == (slow.ids, slow.tokens, slow.offsets, slow.word_ids), text
+        theirs = peer.encode(text)
+        assert (list(fast.ids), list(fast.tokens), [tuple(o) for o in fast.offsets]) == (
+            theirs.ids, theirs.tokens, theirs.offsets
+        ), (text, json.loads(tok.to_str())["model"]["merges"])
