@@ -3,11 +3,37 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+#: Scores this large or beyond (NaN too) take the general walk (see ``plain`` below).
+_SCORE_BOUND = 1e250
 
-#: Longer words go to the model (its prefix walk stops early; the direct look-ups below do not).
-_UNIGRAM_MAX_WORD = 40
+#: Longer words go to the model: its prefix walk stops early where the direct look-ups below
+#: try every length up to the longest piece, but it first builds a dict of every prefix of
+#: every piece (~25 ms for a 25k vocabulary, the cost of ~150k look-ups). Up to here the
+#: direct walk costs at most ~16 look-ups per char.
+_UNIGRAM_MAX_WORD = 1000
+
+
+#: ``{longest piece: {word length: rows}}`` (see :func:`_rows`), shared by the encoders.
+_ROWS: dict[int, dict[int, list[list[tuple[int, slice]]]]] = {}
+#: Rows are kept for words up to this long (longer ones make theirs each time).
+_ROWS_KEPT = 32
+
+
+def _rows(rows: dict[int, list[list[tuple[int, slice]]]], size: int, longest: int) -> list[list[tuple[int, slice]]]:
+    """Per start of a word of ``size`` chars, the ``(end, slice(start, end))`` of every longer
+    piece that may start there (2 chars up to ``longest``): what the Viterbi looks up, made
+    once per length rather than a slice per look-up.
+
+    >>> _rows({}, 3, 2)
+    [[(2, slice(0, 2, None))], [(3, slice(1, 3, None))], []]
+    """
+    made = [[(end, slice(start, end)) for end in range(start + 2, min(size, start + longest) + 1)] for start in range(size)]
+    if size <= _ROWS_KEPT:
+        rows[size] = made
+    return made
 
 
 def unigram_word_encoder(model: Any) -> Any:
@@ -15,11 +41,18 @@ def unigram_word_encoder(model: Any) -> Any:
     Unigram model, or None for anything else (the function returns None for a word it leaves
     to the model: an unknown char without an unk token).
 
-    The model's Viterbi walks a dict of every prefix of every piece, which a 25k vocabulary
-    takes ~40 ms to build: as long as a cold text takes on a fresh model. This walk looks the
-    substrings up in the piece dict directly, up to the longest piece's length: a few more
-    look-ups per char on short words, no structure to build. Same candidates in the same
-    order (a substring that is no piece's prefix is no piece), so the same ties and results.
+    Like the model's Viterbi on a short word (see ``Unigram._lookup``), this walk looks the
+    substrings up in the piece dict directly, up to the longest piece's length, rather than
+    in a dict of every prefix of every piece (~25 ms to build on a 25k vocabulary, a third
+    of a cold text of 2,000 lines): a few more look-ups per char, no structure to build. Same
+    candidates in the same order (a substring that is no piece's prefix is no piece), so the
+    same ties and results: at each start the one-char piece (or the unknown node) first, then
+    the longer ones (their ``(end, slice)`` pairs made once per word length, see
+    :func:`_rows`), each end keeping the first best (strict ``>``). Scores start at -inf
+    instead of a "no candidate yet" test, exact while every sum is finite (other vocabularies,
+    and words holding the unk piece's text, take the general walk below, line for line the
+    model's); the best path is read back from the starts alone (the few pieces on it are
+    looked up again), runs of unknown chars fused.
 
     >>> from tokviz.models import Unigram
     >>> encode = unigram_word_encoder(Unigram([("<unk>", 0.0), ("▁hu", -1.0), ("g", -2.0), ("▁hug", -2.5)], unk_id=0))
@@ -36,9 +69,113 @@ def unigram_word_encoder(model: Any) -> Any:
     unk_score = model._min_score - UNK_PENALTY
     byte_fallback = model._byte_fallback
     vocab = model._vocab
-    longest = max(map(len, model._token_to_id), default=0)
+    # byte -> the id of its <0xNN> piece (or None), for byte fallback
+    byte_piece_ids = [get(f"<0x{byte:02X}>") for byte in range(256)] if byte_fallback else []
+    longest = model._lookup(0)[2]  # the longest piece's length, kept by the model
+    # With finite scores no sum of a word's scores overflows: a start at -inf replaces the
+    # "first candidate always wins" test. Other vocabularies take the general walk.
+    plain = sum(map(abs, scores)) < _SCORE_BOUND  # False for NaN
+    # A piece that is the unk token is fused like unknown chars: such words take the general walk.
+    unk_piece = vocab[unk_id][0] if unk_id is not None else None
+    minus_inf = -math.inf
+    rows = _ROWS.get(longest)
+    if rows is None:
+        rows = {}
+        if len(_ROWS) < 64:
+            _ROWS[longest] = rows
 
     def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
+        if not plain or (unk_piece is not None and unk_piece in word):
+            return general(word)
+        size = len(word)
+        best = [minus_inf] * (size + 1)
+        best[0] = 0.0
+        back = [0] * (size + 1)  # start of the best piece ending here; ~start for an unknown char
+        unknown = False
+        start = 0
+        for row in rows.get(size) or _rows(rows, size, longest):
+            here = best[start]
+            piece_id = get(word[start])
+            end = start + 1
+            if piece_id is None:
+                candidate = unk_score + here
+                if candidate > best[end]:
+                    if unk_id is None:
+                        return None  # the model explains the error
+                    best[end] = candidate
+                    back[end] = ~start
+                    unknown = True
+            else:
+                candidate = scores[piece_id] + here
+                if candidate > best[end]:
+                    best[end] = candidate
+                    back[end] = start
+            for end, span in row:
+                piece_id = get(word[span])
+                if piece_id is not None:
+                    candidate = scores[piece_id] + here
+                    if candidate > best[end]:
+                        best[end] = candidate
+                        back[end] = start
+            start += 1
+        start = back[size]
+        if not unknown:
+            if not start:
+                if not size:
+                    return (), (), (), ()
+                return (get(word),), (word,), (0,), (size,)
+            middle = back[start]
+            if not middle:  # two pieces (a third of the words of an English text, most of the rest one)
+                head, tail = word[:start], word[start:]
+                return (get(head), get(tail)), (head, tail), (0, start), (start, size)
+            ends = [size, start]
+            while middle:
+                ends.append(middle)
+                middle = back[middle]
+            ends.reverse()
+            starts = [0, *ends]
+            starts.pop()
+            values = tuple(map(word.__getitem__, map(slice, starts, ends)))
+            return tuple(map(get, values)), values, tuple(starts), tuple(ends)
+        # Back from the end; a run of unknown chars is one piece, as the model fuses them.
+        cuts: list[tuple[int, int]] = []
+        end = size
+        while end:
+            start = back[end]
+            if start < 0:
+                start = ~start
+                while start and back[start] < 0:
+                    start = ~back[start]
+            cuts.append((start, end))
+            end = start
+        ids: list[int] = []
+        values_: list[str] = []
+        starts_: list[int] = []
+        ends_: list[int] = []
+        for start, end in reversed(cuts):
+            piece = word[start:end]
+            piece_id = get(piece)
+            if piece_id is None:
+                if byte_fallback:
+                    byte_ids = list(map(byte_piece_ids.__getitem__, piece.encode("utf-8")))
+                    if None not in byte_ids:
+                        for byte_id in byte_ids:
+                            ids.append(byte_id)
+                            values_.append(vocab[byte_id][0])
+                            starts_.append(start)
+                            ends_.append(end)
+                        continue
+                if unk_id is None:
+                    return None
+                piece_id = unk_id
+            ids.append(piece_id)
+            values_.append(piece)
+            starts_.append(start)
+            ends_.append(end)
+        return tuple(ids), tuple(values_), tuple(starts_), tuple(ends_)
+
+    def general(word: str) -> tuple[tuple[Any, ...], ...] | None:
+        # Any scores (NaN, infinite) and a word holding the unk piece: the model's walk, line by line.
         size = len(word)
         best_score = [0.0] * (size + 1)
         best_start = [-1] * (size + 1)
@@ -90,7 +227,7 @@ def unigram_word_encoder(model: Any) -> Any:
             piece_id = get(piece)
             if piece_id is None:
                 if byte_fallback:
-                    byte_ids = [get(f"<0x{byte:02X}>") for byte in piece.encode("utf-8")]
+                    byte_ids = list(map(byte_piece_ids.__getitem__, piece.encode("utf-8")))
                     if None not in byte_ids:
                         for byte_id in byte_ids:
                             ids.append(byte_id)

@@ -39,6 +39,12 @@ UNK_PENALTY = 10.0
 
 _CACHE_LIMIT = 10_000
 
+#: Sequences up to this long are walked with direct look-ups of the piece dict (every length
+#: up to the longest piece's) as long as the prefix dict is not built: building it costs
+#: ~25 ms on a 25k vocabulary, which a cold text of short words never earns back. A longer
+#: sequence builds it (its walk stops at the first substring that starts no piece).
+_DIRECT_WALK_LIMIT = 1000
+
 
 class Unigram:
     """An immutable Unigram model over ``(piece, log-probability)`` pairs; ids are positions.
@@ -52,7 +58,7 @@ class Unigram:
 
     __slots__ = (
         "_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_scores", "_cache", "_token_cache",
-        "_alpha", "_nbest_size",
+        "_alpha", "_nbest_size", "_longest",
     )
 
     def __init__(
@@ -102,6 +108,7 @@ class Unigram:
         self._min_score = min(finite) if finite else math.inf
         # The prefix structure of the Viterbi walk (built on first use, once: see _prefixes).
         self._trie: dict[str, int] | None = None
+        self._longest: int | None = None  # the longest piece's length (on first use: see _lookup)
         self._scores = list(map(itemgetter(1), pieces))
         self._cache: dict[str, tuple[str, ...]] = {}
         self._token_cache: dict[str, tuple[Token, ...]] = {}
@@ -188,14 +195,32 @@ class Unigram:
             self._trie = prefixes
         return self._trie
 
+    def _lookup(self, size: int) -> tuple[Any, bool, int]:
+        """How to look pieces up in a sequence of ``size`` chars: ``(get, stops, longest)``,
+        ``get(substring)`` giving an id (or -1 for a prefix that is no piece, or None), ``stops``
+        whether None means no longer piece starts there (the prefix dict) or only that this
+        substring is no piece (the piece dict: direct look-ups up to ``longest`` chars).
+
+        >>> model = Unigram([("<unk>", 0.0), ("ab", -1.0)], unk_id=0)
+        >>> model._lookup(3)[1:], model._trie is None, model._lookup(5000)[1:], model._trie is None
+        ((False, 5), True, (True, 5), False)
+        """
+        if self._longest is None:
+            self._longest = max(map(len, self._token_to_id), default=0)
+        if self._trie is None and size <= _DIRECT_WALK_LIMIT:
+            return self._token_to_id.get, False, self._longest
+        return self._prefixes().get, True, self._longest
+
     def _matches(self, sequence: str, start: int) -> Iterable[tuple[int, int, float]]:
         """``(end, piece_id, score)`` of every piece starting at ``start``, shortest first."""
-        prefixes, scores = self._prefixes(), self._scores
-        for end in range(start + 1, len(sequence) + 1):
-            piece_id = prefixes.get(sequence[start:end])
+        lookup, stops, longest = self._lookup(len(sequence))
+        scores = self._scores
+        for end in range(start + 1, min(len(sequence), start + longest) + 1):
+            piece_id = lookup(sequence[start:end])
             if piece_id is None:
-                return
-            if piece_id >= 0:
+                if stops:
+                    return
+            elif piece_id >= 0:
                 yield end, piece_id, scores[piece_id]
 
     def encode(self, sequence: str) -> list[str]:
@@ -210,18 +235,21 @@ class Unigram:
         best_score = [0.0] * (size + 1)
         best_start = [-1] * (size + 1)
         best_id = [0] * (size + 1)
-        prefix_id, scores = self._prefixes().get, self._scores
+        lookup, stops, longest = self._lookup(size)
+        scores = self._scores
         for start in range(size):
             here = best_score[start]
             has_single = False
             # walk the prefixes from `start`: this loop is the encoder's hot path
             end = start
-            while end < size:
+            last = min(size, start + longest)
+            while end < last:
                 end += 1
-                piece_id = prefix_id(sequence[start:end])
+                piece_id = lookup(sequence[start:end])
                 if piece_id is None:
-                    break
-                if piece_id >= 0:
+                    if stops:
+                        break
+                elif piece_id >= 0:
                     candidate = scores[piece_id] + here
                     if best_start[end] < 0 or candidate > best_score[end]:
                         best_score[end], best_start[end], best_id[end] = candidate, start, piece_id

@@ -1,0 +1,170 @@
+"""``unigram_word_encoder`` (tokviz/models/unigram/fast.py) against ``Unigram.tokenize`` and HF.
+
+The encoder walks the piece dict directly with scores starting at -inf and reads the best
+path back from the starts alone; vocabularies with NaN or infinite scores and words holding
+the unk piece's text take its general walk. On random vocabularies (tied scores, unk id 0,
+elsewhere or None, byte fallback on or off, duplicated pieces, odd scores) and random words
+(known and unknown chars, the unk piece's text, long words) it must give exactly what the
+model gives, and the ids and pieces of HF ``tokenizers``' Unigram.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import tokenizers
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokviz import models
+from tokviz.errors import VocabularyError
+from tokviz.fast_paths import _model_word_entry
+from tokviz.models.unigram.fast import _UNIGRAM_MAX_WORD, unigram_word_encoder
+
+KNOWN = ["a", "b", "c", "▁", "é", "中"]
+UNKNOWN = ["x", "😀", "e\u0301", "<", "k"]
+WORD = st.lists(st.sampled_from(KNOWN * 3 + UNKNOWN + ["<unk>", "ab", "▁a"]), max_size=14).map("".join)
+LONG_WORD = st.lists(st.sampled_from(KNOWN * 4 + UNKNOWN), min_size=60, max_size=120).map("".join)
+PLAIN_SCORES = [-1.0, -2.0, -2.5, -3.0, -4.0, -7.0, -0.5]
+
+
+@st.composite
+def vocabularies(draw, odd_scores: bool = True):
+    pieces = draw(st.lists(st.lists(st.sampled_from(KNOWN), min_size=1, max_size=5).map("".join), min_size=1, max_size=30))
+    score_choices = PLAIN_SCORES + ([math.nan, -math.inf, math.inf, -1e300] if odd_scores and draw(st.booleans()) else [])
+    scores = draw(st.lists(st.sampled_from(score_choices), min_size=len(pieces), max_size=len(pieces)))
+    vocab = [*zip(pieces, scores)]
+    unk_at = draw(st.sampled_from([0, len(vocab) // 2, None]))
+    if unk_at is not None:
+        vocab.insert(unk_at, ("<unk>", draw(st.sampled_from([0.0, -3.0]))))
+    byte_fallback = draw(st.booleans())
+    if byte_fallback:
+        vocab += [(f"<0x{byte:02X}>", -9.0) for byte in draw(st.lists(st.sampled_from(list("x<k😀".encode())), max_size=6))]
+    return vocab, unk_at, byte_fallback
+
+
+def check_word(model, encode, word) -> None:
+    fast = encode(word)
+    if fast is None:  # left to the model: it raises for an unknown char without unk
+        with pytest.raises(VocabularyError):
+            model.tokenize(word)
+    else:
+        assert fast == _model_word_entry(model, word), word
+
+
+def words_of(vocab):
+    """Words glued from the vocabulary's pieces (many overlapping matches, so many ties) and other chars."""
+    parts = [piece for piece, _ in vocab] + UNKNOWN
+    return st.lists(st.sampled_from(parts), max_size=7).map("".join)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(vocabularies(), st.lists(WORD, min_size=1, max_size=4), st.data())
+def test_the_encoder_equals_the_model(spec, words, data) -> None:
+    vocab, unk_id, byte_fallback = spec
+    model = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    encode = unigram_word_encoder(model)
+    for word in words + data.draw(st.lists(words_of(vocab), min_size=1, max_size=4)):
+        check_word(model, encode, word)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(vocabularies(), LONG_WORD)
+def test_long_words_equal_the_model(spec, word) -> None:
+    vocab, unk_id, byte_fallback = spec
+    model = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    check_word(model, unigram_word_encoder(model), word)
+
+
+@settings(max_examples=250, deadline=None, derandomize=True)
+@given(vocabularies(odd_scores=False), st.lists(WORD, min_size=1, max_size=3), st.data())
+def test_ids_and_pieces_equal_hf(spec, words, data) -> None:
+    vocab, unk_id, byte_fallback = spec
+    model = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    hf = tokenizers.models.Unigram(vocab, unk_id, byte_fallback)
+    encode = unigram_word_encoder(model)
+    for word in words + data.draw(st.lists(words_of(vocab), min_size=1, max_size=3)):
+        fast = encode(word)
+        try:
+            expected = hf.tokenize(word)
+        except Exception:
+            assert fast is None, word
+            continue
+        assert fast is not None, word
+        assert (list(fast[0]), list(fast[1])) == ([t.id for t in expected], [t.value for t in expected]), word
+
+
+def test_worked_examples() -> None:
+    vocab = [("<unk>", 0.0), ("a", -1.0), ("b", -1.0), ("ab", -2.0), ("▁", -1.5), ("▁ab", -3.5), ("c", -4.0)]
+    encode = unigram_word_encoder(models.Unigram(vocab, unk_id=0))
+    # 'ab' (-2.0) ties 'a' + 'b' (-2.0): the piece ending at 2 that starts first wins.
+    assert encode("ab") == ((3,), ("ab",), (0,), (2,))
+    # '▁ab' (-3.5) ties '▁' + 'ab' (-3.5): '▁ab' starts first.
+    assert encode("▁abc") == ((5, 6), ("▁ab", "c"), (0, 3), (3, 4))
+    # Unknown chars next to each other are one <unk> carrying their text.
+    assert encode("axyb") == ((1, 0, 2), ("a", "xy", "b"), (0, 1, 3), (1, 3, 4))
+    # The unk piece's own text is an unknown piece too (the model fuses it like unknown chars).
+    assert encode("<unk><unk>") == ((0,), ("<unk><unk>",), (0,), (10,))
+    assert encode("") == ((), (), (), ())
+
+
+def test_byte_fallback_and_missing_unk() -> None:
+    vocab = [("<unk>", 0.0), ("a", -1.0), ("<0x78>", -5.0), ("<0x79>", -5.0)]
+    encode = unigram_word_encoder(models.Unigram(vocab, unk_id=0, byte_fallback=True))
+    assert encode("axy") == ((1, 2, 3), ("a", "<0x78>", "<0x79>"), (0, 1, 1), (1, 3, 3))
+    assert encode("az") == ((1, 0), ("a", "z"), (0, 1), (1, 2))  # no <0x7A> piece: <unk>
+    no_unk = unigram_word_encoder(models.Unigram([("a", -1.0), ("ab", -1.0)]))
+    assert no_unk("ab") == ((1,), ("ab",), (0,), (2,))
+    assert no_unk("ax") is None  # the model raises HF's error
+
+
+def test_odd_scores_walk_like_the_model() -> None:
+    vocab = [("<unk>", 0.0), ("a", math.nan), ("b", -1.0), ("ab", -math.inf), ("c", math.inf)]
+    model = models.Unigram(vocab, unk_id=0)
+    encode = unigram_word_encoder(model)
+    for word in ["ab", "abc", "ba", "cab", "xab", "aaa"]:
+        assert encode(word) == _model_word_entry(model, word), word
+
+
+def test_long_words_stay_off_the_models_prefix_dict() -> None:
+    model = models.Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)], unk_id=0)
+    encode = unigram_word_encoder(model)
+    word = "ab" * 200 + "x" + "ba" * 100
+    assert len(word) <= _UNIGRAM_MAX_WORD
+    assert encode(word) == _model_word_entry(model, word)
+    fresh = models.Unigram(model.vocab, unk_id=0)
+    unigram_word_encoder(fresh)(word)
+    assert fresh._trie is None  # no prefix dict built
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(vocabularies(), st.data())
+def test_the_models_direct_look_ups_equal_its_prefix_walk(spec, data) -> None:
+    """Without its prefix dict the model looks pieces up directly: same tokens, lattice and n-best."""
+    vocab, unk_id, byte_fallback = spec
+    direct = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    walk = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    walk._prefixes()
+    for word in data.draw(st.lists(words_of(vocab) | WORD, min_size=1, max_size=4)):
+        try:
+            expected = walk.tokenize(word)
+        except VocabularyError:
+            with pytest.raises(VocabularyError):
+                direct.tokenize(word)
+            continue
+        assert direct.tokenize(word) == expected, word
+        nodes = [(n.start, n.end, n.piece_id) for n in walk.lattice(word).nodes]
+        assert [(n.start, n.end, n.piece_id) for n in direct.lattice(word).nodes] == nodes, word
+        if word and not any(math.isnan(score) for _, score in vocab):
+            assert [[t.id for t in toks] for toks, _ in direct.nbest(word, 3)] == [[t.id for t in toks] for toks, _ in walk.nbest(word, 3)]
+    assert direct._trie is None
+
+
+def test_the_model_builds_its_prefix_dict_for_a_long_sequence_only() -> None:
+    model = models.Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)], unk_id=0)
+    assert [t.value for t in model.tokenize("abba")] == ["ab", "b", "a"] and model._trie is None
+    long = "ab" * 600 + "x"
+    tokens = model.tokenize(long)
+    assert model._trie is not None
+    assert [t.value for t in tokens] == ["ab"] * 600 + ["x"]
