@@ -27,6 +27,8 @@ Training follows sentencepiece's ``TrainerInterface``:
 from __future__ import annotations
 
 import gc
+from bisect import bisect_left
+from itertools import accumulate, repeat
 import heapq
 import math
 import random
@@ -41,6 +43,7 @@ import numpy as np
 
 from tokviz.history import MergeStep, TrainingHistory, WordCountSummary
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
+from tokviz.sentencepiece.parallel import in_two_processes
 from tokviz.sentencepiece.normalizer import RULE_NAMES, SentencePieceNormalizer, charsmap_for_rule
 from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, count_words, split_into_words
 from tokviz.sentencepiece.processor import SentencePieceError
@@ -270,8 +273,15 @@ class SentencePieceHistory(TrainingHistory):
 # --------------------------------------------------------------------------- loading
 
 
-def _read_lines(paths: Iterable[str]) -> Iterator[str]:
-    for path in paths:
+class _FileLines:
+    """The lines of the input files in turn (each file read and decoded whole, lazily file by file);
+    ``all()`` is them all as one list (no per-line generator step when every line is wanted)."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.paths = list(paths)
+
+    @staticmethod
+    def _read(path: str) -> list[str]:
         try:
             handle = open(path, "rb")
         except OSError as exc:
@@ -282,7 +292,17 @@ def _read_lines(paths: Iterable[str]) -> Iterator[str]:
         lines = data.decode("utf-8", errors="replace").split("\n")
         if lines[-1] == "":
             lines.pop()
-        yield from lines
+        return lines
+
+    def __iter__(self) -> Iterator[str]:
+        for path in self.paths:
+            yield from self._read(path)
+
+    def all(self) -> list[str]:
+        lines: list[str] = []
+        for path in self.paths:
+            lines += self._read(path)
+        return lines
 
 
 @dataclass
@@ -292,16 +312,14 @@ class _Corpus:
     too_long: int = 0
     coverage: float = 1.0
     words: dict[str, int] | None = None
+    sentence_count: int = 0
 
 
-def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str], metas: Mapping[int, tuple[str, PieceType]],
-                   with_words: bool = False) -> _Corpus:
-    """Steps 1-3 of the module docstring. With ``with_words`` (and whitespace-split words of
-    unweighted lines) the corpus also has ``words`` (step 4's ``{word: count}``, rare characters
-    already the unknown marker) and then its ``sentences`` keep their rare characters (only their
-    number is used)."""
-    corpus = _Corpus()
+def _sample_lines(spec: TrainerSpec, lines: Iterable[str]) -> tuple[list[str], list[int], int]:
+    """``(lines kept, their counts, lines too long)``: sentencepiece's reading loop (tsv lines
+    ``text<TAB>count``; the first ``input_sentence_size`` lines, or a seeded sample of that many)."""
     raw: list[tuple[str, int]] = []
+    too_long = 0
     limit = spec.input_sentence_size
     rng = random.Random(12345678)
     seen = 0
@@ -320,7 +338,7 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
             continue
         size = len(line)  # characters <= UTF-8 bytes <= 4 * characters: encode only when it matters
         if size > max_length or (4 * size > max_length and len(line.encode("utf-8")) > max_length):
-            corpus.too_long += 1
+            too_long += 1
             continue
         if UNK_CHAR in line:
             continue
@@ -339,38 +357,77 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
                 break
         else:
             raw.append((line, freq))
+    return [line for line, _ in raw], [freq for _, freq in raw], too_long
+
+
+def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str], metas: Mapping[int, tuple[str, PieceType]],
+                   with_words: bool = False) -> _Corpus:
+    """Steps 1-3 of the module docstring. With ``with_words`` (and whitespace-split words of
+    unweighted lines) the corpus also has ``words`` (step 4's ``{word: count}``, rare characters
+    already the unknown marker) and then its ``sentences`` keep their rare characters (only their
+    number is used)."""
+    corpus = _Corpus()
+    limit = spec.input_sentence_size
+    is_tsv = spec.input_format == "tsv"
+    max_length = spec.max_sentence_length
+    freqs: list[int] | None = None  # (None: every line once)
+    if limit <= 0 and not is_tsv:
+        # every line is kept unless empty, too long or holding the unknown marker: by comprehensions
+        lines = lines.all() if isinstance(lines, _FileLines) else list(lines)
+        if set(map(type, lines)) - {str}:
+            lines = [line if type(line) is str else bytes(line).decode("utf-8", errors="replace") for line in lines]
+        short = max_length // 4  # characters <= UTF-8 bytes <= 4 * characters: encode only above this
+
+        def too_long(line: str) -> bool:
+            return len(line) > max_length or len(line.encode("utf-8")) > max_length
+
+        corpus.too_long = sum(1 for line in lines if len(line) > short and too_long(line))
+        kept = [line for line in lines if line and UNK_CHAR not in line and (len(line) <= short or not too_long(line))]
+    else:
+        kept, freqs, corpus.too_long = _sample_lines(spec, lines)
+    if freqs is not None and all(freq == 1 for freq in freqs):
+        freqs = None
     user_defined = [p for p, k in metas.values() if k == PieceType.USER_DEFINED]
     normalizer = SentencePieceNormalizer(
         nspec.precompiled_charsmap, add_dummy_prefix=nspec.add_dummy_prefix,
         remove_extra_whitespaces=nspec.remove_extra_whitespaces, escape_whitespaces=nspec.escape_whitespaces,
         treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix, user_defined_symbols=user_defined)
-    texts = normalizer.normalize_all([line for line, _ in raw])
-    blob = "".join(texts)
-    meta_set = [p for p in sorted({p for p, _ in metas.values()}, key=len, reverse=True) if p in blob]
-    if meta_set:
-        for index, text in enumerate(texts):
-            for piece in meta_set:
-                if piece in text:
-                    text = text.replace(piece, "\t")
-            texts[index] = text
-        blob = "".join(texts)
-    sentences = [(text, freq) for text, (_, freq) in zip(texts, raw) if text]
-    if not sentences:
-        raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
+    meta_list = sorted({p for p, _ in metas.values()}, key=len, reverse=True)
     counts: Counter[str] = Counter()
     words: dict[str, int] | None = None
-    if all(freq == 1 for _, freq in sentences):
-        if with_words and spec.split_by_whitespace and not spec.treat_whitespace_as_suffix and not spec.allow_whitespace_only_pieces:
-            # the words partition the texts: count them once, and the characters from the
-            # distinct words (78k on the 6.8 MB corpus) instead of from the whole text
-            words = count_words([text for text, _ in sentences])
-            counts.update(_weighted_char_counts(words))
+    if (with_words and spec.split_by_whitespace and not spec.treat_whitespace_as_suffix
+            and not spec.allow_whitespace_only_pieces and freqs is None):
+        # the words partition the texts: count them once, and the characters from the distinct
+        # words (78k on the 6.8 MB corpus) instead of from the whole text; a big corpus is
+        # normalized and counted in two halves, the second in a forked process (num_threads > 1)
+        texts = kept
+        work = _NormalizeAndCount(normalizer, meta_list)
+        ends = list(accumulate(map(len, texts)))
+        if spec.num_threads > 1 and ends and ends[-1] >= _TWO_PROCESS_MIN_CHARS:
+            # (split by characters, not lines: line lengths vary by file; the worker takes a little more, the parent also merges)
+            half = bisect_left(ends, ends[-1] * (1 - _WORKER_SHARE))
+            (words, kept), (more, kept_more) = in_two_processes(work, texts[:half], texts[half:])
+            words.update(more)
+            kept += kept_more
         else:
-            counts.update(_char_counts(blob))
+            words, kept = work(texts)
+        if not kept:
+            raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
+        corpus.sentence_count = kept
+        counts.update(_weighted_char_counts(words))
     else:
-        for text, freq in sentences:
-            for char in text:
-                counts[char] += freq
+        texts = normalizer.normalize_all(kept)
+        _replace_metas(texts, meta_list)
+        sentences = [(text, freq) for text, freq in zip(texts, freqs or repeat(1)) if text]
+        if not sentences:
+            raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
+        corpus.sentence_count = len(sentences)
+        if all(freq == 1 for _, freq in sentences):
+            counts.update(_char_counts("".join(texts)))
+        else:
+            for text, freq in sentences:
+                for char in text:
+                    counts[char] += freq
     counts.pop(" ", None)
     required_flag = set(spec.required_chars)
     total = sum(counts.values())
@@ -391,12 +448,42 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         if rare:
             words = _replace_rare_in_words(words, "".join(chr(code) for code in rare))
         corpus.words = words
-    elif rare:
-        sentences = _replace_rare(sentences, "".join(chr(code) for code in rare))
-    corpus.sentences = sentences
+    else:
+        if rare:
+            sentences = _replace_rare(sentences, "".join(chr(code) for code in rare))
+        corpus.sentences = sentences
     corpus.required = required
     corpus.coverage = accumulated / total if total else 1.0
     return corpus
+
+
+#: below this many characters a corpus is normalized and counted in one process (a fork costs ~10 ms)
+_TWO_PROCESS_MIN_CHARS = 1_000_000
+_WORKER_SHARE = 0.55  # of the characters (the last lines), for the forked worker
+
+
+def _replace_metas(texts: list[str], meta_list: list[str]) -> None:
+    """Meta pieces (``<unk>``, ``<s>``, user symbols...) in the texts become tab boundaries, in place (longest first)."""
+    blob = "".join(texts)
+    present = [p for p in meta_list if p in blob]
+    if present:
+        for index, text in enumerate(texts):
+            for piece in present:
+                if piece in text:
+                    text = text.replace(piece, "\t")
+            texts[index] = text
+
+
+class _NormalizeAndCount:
+    """Raw lines -> ``(Counter of their words, number of lines not empty once normalized)``."""
+
+    def __init__(self, normalizer: SentencePieceNormalizer, meta_list: list[str]) -> None:
+        self.normalizer, self.meta_list = normalizer, meta_list
+
+    def __call__(self, lines: list[str]) -> tuple[Counter[str], int]:
+        texts = self.normalizer.normalize_all(lines)
+        _replace_metas(texts, self.meta_list)
+        return count_words(texts), len(texts) - texts.count("")
 
 
 def _char_counts(text: str) -> dict[str, int]:
@@ -426,12 +513,15 @@ def _replace_rare_in_words(words: Mapping[str, int], rare: str) -> dict[str, int
     """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up)."""
     keys = list(words)
     codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
-    rare_codes = np.fromiter(map(ord, rare), dtype=np.int64, count=len(rare))
-    sizes = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
-    owner = np.repeat(np.arange(len(keys)), sizes)
-    touched = np.unique(owner[np.isin(codes, rare_codes)]).tolist()  # the few words holding a rare character
-    if not touched:
+    if not len(codes):
         return dict(words)
+    is_rare = np.zeros(int(codes.max()) + 1, dtype=bool)  # (a lookup table over the code points)
+    is_rare[[code for code in map(ord, rare) if code < len(is_rare)]] = True
+    hits = np.flatnonzero(is_rare[codes])
+    if not len(hits):
+        return dict(words)
+    ends = np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)))
+    touched = np.unique(np.searchsorted(ends, hits, side="right")).tolist()  # the few words holding a rare character
     table = {ord(char): UNK_CHAR for char in rare}
     out = dict(words)
     for index in touched:
@@ -564,7 +654,7 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     if not nspec.escape_whitespaces and spec.model_type == ModelType.BPE:
         raise SentencePieceError("INTERNAL: the bpe model needs escape_whitespaces=true.")
     metas = meta_pieces(spec)
-    lines = sentence_iterator if sentence_iterator is not None else _read_lines(spec.input)
+    lines = sentence_iterator if sentence_iterator is not None else _FileLines(spec.input)
     if progress:
         progress("load sentences", 0, 1)
     model_type = ModelType(spec.model_type)
@@ -641,7 +731,7 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     chars = len(corpus.required)
     summary = WordCountSummary(total_words=sum(words.values()), unique_words=len(words),
                                total_characters=sum(corpus.required.values()), distinct_characters=chars,
-                               top_words=tuple(heapq.nsmallest(20, words.items(), key=lambda item: (-item[1], item[0]))))
+                               top_words=_top_words(words, 20))
     min_size = fixed + (chars if model_type == ModelType.BPE else 1)
     if unigram_history is not None:
         min_size = fixed + chars
@@ -656,8 +746,16 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
         alphabet=tuple(c for c, _ in sorted_chars(corpus.required)), word_counts=summary, stop_reason=stop_reason,
         min_vocab_size=min(min_size, len(pieces)), max_vocab_size=len(pieces),
         trainer_config=tuple(sorted((k, v) for k, v in spec.set_fields().items())), seconds=time.perf_counter() - started,
-        proto=proto, merge_steps=merge_steps, unigram=unigram_history, sentences=len(corpus.sentences),
+        proto=proto, merge_steps=merge_steps, unigram=unigram_history, sentences=corpus.sentence_count,
         skipped_too_long=corpus.too_long, character_coverage=corpus.coverage)
+
+
+def _top_words(words: Mapping[str, int], n: int) -> tuple[tuple[str, int], ...]:
+    """The ``n`` most frequent words (ties: the smaller word first), without a key call per word."""
+    if len(words) <= n:
+        return tuple(sorted(words.items(), key=lambda item: (-item[1], item[0])))
+    least = heapq.nlargest(n, words.values())[-1]
+    return tuple(sorted(((w, c) for w, c in words.items() if c >= least), key=lambda item: (-item[1], item[0]))[:n])
 
 
 def _format_score(score: float) -> str:

@@ -20,9 +20,9 @@ Counts are exact at every step (sentencepiece reaches the same counts lazily).
 from __future__ import annotations
 
 import gc
+from array import array
 import heapq
 from dataclasses import dataclass
-from itertools import chain
 from typing import Callable, Mapping
 
 import numpy as np
@@ -206,8 +206,8 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
 def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int, rules: PieceRules,
                meta_size: int, progress: Callable[[str, int, int], None] | None) -> BpeResult:
     kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
-    strings, words, flat_ids = _word_ids([word for word, _ in kept])
-    counts = [count for _, count in kept]
+    strings, sizes, flat_ids = _word_ids([word for word, _ in kept])
+    counts = np.fromiter((count for _, count in kept), dtype=np.int64, count=len(kept))
     is_valid = rules.is_valid
     valid: dict[int, bool] = {}  # pair code -> may it be counted (False once merged or dropped)
 
@@ -215,20 +215,59 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         ok = valid[code] = is_valid(strings[code >> _BITS] + strings[code & _MASK])
         return ok
 
-    pair_counts, where = _initial_pairs(words, counts, check, flat_ids)
+    # all the words in a row, one position per symbol: ``sym`` (-1 once merged into its left
+    # neighbour), the next and previous live positions of the same word (-1 at its ends), the
+    # word's count; ``where`` maps a pair code to the positions of its left symbol, ascending
+    sym = flat_ids
+    total = len(sym)
+    ends = np.cumsum(sizes)
+    nxt = np.arange(1, total + 1, dtype=np.int64)
+    nxt[ends - 1] = -1
+    prv = np.arange(-1, total - 1, dtype=np.int64)
+    prv[ends - sizes] = -1
+    weight = np.repeat(counts, sizes)
+    mark = np.zeros(total, dtype=bool)
+    pair_counts, where = _initial_pairs(sym, nxt, weight, check)
     get_count, get_valid = pair_counts.get, valid.get
     heap = [(len(strings[code >> _BITS]) + len(strings[code & _MASK]) - count * _COUNT_UNIT,
              strings[code >> _BITS] + strings[code & _MASK], strings[code >> _BITS], code)
             for code, count in pair_counts.items() if valid[code]]
     heapq.heapify(heap)
     heappush, heappop = heapq.heappush, heapq.heappop
+    # pairs counted below the merge being made wait in buckets by count (most never come up:
+    # 83% of the pairs made on the 6.8 MB corpus); a bucket goes onto the heap once its count
+    # reaches the heap's best (an upper bound), before anything is taken from the heap
+    pending: dict[int, list[int]] = {}
+    pending_counts: list[int] = []  # the buckets' counts, negated (a max-heap)
+    floor = 0  # the count of the merge being made: a pair counted at least that goes onto the heap at once
     made: set[str] = set()
     steps: list[MergeStep] = []
     pieces: list[tuple[str, float]] = []
     stop_reason = f"reached the target of {num_merges} merges"
+    vectorized = True  # the big early merges in numpy, then (for good) one position at a time on lists
+    typical = 2.0 * _VECTOR_TYPICAL  # the merges' recent candidate positions (a moving average)
     while len(pieces) < num_merges:
         best = None
-        while heap:
+        while True:
+            if pending_counts and (not heap or -pending_counts[0] >= -(heap[0][0] >> _LENGTH_BITS)):
+                top = -heappop(pending_counts)
+                for code in pending.pop(top):
+                    current = get_count(code, 0)
+                    if current == top:
+                        first_part = strings[code >> _BITS]
+                        second_part = strings[code & _MASK]
+                        heappush(heap, (len(first_part) + len(second_part) - top * _COUNT_UNIT, first_part + second_part,
+                                        first_part, code))
+                    elif current > 0 and get_valid(code) is not False:  # counted down meanwhile: a lower bucket
+                        bucket = pending.get(current)
+                        if bucket is None:
+                            pending[current] = [code]
+                            heappush(pending_counts, -current)
+                        else:
+                            bucket.append(code)
+                continue
+            if not heap:
+                break
             entry = heappop(heap)
             key, _, _, code = entry
             count = -(key >> _LENGTH_BITS)
@@ -249,6 +288,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             stop_reason = "no valid pair left to merge"
             break
         _, merged, _, code = best
+        floor = count
         left, right = code >> _BITS, code & _MASK
         pair_counts[code] = 0  # (kept: a dropped pair stays in words, and its neighbours' merges count it down)
         valid[code] = False
@@ -264,115 +304,218 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             progress("merges", rank, num_merges)
         new_id = len(strings)
         strings.append(merged)
-        new_left, new_right = new_id << _BITS, new_id
-        # every pair made here holds the new id, so none is known yet: each occurrence only notes
-        # its word under the pair (once per occurrence); the counts are summed per pair at the end
-        new_where: dict[int, list[int]] = {}
-        taken: dict[int, int] = {}  # (new, left) pairs a later occurrence in the same word took apart
-        for index in holders:
-            word = words[index]
-            remaining = word.count(left)  # (counted, not searched until ValueError: raising costs more)
-            if not remaining:
+        if vectorized:
+            typical += (len(holders) - typical) * 0.01
+            if typical >= _VECTOR_TYPICAL and rank < _VECTOR_RANKS:
+                made_pairs = _merge_vectorized(holders, left, right, new_id, sym, nxt, prv, weight, mark, pair_counts)
+                for changed, (count, positions) in made_pairs.items():
+                    pair_counts[changed] = count
+                    if count >= floor:
+                        first_part = strings[changed >> _BITS]
+                        second_part = strings[changed & _MASK]
+                        heappush(heap, (len(first_part) + len(second_part) - count * _COUNT_UNIT, first_part + second_part,
+                                        first_part, changed))
+                    elif count > 0:
+                        bucket = pending.get(count)
+                        if bucket is None:
+                            pending[count] = [changed]
+                            heappush(pending_counts, -count)
+                        else:
+                            bucket.append(changed)
+                    where[changed] = positions
                 continue
-            weight = counts[index]
-            position = -1
-            while remaining:
-                position = word.index(left, position + 1)
-                remaining -= 1
-                if position + 1 < len(word) and word[position + 1] == right:
-                    if right == left:
-                        remaining -= 1
-                    if position:
-                        before = word[position - 1]
-                        if before == new_id:
-                            taken[before << _BITS | left] = taken.get(before << _BITS | left, 0) + weight
-                        else:
-                            pair_counts[before << _BITS | left] -= weight
-                        changed = before << _BITS | new_right
-                        bucket = new_where.get(changed)
-                        if bucket is None:
-                            new_where[changed] = [index]
-                        else:
-                            bucket.append(index)
-                    word[position:position + 2] = (new_id,)
-                    if position + 1 < len(word):
-                        after = word[position + 1]
-                        pair_counts[right << _BITS | after] -= weight
-                        changed = new_left | after
-                        bucket = new_where.get(changed)
-                        if bucket is None:
-                            new_where[changed] = [index]
-                        else:
-                            bucket.append(index)
-        count_of = counts.__getitem__
+            vectorized = False
+            # (arrays of C ints: a copy of the bytes, and nothing to free one by one at the end)
+            sym, nxt, prv, weight = (array("q", values.astype(np.int64, copy=False).tobytes()) for values in (sym, nxt, prv, weight))
+        if not isinstance(holders, list):
+            holders = holders.tolist() if len(holders) else []
+        new_left = new_id << _BITS
+        # every pair made here holds the new id, so none is known yet: each occurrence only notes
+        # its position under the pair; the counts are summed per pair at the end
+        new_where: dict[int, list[int]] = {}
+        taken: dict[int, int] = {}  # (new, left) pairs a later occurrence took apart into (new, new)
+        for position in holders:  # ascending: with left == right, "aaa" merges its first two
+            if sym[position] != left:
+                continue
+            second = nxt[position]
+            if second < 0 or sym[second] != right:
+                continue
+            w = weight[position]
+            before = prv[position]
+            if before >= 0:
+                symbol = sym[before]
+                if symbol == new_id:  # merged just before: (new, left) there is (new, new) now
+                    changed = new_left | left
+                    taken[changed] = taken.get(changed, 0) + w
+                    changed = new_left | new_id
+                else:
+                    pair_counts[symbol << _BITS | left] -= w
+                    changed = symbol << _BITS | new_id
+                bucket = new_where.get(changed)
+                if bucket is None:
+                    new_where[changed] = [before]
+                else:
+                    bucket.append(before)
+            sym[position] = new_id
+            sym[second] = -1
+            after = nxt[second]
+            nxt[position] = after
+            if after >= 0:
+                prv[after] = position
+                symbol = sym[after]
+                pair_counts[right << _BITS | symbol] -= w
+                changed = new_left | symbol
+                bucket = new_where.get(changed)
+                if bucket is None:
+                    new_where[changed] = [position]
+                else:
+                    bucket.append(position)
+        weight_of = weight.__getitem__
         for changed, bucket in new_where.items():
-            count = sum(map(count_of, bucket)) - taken.get(changed, 0)
+            count = sum(map(weight_of, bucket)) - taken.get(changed, 0)
             pair_counts[changed] = count
-            if count > 0:
+            if count >= floor:
                 first_part = strings[changed >> _BITS]
-                second = strings[changed & _MASK]
-                heappush(heap, (len(first_part) + len(second) - count * _COUNT_UNIT, first_part + second, first_part, changed))
+                second_part = strings[changed & _MASK]
+                heappush(heap, (len(first_part) + len(second_part) - count * _COUNT_UNIT, first_part + second_part, first_part, changed))
+            elif count > 0:
+                waiting = pending.get(count)
+                if waiting is None:
+                    pending[count] = [changed]
+                    heappush(pending_counts, -count)
+                else:
+                    waiting.append(changed)
             where[changed] = bucket
     for char, _ in sorted_chars(required_chars):
         pieces.append((char, -float(len(pieces))))
     return BpeResult(tuple(steps), tuple(pieces), stop_reason)
 
 
-def _word_ids(words: list[str]) -> tuple[list[str], list[list[int]], "np.ndarray"]:
-    """``(characters sorted, each word as a list of their ids, all the ids in a row)`` by one numpy
-    pass over the words' code points: ``_word_ids(["ba", "a"])[:2] == (["a", "b"], [[1, 0], [0]])``."""
+#: merges are done in numpy while their recent candidate positions (an average over about the
+#: last 100 merges, from twice this) stay at least this many, and at most ``_VECTOR_RANKS`` of
+#: them; then one position at a time, for good (numpy's fixed cost per merge is ~50 positions')
+_VECTOR_TYPICAL = 50
+_VECTOR_RANKS = 10_000
+
+
+def _merge_vectorized(holders: "np.ndarray", left: int, right: int, new_id: int, sym: "np.ndarray", nxt: "np.ndarray",
+                      prv: "np.ndarray", weight: "np.ndarray", mark: "np.ndarray",
+                      pair_counts: dict[int, int]) -> dict[int, tuple[int, "np.ndarray"]]:
+    """The per-position loop of :func:`_train_bpe` for one merge, in numpy: merges every
+    occurrence of ``left right`` among the candidate positions (left to right), counts the
+    neighbouring pairs down in ``pair_counts`` and returns ``{new pair: (count, positions)}``.
+    ``mark``: all False, one per position (scratch, left all False)."""
+    if not len(holders):
+        return {}
+    holders = np.asarray(holders, dtype=np.int64)
+    starts = holders[sym[holders] == left]
+    seconds = nxt[starts]
+    found = seconds >= 0
+    starts, seconds = starts[found], seconds[found]
+    found = sym[seconds] == right
+    starts, seconds = starts[found], seconds[found]
+    if not len(starts):
+        return {}
+    if left == right and len(starts) > 1:
+        # runs like "aaaa": an occurrence whose first symbol is another's second waits; merge
+        # the run heads, drop what they took, and repeat on the rest (1st, 3rd, ... of a run)
+        chosen = []
+        while len(starts):
+            mark[seconds] = True
+            head = ~mark[starts]
+            mark[seconds] = False
+            taken = seconds[head]
+            chosen.append(starts[head])
+            mark[taken] = True
+            rest = ~head & ~mark[starts]
+            mark[taken] = False
+            starts, seconds = starts[rest], seconds[rest]
+        starts = np.sort(np.concatenate(chosen))
+        seconds = nxt[starts]
+    w = weight[starts]
+    before = prv[starts]
+    after = nxt[seconds]
+    # old pairs around each occurrence, once each: (before, left) unless "before" is another
+    # occurrence's second symbol, whose (right, after) pair is the same one
+    has_before = before >= 0
+    mark[seconds] = True
+    has_before[has_before] = ~mark[before[has_before]]
+    mark[seconds] = False
+    has_after = after >= 0
+    lefts, afters = before[has_before], after[has_after]
+    for symbol, total in zip(*_tally(sym[lefts], w[has_before])):
+        pair_counts[symbol << _BITS | left] -= total
+    for symbol, total in zip(*_tally(sym[afters], w[has_after])):
+        pair_counts[right << _BITS | symbol] -= total
+    # merge
+    sym[starts] = new_id
+    sym[seconds] = -1
+    nxt[starts] = after
+    prv[afters] = starts[has_after]
+    # new pairs: (new, after) at each occurrence, (before, new) unless "before" is merged too
+    # (then it is that occurrence's (new, new)); grouped by the other symbol, positions ascending
+    before = prv[starts]
+    has_before = before >= 0
+    has_before[has_before] = sym[before[has_before]] != new_id
+    lefts = before[has_before]
+    made: dict[int, tuple[int, "np.ndarray"]] = {}
+    for symbols, positions, weights, shift in ((sym[lefts], lefts, w[has_before], _BITS), (sym[afters], starts[has_after], w[has_after], 0)):
+        if not len(symbols):
+            continue
+        # (a stable sort keeps each group's positions ascending; on 16-bit keys it is a radix sort)
+        order = np.argsort(symbols.astype(np.uint16) if new_id < 1 << 16 else symbols, kind="stable")
+        symbols = symbols[order]
+        first = np.flatnonzero(np.concatenate(([True], symbols[1:] != symbols[:-1])))
+        totals = np.add.reduceat(weights[order], first).tolist()
+        positions = positions[order]
+        bounds = first.tolist() + [len(symbols)]
+        fixed = new_id << (_BITS - shift)
+        for symbol, total, a, b in zip(symbols[first].tolist(), totals, bounds, bounds[1:]):
+            made[symbol << shift | fixed] = (total, positions[a:b])
+    return made
+
+
+def _tally(symbols: "np.ndarray", weights: "np.ndarray") -> tuple[list[int], list[int]]:
+    """``(distinct symbols, summed weight of each)``: ``_tally([3, 1, 3], [1, 2, 5]) == ([1, 3], [2, 6])`` (arrays in)."""
+    if not len(symbols):
+        return [], []
+    sums = np.bincount(symbols, weights=weights)
+    present = np.flatnonzero(sums)
+    return present.tolist(), np.rint(sums[present]).astype(np.int64).tolist()
+
+
+def _word_ids(words: list[str]) -> tuple[list[str], "np.ndarray", "np.ndarray"]:
+    """``(characters sorted, each word's length, all the words' ids in a row)`` by one numpy pass
+    over the words' code points: ``_word_ids(["ba", "a"])`` is ``(["a", "b"], [2, 1], [1, 0, 0])`` (as arrays)."""
     codes = np.frombuffer("".join(words).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
     present = np.flatnonzero(np.bincount(codes)) if len(codes) else np.zeros(0, dtype=np.int64)
     table = np.zeros(int(present[-1]) + 1 if len(present) else 1, dtype=np.int64)
     table[present] = np.arange(len(present))
     flat = table[codes]  # (a lookup table over the code points: no sort)
-    ids = flat.tolist()
-    ends = np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words))).tolist()
-    starts = [0, *ends[:-1]]
-    return [chr(code) for code in present.tolist()], [ids[a:b] for a, b in zip(starts, ends)], flat
-
-
-def _initial_pairs(words: list[list[int]], counts: list[int], check: Callable[[int], bool],
-                   flat_ids: "np.ndarray | None" = None) -> tuple[dict[int, int], dict[int, list[int]]]:
-    """``({pair code: weighted count}, {pair code: indices of the words holding it})``: counts of
-    all adjacent pairs, holders of the valid ones, in a few numpy passes over all the words' ids
-    (``check(code)`` once per distinct pair). A word index may repeat in a holders list (the
-    merge loop appends); the loop only finds nothing to merge there the second time."""
     sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    if sizes.sum() - len(words) <= 0:
+    return [chr(code) for code in present.tolist()], sizes, flat
+
+
+def _initial_pairs(sym: "np.ndarray", nxt: "np.ndarray", weight: "np.ndarray",
+                   check: Callable[[int], bool]) -> tuple[dict[int, int], dict[int, "np.ndarray"]]:
+    """``({pair code: weighted count}, {pair code: positions of its left symbol, ascending})``:
+    counts of all adjacent pairs, positions of the valid ones, in a few numpy passes
+    (``check(code)`` once per distinct pair)."""
+    positions = np.flatnonzero(nxt >= 0)
+    if not len(positions):
         return {}, {}
-    ids = flat_ids if flat_ids is not None else np.fromiter(chain.from_iterable(words), dtype=np.int64, count=int(sizes.sum()))
-    owner = np.repeat(np.arange(len(words), dtype=np.int64), sizes)
-    inside = owner[:-1] == owner[1:]
-    codes = ((ids[:-1] << _BITS) | ids[1:])[inside]
-    owner = owner[:-1][inside]
-    distinct, inverse = _unique_inverse(codes)
-    keep = np.fromiter((check(code) for code in distinct.tolist()), dtype=bool, count=len(distinct))
-    weights = np.bincount(inverse, weights=np.asarray(counts, dtype=np.float64)[owner], minlength=len(distinct))
-    # every adjacent pair is counted (a merge counts its neighbours down without asking), only valid ones go on the heap
-    pair_counts = dict(zip(distinct.tolist(), np.rint(weights).astype(np.int64).tolist()))
-    # (pair, word) once each, grouped by pair
-    chosen = keep[inverse]
-    key = np.sort(inverse[chosen] * len(words) + owner[chosen])
-    if len(key):
-        key = key[np.concatenate(([True], key[1:] != key[:-1]))]
-    pair_index, word_index = np.divmod(key, len(words))
-    bounds = np.flatnonzero(np.diff(pair_index)) + 1
-    starts = np.concatenate(([0], bounds)).tolist()
-    ends = np.concatenate((bounds, [len(key)])).tolist()
-    holders = word_index.tolist()
-    pair_codes = distinct[pair_index[starts]].tolist() if len(key) else []
-    where = {code: holders[a:b] for code, a, b in zip(pair_codes, starts, ends)}
+    lefts, rights = sym[positions], sym[positions + 1]
+    base = int(sym.max()) + 1
+    if base * base <= 1 << 16:  # (pairs of 256 characters or fewer: a radix sort of 16-bit keys)
+        order = np.argsort((lefts * base + rights).astype(np.uint16), kind="stable")
+    else:
+        order = np.argsort((lefts << _BITS) | rights, kind="stable")
+    codes, positions = (lefts[order] << _BITS) | rights[order], positions[order]
+    first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    distinct = codes[first].tolist()
+    totals = np.add.reduceat(weight[positions], first).tolist()
+    # every adjacent pair is counted (a merge counts its neighbours down without asking), only valid ones are placed
+    pair_counts = dict(zip(distinct, totals))
+    bounds = first.tolist() + [len(codes)]
+    where = {code: positions[a:b] for code, a, b in zip(distinct, bounds, bounds[1:]) if check(code)}
     return pair_counts, where
-
-
-def _unique_inverse(values: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
-    """``np.unique(values, return_inverse=True)`` by one sort (numpy 2's hashing unique is slower here)."""
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
-    first = np.empty(len(values), dtype=bool)
-    first[:1] = True
-    first[1:] = ordered[1:] != ordered[:-1]
-    inverse = np.empty(len(values), dtype=np.int64)
-    inverse[order] = np.cumsum(first) - 1
-    return ordered[first], inverse
