@@ -406,3 +406,24 @@ def test_whitespace_ascii_regex_splits_as_whitespace(text):
     from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
 
     assert [m.span() for m in _WORD_OR_SYMBOLS_ASCII.finditer(text)] == [m.span() for m in _WORD_OR_SYMBOLS.finditer(text)]
+
+
+@pytest.mark.parametrize("name", ["wordlevel", "prepend_whitespace", "metaspace_always_True", "metaspace_first_False", "llama_like", "bert_cased"])
+def test_pairs_and_pretokenized_words_on_the_whole_piece_path(name):
+    json_text = _small_pipelines()[name]
+    fast, general, reference = Tokenizer.from_str(json_text), _general(json_text), hf.Tokenizer.from_str(json_text)
+    texts = st.lists(st.sampled_from(_PIECE_ALPHABET), max_size=12).map("".join)
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(texts, texts, st.lists(texts.filter(bool), min_size=1, max_size=4))
+    def check(first: str, second: str, words: list[str]) -> None:
+        for args, kwargs in (((first, second), {}), ((words,), {"is_pretokenized": True})):
+            try:
+                expected = reference.encode(*args, **kwargs)
+            except Exception:
+                continue
+            ours = fast.encode(*args, **kwargs)
+            assert _all_fields(ours) == _all_fields(general.encode(*args, **kwargs)), (args, kwargs)
+            assert _all_fields(ours) == _all_fields(expected), (args, kwargs)
+
+    check()

@@ -108,7 +108,7 @@ class ChunkPlan:
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
-        "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer",
+        "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "changes_alone", "odd_values",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -147,6 +147,12 @@ class ChunkPlan:
         self.run_findall: Any = None
         #: The splitter's regex for ASCII text in :mod:`re` (faster than :mod:`regex`'s), or None.
         self.ascii_finditer: Any = None
+        #: Non-ASCII char -> whether a stage changes it on its own (see _line_fields).
+        self.changes_alone: dict[str, bool] = {}
+        #: Token values that may differ in length from the text they cover (unk, byte
+        #: fallback): without them a model's tokens are slices of the word (see
+        #: _line_fields), or None when the model's values may not be slices at all.
+        self.odd_values = _odd_values(model)
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
         if type(model).__name__ == "WordLevel" and type(model).__module__ == "tokviz.models.wordlevel.model":
@@ -229,6 +235,33 @@ def _model_splits_at(model: Any, char: str) -> bool:
                 return False
             position = token.find(char, position + 1)
     return True
+
+
+def _odd_values(model: Any) -> frozenset[str] | None:
+    """The values of the tokens a model makes that are not the text they cover (its unk
+    token and the ``<0xNN>`` byte tokens), or None when other tokens may not be either
+    (a subword prefix or suffix, two tokens sharing an id, WordPiece's ``##``).
+
+    >>> from tokviz import models
+    >>> sorted(_odd_values(models.BPE({"a": 0, "<unk>": 1}, [], unk_token="<unk>")))[:2], _odd_values(models.WordPiece({"a": 0}))
+    (['<0x00>', '<0x01>'], None)
+    """
+    kind = type(model).__name__
+    values = {f"<0x{byte:02X}>" for byte in range(256)}
+    if kind == "BPE":
+        if model.continuing_subword_prefix or model.end_of_word_suffix or not getattr(model, "_plain", False):
+            return None
+        unk = model.unk_token
+    elif kind == "Unigram":
+        unk_id = model._unk_id
+        unk = None if unk_id is None else model.id_to_token(unk_id)
+    elif kind == "WordLevel":
+        unk = model.unk_token
+    else:
+        return None
+    if unk is not None:
+        values.add(unk)
+    return frozenset(values)
 
 
 def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | None:
@@ -654,6 +687,20 @@ def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | 
     return entries
 
 
+_ASCII_CHARS = frozenset(map(chr, range(128)))
+
+
+def _changed_alone(plan: ChunkPlan, char: str) -> bool:
+    """Whether a normalizer stage (other than Prepend and one-char Replaces, whose changes
+    keep the alignment) changes ``char`` on its own."""
+    for stage, kind in plan.stage_kinds:
+        if kind == "Prepend" or (kind == "Replace" and isinstance(stage.pattern, str) and len(stage.pattern) == 1):
+            continue
+        if stage.normalize_str(char) != char:
+            return True
+    return False
+
+
 def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None) -> tuple[Any, ...] | None:
     """One whole piece of text (a line, or the text between added tokens) on plain strings:
     ``(ids, tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a
@@ -673,6 +720,19 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
     >>> _line_fields(plan, "Hi! you", True)
     ((0, 1, 2), ('hi', '!', '[UNK]'), ((0, 2), (2, 3), (4, 7)), (0, 1, 2), 3)
     """
+    if plan.stages and not text.isascii():
+        # A stage may change non-ASCII text only as a one-char Replace: if one of the
+        # piece's chars is changed on its own, the piece surely is, so do not normalize
+        # it whole (a 20 KB text through BertNormalizer) only to find that out.
+        chars = set(text)
+        chars.difference_update(_ASCII_CHARS)
+        changes_alone = plan.changes_alone
+        for char in chars:
+            changed = changes_alone.get(char)
+            if changed is None:
+                changed = changes_alone[char] = _changed_alone(plan, char)
+            if changed:
+                return None
     prefix = 0  # chars inserted before the piece's first char
     for stage, kind in plan.stage_kinds:
         if kind == "Prepend":
@@ -736,9 +796,7 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
         n_words = len(words)
         if not n_words:
             return (), (), (), (), 0
-        word_starts = list(accumulate(map(len, words), initial=-prefix))
-        if prefix and n_words > 1 and word_starts[1] < 0:
-            return None
+        word_starts = None  # the words tile the text: see below
     wordlevel = plan.wordlevel
     if wordlevel is not None and not prefix and plan.word_finditer is not None:
         # One token per word: the word itself, or the unk token.
@@ -763,6 +821,32 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
                 entries[position] = cache_get(word) or _word_entry(plan, word, byte_level)
     ids = tuple(chain.from_iterable(map(_IDS, entries)))
     n = len(ids)
+    tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
+    odd_values = plan.odd_values
+    if word_starts is None and odd_values is not None and odd_values.isdisjoint(tokens):
+        # The words tile the text and, without unk or byte tokens, each token is the slice
+        # of the text it covers: offsets are running sums of the tokens' lengths.
+        if plan.one_word:
+            word_ids = (0,) * n
+        elif n == n_words:
+            word_ids = tuple(range(n_words))
+        else:
+            word_ids = tuple(chain.from_iterable(map(repeat, range(n_words), map(len, map(_IDS, entries)))))
+        bounds = list(accumulate(map(len, tokens), initial=-prefix))
+        if not prefix:
+            return ids, tokens, tuple(zip(bounds, islice(bounds, 1, None))), word_ids, n_words
+        offsets = list(zip(bounds, islice(bounds, 1, None)))
+        index = 0
+        while index < n and offsets[index][0] < 0:
+            # Inside the prepended chars: from the first char (tokens are never empty here).
+            end = offsets[index][1]
+            offsets[index] = (0, end if end > 0 else 1)
+            index += 1
+        return ids, tokens, tuple(offsets), word_ids, n_words
+    if word_starts is None:
+        word_starts = list(accumulate(map(len, words), initial=-prefix))
+        if prefix and n_words > 1 and word_starts[1] < 0:
+            return None
     if n == n_words:
         bases = word_starts
         word_ids = (0,) * n if plan.one_word else tuple(range(n_words))
@@ -770,7 +854,6 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
         counts = list(map(len, map(_IDS, entries)))
         bases = list(chain.from_iterable(map(repeat, word_starts, counts)))
         word_ids = (0,) * n if plan.one_word else tuple(chain.from_iterable(map(repeat, range(n_words), counts)))
-    tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
     starts = list(map(add, chain.from_iterable(map(_STARTS, entries)), bases))
     ends = list(map(add, chain.from_iterable(map(_ENDS, entries)), bases))
     if prefix:
