@@ -132,6 +132,60 @@ def test_bpe_word_encoder_worked_examples() -> None:
     assert bpe_word_encoder(models.BPE(vocab, [], dropout=0.5)) is None
 
 
+@st.composite
+def merge_tables(draw):
+    """Plain vocabularies over a small alphabet (so pairs overlap and repeat) whose merges come
+    in any order: ranks need not rise up a token's merge tree, two merges may make one token,
+    and many tokens are not what the merges make of their own chars."""
+    alphabet = draw(st.lists(st.sampled_from(["a", "b", "c", "é", "中"]), min_size=2, max_size=4, unique=True))
+    vocab = {char: index for index, char in enumerate(alphabet)}
+    symbols = list(alphabet)
+    merges = []
+    for left, right in draw(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=40)):
+        pair = (symbols[left % len(symbols)], symbols[right % len(symbols)])
+        if pair not in merges:
+            merges.append(pair)
+            vocab.setdefault(pair[0] + pair[1], len(vocab))
+            symbols.append(pair[0] + pair[1])
+    if draw(st.booleans()):
+        merges = draw(st.permutations(merges))
+    return models.BPE(vocab, merges)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(merge_tables(), st.lists(st.lists(st.sampled_from(["a", "b", "c", "é", "中"]), max_size=8).map("".join), max_size=4))
+def test_a_word_in_the_vocabulary_is_one_token_only_when_its_merges_make_it(model, words) -> None:
+    # Every token of the vocabulary as a word (the encoder proves or disproves that the merges
+    # rebuild it, memoized per token, in a random order), and random words.
+    vocab = sorted(model.get_vocab(), key=len)
+    order = words + vocab[::-1] + vocab + words
+    encode = bpe_word_encoder(model)
+    for word in order:
+        assert encode(word) == _model_word_entry(model, word), (word, model.to_dict()["merges"])
+
+
+def test_a_token_the_merges_do_not_rebuild_is_merged_as_any_word() -> None:
+    vocab = {"x": 0, "y": 1, "z": 2, "yz": 3, "xy": 4, "xyz": 5, "zx": 6, "yzx": 7}
+    # x y z: y+z (rank 0) comes before x+y (rank 1), so 'xyz' (made by xy + z) is x, yz.
+    model = models.BPE(vocab, [("y", "z"), ("x", "y"), ("xy", "z"), ("z", "x"), ("yz", "x")])
+    encode = bpe_word_encoder(model)
+    assert encode("xyz") == ((0, 3), ("x", "yz"), (0, 1), (1, 3))
+    assert encode("xy") == ((4,), ("xy",), (0,), (2,))
+    # y z x: y+z (rank 0), then yz+x (rank 4); z+x (rank 3) never meets z alone.
+    assert encode("yzx") == ((7,), ("yzx",), (0,), (3,))
+    # ranks that do not rise up the tree: 'ab' is made after 'abc' needs it, still right.
+    backwards = models.BPE({"a": 0, "b": 1, "c": 2, "bc": 3, "abc": 4, "ab": 5}, [("b", "c"), ("a", "bc"), ("a", "b")])
+    assert bpe_word_encoder(backwards)("abc") == ((4,), ("abc",), (0,), (3,))
+    assert bpe_word_encoder(backwards)("ab") == ((5,), ("ab",), (0,), (2,))
+    # 'puv' is made by p + uv at rank 0, before 'uv' exists (rank 2): it does rebuild, but only
+    # once u + v merged, so in 'xpuv' the x + p merge (rank 1) comes first: xp, uv.
+    late = {"x": 0, "p": 1, "u": 2, "v": 3, "uv": 4, "puv": 5, "xp": 6, "xpuv": 7}
+    late_model = models.BPE(late, [("p", "uv"), ("x", "p"), ("u", "v"), ("x", "puv")])
+    assert bpe_word_encoder(late_model)("puv") == ((5,), ("puv",), (0,), (3,))
+    assert bpe_word_encoder(late_model)("xpuv") == ((6, 4), ("xp", "uv"), (0, 2), (2, 4))
+    assert _model_word_entry(late_model, "xpuv") == ((6, 4), ("xp", "uv"), (0, 2), (2, 4))
+
+
 def test_a_word_longer_than_the_list_merge_limit_merges_through_the_heap() -> None:
     model = models.BPE({"a": 0, "b": 1, "ab": 2, "abab": 3}, [("a", "b"), ("ab", "ab")])
     word = "ab" * 300 + "a"

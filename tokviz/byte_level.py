@@ -39,6 +39,11 @@ UNICODE_TO_BYTES: dict[str, int] = {symbol: byte for byte, symbol in BYTES_TO_UN
 _LATIN1_TO_SYMBOLS = {byte: symbol for byte, symbol in BYTES_TO_UNICODE.items()}
 
 
+#: str.translate table of the ASCII chars whose symbol is not the char itself (controls, space,
+#: DEL): ``word.translate(ASCII_TO_SYMBOLS)`` maps an ASCII word without a UTF-8 round trip.
+ASCII_TO_SYMBOLS = {byte: symbol for byte, symbol in BYTES_TO_UNICODE.items() if byte < 128 and symbol != chr(byte)}
+
+
 def bytes_to_symbols(data: bytes) -> str:
     """Map raw bytes to their byte-level symbols, one symbol per byte."""
     return data.decode("latin-1").translate(_LATIN1_TO_SYMBOLS)

@@ -35,6 +35,7 @@ import copy
 import importlib
 import json
 from dataclasses import dataclass
+from functools import partial
 from itertools import accumulate, chain, count, islice, repeat
 from operator import add, itemgetter, lt, sub
 from pathlib import Path
@@ -43,7 +44,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
-from tokviz.byte_level import BYTES_TO_UNICODE, text_to_symbols
+from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
 from tokviz.encoding import Encoding
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.fast_paths import encode_chunked, plan_for
@@ -1386,33 +1387,31 @@ def _added_pieces(added: AddedVocabulary, sequence: str) -> list[tuple[int | Non
 def _byte_word_entries(model: Any) -> Any:
     """``word -> word-cache entry`` (:func:`_tokenize_byte_word`) for the model: a BPE model's
     tuples come from :func:`bpe_word_encoder` (no ``Token`` objects), others' from ``model.tokenize``."""
-    encode = bpe_word_encoder(model)
-    model_tokenize = model.tokenize
-
-    def word_entry(word: str) -> tuple[Any, ...]:
-        return _tokenize_byte_word(word, model_tokenize, encode)
-
-    return word_entry
+    return partial(_tokenize_byte_word, model.tokenize, bpe_word_encoder(model))
 
 
-# An ASCII char's byte-level symbol: the char itself for printable ones, 'Ġ' for a space...
-_ASCII_SYMBOLS = {code: symbol for code, symbol in BYTES_TO_UNICODE.items() if code < 128 and symbol != chr(code)}
+# The last six fields of a word's entry when it is one ASCII token covering it (size < 256):
+# with one leading 'Ġ' trimmed (a word after a space), or with nothing to trim.
+_SPACE_TAILS = tuple(
+    (ONE_TUPLES[1], ONE_TUPLES[size], ONE_TUPLES[size], ONE_TUPLES[1], ONE_TUPLES[size], True) for size in range(ONE_TUPLE_LIMIT)
+)
+_PLAIN_TAILS = tuple(
+    (ONE_TUPLES[0], ONE_TUPLES[size], ONE_TUPLES[size], ONE_TUPLES[0], ONE_TUPLES[size], True) for size in range(ONE_TUPLE_LIMIT)
+)
 
 
-def _tokenize_byte_word(word: str, model_tokenize: Any, encode: Any = None) -> tuple[Any, ...]:
+def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[Any, ...]:
     """A pre-token's word-cache entry (fields below): ids, tokens, start and end offsets in
     chars of ``word`` (not of its byte symbols), the same trimmed by the ByteLevel
     post-processor's rule for a token that is not the first of the text, token lengths,
     trimmed offsets relative to each token's start, and whether the tokens tile the word.
     ``encode``: the model's :func:`~tokviz.models.bpe.fast.bpe_word_encoder`, if it has one."""
     if word.isascii():
-        # One symbol per char: letters and digits are their own symbols, the rest mapped.
-        if word.isalnum():
-            symbols = word
-        elif word[:1] == " " and word[1:].isalnum():
-            symbols = "Ġ" + word[1:]
+        # One symbol per char: printable ASCII is its own symbol but for the space ('Ġ').
+        if word.isprintable():
+            symbols = word.replace(" ", "Ġ")
         else:
-            symbols = word.translate(_ASCII_SYMBOLS)
+            symbols = word.translate(ASCII_TO_SYMBOLS)
     else:
         symbols = text_to_symbols(word)
     entry = encode(symbols) if encode is not None else None
@@ -1427,6 +1426,14 @@ def _tokenize_byte_word(word: str, model_tokenize: Any, encode: Any = None) -> t
     ids, values, starts, ends = entry
     size = len(word)
     same_length = len(symbols) == size
+    if len(ids) == 1 and same_length and ends[0] == size < ONE_TUPLE_LIMIT and not starts[0]:
+        # The usual word: one token covering it, trimmed by one leading space or not at all.
+        value = values[0]
+        if value[0] == "Ġ":
+            if size > 1 and value[1] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
+                return entry + _SPACE_TAILS[size]
+        elif value[0] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
+            return entry + _PLAIN_TAILS[size]
     if len(ids) == 1 and same_length:
         # The common case (a known word of ASCII text), built without intermediate lists.
         value = values[0]

@@ -4,9 +4,11 @@ pipelines, :func:`byte_word_tokens`."""
 
 from __future__ import annotations
 
-import re
 from itertools import accumulate, islice, repeat
+from operator import and_
 from typing import Any
+
+from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
 
 
 #: ``(n,)`` for small n, shared: a cold encode keeps an entry per distinct word, and each tuple
@@ -21,7 +23,9 @@ def bpe_word_encoder(model: Any) -> Any:
     per token that the caller takes apart again; this one merges the same ids with the same
     merge table and gives the tuples directly. A word with a char that is not a symbol of the
     vocabulary goes by the model's own rules (unk, byte fallback, or dropped without an unk
-    token, as in HF).
+    token, as in HF). A word that is itself a token is that token without merging once
+    ``certify`` has proven (memoized per token) that the merges rebuild it -- or directly with
+    ``ignore_merges`` -- so a cold encode merges only the other words.
 
     >>> from tokviz.models import BPE
     >>> encode = bpe_word_encoder(BPE({"h": 0, "u": 1, "g": 2, "ug": 3, "hug": 4}, [("u", "g"), ("h", "ug")]))
@@ -60,6 +64,15 @@ def bpe_word_encoder(model: Any) -> Any:
             if token_id is not None:
                 size = len(word)
                 return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
+        elif shortcut and len(word) <= max_symbols:  # (certify recurses once per level of the tree)
+            token_id = get(word)
+            if token_id is not None:
+                rebuilt = certified_get(token_id)
+                if rebuilt is None:
+                    rebuilt = certify(token_id)
+                if rebuilt:
+                    size = len(word)
+                    return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
         if prefix:
             ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
             if suffix:
@@ -116,6 +129,74 @@ def bpe_word_encoder(model: Any) -> Any:
             ends = tuple(accumulate(map(len, values)))
         return tuple(ids), values, (0, *ends[:-1]), ends
 
+    # A word that is itself a token is usually that one token; certify(t) proves it for t
+    # (memoized per token) without merging: t = a + b by its merge at rank r; if a and b
+    # each rebuild themselves (ranks rising up their merge trees) and no pair across their
+    # boundary can merge before both are complete, the merges of t's chars run as those of
+    # a and of b side by side, then join a and b. Across the boundary only the symbols of
+    # a's right edge (its last char, the token that char first joins, ..., a) meet those of
+    # b's left edge, each while it exists: from its merge's rank until the next one up.
+    # (An empty token would let a merge remake one of its parts: no shortcut then.)
+    shortcut = plain and not suffix and not prefix and not ignore_merges and "" not in vocab
+    certified: dict[int, bool] = {}
+    certified_get = certified.get
+    producer: dict[int, tuple[int, int]] = {}
+    producer_get = producer.get
+    never_rank = 1 << 62
+
+    def certify(token_id: int) -> bool:
+        if not producer:
+            producer.update(zip(map(and_, merge_map.values(), repeat(id_mask)), merge_map))
+        pair = producer_get(token_id)
+        if pair is None:
+            rebuilt = len(token_of(token_id)) == 1  # a char's own symbol
+        else:
+            left, right = pair
+            rebuilt = certified_get(left)
+            if rebuilt is None:
+                rebuilt = certify(left)
+            if rebuilt:
+                rebuilt = certified_get(right)
+                if rebuilt is None:
+                    rebuilt = certify(right)
+                if rebuilt:
+                    rebuilt = edges_never_merge(left, right, merge_map[pair] >> 32)
+        certified[token_id] = rebuilt
+        return rebuilt
+
+    def edges_never_merge(x: int, y: int, rank: int) -> bool:
+        # Back in time from (a, b): the later-made of the two edge symbols steps down to its
+        # child on the boundary side (on a tie the right one: the left merge goes first).
+        # Each pair met is checked: it would merge first if its rank is below the merge
+        # ending its left symbol and not above the one ending its right symbol.
+        pair = producer_get(x)
+        x_made = -1 if pair is None else merge_map[pair] >> 32
+        x_pair = pair
+        pair = producer_get(y)
+        y_made = -1 if pair is None else merge_map[pair] >> 32
+        y_pair = pair
+        if x_made >= rank or y_made >= rank:
+            return False  # ranks do not rise up the tree: leave it to the merges
+        x_end = y_end = never_rank
+        while True:
+            if y_made >= x_made:
+                if y_pair is None:
+                    return True  # both are chars: every pair met was checked
+                y_end = y_made
+                y = y_pair[0]
+                y_pair = producer_get(y)
+                y_made = -1 if y_pair is None else merge_map[y_pair] >> 32
+            else:
+                x_end = x_made
+                x = x_pair[1]
+                x_pair = producer_get(x)
+                x_made = -1 if x_pair is None else merge_map[x_pair] >> 32
+            packed = pair_merge((x, y))
+            if packed is not None:
+                across = packed >> 32
+                if across < x_end and across <= y_end:
+                    return False
+
     unk_id = None if model.byte_fallback or model.unk_token is None else get(model.unk_token)
     fuse_unk = model.fuse_unk
     merge_word = model._merge_word
@@ -153,9 +234,6 @@ def bpe_word_encoder(model: Any) -> Any:
     return encode
 
 
-_PRINTABLE_ASCII = re.compile(r"[!-~]*")  # the bytes the GPT-2 table maps to themselves
-
-
 def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tuple[Any, Any, Any, Any]:
     """A byte-level word's tokens: ids, values, and start/end offsets in chars of ``word``
     (a token inside a char's bytes covers that whole char, as the general path aligns it).
@@ -165,12 +243,11 @@ def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tupl
     >>> byte_word_tokens("hé", BPE({"h": 0, "Ã": 1, "©": 2, "Ã©": 3}, [("Ã", "©")]).tokenize)
     ([0, 3], ['h', 'Ã©'], [0, 1], [1, 2])
     """
-    printable = _PRINTABLE_ASCII.fullmatch(word) is not None
-    if printable:
-        symbols = word
+    ascii_word = word.isascii()
+    if ascii_word:
+        # One symbol per char: printable ASCII is its own symbol but for the space ('Ġ').
+        symbols = word.replace(" ", "Ġ") if word.isprintable() else word.translate(ASCII_TO_SYMBOLS)
     else:
-        from tokviz.byte_level import text_to_symbols
-
         symbols = text_to_symbols(word)
     entry = encode(symbols) if encode is not None else None
     if entry is None:
@@ -178,7 +255,7 @@ def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tupl
         entry = (
             [t.id for t in tokens], [t.value for t in tokens], [t.offsets[0] for t in tokens], [t.offsets[1] for t in tokens]
         )
-    if printable or len(symbols) == len(word):
+    if ascii_word or len(symbols) == len(word):
         return entry
     char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
     starts: list[int] = []

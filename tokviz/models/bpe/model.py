@@ -80,6 +80,10 @@ def byte_fallback_token(byte: int) -> str:
     return f"<0x{byte:02X}>"
 
 
+#: The 256 byte-fallback pieces, by byte value.
+BYTE_FALLBACK_TOKENS = tuple(map(byte_fallback_token, range(256)))
+
+
 def parse_merge(merge: Any, index: int) -> tuple[str, str]:
     """One merge as a pair: ``["a", "b"]``, ``("a", "b")`` or the legacy string ``"a b"``.
 
@@ -469,7 +473,7 @@ class BPE(FrozenModel):
             if self.byte_fallback:
                 # HF looks up the bytes of the decorated symbol (prefix and suffix
                 # included) and does not emit a pending unk first; we follow it.
-                byte_ids = [vocab.get(byte_fallback_token(byte)) for byte in symbol.encode("utf-8")]
+                byte_ids = list(map(vocab.get, map(BYTE_FALLBACK_TOKENS.__getitem__, symbol.encode("utf-8"))))
                 if None not in byte_ids:
                     ids.extend(byte_ids)  # type: ignore[arg-type]
                     lengths.extend([1] * len(byte_ids))
