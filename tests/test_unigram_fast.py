@@ -32,7 +32,8 @@ PLAIN_SCORES = [-1.0, -2.0, -2.5, -3.0, -4.0, -7.0, -0.5]
 @st.composite
 def vocabularies(draw, odd_scores: bool = True):
     pieces = draw(st.lists(st.lists(st.sampled_from(KNOWN), min_size=1, max_size=5).map("".join), min_size=1, max_size=30))
-    score_choices = PLAIN_SCORES + ([math.nan, -math.inf, math.inf, -1e300] if odd_scores and draw(st.booleans()) else [])
+    odd = draw(st.sampled_from(["none", "non-finite", "positive"])) if odd_scores else "none"
+    score_choices = PLAIN_SCORES + {"none": [], "non-finite": [math.nan, -math.inf, math.inf, -1e300], "positive": [0.0, 1.5, 3.0]}[odd]
     scores = draw(st.lists(st.sampled_from(score_choices), min_size=len(pieces), max_size=len(pieces)))
     vocab = [*zip(pieces, scores)]
     unk_at = draw(st.sampled_from([0, len(vocab) // 2, None]))
@@ -42,6 +43,14 @@ def vocabularies(draw, odd_scores: bool = True):
     if byte_fallback:
         vocab += [(f"<0x{byte:02X}>", -9.0) for byte in draw(st.lists(st.sampled_from(list("x<k😀".encode())), max_size=6))]
     return vocab, unk_at, byte_fallback
+
+
+def unigram(vocab, unk_id=None, byte_fallback=False):
+    """A model whose budget of direct look-ups for long words is never spent (small
+    vocabularies have small budgets): the encoder walks every word itself."""
+    model = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    model._direct_budget = 10**9
+    return model
 
 
 def check_word(model, encode, word) -> None:
@@ -63,7 +72,7 @@ def words_of(vocab):
 @given(vocabularies(), st.lists(WORD, min_size=1, max_size=4), st.data())
 def test_the_encoder_equals_the_model(spec, words, data) -> None:
     vocab, unk_id, byte_fallback = spec
-    model = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    model = unigram(vocab, unk_id, byte_fallback)
     encode = unigram_word_encoder(model)
     for word in words + data.draw(st.lists(words_of(vocab), min_size=1, max_size=4)):
         check_word(model, encode, word)
@@ -73,7 +82,7 @@ def test_the_encoder_equals_the_model(spec, words, data) -> None:
 @given(vocabularies(), LONG_WORD)
 def test_long_words_equal_the_model(spec, word) -> None:
     vocab, unk_id, byte_fallback = spec
-    model = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    model = unigram(vocab, unk_id, byte_fallback)
     check_word(model, unigram_word_encoder(model), word)
 
 
@@ -81,7 +90,7 @@ def test_long_words_equal_the_model(spec, word) -> None:
 @given(vocabularies(odd_scores=False), st.lists(WORD, min_size=1, max_size=3), st.data())
 def test_ids_and_pieces_equal_hf(spec, words, data) -> None:
     vocab, unk_id, byte_fallback = spec
-    model = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    model = unigram(vocab, unk_id, byte_fallback)
     hf = tokenizers.models.Unigram(vocab, unk_id, byte_fallback)
     encode = unigram_word_encoder(model)
     for word in words + data.draw(st.lists(words_of(vocab), min_size=1, max_size=3)):
@@ -127,15 +136,18 @@ def test_odd_scores_walk_like_the_model() -> None:
         assert encode(word) == _model_word_entry(model, word), word
 
 
-def test_long_words_stay_off_the_models_prefix_dict() -> None:
-    model = models.Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)], unk_id=0)
+def test_long_words_stay_off_the_models_prefix_dict_until_its_budget_is_spent() -> None:
+    vocab = [("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)] + [(f"c{i}", -5.0) for i in range(500)]
+    model = models.Unigram(vocab, unk_id=0)
     encode = unigram_word_encoder(model)
-    word = "ab" * 200 + "x" + "ba" * 100
+    word = "ab" * 200 + "x" + "ba" * 100  # 601 chars x 4 (longest piece) look-ups, of 8 x 504
     assert len(word) <= _UNIGRAM_MAX_WORD
-    assert encode(word) == _model_word_entry(model, word)
-    fresh = models.Unigram(model.vocab, unk_id=0)
-    unigram_word_encoder(fresh)(word)
-    assert fresh._trie is None  # no prefix dict built
+    expected = _model_word_entry(models.Unigram(vocab, unk_id=0), word)
+    assert encode(word) == expected
+    assert model._trie is None  # no prefix dict built
+    assert encode(word + "ab") is None  # the budget is spent: the model's prefix walk
+    assert _model_word_entry(model, word) == expected and model._trie is not None
+    assert encode("ab" * 16) == ((2,) * 16, ("ab",) * 16, tuple(range(0, 32, 2)), tuple(range(2, 33, 2)))  # short words: always here
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
@@ -143,7 +155,7 @@ def test_long_words_stay_off_the_models_prefix_dict() -> None:
 def test_the_models_direct_look_ups_equal_its_prefix_walk(spec, data) -> None:
     """Without its prefix dict the model looks pieces up directly: same tokens, lattice and n-best."""
     vocab, unk_id, byte_fallback = spec
-    direct = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    direct = unigram(vocab, unk_id, byte_fallback)
     walk = models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
     walk._prefixes()
     for word in data.draw(st.lists(words_of(vocab) | WORD, min_size=1, max_size=4)):
@@ -161,10 +173,31 @@ def test_the_models_direct_look_ups_equal_its_prefix_walk(spec, data) -> None:
     assert direct._trie is None
 
 
-def test_the_model_builds_its_prefix_dict_for_a_long_sequence_only() -> None:
-    model = models.Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)], unk_id=0)
+def test_the_model_builds_its_prefix_dict_once_long_sequences_spent_its_budget() -> None:
+    model = models.Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)] + [(f"c{i}", -5.0) for i in range(100)], unk_id=0)
     assert [t.value for t in model.tokenize("abba")] == ["ab", "b", "a"] and model._trie is None
-    long = "ab" * 600 + "x"
-    tokens = model.tokenize(long)
+    assert [t.value for t in model.tokenize("ab" * 50)] == ["ab"] * 50 and model._trie is None  # 100 x 4 of 8 x 104
+    tokens = model.tokenize("ab" * 60 + "x")
     assert model._trie is not None
-    assert [t.value for t in tokens] == ["ab"] * 600 + ["x"]
+    assert [t.value for t in tokens] == ["ab"] * 60 + ["x"]
+
+
+@st.composite
+def dense_vocabularies(draw):
+    """Few chars, pieces and their concatenations (whole words are pieces, many paths tie or
+    come close): where skipping starts matters most."""
+    base = draw(st.lists(st.text("ab▁", min_size=1, max_size=3), min_size=2, max_size=8, unique=True))
+    glued = draw(st.lists(st.lists(st.sampled_from(base), min_size=2, max_size=3).map("".join), max_size=10))
+    pieces = list(dict.fromkeys(["a", "b", "▁", *base, *glued]))
+    scores = draw(st.lists(st.sampled_from([-1.0, -1.5, -2.0, -2.5, -3.0, -4.5, -6.0, -0.25]), min_size=len(pieces), max_size=len(pieces)))
+    return [("<unk>", 0.0), *zip(pieces, scores)]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(dense_vocabularies(), st.data())
+def test_skipped_starts_never_change_the_result(vocab, data) -> None:
+    model = unigram(vocab, 0)
+    encode = unigram_word_encoder(model)
+    parts = [piece for piece, _ in vocab[1:]] + ["x"]
+    for word in data.draw(st.lists(st.lists(st.sampled_from(parts), min_size=1, max_size=5).map("".join), min_size=1, max_size=6)):
+        assert encode(word) == _model_word_entry(model, word), word

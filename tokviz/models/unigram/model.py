@@ -39,11 +39,16 @@ UNK_PENALTY = 10.0
 
 _CACHE_LIMIT = 10_000
 
-#: Sequences up to this long are walked with direct look-ups of the piece dict (every length
-#: up to the longest piece's) as long as the prefix dict is not built: building it costs
-#: ~25 ms on a 25k vocabulary, which a cold text of short words never earns back. A longer
-#: sequence builds it (its walk stops at the first substring that starts no piece).
-_DIRECT_WALK_LIMIT = 1000
+#: The Viterbi looks pieces up either in a dict of every prefix of every piece (its walk from
+#: a start stops at the first substring that starts no piece) or directly in the piece dict
+#: (every length up to the longest piece's). The prefix dict costs ~25 ms to build on a 25k
+#: vocabulary, about 8 look-ups per piece, which a text of short words never earns back
+#: (~38 direct look-ups a word against ~30). Sequences up to this long are always looked up
+#: directly while the prefix dict is not built...
+_ALWAYS_DIRECT = 32
+#: ... and longer ones (16 look-ups a char against ~4 on a 25k vocabulary) spend a budget of
+#: this many look-ups per piece, after which the prefix dict is built (rent, then buy).
+_DIRECT_BUDGET_PER_PIECE = 8
 
 
 class Unigram:
@@ -58,7 +63,7 @@ class Unigram:
 
     __slots__ = (
         "_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_scores", "_cache", "_token_cache",
-        "_alpha", "_nbest_size", "_longest",
+        "_alpha", "_nbest_size", "_longest", "_direct_budget",
     )
 
     def __init__(
@@ -109,6 +114,7 @@ class Unigram:
         # The prefix structure of the Viterbi walk (built on first use, once: see _prefixes).
         self._trie: dict[str, int] | None = None
         self._longest: int | None = None  # the longest piece's length (on first use: see _lookup)
+        self._direct_budget = _DIRECT_BUDGET_PER_PIECE * len(pieces)
         self._scores = list(map(itemgetter(1), pieces))
         self._cache: dict[str, tuple[str, ...]] = {}
         self._token_cache: dict[str, tuple[Token, ...]] = {}
@@ -195,6 +201,24 @@ class Unigram:
             self._trie = prefixes
         return self._trie
 
+    def _longest_piece(self) -> int:
+        if self._longest is None:
+            self._longest = max(map(len, self._token_to_id), default=0)
+        return self._longest
+
+    def _direct(self, size: int) -> bool:
+        """Whether to look up the pieces of a sequence of ``size`` chars directly (see
+        ``_ALWAYS_DIRECT``); a long sequence spends ``size * longest`` of the budget."""
+        if self._trie is not None:
+            return False
+        if size <= _ALWAYS_DIRECT:
+            return True
+        cost = size * self._longest_piece()
+        if cost > self._direct_budget:
+            return False
+        self._direct_budget -= cost
+        return True
+
     def _lookup(self, size: int) -> tuple[Any, bool, int]:
         """How to look pieces up in a sequence of ``size`` chars: ``(get, stops, longest)``,
         ``get(substring)`` giving an id (or -1 for a prefix that is no piece, or None), ``stops``
@@ -202,14 +226,12 @@ class Unigram:
         substring is no piece (the piece dict: direct look-ups up to ``longest`` chars).
 
         >>> model = Unigram([("<unk>", 0.0), ("ab", -1.0)], unk_id=0)
-        >>> model._lookup(3)[1:], model._trie is None, model._lookup(5000)[1:], model._trie is None
+        >>> model._lookup(3)[1:], model._trie is None, model._lookup(40)[1:], model._trie is None
         ((False, 5), True, (True, 5), False)
         """
-        if self._longest is None:
-            self._longest = max(map(len, self._token_to_id), default=0)
-        if self._trie is None and size <= _DIRECT_WALK_LIMIT:
-            return self._token_to_id.get, False, self._longest
-        return self._prefixes().get, True, self._longest
+        if self._direct(size):
+            return self._token_to_id.get, False, self._longest_piece()
+        return self._prefixes().get, True, self._longest_piece()
 
     def _matches(self, sequence: str, start: int) -> Iterable[tuple[int, int, float]]:
         """``(end, piece_id, score)`` of every piece starting at ``start``, shortest first."""
