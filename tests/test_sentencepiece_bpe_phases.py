@@ -1,5 +1,5 @@
-"""The SentencePiece BPE trainer's two merge loops (numpy for the first merges, then one
-position at a time) against the plain reference, with the switch at every point."""
+"""The SentencePiece BPE trainer's two ways to merge (numpy for a big merge, one position at a
+time for a small one) against the plain reference, in any mix."""
 
 from __future__ import annotations
 
@@ -29,24 +29,25 @@ def _alphabet(words: dict[str, int]) -> dict[str, int]:
     return dict(chars)
 
 
-def _train(words: dict[str, int], merges: int, rules: PieceRules, switch: int) -> trainer_bpe.BpeResult:
-    saved = trainer_bpe._VECTOR_RANKS, trainer_bpe._VECTOR_TYPICAL
-    trainer_bpe._VECTOR_RANKS, trainer_bpe._VECTOR_TYPICAL = switch, 0  # (small merges: numpy all the same)
+def _train(words: dict[str, int], merges: int, rules: PieceRules, smallest: int) -> trainer_bpe.BpeResult:
+    saved = trainer_bpe._VECTOR_MIN
+    trainer_bpe._VECTOR_MIN = smallest  # (0: every merge in numpy; huge: none)
     try:
         return train_bpe(words, _alphabet(words), merges, rules)
     finally:
-        trainer_bpe._VECTOR_RANKS, trainer_bpe._VECTOR_TYPICAL = saved
+        trainer_bpe._VECTOR_MIN = saved
 
 
 @settings(max_examples=150, deadline=None)
-@given(words=_WORDS, merges=st.integers(min_value=1, max_value=40), rules=_RULES, switch=st.integers(min_value=0, max_value=41))
-def test_both_loops_and_any_switch_equal_the_reference(words: dict[str, int], merges: int, rules: PieceRules, switch: int) -> None:
+@given(words=_WORDS, merges=st.integers(min_value=1, max_value=40), rules=_RULES,
+       smallest=st.sampled_from([0, 1, 2, 3, 4, 6, 10**9]))
+def test_both_loops_in_any_mix_equal_the_reference(words: dict[str, int], merges: int, rules: PieceRules, smallest: int) -> None:
     plain = train_bpe_reference(words, _alphabet(words), merges, rules)
-    assert _train(words, merges, rules, switch) == plain
+    assert _train(words, merges, rules, smallest) == plain
 
 
-def test_the_switch_follows_the_merges_size() -> None:
-    """Numpy while the merges are big (an average of their candidate positions), not after."""
+def test_big_merges_go_to_numpy() -> None:
+    """A merge with ``_VECTOR_MIN`` candidate positions or more is done in numpy, a smaller one not."""
     rng = random.Random(7)
     words = {WS + "".join(rng.choice("abcdefgh") for _ in range(rng.randint(2, 9))): rng.randint(1, 3) for _ in range(600)}
     calls = []
@@ -57,7 +58,8 @@ def test_the_switch_follows_the_merges_size() -> None:
     finally:
         trainer_bpe._merge_vectorized = real
     assert result == train_bpe_reference(words, _alphabet(words), 300, PieceRules())
-    assert len(result.merge_steps) == 300 and calls[0] > 50 and 10 < len(calls) < 300
+    assert len(result.merge_steps) == 300 and 10 < len(calls) < 300
+    assert min(calls) >= trainer_bpe._VECTOR_MIN
 
 
 def test_runs_of_one_letter() -> None:
@@ -65,5 +67,5 @@ def test_runs_of_one_letter() -> None:
     rules = PieceRules(max_sentencepiece_length=16)
     plain = train_bpe_reference(words, _alphabet(words), 30, rules)
     assert [s.token for s in plain.merge_steps[:3]] == ["aa", "aaaa", WS + "aaaa"]
-    for switch in (0, 1, 2, 5, 100):
-        assert _train(words, 30, rules, switch) == plain
+    for smallest in (0, 1, 2, 5, 10**9):
+        assert _train(words, 30, rules, smallest) == plain

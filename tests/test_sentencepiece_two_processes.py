@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 import tokviz.sentencepiece.trainer as trainer
 from tokviz.sentencepiece.normalizer import SentencePieceNormalizer
 from tokviz.sentencepiece.parallel import can_fork, in_two_processes
+from tokviz.sentencepiece.pieces import count_words, split_into_words
 from tokviz.sentencepiece.processor import SentencePieceError
 from tokviz.sentencepiece.trainer import build_specs, load_sentences, train_sentencepiece
 
@@ -106,3 +108,24 @@ def test_rare_characters_in_words(words: dict[str, int], rare: str) -> None:
         replaced = "".join("▅" if char in rare else char for char in word)
         expected[replaced] = expected.get(replaced, 0) + count
     assert trainer._replace_rare_in_words(words, rare) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(st.text(alphabet=st.sampled_from(list("ab▁\n")), max_size=8), max_size=12),
+       prefix=st.booleans())
+def test_counting_words_of_texts_that_start_words(texts: list[str], prefix: bool) -> None:
+    """``count_words``'s split at every "▁" when each text starts with one (and the general cut otherwise)."""
+    if prefix:
+        texts = ["▁" + text for text in texts]
+    expected: Counter[str] = Counter()
+    for text in texts:
+        expected.update(split_into_words(text))
+    assert count_words(texts) == expected
+    assert count_words(["▁a▁▁b▁", "", "▁"]) == Counter({"▁a": 1, "▁": 3, "▁b": 1})
+
+
+def test_characters_of_a_long_text() -> None:
+    from tokviz.sentencepiece.normalizer import _chars_of
+
+    text = "abc " * 100_000 + "é\U0001f600" + "xyz" * 100_000 + "\ud800"  # (over two 256k slices; a lone surrogate)
+    assert _chars_of(text) == set(text)

@@ -4,15 +4,18 @@
     (3, 7)
 
 The child gets a copy of the parent (fork: nothing to import or pickle on the way in) and sends
-its result back pickled through a pipe. Without ``os.fork``, in a process that runs other threads
-(forking those is unsafe: a lock another thread holds stays held in the child), or when anything
-goes wrong in the child, both halves run here, one after the other: the results are the same.
+its result back pickled through a pipe. Only on Linux (macOS's system libraries are not safe to
+use in a forked child, which is why Python spawns there), and not in a process that runs other
+threads (a lock another thread holds stays held in the child: Streamlit's and Dask's processes
+train in one process). There, or when anything goes wrong in the child, both halves run here,
+one after the other: the results are the same.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import sys
 import threading
 from typing import Callable, TypeVar
 
@@ -23,8 +26,8 @@ R = TypeVar("R")
 
 
 def can_fork() -> bool:
-    """Whether :func:`in_two_processes` forks here: ``os.fork`` exists and this is the only thread."""
-    return hasattr(os, "fork") and threading.active_count() == 1
+    """Whether :func:`in_two_processes` forks here: on Linux, in the only thread."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
 
 
 def in_two_processes(func: Callable[[T], R], first: T, second: T) -> tuple[R, R]:

@@ -165,6 +165,16 @@ def count_words(texts: list[str], treat_whitespace_as_suffix: bool = False,
     Counter({'▁a': 2, '▁b': 1})
     """
     if not treat_whitespace_as_suffix and not allow_whitespace_only_pieces:
+        kept = [text for text in texts if text]
+        if not any(text[0] != WS for text in kept):
+            # every text starts a word: joined, they split at every "▁" (a "▁" put back on each
+            # distinct word; an empty part after the first is a word "▁" alone, of "▁▁")
+            parts = Counter(WS.join(kept).split(WS)) if kept else Counter()
+            alone = parts.pop("", 0) - len(kept)
+            counts = Counter({WS + part: count for part, count in parts.items()})
+            if alone > 0:
+                counts[WS] = alone
+            return counts
         # the texts joined by a character none of them holds, cut before every "▁" and at the joins
         blob = "".join(texts)
         for sep in ("\n", "\0", "\uffff"):

@@ -27,24 +27,24 @@ Training follows sentencepiece's ``TrainerInterface``:
 from __future__ import annotations
 
 import gc
-from bisect import bisect_left
-from itertools import accumulate, repeat
 import heapq
 import math
 import random
 import re
 import struct
 import time
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
 from tokviz.history import MergeStep, TrainingHistory, WordCountSummary
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
-from tokviz.sentencepiece.parallel import in_two_processes
 from tokviz.sentencepiece.normalizer import RULE_NAMES, SentencePieceNormalizer, charsmap_for_rule
+from tokviz.sentencepiece.parallel import can_fork, in_two_processes
 from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, count_words, split_into_words
 from tokviz.sentencepiece.processor import SentencePieceError
 from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe
@@ -364,8 +364,9 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
                    with_words: bool = False) -> _Corpus:
     """Steps 1-3 of the module docstring. With ``with_words`` (and whitespace-split words of
     unweighted lines) the corpus also has ``words`` (step 4's ``{word: count}``, rare characters
-    already the unknown marker) and then its ``sentences`` keep their rare characters (only their
-    number is used)."""
+    already the unknown marker) and no ``sentences`` (``sentence_count`` is their number); a corpus
+    of 1M+ characters then normalizes and counts its second half in a forked process (see
+    :mod:`tokviz.sentencepiece.parallel`) when ``num_threads`` > 1."""
     corpus = _Corpus()
     limit = spec.input_sentence_size
     is_tsv = spec.input_format == "tsv"
@@ -400,20 +401,20 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         # the words partition the texts: count them once, and the characters from the distinct
         # words (78k on the 6.8 MB corpus) instead of from the whole text; a big corpus is
         # normalized and counted in two halves, the second in a forked process (num_threads > 1)
-        texts = kept
         work = _NormalizeAndCount(normalizer, meta_list)
-        ends = list(accumulate(map(len, texts)))
-        if spec.num_threads > 1 and ends and ends[-1] >= _TWO_PROCESS_MIN_CHARS:
-            # (split by characters, not lines: line lengths vary by file; the worker takes a little more, the parent also merges)
+        ends = list(accumulate(map(len, kept))) if spec.num_threads > 1 and can_fork() else []
+        if ends and ends[-1] >= _TWO_PROCESS_MIN_CHARS:
+            # (split by characters, not lines: line lengths vary by file; the worker takes a
+            # little more, the parent merges the two afterwards)
             half = bisect_left(ends, ends[-1] * (1 - _WORKER_SHARE))
-            (words, kept), (more, kept_more) = in_two_processes(work, texts[:half], texts[half:])
+            (words, sentence_count), (more, more_count) = in_two_processes(work, kept[:half], kept[half:])
             words.update(more)
-            kept += kept_more
+            sentence_count += more_count
         else:
-            words, kept = work(texts)
-        if not kept:
+            words, sentence_count = work(kept)
+        if not sentence_count:
             raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
-        corpus.sentence_count = kept
+        corpus.sentence_count = sentence_count
         counts.update(_weighted_char_counts(words))
     else:
         texts = normalizer.normalize_all(kept)
