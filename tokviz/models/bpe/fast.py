@@ -73,6 +73,10 @@ def bpe_word_encoder(model: Any) -> Any:
                 if rebuilt:
                     size = len(word)
                     return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
+            elif len(word) > 1:
+                entry = certified_split(word)
+                if entry is not None:
+                    return entry
         if prefix:
             ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
             if suffix:
@@ -138,64 +142,109 @@ def bpe_word_encoder(model: Any) -> Any:
     # b's left edge, each while it exists: from its merge's rank until the next one up.
     # (An empty token would let a merge remake one of its parts: no shortcut then.)
     shortcut = plain and not suffix and not prefix and not ignore_merges and "" not in vocab
-    certified: dict[int, bool] = {}
+    # certified[t]: (rank of t's merge, its left part, its right part) once proven -- (-1, None,
+    # None) for a char -- or False; the walk along the edges reads its steps from there (every
+    # token it meets was certified on the way up).
+    certified: dict[int, Any] = {}
     certified_get = certified.get
+    certified_of = certified.__getitem__
     producer: dict[int, tuple[int, int]] = {}
     producer_get = producer.get
     never_rank = 1 << 62
+    char_node = (-1, None, None)
 
-    def certify(token_id: int) -> bool:
+    def certify(token_id: int) -> Any:
         if not producer:
             producer.update(zip(map(and_, merge_map.values(), repeat(id_mask)), merge_map))
         pair = producer_get(token_id)
+        node: Any = False
         if pair is None:
-            rebuilt = len(token_of(token_id)) == 1  # a char's own symbol
+            if len(token_of(token_id)) == 1:  # a char's own symbol
+                node = char_node
         else:
             left, right = pair
-            rebuilt = certified_get(left)
-            if rebuilt is None:
-                rebuilt = certify(left)
-            if rebuilt:
-                rebuilt = certified_get(right)
-                if rebuilt is None:
-                    rebuilt = certify(right)
-                if rebuilt:
-                    rebuilt = edges_never_merge(left, right, merge_map[pair] >> 32)
-        certified[token_id] = rebuilt
-        return rebuilt
+            made = merge_map[pair] >> 32
+            left_node = certified_get(left)
+            if left_node is None:
+                left_node = certify(left)
+            # (ranks must rise up the tree; where they do not, the merges decide)
+            if left_node and left_node[0] < made:
+                right_node = certified_get(right)
+                if right_node is None:
+                    right_node = certify(right)
+                if right_node and right_node[0] < made and edges_never_merge(left, left_node, right, right_node):
+                    node = (made, left, right)
+        certified[token_id] = node
+        return node
 
-    def edges_never_merge(x: int, y: int, rank: int) -> bool:
-        # Back in time from (a, b): the later-made of the two edge symbols steps down to its
-        # child on the boundary side (on a tie the right one: the left merge goes first).
-        # Each pair met is checked: it would merge first if its rank is below the merge
-        # ending its left symbol and not above the one ending its right symbol.
-        pair = producer_get(x)
-        x_made = -1 if pair is None else merge_map[pair] >> 32
-        x_pair = pair
-        pair = producer_get(y)
-        y_made = -1 if pair is None else merge_map[pair] >> 32
-        y_pair = pair
-        if x_made >= rank or y_made >= rank:
-            return False  # ranks do not rise up the tree: leave it to the merges
+    def edges_never_merge(x: int, x_node: Any, y: int, y_node: Any) -> bool:
+        # Back in time from (a, b) (with their nodes; both certified): the later-made
+        # of the two edge symbols steps down to its child on the boundary side (on a tie the
+        # right one: the left merge goes first). Each pair met is checked: it would merge
+        # first if its rank is below the merge ending its left symbol and not above the one
+        # ending its right symbol.
+        x_made, _, x_child = x_node
+        y_made, y_child, _ = y_node
         x_end = y_end = never_rank
         while True:
             if y_made >= x_made:
-                if y_pair is None:
+                if y_child is None:
                     return True  # both are chars: every pair met was checked
                 y_end = y_made
-                y = y_pair[0]
-                y_pair = producer_get(y)
-                y_made = -1 if y_pair is None else merge_map[y_pair] >> 32
+                y = y_child
+                y_made, y_child, _ = certified_of(y)
             else:
                 x_end = x_made
-                x = x_pair[1]
-                x_pair = producer_get(x)
-                x_made = -1 if x_pair is None else merge_map[x_pair] >> 32
+                x = x_child
+                x_made, _, x_child = certified_of(x)
             packed = pair_merge((x, y))
             if packed is not None:
                 across = packed >> 32
                 if across < x_end and across <= y_end:
                     return False
+
+    # A word that is not a token: cut it greedily into the longest tokens from the left; if each
+    # part rebuilds itself (certify), no adjacent pair of parts merges, and no pair across a
+    # boundary merges while its two edge symbols exist (edges_never_merge with no merge above
+    # them), the merges of the word run as those of each part side by side and stop there: the
+    # parts are the tokens. Otherwise (a wrong cut, an unknown char) the word is merged.
+    max_length = max(map(len, vocab)) if shortcut else 0
+
+    def certified_split(word: str) -> tuple[tuple[Any, ...], ...] | None:
+        size = len(word)
+        start = 0
+        end = size - 1 if size <= max_length else max_length  # the whole word is not a token
+        ids: list[int] = []
+        values: list[str] = []
+        ends: list[int] = []
+        previous = previous_node = None
+        while True:
+            piece = word[start:end]
+            token_id = get(piece)
+            while token_id is None:
+                end -= 1
+                if end == start:
+                    return None
+                piece = word[start:end]
+                token_id = get(piece)
+            node = certified_get(token_id)
+            if node is None:
+                node = certify(token_id)
+            if not node:
+                return None
+            if previous is not None and (
+                pair_merge((previous, token_id)) is not None or not edges_never_merge(previous, previous_node, token_id, node)
+            ):
+                return None
+            ids.append(token_id)
+            values.append(piece)
+            ends.append(end)
+            if end == size:
+                return tuple(ids), tuple(values), (0, *ends[:-1]), tuple(ends)
+            previous = token_id
+            previous_node = node
+            start = end
+            end = size if size - start <= max_length else start + max_length
 
     unk_id = None if model.byte_fallback or model.unk_token is None else get(model.unk_token)
     fuse_unk = model.fuse_unk
