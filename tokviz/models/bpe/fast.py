@@ -67,16 +67,12 @@ def bpe_word_encoder(model: Any) -> Any:
         elif shortcut and len(word) <= max_symbols:  # (certify recurses once per level of the tree)
             token_id = get(word)
             if token_id is not None:
-                rebuilt = certified_get(token_id)
-                if rebuilt is None:
-                    rebuilt = certify(token_id)
-                if rebuilt:
+                made = certified_get(token_id)
+                if made is None:
+                    made = certify(token_id)
+                if made != never_rank:
                     size = len(word)
                     return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
-            elif len(word) > 1:
-                entry = certified_split(word)
-                if entry is not None:
-                    return entry
         if prefix:
             ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
             if suffix:
@@ -142,109 +138,65 @@ def bpe_word_encoder(model: Any) -> Any:
     # b's left edge, each while it exists: from its merge's rank until the next one up.
     # (An empty token would let a merge remake one of its parts: no shortcut then.)
     shortcut = plain and not suffix and not prefix and not ignore_merges and "" not in vocab
-    # certified[t]: (rank of t's merge, its left part, its right part) once proven -- (-1, None,
-    # None) for a char -- or False; the walk along the edges reads its steps from there (every
-    # token it meets was certified on the way up).
-    certified: dict[int, Any] = {}
+    # certified[t]: the rank of t's merge once proven (-1 for a char), never_rank if not (an
+    # int: nothing for the cycle collector). A rank also tells whether ranks rise up to a
+    # parent; the walk along the edges steps through producer's pairs and reads each symbol's
+    # rank here (every token it meets was certified on the way up).
+    certified: dict[int, int] = {}
     certified_get = certified.get
     certified_of = certified.__getitem__
     producer: dict[int, tuple[int, int]] = {}
     producer_get = producer.get
+    producer_of = producer.__getitem__
     never_rank = 1 << 62
-    char_node = (-1, None, None)
 
-    def certify(token_id: int) -> Any:
+    def certify(token_id: int) -> int:
         if not producer:
             producer.update(zip(map(and_, merge_map.values(), repeat(id_mask)), merge_map))
         pair = producer_get(token_id)
-        node: Any = False
+        made = never_rank
         if pair is None:
             if len(token_of(token_id)) == 1:  # a char's own symbol
-                node = char_node
+                made = -1
         else:
             left, right = pair
-            made = merge_map[pair] >> 32
-            left_node = certified_get(left)
-            if left_node is None:
-                left_node = certify(left)
+            rank = merge_map[pair] >> 32
+            left_made = certified_get(left)
+            if left_made is None:
+                left_made = certify(left)
             # (ranks must rise up the tree; where they do not, the merges decide)
-            if left_node and left_node[0] < made:
-                right_node = certified_get(right)
-                if right_node is None:
-                    right_node = certify(right)
-                if right_node and right_node[0] < made and edges_never_merge(left, left_node, right, right_node):
-                    node = (made, left, right)
-        certified[token_id] = node
-        return node
+            if left_made < rank:
+                right_made = certified_get(right)
+                if right_made is None:
+                    right_made = certify(right)
+                if right_made < rank and edges_never_merge(left, left_made, right, right_made):
+                    made = rank
+        certified[token_id] = made
+        return made
 
-    def edges_never_merge(x: int, x_node: Any, y: int, y_node: Any) -> bool:
-        # Back in time from (a, b) (with their nodes; both certified): the later-made
-        # of the two edge symbols steps down to its child on the boundary side (on a tie the
-        # right one: the left merge goes first). Each pair met is checked: it would merge
-        # first if its rank is below the merge ending its left symbol and not above the one
-        # ending its right symbol.
-        x_made, _, x_child = x_node
-        y_made, y_child, _ = y_node
+    def edges_never_merge(x: int, x_made: int, y: int, y_made: int) -> bool:
+        # Back in time from (a, b) (both certified, with their ranks): the later-made of the
+        # two edge symbols steps down to its child on the boundary side (on a tie the right
+        # one: the left merge goes first). Each pair met is checked: it would merge first if
+        # its rank is below the merge ending its left symbol and not above the one ending its
+        # right symbol.
         x_end = y_end = never_rank
         while True:
             if y_made >= x_made:
-                if y_child is None:
+                if y_made < 0:
                     return True  # both are chars: every pair met was checked
                 y_end = y_made
-                y = y_child
-                y_made, y_child, _ = certified_of(y)
+                y = producer_of(y)[0]
+                y_made = certified_of(y)
             else:
                 x_end = x_made
-                x = x_child
-                x_made, _, x_child = certified_of(x)
+                x = producer_of(x)[1]
+                x_made = certified_of(x)
             packed = pair_merge((x, y))
             if packed is not None:
                 across = packed >> 32
                 if across < x_end and across <= y_end:
                     return False
-
-    # A word that is not a token: cut it greedily into the longest tokens from the left; if each
-    # part rebuilds itself (certify), no adjacent pair of parts merges, and no pair across a
-    # boundary merges while its two edge symbols exist (edges_never_merge with no merge above
-    # them), the merges of the word run as those of each part side by side and stop there: the
-    # parts are the tokens. Otherwise (a wrong cut, an unknown char) the word is merged.
-    max_length = max(map(len, vocab)) if shortcut else 0
-
-    def certified_split(word: str) -> tuple[tuple[Any, ...], ...] | None:
-        size = len(word)
-        start = 0
-        end = size - 1 if size <= max_length else max_length  # the whole word is not a token
-        ids: list[int] = []
-        values: list[str] = []
-        ends: list[int] = []
-        previous = previous_node = None
-        while True:
-            piece = word[start:end]
-            token_id = get(piece)
-            while token_id is None:
-                end -= 1
-                if end == start:
-                    return None
-                piece = word[start:end]
-                token_id = get(piece)
-            node = certified_get(token_id)
-            if node is None:
-                node = certify(token_id)
-            if not node:
-                return None
-            if previous is not None and (
-                pair_merge((previous, token_id)) is not None or not edges_never_merge(previous, previous_node, token_id, node)
-            ):
-                return None
-            ids.append(token_id)
-            values.append(piece)
-            ends.append(end)
-            if end == size:
-                return tuple(ids), tuple(values), (0, *ends[:-1]), tuple(ends)
-            previous = token_id
-            previous_node = node
-            start = end
-            end = size if size - start <= max_length else start + max_length
 
     unk_id = None if model.byte_fallback or model.unk_token is None else get(model.unk_token)
     fuse_unk = model.fuse_unk
