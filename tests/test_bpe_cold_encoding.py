@@ -186,6 +186,32 @@ def test_a_token_the_merges_do_not_rebuild_is_merged_as_any_word() -> None:
     assert _model_word_entry(late_model, "xpuv") == ((6, 4), ("xp", "uv"), (0, 2), (2, 4))
 
 
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(merge_tables(), st.lists(st.lists(st.integers(0, 60), min_size=2, max_size=4), max_size=5))
+def test_words_glued_from_tokens_equal_the_model(model, picks) -> None:
+    # Words glued from 2-4 tokens (certified or not, in a random order): every token the
+    # encoder certifies on the way must give the model's result, and every other word too.
+    tokens = sorted(model.get_vocab())
+    words = ["".join(tokens[pick % len(tokens)] for pick in word) for word in picks]
+    encode = bpe_word_encoder(model)
+    for word in words + words[::-1]:
+        assert encode(word) == _model_word_entry(model, word), (word, model.to_dict()["merges"])
+
+
+def test_a_word_is_not_its_longest_tokens_from_the_left() -> None:
+    model = models.BPE({"a": 0, "b": 1, "c": 2, "bc": 3, "ab": 4, "d": 5}, [("b", "c"), ("a", "b")])
+    encode = bpe_word_encoder(model)
+    # 'abc': the longest token from the left is 'ab', but b + c (rank 0) merges first: a, bc.
+    assert encode("abc") == ((0, 3), ("a", "bc"), (0, 1), (1, 3))
+    assert encode("abcd") == ((0, 3, 5), ("a", "bc", "d"), (0, 1, 3), (1, 3, 4))
+    assert encode("abd") == ((4, 5), ("ab", "d"), (0, 2), (2, 3))
+    assert encode("dab") == ((5, 4), ("d", "ab"), (0, 1), (1, 3))
+    assert encode("cab") == ((2, 4), ("c", "ab"), (0, 1), (1, 3))
+    # one char that is not a token, and a word with an unknown char (no unk token: dropped)
+    assert encode("x") == ((), (), (), ())
+    assert encode("abx") == _model_word_entry(model, "abx")
+
+
 def test_a_word_longer_than_the_list_merge_limit_merges_through_the_heap() -> None:
     model = models.BPE({"a": 0, "b": 1, "ab": 2, "abab": 3}, [("a", "b"), ("ab", "ab")])
     word = "ab" * 300 + "a"

@@ -67,10 +67,10 @@ def bpe_word_encoder(model: Any) -> Any:
         elif shortcut and len(word) <= max_symbols:  # (certify recurses once per level of the tree)
             token_id = get(word)
             if token_id is not None:
-                rebuilt = certified_get(token_id)
-                if rebuilt is None:
-                    rebuilt = certify(token_id)
-                if rebuilt:
+                made = certified_get(token_id)
+                if made is None:
+                    made = certify(token_id)
+                if made != never_rank:
                     size = len(word)
                     return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
         if prefix:
@@ -138,59 +138,60 @@ def bpe_word_encoder(model: Any) -> Any:
     # b's left edge, each while it exists: from its merge's rank until the next one up.
     # (An empty token would let a merge remake one of its parts: no shortcut then.)
     shortcut = plain and not suffix and not prefix and not ignore_merges and "" not in vocab
-    certified: dict[int, bool] = {}
+    # certified[t]: the rank of t's merge once proven (-1 for a char), never_rank if not (an
+    # int: nothing for the cycle collector). A rank also tells whether ranks rise up to a
+    # parent; the walk along the edges steps through producer's pairs and reads each symbol's
+    # rank here (every token it meets was certified on the way up).
+    certified: dict[int, int] = {}
     certified_get = certified.get
+    certified_of = certified.__getitem__
     producer: dict[int, tuple[int, int]] = {}
     producer_get = producer.get
+    producer_of = producer.__getitem__
     never_rank = 1 << 62
 
-    def certify(token_id: int) -> bool:
+    def certify(token_id: int) -> int:
         if not producer:
             producer.update(zip(map(and_, merge_map.values(), repeat(id_mask)), merge_map))
         pair = producer_get(token_id)
+        made = never_rank
         if pair is None:
-            rebuilt = len(token_of(token_id)) == 1  # a char's own symbol
+            if len(token_of(token_id)) == 1:  # a char's own symbol
+                made = -1
         else:
             left, right = pair
-            rebuilt = certified_get(left)
-            if rebuilt is None:
-                rebuilt = certify(left)
-            if rebuilt:
-                rebuilt = certified_get(right)
-                if rebuilt is None:
-                    rebuilt = certify(right)
-                if rebuilt:
-                    rebuilt = edges_never_merge(left, right, merge_map[pair] >> 32)
-        certified[token_id] = rebuilt
-        return rebuilt
+            rank = merge_map[pair] >> 32
+            left_made = certified_get(left)
+            if left_made is None:
+                left_made = certify(left)
+            # (ranks must rise up the tree; where they do not, the merges decide)
+            if left_made < rank:
+                right_made = certified_get(right)
+                if right_made is None:
+                    right_made = certify(right)
+                if right_made < rank and edges_never_merge(left, left_made, right, right_made):
+                    made = rank
+        certified[token_id] = made
+        return made
 
-    def edges_never_merge(x: int, y: int, rank: int) -> bool:
-        # Back in time from (a, b): the later-made of the two edge symbols steps down to its
-        # child on the boundary side (on a tie the right one: the left merge goes first).
-        # Each pair met is checked: it would merge first if its rank is below the merge
-        # ending its left symbol and not above the one ending its right symbol.
-        pair = producer_get(x)
-        x_made = -1 if pair is None else merge_map[pair] >> 32
-        x_pair = pair
-        pair = producer_get(y)
-        y_made = -1 if pair is None else merge_map[pair] >> 32
-        y_pair = pair
-        if x_made >= rank or y_made >= rank:
-            return False  # ranks do not rise up the tree: leave it to the merges
+    def edges_never_merge(x: int, x_made: int, y: int, y_made: int) -> bool:
+        # Back in time from (a, b) (both certified, with their ranks): the later-made of the
+        # two edge symbols steps down to its child on the boundary side (on a tie the right
+        # one: the left merge goes first). Each pair met is checked: it would merge first if
+        # its rank is below the merge ending its left symbol and not above the one ending its
+        # right symbol.
         x_end = y_end = never_rank
         while True:
             if y_made >= x_made:
-                if y_pair is None:
+                if y_made < 0:
                     return True  # both are chars: every pair met was checked
                 y_end = y_made
-                y = y_pair[0]
-                y_pair = producer_get(y)
-                y_made = -1 if y_pair is None else merge_map[y_pair] >> 32
+                y = producer_of(y)[0]
+                y_made = certified_of(y)
             else:
                 x_end = x_made
-                x = x_pair[1]
-                x_pair = producer_get(x)
-                x_made = -1 if x_pair is None else merge_map[x_pair] >> 32
+                x = producer_of(x)[1]
+                x_made = certified_of(x)
             packed = pair_merge((x, y))
             if packed is not None:
                 across = packed >> 32
