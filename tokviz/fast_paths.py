@@ -56,6 +56,7 @@ from tokviz.models.bpe.fast import byte_word_tokens as _byte_word_tokens
 from tokviz.models.unigram.fast import _UNIGRAM_MAX_WORD, unigram_word_encoder
 from tokviz.models.wordpiece.fast import wordpiece_word_encoder
 from tokviz.patterns import Regex
+from tokviz.processors import _template_masks
 
 #: Chunks start before a run of these (ASCII whitespace every component agrees on).
 _CUT = " \t\n\r"
@@ -943,6 +944,59 @@ def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int,
         gc.enable()
 
 
+def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any) -> Any:
+    """``encode(sequence)`` of a one-piece line (no added token in it) post-processed by a
+    single template ``split`` (see :meth:`TemplateProcessing.single_parts`), built in one go:
+    the whole-piece fields between the template's special tokens, no Encoding in between.
+    None when the line is not such a piece or the whole-piece path cannot take it (then the
+    chunk or general path does it).
+
+    >>> from tokviz import Tokenizer, models, pre_tokenizers, processors
+    >>> tok = Tokenizer(models.WordLevel({"[UNK]": 0, "hi": 1}, unk_token="[UNK]"))
+    >>> tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    >>> template = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 2)])
+    >>> encoding = encode_processed(tok, plan_for(tok), "hi yo", template.single_parts())
+    >>> encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids
+    ([2, 1, 0], ['<s>', 'hi', '[UNK]'], [(0, 0), (0, 2), (3, 5)], [None, 0, 1])
+    """
+    if not sequence:
+        return None
+    raw_search, normalized_search = tokenizer._added.searches()
+    if raw_search is not None and raw_search(sequence) is not None:
+        return None
+    # Normalized-matched added tokens are looked for by _line_fields, in the normalized text.
+    if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
+        return None
+    if not gc.isenabled():
+        fields = _line_fields(plan, sequence, True, normalized_search)
+    else:
+        gc.disable()
+        try:
+            fields = _line_fields(plan, sequence, True, normalized_search)
+        finally:
+            gc.enable()
+    if fields is None:
+        return None
+    ids, tokens, offsets, words, _ = fields
+    n = len(ids)
+    _, before, after, fixed = split
+    masks = fixed.get(n)
+    if masks is None:
+        masks = _template_masks(split, n)
+        if len(fixed) < 4096:
+            fixed[n] = masks
+    return new_encoding(
+        before[0] + ids + after[0],
+        masks[0],
+        before[1] + tokens + after[1],
+        before[2] + words + after[2],
+        before[3] + offsets + after[3],
+        masks[2],
+        masks[3],
+        {0: masks[1]},
+    )
+
+
 def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     added = tokenizer._added
     raw_search, normalized_search = added.searches()
@@ -1042,4 +1096,4 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
     )
 
 
-__all__ = ["ChunkPlan", "build_plan", "chunk_entry", "encode_chunked", "plan_for", "split_chunks"]
+__all__ = ["ChunkPlan", "build_plan", "chunk_entry", "encode_chunked", "encode_processed", "plan_for", "split_chunks"]
