@@ -110,6 +110,7 @@ class ChunkPlan:
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
         "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "changes_alone", "odd_values",
+        "shifts",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -154,6 +155,9 @@ class ChunkPlan:
         #: fallback): without them a model's tokens are slices of the word (see
         #: _line_fields), or None when the model's values may not be slices at all.
         self.odd_values = _odd_values(model)
+        #: ``(prepended chars, ((char, replacement), ...))`` when every stage is a Prepend or a
+        #: one-char-for-one-char Replace (Llama's): the stages in one step (see _line_fields).
+        self.shifts = _shifts(self.stage_kinds)
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
         if type(model).__name__ == "WordLevel" and type(model).__module__ == "tokviz.models.wordlevel.model":
@@ -263,6 +267,31 @@ def _odd_values(model: Any) -> frozenset[str] | None:
     if unk is not None:
         values.add(unk)
     return frozenset(values)
+
+
+def _shifts(stage_kinds: tuple[tuple[Any, str], ...]) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """Stages that only prepend chars and replace one char by another, in one step: the
+    text becomes ``prepended + text.replace(a, b)...`` (each Replace also acts on the chars
+    prepended before it), or None.
+
+    >>> from tokviz import normalizers
+    >>> stages = [normalizers.Replace(" ", "_"), normalizers.Prepend(" "), normalizers.Replace(" ", "▁")]
+    >>> _shifts(tuple((stage, type(stage).__name__) for stage in stages))
+    ('▁', ((' ', '_'), (' ', '▁')))
+    """
+    if not stage_kinds:
+        return None
+    prepended = ""
+    replaces = []
+    for stage, kind in stage_kinds:
+        if kind == "Prepend" and isinstance(stage.prepend, str):
+            prepended = stage.prepend + prepended
+        elif kind == "Replace" and type(stage.pattern) is str and len(stage.pattern) == 1 and len(stage.content) == 1:
+            prepended = prepended.replace(stage.pattern, stage.content)
+            replaces.append((stage.pattern, stage.content))
+        else:
+            return None
+    return prepended, tuple(replaces)
 
 
 def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | None:
@@ -702,6 +731,33 @@ def _changed_alone(plan: ChunkPlan, char: str) -> bool:
     return False
 
 
+def _staged(plan: ChunkPlan, text: str) -> tuple[str | None, int]:
+    """The normalizer stages on a whole piece, and the number of chars they prepended; None
+    for the text when a stage does not leave the piece aligned char for char (or empties it)."""
+    prefix = 0  # chars inserted before the piece's first char
+    for stage, kind in plan.stage_kinds:
+        if kind == "Prepend":
+            text = stage.prepend + text
+            prefix += len(stage.prepend)
+            continue
+        is_ascii = text.isascii()
+        new = _ascii_normalize(stage, kind, text, plan) if is_ascii else None
+        if new is None:
+            new = stage.normalize_str(text)
+        if new != text:
+            if len(new) != len(text):
+                return None, prefix
+            if kind == "Replace":
+                if not (isinstance(stage.pattern, str) and len(stage.pattern) == 1):
+                    return None, prefix
+            elif kind not in _SAME_LENGTH_ON_ASCII or not is_ascii:
+                return None, prefix
+            text = new
+        if not text:
+            return None, prefix
+    return text, prefix
+
+
 def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None) -> tuple[Any, ...] | None:
     """One whole piece of text (a line, or the text between added tokens) on plain strings:
     ``(ids, tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a
@@ -721,7 +777,17 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
     >>> _line_fields(plan, "Hi! you", True)
     ((0, 1, 2), ('hi', '!', '[UNK]'), ((0, 2), (2, 3), (4, 7)), (0, 1, 2), 3)
     """
-    if plan.stages and not text.isascii():
+    shifts = plan.shifts
+    if shifts is not None:
+        # Prepends and one-char Replaces (Llama's): they keep the piece aligned, in one step.
+        if not text:
+            return None
+        prepended, replaces = shifts
+        for char, replacement in replaces:
+            text = text.replace(char, replacement)
+        prefix = len(prepended)
+        text = prepended + text
+    elif plan.stages and not text.isascii():
         # A stage may change non-ASCII text only as a one-char Replace: if one of the
         # piece's chars is changed on its own, the piece surely is, so do not normalize
         # it whole (a 20 KB text through BertNormalizer) only to find that out.
@@ -734,26 +800,9 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
                 changed = changes_alone[char] = _changed_alone(plan, char)
             if changed:
                 return None
-    prefix = 0  # chars inserted before the piece's first char
-    for stage, kind in plan.stage_kinds:
-        if kind == "Prepend":
-            text = stage.prepend + text
-            prefix += len(stage.prepend)
-            continue
-        is_ascii = text.isascii()
-        new = _ascii_normalize(stage, kind, text, plan) if is_ascii else None
-        if new is None:
-            new = stage.normalize_str(text)
-        if new != text:
-            if len(new) != len(text):
-                return None
-            if kind == "Replace":
-                if not (isinstance(stage.pattern, str) and len(stage.pattern) == 1):
-                    return None
-            elif kind not in _SAME_LENGTH_ON_ASCII or not is_ascii:
-                return None
-            text = new
-        if not text:
+    if shifts is None:
+        text, prefix = _staged(plan, text)
+        if text is None:
             return None
     if normalized_search is not None and normalized_search(text) is not None:
         return None
