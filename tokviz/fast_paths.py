@@ -993,6 +993,9 @@ def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int,
         gc.enable()
 
 
+_NO_FIELDS = ((), (), (), (), 0)
+
+
 def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any) -> Any:
     """``encode(sequence)`` of a one-piece line (no added token in it) post-processed by a
     single template ``split`` (see :meth:`TemplateProcessing.single_parts`), built in one go:
@@ -1008,15 +1011,14 @@ def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any)
     >>> encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids
     ([2, 1, 0], ['<s>', 'hi', '[UNK]'], [(0, 0), (0, 2), (3, 5)], [None, 0, 1])
     """
-    if not sequence:
-        return None
     raw_search, normalized_search = tokenizer._added.searches()
-    if raw_search is not None and raw_search(sequence) is not None:
+    if not sequence:
+        fields: tuple[Any, ...] | None = _NO_FIELDS  # only the template's special tokens
+    elif raw_search is not None and raw_search(sequence) is not None:
+        return None  # (normalized-matched ones are looked for by _line_fields, after the stages)
+    elif plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None
-    # Normalized-matched added tokens are looked for by _line_fields, in the normalized text.
-    if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
-        return None
-    if not gc.isenabled():
+    elif not gc.isenabled():
         fields = _line_fields(plan, sequence, True, normalized_search)
     else:
         gc.disable()
