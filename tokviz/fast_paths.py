@@ -864,11 +864,25 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
     cache_get = plan.words.get
     entries = list(map(cache_get, words))
     if None in entries:
-        for position, entry in enumerate(entries):
-            if entry is None:
-                word = words[position]
-                # Looked up again: a word repeated in this piece is encoded once.
-                entries[position] = cache_get(word) or _word_entry(plan, word, byte_level)
+        encoder = None if byte_level else plan.bpe or plan.wordpiece
+        if encoder is None:
+            for position, entry in enumerate(entries):
+                if entry is None:
+                    word = words[position]
+                    # Looked up again: a word repeated in this piece is encoded once.
+                    entries[position] = cache_get(word) or _word_entry(plan, word, byte_level)
+        else:
+            # _word_entry's BPE and WordPiece cases inline (a cold line has several new words).
+            words_cache = plan.words
+            for position, entry in enumerate(entries):
+                if entry is None:
+                    word = words[position]
+                    entry = cache_get(word)
+                    if entry is None:
+                        entry = encoder(word) or _model_word_entry(plan.model, word)
+                        if len(words_cache) < _MAX_CACHED_CHUNKS:
+                            words_cache[word] = entry
+                    entries[position] = entry
     ids = tuple(chain.from_iterable(map(_IDS, entries)))
     n = len(ids)
     tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
@@ -884,6 +898,10 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
             word_ids = tuple(chain.from_iterable(map(repeat, range(n_words), map(len, map(_IDS, entries)))))
         bounds = list(accumulate(map(len, tokens), initial=-prefix))
         if not prefix:
+            return ids, tokens, tuple(zip(bounds, islice(bounds, 1, None))), word_ids, n_words
+        if n and bounds[1] > 0:
+            # Only the first token reaches into the prepended chars: it starts at the first char.
+            bounds[0] = 0
             return ids, tokens, tuple(zip(bounds, islice(bounds, 1, None))), word_ids, n_words
         offsets = list(zip(bounds, islice(bounds, 1, None)))
         index = 0
