@@ -164,16 +164,26 @@ def _wrap_single(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int])
     """:func:`_wrap` of sequence 0 between ``cls`` and ``sep``, every type id 0, fields built as
     tuples in one go."""
     n = len(encoding._ids)
+    fixed = _WRAPPED_FIXED.get(n)
+    if fixed is None:
+        fixed = ((0,) * (n + 2), (1, *(0,) * n, 1), (1,) * (n + 2), (1, n + 1))
+        if len(_WRAPPED_FIXED) < 4096:
+            _WRAPPED_FIXED[n] = fixed
     return new_encoding(
         (cls[1], *encoding._ids, sep[1]),
-        (0,) * (n + 2),
+        fixed[0],
         (cls[0], *encoding._tokens, sep[0]),
         (None, *encoding._words, None),
         ((0, 0), *encoding._offsets, (0, 0)),
-        (1, *(0,) * n, 1),
-        (1,) * (n + 2),
-        {0: (1, n + 1)},
+        fixed[1],
+        fixed[2],
+        {0: fixed[3]},
     )
+
+
+#: n -> the type ids, special tokens and attention masks, and the range of a wrapped sequence
+#: of n tokens (tuples: shared by the Encodings).
+_WRAPPED_FIXED: dict[int, tuple[Any, ...]] = {}
 
 
 class BertProcessing(PostProcessor):
