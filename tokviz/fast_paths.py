@@ -1014,6 +1014,18 @@ def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int,
 _NO_FIELDS = ((), (), (), (), 0)
 
 
+def _processed_fields(plan: ChunkPlan, sequence: str, normalized_search: Any) -> tuple[Any, ...] | None:
+    """A one-piece sequence's fields as :func:`_encode_chunked` finds them: the whole piece,
+    else its chunks (not when added tokens are matched after the normalizer)."""
+    fields = _line_fields(plan, sequence, True, normalized_search)
+    if fields is not None or normalized_search is not None:
+        return fields
+    encoding = _encode_whole(plan, sequence, 0)
+    if encoding is None:
+        return None
+    return encoding._ids, encoding._tokens, encoding._offsets, encoding._words, 0
+
+
 def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any) -> Any:
     """``encode(sequence)`` of a one-piece line (no added token in it) post-processed by a
     single template ``split`` (see :meth:`TemplateProcessing.single_parts`), built in one go:
@@ -1037,11 +1049,11 @@ def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any)
     elif plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None
     elif not gc.isenabled():
-        fields = _line_fields(plan, sequence, True, normalized_search)
+        fields = _processed_fields(plan, sequence, normalized_search)
     else:
         gc.disable()
         try:
-            fields = _line_fields(plan, sequence, True, normalized_search)
+            fields = _processed_fields(plan, sequence, normalized_search)
         finally:
             gc.enable()
     if fields is None:
