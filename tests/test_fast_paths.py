@@ -276,6 +276,13 @@ def _small_pipelines() -> dict[str, str]:
     tok = hf.Tokenizer(models.BPE(bpe_vocab, merges, unk_token="<unk>", fuse_unk=True))
     tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
     finish("llama_like", tok)
+    tok = hf.Tokenizer(models.BPE(bpe_vocab, merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    finish("llama_template", tok, processors.TemplateProcessing(
+        single="[CLS] $A", pair="[CLS] $A [CLS] $B:1", special_tokens=[("[CLS]", len(bpe_vocab))]))
+    tok = hf.Tokenizer(models.BPE(bpe_vocab, merges, unk_token="<unk>", fuse_unk=True))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first", split=False)
+    finish("metaspace_first_False_bert", tok, processors.BertProcessing(("[SEP]", 1), ("[CLS]", 2)))
     tok = hf.Tokenizer(models.WordPiece({**vocab, "##a": len(vocab), "##e": len(vocab) + 1}, unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=False)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
@@ -288,7 +295,7 @@ _PIECE_ALPHABET = [*_ALPHABET, "<x>", "[CLS]", "\x0c", "\u2028", "\x85", "\u0300
 
 SMALL_PIPELINES = [
     "wordlevel", "wordlevel_no_unk", "prepend_whitespace", *[f"metaspace_{s}_{b}" for s in ("always", "first", "never") for b in (True, False)],
-    "llama_like", "bert_cased",
+    "llama_like", "bert_cased", "llama_template", "metaspace_first_False_bert",
 ]
 
 
@@ -427,3 +434,29 @@ def test_pairs_and_pretokenized_words_on_the_whole_piece_path(name):
             assert _all_fields(ours) == _all_fields(expected), (args, kwargs)
 
     check()
+
+
+@pytest.mark.parametrize("name", ["llama_template", "metaspace_first_False_bert", "wordlevel", "bert_cased"])
+def test_templates_wrapped_in_one_step_with_padding(name, monkeypatch):
+    """encode_processed (the whole-piece fields between a template's or BERT's special
+    tokens, one Encoding): as the general path and HF, also padded, and it is taken."""
+    import tokviz.tokenizer
+
+    json_text = _small_pipelines()[name]
+    fast, general, reference = Tokenizer.from_str(json_text), _general(json_text), hf.Tokenizer.from_str(json_text)
+    for tok in (fast, general, reference):
+        tok.enable_padding(length=12, pad_id=0, pad_token="[UNK]")
+    calls = []
+    original = tokviz.tokenizer.encode_processed
+
+    def counted(*args):
+        result = original(*args)
+        calls.append(result is not None)
+        return result
+
+    monkeypatch.setattr(tokviz.tokenizer, "encode_processed", counted)
+    for text in ["a b", "Hello world, the", " a  b ", "é中 a", "▁a▁b", "the cat a", "a <x>", "", "  "]:
+        ours = fast.encode(text)
+        assert _all_fields(ours) == _all_fields(general.encode(text)), text
+        assert _all_fields(ours) == _all_fields(reference.encode(text)), text
+    assert any(calls)

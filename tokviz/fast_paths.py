@@ -56,6 +56,7 @@ from tokviz.models.bpe.fast import byte_word_tokens as _byte_word_tokens
 from tokviz.models.unigram.fast import _UNIGRAM_MAX_WORD, unigram_word_encoder
 from tokviz.models.wordpiece.fast import wordpiece_word_encoder
 from tokviz.patterns import Regex
+from tokviz.processors import _template_masks
 
 #: Chunks start before a run of these (ASCII whitespace every component agrees on).
 _CUT = " \t\n\r"
@@ -109,6 +110,7 @@ class ChunkPlan:
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
         "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "changes_alone", "odd_values",
+        "shifts",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -153,6 +155,9 @@ class ChunkPlan:
         #: fallback): without them a model's tokens are slices of the word (see
         #: _line_fields), or None when the model's values may not be slices at all.
         self.odd_values = _odd_values(model)
+        #: ``(prepended chars, ((char, replacement), ...))`` when every stage is a Prepend or a
+        #: one-char-for-one-char Replace (Llama's): the stages in one step (see _line_fields).
+        self.shifts = _shifts(self.stage_kinds)
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
         if type(model).__name__ == "WordLevel" and type(model).__module__ == "tokviz.models.wordlevel.model":
@@ -262,6 +267,31 @@ def _odd_values(model: Any) -> frozenset[str] | None:
     if unk is not None:
         values.add(unk)
     return frozenset(values)
+
+
+def _shifts(stage_kinds: tuple[tuple[Any, str], ...]) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """Stages that only prepend chars and replace one char by another, in one step: the
+    text becomes ``prepended + text.replace(a, b)...`` (each Replace also acts on the chars
+    prepended before it), or None.
+
+    >>> from tokviz import normalizers
+    >>> stages = [normalizers.Replace(" ", "_"), normalizers.Prepend(" "), normalizers.Replace(" ", "▁")]
+    >>> _shifts(tuple((stage, type(stage).__name__) for stage in stages))
+    ('▁', ((' ', '_'), (' ', '▁')))
+    """
+    if not stage_kinds:
+        return None
+    prepended = ""
+    replaces = []
+    for stage, kind in stage_kinds:
+        if kind == "Prepend" and isinstance(stage.prepend, str):
+            prepended = stage.prepend + prepended
+        elif kind == "Replace" and type(stage.pattern) is str and len(stage.pattern) == 1 and len(stage.content) == 1:
+            prepended = prepended.replace(stage.pattern, stage.content)
+            replaces.append((stage.pattern, stage.content))
+        else:
+            return None
+    return prepended, tuple(replaces)
 
 
 def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | None:
@@ -701,6 +731,33 @@ def _changed_alone(plan: ChunkPlan, char: str) -> bool:
     return False
 
 
+def _staged(plan: ChunkPlan, text: str) -> tuple[str | None, int]:
+    """The normalizer stages on a whole piece, and the number of chars they prepended; None
+    for the text when a stage does not leave the piece aligned char for char (or empties it)."""
+    prefix = 0  # chars inserted before the piece's first char
+    for stage, kind in plan.stage_kinds:
+        if kind == "Prepend":
+            text = stage.prepend + text
+            prefix += len(stage.prepend)
+            continue
+        is_ascii = text.isascii()
+        new = _ascii_normalize(stage, kind, text, plan) if is_ascii else None
+        if new is None:
+            new = stage.normalize_str(text)
+        if new != text:
+            if len(new) != len(text):
+                return None, prefix
+            if kind == "Replace":
+                if not (isinstance(stage.pattern, str) and len(stage.pattern) == 1):
+                    return None, prefix
+            elif kind not in _SAME_LENGTH_ON_ASCII or not is_ascii:
+                return None, prefix
+            text = new
+        if not text:
+            return None, prefix
+    return text, prefix
+
+
 def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None) -> tuple[Any, ...] | None:
     """One whole piece of text (a line, or the text between added tokens) on plain strings:
     ``(ids, tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a
@@ -720,7 +777,17 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
     >>> _line_fields(plan, "Hi! you", True)
     ((0, 1, 2), ('hi', '!', '[UNK]'), ((0, 2), (2, 3), (4, 7)), (0, 1, 2), 3)
     """
-    if plan.stages and not text.isascii():
+    shifts = plan.shifts
+    if shifts is not None:
+        # Prepends and one-char Replaces (Llama's): they keep the piece aligned, in one step.
+        if not text:
+            return None
+        prepended, replaces = shifts
+        for char, replacement in replaces:
+            text = text.replace(char, replacement)
+        prefix = len(prepended)
+        text = prepended + text
+    elif plan.stages and not text.isascii():
         # A stage may change non-ASCII text only as a one-char Replace: if one of the
         # piece's chars is changed on its own, the piece surely is, so do not normalize
         # it whole (a 20 KB text through BertNormalizer) only to find that out.
@@ -733,26 +800,9 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
                 changed = changes_alone[char] = _changed_alone(plan, char)
             if changed:
                 return None
-    prefix = 0  # chars inserted before the piece's first char
-    for stage, kind in plan.stage_kinds:
-        if kind == "Prepend":
-            text = stage.prepend + text
-            prefix += len(stage.prepend)
-            continue
-        is_ascii = text.isascii()
-        new = _ascii_normalize(stage, kind, text, plan) if is_ascii else None
-        if new is None:
-            new = stage.normalize_str(text)
-        if new != text:
-            if len(new) != len(text):
-                return None
-            if kind == "Replace":
-                if not (isinstance(stage.pattern, str) and len(stage.pattern) == 1):
-                    return None
-            elif kind not in _SAME_LENGTH_ON_ASCII or not is_ascii:
-                return None
-            text = new
-        if not text:
+    if shifts is None:
+        text, prefix = _staged(plan, text)
+        if text is None:
             return None
     if normalized_search is not None and normalized_search(text) is not None:
         return None
@@ -814,11 +864,25 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
     cache_get = plan.words.get
     entries = list(map(cache_get, words))
     if None in entries:
-        for position, entry in enumerate(entries):
-            if entry is None:
-                word = words[position]
-                # Looked up again: a word repeated in this piece is encoded once.
-                entries[position] = cache_get(word) or _word_entry(plan, word, byte_level)
+        encoder = None if byte_level else plan.bpe or plan.wordpiece
+        if encoder is None:
+            for position, entry in enumerate(entries):
+                if entry is None:
+                    word = words[position]
+                    # Looked up again: a word repeated in this piece is encoded once.
+                    entries[position] = cache_get(word) or _word_entry(plan, word, byte_level)
+        else:
+            # _word_entry's BPE and WordPiece cases inline (a cold line has several new words).
+            words_cache = plan.words
+            for position, entry in enumerate(entries):
+                if entry is None:
+                    word = words[position]
+                    entry = cache_get(word)
+                    if entry is None:
+                        entry = encoder(word) or _model_word_entry(plan.model, word)
+                        if len(words_cache) < _MAX_CACHED_CHUNKS:
+                            words_cache[word] = entry
+                    entries[position] = entry
     ids = tuple(chain.from_iterable(map(_IDS, entries)))
     n = len(ids)
     tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
@@ -834,6 +898,10 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
             word_ids = tuple(chain.from_iterable(map(repeat, range(n_words), map(len, map(_IDS, entries)))))
         bounds = list(accumulate(map(len, tokens), initial=-prefix))
         if not prefix:
+            return ids, tokens, tuple(zip(bounds, islice(bounds, 1, None))), word_ids, n_words
+        if n and bounds[1] > 0:
+            # Only the first token reaches into the prepended chars: it starts at the first char.
+            bounds[0] = 0
             return ids, tokens, tuple(zip(bounds, islice(bounds, 1, None))), word_ids, n_words
         offsets = list(zip(bounds, islice(bounds, 1, None)))
         index = 0
@@ -943,6 +1011,73 @@ def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int,
         gc.enable()
 
 
+_NO_FIELDS = ((), (), (), (), 0)
+
+
+def _processed_fields(plan: ChunkPlan, sequence: str, normalized_search: Any) -> tuple[Any, ...] | None:
+    """A one-piece sequence's fields as :func:`_encode_chunked` finds them: the whole piece,
+    else its chunks (not when added tokens are matched after the normalizer)."""
+    fields = _line_fields(plan, sequence, True, normalized_search)
+    if fields is not None or normalized_search is not None:
+        return fields
+    encoding = _encode_whole(plan, sequence, 0)
+    if encoding is None:
+        return None
+    return encoding._ids, encoding._tokens, encoding._offsets, encoding._words, 0
+
+
+def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any) -> Any:
+    """``encode(sequence)`` of a one-piece line (no added token in it) post-processed by a
+    single template ``split`` (see :meth:`TemplateProcessing.single_parts`), built in one go:
+    the whole-piece fields between the template's special tokens, no Encoding in between.
+    None when the line is not such a piece or the whole-piece path cannot take it (then the
+    chunk or general path does it).
+
+    >>> from tokviz import Tokenizer, models, pre_tokenizers, processors
+    >>> tok = Tokenizer(models.WordLevel({"[UNK]": 0, "hi": 1}, unk_token="[UNK]"))
+    >>> tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    >>> template = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 2)])
+    >>> encoding = encode_processed(tok, plan_for(tok), "hi yo", template.single_parts())
+    >>> encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids
+    ([2, 1, 0], ['<s>', 'hi', '[UNK]'], [(0, 0), (0, 2), (3, 5)], [None, 0, 1])
+    """
+    raw_search, normalized_search = tokenizer._added.searches()
+    if not sequence:
+        fields: tuple[Any, ...] | None = _NO_FIELDS  # only the template's special tokens
+    elif raw_search is not None and raw_search(sequence) is not None:
+        return None  # (normalized-matched ones are looked for by _line_fields, after the stages)
+    elif plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
+        return None
+    elif not gc.isenabled():
+        fields = _processed_fields(plan, sequence, normalized_search)
+    else:
+        gc.disable()
+        try:
+            fields = _processed_fields(plan, sequence, normalized_search)
+        finally:
+            gc.enable()
+    if fields is None:
+        return None
+    ids, tokens, offsets, words, _ = fields
+    n = len(ids)
+    _, before, after, fixed = split
+    masks = fixed.get(n)
+    if masks is None:
+        masks = _template_masks(split, n)
+        if len(fixed) < 4096:
+            fixed[n] = masks
+    return new_encoding(
+        before[0] + ids + after[0],
+        masks[0],
+        before[1] + tokens + after[1],
+        before[2] + words + after[2],
+        before[3] + offsets + after[3],
+        masks[2],
+        masks[3],
+        {0: masks[1]},
+    )
+
+
 def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     added = tokenizer._added
     raw_search, normalized_search = added.searches()
@@ -1042,4 +1177,4 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
     )
 
 
-__all__ = ["ChunkPlan", "build_plan", "chunk_entry", "encode_chunked", "plan_for", "split_chunks"]
+__all__ = ["ChunkPlan", "build_plan", "chunk_entry", "encode_chunked", "encode_processed", "plan_for", "split_chunks"]

@@ -164,16 +164,26 @@ def _wrap_single(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int])
     """:func:`_wrap` of sequence 0 between ``cls`` and ``sep``, every type id 0, fields built as
     tuples in one go."""
     n = len(encoding._ids)
+    fixed = _WRAPPED_FIXED.get(n)
+    if fixed is None:
+        fixed = ((0,) * (n + 2), (1, *(0,) * n, 1), (1,) * (n + 2), (1, n + 1))
+        if len(_WRAPPED_FIXED) < 4096:
+            _WRAPPED_FIXED[n] = fixed
     return new_encoding(
         (cls[1], *encoding._ids, sep[1]),
-        (0,) * (n + 2),
+        fixed[0],
         (cls[0], *encoding._tokens, sep[0]),
         (None, *encoding._words, None),
         ((0, 0), *encoding._offsets, (0, 0)),
-        (1, *(0,) * n, 1),
-        (1,) * (n + 2),
-        {0: (1, n + 1)},
+        fixed[1],
+        fixed[2],
+        {0: fixed[3]},
     )
+
+
+#: n -> the type ids, special tokens and attention masks, and the range of a wrapped sequence
+#: of n tokens (tuples: shared by the Encodings).
+_WRAPPED_FIXED: dict[int, tuple[Any, ...]] = {}
 
 
 class BertProcessing(PostProcessor):
@@ -192,6 +202,7 @@ class BertProcessing(PostProcessor):
     def __init__(self, sep: tuple[str, int], cls: tuple[str, int]) -> None:
         self.sep = sep
         self.cls = cls
+        self._single_parts: tuple[Any, ...] | None = None  # see single_parts
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 3 if is_pair else 2
@@ -203,6 +214,18 @@ class BertProcessing(PostProcessor):
         if not add_special_tokens:
             return encoding
         return _wrap_single(encoding, self.cls, self.sep)
+
+    def single_parts(self) -> tuple[Any, ...]:
+        """``[CLS] $A [SEP]`` as :meth:`TemplateProcessing.single_parts` gives a template."""
+        cls, sep = self.cls, self.sep
+        parts = self._single_parts
+        if parts is None or parts[0] != cls or parts[1] != sep:
+            parts = self._single_parts = (
+                cls,
+                sep,
+                (0, ((cls[1],), (cls[0],), (None,), ((0, 0),), (0,), (1,)), ((sep[1],), (sep[0],), (None,), ((0, 0),), (0,), (1,)), {}),
+            )
+        return parts[2]
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if not add_special_tokens:
@@ -432,6 +455,20 @@ def _parse_special_tokens(special_tokens: Any) -> dict[str, SpecialToken]:
     return result
 
 
+def _template_masks(split: tuple[Any, ...], n: int) -> tuple[Any, ...]:
+    """The type ids, the sequence range, and the special tokens and attention masks (for a
+    sequence of no special tokens) of a single template around ``n`` tokens (``split`` as
+    :meth:`TemplateProcessing.single_parts` gives it)."""
+    type_id, before, after, _ = split
+    n_before = len(before[0])
+    return (
+        before[4] + (type_id,) * n + after[4],
+        (n_before, n_before + n),
+        before[5] + (0,) * n + after[5],
+        (1,) * (n_before + n + len(after[0])),
+    )
+
+
 class TemplateProcessing(PostProcessor):
     """Special tokens placed by a template: ``"[CLS] $A [SEP]"``, ``"$A:0 [SEP] $B:1 [SEP]:1"``.
 
@@ -465,37 +502,51 @@ class TemplateProcessing(PostProcessor):
                 "must give their ids, e.g. special_tokens=[(\"[CLS]\", 1)]."
             )
 
-    def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
+    def single_parts(self) -> tuple[Any, ...] | None:
+        """The single template as ``(type id of $A, before, after, {})``, each side ``(ids,
+        tokens, word ids, offsets, type ids, ones)`` of its special tokens (the dict keeps
+        :func:`_template_masks` per length); None unless it has $A once.
+
+        >>> t = TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+        >>> t.single_parts()[:3]
+        (0, ((1,), ('<s>',), (None,), ((0, 0),), (0,), (1,)), ((), (), (), (), (), ()))
+        """
         parts = self._single_parts
         if parts is None or parts[0] is not self.single or parts[1] is not self.special_tokens:
             parts = self._single_parts = (self.single, self.special_tokens, self._split_single())
-        split = parts[2]
+        return parts[2]
+
+    def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
+        split = self.single_parts()
         if split is None:
             return None
-        type_id, before, after = split
+        type_id, before, after, fixed = split
         n = len(encoding._ids)
         encoding._sequence_ranges[0] = (0, n)
-        type_ids = encoding._type_ids = (type_id,) * n
+        encoding._type_ids = (type_id,) * n
         if not add_special_tokens:
             return encoding.copy()
-        (ids_before, types_before, tokens_before), (ids_after, types_after, tokens_after) = before, after
-        n_before, n_after = len(ids_before), len(ids_after)
-        nones_before, nones_after = (None,) * n_before, (None,) * n_after
-        ones_before, ones_after = (1,) * n_before, (1,) * n_after
+        ids_before, tokens_before, nones_before, zeros_before, _, ones_before = before
+        ids_after, tokens_after, nones_after, zeros_after, _, ones_after = after
+        # The type ids and the range depend on n only: kept per length (tuples, shared).
+        masks = fixed.get(n)
+        if masks is None:
+            masks = _template_masks(split, n)
+            if len(fixed) < 4096:
+                fixed[n] = masks
         return new_encoding(
-            (*ids_before, *encoding._ids, *ids_after),
-            (*types_before, *type_ids, *types_after),
-            (*tokens_before, *encoding._tokens, *tokens_after),
-            (*nones_before, *encoding._words, *nones_after),
-            (*((0, 0),) * n_before, *encoding._offsets, *((0, 0),) * n_after),
-            (*ones_before, *encoding._special_tokens_mask, *ones_after),
-            (*ones_before, *encoding._attention_mask, *ones_after),
-            {0: (n_before, n_before + n)},
+            ids_before + encoding._ids + ids_after,
+            masks[0],
+            tokens_before + encoding._tokens + tokens_after,
+            nones_before + encoding._words + nones_after,
+            zeros_before + encoding._offsets + zeros_after,
+            ones_before + encoding._special_tokens_mask + ones_after,
+            ones_before + encoding._attention_mask + ones_after,
+            {0: masks[1]},
         )
 
     def _split_single(self) -> tuple[Any, ...] | None:
-        """The single template as ``(type id of $A, before, after)``, each side
-        ``(ids, type ids, tokens)`` of its special tokens; None unless it has $A once."""
+        """:meth:`single_parts`, computed."""
         positions = [index for index, piece in enumerate(self.single) if piece.kind == "Sequence"]
         if len(positions) != 1 or self.single[positions[0]].id != "A":
             return None
@@ -509,10 +560,10 @@ class TemplateProcessing(PostProcessor):
                 ids.extend(token.ids)
                 tokens.extend(token.tokens)
                 types.extend([piece.type_id] * len(token.ids))
-            return tuple(ids), tuple(types), tuple(tokens)
+            return tuple(ids), tuple(tokens), (None,) * len(ids), ((0, 0),) * len(ids), tuple(types), (1,) * len(ids)
 
         position = positions[0]
-        return self.single[position].type_id, side(self.single[:position]), side(self.single[position + 1:])
+        return self.single[position].type_id, side(self.single[:position]), side(self.single[position + 1:]), {}
 
     def _count(self, template: tuple[Piece, ...]) -> int:
         return sum(len(self.special_tokens[p.id].ids) for p in template if p.kind == "SpecialToken")

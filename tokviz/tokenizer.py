@@ -47,11 +47,13 @@ from tokviz.added_vocabulary import AddedToken, AddedVocabulary
 from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
 from tokviz.encoding import Encoding
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
-from tokviz.fast_paths import encode_chunked, plan_for
+from tokviz.fast_paths import encode_chunked, encode_processed, plan_for
 from tokviz.models.base import Token
 from tokviz.models.bpe.fast import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder
 from tokviz.processors import ByteLevel as ByteLevelProcessor
+from tokviz.processors import BertProcessing as BertProcessor
 from tokviz.processors import RobertaProcessing as RobertaProcessor
+from tokviz.processors import TemplateProcessing as TemplateProcessor
 from tokviz.processors import _TRIM_CHARS, trim_token_offsets
 
 _STRATEGIES = ("longest_first", "only_first", "only_second")
@@ -535,7 +537,22 @@ class Tokenizer:
                 if self._padding is not None:
                     pad_encodings([encoding], self._padding)
                 return encoding
-        encoding = self._encode_sequence(sequence, 0, None, tried)
+        encoding = None
+        if add_special_tokens and (kind is TemplateProcessor or kind is BertProcessor):
+            encoding = self._fast_byte_level(sequence, 0, None)
+            tried = True
+            if encoding is None:
+                # The whole-piece fields between the template's special tokens, in one step.
+                split = processor.single_parts()
+                plan = None if split is None or getattr(self._model, "alpha", None) else plan_for(self)
+                if plan is not None:
+                    processed = encode_processed(self, plan, sequence, split)
+                    if processed is not None:
+                        if self._padding is not None:
+                            pad_encodings([processed], self._padding)
+                        return processed
+        if encoding is None:
+            encoding = self._encode_sequence(sequence, 0, None, tried)
         if processor is not None:
             encoding = processor.process(encoding, None, add_special_tokens)
         if self._padding is not None:
