@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import time
 from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate, chain, count, islice, repeat
@@ -572,6 +573,9 @@ class Tokenizer:
         ``processes=N`` splits a large batch (at least ``PARALLEL_MIN_INPUTS`` inputs) over N
         worker processes instead. On Linux they are forked, so they share this tokenizer as it
         is (word caches included) and only the results travel back. Same encodings either way.
+        The first twentieth of the batch is encoded here and timed: when an input took less
+        than ``PARALLEL_MIN_SECONDS_PER_INPUT`` (a cheap pipeline such as WordLevel, where
+        sending an encoding back costs as much as making it), the rest is encoded here too.
 
         >>> from tokviz.models import WordLevel
         >>> tok = Tokenizer(WordLevel({"[UNK]": 0, "hello": 1}, unk_token="[UNK]"))
@@ -1133,6 +1137,10 @@ class Tokenizer:
 #: Below this many inputs, ``encode_batch(..., processes=N)`` stays in this process
 #: (starting workers costs more than it saves).
 PARALLEL_MIN_INPUTS = 256
+#: Workers are used only when the first inputs took at least this long each (CPU seconds):
+#: below it, sending an encoding back costs about what encoding it does (measured: WordLevel
+#: at ~11 us a line was 2.4x slower in two processes; BERT, T5, Llama 2 at 34-53 us faster).
+PARALLEL_MIN_SECONDS_PER_INPUT = 20e-6
 
 # What forked workers inherit: (tokenizer, inputs, is_pretokenized, add_special_tokens).
 _WORKER_JOB: Any = None
@@ -1145,9 +1153,18 @@ def _encode_in_processes(
     import multiprocessing
 
     global _WORKER_JOB
+    # A first few inputs are encoded here, timed: sending an encoding back from a worker costs
+    # about as much as encoding it with a cheap pipeline (WordLevel), so then the rest is
+    # encoded here too. Otherwise the workers start from the word caches this head filled.
+    head = min(len(items), max(PARALLEL_MIN_INPUTS // 4, len(items) // 20))
+    started = time.process_time()
+    warm = tokenizer._encode_items(items[:head], is_pretokenized, add_special_tokens)
+    if (time.process_time() - started) / max(head, 1) < PARALLEL_MIN_SECONDS_PER_INPUT or len(items) - head < PARALLEL_MIN_INPUTS:
+        warm.extend(tokenizer._encode_items(items[head:], is_pretokenized, add_special_tokens))
+        return warm
     # This process takes one share itself while N - 1 workers do the rest: the workers'
     # results must be unpickled here anyway, so a worker more would mostly wait for that.
-    own_stop = len(items) // processes
+    own_stop = head + (len(items) - head) // processes
     slices = [(own_stop + start, own_stop + stop) for start, stop in _slices(len(items) - own_stop, (processes - 1) * 2)]
     if "fork" in multiprocessing.get_all_start_methods():
         # Forked workers see the tokenizer and the inputs as they are; nothing is pickled in.
@@ -1155,7 +1172,7 @@ def _encode_in_processes(
         try:
             with multiprocessing.get_context("fork").Pool(processes - 1) as pool:
                 pending = pool.map_async(_encode_slice, slices, chunksize=1)
-                own = tokenizer._encode_items(items[:own_stop], is_pretokenized, add_special_tokens)
+                own = tokenizer._encode_items(items[head:own_stop], is_pretokenized, add_special_tokens)
                 parts = pending.get()
         finally:
             _WORKER_JOB = None
@@ -1163,10 +1180,11 @@ def _encode_in_processes(
         job = (tokenizer.to_str(), is_pretokenized, add_special_tokens)
         with multiprocessing.get_context("spawn").Pool(processes - 1, _start_spawned_worker, (job,)) as pool:
             pending = pool.map_async(_encode_given, [items[start:stop] for start, stop in slices], chunksize=1)
-            own = tokenizer._encode_items(items[:own_stop], is_pretokenized, add_special_tokens)
+            own = tokenizer._encode_items(items[head:own_stop], is_pretokenized, add_special_tokens)
             parts = pending.get()
-    own.extend(_encoding_from_fields(fields) for part in parts for fields in part)
-    return own
+    warm.extend(own)
+    warm.extend(_encoding_from_fields(fields) for part in parts for fields in part)
+    return warm
 
 
 def _slices(count: int, parts: int) -> list[tuple[int, int]]:
