@@ -121,6 +121,34 @@ def unigram_word_encoder(model: Any) -> Any:
         if len(_ROWS) < 64:
             _ROWS[longest] = rows
 
+    def pieces(word: str, cuts: list[Any]) -> tuple[tuple[Any, ...], ...] | None:
+        # The pieces of ``word`` at ``cuts`` (last first): unknown ones as bytes or unk.
+        ids: list[int] = []
+        values: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        for start, end in reversed(cuts):
+            piece = word[start:end]
+            piece_id = get(piece)
+            if piece_id is None:
+                if byte_fallback:
+                    byte_ids = list(map(byte_piece_ids.__getitem__, piece.encode("utf-8")))
+                    if None not in byte_ids:
+                        for byte_id in byte_ids:
+                            ids.append(byte_id)
+                            values.append(vocab[byte_id][0])
+                            starts.append(start)
+                            ends.append(end)
+                        continue
+                if unk_id is None:
+                    return None
+                piece_id = unk_id
+            ids.append(piece_id)
+            values.append(piece)
+            starts.append(start)
+            ends.append(end)
+        return tuple(ids), tuple(values), tuple(starts), tuple(ends)
+
     def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
         size = len(word)
         if size > _ALWAYS_DIRECT and not direct(size):
@@ -205,31 +233,7 @@ def unigram_word_encoder(model: Any) -> Any:
                     start = ~back[start]
             cuts.append((start, end))
             end = start
-        ids: list[int] = []
-        values_: list[str] = []
-        starts_: list[int] = []
-        ends_: list[int] = []
-        for start, end in reversed(cuts):
-            piece = word[start:end]
-            piece_id = get(piece)
-            if piece_id is None:
-                if byte_fallback:
-                    byte_ids = list(map(byte_piece_ids.__getitem__, piece.encode("utf-8")))
-                    if None not in byte_ids:
-                        for byte_id in byte_ids:
-                            ids.append(byte_id)
-                            values_.append(vocab[byte_id][0])
-                            starts_.append(start)
-                            ends_.append(end)
-                        continue
-                if unk_id is None:
-                    return None
-                piece_id = unk_id
-            ids.append(piece_id)
-            values_.append(piece)
-            starts_.append(start)
-            ends_.append(end)
-        return tuple(ids), tuple(values_), tuple(starts_), tuple(ends_)
+        return pieces(word, cuts)
 
     def general(word: str) -> tuple[tuple[Any, ...], ...] | None:
         # Any scores (NaN, infinite) and a word holding the unk piece: the model's walk, line by line.
@@ -275,30 +279,6 @@ def unigram_word_encoder(model: Any) -> Any:
                 cuts.append([start, end])
                 in_unknown_run = False
             end = start
-        ids: list[int] = []
-        values: list[str] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        for start, end in reversed(cuts):
-            piece = word[start:end]
-            piece_id = get(piece)
-            if piece_id is None:
-                if byte_fallback:
-                    byte_ids = list(map(byte_piece_ids.__getitem__, piece.encode("utf-8")))
-                    if None not in byte_ids:
-                        for byte_id in byte_ids:
-                            ids.append(byte_id)
-                            values.append(vocab[byte_id][0])
-                            starts.append(start)
-                            ends.append(end)
-                        continue
-                if unk_id is None:
-                    return None
-                piece_id = unk_id
-            ids.append(piece_id)
-            values.append(piece)
-            starts.append(start)
-            ends.append(end)
-        return tuple(ids), tuple(values), tuple(starts), tuple(ends)
+        return pieces(word, cuts)
 
     return encode
