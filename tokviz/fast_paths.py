@@ -56,7 +56,7 @@ from tokviz.models.bpe.fast import byte_word_tokens as _byte_word_tokens
 from tokviz.models.unigram.fast import _UNIGRAM_MAX_WORD, unigram_word_encoder
 from tokviz.models.wordpiece.fast import wordpiece_word_encoder
 from tokviz.patterns import Regex
-from tokviz.processors import _template_masks
+from tokviz.processors import template_masks
 
 #: Chunks start before a run of these (ASCII whitespace every component agrees on).
 _CUT = " \t\n\r"
@@ -1060,12 +1060,8 @@ def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any)
         return None
     ids, tokens, offsets, words, _ = fields
     n = len(ids)
-    _, before, after, fixed = split
-    masks = fixed.get(n)
-    if masks is None:
-        masks = _template_masks(split, n)
-        if len(fixed) < 4096:
-            fixed[n] = masks
+    _, before, after, _ = split
+    masks = template_masks(split, n)
     return new_encoding(
         before[0] + ids + after[0],
         masks[0],

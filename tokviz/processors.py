@@ -455,6 +455,17 @@ def _parse_special_tokens(special_tokens: Any) -> dict[str, SpecialToken]:
     return result
 
 
+def template_masks(split: tuple[Any, ...], n: int) -> tuple[Any, ...]:
+    """:func:`_template_masks`, kept per length in the split's own table (shared tuples)."""
+    fixed = split[3]
+    masks = fixed.get(n)
+    if masks is None:
+        masks = _template_masks(split, n)
+        if len(fixed) < 4096:
+            fixed[n] = masks
+    return masks
+
+
 def _template_masks(split: tuple[Any, ...], n: int) -> tuple[Any, ...]:
     """The type ids, the sequence range, and the special tokens and attention masks (for a
     sequence of no special tokens) of a single template around ``n`` tokens (``split`` as
@@ -520,7 +531,7 @@ class TemplateProcessing(PostProcessor):
         split = self.single_parts()
         if split is None:
             return None
-        type_id, before, after, fixed = split
+        type_id, before, after, _ = split
         n = len(encoding._ids)
         encoding._sequence_ranges[0] = (0, n)
         encoding._type_ids = (type_id,) * n
@@ -529,11 +540,7 @@ class TemplateProcessing(PostProcessor):
         ids_before, tokens_before, nones_before, zeros_before, _, ones_before = before
         ids_after, tokens_after, nones_after, zeros_after, _, ones_after = after
         # The type ids and the range depend on n only: kept per length (tuples, shared).
-        masks = fixed.get(n)
-        if masks is None:
-            masks = _template_masks(split, n)
-            if len(fixed) < 4096:
-                fixed[n] = masks
+        masks = template_masks(split, n)
         return new_encoding(
             ids_before + encoding._ids + ids_after,
             masks[0],
