@@ -45,12 +45,11 @@ from typing import Any, Iterable, Iterator, Sequence
 from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
-from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
 from tokviz.encoding import Encoding
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.fast_paths import encode_chunked, encode_processed, plan_for
 from tokviz.models.base import Token
-from tokviz.models.bpe.fast import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder
+from tokviz.models.bpe.fast import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder, byte_symbol_tokens, symbol_offsets_to_chars
 from tokviz.processors import ByteLevel as ByteLevelProcessor
 from tokviz.processors import BertProcessing as BertProcessor
 from tokviz.processors import RobertaProcessing as RobertaProcessor
@@ -1441,23 +1440,7 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
     post-processor's rule for a token that is not the first of the text, token lengths,
     trimmed offsets relative to each token's start, and whether the tokens tile the word.
     ``encode``: the model's :func:`~tokviz.models.bpe.fast.bpe_word_encoder`, if it has one."""
-    if word.isascii():
-        # One symbol per char: printable ASCII is its own symbol but for the space ('Ġ').
-        if word.isprintable():
-            symbols = word.replace(" ", "Ġ")
-        else:
-            symbols = word.translate(ASCII_TO_SYMBOLS)
-    else:
-        symbols = text_to_symbols(word)
-    entry = encode(symbols) if encode is not None else None
-    if entry is None:
-        model_tokens = model_tokenize(symbols)
-        entry = (
-            tuple([t.id for t in model_tokens]),
-            tuple([t.value for t in model_tokens]),
-            tuple([t.offsets[0] for t in model_tokens]),
-            tuple([t.offsets[1] for t in model_tokens]),
-        )
+    symbols, entry = byte_symbol_tokens(word, model_tokenize, encode)
     ids, values, starts, ends = entry
     size = len(word)
     same_length = len(symbols) == size
@@ -1492,16 +1475,7 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
             (trimmed_start - start,), (trimmed_end - start,), start == 0 and start < end == size,
         )
     if not same_length:
-        # Every byte symbol of a char is aligned to that whole char.
-        char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
-        symbol_count = len(char_of_symbol)
-        starts, ends = (
-            tuple([char_of_symbol[s] if s < symbol_count else size for s in starts]),
-            tuple([
-                (char_of_symbol[s] if s < symbol_count else size) if s == e else char_of_symbol[e - 1] + 1
-                for s, e in zip(starts, ends)
-            ]),
-        )
+        starts, ends = symbol_offsets_to_chars(word, starts, ends)  # a char's bytes align to the char
     trim_chars = _TRIM_CHARS
     trimmed_starts_list = list(starts)
     trimmed_ends_list = list(ends)

@@ -235,17 +235,16 @@ def bpe_word_encoder(model: Any) -> Any:
     return encode
 
 
-def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tuple[Any, Any, Any, Any]:
-    """A byte-level word's tokens: ids, values, and start/end offsets in chars of ``word``
-    (a token inside a char's bytes covers that whole char, as the general path aligns it).
-    ``encode``: the model's :func:`bpe_word_encoder`, if it has one.
+def byte_symbol_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tuple[str, tuple[tuple[Any, ...], ...]]:
+    """A byte-level word's symbols and its tokens on them: ``(symbols, (ids, values, starts,
+    ends))``, offsets in symbols. ``encode``: the model's :func:`bpe_word_encoder`, if it has
+    one (else ``model_tokenize``, with ``Token`` objects).
 
     >>> from tokviz.models import BPE
-    >>> byte_word_tokens("hé", BPE({"h": 0, "Ã": 1, "©": 2, "Ã©": 3}, [("Ã", "©")]).tokenize)
-    ([0, 3], ['h', 'Ã©'], [0, 1], [1, 2])
+    >>> byte_symbol_tokens("a é", BPE({"a": 0, "Ġ": 1, "Ã": 2, "©": 3, "Ã©": 4}, [("Ã", "©")]).tokenize)
+    ('aĠÃ©', ((0, 1, 4), ('a', 'Ġ', 'Ã©'), (0, 1, 2), (1, 2, 4)))
     """
-    ascii_word = word.isascii()
-    if ascii_word:
+    if word.isascii():
         # One symbol per char: printable ASCII is its own symbol but for the space ('Ġ').
         symbols = word.replace(" ", "Ġ") if word.isprintable() else word.translate(ASCII_TO_SYMBOLS)
     else:
@@ -254,19 +253,39 @@ def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tupl
     if entry is None:
         tokens = model_tokenize(symbols)
         entry = (
-            [t.id for t in tokens], [t.value for t in tokens], [t.offsets[0] for t in tokens], [t.offsets[1] for t in tokens]
+            tuple([t.id for t in tokens]),
+            tuple([t.value for t in tokens]),
+            tuple([t.offsets[0] for t in tokens]),
+            tuple([t.offsets[1] for t in tokens]),
         )
-    if ascii_word or len(symbols) == len(word):
-        return entry
+    return symbols, entry
+
+
+def symbol_offsets_to_chars(word: str, starts: tuple[int, ...], ends: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Token offsets in a word's UTF-8 byte symbols as offsets in its chars: a token inside a
+    char's bytes covers that whole char, as the general path aligns it (an empty token stays empty).
+
+    >>> symbol_offsets_to_chars("hé", (0, 1, 2), (1, 2, 3))
+    ((0, 1, 1), (1, 2, 2))
+    """
     char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
-    starts: list[int] = []
-    ends: list[int] = []
-    for start, end in zip(entry[2], entry[3]):
-        if start == end:
-            position = char_of_symbol[start] if start < len(char_of_symbol) else len(word)
-            starts.append(position)
-            ends.append(position)
-        else:
-            starts.append(char_of_symbol[start])
-            ends.append(char_of_symbol[end - 1] + 1)
-    return entry[0], entry[1], starts, ends
+    count = len(char_of_symbol)
+    size = len(word)
+    return (
+        tuple([char_of_symbol[s] if s < count else size for s in starts]),
+        tuple([(char_of_symbol[s] if s < count else size) if s == e else char_of_symbol[e - 1] + 1 for s, e in zip(starts, ends)]),
+    )
+
+
+def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tuple[tuple[Any, ...], ...]:
+    """A byte-level word's tokens: ids, values, and start/end offsets in chars of ``word``
+    (:func:`byte_symbol_tokens`, then :func:`symbol_offsets_to_chars`).
+
+    >>> from tokviz.models import BPE
+    >>> byte_word_tokens("hé", BPE({"h": 0, "Ã": 1, "©": 2, "Ã©": 3}, [("Ã", "©")]).tokenize)
+    ((0, 3), ('h', 'Ã©'), (0, 1), (1, 2))
+    """
+    symbols, entry = byte_symbol_tokens(word, model_tokenize, encode)
+    if len(symbols) == len(word):
+        return entry
+    return (entry[0], entry[1], *symbol_offsets_to_chars(word, entry[2], entry[3]))
