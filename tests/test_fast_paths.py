@@ -210,35 +210,6 @@ def test_split_chunks_cuts_before_whitespace_runs():
     assert split_chunks("") == []
 
 
-@pytest.mark.parametrize("minimum_seconds", [0.0, 1.0])  # workers always / never (a cheap head)
-def test_encode_batch_in_processes_gives_the_same_encodings(pipelines, shared_corpus_lines, monkeypatch, minimum_seconds):
-    import multiprocessing
-
-    import tokviz.tokenizer as tokenizer_module
-    from tokviz.tokenizer import PARALLEL_MIN_INPUTS
-
-    monkeypatch.setattr(tokenizer_module, "PARALLEL_MIN_SECONDS_PER_INPUT", minimum_seconds)
-    pools = []
-    real_context = multiprocessing.get_context
-
-    def counting_context(method=None):
-        context = real_context(method)
-        pools.append(method)
-        return context
-
-    monkeypatch.setattr(multiprocessing, "get_context", counting_context)
-    json_text = pipelines["bert"][0]
-    lines = (list(shared_corpus_lines) * 3)[: PARALLEL_MIN_INPUTS * 2 + 50]
-    serial, parallel = Tokenizer.from_str(json_text), Tokenizer.from_str(json_text)
-    for tok in (serial, parallel):
-        tok.enable_padding(pad_id=0, pad_token="[UNK]")
-    expected = [(*_fields(e), e.attention_mask) for e in serial.encode_batch(lines)]
-    assert [(*_fields(e), e.attention_mask) for e in parallel.encode_batch(lines, processes=2)] == expected
-    pairs = [(a, b) for a, b in zip(lines, reversed(lines))]
-    assert [_fields(e) for e in parallel.encode_batch(pairs, processes=2)] == [_fields(e) for e in serial.encode_batch(pairs)]
-    assert len(pools) == (2 if minimum_seconds == 0.0 else 0)
-
-
 # ---------------------------------------------------------------------- whole-piece path (round 4)
 def _all_fields(encoding) -> tuple:
     return (

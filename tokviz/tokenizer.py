@@ -34,7 +34,6 @@ from __future__ import annotations
 import copy
 import importlib
 import json
-import time
 from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate, chain, count, islice, repeat
@@ -55,6 +54,7 @@ from tokviz.processors import BertProcessing as BertProcessor
 from tokviz.processors import RobertaProcessing as RobertaProcessor
 from tokviz.processors import TemplateProcessing as TemplateProcessor
 from tokviz.processors import _TRIM_CHARS, trim_token_offsets
+from tokviz.processes import PARALLEL_MIN_INPUTS, encode_in_processes
 
 _STRATEGIES = ("longest_first", "only_first", "only_second")
 
@@ -569,12 +569,10 @@ class Tokenizer:
         """Encode many inputs (each a sequence or a ``(sequence, pair)`` tuple); padding is per batch.
 
         HF encodes a batch on all cores with threads; pure Python cannot (the GIL), so
-        ``processes=N`` splits a large batch (at least ``PARALLEL_MIN_INPUTS`` inputs) over N
-        worker processes instead. On Linux they are forked, so they share this tokenizer as it
-        is (word caches included) and only the results travel back. Same encodings either way.
-        The first twentieth of the batch is encoded here and timed: when an input took less
-        than ``PARALLEL_MIN_SECONDS_PER_INPUT`` (a cheap pipeline such as WordLevel, where
-        sending an encoding back costs as much as making it), the rest is encoded here too.
+        ``processes=N`` shares a large batch (at least ``PARALLEL_MIN_INPUTS`` inputs) between
+        this process and N - 1 workers, forked on Linux so that they start from this
+        tokenizer as it is (word caches included). Same encodings either way; a pipeline too
+        cheap to gain from it stays in this process (:mod:`tokviz.processes` says how).
 
         >>> from tokviz.models import WordLevel
         >>> tok = Tokenizer(WordLevel({"[UNK]": 0, "hello": 1}, unk_token="[UNK]"))
@@ -584,7 +582,7 @@ class Tokenizer:
         self._check_batch(inputs, is_pretokenized)
         items = inputs if isinstance(inputs, list) else list(inputs)
         if processes is not None and int(processes) > 1 and len(items) >= PARALLEL_MIN_INPUTS:
-            encodings = _encode_in_processes(self, items, is_pretokenized, add_special_tokens, int(processes))
+            encodings = encode_in_processes(self, items, is_pretokenized, add_special_tokens, int(processes))
         else:
             encodings = self._encode_items(items, is_pretokenized, add_special_tokens)
         if self._padding is not None:
@@ -1130,102 +1128,6 @@ class Tokenizer:
                 f"encode_batch takes a list of inputs (texts, (text, pair) tuples or word lists), "
                 f"got {type(inputs).__name__} {inputs!r:.60}."
             )
-
-
-# ---------------------------------------------------------------------- batches in processes
-#: Below this many inputs, ``encode_batch(..., processes=N)`` stays in this process
-#: (starting workers costs more than it saves).
-PARALLEL_MIN_INPUTS = 256
-#: Workers are used only when the first inputs took at least this long each (CPU seconds):
-#: below it, sending an encoding back costs about what encoding it does (measured: WordLevel
-#: at ~11 us a line was 2.4x slower in two processes; BERT, T5, Llama 2 at 34-53 us faster).
-PARALLEL_MIN_SECONDS_PER_INPUT = 20e-6
-
-# What forked workers inherit: (tokenizer, inputs, is_pretokenized, add_special_tokens).
-_WORKER_JOB: Any = None
-
-
-def _encode_in_processes(
-    tokenizer: Tokenizer, items: list[Any], is_pretokenized: bool, add_special_tokens: bool, processes: int
-) -> list[Encoding]:
-    """Encode ``items`` in ``processes`` workers, in order (see :meth:`Tokenizer.encode_batch`)."""
-    import multiprocessing
-
-    global _WORKER_JOB
-    # A first few inputs are encoded here, timed: sending an encoding back from a worker costs
-    # about as much as encoding it with a cheap pipeline (WordLevel), so then the rest is
-    # encoded here too. Otherwise the workers start from the word caches this head filled.
-    head = min(len(items), max(PARALLEL_MIN_INPUTS // 4, len(items) // 20))
-    started = time.process_time()
-    warm = tokenizer._encode_items(items[:head], is_pretokenized, add_special_tokens)
-    if (time.process_time() - started) / max(head, 1) < PARALLEL_MIN_SECONDS_PER_INPUT or len(items) - head < PARALLEL_MIN_INPUTS:
-        warm.extend(tokenizer._encode_items(items[head:], is_pretokenized, add_special_tokens))
-        return warm
-    # This process takes one share itself while N - 1 workers do the rest: the workers'
-    # results must be unpickled here anyway, so a worker more would mostly wait for that.
-    own_stop = head + (len(items) - head) // processes
-    slices = [(own_stop + start, own_stop + stop) for start, stop in _slices(len(items) - own_stop, (processes - 1) * 2)]
-    if "fork" in multiprocessing.get_all_start_methods():
-        # Forked workers see the tokenizer and the inputs as they are; nothing is pickled in.
-        _WORKER_JOB = (tokenizer, items, is_pretokenized, add_special_tokens)
-        try:
-            with multiprocessing.get_context("fork").Pool(processes - 1) as pool:
-                pending = pool.map_async(_encode_slice, slices, chunksize=1)
-                own = tokenizer._encode_items(items[head:own_stop], is_pretokenized, add_special_tokens)
-                parts = pending.get()
-        finally:
-            _WORKER_JOB = None
-    else:
-        job = (tokenizer.to_str(), is_pretokenized, add_special_tokens)
-        with multiprocessing.get_context("spawn").Pool(processes - 1, _start_spawned_worker, (job,)) as pool:
-            pending = pool.map_async(_encode_given, [items[start:stop] for start, stop in slices], chunksize=1)
-            own = tokenizer._encode_items(items[head:own_stop], is_pretokenized, add_special_tokens)
-            parts = pending.get()
-    warm.extend(own)
-    warm.extend(_encoding_from_fields(fields) for part in parts for fields in part)
-    return warm
-
-
-def _slices(count: int, parts: int) -> list[tuple[int, int]]:
-    """``count`` items in ``parts`` contiguous slices: ``_slices(10, 4) -> [(0, 3), (3, 6), (6, 8), (8, 10)]``."""
-    size, extra = divmod(count, parts)
-    bounds = list(accumulate((size + (1 if index < extra else 0) for index in range(parts)), initial=0))
-    return [(start, stop) for start, stop in zip(bounds, bounds[1:]) if stop > start]
-
-
-def _encode_slice(bounds: tuple[int, int]) -> list[tuple[Any, ...]]:
-    tokenizer, items, is_pretokenized, add_special_tokens = _WORKER_JOB
-    encodings = tokenizer._encode_items(items[bounds[0] : bounds[1]], is_pretokenized, add_special_tokens)
-    return [_encoding_fields(encoding) for encoding in encodings]
-
-
-def _start_spawned_worker(job: tuple[str, bool, bool]) -> None:
-    global _WORKER_JOB
-    json_text, is_pretokenized, add_special_tokens = job
-    _WORKER_JOB = (Tokenizer.from_str(json_text), None, is_pretokenized, add_special_tokens)
-
-
-def _encode_given(items: list[Any]) -> list[tuple[Any, ...]]:
-    tokenizer, _, is_pretokenized, add_special_tokens = _WORKER_JOB
-    return [_encoding_fields(e) for e in tokenizer._encode_items(items, is_pretokenized, add_special_tokens)]
-
-
-def _encoding_fields(encoding: Encoding) -> tuple[Any, ...]:
-    # Plain tuples pickle about 4x faster than Encoding objects.
-    return (
-        encoding._ids, encoding._type_ids, encoding._tokens, encoding._words, encoding._offsets,
-        encoding._special_tokens_mask, encoding._attention_mask,
-        [_encoding_fields(e) for e in encoding._overflowing] or None, encoding._sequence_ranges or None,
-    )
-
-
-def _encoding_from_fields(fields: tuple[Any, ...]) -> Encoding:
-    overflowing = fields[7]
-    return Encoding(
-        *fields[:7],
-        [_encoding_from_fields(e) for e in overflowing] if overflowing else None,
-        fields[8],
-    )
 
 
 # ---------------------------------------------------------------------- helpers
