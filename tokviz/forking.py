@@ -24,6 +24,7 @@ import gc
 import json
 import os
 import select
+import signal
 import struct
 import sys
 import threading
@@ -208,6 +209,15 @@ class ForkedWorker:
             answers += [(request, None) for request in self.pending]
             self.pending = []
         return answers
+
+    def kill(self) -> None:
+        """Stop the worker now, whatever it is doing (its pending answers are dropped)."""
+        try:
+            os.kill(self._pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.alive = False
+        self.pending = []
 
     def close(self) -> None:
         """Stop the worker (it leaves when it has read every request) and reap it."""

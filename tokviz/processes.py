@@ -12,10 +12,11 @@ How a batch is shared (``N`` processes, this one included):
    than :data:`PARALLEL_MAX_TRANSFER_SHARE` of encoding it (a very cheap pipeline), the
    rest is encoded here too.
 2. The rest is cut into pieces of about equal characters (an input's cost follows its
-   length, not its count), a few dozen per process. Each of the ``N - 1`` workers has two
-   pieces in hand at a time and gets the next one as soon as it answers; this process
-   encodes the next piece itself between answers. So the work balances itself, whatever
-   the pipeline costs and however busy the cores are.
+   length, not its count), 32 per process. Each of the ``N - 1`` workers has three pieces
+   in hand at a time, taken from the back, and gets the next one as soon as it answers;
+   this process encodes pieces from the front between answers, and at the end the pieces
+   a worker has not begun yet. So the work balances itself, whatever the pipeline costs
+   and however busy the cores are.
 3. A worker sends its encodings back as flat arrays of ints and the tokens' text
    (:func:`tokviz.encoding.pack_encodings`). Here they become Encodings that build each
    field on first use.
@@ -48,7 +49,7 @@ TRANSFER_SECONDS_PER_TOKEN = 0.9e-6
 #: (WordLevel, at 1.2 us a token, stays in one process: it measured 0.9 times as fast in two).
 PARALLEL_MAX_TRANSFER_SHARE = 0.6
 #: How many pieces per process the batch is cut into (more: finer balance, more messages).
-_PIECES_PER_PROCESS = 24
+_PIECES_PER_PROCESS = 32
 #: Each input counts as its length in characters plus this (the fixed cost of one call).
 _CALL_COST_IN_CHARACTERS = 24
 
@@ -90,31 +91,50 @@ def encode_in_processes(
 
 
 def _share_pieces(count: int, encode_here: Any, workers: list[ForkedWorker]) -> list[list[Encoding]]:
-    """Pieces ``0 .. count - 1`` encoded by the workers and by this process, in order."""
+    """Pieces ``0 .. count - 1`` encoded by the workers and by this process, in order.
+
+    This process takes pieces from the front, the workers from the back: each process then
+    meets a stretch of the text whose rarer words its own caches learn, rather than
+    every process learning the same words."""
     done: list[Any] = [None] * count
-    next_piece = 0
+    front, back = 0, count - 1  # the next piece for this process, and for a worker
 
     def hand_out(worker: ForkedWorker) -> None:
-        nonlocal next_piece
-        if next_piece < count and worker.alive:
-            worker.send(next_piece)
-            next_piece += 1
+        nonlocal back
+        if front <= back and worker.alive:
+            worker.send(back)
+            back -= 1
 
     def take_answers(block: bool) -> None:
         for worker, piece, packed in finished_requests(workers, block):
-            # (a worker that failed or died: its piece is encoded here)
-            done[piece] = unpack_encodings(packed) if packed is not None else encode_here(piece)
+            if done[piece] is None:  # (else this process encoded it meanwhile)
+                # (a worker that failed or died: its piece is encoded here)
+                done[piece] = unpack_encodings(packed) if packed is not None else encode_here(piece)
             hand_out(worker)
 
-    for worker in workers * 2:  # (two pieces in hand each: a worker never waits for this process)
+    def waiting(worker: ForkedWorker) -> list[int]:
+        return [piece for piece in worker.pending if done[piece] is None]
+
+    for worker in workers * 3:  # (three pieces in hand each: a worker never waits for this process)
         hand_out(worker)
-    while next_piece < count:
+    while True:
         take_answers(block=False)
-        if next_piece < count:
-            next_piece += 1
-            done[next_piece - 1] = encode_here(next_piece - 1)
-    while any(worker.pending for worker in workers):
+        if front <= back:
+            front += 1
+            piece = front - 1
+        else:
+            # None left to hand out: rather than wait, encode a piece a worker has not begun
+            # (each works through its pieces in order: any after its first is still queued).
+            queued = [later for worker in workers for later in waiting(worker)[1:]]
+            if not queued:
+                break
+            piece = min(queued)
+        done[piece] = encode_here(piece)
+    while any(waiting(worker) for worker in workers):
         take_answers(block=True)
+    for worker in workers:
+        if worker.pending:  # (answers nobody needs: this process encoded those pieces)
+            worker.kill()
     return done
 
 
@@ -141,7 +161,7 @@ def _pieces(items: list[Any], head: int, count: int) -> list[tuple[int, int]]:
     [(2, 6), (6, 9), (9, 11)]
     """
     rest = items[head:]
-    if all(type(item) is str for item in rest):  # (the usual batch: weighed in C)
+    if set(map(type, rest)) <= {str}:  # (the usual batch: weighed in C)
         weights: Any = map(add, map(len, rest), repeat(_CALL_COST_IN_CHARACTERS))
     else:
         weights = map(_weight, rest)
