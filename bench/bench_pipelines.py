@@ -231,6 +231,9 @@ def best(function, repeats: int) -> float:
 
 
 def encode_all(encode, lines: list[str]) -> tuple[float, list]:
+    # (A collection first: else a pass over what the last load or run left behind, e.g. the
+    # containers tokviz's from_str makes with the collector paused, lands in the next run timed.)
+    gc.collect()
     started = CLOCK()
     encodings = [encode(line) for line in lines]
     return CLOCK() - started, encodings

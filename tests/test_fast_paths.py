@@ -167,6 +167,47 @@ def test_fast_path_equals_general_path_on_random_text(pipelines, kind):
     check()
 
 
+# Long texts: lines of the random alphabet (combining marks, controls, '▁'...) joined by
+# newlines and spaces, with ordinary corpus text between them, so that a text holds a few
+# chunks whose boundaries are not safe among many that are.
+long_text = st.lists(st.one_of(random_text, st.sampled_from(["The cat sat.", "Hello world, again", "x  y"])), min_size=2, max_size=12).map(
+    lambda parts: "\n".join(parts) + " " + " ".join(parts)
+)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_long_texts_join_only_the_chunks_around_an_unsafe_boundary(pipelines, kind, monkeypatch):
+    import tokviz.fast_paths as fast_paths
+
+    json_text, reference = pipelines[kind]
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+    joins = []
+    real_joined = fast_paths._joined
+
+    def counting_joined(plan, chunks, entries, at_start):
+        count = len(chunks)
+        result = real_joined(plan, chunks, entries, at_start)
+        joins.append(result is not None and 1 < len(chunks) < count)
+        return result
+
+    monkeypatch.setattr(fast_paths, "_joined", counting_joined)
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(long_text)
+    def check(text: str) -> None:
+        expected = _fields(general.encode(text))
+        assert _fields(fast.encode(text)) == expected, repr(text)
+        assert _fields(fast.encode(text)) == expected, repr(text)  # (the joined chunks from the cache)
+
+    check()
+    # A 20 KB-like text with one combining mark: the same as HF, through a partial join.
+    text = "\n".join(["Some plain words here."] * 40 + ["Accents: e\u0301 and ﬁ", "Tabs\tand  double  spaces"] + ["More text, more lines."] * 40)
+    assert fast.encode(text).ids == reference.encode(text).ids
+    assert fast.encode(text).offsets == reference.encode(text).offsets
+    if kind in ("albert", "t5"):  # (their Precompiled normalizer makes unsafe boundaries in this text)
+        assert any(joins), "a partial join was expected"
+
+
 def test_batches_and_pretokenized_input_agree(pipelines):
     json_text = pipelines["bert"][0]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)

@@ -83,6 +83,7 @@ _MAX_CACHED_CHUNKS = 200_000
 
 # Fields of a chunk entry (see chunk_entry).
 _IDS, _TOKENS, _STARTS, _ENDS, _WORDS, _N_WORDS, _MAY_FOLLOW, _MAY_PRECEDE = map(itemgetter, range(8))
+_MAY_FOLLOW_AT, _MAY_PRECEDE_AT = 6, 7
 
 
 def split_chunks(text: str) -> list[str]:
@@ -691,8 +692,9 @@ def _ascii_normalize(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str |
 
 
 def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | None:
-    """The cache entries of one piece's chunks (filling the caches), or None when a boundary
-    between two of them is not safe."""
+    """The cache entries of one piece's chunks (filling the caches). Where a boundary between
+    two chunks is not safe, they are joined into one (``chunks`` is edited to match, see
+    :func:`_joined`); None when that would take the whole piece."""
     head_cache = plan.heads[at_start]
     head = head_cache.get(chunks[0])
     if head is None:
@@ -713,8 +715,58 @@ def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | 
                 if len(bodies) < _MAX_CACHED_CHUNKS:
                     bodies[chunk] = entry
     if not all(map(_MAY_PRECEDE, islice(entries, len(entries) - 1))) or not all(map(_MAY_FOLLOW, islice(entries, 1, None))):
-        return None
+        return _joined(plan, chunks, entries, at_start)
     return entries
+
+
+def _joined(plan: ChunkPlan, chunks: list[str], entries: list[Any], at_start: bool) -> list[Any] | None:
+    """The entries once each run of chunks with unsafe boundaries between them is one chunk,
+    encoded whole by the general machinery: a chunk's entry is that machinery's result on
+    its own text, whatever the text, so a joined run is a chunk like any other, and joining
+    repeats until every boundary left is safe. ``chunks`` is edited to match. None when the
+    runs would cover the whole piece or cost more than encoding it twice (the caller's
+    general path then encodes it once): one combining mark in a 20 KB text costs a few
+    chunks, not the text.
+
+    >>> from tokviz import models, normalizers, pre_tokenizers
+    >>> plan = build_plan(normalizers.NFC(), pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    >>> chunks = ["a", " e", "\u0301", " b"]
+    >>> entries = [chunk_entry(plan, chunks[0], True, True)] + [chunk_entry(plan, c, False, False) for c in chunks[1:]]
+    >>> len(_joined(plan, chunks, entries, True)), chunks
+    (3, ['a', ' e\u0301', ' b'])
+    """
+    budget = 2 * sum(map(len, chunks))
+    while True:
+        safe = [left[_MAY_PRECEDE_AT] and right[_MAY_FOLLOW_AT] for left, right in zip(entries, islice(entries, 1, None))]
+        if all(safe):
+            return entries
+        if not any(safe):
+            return None
+        joined_chunks: list[str] = []
+        joined_entries: list[Any] = []
+        start = 0
+        for position in range(len(entries)):
+            if position < len(safe) and not safe[position]:
+                continue  # (the run goes on past this boundary)
+            if position == start:
+                joined_chunks.append(chunks[start])
+                joined_entries.append(entries[start])
+            else:
+                text = "".join(chunks[start : position + 1])
+                budget -= len(text)
+                if budget < 0:
+                    return None
+                cache = plan.heads[at_start] if start == 0 else plan.bodies
+                entry = cache.get(text)
+                if entry is None:
+                    entry = chunk_entry(plan, text, start == 0, at_start and start == 0)
+                    if len(cache) < _MAX_CACHED_CHUNKS:
+                        cache[text] = entry
+                joined_chunks.append(text)
+                joined_entries.append(entry)
+            start = position + 1
+        chunks[:] = joined_chunks
+        entries = joined_entries
 
 
 _ASCII_CHARS = frozenset(map(chr, range(128)))
