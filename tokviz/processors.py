@@ -160,6 +160,17 @@ def _wrap(
     )
 
 
+def _single_between(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int], add_special_tokens: bool) -> Encoding:
+    """One sequence as BERT's and RoBERTa's processors give it: sequence 0, type ids 0, and
+    between ``cls`` and ``sep`` when special tokens are added."""
+    n = len(encoding._ids)
+    encoding._sequence_ranges[0] = (0, n)
+    encoding._type_ids = (0,) * n
+    if not add_special_tokens:
+        return encoding
+    return _wrap_single(encoding, cls, sep)
+
+
 def _wrap_single(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int]) -> Encoding:
     """:func:`_wrap` of sequence 0 between ``cls`` and ``sep``, every type id 0, fields built as
     tuples in one go."""
@@ -208,12 +219,7 @@ class BertProcessing(PostProcessor):
         return 3 if is_pair else 2
 
     def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
-        n = len(encoding._ids)
-        encoding._sequence_ranges[0] = (0, n)
-        encoding._type_ids = (0,) * n
-        if not add_special_tokens:
-            return encoding
-        return _wrap_single(encoding, self.cls, self.sep)
+        return _single_between(encoding, self.cls, self.sep, add_special_tokens)
 
     def single_parts(self) -> tuple[Any, ...]:
         """``[CLS] $A [SEP]`` as :meth:`TemplateProcessing.single_parts` gives a template."""
@@ -283,12 +289,7 @@ class RobertaProcessing(PostProcessor):
     def wrap_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
         """:meth:`process` of one sequence whose offsets are trimmed already (when
         ``trim_offsets``), without overflowing pieces."""
-        n = len(encoding._ids)
-        encoding._sequence_ranges[0] = (0, n)
-        encoding._type_ids = (0,) * n
-        if not add_special_tokens:
-            return encoding
-        return _wrap_single(encoding, self.cls, self.sep)
+        return _single_between(encoding, self.cls, self.sep, add_special_tokens)
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:
