@@ -4,7 +4,6 @@ time for a small one) against the plain reference, in any mix."""
 from __future__ import annotations
 
 import random
-from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,20 +12,13 @@ import tokviz.sentencepiece.trainer_bpe as trainer_bpe
 from tokviz.sentencepiece.pieces import WS, PieceRules
 from tokviz.sentencepiece.trainer_bpe import train_bpe, train_bpe_reference
 
+from test_sentencepiece_fast_paths import _alphabet  # (the words' chars and counts, as the trainer sees them)
+
 # few letters, long runs ("aaaa": left == right merges take the 1st and 3rd), repeated pairs
 _WORDS = st.dictionaries(st.text(alphabet=st.sampled_from(list("aab1é▁▅")), min_size=1, max_size=12).map(lambda w: WS + w),
                          st.integers(min_value=1, max_value=6), min_size=1, max_size=30)
 _RULES = st.sampled_from([PieceRules(), PieceRules(max_sentencepiece_length=3), PieceRules(split_by_number=False),
                           PieceRules(split_by_whitespace=False)])
-
-
-def _alphabet(words: dict[str, int]) -> dict[str, int]:
-    chars: Counter[str] = Counter()
-    for word, count in words.items():
-        for char in word:
-            chars[char] += count
-    chars.pop("▅", None)
-    return dict(chars)
 
 
 def _train(words: dict[str, int], merges: int, rules: PieceRules, smallest: int) -> trainer_bpe.BpeResult:
