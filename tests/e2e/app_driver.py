@@ -76,10 +76,28 @@ def go_to(page: Any, title: str) -> int:
     return act(page, link.click)
 
 
-def choose(page: Any, key: str, option: str) -> int:
-    """Pick ``option`` (its visible label) in the select box of widget ``key``."""
-    page.locator(f".st-key-{key} button[aria-haspopup=listbox]").first.click()
-    return act(page, lambda: page.get_by_role("option", name=option, exact=True).first.click())
+def choose(page: Any, key: str, option: str, *, timeout_ms: int = 240_000) -> int:
+    """Pick ``option`` (its visible label) in the select box of widget ``key``.
+
+    A run that ends after the box was opened (a training finishing in the background redraws
+    the page) closes its list: then the list is opened again, until the option is clicked or
+    ``timeout_ms`` has passed. Each try waits for the option itself, not for a fixed time."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    box = page.locator(f".st-key-{key} button[aria-haspopup=listbox]").first
+    choice = page.get_by_role("option", name=option, exact=True).first
+    before = run_number(page)
+    tries = max(timeout_ms // 10_000, 1)
+    for attempt in range(tries):
+        if not choice.is_visible():
+            box.click()
+        try:
+            choice.click(timeout=10_000)
+            break
+        except PlaywrightTimeoutError:
+            if attempt == tries - 1:
+                raise
+    return wait_for_app(page, before, timeout_ms=timeout_ms)
 
 
 def selected(page: Any, key: str) -> str:
