@@ -23,7 +23,7 @@ from tokviz.byte_level import BYTES_TO_UNICODE
 from tokviz.errors import VocabularyError
 from tokviz.fast_paths import _model_word_entry, bpe_word_encoder
 
-WORD_CHARS = ["a", "b", "c", "▁", "é", "中", "😀", "a", "b"]
+WORD_CHARS = ["a", "b", "c", "▁", "é", "中", "😀", "a", "b", "\n"]
 BPE_WORD = st.lists(st.sampled_from(WORD_CHARS), max_size=10).map("".join)
 
 
@@ -41,6 +41,8 @@ def bpe_models(draw, hf_compatible: bool = False):
     if suffix:
         symbols += [char + suffix for char in symbols]
     unk = draw(st.sampled_from(["<unk>", None, "<missing>"] if not hf_compatible else ["<unk>", None]))
+    if byte_fallback and draw(st.booleans()):
+        symbols.append("<0x0A>")  # a newline's byte token, which merges may join to other symbols
     vocab = {"<unk>": 0}
     for symbol in symbols:
         vocab.setdefault(symbol, len(vocab))
@@ -113,6 +115,9 @@ def test_bpe_word_encoder_worked_examples() -> None:
     fallback = bpe_word_encoder(models.BPE(vocab, [("a", "b")], unk_token="<unk>", byte_fallback=True))
     assert fallback("abéa") == ((3, 4, 5, 1), ("ab", "<0xC3>", "<0xA9>", "a"), (0, 2, 2, 3), (2, 3, 3, 4))
     assert fallback("a中中b") == ((1, 0, 0, 2), ("a", "<unk>", "<unk>", "b"), (0, 1, 2, 3), (1, 2, 3, 4))
+    # A newline (Llama's words hold them) becomes its byte token, which merges like any symbol.
+    newline = bpe_word_encoder(models.BPE({**vocab, "<0x0A>": 8, "<0x0A>a": 9}, [("<0x0A>", "a"), ("a", "b")], byte_fallback=True))
+    assert newline("ab\nab") == ((3, 9, 2), ("ab", "<0x0A>a", "b"), (0, 2, 4), (2, 4, 5))
     # fuse_unk: a run of unknown chars is one unk; without an unk token they are dropped (as in HF).
     fused = bpe_word_encoder(models.BPE(vocab, [("a", "b")], unk_token="<unk>", fuse_unk=True))
     assert fused("a中中b") == ((1, 0, 2), ("a", "<unk>", "b"), (0, 1, 3), (1, 3, 4))

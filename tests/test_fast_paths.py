@@ -208,6 +208,42 @@ def test_long_texts_join_only_the_chunks_around_an_unsafe_boundary(pipelines, ki
         assert any(joins), "a partial join was expected"
 
 
+# Pieces a Replace of whitespace runs changes (blank lines, tabs, double spaces) and pieces
+# whose non-ASCII chars each become one char (accents stripped, full-width letters): the
+# whole-piece path takes them, mapping offsets through the collapsed runs.
+WHOLE_PIECE_TEXTS = ["Blank\n\nlines and\ttabs  here\n", "  Lead\n \n", "Été à Paris, Ｆｕｌｌ Σοφία", "naïve\n\ncafé  ①"]
+_RUNS_ALPHABET = ["a", "B", "é", "É", "Ｆ", "Σ", " ", "  ", "\n", "\n\n", "\t", "\x0b", "\r\n", "\u00a0", "\u3000", "ﬁ", "한",
+                  "\u0301", "▁", ".", "the", "Hello", "①", "ß"]
+
+
+@pytest.mark.parametrize("kind", ["clip", "albert", "t5"])
+def test_whitespace_runs_and_one_char_changes_stay_on_the_whole_piece_path(pipelines, kind):
+    import tokviz.fast_paths as fast_paths
+
+    json_text, reference = pipelines[kind]
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+    plan = plan_for(fast)
+    for text in WHOLE_PIECE_TEXTS:
+        assert fast_paths._line_fields(plan, text, True) is not None, repr(text)
+        ours, expected = fast.encode(text), reference.encode(text)
+        assert _fields(ours) == _fields(general.encode(text)), repr(text)
+        assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
+    # Korean syllables become three jamo under ALBERT's NFKD; a combining mark joins the char
+    # before it: such pieces are left to the chunks (and still agree).
+    assert fast_paths._line_fields(plan, "e\u0301 x", True) is None
+    if kind == "albert":
+        assert fast_paths._line_fields(plan, "한국어", True) is None
+
+    @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.sampled_from(_RUNS_ALPHABET), max_size=16).map("".join))
+    def check(text: str) -> None:
+        ours, expected = fast.encode(text), reference.encode(text)
+        assert _fields(ours) == _fields(general.encode(text)), repr(text)
+        assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
+
+    check()
+
+
 def test_batches_and_pretokenized_input_agree(pipelines):
     json_text = pipelines["bert"][0]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import gc
 import re
+import unicodedata
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
 from operator import add, eq, sub
@@ -110,7 +111,7 @@ class ChunkPlan:
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
-        "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "changes_alone", "odd_values",
+        "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups", "odd_values",
         "shifts",
     )
 
@@ -150,8 +151,8 @@ class ChunkPlan:
         self.run_findall: Any = None
         #: The splitter's regex for ASCII text in :mod:`re` (faster than :mod:`regex`'s), or None.
         self.ascii_finditer: Any = None
-        #: Non-ASCII char -> whether a stage changes it on its own (see _line_fields).
-        self.changes_alone: dict[str, bool] = {}
+        #: The stages as groups for non-ASCII pieces, made on first use (see _char_groups).
+        self.char_groups: list[tuple[str, Any, Any]] | None = None
         #: Token values that may differ in length from the text they cover (unk, byte
         #: fallback): without them a model's tokens are slices of the word (see
         #: _line_fields), or None when the model's values may not be slices at all.
@@ -498,17 +499,9 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
             new = stage.prepend + text
             prefix += len(stage.prepend)
         else:
-            new = _ascii_normalize(stage, kind, text, plan) if text.isascii() else None
+            new = _aligned_stage(stage, kind, text, plan)
             if new is None:
-                new = stage.normalize_str(text)
-            if new != text:
-                if len(new) != len(text):
-                    return None
-                if kind == "Replace":
-                    if not (isinstance(stage.pattern, str) and len(stage.pattern) == 1):
-                        return None
-                elif kind not in _SAME_LENGTH_ON_ASCII or not text.isascii():
-                    return None
+                return None
         text = new
         if not text:
             return None
@@ -650,18 +643,29 @@ def _model_word_entry(model: Any, word: str) -> tuple[tuple[Any, ...], ...]:
     )
 
 
-_ASCII_OTHER_SPACE = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1f]")
 _TAB_NEWLINE_TO_SPACE = str.maketrans("\t\n\r", "   ")
 _ALWAYS_ASCII_IDENTITY = frozenset({"NFD", "NFKD", "NFC", "NFKC", "StripAccents"})
+#: ASCII whitespace as the patterns' ``\s`` sees it (Unicode White_Space: not \x1c-\x1f).
+_ASCII_SPACES = "\t\n\x0b\x0c\r "
+_ASCII_SPACE_PAIR = re.compile("[\t\n\x0b\x0c\r ]{2}")
+#: :func:`_ascii_normalize`'s answer for a change that does not keep the text aligned char for char.
+MISALIGNED = False
 
 
-def _ascii_normalize(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str | None:
-    """``stage.normalize_str(text)`` for ASCII ``text`` in one C call where that is easy
-    (None: ask the stage). Options are read now, since components may be edited.
+def _ascii_normalize(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str | bool | None:
+    """``stage.normalize_str(text)`` for ASCII ``text`` in one C call where that is easy, when
+    the result is aligned char for char with ``text`` (each char kept or replaced by one
+    char); :data:`MISALIGNED` (False) when the stage surely changes it otherwise (drops,
+    expands or joins chars); None: ask the stage. Options are read now, since components
+    may be edited.
 
-    >>> from tokviz.normalizers import BertNormalizer
+    >>> from tokviz.normalizers import BertNormalizer, Replace
+    >>> from tokviz.patterns import Regex
     >>> _ascii_normalize(BertNormalizer(), "BertNormalizer", "Hi\\tYou", None)
     'hi you'
+    >>> spaces = Replace(Regex(r"\\s+"), " ")
+    >>> _ascii_normalize(spaces, "Replace", "a\\nb c", None), _ascii_normalize(spaces, "Replace", "a\\n b", None)
+    ('a b c', False)
     """
     if kind in _ALWAYS_ASCII_IDENTITY:
         return text  # no ASCII char decomposes, composes or is a combining mark
@@ -674,21 +678,62 @@ def _ascii_normalize(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str |
             text = text.translate(_TAB_NEWLINE_TO_SPACE)
         return text.lower() if stage.lowercase else text
     if kind == "Precompiled":
-        unchanged = plan.ascii_unchanged.get(id(stage))
-        if unchanged is None:
-            unchanged = plan.ascii_unchanged[id(stage)] = frozenset(
-                chr(code) for code in range(128) if stage.normalize_str(chr(code)) == chr(code)
+        one_for_one = plan.ascii_unchanged.get(id(stage))
+        if one_for_one is None:
+            # The ASCII chars the stage maps to one char, and a table of those it changes.
+            mapped = {chr(code): stage.normalize_str(chr(code)) for code in range(128)}
+            one_for_one = plan.ascii_unchanged[id(stage)] = (
+                frozenset(char for char, new in mapped.items() if len(new) == 1),
+                str.maketrans({char: new for char, new in mapped.items() if len(new) == 1 and new != char}),
             )
-        # Graphemes of ASCII text are single chars except "\r\n".
-        return text if unchanged.issuperset(text) and "\r\n" not in text else None
+        # Graphemes of ASCII text are single chars except "\r\n"; each is mapped on its own.
+        if "\r\n" in text:
+            return None
+        if not one_for_one[0].issuperset(text):
+            return MISALIGNED  # a char dropped or expanded
+        return text.translate(one_for_one[1]) if one_for_one[1] else text
     if kind == "Replace" and isinstance(stage.pattern, Regex):
+        # Patterns that match one or more chars, replaced by one char: the text stays
+        # aligned exactly when every match is a single char.
         source = stage.pattern.pattern
+        content = stage.content
+        if len(content) != 1:
+            return None
         if source in _SPACE_ONLY_PATTERNS:
-            return text if "  " not in text and (source != " +" or " " not in text) else None
-        if source == r"\s+" and stage.content == " ":
-            # Only single spaces (and no other ASCII whitespace or separator): nothing changes.
-            return text if "  " not in text and _ASCII_OTHER_SPACE.search(text) is None else None
+            if "  " in text:
+                return MISALIGNED
+            return text.replace(" ", content) if source == " +" else text
+        if source in _WHITESPACE_PATTERNS:
+            if _ASCII_SPACE_PAIR.search(text) is not None:
+                return MISALIGNED
+            if source == r"\s{2,}":
+                return text
+            return text.translate(dict.fromkeys(map(ord, _ASCII_SPACES), content))
     return None
+
+
+def _aligned_stage(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str | None:
+    """A normalizer stage (not Prepend) on ``text`` when its result is aligned char for
+    char with ``text`` (unchanged, or each char replaced by one char), else None (also for
+    an empty result): the whole-piece and chunk paths then leave it to the general path.
+
+    >>> from tokviz.normalizers import NFKC, Lowercase
+    >>> _aligned_stage(Lowercase(), "Lowercase", "ÉtÉ", None), _aligned_stage(NFKC(), "NFKC", "ﬁne", None)
+    (None, None)
+    """
+    is_ascii = text.isascii()
+    new = _ascii_normalize(stage, kind, text, plan) if is_ascii else None
+    if new is not None:
+        return new or None
+    new = stage.normalize_str(text)
+    if new == text:
+        return new or None
+    if len(new) != len(text):
+        return None
+    if kind == "Replace":
+        # A one-char pattern replaced by one char (the lengths are equal).
+        return new if isinstance(stage.pattern, str) and len(stage.pattern) == 1 else None
+    return new if kind in _SAME_LENGTH_ON_ASCII and is_ascii else None
 
 
 def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | None:
@@ -772,42 +817,214 @@ def _joined(plan: ChunkPlan, chunks: list[str], entries: list[Any], at_start: bo
 _ASCII_CHARS = frozenset(map(chr, range(128)))
 
 
-def _changed_alone(plan: ChunkPlan, char: str) -> bool:
-    """Whether a normalizer stage (other than Prepend and one-char Replaces, whose changes
-    keep the alignment) changes ``char`` on its own."""
-    for stage, kind in plan.stage_kinds:
-        if kind == "Prepend" or (kind == "Replace" and isinstance(stage.pattern, str) and len(stage.pattern) == 1):
-            continue
-        if stage.normalize_str(char) != char:
-            return True
-    return False
+_SPACE_RUN_FINDITER = re.compile(" {2,}").finditer
+_ASCII_SPACE_RUN_FINDITER = re.compile("[\t\n\x0b\x0c\r ]{2,}").finditer
 
 
-def _staged(plan: ChunkPlan, text: str) -> tuple[str | None, int]:
-    """The normalizer stages on a whole piece, and the number of chars they prepended; None
-    for the text when a stage does not leave the piece aligned char for char (or empties it)."""
+def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_ascii: bool = False) -> tuple[str, list[int]] | None:
+    """A Replace of runs of spaces (or of ASCII whitespace) by one char, on a piece where it
+    changes a run of two or more (which :func:`_aligned_stage` refuses): the new text and,
+    per char of it, the position of the char of the piece it stands for (``origin``: that
+    of ``text``'s chars, None for themselves). Like the general path (and HF), the char
+    that replaces a run stands for the run's last char. None for other stages.
+    ``spaces_ascii``: the caller has checked that ``text``'s whitespace is ASCII.
+
+    >>> from tokviz.normalizers import Replace
+    >>> from tokviz.patterns import Regex
+    >>> _collapsed_runs(Replace(Regex(r"\\s+"), " "), "a\\n\\nb c", None)
+    ('a b c', [0, 2, 3, 4, 5])
+    """
+    pattern = stage.pattern
+    content = stage.content
+    if not isinstance(pattern, Regex) or len(content) != 1:
+        return None
+    source = pattern.pattern
+    if source in _SPACE_ONLY_PATTERNS:
+        finditer = _SPACE_RUN_FINDITER
+        singles = " " if source == " +" else ""
+    elif source in _WHITESPACE_PATTERNS and (spaces_ascii or text.isascii()):
+        finditer = _ASCII_SPACE_RUN_FINDITER
+        singles = _ASCII_SPACES if source == r"\s+" else ""
+    else:
+        return None
+    if singles:
+        text = text.translate(dict.fromkeys(map(ord, singles), content))
+    parts: list[str] = []
+    positions: list[int] = []
+    kept_from = 0
+    for match in finditer(text):
+        start, end = match.span()
+        parts.append(text[kept_from:start])
+        parts.append(content)
+        if origin is None:
+            positions.extend(range(kept_from, start))
+            positions.append(end - 1)
+        else:
+            positions.extend(origin[kept_from:start])
+            positions.append(origin[end - 1])
+        kept_from = end
+    parts.append(text[kept_from:])
+    if origin is None:
+        positions.extend(range(kept_from, len(text)))
+    else:
+        positions.extend(origin[kept_from:])
+    return "".join(parts), positions
+
+
+def _staged(plan: ChunkPlan, text: str) -> tuple[str | None, int, list[int] | None]:
+    """The normalizer stages on a whole piece, the number of chars they prepended, and where
+    runs of whitespace were collapsed, the position in the piece of each char of the result
+    (None while every char stands for the char at its own position, see
+    :func:`_collapsed_runs`); None for the text when a stage does not leave the piece
+    aligned that way (or empties it)."""
+    if not text.isascii():
+        return _staged_chars(plan, text)
     prefix = 0  # chars inserted before the piece's first char
+    origin = None
     for stage, kind in plan.stage_kinds:
         if kind == "Prepend":
             text = stage.prepend + text
             prefix += len(stage.prepend)
             continue
-        is_ascii = text.isascii()
-        new = _ascii_normalize(stage, kind, text, plan) if is_ascii else None
+        new = _aligned_stage(stage, kind, text, plan)
         if new is None:
-            new = stage.normalize_str(text)
-        if new != text:
-            if len(new) != len(text):
-                return None, prefix
-            if kind == "Replace":
-                if not (isinstance(stage.pattern, str) and len(stage.pattern) == 1):
-                    return None, prefix
-            elif kind not in _SAME_LENGTH_ON_ASCII or not is_ascii:
-                return None, prefix
-            text = new
+            collapsed = _collapsed_runs(stage, text, origin) if kind == "Replace" and not prefix else None
+            if collapsed is None:
+                return None, prefix, None
+            new, origin = collapsed
+        text = new
+    return text, prefix, origin
+
+
+#: A char that joins the one before it in a grapheme cluster, or may compose with it (a
+#: non-starter, or Hangul V/T), and one that joins the char after it in a cluster (also an
+#: Extend: a virama links Indic consonants; and CR before LF).
+_JOINS_PREVIOUS = regex.compile(r"[\p{Grapheme_Cluster_Break=Extend}\p{Grapheme_Cluster_Break=ZWJ}\p{Grapheme_Cluster_Break=SpacingMark}"
+                                r"\p{Grapheme_Cluster_Break=V}\p{Grapheme_Cluster_Break=T}\p{Grapheme_Cluster_Break=Regional_Indicator}]")
+_JOINS_NEXT = regex.compile(r"[\p{Grapheme_Cluster_Break=Prepend}\p{Grapheme_Cluster_Break=L}\p{Grapheme_Cluster_Break=Regional_Indicator}"
+                            r"\p{Grapheme_Cluster_Break=ZWJ}\p{Grapheme_Cluster_Break=Extend}\r]")
+#: White_Space outside ASCII (what ``\s`` also matches there).
+_NON_ASCII_SPACE = regex.compile(r"(?![\x00-\x7f])\s")
+
+
+def _char_groups(plan: ChunkPlan) -> list[tuple[str, Any, Any]]:
+    """The normalizer stages as :func:`_staged_chars` runs them: ``("prepend", stage, None)``,
+    ``("replace", stage, None)`` for a Replace that is not one char for one, and
+    ``("chars", stages, tables)`` for each run of per-char stages, whose ``tables`` are
+    filled as chars are met: (char -> the one char the run makes of it, chars it leaves
+    alone, chars it does not make one char of)."""
+    groups: list[tuple[str, Any, Any]] = []
+    for stage, kind in plan.stage_kinds:
+        if kind == "Prepend":
+            groups.append(("prepend", stage, None))
+        elif kind in _PER_CHAR_NORMALIZERS or (kind == "Replace" and isinstance(stage.pattern, str) and len(stage.pattern) == 1):
+            if groups and groups[-1][0] == "chars":
+                groups[-1][1].append(stage)
+            else:
+                groups.append(("chars", [stage], ({}, set(), set())))
+        else:
+            groups.append(("replace", stage, None))
+    return groups
+
+
+def _char_through(stages: list[Any], char: str) -> str | None:
+    """What a run of per-char stages makes of ``char`` alone, when that is one char and is
+    what they make of it in any text without the chars refused here: every stage's input
+    for it must start a cluster and a normalization's combining sequence (it does not join
+    or compose with what comes before), and a Precompiled stage's input must not join what
+    comes after (clusters are its units). None otherwise.
+
+    >>> from tokviz.normalizers import NFKD, StripAccents, Lowercase
+    >>> stages = [NFKD(), StripAccents(), Lowercase()]
+    >>> _char_through(stages, "É"), _char_through(stages, "\u0301"), _char_through(stages, "ﬁ")
+    ('e', None, None)
+    """
+    text = char
+    for stage in stages:
+        if _JOINS_PREVIOUS.match(text) is not None or unicodedata.combining(text[0]):
+            return None
+        if type(stage).__name__ == "Precompiled" and _JOINS_NEXT.match(text[-1]) is not None:
+            return None
+        text = stage.normalize_str(text)
         if not text:
-            return None, prefix
-    return text, prefix
+            return None
+    return text if len(text) == 1 else None
+
+
+def _staged_chars(plan: ChunkPlan, text: str) -> tuple[str | None, int, list[int] | None]:
+    """:func:`_staged` on a piece with non-ASCII chars: each run of per-char stages maps
+    every char to the one char it makes of it alone (one ``str.translate``), which keeps the
+    piece aligned char for char; a char they do not make one char of, alone or in context
+    (see :func:`_char_through`), leaves the piece to the chunks. Replaces of runs of
+    whitespace collapse them as on ASCII pieces; other Replaces must find nothing.
+
+    >>> from tokviz import models, normalizers, pre_tokenizers
+    >>> plan = build_plan(normalizers.Sequence([normalizers.NFKD(), normalizers.StripAccents(), normalizers.Lowercase()]),
+    ...                   pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    >>> _staged_chars(plan, "Été à Ｐaris"), _staged_chars(plan, "ﬁn")
+    (('ete a paris', 0, None), (None, 0, None))
+    """
+    groups = plan.char_groups
+    if groups is None:
+        groups = plan.char_groups = _char_groups(plan)
+    prefix = 0
+    origin = None
+    for kind, stage, tables in groups:
+        if kind == "prepend":
+            text = stage.prepend + text
+            prefix += len(stage.prepend)
+            continue
+        if kind == "replace":
+            pattern = stage.pattern
+            if isinstance(pattern, str):
+                if pattern in text:
+                    return None, prefix, None
+                continue
+            if pattern.pattern in _WHITESPACE_PATTERNS and _NON_ASCII_SPACE.search(text) is not None:
+                return None, prefix, None
+            collapsed = None if prefix else _collapsed_runs(stage, text, origin, True)
+            if collapsed is None:
+                return None, prefix, None
+            text, origin = collapsed
+            continue
+        changed, unchanged, refused = tables
+        chars = set(text)
+        chars.difference_update(unchanged)
+        if not chars:
+            continue
+        if not refused.isdisjoint(chars):
+            return None, prefix, None
+        translation = {}
+        for char in chars:
+            new = changed.get(char)
+            if new is None:
+                new = _char_through(stage, char)
+                if new is None:
+                    refused.add(char)
+                    return None, prefix, None
+                if new == char:
+                    unchanged.add(char)
+                    continue
+                changed[char] = new
+            translation[ord(char)] = new
+        if translation:
+            text = text.translate(translation)
+    return (text or None), prefix, origin
+
+
+def _through_origin(offsets: tuple[tuple[int, int], ...], origin: list[int]) -> tuple[tuple[int, int], ...] | None:
+    """Offsets in a normalized piece as offsets in the piece (see :func:`_staged`): from the
+    first char's origin to one past the last char's; None when a token is empty.
+
+    >>> _through_origin(((0, 1), (1, 3)), [0, 2, 3])
+    ((0, 1), (2, 4))
+    """
+    starts = list(map(itemgetter(0), offsets))
+    ends = list(map(itemgetter(1), offsets))
+    if any(map(eq, starts, ends)):
+        return None
+    at = origin.__getitem__
+    return tuple(zip(map(at, starts), map(add, map(at, map(sub, ends, repeat(1))), repeat(1))))
 
 
 def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None) -> tuple[Any, ...] | None:
@@ -818,7 +1035,10 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
 
     The rules are :func:`_fast_entry`'s, applied once to the whole piece instead of once per
     chunk: each stage is run on the piece (an ASCII piece in one C call where possible) and
-    must leave it unchanged, or change ASCII chars one for one. The pre-tokenizer's split is
+    must leave it unchanged or change chars one for one (a non-ASCII piece: see
+    :func:`_staged_chars`), but for Replaces that collapse runs of whitespace, whose
+    positions map the offsets back (a blank line under T5's normalizer, see
+    :func:`_collapsed_runs`). The pre-tokenizer's split is
     done on the normalized piece (one regex pass), each word's tokens come from the word
     cache; no chunk entry is made, so a cold text costs one model call per new word only.
     One-word pipelines (Llama's) are cut before runs of '▁', where their model surely splits.
@@ -839,25 +1059,25 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
             text = text.replace(char, replacement)
         prefix = len(prepended)
         text = prepended + text
-    elif plan.stages and not text.isascii():
-        # A stage may change non-ASCII text only as a one-char Replace: if one of the
-        # piece's chars is changed on its own, the piece surely is, so do not normalize
-        # it whole (a 20 KB text through BertNormalizer) only to find that out.
-        chars = set(text)
-        chars.difference_update(_ASCII_CHARS)
-        changes_alone = plan.changes_alone
-        for char in chars:
-            changed = changes_alone.get(char)
-            if changed is None:
-                changed = changes_alone[char] = _changed_alone(plan, char)
-            if changed:
-                return None
+    origin = None
     if shifts is None:
-        text, prefix = _staged(plan, text)
+        text, prefix, origin = _staged(plan, text)
         if text is None:
             return None
     if normalized_search is not None and normalized_search(text) is not None:
         return None
+    fields = _normalized_fields(plan, text, prefix, at_start)
+    if origin is None or fields is None:
+        return fields
+    offsets = _through_origin(fields[2], origin)
+    if offsets is None:
+        return None
+    return fields[0], fields[1], offsets, fields[3], fields[4]
+
+
+def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool) -> tuple[Any, ...] | None:
+    """:func:`_line_fields` on the normalized piece (``prefix``: how many chars the stages
+    prepended), offsets in it less the prepended chars."""
     splitter = plan.splitter
     byte_level = splitter == "clip"
     if plan.word_finditer is not None or byte_level:

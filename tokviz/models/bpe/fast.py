@@ -23,7 +23,7 @@ def bpe_word_encoder(model: Any) -> Any:
     per token that the caller takes apart again; this one merges the same ids with the same
     merge table and gives the tuples directly. A word with a char that is not a symbol of the
     vocabulary goes by the model's own rules (unk, byte fallback, or dropped without an unk
-    token, as in HF). A word that is itself a token is that token without merging once
+    token, as in HF); with byte fallback an ASCII char becomes its byte token here. A word that is itself a token is that token without merging once
     ``certify`` has proven (memoized per token) that the merges rebuild it -- or directly with
     ``ignore_merges`` -- so a cold encode merges only the other words.
 
@@ -36,7 +36,9 @@ def bpe_word_encoder(model: Any) -> Any:
     """
     if type(model).__name__ != "BPE" or type(model).__module__ != "tokviz.models.bpe.model" or model.dropout:
         return None
-    from tokviz.models.bpe.model import _ID_MASK, _NO_MERGE, LIST_MERGE_MAX_SYMBOLS, apply_merges, merge_ids
+    from tokviz.models.bpe.model import (
+        _ID_MASK, _NO_MERGE, BYTE_FALLBACK_TOKENS, LIST_MERGE_MAX_SYMBOLS, apply_merges, merge_ids,
+    )
 
     vocab = model._vocab
     get = vocab.get
@@ -202,7 +204,27 @@ def bpe_word_encoder(model: Any) -> Any:
     fuse_unk = model.fuse_unk
     merge_word = model._merge_word
 
+    # Byte fallback of an ASCII char (a newline in a Llama word): one <0xNN> symbol of one
+    # char, so offsets still count chars (None where the byte token is missing).
+    ascii_byte_ids = (
+        list(map(get, BYTE_FALLBACK_TOKENS[:128])) if model.byte_fallback and not prefix and not suffix else None
+    )
+
     def unknown(word: str, symbol_ids: list[Any]) -> tuple[tuple[Any, ...], ...]:
+        if ascii_byte_ids is not None:
+            ids = symbol_ids
+            for position, symbol_id in enumerate(ids):
+                if symbol_id is None:
+                    code = ord(word[position])
+                    symbol_id = ascii_byte_ids[code] if code < 128 else None
+                    if symbol_id is None:
+                        break  # a char of several bytes, or a byte not in the vocabulary
+                    ids[position] = symbol_id
+            else:
+                lengths = [1] * len(ids)
+                apply_merges(ids, lengths, merge_map)
+                ends = tuple(accumulate(lengths))
+                return tuple(ids), tuple(map(token_of, ids)), (0, *ends[:-1]), ends
         if unk_id is None:
             # Byte fallback, dropped chars, or an unk token missing from the vocabulary (which
             # raises): the model's own rules, on these rare words.
