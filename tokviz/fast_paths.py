@@ -116,7 +116,7 @@ class ChunkPlan:
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
-                 right_blocked: Any, pre_tokenizer: Any, model: Any, graphemes: bool) -> None:
+                 right_blocked: Any, pre_tokenizer: Any, model: Any, graphemes: bool, joined: str | None = None) -> None:
         self.stages = stages
         self.stage_boundary = stage_boundary
         self.boundary = boundary
@@ -156,7 +156,7 @@ class ChunkPlan:
         #: Token values that may differ in length from the text they cover (unk, byte
         #: fallback): without them a model's tokens are slices of the word (see
         #: _line_fields), or None when the model's values may not be slices at all.
-        self.odd_values = _odd_values(model)
+        self.odd_values = _odd_values(model, joined)
         #: ``(prepended chars, ((char, replacement), ...))`` when every stage is a Prepend or a
         #: one-char-for-one-char Replace (Llama's): the stages in one step (see _line_fields).
         self.shifts = _shifts(self.stage_kinds)
@@ -211,26 +211,42 @@ def _first_splitter(pre_tokenizer: Any) -> Any:
     return pre_tokenizer
 
 
-def _model_splits_at(model: Any, char: str) -> bool:
+def _plain_bpe_vocab(model: Any) -> dict[str, int] | None:
+    """A BPE model's vocabulary when its words may be cut where it never merges (no dropout,
+    ``ignore_merges``, subword prefix or suffix), else None."""
+    if type(model).__name__ != "BPE" or model.dropout or model.ignore_merges:
+        return None
+    if model.continuing_subword_prefix or model.end_of_word_suffix:
+        return None
+    vocab = getattr(model, "_vocab", None)  # read only: a copy of 32k tokens is not free
+    return vocab if isinstance(vocab, dict) else model.get_vocab()
+
+
+def _joined_tokens(vocab: dict[str, int]) -> str | None:
+    """The tokens joined by NUL, for searches in C; None if a token holds a NUL."""
+    joined = "\x00".join(vocab)
+    return joined if joined.count("\x00") == len(vocab) - 1 else None
+
+
+def _model_splits_at(model: Any, char: str, joined: str | None = None) -> bool:
     """Whether a BPE model never joins across ``char`` when it follows another char.
 
     True when no vocabulary token has ``char`` right after a different char (then no merge
     can reach over such a position) and ``char`` is itself a token (so unknown chars on
-    both sides are never fused into one unk).
+    both sides are never fused into one unk). ``joined``: :func:`_joined_tokens` of its
+    vocabulary, if made.
+
+    >>> from tokviz import models
+    >>> _model_splits_at(models.BPE({"a": 0, "▁": 1, "▁▁a": 2}, []), "▁"), _model_splits_at(models.BPE({"a": 0, "▁": 1, "a▁": 2}, []), "▁")
+    (True, False)
     """
-    if type(model).__name__ != "BPE" or model.dropout or model.ignore_merges:
+    vocab = _plain_bpe_vocab(model)
+    if vocab is None or char not in vocab:
         return False
-    if model.continuing_subword_prefix or model.end_of_word_suffix:
-        return False
-    vocab = getattr(model, "_vocab", None)  # read only: a copy of 32k tokens is not free
-    if not isinstance(vocab, dict):
-        vocab = model.get_vocab()
-    if char not in vocab:
-        return False
-    joined = "\x00".join(vocab)
-    if joined.count("\x00") == len(vocab) - 1:
-        # In C: the tokens joined by a char none of them has. Each run of ``char`` must
-        # start a token (follow the separator, or open the text).
+    if joined is None:
+        joined = _joined_tokens(vocab)
+    if joined is not None:
+        # In C: each run of ``char`` must start a token (follow the separator, or open the text).
         runs = joined
         while char + char in runs:
             runs = runs.replace(char + char, char)
@@ -244,10 +260,37 @@ def _model_splits_at(model: Any, char: str) -> bool:
     return True
 
 
-def _odd_values(model: Any) -> frozenset[str] | None:
+def _model_isolates(model: Any, char: str, joined: str | None = None) -> bool:
+    """Whether a BPE model never joins ``char`` (one byte in UTF-8) to the chars around it:
+    no token holds it with other chars, or (it is not a token) its byte-fallback token is in
+    no merge. Then a word can be cut on both sides of it (a newline inside a Llama word).
+    ``joined``: as for :func:`_model_splits_at`.
+
+    >>> from tokviz import models
+    >>> _model_isolates(models.BPE({"a": 0, "<0x0A>": 1}, [], byte_fallback=True), "\\n")
+    True
+    >>> _model_isolates(models.BPE({"a": 0, "<0x0A>": 1, "<0x0A>a": 2}, [("<0x0A>", "a")], byte_fallback=True), "\\n")
+    False
+    """
+    vocab = _plain_bpe_vocab(model)
+    if vocab is None:
+        return False
+    if char not in vocab:
+        if not model.byte_fallback:
+            return False  # an unk, which fuse_unk may join to unknown chars around it
+        char = f"<0x{ord(char):02X}>"
+        if len(char) != 6 or char not in vocab:
+            return False
+    if joined is None:
+        joined = _joined_tokens(vocab)
+    return joined is not None and joined.count(char) == 1
+
+
+def _odd_values(model: Any, joined: str | None = None) -> frozenset[str] | None:
     """The values of the tokens a model makes that are not the text they cover (its unk
     token and the ``<0xNN>`` byte tokens), or None when other tokens may not be either
-    (a subword prefix or suffix, two tokens sharing an id, WordPiece's ``##``).
+    (a subword prefix or suffix, two tokens sharing an id, WordPiece's ``##``, a BPE token
+    that merges a byte token with others). ``joined``: as for :func:`_model_splits_at`.
 
     >>> from tokviz import models
     >>> sorted(_odd_values(models.BPE({"a": 0, "<unk>": 1}, [], unk_token="<unk>")))[:2], _odd_values(models.WordPiece({"a": 0}))
@@ -258,6 +301,15 @@ def _odd_values(model: Any) -> frozenset[str] | None:
     if kind == "BPE":
         if model.continuing_subword_prefix or model.end_of_word_suffix or not getattr(model, "_plain", False):
             return None
+        if model.byte_fallback:
+            # A merge may join a byte token to others ("<0x0A>T"): then values are not slices.
+            vocab = model._vocab
+            present = sum(map(vocab.__contains__, values))
+            if present:
+                if joined is None:
+                    joined = _joined_tokens(vocab)
+                if joined is None or joined.count("<0x") != present:
+                    return None
         unk = model.unk_token
     elif kind == "Unigram":
         unk_id = model._unk_id
@@ -319,10 +371,13 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     def right_blocked(char: str) -> bool:
         return char in stage_boundary
 
+    joined = None  # the model's tokens joined, for one-word pipelines (see _model_splits_at)
     if first is None or (first_kind == "Metaspace" and not first.split):
         # One split per piece: the model must split at the boundary char itself.
         split_char = "▁" if first is None else first.replacement
-        if not _model_splits_at(model, split_char):
+        vocab = _plain_bpe_vocab(model)
+        joined = None if vocab is None else _joined_tokens(vocab)
+        if not _model_splits_at(model, split_char, joined):
             return None
         if first is None:
             if not any(type(stage).__name__ == "Replace" and stage.content == split_char for stage in stages):
@@ -350,7 +405,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     else:
         return None
     graphemes = any(type(stage).__name__ == "Precompiled" for stage in stages)
-    plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes)
+    plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes, joined)
     plan.splitter = _splitter(pre_tokenizer)
     if plan.splitter == "clip":
         plan.ascii_finditer = _CLIP_ASCII.finditer
@@ -367,9 +422,14 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
         plan.word_finditer = _BERT_ASCII_WORDS.finditer
     plan.one_word = first is None or (first_kind == "Metaspace" and not first.split)
     if plan.one_word:
-        # The model never joins across a split char that follows another char: cut before runs of it.
+        # The model never joins across a split char that follows another char: cut before runs
+        # of it; and around newlines when the model never joins them to anything (each line
+        # of a long text then ends and starts with words met before).
         mark = re.escape("▁" if first is None else first.replacement)
-        plan.run_findall = re.compile(f"{mark}*[^{mark}]+|{mark}+").findall
+        if _model_isolates(model, "\n", joined):
+            plan.run_findall = re.compile(f"{mark}*[^{mark}\n]+|{mark}+|\n").findall
+        else:
+            plan.run_findall = re.compile(f"{mark}*[^{mark}]+|{mark}+").findall
     elif first_kind == "Metaspace":
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
         mark = re.escape(first.replacement)
@@ -433,9 +493,10 @@ def chunk_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
         text = normalized.normalized
         if not text:
             break
-        if text != before and type(stage).__name__ == "Precompiled" and normalized.alignments[-1][1] - shift != len(chunk):
-            # Like HF, Precompiled's alignments after a removed char are shifted for the rest
-            # of the text; when the shift reaches the chunk's end, the chunk cannot be joined.
+        if text != before and type(stage).__name__ == "Precompiled" and _loses_a_removal(stage, before):
+            # Like HF, Precompiled loses the removal of chars at the very start of its text,
+            # and every later alignment is shifted, to the end of the whole text: a chunk
+            # where that happens cannot be joined. (Elsewhere a removal is counted.)
             may_follow = may_precede = False
         may_follow = may_follow and text[0] in stage_boundary
         may_precede = may_precede and text[-1] not in stage_boundary
@@ -469,6 +530,22 @@ def chunk_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
             ends.append(end - shift)
             words.append(index)
     return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(splits), may_follow, may_precede)
+
+
+def _loses_a_removal(stage: Any, text: str) -> bool:
+    """Whether HF's Precompiled loses a removal on ``text``: its first grapheme cluster is
+    removed (nothing before it to count the removal on, see ``normalizers._replace_changes``).
+
+    >>> from tokviz.normalizers import Precompiled
+    >>> from tokviz.sentencepiece.normalizer import charsmap_for_rule
+    >>> nmt_nfkc = Precompiled(charsmap_for_rule("nmt_nfkc"))
+    >>> _loses_a_removal(nmt_nfkc, "\\x1cﬁ"), _loses_a_removal(nmt_nfkc, " \\x1cﬁ")
+    (True, False)
+    """
+    from tokviz.normalizers import _GRAPHEME
+
+    first = _GRAPHEME.match(text)
+    return first is not None and stage.normalize_str(first.group()) == ""
 
 
 _SAME_LENGTH_ON_ASCII = frozenset({"Lowercase", "BertNormalizer", "NFD", "NFKD", "NFC", "NFKC", "StripAccents"})
