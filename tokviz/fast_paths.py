@@ -110,7 +110,7 @@ class ChunkPlan:
 
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
-        "splitter", "one_word", "ascii_unchanged", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
+        "splitter", "one_word", "ascii_one_for_one", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
         "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups", "odd_values",
         "shifts",
     )
@@ -130,8 +130,9 @@ class ChunkPlan:
         self.splitter: str | None = None
         #: No pre-tokenizer splits (Llama): the whole piece is one word however many chunks.
         self.one_word = False
-        #: id(Precompiled stage) -> the ASCII chars it leaves as they are (filled on first use).
-        self.ascii_unchanged: dict[int, frozenset[str]] = {}
+        #: id(Precompiled stage) -> (the ASCII chars it maps to one char, a str.translate
+        #: table of those it changes), filled on first use.
+        self.ascii_one_for_one: dict[int, tuple[frozenset[str], dict[int, str]]] = {}
         #: Cuts the text into chunks (before runs of the chars the splitter surely splits at).
         self.chunk_findall = _CHUNK_FINDALL
         #: (stage, its class name) per normalizer stage, named once rather than per chunk.
@@ -755,11 +756,11 @@ def _ascii_normalize(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str |
             text = text.translate(_TAB_NEWLINE_TO_SPACE)
         return text.lower() if stage.lowercase else text
     if kind == "Precompiled":
-        one_for_one = plan.ascii_unchanged.get(id(stage))
+        one_for_one = plan.ascii_one_for_one.get(id(stage))
         if one_for_one is None:
             # The ASCII chars the stage maps to one char, and a table of those it changes.
             mapped = {chr(code): stage.normalize_str(chr(code)) for code in range(128)}
-            one_for_one = plan.ascii_unchanged[id(stage)] = (
+            one_for_one = plan.ascii_one_for_one[id(stage)] = (
                 frozenset(char for char, new in mapped.items() if len(new) == 1),
                 str.maketrans({char: new for char, new in mapped.items() if len(new) == 1 and new != char}),
             )
@@ -889,9 +890,6 @@ def _joined(plan: ChunkPlan, chunks: list[str], entries: list[Any], at_start: bo
             start = position + 1
         chunks[:] = joined_chunks
         entries = joined_entries
-
-
-_ASCII_CHARS = frozenset(map(chr, range(128)))
 
 
 _SPACE_RUN_FINDITER = re.compile(" {2,}").finditer
