@@ -203,6 +203,64 @@ def test_words_glued_from_tokens_equal_the_model(model, picks) -> None:
         assert encode(word) == _model_word_entry(model, word), (word, model.to_dict()["merges"])
 
 
+@st.composite
+def suffixed_merge_tables(draw):
+    """merge_tables with an end_of_word_suffix: a word's symbols are its chars, the last one with
+    the suffix. Merges mostly join a token of chars to one of chars or to a last token, but also
+    put the suffix inside a token, and the suffix's own chars ('<', '/', 'w', '>') build tokens
+    ending in '</w>' (also a last char's symbol) out of chars."""
+    suffix = "</w>"
+    alphabet = draw(st.lists(st.sampled_from(["a", "b", "é", "<", "/", "w", ">"]), min_size=2, max_size=5, unique=True))
+    plain = list(alphabet)
+    final = [char + suffix for char in alphabet]
+    vocab = {symbol: index for index, symbol in enumerate(plain + final)}
+    merges = []
+    for kind, left, right in draw(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 60), st.integers(0, 60)), max_size=40)):
+        lefts, rights = (plain, plain) if kind < 2 else (plain, final) if kind < 4 else (final, plain + final)
+        pair = (lefts[left % len(lefts)], rights[right % len(rights)])
+        if pair not in merges:
+            merges.append(pair)
+            vocab.setdefault(pair[0] + pair[1], len(vocab))
+            (plain if kind < 2 else final).append(pair[0] + pair[1])
+    for token in draw(st.lists(st.sampled_from(["ab</w>", "</w>", "a</w></w>", "é</w>"]), max_size=2)):
+        vocab.setdefault(token, len(vocab))  # tokens no merge makes
+    if draw(st.booleans()):
+        merges = draw(st.permutations(merges))
+    return models.BPE(vocab, merges, end_of_word_suffix=suffix)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(suffixed_merge_tables(), st.lists(st.lists(st.sampled_from(["a", "b", "é", "<", "w"]), max_size=8).map("".join), max_size=4))
+def test_a_word_whose_text_and_suffix_is_a_token_is_it_only_when_its_merges_make_it(model, words) -> None:
+    # Every token ending in the suffix as a word without it (the encoder proves or disproves
+    # that the merges of its symbols make that token, memoized per token, in a random order),
+    # every other token as a word too, and random words.
+    vocab = sorted(model.get_vocab(), key=len)
+    stems = [token[: -len("</w>")] for token in vocab if token.endswith("</w>") and len(token) > len("</w>")]
+    order = words + stems[::-1] + vocab + stems + words
+    encode = bpe_word_encoder(model)
+    for word in order:
+        assert encode(word) == _model_word_entry(model, word), (word, model.to_dict()["merges"])
+
+
+def test_a_token_with_the_suffix_not_made_from_the_words_symbols_is_merged_as_any_word() -> None:
+    vocab = {
+        "a": 0, "b": 1, "<": 2, "/": 3, "w": 4, ">": 5, "a</w>": 6, "b</w>": 7,
+        "</": 8, "</w": 9, "</w>": 10, "ab": 11, "ab</w>": 12, "a</w>b</w>": 13, "bb</w>": 14, "ba</w>": 15,
+    }
+    merges = [("<", "/"), ("</", "w"), ("</w", ">"), ("a", "b"), ("ab", "</w>"), ("a</w>", "b</w>"), ("b", "b</w>")]
+    encode = bpe_word_encoder(models.BPE(vocab, merges, end_of_word_suffix="</w>"))
+    # 'ab</w>' is ab + '</w>' (the suffix's chars), but the word 'ab' starts as a, 'b</w>'.
+    assert encode("ab") == ((0, 7), ("a", "b</w>"), (0, 1), (1, 2))
+    # 'a</w>b</w>' holds the suffix inside: the word 'a</w>b' is chars and 'b</w>'.
+    assert encode("a</w>b") == ((0, 10, 7), ("a", "</w>", "b</w>"), (0, 1, 5), (1, 5, 6))
+    # 'ba</w>' is in the vocabulary, but no merge makes it
+    assert encode("ba") == ((1, 6), ("b", "a</w>"), (0, 1), (1, 2))
+    # made from the word's symbols (b + 'b</w>'), with the suffix in the value, not the offsets
+    assert encode("bb") == ((14,), ("bb</w>",), (0,), (2,))
+    assert encode("b") == ((7,), ("b</w>",), (0,), (1,))
+
+
 def test_a_word_is_not_its_longest_tokens_from_the_left() -> None:
     model = models.BPE({"a": 0, "b": 1, "c": 2, "bc": 3, "ab": 4, "d": 5}, [("b", "c"), ("a", "b")])
     encode = bpe_word_encoder(model)

@@ -23,9 +23,11 @@ def bpe_word_encoder(model: Any) -> Any:
     per token that the caller takes apart again; this one merges the same ids with the same
     merge table and gives the tuples directly. A word with a char that is not a symbol of the
     vocabulary goes by the model's own rules (unk, byte fallback, or dropped without an unk
-    token, as in HF); with byte fallback an ASCII char becomes its byte token here. A word that is itself a token is that token without merging once
-    ``certify`` has proven (memoized per token) that the merges rebuild it -- or directly with
-    ``ignore_merges`` -- so a cold encode merges only the other words.
+    token, as in HF); with byte fallback an ASCII char becomes its byte token here. A word that
+    is itself a token (with ``end_of_word_suffix``: whose text and suffix are a token) is that
+    token without merging once ``certify`` has proven (memoized per token) that the merges
+    rebuild it -- or directly with ``ignore_merges`` -- so a cold encode merges only the other
+    words.
 
     >>> from tokviz.models import BPE
     >>> encode = bpe_word_encoder(BPE({"h": 0, "u": 1, "g": 2, "ug": 3, "hug": 4}, [("u", "g"), ("h", "ug")]))
@@ -67,14 +69,26 @@ def bpe_word_encoder(model: Any) -> Any:
                 size = len(word)
                 return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
         elif shortcut and len(word) <= max_symbols:  # (certify recurses once per level of the tree)
-            token_id = get(word)
-            if token_id is not None:
-                made = certified_get(token_id)
-                if made is None:
-                    made = certify(token_id)
-                if made != never_rank:
-                    size = len(word)
-                    return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
+            if suffix:
+                # The token of the word's text and the suffix, made from the word's symbols: its
+                # chars, the last one with the suffix (memoized under ~id, see certify).
+                token_id = get(word + suffix)
+                if token_id is not None:
+                    made = certified_get(~token_id)
+                    if made is None:
+                        made = certify_final(token_id)
+                    if made != never_rank:
+                        size = len(word)
+                        return (token_id,), (token_of(token_id),), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
+            else:
+                token_id = get(word)
+                if token_id is not None:
+                    made = certified_get(token_id)
+                    if made is None:
+                        made = certify(token_id)
+                    if made != never_rank:
+                        size = len(word)
+                        return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
         if prefix:
             ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
             if suffix:
@@ -139,11 +153,15 @@ def bpe_word_encoder(model: Any) -> Any:
     # a's right edge (its last char, the token that char first joins, ..., a) meet those of
     # b's left edge, each while it exists: from its merge's rank until the next one up.
     # (An empty token would let a merge remake one of its parts: no shortcut then.)
-    shortcut = plain and not suffix and not prefix and not ignore_merges and "" not in vocab
+    # With an end_of_word_suffix a word's last symbol is its last char and the suffix: the
+    # word's token must be made from chars and, last, such a symbol (certify_final).
+    shortcut = plain and not prefix and not ignore_merges and "" not in vocab
+    suffix_symbol_size = len(suffix) + 1
     # certified[t]: the rank of t's merge once proven (-1 for a char), never_rank if not (an
     # int: nothing for the cycle collector). A rank also tells whether ranks rise up to a
     # parent; the walk along the edges steps through producer's pairs and reads each symbol's
-    # rank here (every token it meets was certified on the way up).
+    # rank here (every token it meets was certified on the way up). certified[~t]: the same
+    # for t as a word's last token (made with the suffix, certify_final), a key no id takes.
     certified: dict[int, int] = {}
     certified_get = certified.get
     certified_of = certified.__getitem__
@@ -176,12 +194,39 @@ def bpe_word_encoder(model: Any) -> Any:
         certified[token_id] = made
         return made
 
+    def certify_final(token_id: int) -> int:
+        # certify for t as a word's last token with a suffix: its last symbol is a char and
+        # the suffix, the others chars -- so its left part is certified as any token, its right
+        # part as a last token again (a separate function: certify stays as lean as without one).
+        if not producer:
+            producer.update(zip(map(and_, merge_map.values(), repeat(id_mask)), merge_map))
+        pair = producer_get(token_id)
+        made = never_rank
+        if pair is None:
+            text = token_of(token_id)
+            if len(text) == suffix_symbol_size and text.endswith(suffix):  # a last char's symbol
+                made = -1
+        else:
+            left, right = pair
+            rank = merge_map[pair] >> 32
+            left_made = certified_get(left)
+            if left_made is None:
+                left_made = certify(left)
+            if left_made < rank:
+                right_made = certified_get(~right)
+                if right_made is None:
+                    right_made = certify_final(right)
+                if right_made < rank and edges_never_merge(left, left_made, right, right_made):
+                    made = rank
+        certified[~token_id] = made
+        return made
+
     def edges_never_merge(x: int, x_made: int, y: int, y_made: int) -> bool:
         # Back in time from (a, b) (both certified, with their ranks): the later-made of the
         # two edge symbols steps down to its child on the boundary side (on a tie the right
         # one: the left merge goes first). Each pair met is checked: it would merge first if
         # its rank is below the merge ending its left symbol and not above the one ending its
-        # right symbol.
+        # right symbol. (b may be a final token, read from certified[~b]; its left spine is not.)
         x_end = y_end = never_rank
         while True:
             if y_made >= x_made:
