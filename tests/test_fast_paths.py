@@ -184,9 +184,9 @@ def test_long_texts_join_only_the_chunks_around_an_unsafe_boundary(pipelines, ki
     joins = []
     real_joined = fast_paths._joined
 
-    def counting_joined(plan, chunks, entries, at_start):
+    def counting_joined(plan, chunks, entries, *flags):
         count = len(chunks)
-        result = real_joined(plan, chunks, entries, at_start)
+        result = real_joined(plan, chunks, entries, *flags)
         joins.append(result is not None and 1 < len(chunks) < count)
         return result
 
@@ -274,6 +274,41 @@ def test_llama_words_are_cut_at_newlines_only_when_no_merge_takes_them(newline_m
         assert (ours.encode(text).ids, ours.encode(text).offsets) == (expected.ids, expected.offsets), repr(text)
     if newline_merges:
         assert "<0x0A>T" in ours.encode("end.\nThe").tokens
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_long_texts_in_segments_equal_the_general_path(pipelines, kind, monkeypatch):
+    """A long text the whole-piece path refuses (a few awkward chars) is cut into segments at
+    safe chunk boundaries, each taken whole or by the chunks; thresholds are lowered here so
+    that the random texts are cut many times. Same fields as the general path, and as HF."""
+    import tokviz.fast_paths as fast_paths
+
+    json_text, reference = pipelines[kind]
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+    monkeypatch.setattr(fast_paths, "SEGMENTED_MIN_LENGTH", 8)
+    monkeypatch.setattr(fast_paths, "SEGMENT_MIN_LENGTH", 6)
+    segmented = []
+    real = fast_paths._segmented_fields
+
+    def counting(plan, text):
+        result = real(plan, text)
+        segmented.append(result is not None)
+        return result
+
+    monkeypatch.setattr(fast_paths, "_segmented_fields", counting)
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(long_text)
+    def check(text: str) -> None:
+        expected = _fields(general.encode(text))
+        assert _fields(fast.encode(text)) == expected, repr(text)
+        assert _fields(fast.encode(text)) == expected, repr(text)
+
+    check()
+    text = "\n".join(["Plain words, a line.", "Hindi: हिन्दी and Korean: 한국어 e\u0301"] * 3 + ["More text here.\n\nAnd more."] * 4)
+    assert (fast.encode(text).ids, fast.encode(text).offsets) == (reference.encode(text).ids, reference.encode(text).offsets)
+    if kind in ("albert", "t5", "clip"):
+        assert any(segmented), "the text was expected to be taken in segments"
 
 
 def test_batches_and_pretokenized_input_agree(pipelines):

@@ -43,6 +43,7 @@ from __future__ import annotations
 import gc
 import re
 import unicodedata
+from bisect import bisect_left
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
 from operator import add, eq, sub
@@ -112,7 +113,7 @@ class ChunkPlan:
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_one_for_one", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
         "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups", "odd_values",
-        "shifts",
+        "shifts", "segments",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -161,6 +162,9 @@ class ChunkPlan:
         #: ``(prepended chars, ((char, replacement), ...))`` when every stage is a Prepend or a
         #: one-char-for-one-char Replace (Llama's): the stages in one step (see _line_fields).
         self.shifts = _shifts(self.stage_kinds)
+        #: The segments of long texts (see _segmented_fields): (opens the text, segment) -> its
+        #: fields, or False when the whole-piece path refuses it; and the chars of the keys.
+        self.segments: tuple[dict[tuple[bool, str], Any], list[int]] = ({}, [0])
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
         if type(model).__name__ == "WordLevel" and type(model).__module__ == "tokviz.models.wordlevel.model":
@@ -814,16 +818,12 @@ def _aligned_stage(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str | N
     return new if kind in _SAME_LENGTH_ON_ASCII and is_ascii else None
 
 
-def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | None:
+def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool, head_first: bool = True) -> list[Any] | None:
     """The cache entries of one piece's chunks (filling the caches). Where a boundary between
     two chunks is not safe, they are joined into one (``chunks`` is edited to match, see
-    :func:`_joined`); None when that would take the whole piece."""
-    head_cache = plan.heads[at_start]
-    head = head_cache.get(chunks[0])
-    if head is None:
-        head = chunk_entry(plan, chunks[0], True, at_start)
-        if len(head_cache) < _MAX_CACHED_CHUNKS:
-            head_cache[chunks[0]] = head
+    :func:`_joined`); None when that would take the whole piece. ``head_first``: the first
+    chunk opens the piece (else they are chunks from its middle, see :func:`_segmented_fields`)."""
+    head = _cached_entry(plan, chunks[0], head_first, at_start and head_first)
     if len(chunks) == 1:
         return [head]
     bodies = plan.bodies
@@ -838,11 +838,22 @@ def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool) -> list[Any] | 
                 if len(bodies) < _MAX_CACHED_CHUNKS:
                     bodies[chunk] = entry
     if not all(map(_MAY_PRECEDE, islice(entries, len(entries) - 1))) or not all(map(_MAY_FOLLOW, islice(entries, 1, None))):
-        return _joined(plan, chunks, entries, at_start)
+        return _joined(plan, chunks, entries, at_start and head_first, head_first)
     return entries
 
 
-def _joined(plan: ChunkPlan, chunks: list[str], entries: list[Any], at_start: bool) -> list[Any] | None:
+def _cached_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tuple[Any, ...]:
+    """:func:`chunk_entry` through the plan's caches (a piece's first chunk in ``heads``)."""
+    cache = plan.heads[at_start] if head else plan.bodies
+    entry = cache.get(chunk)
+    if entry is None:
+        entry = chunk_entry(plan, chunk, head, at_start)
+        if len(cache) < _MAX_CACHED_CHUNKS:
+            cache[chunk] = entry
+    return entry
+
+
+def _joined(plan: ChunkPlan, chunks: list[str], entries: list[Any], at_start: bool, head_first: bool = True) -> list[Any] | None:
     """The entries once each run of chunks with unsafe boundaries between them is one chunk,
     encoded whole by the general machinery: a chunk's entry is that machinery's result on
     its own text, whatever the text, so a joined run is a chunk like any other, and joining
@@ -879,12 +890,8 @@ def _joined(plan: ChunkPlan, chunks: list[str], entries: list[Any], at_start: bo
                 budget -= len(text)
                 if budget < 0:
                     return None
-                cache = plan.heads[at_start] if start == 0 else plan.bodies
-                entry = cache.get(text)
-                if entry is None:
-                    entry = chunk_entry(plan, text, start == 0, at_start and start == 0)
-                    if len(cache) < _MAX_CACHED_CHUNKS:
-                        cache[text] = entry
+                head = head_first and start == 0
+                entry = _cached_entry(plan, text, head, at_start and head)
                 joined_chunks.append(text)
                 joined_entries.append(entry)
             start = position + 1
@@ -946,18 +953,21 @@ def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_asci
     return "".join(parts), positions
 
 
-def _staged(plan: ChunkPlan, text: str) -> tuple[str | None, int, list[int] | None]:
+def _staged(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | None, int, list[int] | None]:
     """The normalizer stages on a whole piece, the number of chars they prepended, and where
     runs of whitespace were collapsed, the position in the piece of each char of the result
     (None while every char stands for the char at its own position, see
     :func:`_collapsed_runs`); None for the text when a stage does not leave the piece
-    aligned that way (or empties it)."""
+    aligned that way (or empties it). ``head``: the text opens a piece (Prepend stages act).
+    """
     if not text.isascii():
-        return _staged_chars(plan, text)
+        return _staged_chars(plan, text, head)
     prefix = 0  # chars inserted before the piece's first char
     origin = None
     for stage, kind in plan.stage_kinds:
         if kind == "Prepend":
+            if not head:
+                continue
             text = stage.prepend + text
             prefix += len(stage.prepend)
             continue
@@ -1026,7 +1036,7 @@ def _char_through(stages: list[Any], char: str) -> str | None:
     return text if len(text) == 1 else None
 
 
-def _staged_chars(plan: ChunkPlan, text: str) -> tuple[str | None, int, list[int] | None]:
+def _staged_chars(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | None, int, list[int] | None]:
     """:func:`_staged` on a piece with non-ASCII chars: each run of per-char stages maps
     every char to the one char it makes of it alone (one ``str.translate``), which keeps the
     piece aligned char for char; a char they do not make one char of, alone or in context
@@ -1046,6 +1056,8 @@ def _staged_chars(plan: ChunkPlan, text: str) -> tuple[str | None, int, list[int
     origin = None
     for kind, stage, tables in groups:
         if kind == "prepend":
+            if not head:
+                continue
             text = stage.prepend + text
             prefix += len(stage.prepend)
             continue
@@ -1102,7 +1114,7 @@ def _through_origin(offsets: tuple[tuple[int, int], ...], origin: list[int]) -> 
     return tuple(zip(map(at, starts), map(add, map(at, map(sub, ends, repeat(1))), repeat(1))))
 
 
-def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None) -> tuple[Any, ...] | None:
+def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None, head: bool = True) -> tuple[Any, ...] | None:
     """One whole piece of text (a line, or the text between added tokens) on plain strings:
     ``(ids, tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a
     stage does not leave the piece aligned char for char (then the chunks do it), or when
@@ -1132,11 +1144,13 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
         prepended, replaces = shifts
         for char, replacement in replaces:
             text = text.replace(char, replacement)
-        prefix = len(prepended)
-        text = prepended + text
+        prefix = 0
+        if head:
+            prefix = len(prepended)
+            text = prepended + text
     origin = None
     if shifts is None:
-        text, prefix, origin = _staged(plan, text)
+        text, prefix, origin = _staged(plan, text, head)
         if text is None:
             return None
     if normalized_search is not None and normalized_search(text) is not None:
@@ -1287,8 +1301,115 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool) 
     return ids, tokens, tuple(zip(starts, ends)), word_ids, n_words
 
 
+#: Sequences this long that the whole-piece path refuses are tried in segments.
+SEGMENTED_MIN_LENGTH = 1024
+#: Segments this short that the whole-piece path refuses go to the chunks.
+SEGMENT_MIN_LENGTH = 256
+#: The segment cache of a plan stops growing past this many chars of segments.
+_MAX_SEGMENT_CHARS = 500_000
+
+
+def _segmented_fields(plan: ChunkPlan, text: str) -> tuple[Any, ...] | None:
+    """A long piece's fields (as :func:`_line_fields` gives them) when the whole-piece path
+    refuses it for a few awkward chars (a line of Hindi or Korean in a long English text
+    under ALBERT's normalizer): the piece is cut in two at the chunk boundary nearest its
+    middle, when the chunks on both sides allow it (their entries' flags, which the chunk
+    path checks at every boundary), each half is taken whole or cut again, and a half under
+    :data:`SEGMENT_MIN_LENGTH` (or with no safe cut in the middle) goes to the chunks. None
+    when the chunks refuse a half, or when the first chunk may not be joined to the next (a
+    Precompiled removal at the very start shifts everything after it): the general path.
+    Each segment's fields (or the whole-piece path's refusal) are cached by its text, as
+    chunks are: the same long text again costs look-ups.
+    """
+    chunks = plan.chunk_findall(text)
+    if len(chunks) < 2 or not _cached_entry(plan, chunks[0], True, True)[_MAY_PRECEDE_AT]:
+        return None
+    bounds = list(accumulate(map(len, chunks), initial=0))
+    parts: list[tuple[int, tuple[Any, ...]]] = []
+    cache, cached_chars = plan.segments
+    cache_get = cache.get
+
+    def safe_cut(cut: int) -> bool:
+        before = _cached_entry(plan, chunks[cut - 1], cut == 1, cut == 1)
+        return before[_MAY_PRECEDE_AT] and _cached_entry(plan, chunks[cut], False, False)[_MAY_FOLLOW_AT]
+
+    def solve(first: int, last: int, whole: bool = True) -> bool:  # chunks[first:last]
+        head = first == 0
+        start, end = bounds[first], bounds[last]
+        key = (head, text[start:end])
+        fields = cache_get(key)
+        if fields:
+            parts.append((start, fields))
+            return True
+        if fields is None and whole:
+            fields = _line_fields(plan, key[1], head, None, head)
+            if fields is not None:
+                remember(key, fields)
+                parts.append((start, fields))
+                return True
+            remember(key, False)
+        cut = bisect_left(bounds, (start + end) // 2, first + 1, last)
+        if end - start <= SEGMENT_MIN_LENGTH or cut >= last or not safe_cut(cut):
+            pieces = chunks[first:last]
+            entries = _entries(plan, pieces, head, head)
+            if entries is None:
+                return False
+            fields = _entries_fields(pieces, entries)
+            remember(key, fields)
+            parts.append((start, fields))
+            return True
+        return solve(first, cut) and solve(cut, last)
+
+    def remember(key: tuple[bool, str], fields: Any) -> None:
+        if cached_chars[0] < _MAX_SEGMENT_CHARS:
+            cache[key] = fields
+            cached_chars[0] += len(key[1])
+
+    if not solve(0, len(chunks), False):  # (the caller found the whole piece refused)
+        return None
+    if len(parts) == 1:
+        return parts[0][1]
+    # Joined in C: each part's offsets shifted by its start, word ids by the words before it.
+    fields = list(map(itemgetter(1), parts))
+    counts = list(map(len, map(_IDS, fields)))
+    ids = tuple(chain.from_iterable(map(_IDS, fields)))
+    offsets = list(chain.from_iterable(map(itemgetter(2), fields)))
+    bases = list(chain.from_iterable(map(repeat, map(itemgetter(0), parts), counts)))
+    shifted = tuple(zip(map(add, map(itemgetter(0), offsets), bases), map(add, map(itemgetter(1), offsets), bases)))
+    word_bases = list(accumulate(map(itemgetter(4), fields), initial=0))
+    n_words = word_bases.pop()
+    if plan.one_word:
+        words: tuple[int, ...] = (0,) * len(ids)
+    else:
+        words = tuple(map(add, chain.from_iterable(map(itemgetter(3), fields)), chain.from_iterable(map(repeat, word_bases, counts))))
+    return ids, tuple(chain.from_iterable(map(_TOKENS, fields))), shifted, words, n_words
+
+
+def _entries_fields(chunks: list[str], entries: list[Any]) -> tuple[Any, ...]:
+    """Chunk entries as fields: ``(ids, tokens, offsets, word_ids, n_words)``."""
+    ids = tuple(chain.from_iterable(map(_IDS, entries)))
+    counts = list(map(len, map(_IDS, entries)))
+    bases = list(chain.from_iterable(map(repeat, accumulate(map(len, chunks), initial=0), counts)))
+    offsets = tuple(
+        zip(
+            map(add, chain.from_iterable(map(_STARTS, entries)), bases),
+            map(add, chain.from_iterable(map(_ENDS, entries)), bases),
+        )
+    )
+    word_bases = list(accumulate(map(_N_WORDS, entries), initial=0))
+    n_words = word_bases.pop()
+    words = tuple(map(add, chain.from_iterable(map(_WORDS, entries)), chain.from_iterable(map(repeat, word_bases, counts))))
+    return ids, tuple(chain.from_iterable(map(_TOKENS, entries))), offsets, words, n_words
+
+
 def _encode_whole(plan: ChunkPlan, sequence: str, type_id: int) -> Any:
     """:func:`encode_chunked` of a sequence without added tokens: tuples built in one go."""
+    if len(sequence) >= SEGMENTED_MIN_LENGTH:
+        fields = _segmented_fields(plan, sequence)
+        if fields is not None:
+            ids, tokens, offsets, words, _ = fields
+            n = len(ids)
+            return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
     chunks = plan.chunk_findall(sequence)
     entries = _entries(plan, chunks, True)
     if entries is None:
