@@ -130,7 +130,7 @@ def _fields(encoding) -> tuple:
 _ALPHABET = list("aAbBcé É,.!?'`-1 2  \t\n\r▁") + [
     "\u00a0", "\u3000", "\u2009", "\x00", "\x1c", "\x0b", "\u0301", "\u0600", "中", "文", "😀", "\u200d", "👍", "\U0001f3fd",
     "ﬁ", "①", "Ａ", "Σ", "İ", "ß", "\ufffd", "<", ">", "|", "<extra_2>", "<extra_3>", "madeupword", "the cat", "<|0.04|>",
-    "<|notimestamps|>", "the", " the", "Hello", " world", "''", "``",
+    "<|notimestamps|>", "the", " the", "Hello", " world", "''", "``", "’", "“", "”", "—", "«", "¿", "\u00ad",
 ]
 random_text = st.lists(st.sampled_from(_ALPHABET), max_size=25).map("".join)
 
@@ -219,6 +219,25 @@ def test_long_texts_join_only_the_chunks_around_an_unsafe_boundary(pipelines, ki
 WHOLE_PIECE_TEXTS = ["Blank\n\nlines and\ttabs  here\n", "  Lead\n \n", "Été à Paris, Ｆｕｌｌ Σοφία", "naïve\n\ncafé  ①"]
 _RUNS_ALPHABET = ["a", "B", "é", "É", "Ｆ", "Σ", " ", "  ", "\n", "\n\n", "\t", "\x0b", "\r\n", "\u00a0", "\u3000", "ﬁ", "한",
                   "\u0301", "▁", ".", "the", "Hello", "①", "ß"]
+
+
+@pytest.mark.parametrize("name", ["bert", "bert_cased"])
+def test_bert_text_with_unicode_punctuation_stays_on_the_whole_piece_path(pipelines, name):
+    """Curly quotes, dashes and accents (English prose) under BertPreTokenizer: the whole-piece
+    path splits them with a Unicode regex (checked char by char against BertPreTokenizer's own
+    test), so a line with ’ is not left to the chunks."""
+    import tokviz.fast_paths as fast_paths
+
+    json_text = pipelines[name][0] if name == "bert" else _small_pipelines()[name]
+    reference = hf.Tokenizer.from_str(json_text)
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+    plan = plan_for(fast)
+    for text in ["“Don’t,” she said — «déjà vu»?", "l’été\u00a0est là… ¿Qué?", "It’s a “test”."]:
+        assert fast_paths._line_fields(plan, text, True) is not None, repr(text)
+        ours, expected = fast.encode(text), reference.encode(text)
+        assert _fields(ours) == _fields(general.encode(text)), repr(text)
+        assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
+    assert [m.group() for m in fast_paths._bert_words_finditer("a’b")("a’b")] == ["a", "’", "b"]
 
 
 @pytest.mark.parametrize("kind", ["clip", "albert", "t5"])

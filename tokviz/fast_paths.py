@@ -57,7 +57,9 @@ from tokviz.models.bpe.fast import bpe_word_encoder
 from tokviz.models.bpe.fast import byte_word_tokens as _byte_word_tokens
 from tokviz.models.unigram.fast import _UNIGRAM_MAX_WORD, unigram_word_encoder
 from tokviz.models.wordpiece.fast import wordpiece_word_encoder
+from tokviz.normalized import WHITESPACE
 from tokviz.patterns import Regex
+from tokviz.pre_tokenizers import is_bert_punctuation
 from tokviz.processors import template_masks
 
 #: Chunks start before a run of these (ASCII whitespace every component agrees on).
@@ -556,6 +558,39 @@ def _loses_a_removal(stage: Any, text: str) -> bool:
 _SAME_LENGTH_ON_ASCII = frozenset({"Lowercase", "BertNormalizer", "NFD", "NFKD", "NFC", "NFKC", "StripAccents"})
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _BERT_ASCII_WORDS = re.compile(r"[!-/:-@\[-`{-~]|[^ \t\n\r!-/:-@\[-`{-~]+")
+#: BertPreTokenizer on any text: a punctuation char (ASCII's, or Unicode P*), or a run of chars
+#: that are neither that nor whitespace (Unicode White_Space, as ``normalized.WHITESPACE``).
+_BERT_PUNCTUATION_CLASS = r"\p{P}!-/:-@\[-`{-~"
+_BERT_WORDS = regex.compile(
+    f"[{_BERT_PUNCTUATION_CLASS}]|[^{''.join(map(regex.escape, WHITESPACE))}{_BERT_PUNCTUATION_CLASS}]+"
+)
+_BERT_PUNCTUATION = regex.compile(f"[{_BERT_PUNCTUATION_CLASS}]")
+#: Non-ASCII char -> whether the regex's \p{P} and Python's unicodedata (BertPreTokenizer's
+#: test) agree on it being punctuation (their Unicode versions may differ).
+_BERT_AGREES: dict[str, bool] = {}
+
+
+def _bert_words_finditer(text: str) -> Any:
+    """BertPreTokenizer's split of normalized ``text`` as a ``finditer`` (a word or one
+    punctuation char per match), or None: ASCII controls (the general path handles them), or
+    a char on which the regex's Unicode tables and BertPreTokenizer's disagree.
+
+    >>> [m.group() for m in _bert_words_finditer("l’été, “déjà”")("l’été, “déjà”")]
+    ['l', '’', 'été', ',', '“', 'déjà', '”']
+    """
+    if _ASCII_CONTROL.search(text) is not None:
+        return None
+    if text.isascii():
+        return _BERT_ASCII_WORDS.finditer
+    for char in set(text).difference(_ASCII_CHARS):
+        agrees = _BERT_AGREES.get(char)
+        if agrees is None:
+            agrees = (_BERT_PUNCTUATION.match(char) is not None) == is_bert_punctuation(char)
+            if len(_BERT_AGREES) < 100_000:
+                _BERT_AGREES[char] = agrees
+        if not agrees:
+            return None
+    return _BERT_WORDS.finditer
 
 
 def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tuple[Any, ...] | None:
@@ -597,8 +632,11 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     byte_level = False
     words_cache = plan.words
     if plan.word_finditer is not None and not prefix:
-        if splitter == "BertPreTokenizer" and (not text.isascii() or _ASCII_CONTROL.search(text)):
-            return None
+        word_finditer = plan.word_finditer
+        if splitter == "BertPreTokenizer":
+            word_finditer = _bert_words_finditer(text)
+            if word_finditer is None:
+                return None
         # The common case: one regex pass, each word's tokens from the word cache, offsets
         # of the text are offsets of the chunk.
         ids: list[int] = []
@@ -607,7 +645,7 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
         ends: list[int] = []
         words: list[int] = []
         index = -1
-        for index, match in enumerate(plan.word_finditer(text)):
+        for index, match in enumerate(word_finditer(text)):
             word = match.group()
             entry = words_cache.get(word) or _word_entry(plan, word)
             span_start = match.start()
@@ -630,9 +668,10 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     elif splitter in ("Whitespace", "WhitespaceSplit"):
         spans = [match.span() for match in plan.word_finditer(text)]
     elif splitter == "BertPreTokenizer":
-        if not text.isascii() or _ASCII_CONTROL.search(text):
+        finditer = _bert_words_finditer(text)
+        if finditer is None:
             return None
-        spans = [match.span() for match in _BERT_ASCII_WORDS.finditer(text)]
+        spans = [match.span() for match in finditer(text)]
     elif splitter == "Metaspace":
         pre_tokenizer = plan.pre_tokenizer
         replacement = pre_tokenizer.replacement
@@ -899,6 +938,7 @@ def _joined(plan: ChunkPlan, chunks: list[str], entries: list[Any], at_start: bo
         entries = joined_entries
 
 
+_ASCII_CHARS = frozenset(map(chr, range(128)))
 _SPACE_RUN_FINDITER = re.compile(" {2,}").finditer
 _ASCII_SPACE_RUN_FINDITER = re.compile("[\t\n\x0b\x0c\r ]{2,}").finditer
 
@@ -1170,9 +1210,12 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool) 
     splitter = plan.splitter
     byte_level = splitter == "clip"
     if plan.word_finditer is not None or byte_level:
-        if splitter == "BertPreTokenizer" and (not text.isascii() or _ASCII_CONTROL.search(text)):
-            return None
-        if byte_level:
+        if splitter == "BertPreTokenizer":
+            finditer = _bert_words_finditer(text)
+            if finditer is None:
+                return None
+            matches = list(finditer(text))
+        elif byte_level:
             if text.isascii():
                 matches = list(plan.ascii_finditer(text))
             else:
