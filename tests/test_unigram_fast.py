@@ -201,3 +201,30 @@ def test_skipped_starts_never_change_the_result(vocab, data) -> None:
     parts = [piece for piece, _ in vocab[1:]] + ["x"]
     for word in data.draw(st.lists(st.lists(st.sampled_from(parts), min_size=1, max_size=5).map("".join), min_size=1, max_size=6)):
         assert encode(word) == _model_word_entry(model, word), word
+
+
+@st.composite
+def ordered_vocabularies(draw):
+    """A dense vocabulary in score order without duplicates, as trained ones come: the char
+    table is made on first use from the pieces' first chars (see ``_char_table``)."""
+    vocab = draw(dense_vocabularies())
+    pieces = sorted(dict(vocab[1:]).items(), key=lambda item: -item[1])  # stable: ties keep their order
+    unk_at = draw(st.integers(0, len(pieces)))
+    pieces.insert(unk_at, ("<unk>", pieces[unk_at - 1][1] if unk_at else 0.0))  # keeps the order
+    return pieces, unk_at
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(ordered_vocabularies(), st.data())
+def test_ordered_vocabularies_equal_the_model(spec, data) -> None:
+    """Entries made on first use, a first floor from the longest piece a word starts with and
+    the rest (the seed), unknown chars met before and after their entries: same as the model."""
+    from tokviz.models.unigram.fast import _char_table
+
+    vocab, unk_at = spec
+    model = unigram(vocab, unk_at)
+    assert _char_table(model, True, True)[1] is not None
+    encode = unigram_word_encoder(model)
+    parts = [piece for piece, _ in vocab if piece != "<unk>"] + ["x", "y"]
+    for word in data.draw(st.lists(st.lists(st.sampled_from(parts), min_size=1, max_size=6).map("".join), min_size=1, max_size=8)):
+        assert encode(word) == _model_word_entry(model, word), word
