@@ -91,6 +91,53 @@ def test_unigram_sampling_options_as_hf():
 
 
 # ---------------------------------------------------------------------- copy-on-write tokenizers
+@pytest.mark.parametrize("lib", [tokviz, hf], ids=["tokviz", "hf"])
+def test_models_clear_and_resize_their_caches_as_hf(lib):
+    unigram = lib.models.Unigram([("<unk>", 0.0), ("h", -3.0), ("u", -3.0), ("g", -3.0), ("hug", -2.0)], 0, False)
+    for model, expected in (
+        (lib.models.BPE(HUG_VOCAB, HUG_MERGES), ["hug", "s", "p", "un"]),
+        (unigram, ["hug", "s", "p", "u", "n"]),  # unknown chars keep their text
+    ):
+        tokenizer = lib.Tokenizer(model)
+        tokenizer.pre_tokenizer = lib.pre_tokenizers.Whitespace()
+        assert tokenizer.encode("hugs pun").tokens == expected
+        tokenizer.model._clear_cache()
+        assert tokenizer.encode("hugs pun").tokens == expected
+        tokenizer.model._resize_cache(0)
+        assert tokenizer.encode("hugs pun").tokens == expected
+        tokenizer.model._resize_cache(3)
+        assert tokenizer.encode("hugs pun").tokens == expected
+        with pytest.raises(TypeError):
+            tokenizer.model._resize_cache("3")
+        with pytest.raises(OverflowError):
+            tokenizer.model._resize_cache(-1)
+    assert not hasattr(lib.models.WordPiece({"a": 0}), "_clear_cache")  # HF's WordPiece has none
+
+
+def test_clear_cache_makes_the_next_encode_cold():
+    # The chunk and word caches of the tokenizer's fast paths go too (not the plan's tables:
+    # no setup again), so a timing after _clear_cache() measures a cold encode.
+    unigram = Unigram([("<unk>", 0.0), ("h", -3.0), ("u", -3.0), ("g", -3.0), ("hug", -2.0)], 0, False)
+    for model, expected in ((BPE(HUG_VOCAB, HUG_MERGES), ["hug", "s", "p", "un"]), (unigram, ["hug", "s", "p", "u", "n"])):
+        tokenizer = Tokenizer(model)
+        tokenizer.pre_tokenizer = tokviz.pre_tokenizers.Whitespace()
+        assert tokenizer.encode("hugs pun").tokens == expected
+        plan = tokviz.fast_paths.plan_for(tokenizer)
+        assert plan is not None and plan.words  # the words were cached
+        tokenizer.model._clear_cache()
+        assert tokviz.fast_paths.plan_for(tokenizer) is plan and not plan.words
+        assert tokenizer.encode("hugs pun").tokens == expected and plan.words
+        tokenizer.model._resize_cache(0)
+        assert tokviz.fast_paths.plan_for(tokenizer) is plan and not plan.words
+        assert tokenizer.encode("hugs pun").tokens == expected
+    # GPT-2's pipeline (ByteLevel, no normalizer) keeps its words on the tokenizer.
+    tokenizer = Tokenizer(BPE({"h": 0, "u": 1, "g": 2, "Ġ": 3, "ug": 4, "hug": 5}, [("u", "g"), ("h", "ug")]))
+    tokenizer.pre_tokenizer = tokviz.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    assert tokenizer.encode("hug hug").tokens == ["hug", "Ġ", "hug"] and tokenizer._word_cache
+    tokenizer.model._clear_cache()
+    assert tokenizer.encode("hug").tokens == ["hug"] and list(tokenizer._word_cache) == ["hug"]
+
+
 def test_copy_shares_until_a_getter_then_edits_stay_private():
     original = hug_tokenizer()
     original.encode("hugs pun")  # warm caches

@@ -115,7 +115,7 @@ class ChunkPlan:
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_one_for_one", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
         "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups", "odd_values",
-        "shifts", "segments",
+        "shifts", "segments", "epoch",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -167,10 +167,20 @@ class ChunkPlan:
         #: The segments of long texts (see _segmented_fields): (opens the text, segment) -> its
         #: fields, or False when the whole-piece path refuses it; and the chars of the keys.
         self.segments: tuple[dict[tuple[bool, str], Any], list[int]] = ({}, [0])
+        #: The model's count of cache clears (``model._clear_cache()``, BPE and Unigram) when
+        #: the caches above were last emptied, or None for a model without one.
+        self.epoch: int | None = getattr(model, "_cache_epoch", None)
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
         if type(model).__name__ == "WordLevel" and type(model).__module__ == "tokviz.models.wordlevel.model":
             self.wordlevel = (model._vocab, model._vocab.get(model.unk_token), model.unk_token)
+
+    def clear_caches(self) -> None:
+        """Empty the chunk, word and segment caches (in place: encoders hold them), keeping the
+        tables derived from the components."""
+        for cache in (*self.heads, self.bodies, self.words, self.segments[0]):
+            cache.clear()
+        self.segments[1][0] = 0
 
 
 def _flatten(normalizer: Any) -> list[Any] | None:
@@ -1500,7 +1510,11 @@ def plan_for(tokenizer: Any) -> ChunkPlan | None:
         and cached[2] is model
         and cached[3] == generation
     ):
-        return cached[4]
+        plan = cached[4]
+        if plan is not None and plan.epoch is not None and plan.epoch != model._cache_epoch:
+            plan.clear_caches()  # model._clear_cache(): cold again, without rebuilding the plan
+            plan.epoch = model._cache_epoch
+        return plan
     plan = build_plan(normalizer, pre_tokenizer, model)
     tokenizer._chunk_plan = (normalizer, pre_tokenizer, model, generation, plan)
     return plan

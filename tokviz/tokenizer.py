@@ -244,6 +244,7 @@ class Tokenizer:
         self._padding: PaddingParams | None = None
         self._word_cache: dict[str, tuple[tuple[int, ...], tuple[str, ...], tuple[tuple[int, int], ...]]] = {}
         self._word_cache_model: Any = None
+        self._word_cache_epoch: int | None = None  # the model's count of cache clears it follows
         #: The byte-level fast path gives the same encodings as the general one (the
         #: tests compare both); set False to always take the general path.
         self.use_fast_path = True
@@ -754,6 +755,7 @@ class Tokenizer:
         ):
             # The plan and the word cache hold until a component is replaced or edited.
             self._word_cache = {}
+            self._word_cache_epoch = getattr(model, "_cache_epoch", None)
             self._word_cache_model = model
             self._fast_plan_for = pre_tokenizer
             self._fast_plan_generation = generation
@@ -762,6 +764,9 @@ class Tokenizer:
         plan = self._fast_plan
         if plan is None:
             return None
+        if self._word_cache_epoch is not None and self._word_cache_epoch != model._cache_epoch:
+            self._word_cache = {}  # model._clear_cache()
+            self._word_cache_epoch = model._cache_epoch
         add_prefix_space, findall, word_entry = plan
         cache = self._word_cache
         cache_get = cache.get

@@ -52,6 +52,7 @@ from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
 from tokviz.models.base import Token
 from tokviz.models.wordlevel.model import (
     FrozenModel,
+    check_option,
     check_vocab,
     optional_str,
     ordered_vocab,
@@ -317,6 +318,7 @@ class BPE(FrozenModel):
         "_merges",
         "_merge_map",
         "_cache",
+        "_cache_epoch",
         "_plain",
         "_rng",
         "cache_capacity",
@@ -338,6 +340,7 @@ class BPE(FrozenModel):
     _merges: tuple[tuple[str, str], ...]
     _merge_map: dict[tuple[int, int], int]
     _cache: list[dict[str, tuple[Token, ...]]] | None  # [recent, old] generations
+    _cache_epoch: int  # how many times the caches were cleared (tokenizers' plans follow it)
     _plain: bool  # no two tokens share an id
     _rng: random.Random | Any
     cache_capacity: int
@@ -393,6 +396,7 @@ class BPE(FrozenModel):
             _merges=parsed_merges,
             _merge_map=build_merge_map(checked_vocab, parsed_merges, continuing_subword_prefix),
             _cache=[{}, {}] if cache_capacity else None,
+            _cache_epoch=0,
             _plain=len(checked_vocab) == len(set(checked_vocab.values())),
             _rng=rng if rng is not None else random,
             cache_capacity=cache_capacity,
@@ -567,9 +571,30 @@ class BPE(FrozenModel):
         return self._merges
 
     def clear_cache(self) -> None:
-        """Empty the word cache (it never changes results, only speed)."""
+        """Empty the word caches: this model's and those a tokenizer's fast paths keep for it
+        (they never change results, only speed). Tables derived from the vocabulary stay, as
+        HF's merge map does: the next encode is as cold as a first one, less that setup."""
         if self._cache is not None:
             self._cache[:] = [{}, {}]
+        object.__setattr__(self, "_cache_epoch", self._cache_epoch + 1)  # seen by the tokenizer's plans
+
+    def _clear_cache(self) -> None:
+        """HF's name: :meth:`clear_cache`."""
+        self.clear_cache()
+
+    def _resize_cache(self, capacity: int) -> None:
+        """HF's ``_resize_cache``: a new, empty word cache for ``capacity`` words per generation
+        (0 turns this model's own cache off; a tokenizer's chunk caches keep their own bound).
+
+        >>> model = BPE({"a": 0}, [])
+        >>> model._resize_cache(5); model.cache_capacity
+        5
+        """
+        capacity = check_option("BPE", "capacity", "uint", capacity)
+        object.__setattr__(self, "cache_capacity", capacity)
+        # A new list, not the old one emptied: a copy of this model keeps its own cache.
+        object.__setattr__(self, "_cache", [{}, {}] if capacity else None)
+        object.__setattr__(self, "_cache_epoch", self._cache_epoch + 1)
 
     # -- construction and serialization ---------------------------------------------
 

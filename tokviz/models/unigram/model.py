@@ -63,7 +63,7 @@ class Unigram:
 
     __slots__ = (
         "_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_scores", "_cache", "_token_cache",
-        "_alpha", "_nbest_size", "_longest", "_direct_budget",
+        "_alpha", "_nbest_size", "_longest", "_direct_budget", "_cache_capacity", "_cache_epoch",
     )
 
     def __init__(
@@ -118,6 +118,8 @@ class Unigram:
         self._scores = list(map(itemgetter(1), pieces))
         self._cache: dict[str, tuple[str, ...]] = {}
         self._token_cache: dict[str, tuple[Token, ...]] = {}
+        self._cache_capacity = _CACHE_LIMIT
+        self._cache_epoch = 0  # how many times the caches were cleared (tokenizers' plans follow it)
 
     # -- the Model protocol -----------------------------------------------------------
 
@@ -161,6 +163,26 @@ class Unigram:
     @property
     def min_score(self) -> float:
         return self._min_score
+
+    def _clear_cache(self) -> None:
+        """HF's ``_clear_cache``: empty the word caches, this model's and those a tokenizer's
+        fast paths keep for it (they never change results, only speed). Tables derived from
+        the vocabulary stay, as in HF."""
+        self._cache = {}
+        self._token_cache = {}
+        self._cache_epoch += 1
+
+    def _resize_cache(self, capacity: int) -> None:
+        """HF's ``_resize_cache``: new, empty word caches of up to ``capacity`` words (0: none).
+
+        >>> model = Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0)
+        >>> model._resize_cache(0); _ = model.tokenize("a"); len(model._token_cache)
+        0
+        """
+        from tokviz.models.wordlevel.model import check_option
+
+        self._cache_capacity = check_option("Unigram", "capacity", "uint", capacity)
+        self._clear_cache()
 
     def __repr__(self) -> str:  # HF's: Unigram(unk_id=0, vocab=[("A", 0), ...], byte_fallback=False)
         from tokviz._component import hf_debug
@@ -301,7 +323,7 @@ class Unigram:
         if unknown:
             pieces.append("".join(reversed(unknown)))
         pieces.reverse()
-        if len(self._cache) < _CACHE_LIMIT:
+        if len(self._cache) < self._cache_capacity:
             self._cache[sequence] = tuple(pieces)
         return pieces
 
@@ -335,7 +357,7 @@ class Unigram:
         if cached is not None:
             return list(cached)  # Tokens are immutable: sharing them is safe
         tokens = self._to_tokens(self.encode(sequence))
-        if len(self._token_cache) < _CACHE_LIMIT:
+        if len(self._token_cache) < self._cache_capacity:
             self._token_cache[sequence] = tuple(tokens)
         return tokens
 
