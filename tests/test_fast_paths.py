@@ -295,6 +295,63 @@ def test_llama_words_are_cut_at_newlines_only_when_no_merge_takes_them(newline_m
         assert "<0x0A>T" in ours.encode("end.\nThe").tokens
 
 
+@pytest.mark.parametrize("metaspace", [False, True])
+def test_multi_word_vocabularies_cut_only_where_no_token_reaches_over(train_lines, metaspace, monkeypatch):
+    """A SentencePiece model trained with ``split_by_whitespace=false`` has tokens holding
+    '▁' after another char ("▁of▁the"): a run of '▁' is then a safe cut only after a char
+    that no token joins to '▁'. Trained here by HF on whole lines (no pre-tokenizer), so
+    the vocabulary has many such tokens; same fields as the general path and HF, on random
+    text and on corpus lines (which stay on the fast path)."""
+    from tokenizers import models, normalizers, pre_tokenizers, trainers
+
+    tok = hf.Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    specials = ["<unk>", "<s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    # (Without wikitext's literal "<unk>": a token holding ">▁" turns the fast path off, since
+    # an unk or byte token also ends in ">".)
+    plain = [line for line in train_lines if "<" not in line and ">" not in line]
+    tok.train_from_iterator(plain[::2], trainers.BpeTrainer(vocab_size=1200, special_tokens=specials, limit_alphabet=60, show_progress=False))
+    data = json.loads(tok.to_str())
+    data["added_tokens"] = [t for t in data["added_tokens"] if not t["content"].startswith("<0x")]
+    if metaspace:
+        data["normalizer"] = None
+        data["pre_tokenizer"] = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False}
+    tok = hf.Tokenizer.from_str(json.dumps(data))
+    vocab = tok.get_vocab()
+    assert any("▁" in token.lstrip("▁") for token in vocab), "expected tokens spanning words"
+    fast, general = Tokenizer.from_str(tok.to_str()), _general(tok.to_str())
+    plan = plan_for(fast)
+    assert plan is not None and plan.one_word
+    lines = plain[1::2]
+    words = plan.run_findall("▁" + lines[0].replace(" ", "▁"))
+    assert len(words) > 1 and "".join(words) == "▁" + lines[0].replace(" ", "▁")
+    for text in [*lines, "\n".join(lines[:40])]:
+        expected = tok.encode(text)
+        ours = fast.encode(text)
+        assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
+        assert _fields(ours) == _fields(general.encode(text)), repr(text)
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.one_of(random_text, long_text, st.sampled_from(lines).map(lambda line: line[:60])))
+    def check(text: str) -> None:
+        expected = tok.encode(text)
+        ours = fast.encode(text)
+        assert _fields(ours) == _fields(general.encode(text)), repr(text)
+        assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
+
+    check()
+    # The chunks (cut before spaces) when the whole-piece path is not taken: a chunk that
+    # ends in a char some token joins to '▁' is joined to the next one.
+    import tokviz.fast_paths as fast_paths
+
+    monkeypatch.setattr(fast_paths, "_line_fields", lambda *args, **kwargs: None)
+    fast = Tokenizer.from_str(tok.to_str())
+    check()
+    for text in lines[:100]:
+        expected = tok.encode(text)
+        assert (fast.encode(text).ids, fast.encode(text).offsets) == (expected.ids, expected.offsets), repr(text)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_long_texts_in_segments_equal_the_general_path(pipelines, kind, monkeypatch):
     """A long text the whole-piece path refuses (a few awkward chars) is cut into segments at

@@ -245,36 +245,52 @@ def _joined_tokens(vocab: dict[str, int]) -> str | None:
     return joined if joined.count("\x00") == len(vocab) - 1 else None
 
 
-def _model_splits_at(model: Any, char: str, joined: str | None = None) -> bool:
-    """Whether a BPE model never joins across ``char`` when it follows another char.
+def _model_splits_at(model: Any, char: str, joined: str | None = None) -> frozenset[str] | None:
+    """Where a BPE model never joins across ``char`` when it follows another char: the chars
+    it may be joined to (after which a run of ``char`` may not start a word), or None when
+    the model may join it to anything.
 
-    True when no vocabulary token has ``char`` right after a different char (then no merge
-    can reach over such a position) and ``char`` is itself a token (so unknown chars on
-    both sides are never fused into one unk). ``joined``: :func:`_joined_tokens` of its
-    vocabulary, if made.
+    A merge that reaches over a position makes a token holding the two chars there, so a
+    run of ``char`` after a char x is a safe cut unless some vocabulary token has ``char``
+    right after x (most vocabularies have none: each run starts a token; multi-word ones,
+    from SentencePiece's ``split_by_whitespace=false``, have a few such x). ``char`` must be
+    a token itself (so unknown chars on both sides are never fused into one unk), and no
+    token may hold it after ``>`` (the end of an unk or byte token, whose text is not the
+    text it covers). ``joined``: :func:`_joined_tokens` of its vocabulary, if made.
 
     >>> from tokviz import models
-    >>> _model_splits_at(models.BPE({"a": 0, "▁": 1, "▁▁a": 2}, []), "▁"), _model_splits_at(models.BPE({"a": 0, "▁": 1, "a▁": 2}, []), "▁")
-    (True, False)
+    >>> _model_splits_at(models.BPE({"a": 0, "▁": 1, "▁▁a": 2}, []), "▁"), _model_splits_at(models.BPE({"a": 0, "▁": 1, "▁a▁▁a": 2}, []), "▁")
+    (frozenset(), frozenset({'a'}))
+    >>> _model_splits_at(models.BPE({"a": 0, "▁": 1, "<0x0A>▁": 2}, [], byte_fallback=True), "▁") is None
+    True
     """
     vocab = _plain_bpe_vocab(model)
     if vocab is None or char not in vocab:
-        return False
+        return None
     if joined is None:
         joined = _joined_tokens(vocab)
-    if joined is not None:
-        # In C: each run of ``char`` must start a token (follow the separator, or open the text).
+    if joined is None:
+        tokens = vocab
+    else:
+        # In C: each run of ``char`` collapsed to one, and the one opening a token dropped;
+        # what is left of ``char`` follows another char inside a token (usually nothing).
         runs = joined
         while char + char in runs:
             runs = runs.replace(char + char, char)
-        return runs.count(char) == runs.count("\x00" + char) + runs.startswith(char)
-    for token in vocab:
+        inner = runs.replace("\x00" + char, "\x00")
+        if inner.startswith(char):
+            inner = inner[1:]
+        if char not in inner:
+            return frozenset()
+        tokens = inner.split("\x00")
+    blocked = set()
+    for token in tokens:
         position = token.find(char, 1)
         while position > 0:
             if token[position - 1] != char:
-                return False
+                blocked.add(token[position - 1])
             position = token.find(char, position + 1)
-    return True
+    return None if ">" in blocked else frozenset(blocked)
 
 
 def _model_isolates(model: Any, char: str, joined: str | None = None) -> bool:
@@ -389,13 +405,20 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
         return char in stage_boundary
 
     joined = None  # the model's tokens joined, for one-word pipelines (see _model_splits_at)
+    joins: frozenset[str] = frozenset()  # chars such a model may join the split char to
     if first is None or (first_kind == "Metaspace" and not first.split):
         # One split per piece: the model must split at the boundary char itself.
         split_char = "▁" if first is None else first.replacement
         vocab = _plain_bpe_vocab(model)
         joined = None if vocab is None else _joined_tokens(vocab)
-        if not _model_splits_at(model, split_char, joined):
+        joins = _model_splits_at(model, split_char, joined)
+        if joins is None:
             return None
+        if joins:
+            # A multi-word vocabulary: a chunk ending in one of these chars may not be cut from
+            # the next (the chunks are joined, see _joined).
+            def right_blocked(char: str) -> bool:  # noqa: F811
+                return char in stage_boundary or char in joins
         if first is None:
             if not any(type(stage).__name__ == "Replace" and stage.content == split_char for stage in stages):
                 return None
@@ -442,11 +465,13 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
         # The model never joins across a split char that follows another char: cut before runs
         # of it; and around newlines when the model never joins them to anything (each line
         # of a long text then ends and starts with words met before).
+        # A run after a char the model may join it to stays in the word (multi-word vocabularies).
         mark = re.escape("▁" if first is None else first.replacement)
-        if _model_isolates(model, "\n", joined):
-            plan.run_findall = re.compile(f"{mark}*[^{mark}\n]+|{mark}+|\n").findall
-        else:
-            plan.run_findall = re.compile(f"{mark}*[^{mark}]+|{mark}+").findall
+        newline = "\n" if _model_isolates(model, "\n", joined) else ""
+        joined_runs = f"(?:(?<=[{''.join(map(re.escape, sorted(joins)))}]){mark}+[^{mark}{newline}]*)*" if joins else ""
+        plan.run_findall = re.compile(
+            f"{mark}*[^{mark}{newline}]+{joined_runs}|{mark}+" + ("|\n" if newline else "")
+        ).findall
     elif first_kind == "Metaspace":
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
         mark = re.escape(first.replacement)
