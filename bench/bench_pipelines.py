@@ -209,6 +209,11 @@ def build_hf(kind: str, lines: list[str], vocab_size: int):
         trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=specials, unk_token="<unk>", show_progress=False)
         tok.train_from_iterator(lines, trainer)
         if kind == "t5":
+            # As tokenizer.json files made by older transformers converters have it (T5's and
+            # ALBERT's on the Hub): whitespace split off first, then each word gets its '▁'.
+            tok.pre_tokenizer = pre_tokenizers.Sequence(
+                [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")]
+            )
             tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))])
         else:
             tok.post_processor = processors.TemplateProcessing(

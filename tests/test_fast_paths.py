@@ -107,6 +107,8 @@ def build_hf(kind: str, lines: list[str]):
         tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="always")
         tok.train_from_iterator(lines, trainers.UnigramTrainer(vocab_size=300, special_tokens=["<pad>", "<unk>"], unk_token="<unk>", show_progress=False))
         tok.decoder = decoders.Metaspace()
+        if kind == "t5":  # as older converted tokenizer.json files have it (T5's and ALBERT's on the Hub)
+            tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(prepend_scheme="always")])
     return tok
 
 
@@ -293,6 +295,35 @@ def test_llama_words_are_cut_at_newlines_only_when_no_merge_takes_them(newline_m
         assert (ours.encode(text).ids, ours.encode(text).offsets) == (expected.ids, expected.offsets), repr(text)
     if newline_merges:
         assert "<0x0A>T" in ours.encode("end.\nThe").tokens
+
+
+@pytest.mark.parametrize("scheme", ["always", "never", "first"])
+@pytest.mark.parametrize("split", [True, False])
+def test_whitespace_split_then_metaspace_on_the_fast_paths(pipelines, scheme, split):
+    """T5's and ALBERT's pre-tokenizer in older tokenizer.json files: WhitespaceSplit, then a
+    Metaspace that prepends '▁' to every word (its offsets: the word's first char, as HF
+    aligns a prepended char). Every scheme and split against the general path and HF, with
+    '▁' in the text (a word that starts with one gets none prepended; split cuts before it)."""
+    data = json.loads(pipelines["t5"][0])
+    data["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "WhitespaceSplit"}, {"type": "Metaspace", "replacement": "▁", "prepend_scheme": scheme, "split": split}]}
+    json_text = json.dumps(data)
+    reference = hf.Tokenizer.from_str(json_text)
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+    assert plan_for(fast).splitter == (None if scheme == "first" else "ws_metaspace")
+    for text in ["Hello world", "  two  spaces\tand\ttabs\n", "▁a ▁▁b a▁b▁ ﬁne Ｆｕｌｌ", "", " "]:
+        expected = reference.encode(text)
+        assert (fast.encode(text).ids, fast.encode(text).offsets) == (expected.ids, expected.offsets), repr(text)
+
+    @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.one_of(random_text, long_text))
+    def check(text: str) -> None:
+        ours = fast.encode(text)
+        assert _fields(ours) == _fields(general.encode(text)), repr(text)
+        expected = reference.encode(text)
+        assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
+
+    check()
 
 
 @pytest.mark.parametrize("metaspace", [False, True])

@@ -115,7 +115,7 @@ class ChunkPlan:
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "ascii_one_for_one", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
         "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups", "odd_values",
-        "shifts", "segments", "epoch",
+        "shifts", "segments", "epoch", "space_finditer",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
@@ -155,6 +155,8 @@ class ChunkPlan:
         self.run_findall: Any = None
         #: The splitter's regex for ASCII text in :mod:`re` (faster than :mod:`regex`'s), or None.
         self.ascii_finditer: Any = None
+        #: WhitespaceSplit's regex (its words) when a Metaspace follows it (T5's, see _metaspace_words).
+        self.space_finditer: Any = None
         #: The stages as groups for non-ASCII pieces, made on first use (see _char_groups).
         self.char_groups: list[tuple[str, Any, Any]] | None = None
         #: Token values that may differ in length from the text they cover (unk, byte
@@ -460,6 +462,14 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
         plan.word_finditer = re.compile(_NON_SPACE_RUN.pattern).finditer  # a class of listed chars: the same in re
     elif plan.splitter == "BertPreTokenizer":
         plan.word_finditer = _BERT_ASCII_WORDS.finditer
+    elif plan.splitter == "ws_metaspace":
+        from tokviz.pre_tokenizers import _NON_SPACE_RUN
+
+        plan.space_finditer = re.compile(_NON_SPACE_RUN.pattern).finditer
+        metaspace = pre_tokenizer.pretokenizers[1]
+        mark = re.escape(metaspace.replacement)
+        # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
+        plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall if metaspace.split else None
     plan.one_word = first is None or (first_kind == "Metaspace" and not first.split)
     if plan.one_word:
         # The model never joins across a split char that follows another char: cut before runs
@@ -493,6 +503,13 @@ def _splitter(pre_tokenizer: Any) -> str | None:
         return kind
     if kind == "Sequence" and len(pre_tokenizer.pretokenizers) == 2:
         first, second = pre_tokenizer.pretokenizers
+        if (
+            _component_kind(first, "tokviz.pre_tokenizers") == "WhitespaceSplit"
+            and _component_kind(second, "tokviz.pre_tokenizers") == "Metaspace"
+            and second.prepend_scheme in ("always", "never")
+            and len(second.replacement) == 1
+        ):
+            return "ws_metaspace"  # T5's and ALBERT's: every whitespace-free word gets its '▁'
         if (
             _component_kind(first, "tokviz.pre_tokenizers") == "Split"
             and getattr(first.pattern, "pattern", None) == CLIP_PATTERN
@@ -698,6 +715,30 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
                 ends.extend([end + span_start for end in entry[3]])
                 words.extend([index] * len(word_ids))
         return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), index + 1, may_follow, may_precede)
+    if splitter == "ws_metaspace":
+        if prefix:
+            return None
+        words_list, word_starts, floors = _metaspace_words(plan, text)
+        ids = []
+        values = []
+        starts = []
+        ends = []
+        words = []
+        for index, word in enumerate(words_list):
+            base = word_starts[index]
+            floor = base if floors is None else floors[index]
+            entry = words_cache.get(word) or _word_entry(plan, word)
+            for token_id, value, start, end in zip(*entry):
+                start += base
+                end += base
+                if start == end:
+                    return None  # (HF maps an empty range to itself: the general machinery)
+                ids.append(token_id)
+                values.append(value)
+                starts.append(start if start >= floor else floor)
+                ends.append(end if end > floor else floor + 1)
+                words.append(index)
+        return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(words_list), may_follow, may_precede)
     if splitter == "none":
         spans = [(0, len(text))]
     elif splitter in ("Whitespace", "WhitespaceSplit"):
@@ -760,6 +801,52 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
                 starts.append(start - prefix if start >= prefix else 0)
                 ends.append(end - prefix if end > prefix else 1)
     return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
+
+
+def _metaspace_words(plan: ChunkPlan, text: str) -> tuple[list[str], list[int], list[int] | None]:
+    """WhitespaceSplit then Metaspace (``always`` or ``never``; T5's and ALBERT's pre-tokenizer)
+    on a normalized piece: ``(words, starts, floors)``. Each whitespace-free run gets the
+    replacement char prepended unless it starts with one, and is cut before each replacement
+    char when Metaspace splits. A word starts one char before its run when the char was
+    prepended; ``floors``: the run's first char for each word, which the prepended char's
+    offsets map to (HF aligns a prepended char with the char after it), or None when no char
+    was prepended.
+
+    >>> from tokviz import models, pre_tokenizers
+    >>> plan = build_plan(None, pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace()]),
+    ...                   models.Unigram([("<unk>", 0.0)], 0))
+    >>> _metaspace_words(plan, " ab\\tc"), _metaspace_words(plan, "a▁b ▁c")
+    ((['▁ab', '▁c'], [0, 3], [1, 4]), (['▁a', '▁b', '▁c'], [-1, 1, 4], [0, 1, 4]))
+    """
+    matches = list(plan.space_finditer(text))
+    if not matches:
+        return [], [], None
+    metaspace = plan.pre_tokenizer.pretokenizers[1]
+    mark = metaspace.replacement
+    prepend = metaspace.prepend_scheme == "always"
+    match_type = type(matches[0])
+    runs = list(map(match_type.group, matches))
+    run_starts = list(map(match_type.start, matches))
+    if mark not in text:
+        if not prepend:
+            return runs, run_starts, None
+        return list(map(add, repeat(mark), runs)), list(map(sub, run_starts, repeat(1))), run_starts
+    split = plan.run_findall
+    words: list[str] = []
+    starts: list[int] = []
+    floors: list[int] = []
+    for run, start in zip(runs, run_starts):
+        floor = start
+        if prepend and not run.startswith(mark):
+            run = mark + run
+            start -= 1
+        for word in split(run) if split is not None else (run,):
+            words.append(word)
+            starts.append(start)
+            floors.append(floor)
+            start += len(word)
+            floor = start
+    return words, starts, floors
 
 
 def _word_entry(plan: ChunkPlan, word: str, byte_level: bool = False) -> tuple[tuple[Any, ...], ...]:
@@ -1244,6 +1331,7 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool) 
     prepended), offsets in it less the prepended chars."""
     splitter = plan.splitter
     byte_level = splitter == "clip"
+    floors = None  # (see _metaspace_words)
     if plan.word_finditer is not None or byte_level:
         if splitter == "BertPreTokenizer":
             finditer = _bert_words_finditer(text)
@@ -1277,15 +1365,22 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool) 
             if scheme != "never" and not text.startswith(replacement) and (scheme == "always" or at_start):
                 text = replacement + text
                 prefix += 1
+        elif splitter == "ws_metaspace":
+            if prefix:
+                return None
+            words, word_starts, floors = _metaspace_words(plan, text)
+            if not words:
+                return (), (), (), (), 0
         elif splitter != "none" or plan.run_findall is None:
             return None
-        # These words tile the text: their starts are the running sum of their lengths
-        # (less the prepended chars, which are mapped below).
-        words = plan.run_findall(text)
+        if splitter != "ws_metaspace":
+            # These words tile the text: their starts are the running sum of their lengths
+            # (less the prepended chars, which are mapped below).
+            words = plan.run_findall(text)
+            if not words:
+                return (), (), (), (), 0
+            word_starts = None  # the words tile the text: see below
         n_words = len(words)
-        if not n_words:
-            return (), (), (), (), 0
-        word_starts = None  # the words tile the text: see below
     wordlevel = plan.wordlevel
     if wordlevel is not None and not prefix and plan.word_finditer is not None:
         # One token per word: the word itself, or the unk token.
@@ -1363,6 +1458,14 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool) 
         word_ids = (0,) * n if plan.one_word else tuple(chain.from_iterable(map(repeat, range(n_words), counts)))
     starts = list(map(add, chain.from_iterable(map(_STARTS, entries)), bases))
     ends = list(map(add, chain.from_iterable(map(_ENDS, entries)), bases))
+    if floors is not None:
+        # A token on a word's prepended char maps to the run's first char (see _metaspace_words).
+        if any(map(eq, starts, ends)):
+            return None  # (HF maps an empty range to itself: the general machinery)
+        if n != n_words:
+            floors = list(chain.from_iterable(map(repeat, floors, counts)))
+        starts = list(map(max, starts, floors))
+        ends = list(map(max, ends, map(add, floors, repeat(1))))
     if prefix:
         # Offsets of the normalized piece less the prepended chars (taken off the bases); a
         # token inside them maps to the first char, and HF maps an empty range to itself.
