@@ -114,7 +114,8 @@ def build_hf(kind: str, lines: list[str]):
 
 @pytest.fixture(scope="module")
 def pipelines(train_lines) -> dict[str, tuple[str, object]]:
-    return {kind: (tokenizer.to_str(), tokenizer) for kind in KINDS for tokenizer in [build_hf(kind, train_lines)]}
+    # The reference is HF reading the file, as tokviz does (see tokviz.json_floats).
+    return {kind: (text, hf.Tokenizer.from_str(text)) for kind in KINDS for text in [build_hf(kind, train_lines).to_str()]}
 
 
 def _general(json_text: str) -> Tokenizer:
@@ -211,7 +212,8 @@ def test_long_texts_join_only_the_chunks_around_an_unsafe_boundary(pipelines, ki
     text = "\n".join(["Some plain words here."] * 40 + ["Accents: e\u0301 and ﬁ", "Tabs\tand  double  spaces"] + ["More text, more lines."] * 40)
     assert fast.encode(text).ids == reference.encode(text).ids
     assert fast.encode(text).offsets == reference.encode(text).offsets
-    if kind in ("albert", "t5"):  # (their Precompiled normalizer makes unsafe boundaries in this text)
+    if kind == "albert":  # (its Precompiled normalizer makes unsafe boundaries in this text; T5's
+        # WhitespaceSplit cuts chunks where no stage reaches over, so only random texts may join)
         assert any(joins), "a partial join was expected"
 
 

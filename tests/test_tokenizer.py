@@ -64,6 +64,7 @@ def pipelines(shared_corpus_lines):
     built = {}
     for kind in ("gpt2", "bert", "t5"):
         hf = _hf_pipeline(kind, shared_corpus_lines)
+        hf = type(hf).from_str(hf.to_str())  # as HF reads its file, as tokviz does (see tokviz.json_floats)
         built[kind] = (Tokenizer.from_str(hf.to_str()), hf)
     return built
 

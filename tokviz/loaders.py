@@ -361,13 +361,17 @@ def _tokenizer_from_json(name: str, data: bytes) -> Any:
 
     check_json_values(data, name)
     text = _text(name, data)
+    from tokviz.json_floats import JsonNumberError, loads_tokenizer_json
+
     try:
-        parsed = json.loads(text)
+        parsed = loads_tokenizer_json(text)  # json.loads, a Unigram model's scores read as HF reads them
     except json.JSONDecodeError as error:
         raise TokenizerFileError(
             f"This is not a valid tokenizer.json: the JSON is malformed at line {error.lineno}, "
             f"column {error.colno} ({error.msg})."
         ) from None
+    except JsonNumberError as error:
+        raise TokenizerFileError(f"This is not a valid tokenizer.json: {error}") from None
     except RecursionError:  # '[[[[…' thousands deep: Python's parser gives up
         raise TokenizerFileError("This is not a valid tokenizer.json: its JSON is nested too deeply to read.") from None
     del text

@@ -36,6 +36,7 @@ from typing import Any
 
 from tokviz.added_vocabulary import AddedToken
 from tokviz.errors import SerializationError, TokvizError
+from tokviz.json_floats import JsonNumberError, loads_tokenizer_json
 
 FORMAT_VERSION = "1.0"
 
@@ -111,7 +112,7 @@ def tokenizer_from_str(text: str) -> Any:
     gc.disable()
     try:
         try:
-            data = json.loads(text)
+            data = loads_tokenizer_json(text)  # json.loads, a Unigram model's scores read as HF reads them
         except json.JSONDecodeError as error:
             raise SerializationError(
                 f"This is not a valid tokenizer.json: the JSON is malformed at line {error.lineno}, "
@@ -119,6 +120,8 @@ def tokenizer_from_str(text: str) -> Any:
             ) from error
         except RecursionError as error:  # '[[[[…' thousands deep: Python's parser gives up
             raise SerializationError("This is not a valid tokenizer.json: its JSON is nested too deeply to read.") from error
+        except JsonNumberError as error:
+            raise SerializationError(f"This is not a valid tokenizer.json: {error}") from error
         return tokenizer_from_dict(data)
     finally:
         if collecting:

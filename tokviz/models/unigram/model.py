@@ -87,10 +87,19 @@ class Unigram:
             from tokviz.models.wordlevel.model import VocabularyTypeError
 
             raise VocabularyTypeError(f"The Unigram vocabulary must be a list of (piece, score) pairs, not {type(vocab).__name__} {vocab!r:.60}.")
-        try:
-            pieces = [(piece, float(score)) for piece, score in vocab]
-        except (TypeError, ValueError):
-            pieces = None
+        pieces = None
+        if isinstance(vocab, (list, tuple)) and (all(map(tuple.__instancecheck__, vocab)) or all(map(list.__instancecheck__, vocab))):
+            # The common case in C: (piece, score) pairs.
+            if set(map(len, vocab)) <= {2}:
+                try:
+                    pieces = list(zip(map(itemgetter(0), vocab), map(float, map(itemgetter(1), vocab))))
+                except (TypeError, ValueError):
+                    pass
+        if pieces is None:
+            try:
+                pieces = [(piece, float(score)) for piece, score in vocab]
+            except (TypeError, ValueError):
+                pieces = None
         if pieces is None or not all(map(str.__instancecheck__, map(itemgetter(0), pieces))) or not all(map(itemgetter(0), pieces)):
             pieces = []  # the loop below names the bad entry
             for entry in vocab:
@@ -98,6 +107,11 @@ class Unigram:
                 if not isinstance(piece, str) or not piece:
                     raise VocabularyError(f"Unigram pieces must be non-empty strings, got {piece!r}.")
                 pieces.append((piece, float(score)))
+        self._init_tables(pieces, list(map(itemgetter(0), pieces)), list(map(itemgetter(1), pieces)), unk_id, byte_fallback)
+
+    def _init_tables(self, pieces: list[tuple[str, float]], tokens: list[str], scores: list[float], unk_id: int | None, byte_fallback: Any) -> None:
+        """The model's tables from checked pieces: ``(piece, score)`` pairs, and the pieces and
+        the scores apart (non-empty strs, floats)."""
         if unk_id is not None:
             if not pieces:
                 raise VocabularyError("The Unigram vocabulary is empty, but at least the unk token is needed.")
@@ -105,17 +119,17 @@ class Unigram:
                 raise VocabularyError(f"unk_id {unk_id} is outside the vocabulary of {len(pieces)} pieces.")
         self._vocab: tuple[tuple[str, float], ...] = tuple(pieces)
         # Later duplicates win, as in HF's HashMap insertion.
-        self._token_to_id: dict[str, int] = {piece: i for i, (piece, _) in enumerate(pieces)}
+        self._token_to_id: dict[str, int] = dict(zip(tokens, range(len(tokens))))
         self._unk_id = unk_id
         self._byte_fallback = bool(byte_fallback)
         # NaN scores (the trainer's temporary <UNK>) never win a `<` comparison: skip them like HF.
-        finite = [score for _, score in pieces if not math.isnan(score)]
+        finite = [score for score in scores if not math.isnan(score)] if any(map(math.isnan, scores)) else scores
         self._min_score = min(finite) if finite else math.inf
         # The prefix structure of the Viterbi walk (built on first use, once: see _prefixes).
         self._trie: dict[str, int] | None = None
         self._longest: int | None = None  # the longest piece's length (on first use: see _lookup)
         self._direct_budget = _DIRECT_BUDGET_PER_PIECE * len(pieces)
-        self._scores = list(map(itemgetter(1), pieces))
+        self._scores = scores
         self._cache: dict[str, tuple[str, ...]] = {}
         self._token_cache: dict[str, tuple[Token, ...]] = {}
         self._cache_capacity = _CACHE_LIMIT
@@ -462,12 +476,39 @@ class Unigram:
         if data.get("type", "Unigram") != "Unigram":
             raise SerializationError(f"Expected a Unigram model section, got type {data.get('type')!r}.")
         vocab = data.get("vocab")
-        if not isinstance(vocab, list) or not all(isinstance(e, (list, tuple)) and len(e) == 2 for e in vocab):
+        if (
+            not isinstance(vocab, list)
+            or not (all(map(list.__instancecheck__, vocab)) or all(isinstance(e, (list, tuple)) for e in vocab))
+            or set(map(len, vocab)) - {2}
+        ):
             raise SerializationError('A Unigram model needs "vocab" as a list of [piece, score] pairs.')
+        from tokviz.json_floats import JsonNumberError, hf_floats
+
         try:
-            return cls([(str(p), float(s)) for p, s in vocab], data.get("unk_id"), bool(data.get("byte_fallback", False)))
+            # Scores as HF reads them: literals of a tokenizer.json (JsonNumber) as serde_json
+            # does, which is not always the nearest float (see tokviz.json_floats).
+            scores = hf_floats(list(map(itemgetter(1), vocab)))
+        except (TypeError, ValueError, JsonNumberError) as error:
+            raise SerializationError(f"Unigram model section: a score is not a number ({error}).") from error
+        tokens = list(map(itemgetter(0), vocab))
+        if not all(map(str.__instancecheck__, tokens)):
+            tokens = list(map(str, tokens))
+        unk_id = data.get("unk_id")
+        byte_fallback = bool(data.get("byte_fallback", False))
+        if not all(tokens):
+            try:
+                return cls(list(zip(tokens, scores)), unk_id, byte_fallback)  # (it says which piece is empty)
+            except VocabularyError as error:
+                raise SerializationError(f"Unigram model section: {error}") from error
+        # The constructor's checks are done: build the tables directly.
+        model = cls.__new__(cls)
+        model._alpha = None
+        model._nbest_size = None
+        try:
+            model._init_tables(list(zip(tokens, scores)), tokens, scores, unk_id, byte_fallback)
         except VocabularyError as error:
             raise SerializationError(f"Unigram model section: {error}") from error
+        return model
 
 
 def _missing_unk(detail: str) -> VocabularyError:
