@@ -222,6 +222,18 @@ def _stage_is_local(stage: Any, boundary: frozenset[str]) -> bool:
     return source in _WHITESPACE_PATTERNS and bool(stage.content) and set(stage.content) <= boundary
 
 
+def unwrapped_pre_tokenizer(pre_tokenizer: Any) -> Any:
+    """The pre-tokenizer a Sequence of exactly one stands for (it splits the same), else itself.
+
+    >>> from tokviz import pre_tokenizers
+    >>> unwrapped_pre_tokenizer(pre_tokenizers.Sequence([pre_tokenizers.Sequence([pre_tokenizers.Whitespace()])]))
+    Whitespace()
+    """
+    while _component_kind(pre_tokenizer, "tokviz.pre_tokenizers") == "Sequence" and len(pre_tokenizer.pretokenizers) == 1:
+        pre_tokenizer = pre_tokenizer.pretokenizers[0]
+    return pre_tokenizer
+
+
 def _first_splitter(pre_tokenizer: Any) -> Any:
     while _component_kind(pre_tokenizer, "tokviz.pre_tokenizers") == "Sequence":
         if not pre_tokenizer.pretokenizers:
@@ -391,6 +403,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     stages = _flatten(normalizer)
     if stages is None:
         return None
+    pre_tokenizer = unwrapped_pre_tokenizer(pre_tokenizer)
     first = _first_splitter(pre_tokenizer)
     first_kind = None if first is None else _component_kind(first, "tokviz.pre_tokenizers")
     if first is not None and first_kind is None:
@@ -506,7 +519,6 @@ def _splitter(pre_tokenizer: Any) -> str | None:
         if (
             _component_kind(first, "tokviz.pre_tokenizers") == "WhitespaceSplit"
             and _component_kind(second, "tokviz.pre_tokenizers") == "Metaspace"
-            and second.prepend_scheme in ("always", "never")
             and len(second.replacement) == 1
         ):
             return "ws_metaspace"  # T5's and ALBERT's: every whitespace-free word gets its '▁'
@@ -718,7 +730,7 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     if splitter == "ws_metaspace":
         if prefix:
             return None
-        words_list, word_starts, floors = _metaspace_words(plan, text)
+        words_list, word_starts, floors = _metaspace_words(plan, text, head and at_start)
         ids = []
         values = []
         starts = []
@@ -803,14 +815,15 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
 
 
-def _metaspace_words(plan: ChunkPlan, text: str) -> tuple[list[str], list[int], list[int] | None]:
-    """WhitespaceSplit then Metaspace (``always`` or ``never``; T5's and ALBERT's pre-tokenizer)
-    on a normalized piece: ``(words, starts, floors)``. Each whitespace-free run gets the
-    replacement char prepended unless it starts with one, and is cut before each replacement
-    char when Metaspace splits. A word starts one char before its run when the char was
-    prepended; ``floors``: the run's first char for each word, which the prepended char's
-    offsets map to (HF aligns a prepended char with the char after it), or None when no char
-    was prepended.
+def _metaspace_words(plan: ChunkPlan, text: str, opens_text: bool = False) -> tuple[list[str], list[int], list[int] | None]:
+    """WhitespaceSplit then Metaspace (T5's and ALBERT's pre-tokenizer) on a normalized piece:
+    ``(words, starts, floors)``. Each whitespace-free run gets the replacement char prepended
+    unless it starts with one (with ``prepend_scheme="first"`` only a run at the very start of
+    the text: ``opens_text`` says the piece's first char is the text's first), and is cut
+    before each replacement char when Metaspace splits. A word starts one char before its run
+    when the char was prepended; ``floors``: the run's first char for each word, which the
+    prepended char's offsets map to (HF aligns a prepended char with the char after it), or
+    None when no char was prepended.
 
     >>> from tokviz import models, pre_tokenizers
     >>> plan = build_plan(None, pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace()]),
@@ -827,6 +840,27 @@ def _metaspace_words(plan: ChunkPlan, text: str) -> tuple[list[str], list[int], 
     match_type = type(matches[0])
     runs = list(map(match_type.group, matches))
     run_starts = list(map(match_type.start, matches))
+    if metaspace.prepend_scheme == "first":
+        # HF prepends where the split starts at offset 0 of the original text: the first run.
+        if opens_text and not run_starts[0] and not runs[0].startswith(mark):
+            runs[0] = mark + runs[0]
+            run_starts[0] = -1
+            floors = [0, *run_starts[1:]]
+        else:
+            floors = None
+        if mark not in text:
+            return runs, run_starts, floors
+        prepend = False
+        split = plan.run_findall
+        words, starts, word_floors = [], [], []
+        for run, start, floor in zip(runs, run_starts, floors or run_starts):
+            for word in split(run) if split is not None else (run,):
+                words.append(word)
+                starts.append(start)
+                word_floors.append(floor)
+                start += len(word)
+                floor = start
+        return words, starts, word_floors
     if mark not in text:
         if not prepend:
             return runs, run_starts, None
@@ -1317,6 +1351,8 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
             return None
     if normalized_search is not None and normalized_search(text) is not None:
         return None
+    if origin is not None and at_start and plan.splitter == "ws_metaspace" and plan.pre_tokenizer.pretokenizers[1].prepend_scheme == "first":
+        return None  # (whether the first word starts the original text: the chunks or the general path tell)
     fields = _normalized_fields(plan, text, prefix, at_start)
     if origin is None or fields is None:
         return fields
@@ -1368,7 +1404,7 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool) 
         elif splitter == "ws_metaspace":
             if prefix:
                 return None
-            words, word_starts, floors = _metaspace_words(plan, text)
+            words, word_starts, floors = _metaspace_words(plan, text, at_start)
             if not words:
                 return (), (), (), (), 0
         elif splitter != "none" or plan.run_findall is None:

@@ -76,8 +76,10 @@ def bpe_word_encoder(model: Any) -> Any:
                 if token_id is not None:
                     made = certified_get(~token_id)
                     if made is None:
+                        if not producer:
+                            build_producer()
                         made = certify_final(token_id)
-                    if made != never_rank:
+                    if made is not unproven:
                         size = len(word)
                         return (token_id,), (token_of(token_id),), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
             else:
@@ -85,8 +87,10 @@ def bpe_word_encoder(model: Any) -> Any:
                 if token_id is not None:
                     made = certified_get(token_id)
                     if made is None:
+                        if not producer:
+                            build_producer()
                         made = certify(token_id)
-                    if made != never_rank:
+                    if made is not unproven:
                         size = len(word)
                         return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
         if prefix:
@@ -157,88 +161,83 @@ def bpe_word_encoder(model: Any) -> Any:
     # word's token must be made from chars and, last, such a symbol (certify_final).
     shortcut = plain and not prefix and not ignore_merges and "" not in vocab
     suffix_symbol_size = len(suffix) + 1
-    # certified[t]: the rank of t's merge once proven (-1 for a char), never_rank if not (an
-    # int: nothing for the cycle collector). A rank also tells whether ranks rise up to a
-    # parent; the walk along the edges steps through producer's pairs and reads each symbol's
-    # rank here (every token it meets was certified on the way up). certified[~t]: the same
-    # for t as a word's last token (made with the suffix, certify_final), a key no id takes.
-    certified: dict[int, int] = {}
+    # certified[t]: (rank of t's merge, its left part, its right part) once proven (a char:
+    # CHAR_MADE, rank -1), UNPROVEN if not. A rank also tells whether ranks rise up to a
+    # parent; the walk along the edges steps from a token to its part on the boundary side
+    # and reads that part's rank in one lookup (every token it meets was certified on the
+    # way up). certified[~t]: the same for t as a word's last token (made with the suffix,
+    # certify_final), a key no id takes; its parts are plain ids (the right one is final).
+    certified: dict[int, tuple[int, int, int]] = {}
     certified_get = certified.get
     certified_of = certified.__getitem__
     producer: dict[int, tuple[int, int]] = {}
     producer_get = producer.get
-    producer_of = producer.__getitem__
     never_rank = 1 << 62
+    unproven = (never_rank, -1, -1)
+    char_made = (-1, -1, -1)
 
-    def certify(token_id: int) -> int:
-        if not producer:
-            producer.update(zip(map(and_, merge_map.values(), repeat(id_mask)), merge_map))
+    def build_producer() -> None:
+        producer.update(zip(map(and_, merge_map.values(), repeat(id_mask)), merge_map))
+
+    def certify(token_id: int) -> tuple[int, int, int]:
         pair = producer_get(token_id)
-        made = never_rank
+        made = unproven
         if pair is None:
             if len(token_of(token_id)) == 1:  # a char's own symbol
-                made = -1
+                made = char_made
         else:
             left, right = pair
             rank = merge_map[pair] >> 32
-            left_made = certified_get(left)
-            if left_made is None:
-                left_made = certify(left)
+            left_made = certified_get(left) or certify(left)
             # (ranks must rise up the tree; where they do not, the merges decide)
-            if left_made < rank:
-                right_made = certified_get(right)
-                if right_made is None:
-                    right_made = certify(right)
-                if right_made < rank and edges_never_merge(left, left_made, right, right_made):
-                    made = rank
+            if left_made[0] < rank:
+                right_made = certified_get(right) or certify(right)
+                if right_made[0] < rank and edges_never_merge(left, left_made, right, right_made):
+                    made = (rank, left, right)
         certified[token_id] = made
         return made
 
-    def certify_final(token_id: int) -> int:
+    def certify_final(token_id: int) -> tuple[int, int, int]:
         # certify for t as a word's last token with a suffix: its last symbol is a char and
         # the suffix, the others chars -- so its left part is certified as any token, its right
         # part as a last token again (a separate function: certify stays as lean as without one).
-        if not producer:
-            producer.update(zip(map(and_, merge_map.values(), repeat(id_mask)), merge_map))
         pair = producer_get(token_id)
-        made = never_rank
+        made = unproven
         if pair is None:
             text = token_of(token_id)
             if len(text) == suffix_symbol_size and text.endswith(suffix):  # a last char's symbol
-                made = -1
+                made = char_made
         else:
             left, right = pair
             rank = merge_map[pair] >> 32
-            left_made = certified_get(left)
-            if left_made is None:
-                left_made = certify(left)
-            if left_made < rank:
-                right_made = certified_get(~right)
-                if right_made is None:
-                    right_made = certify_final(right)
-                if right_made < rank and edges_never_merge(left, left_made, right, right_made):
-                    made = rank
+            left_made = certified_get(left) or certify(left)
+            if left_made[0] < rank:
+                right_made = certified_get(~right) or certify_final(right)
+                if right_made[0] < rank and edges_never_merge(left, left_made, right, right_made):
+                    made = (rank, left, right)
         certified[~token_id] = made
         return made
 
-    def edges_never_merge(x: int, x_made: int, y: int, y_made: int) -> bool:
-        # Back in time from (a, b) (both certified, with their ranks): the later-made of the
-        # two edge symbols steps down to its child on the boundary side (on a tie the right
-        # one: the left merge goes first). Each pair met is checked: it would merge first if
-        # its rank is below the merge ending its left symbol and not above the one ending its
-        # right symbol. (b may be a final token, read from certified[~b]; its left spine is not.)
+    def edges_never_merge(x: int, x_info: tuple[int, int, int], y: int, y_info: tuple[int, int, int]) -> bool:
+        # Back in time from (a, b) (both certified): the later-made of the two edge symbols
+        # steps down to its part on the boundary side (on a tie the right one: the left merge
+        # goes first). Each pair met is checked: it would merge first if its rank is below the
+        # merge ending its left symbol and not above the one ending its right symbol. (b may
+        # be a final token, read from certified[~b]; its left part and spine are not.)
+        x_made, _, x_part = x_info
+        y_made, y_part, _ = y_info
         x_end = y_end = never_rank
         while True:
             if y_made >= x_made:
                 if y_made < 0:
                     return True  # both are chars: every pair met was checked
                 y_end = y_made
-                y = producer_of(y)[0]
-                y_made = certified_of(y)
+                y = y_part
+                y_made, y_part, _ = certified_of(y)
             else:
                 x_end = x_made
-                x = producer_of(x)[1]
-                x_made = certified_of(x)
+                x = x_part
+                x_made, _, x_part = certified_of(x)
             packed = pair_merge((x, y))
             if packed is not None:
                 across = packed >> 32
