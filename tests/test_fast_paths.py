@@ -299,6 +299,59 @@ def test_llama_words_are_cut_at_newlines_only_when_no_merge_takes_them(newline_m
         assert "<0x0A>T" in ours.encode("end.\nThe").tokens
 
 
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+
+@pytest.mark.parametrize("pattern", [LLAMA3_PATTERN, r"\p{L}+|\p{N}{1,3}|\s+|[^\s\p{L}\p{N}]", r"\p{L}+| ?\p{N}+"])
+def test_split_then_byte_level_on_the_byte_level_lane(train_lines, pattern):
+    """Llama 3's and tiktoken-style pre-tokenizers: a Split by a regex ("isolated") before a
+    ByteLevel without its own regex. Where the matches tile the text (Llama 3's pattern, the
+    second here) the words go to the byte-level lane; where they leave gaps (the third: no
+    punctuation, no space before a letter) that text takes the general path. Same fields as
+    the general path and as HF."""
+    from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
+
+    tok = hf.Tokenizer(models.BPE(ignore_merges=True))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(Regex(pattern), behavior="isolated"), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    )
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(train_lines, trainers.BpeTrainer(vocab_size=700, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    json_text = tok.to_str()
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+    lane = []
+    real = Tokenizer._fast_byte_level
+
+    def counting(self, *args, **kwargs):
+        result = real(self, *args, **kwargs)
+        lane.append(result is not None)
+        return result
+
+    Tokenizer._fast_byte_level = counting
+    try:
+        for line in [*train_lines[:150], "", " ", "  lead\n\n and 12345 trail  ", "don't WON'T x\u00a0 y"]:
+            ours = fast.encode(line)
+            assert _fields(ours) == _fields(general.encode(line)), line
+            assert (ours.ids, ours.offsets) == (tok.encode(line).ids, tok.encode(line).offsets), line
+
+        @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(st.one_of(random_text, long_text))
+        def check(text: str) -> None:
+            ours = fast.encode(text)
+            assert _fields(ours) == _fields(general.encode(text)), repr(text)
+            assert (ours.ids, ours.offsets) == (tok.encode(text).ids, tok.encode(text).offsets), repr(text)
+
+        check()
+    finally:
+        Tokenizer._fast_byte_level = real
+    assert any(lane)
+    tiles = pattern != r"\p{L}+| ?\p{N}+"
+    assert (fast._fast_byte_level("it's 42!", 0, None) is not None) is tiles  # "!" is in no match
+    assert fast._fast_byte_level("its", 0, None) is not None
+
+
 @pytest.mark.parametrize("scheme", ["always", "never", "first"])
 @pytest.mark.parametrize("split", [True, False])
 def test_whitespace_split_then_metaspace_on_the_fast_paths(pipelines, scheme, split):

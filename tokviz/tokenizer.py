@@ -803,6 +803,8 @@ class Tokenizer:
             if prefixed:
                 text = " " + text
             word_list = findall(text) if findall is not None else [text]
+            if word_list is None:
+                return None  # a Split whose matches leave gaps in this text: the general path
             entries = list(map(cache_get, word_list))
             if None in entries:
                 for position, entry in enumerate(entries):
@@ -1285,13 +1287,69 @@ def _is_deterministic(model: Any) -> bool:
 
 
 def _byte_level_plan(pre_tokenizer: Any) -> tuple[bool, Any] | None:
-    """``(add_prefix_space, findall or None)`` when the pre-tokenizer is tokviz's ByteLevel."""
-    if type(pre_tokenizer).__name__ != "ByteLevel" or type(pre_tokenizer).__module__ != "tokviz.pre_tokenizers":
+    """``(add_prefix_space, findall or None)`` when the pre-tokenizer is tokviz's ByteLevel, or
+    a Split by a regex (behavior "isolated") before a ByteLevel without its own regex: Llama 3's
+    and tiktoken-style tokenizers (see :func:`_isolated_findall`)."""
+    from tokviz.fast_paths import unwrapped_pre_tokenizer
+
+    pre_tokenizer = unwrapped_pre_tokenizer(pre_tokenizer)
+    if type(pre_tokenizer).__module__ != "tokviz.pre_tokenizers":
+        return None
+    kind = type(pre_tokenizer).__name__
+    if kind == "Sequence" and len(pre_tokenizer.pretokenizers) == 2:
+        split, byte_level = pre_tokenizer.pretokenizers
+        if (
+            type(split).__name__ == "Split" and type(split).__module__ == "tokviz.pre_tokenizers"
+            and type(byte_level).__name__ == "ByteLevel" and type(byte_level).__module__ == "tokviz.pre_tokenizers"
+            and not byte_level.use_regex
+            and split.behavior == "isolated"
+            and not split.invert
+            and type(split.pattern).__name__ == "Regex"
+            and split.pattern.compiled.groups == 0
+        ):
+            return bool(byte_level.add_prefix_space), _isolated_findall(split.pattern)
+        return None
+    if kind != "ByteLevel":
         return None
     findall = None
     if pre_tokenizer.use_regex:
         findall = _gpt2_findall()
     return bool(pre_tokenizer.add_prefix_space), findall
+
+
+#: Split patterns of well-known tokenizers, searched without a time limit (each alternative is
+#: a run of one class: linear time): Llama 3's / tiktoken's cl100k_base, Qwen2's, o200k_base.
+_TRUSTED_SPLIT_PATTERNS = frozenset({
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+    r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+})
+
+
+def _isolated_findall(pattern: Any) -> Any:
+    """The words a Split(pattern, "isolated") makes of a text, for the byte-level lane, when
+    its matches tile the text (as the patterns of Llama 3 and tiktoken do: every char is in a
+    match), else None (gaps or empty matches: the general path then splits the text).
+
+    >>> from tokviz import Regex
+    >>> findall = _isolated_findall(Regex(r"\\p{L}+|\\s+|\\p{N}{1,3}"))
+    >>> findall("ab 12345"), findall("ab!")
+    (['ab', ' ', '123', '45'], None)
+    """
+    from tokviz.patterns import find_all
+
+    compiled = pattern.compiled
+    untimed = compiled.findall if pattern.pattern in _TRUSTED_SPLIT_PATTERNS else None
+
+    def findall(text: str) -> list[str] | None:
+        words = untimed(text) if untimed is not None else find_all(compiled, text)
+        if "" in words or sum(map(len, words)) != len(text):
+            return None
+        return words
+
+    return findall
 
 
 _GPT2_FINDALL: list[Any] = []
