@@ -304,16 +304,26 @@ LLAMA3_PATTERN = (
 )
 
 
-@pytest.mark.parametrize("pattern", [LLAMA3_PATTERN, r"\p{L}+|\p{N}{1,3}|\s+|[^\s\p{L}\p{N}]", r"\p{L}+| ?\p{N}+"])
-def test_split_then_byte_level_on_the_byte_level_lane(train_lines, pattern):
-    """Llama 3's and tiktoken-style pre-tokenizers: a Split by a regex ("isolated") before a
-    ByteLevel without its own regex. Where the matches tile the text (Llama 3's pattern, the
-    second here) the words go to the byte-level lane; where they leave gaps (the third: no
-    punctuation, no space before a letter) that text takes the general path. Same fields as
-    the general path and as HF."""
-    from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
+BLOOM_PATTERN = " ?[^(\\s|[.,!?…。，、।۔،])]+"  # a class nested in a class: a union, as in Oniguruma
+
+
+@pytest.mark.parametrize(
+    "pattern, normal_form",
+    [(LLAMA3_PATTERN, None), (LLAMA3_PATTERN, "NFC"), (LLAMA3_PATTERN, "NFKC"), (r"\p{L}+|\p{N}{1,3}|\s+|[^\s\p{L}\p{N}]", None),
+     (r"\p{L}+| ?\p{N}+", None), (BLOOM_PATTERN, None)],
+)
+def test_split_then_byte_level_on_the_byte_level_lane(train_lines, pattern, normal_form):
+    """Llama 3's, tiktoken-style and BLOOM's pre-tokenizers: a Split by a regex ("isolated")
+    before a ByteLevel without its own regex, on the byte-level lane. Where the matches tile
+    the text (Llama 3's pattern, the second here) the words are the matches; where they leave
+    gaps (the third: no punctuation, no space before a letter; BLOOM's: no spaces or
+    punctuation) the gaps are words too. With a Unicode normal form first (Qwen2's NFC) a text
+    the form leaves as it is takes the lane too. Same fields as the general path and as HF."""
+    from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, trainers
 
     tok = hf.Tokenizer(models.BPE(ignore_merges=True))
+    if normal_form:
+        tok.normalizer = getattr(normalizers, normal_form)()
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [pre_tokenizers.Split(Regex(pattern), behavior="isolated"), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
     )
@@ -346,10 +356,11 @@ def test_split_then_byte_level_on_the_byte_level_lane(train_lines, pattern):
         check()
     finally:
         Tokenizer._fast_byte_level = real
-    assert any(lane)
-    tiles = pattern != r"\p{L}+| ?\p{N}+"
-    assert (fast._fast_byte_level("it's 42!", 0, None) is not None) is tiles  # "!" is in no match
-    assert fast._fast_byte_level("its", 0, None) is not None
+    assert any(lane) and (all(lane) or normal_form is not None)
+    assert fast._fast_byte_level("it's 42! (x) café", 0, None) is not None
+    assert fast.encode("it's 42! (x)").tokens == tok.encode("it's 42! (x)").tokens
+    if normal_form:
+        assert fast._fast_byte_level("cafe\u0301 ﬁ", 0, None) is None  # the form changes it: the general path
 
 
 @pytest.mark.parametrize("scheme", ["always", "never", "first"])

@@ -99,14 +99,55 @@ def _timeout_error(compiled: regex.Pattern, text: str, limit: float, budget: flo
 Matches = list[tuple[tuple[int, int], bool]]
 
 
+def has_nested_class(pattern: str) -> bool:
+    """Whether a bracket class of ``pattern`` holds another one (``[^(\\s|[.,!?])]``, BLOOM's
+    Split): Oniguruma reads it as the union of the two; :mod:`regex` does too, but only in its
+    VERSION1 mode (in the default one the first ``]`` ends the class). POSIX classes
+    (``[[:alpha:]]``) are not nested classes.
+
+    >>> has_nested_class(r" ?[^(\\s|[.,!?…])]+"), has_nested_class(r"[\\[a]+[[:alpha:]]"), has_nested_class(r"\\[[a]")
+    (True, False, False)
+    """
+    depth = 0
+    index = 0
+    size = len(pattern)
+    while index < size:
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            if depth and pattern.startswith("[:", index):
+                end = pattern.find(":]", index + 2)
+                if end != -1:
+                    index = end + 2
+                    continue
+            if depth:
+                return True
+            depth = 1
+            index += 1
+            # A "]" first in a class (or after "^") is a literal.
+            if index < size and pattern[index] == "^":
+                index += 1
+            if index < size and pattern[index] == "]":
+                index += 1
+            continue
+        if char == "]" and depth:
+            depth = 0
+        index += 1
+    return False
+
+
 @lru_cache(maxsize=512)
 def compile_pattern(pattern: str) -> regex.Pattern:
     """Compile ``pattern`` once (cached); an invalid pattern raises :class:`PatternError` naming it."""
     if not isinstance(pattern, str):
         raise PatternError(f"A regular expression must be text, not {type(pattern).__name__}.")
     try:
-        # Oniguruma's default (Ruby) syntax makes ^ and $ line anchors: MULTILINE here.
-        return regex.compile(pattern, regex.MULTILINE)
+        # Oniguruma's default (Ruby) syntax makes ^ and $ line anchors: MULTILINE here; a class
+        # nested in a class is a union there, which regex reads only in its VERSION1 mode.
+        flags = regex.MULTILINE | (regex.VERSION1 if has_nested_class(pattern) else 0)
+        return regex.compile(pattern, flags)
     except regex.error as error:
         raise PatternError(f"The regular expression {pattern!r} is invalid: {error}") from error
 

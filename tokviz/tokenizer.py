@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import unicodedata
 from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate, chain, count, islice, repeat
@@ -744,8 +745,16 @@ class Tokenizer:
         trimming (from offsets precomputed per word), for :meth:`encode`'s fast lane.
         """
         pre_tokenizer = self._pre_tokenizer
-        if self._normalizer is not None or pre_tokenizer is None:
+        if pre_tokenizer is None:
             return None
+        normalizer = self._normalizer
+        if normalizer is not None:
+            # A Unicode normal form (Qwen2's NFC) that leaves this text as it is: nothing to align.
+            form = type(normalizer).__name__
+            if form not in _NORMAL_FORMS or type(normalizer).__module__ != "tokviz.normalizers":
+                return None
+            if not sequence.isascii() and not unicodedata.is_normalized(form, sequence):
+                return None
         model = self._model
         generation = _mutation.generation()
         if (
@@ -1286,6 +1295,9 @@ def _is_deterministic(model: Any) -> bool:
     return not getattr(model, "dropout", None) and type(model).__name__ in ("BPE", "WordLevel", "WordPiece")
 
 
+_NORMAL_FORMS = frozenset({"NFC", "NFD", "NFKC", "NFKD"})
+
+
 def _byte_level_plan(pre_tokenizer: Any) -> tuple[bool, Any] | None:
     """``(add_prefix_space, findall or None)`` when the pre-tokenizer is tokviz's ByteLevel, or
     a Split by a regex (behavior "isolated") before a ByteLevel without its own regex: Llama 3's
@@ -1325,28 +1337,43 @@ _TRUSTED_SPLIT_PATTERNS = frozenset({
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
     r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    " ?[^(\\s|[.,!?…。，、।۔،])]+",  # BLOOM's (a class nested in a class: see patterns.has_nested_class)
 })
 
 
 def _isolated_findall(pattern: Any) -> Any:
-    """The words a Split(pattern, "isolated") makes of a text, for the byte-level lane, when
-    its matches tile the text (as the patterns of Llama 3 and tiktoken do: every char is in a
-    match), else None (gaps or empty matches: the general path then splits the text).
+    """The words a Split(pattern, "isolated") makes of a text, for the byte-level lane: the
+    matches, in C when they tile the text (as the patterns of Llama 3 and tiktoken do: every
+    char is in a match), else the matches and the gaps between them (BLOOM's pattern leaves
+    spaces and punctuation out); None if a match is empty (the general path then splits it).
 
     >>> from tokviz import Regex
     >>> findall = _isolated_findall(Regex(r"\\p{L}+|\\s+|\\p{N}{1,3}"))
-    >>> findall("ab 12345"), findall("ab!")
-    (['ab', ' ', '123', '45'], None)
+    >>> findall("ab 12345"), findall("ab!? c"), _isolated_findall(Regex(r"\\p{L}*"))("ab!")
+    (['ab', ' ', '123', '45'], ['ab', '!?', ' ', 'c'], None)
     """
-    from tokviz.patterns import find_all
+    from tokviz.patterns import find_all, match_spans
 
     compiled = pattern.compiled
-    untimed = compiled.findall if pattern.pattern in _TRUSTED_SPLIT_PATTERNS else None
+    trusted = pattern.pattern in _TRUSTED_SPLIT_PATTERNS
+    untimed = compiled.findall if trusted else None
 
     def findall(text: str) -> list[str] | None:
         words = untimed(text) if untimed is not None else find_all(compiled, text)
-        if "" in words or sum(map(len, words)) != len(text):
+        if "" in words:
             return None
+        if sum(map(len, words)) == len(text):
+            return words
+        words = []
+        end = 0
+        spans = [match.span() for match in compiled.finditer(text)] if trusted else match_spans(compiled, text)
+        for start, match_end in spans:
+            if start != end:
+                words.append(text[end:start])
+            words.append(text[start:match_end])
+            end = match_end
+        if end != len(text):
+            words.append(text[end:])
         return words
 
     return findall
