@@ -151,6 +151,29 @@ def test_truncation_and_padding_settings_read_like_hf():
     assert ours.truncation is None and ours.padding is None
 
 
+@pytest.mark.parametrize("kind", ["gpt2", "bert", "t5"])
+def test_truncation_that_cuts_nothing_keeps_the_fast_lane(pipelines, kind, monkeypatch):
+    # A file that ships with truncation on (max_length 512) encodes a short text on the fast
+    # lane; a text that does not fit takes the general path and overflows as in HF.
+    hf = tokenizers.Tokenizer.from_str(pipelines[kind][1].to_str())
+    ours = Tokenizer.from_str(hf.to_str())
+    text = "Hello there, a short line."
+    long_text = "Hello there, a long line. " * 40
+    for tok in (ours, hf):
+        tok.enable_truncation(40, stride=3)
+        tok.enable_padding(length=48)
+    assert len(hf.encode(text)) == 48 and len(hf.encode(text).overflowing) == 0 < len(hf.encode(long_text).overflowing)
+    general = []
+    real = Tokenizer._encode_input
+    monkeypatch.setattr(Tokenizer, "_encode_input", lambda self, *args: general.append(args) or real(self, *args))
+    for sample in (text, long_text):
+        for specials in (True, False):
+            mine, theirs = ours.encode(sample, add_special_tokens=specials), hf.encode(sample, add_special_tokens=specials)
+            assert (mine.ids, mine.offsets, mine.attention_mask) == (theirs.ids, theirs.offsets, theirs.attention_mask)
+            assert [o.ids for o in mine.overflowing] == [o.ids for o in theirs.overflowing]
+        assert bool(general) is (sample == long_text), sample[:30]
+
+
 # ---------------------------------------------------------------------- properties
 @PROPERTY_SETTINGS
 @given(text=ANY_TEXT, pair=st.one_of(st.none(), ANY_TEXT))

@@ -515,16 +515,27 @@ class Tokenizer:
         With ``is_pretokenized=True`` each input is a list of words; each word is encoded
         on its own (``word_ids`` are the word positions, offsets are inside each word).
         """
-        if pair is None and not is_pretokenized and self._truncation is None and self.use_fast_path and type(sequence) is str:
-            return self._fast_lane(sequence, add_special_tokens)
+        if pair is None and not is_pretokenized and self.use_fast_path and type(sequence) is str:
+            truncation = self._truncation
+            if truncation is None:
+                return self._fast_lane(sequence, add_special_tokens)
+            # Truncation that cuts nothing (the text fits, special tokens included) changes
+            # nothing, overflowing encodings included: the fast lane's encoding stands.
+            encoding = self._fast_lane(sequence, add_special_tokens, pad=False)
+            if len(encoding) <= truncation.max_length:
+                if self._padding is not None:
+                    pad_encodings([encoding], self._padding)
+                return encoding
         encoding = self._encode_input(sequence, 0, is_pretokenized)
         pair_encoding = None if pair is None else self._encode_input(pair, 1, is_pretokenized)
         return self.post_process(encoding, pair_encoding, add_special_tokens)
 
-    def _fast_lane(self, sequence: str, add_special_tokens: bool) -> Encoding:
+    def _fast_lane(self, sequence: str, add_special_tokens: bool, pad: bool = True) -> Encoding:
         """:meth:`encode` of one untruncated string: a byte-level sequence post-processed by
         ByteLevel, RobertaProcessing (its offsets trimmed in the same pass) or nothing, else
-        the chunk-cached or general path and the post-processor's one-sequence step."""
+        the chunk-cached or general path and the post-processor's one-sequence step; padded
+        (unless ``pad`` is False)."""
+        padding = self._padding if pad else None
         processor = self._post_processor
         kind = type(processor)
         tried = processor is None or kind is ByteLevelProcessor or kind is RobertaProcessor
@@ -536,8 +547,8 @@ class Tokenizer:
                     encoding = processor.wrap_trimmed(encoding, add_special_tokens)
                 elif processor is not None:
                     encoding.set_sequence_id(0)
-                if self._padding is not None:
-                    pad_encodings([encoding], self._padding)
+                if padding is not None:
+                    pad_encodings([encoding], padding)
                 return encoding
         encoding = None
         if add_special_tokens and (kind is TemplateProcessor or kind is BertProcessor):
@@ -550,15 +561,15 @@ class Tokenizer:
                 if plan is not None:
                     processed = encode_processed(self, plan, sequence, split)
                     if processed is not None:
-                        if self._padding is not None:
-                            pad_encodings([processed], self._padding)
+                        if padding is not None:
+                            pad_encodings([processed], padding)
                         return processed
         if encoding is None:
             encoding = self._encode_sequence(sequence, 0, None, tried)
         if processor is not None:
             encoding = processor.process(encoding, None, add_special_tokens)
-        if self._padding is not None:
-            pad_encodings([encoding], self._padding)
+        if padding is not None:
+            pad_encodings([encoding], padding)
         return encoding
 
     def encode_batch(
