@@ -836,42 +836,27 @@ def _metaspace_words(plan: ChunkPlan, text: str, opens_text: bool = False) -> tu
         return [], [], None
     metaspace = plan.pre_tokenizer.pretokenizers[1]
     mark = metaspace.replacement
-    prepend = metaspace.prepend_scheme == "always"
+    scheme = metaspace.prepend_scheme
     match_type = type(matches[0])
     runs = list(map(match_type.group, matches))
     run_starts = list(map(match_type.start, matches))
-    if metaspace.prepend_scheme == "first":
-        # HF prepends where the split starts at offset 0 of the original text: the first run.
-        if opens_text and not run_starts[0] and not runs[0].startswith(mark):
+    # "first": HF prepends where a split starts at offset 0 of the original text, the first run.
+    first_prepended = scheme == "first" and opens_text and not run_starts[0] and not runs[0].startswith(mark)
+    if mark not in text:
+        if scheme == "always":
+            return list(map(add, repeat(mark), runs)), list(map(sub, run_starts, repeat(1))), run_starts
+        if first_prepended:
             runs[0] = mark + runs[0]
             run_starts[0] = -1
-            floors = [0, *run_starts[1:]]
-        else:
-            floors = None
-        if mark not in text:
-            return runs, run_starts, floors
-        prepend = False
-        split = plan.run_findall
-        words, starts, word_floors = [], [], []
-        for run, start, floor in zip(runs, run_starts, floors or run_starts):
-            for word in split(run) if split is not None else (run,):
-                words.append(word)
-                starts.append(start)
-                word_floors.append(floor)
-                start += len(word)
-                floor = start
-        return words, starts, word_floors
-    if mark not in text:
-        if not prepend:
-            return runs, run_starts, None
-        return list(map(add, repeat(mark), runs)), list(map(sub, run_starts, repeat(1))), run_starts
+            return runs, run_starts, [0, *run_starts[1:]]
+        return runs, run_starts, None
     split = plan.run_findall
     words: list[str] = []
     starts: list[int] = []
     floors: list[int] = []
-    for run, start in zip(runs, run_starts):
+    for index, (run, start) in enumerate(zip(runs, run_starts)):
         floor = start
-        if prepend and not run.startswith(mark):
+        if (scheme == "always" and not run.startswith(mark)) or (first_prepended and not index):
             run = mark + run
             start -= 1
         for word in split(run) if split is not None else (run,):
