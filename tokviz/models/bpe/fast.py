@@ -177,7 +177,10 @@ def bpe_word_encoder(model: Any) -> Any:
     char_made = (-1, -1, -1)
 
     def build_producer() -> None:
-        producer.update(zip(map(and_, merge_map.values(), repeat(id_mask)), merge_map))
+        new_ids = model._merge_new_ids
+        if new_ids is None:  # (a pair listed twice: the map's order is not the merges')
+            new_ids = map(and_, merge_map.values(), repeat(id_mask))
+        producer.update(zip(new_ids, merge_map))
 
     def certify(token_id: int) -> tuple[int, int, int]:
         pair = producer_get(token_id)

@@ -44,7 +44,7 @@ import json
 import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain, repeat
+from itertools import repeat
 from operator import add, lshift, or_
 from typing import Any, ClassVar
 
@@ -103,47 +103,57 @@ def parse_merge(merge: Any, index: int) -> tuple[str, str]:
     raise VocabularyError(f"Merge number {index + 1} ({merge!r}) is not a pair of strings.")
 
 
-def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, str], ...]:
-    """All merges as pairs; the common case (every merge a pair of strings) in one C pass.
+def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """All merges as two columns, ``(lefts, rights)``; the common case (every merge a list or
+    tuple of two strings) in C, with no pair object per merge (a model keeps the columns: two
+    tuples of strings, which the cycle collector drops after one look, where 25,000 pairs
+    would each be counted and walked).
 
     >>> parse_merges([["h", "ug"], "u g"])
-    (('h', 'ug'), ('u', 'g'))
+    (('h', 'u'), ('ug', 'g'))
     """
-    pairs = None
-    if not any(map(str.__instancecheck__, merges)):  # legacy "a b" strings are parsed one by one
-        try:
-            pairs = [(left, right) for left, right in merges]
-        except (TypeError, ValueError):  # a malformed merge: parse_merge explains it
-            pass
-    if pairs is not None and all(map(str.__instancecheck__, chain.from_iterable(pairs))):
-        return tuple(pairs)
-    return tuple(parse_merge(merge, index) for index, merge in enumerate(merges))
+    if not merges:
+        return (), ()
+    if (
+        not any(map(str.__instancecheck__, merges))  # legacy "a b" strings are parsed one by one
+        and all(map(isinstance, merges, repeat((list, tuple))))
+        and set(map(len, merges)) == {2}
+    ):
+        lefts, rights = zip(*merges)
+        if all(map(str.__instancecheck__, lefts)) and all(map(str.__instancecheck__, rights)):
+            return lefts, rights
+    pairs = [parse_merge(merge, index) for index, merge in enumerate(merges)]  # (says which is malformed)
+    lefts, rights = zip(*pairs)
+    return lefts, rights
 
 
 def build_merge_map(
-    vocab: Mapping[str, int], merges: Sequence[tuple[str, str]], continuing_subword_prefix: str | None
-) -> dict[tuple[int, int], int]:
-    """``{(left_id, right_id): rank << 32 | new_id}``, checking every token is in the vocab.
+    vocab: Mapping[str, int], merges: tuple[Sequence[str], Sequence[str]], continuing_subword_prefix: str | None
+) -> tuple[dict[tuple[int, int], int], list[int] | None]:
+    """``{(left_id, right_id): rank << 32 | new_id}`` of the merges' columns (as
+    :func:`parse_merges` gives them), checking every token is in the vocab; and the new ids
+    in the map's order when each pair is listed once (else None).
 
     The merged token is ``left + right`` without the right part's continuing prefix.
     A pair listed twice keeps its last rank (as HF's map does).
 
-    >>> build_merge_map({"a": 0, "b": 1, "ab": 2}, [("a", "b")], None)
-    {(0, 1): 2}
+    >>> build_merge_map({"a": 0, "b": 1, "ab": 2}, (("a",), ("b",)), None)
+    ({(0, 1): 2}, [2])
     """
+    lefts, rights = merges
     prefix_bytes = len(continuing_subword_prefix.encode("utf-8")) if continuing_subword_prefix else 0
-    if not prefix_bytes and merges:
+    if not prefix_bytes and lefts:
         # The common case in C; any unknown token falls through to the loop, which explains it.
         get = vocab.get
-        lefts, rights = zip(*merges)
         left_ids = list(map(get, lefts))
         right_ids = list(map(get, rights))
         new_ids = list(map(get, map(add, lefts, rights)))
         if None not in left_ids and None not in right_ids and None not in new_ids and max(new_ids) <= _ID_MASK:
             packed = map(or_, map(lshift, range(len(new_ids)), repeat(_ID_BITS)), new_ids)
-            return dict(zip(zip(left_ids, right_ids), packed))
+            merge_map = dict(zip(zip(left_ids, right_ids), packed))
+            return merge_map, new_ids if len(merge_map) == len(new_ids) else None
     merge_map: dict[tuple[int, int], int] = {}
-    for rank, (left, right) in enumerate(merges):
+    for rank, (left, right) in enumerate(zip(lefts, rights)):
         left_id = vocab.get(left)
         right_id = vocab.get(right)
         if left_id is None or right_id is None:
@@ -175,7 +185,7 @@ def build_merge_map(
         if new_id > _ID_MASK:
             raise VocabularyError(f"The id of {merged!r} ({new_id}) is too large (ids must be below 2**32).")
         merge_map[(left_id, right_id)] = rank << _ID_BITS | new_id
-    return merge_map
+    return merge_map, None
 
 
 def apply_merges(ids: list[int], lengths: list[int], merge_map: Mapping[tuple[int, int], int]) -> None:
@@ -317,6 +327,7 @@ class BPE(FrozenModel):
         "_vocab_r",
         "_merges",
         "_merge_map",
+        "_merge_new_ids",
         "_cache",
         "_cache_epoch",
         "_plain",
@@ -337,8 +348,9 @@ class BPE(FrozenModel):
 
     _vocab: dict[str, int]
     _vocab_r: dict[int, str]
-    _merges: tuple[tuple[str, str], ...]
+    _merges: tuple[tuple[str, ...], tuple[str, ...]]  # (lefts, rights), see parse_merges
     _merge_map: dict[tuple[int, int], int]
+    _merge_new_ids: list[int] | None  # the new id of each merge in _merge_map's order (see build_merge_map)
     _cache: list[dict[str, tuple[Token, ...]]] | None  # [recent, old] generations
     _cache_epoch: int  # how many times the caches were cleared (tokenizers' plans follow it)
     _plain: bool  # no two tokens share an id
@@ -375,6 +387,7 @@ class BPE(FrozenModel):
             vocab, merges = BPE.read_file(vocab, merges)
         checked_vocab = check_vocab(vocab, "BPE")
         parsed_merges = parse_merges(merges or ())
+        merge_map, merge_new_ids = build_merge_map(checked_vocab, parsed_merges, continuing_subword_prefix)
         if cache_capacity is None:
             cache_capacity = DEFAULT_CACHE_CAPACITY
         if not isinstance(cache_capacity, int) or isinstance(cache_capacity, bool) or cache_capacity < 0:
@@ -394,7 +407,8 @@ class BPE(FrozenModel):
             _vocab=checked_vocab,
             _vocab_r=reverse_vocab(checked_vocab),
             _merges=parsed_merges,
-            _merge_map=build_merge_map(checked_vocab, parsed_merges, continuing_subword_prefix),
+            _merge_map=merge_map,
+            _merge_new_ids=merge_new_ids,
             _cache=[{}, {}] if cache_capacity else None,
             _cache_epoch=0,
             _plain=len(checked_vocab) == len(set(checked_vocab.values())),
@@ -568,7 +582,7 @@ class BPE(FrozenModel):
     @property
     def merges(self) -> tuple[tuple[str, str], ...]:
         """The merges as given, in rank order: ``(("u", "g"), ("u", "n"), ...)``."""
-        return self._merges
+        return tuple(zip(*self._merges))
 
     def clear_cache(self) -> None:
         """Empty the word caches: this model's and those a tokenizer's fast paths keep for it
@@ -601,7 +615,7 @@ class BPE(FrozenModel):
     def _options(self) -> dict[str, Any]:
         return {
             "vocab": self._vocab,
-            "merges": self._merges,
+            "merges": self.merges,
             "cache_capacity": self.cache_capacity,
             "dropout": self.dropout,
             "unk_token": self.unk_token,
