@@ -4,7 +4,7 @@ pipelines, :func:`byte_word_tokens`."""
 
 from __future__ import annotations
 
-from itertools import accumulate, islice, repeat
+from itertools import accumulate, chain, islice, repeat
 from operator import and_
 from typing import Any
 
@@ -251,27 +251,15 @@ def bpe_word_encoder(model: Any) -> Any:
     fuse_unk = model.fuse_unk
     merge_word = model._merge_word
 
-    # Byte fallback of an ASCII char (a newline in a Llama word): one <0xNN> symbol of one
-    # char, so offsets still count chars (None where the byte token is missing).
-    ascii_byte_ids = (
-        list(map(get, BYTE_FALLBACK_TOKENS[:128])) if model.byte_fallback and not prefix and not suffix else None
-    )
+    # Byte fallback (a newline or an emoji in a Llama word): a char that is not a token becomes
+    # the <0xNN> tokens of its UTF-8 bytes (None where one is missing: the model's own rules).
+    byte_ids = list(map(get, BYTE_FALLBACK_TOKENS)) if model.byte_fallback and not prefix and not suffix else None
 
     def unknown(word: str, symbol_ids: list[Any]) -> tuple[tuple[Any, ...], ...]:
-        if ascii_byte_ids is not None:
-            ids = symbol_ids
-            for position, symbol_id in enumerate(ids):
-                if symbol_id is None:
-                    code = ord(word[position])
-                    symbol_id = ascii_byte_ids[code] if code < 128 else None
-                    if symbol_id is None:
-                        break  # a char of several bytes, or a byte not in the vocabulary
-                    ids[position] = symbol_id
-            else:
-                lengths = [1] * len(ids)
-                apply_merges(ids, lengths, merge_map)
-                ends = tuple(accumulate(lengths))
-                return tuple(ids), tuple(map(token_of, ids)), (0, *ends[:-1]), ends
+        if byte_ids is not None:
+            entry = byte_fallback(word, symbol_ids)
+            if entry is not None:
+                return entry
         if unk_id is None:
             # Byte fallback, dropped chars, or an unk token missing from the vocabulary (which
             # raises): the model's own rules, on these rare words.
@@ -300,6 +288,32 @@ def bpe_word_encoder(model: Any) -> Any:
         apply_merges(ids, lengths, merge_map)
         ends = tuple(accumulate(lengths))
         return tuple(ids), tuple(map(token_of, ids)), (0, *ends[:-1]), ends
+
+    def byte_fallback(word: str, symbol_ids: list[Any]) -> tuple[tuple[Any, ...], ...] | None:
+        # The model's symbols (_symbols) without Token objects: ids and byte lengths, merged,
+        # then byte offsets as char offsets (a token inside a char's bytes covers the char).
+        ids: list[int] = []
+        lengths: list[int] = []
+        sizes = [1] * len(word) if word.isascii() else list(map(len, map(str.encode, word)))
+        for char, symbol_id, size in zip(word, symbol_ids, sizes):
+            if symbol_id is not None:
+                ids.append(symbol_id)
+                lengths.append(size)
+                continue
+            for byte in char.encode("utf-8"):
+                byte_id = byte_ids[byte]
+                if byte_id is None:
+                    return None
+                ids.append(byte_id)
+                lengths.append(1)
+        apply_merges(ids, lengths, merge_map)
+        ends = list(accumulate(lengths))
+        starts = [0, *ends[:-1]]
+        if len(sizes) != ends[-1]:  # (some char has several bytes)
+            char_of_byte = list(chain.from_iterable(map(repeat, range(len(word)), sizes)))
+            starts = list(map(char_of_byte.__getitem__, starts))
+            ends = [char_of_byte[end - 1] + 1 for end in ends]
+        return tuple(ids), tuple(map(token_of, ids)), tuple(starts), tuple(ends)
 
     return encode
 
