@@ -1477,9 +1477,26 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
             ids, values, starts, ends, (trimmed_start,), (trimmed_end,), (end - start,),
             (trimmed_start - start,), (trimmed_end - start,), start == 0 and start < end == size,
         )
+    trim_chars = _TRIM_CHARS
+    if same_length and ids and all(values) and starts[0] == 0 and ends[-1] == size and starts[1:] == ends[:-1]:
+        # Several tokens tiling a word of one-byte chars (BPE's tokens tile it): when no token
+        # but the first starts with a space symbol and none ends with one, the trimmed offsets
+        # are the offsets, the first start moved past its leading 'Ġ' (as below, in C).
+        first = values[0]
+        if (
+            trim_chars.isdisjoint(map(_LAST_CHAR, values))
+            and trim_chars.isdisjoint(map(_FIRST_CHAR, islice(values, 1, None)))
+            and (first[0] not in trim_chars or (first[0] == "Ġ" and len(first) > 1 and first[1] not in trim_chars))
+        ):
+            lengths = tuple(map(sub, ends, starts))
+            if first[0] == "Ġ":
+                return (
+                    ids, values, starts, ends, (1, *starts[1:]), ends, lengths,
+                    (1, *repeat(0, len(ids) - 1)), lengths, True,
+                )
+            return ids, values, starts, ends, starts, ends, lengths, (0,) * len(ids), lengths, True
     if not same_length:
         starts, ends = symbol_offsets_to_chars(word, starts, ends)  # a char's bytes align to the char
-    trim_chars = _TRIM_CHARS
     trimmed_starts_list = list(starts)
     trimmed_ends_list = list(ends)
     for index, value in enumerate(values):
@@ -1513,6 +1530,9 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
         contiguous,
     )
 
+
+_FIRST_CHAR = itemgetter(0)
+_LAST_CHAR = itemgetter(-1)
 
 # Fields of a word-cache entry (see _tokenize_byte_word).
 _FIELD_IDS = itemgetter(0)
