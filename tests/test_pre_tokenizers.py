@@ -330,3 +330,27 @@ def test_components_are_mutable_values_so_not_hashable():
     assert a == b
     with pytest.raises(TypeError, match="unhashable"):
         hash(a)  # mutable as HF's: caches key on PipelineConfig, never on components
+
+
+ASCII_PIECES = [chr(code) for code in range(128)] + ["'s", "'ll", "  ", "\r\n"]
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(ASCII_PIECES), max_size=30).map("".join))
+def test_gpt2_ascii_twin_splits_ascii_text_as_the_unicode_pattern(text) -> None:
+    # pre_tokenizers.gpt2_findall takes GPT2_ASCII_PATTERN (in re) for ASCII text: it must find
+    # exactly GPT2_PATTERN's matches (in regex), control chars \x1c-\x1f (not White_Space)
+    # included, and split as HF's ByteLevel does.
+    import regex
+
+    from tokviz.byte_level import text_to_symbols
+
+    expected = regex.compile(pre_tokenizers.GPT2_PATTERN).findall(text)
+    assert pre_tokenizers.gpt2_findall(text) == expected
+    hf_pieces = [piece for piece, _ in hf.ByteLevel(add_prefix_space=False, use_regex=True).pre_tokenize_str(text)]
+    assert list(map(text_to_symbols, expected)) == hf_pieces
+
+
+def test_gpt2_ascii_twin_worked_examples() -> None:
+    assert pre_tokenizers.gpt2_findall("I've 2 cats\x1c  ok\t\n") == ["I", "'ve", " 2", " cats", "\x1c", " ", " ok", "\t\n"]
+    assert pre_tokenizers.gpt2_findall("café  x") == ["café", " ", " x"]  # not ASCII: the Unicode pattern

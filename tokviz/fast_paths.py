@@ -1641,9 +1641,9 @@ def _encode_whole(plan: ChunkPlan, sequence: str, type_id: int) -> Any:
 
 
 def _gpt2_finditer(text: str) -> Any:
-    from tokviz.pre_tokenizers import _GPT2_REGEX
+    from tokviz.pre_tokenizers import _GPT2_ASCII_REGEX, _GPT2_REGEX
 
-    return _GPT2_REGEX.finditer(text)
+    return (_GPT2_ASCII_REGEX if text.isascii() else _GPT2_REGEX).finditer(text)
 
 
 # ---------------------------------------------------------------------- the tokenizer's side

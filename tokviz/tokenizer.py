@@ -1390,18 +1390,11 @@ def _isolated_findall(pattern: Any) -> Any:
     return findall
 
 
-_GPT2_FINDALL: list[Any] = []
-
-
 def _gpt2_findall() -> Any:
-    # Compiled from the pre-tokenizer's own pattern string, so both paths split alike.
-    if not _GPT2_FINDALL:
-        import regex
+    # The pre-tokenizer's own split (pre_tokenizers.gpt2_findall), so both paths split alike.
+    from tokviz.pre_tokenizers import gpt2_findall
 
-        from tokviz.pre_tokenizers import GPT2_PATTERN
-
-        _GPT2_FINDALL.append(regex.compile(GPT2_PATTERN).findall)
-    return _GPT2_FINDALL[0]
+    return gpt2_findall
 
 
 def _added_pieces(added: AddedVocabulary, sequence: str) -> list[tuple[int | None, int, int]]:

@@ -69,9 +69,7 @@ def _two_level_counter(pre_tokenizer: Any) -> tuple[Callable[[str], Iterable[str
     if type(pre_tokenizer) is pre_tokenizers.ByteLevel:
         if not pre_tokenizer.use_regex:
             return None
-        import regex
-
-        findall = regex.compile(pre_tokenizers.GPT2_PATTERN).findall
+        findall = pre_tokenizers.gpt2_findall
         if pre_tokenizer.add_prefix_space:
             def split(text: str) -> list[str]:
                 if text and not text.startswith(" "):
