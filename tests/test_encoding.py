@@ -147,3 +147,38 @@ def test_merge_combines_overflowing_pieces():
 def test_bad_direction_is_a_user_error():
     with pytest.raises(TokvizError, match="direction"):
         Encoding.from_tokens([(1, "a", (0, 1))]).pad(3, direction="up")
+
+
+def test_flat_offsets_encoding_acts_as_the_plain_one() -> None:
+    # The fast lanes return offsets as two runs of ints (FlatOffsets); the pairs are made on
+    # first use. Every way of using the encoding must see the same one as with pairs.
+    import copy
+    import pickle
+
+    from tokviz.encoding import FlatOffsets, flat_offsets_encoding, new_encoding, pack_encodings, unpack_encodings
+
+    def both():
+        fields = ((1, 5, 6, 2), (0, 0, 0, 0), ("<s>", "he", "llo", "</s>"), (None, 0, 0, None))
+        masks = ((1, 0, 0, 1), (1, 1, 1, 1), {0: (1, 3)})
+        flat = flat_offsets_encoding(*fields, FlatOffsets(([0, 2, 5], None, 1, 1)), *masks[:2], dict(masks[2]))
+        plain = new_encoding(*fields, ((0, 0), (0, 2), (2, 5), (0, 0)), *masks[:2], dict(masks[2]))
+        return flat, plain
+
+    flat, plain = both()
+    assert flat.offsets == [(0, 0), (0, 2), (2, 5), (0, 0)] == plain.offsets and flat == plain
+    assert type(flat) is Encoding  # (a plain one once its pairs are made)
+    for use in (copy.copy, copy.deepcopy, lambda e: pickle.loads(pickle.dumps(e)), lambda e: e.copy(),
+                lambda e: unpack_encodings(pack_encodings([e]))[0], lambda e: Encoding.merge([e, e])):
+        flat, plain = both()
+        assert use(flat) == use(plain) and use(flat).offsets == use(plain).offsets
+    flat, plain = both()
+    flat.truncate(2)
+    plain.truncate(2)
+    assert flat.offsets == plain.offsets == [(0, 0), (0, 2)] and flat.overflowing[0].offsets == plain.overflowing[0].offsets
+    flat, plain = both()
+    flat.pad(6, pad_id=0, pad_token="<pad>", direction="left")
+    plain.pad(6, pad_id=0, pad_token="<pad>", direction="left")
+    assert flat.offsets == plain.offsets and flat.char_to_token(3) == plain.char_to_token(3) == 4
+    flat, plain = both()
+    assert flat.word_to_chars(0) == (0, 5) and flat.token_to_chars(2) == (2, 5)
+    assert FlatOffsets(([0, 1], [1, 3], 0, 0)).pairs() == ((0, 1), (1, 3))

@@ -22,7 +22,7 @@ What this version leaves out: byte offsets (tokviz speaks characters only).
 from __future__ import annotations
 
 from array import array
-from itertools import accumulate, chain, compress, count, repeat
+from itertools import accumulate, chain, compress, count, islice, repeat
 from operator import attrgetter
 from typing import Any, Iterable
 
@@ -482,6 +482,86 @@ def new_encoding(
 
 
 _new = object.__new__
+
+
+class FlatOffsets(tuple):
+    """Offsets as the fast paths compute them, two flat sequences of ints instead of a pair
+    per token: ``FlatOffsets((starts, ends, before, after))`` stands for ``before`` special
+    tokens at ``(0, 0)``, then ``zip(starts, ends)``, then ``after`` more at ``(0, 0)``;
+    ``ends`` None means the tokens tile a range: ``zip(starts, starts[1:])``.
+
+    >>> FlatOffsets(([0, 2, 5], None, 1, 0)).pairs()
+    ((0, 0), (0, 2), (2, 5))
+    """
+
+    __slots__ = ()
+
+    def pairs(self) -> tuple[Offsets, ...]:
+        starts, ends, before, after = self
+        middle = zip(starts, islice(starts, 1, None)) if ends is None else zip(starts, ends)
+        if not before and not after:
+            return tuple(middle)
+        return (*repeat((0, 0), before), *middle, *repeat((0, 0), after))
+
+
+class _FlatOffsetsEncoding(Encoding):
+    """An :class:`Encoding` whose offsets are still :class:`FlatOffsets` (what the fast lanes
+    return: a pair per token is one more object for each token, which the cycle collector
+    counts and walks while the encodings live). The pairs are made when the offsets are first
+    read -- as HF's Encoding makes them on each read -- and the encoding becomes a plain one."""
+
+    __slots__ = ()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:  # (copy, deepcopy and pickle see a plain Encoding)
+        self._offsets  # noqa: B018 - builds the pairs
+        return self.__reduce_ex__(protocol)
+
+
+_OFFSETS_SLOT = Encoding.__dict__["_offsets"]
+
+
+def _flat_offsets_get(encoding: Encoding) -> tuple[Offsets, ...]:
+    value = _OFFSETS_SLOT.__get__(encoding, Encoding).pairs()
+    _OFFSETS_SLOT.__set__(encoding, value)
+    encoding.__class__ = Encoding
+    return value
+
+
+def _flat_offsets_set(encoding: Encoding, value: tuple[Offsets, ...]) -> None:
+    _OFFSETS_SLOT.__set__(encoding, value)
+    encoding.__class__ = Encoding
+
+
+_FlatOffsetsEncoding._offsets = property(_flat_offsets_get, _flat_offsets_set)  # type: ignore[assignment]
+
+
+def flat_offsets_encoding(
+    ids: tuple[int, ...],
+    type_ids: tuple[int, ...],
+    tokens: tuple[str, ...],
+    words: tuple[int | None, ...],
+    offsets: FlatOffsets,
+    special_tokens_mask: tuple[int, ...],
+    attention_mask: tuple[int, ...],
+    sequence_ranges: dict[int, tuple[int, int]],
+) -> Encoding:
+    """:func:`new_encoding` with :class:`FlatOffsets` (the pairs are made on first read).
+
+    >>> encoding = flat_offsets_encoding((5, 6), (0, 0), ("he", "llo"), (0, 0), FlatOffsets(([0, 2, 5], None, 0, 0)), (0, 0), (1, 1), {})
+    >>> type(encoding).__name__, encoding.offsets, type(encoding).__name__
+    ('_FlatOffsetsEncoding', [(0, 2), (2, 5)], 'Encoding')
+    """
+    encoding = _new(_FlatOffsetsEncoding)
+    encoding._ids = ids
+    encoding._type_ids = type_ids
+    encoding._tokens = tokens
+    encoding._words = words
+    _OFFSETS_SLOT.__set__(encoding, offsets)
+    encoding._special_tokens_mask = special_tokens_mask
+    encoding._attention_mask = attention_mask
+    encoding._overflowing = _NO_PIECES  # type: ignore[assignment]
+    encoding._sequence_ranges = sequence_ranges
+    return encoding
 
 
 def pack_encodings(encodings: list[Encoding]) -> bytes:

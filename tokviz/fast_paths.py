@@ -52,7 +52,7 @@ from typing import Any
 import regex
 
 from tokviz import _mutation
-from tokviz.encoding import Encoding, new_encoding
+from tokviz.encoding import Encoding, FlatOffsets, flat_offsets_encoding, new_encoding
 from tokviz.models.bpe.fast import bpe_word_encoder
 from tokviz.models.bpe.fast import byte_word_tokens as _byte_word_tokens
 from tokviz.models.unigram.fast import _UNIGRAM_MAX_WORD, unigram_word_encoder
@@ -1295,7 +1295,9 @@ def _through_origin(offsets: tuple[tuple[int, int], ...], origin: list[int]) -> 
     return tuple(zip(map(at, starts), map(add, map(at, map(sub, ends, repeat(1))), repeat(1))))
 
 
-def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None, head: bool = True) -> tuple[Any, ...] | None:
+def _line_fields(
+    plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None, head: bool = True, flat: bool = False
+) -> tuple[Any, ...] | None:
     """One whole piece of text (a line, or the text between added tokens) on plain strings:
     ``(ids, tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a
     stage does not leave the piece aligned char for char (then the chunks do it), or when
@@ -1338,7 +1340,7 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
         return None
     if origin is not None and at_start and plan.splitter == "ws_metaspace" and plan.pre_tokenizer.pretokenizers[1].prepend_scheme == "first":
         return None  # (whether the first word starts the original text: the chunks or the general path tell)
-    fields = _normalized_fields(plan, text, prefix, at_start)
+    fields = _normalized_fields(plan, text, prefix, at_start, flat and origin is None)
     if origin is None or fields is None:
         return fields
     offsets = _through_origin(fields[2], origin)
@@ -1347,9 +1349,10 @@ def _line_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: 
     return fields[0], fields[1], offsets, fields[3], fields[4]
 
 
-def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool) -> tuple[Any, ...] | None:
+def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, flat: bool = False) -> tuple[Any, ...] | None:
     """:func:`_line_fields` on the normalized piece (``prefix``: how many chars the stages
-    prepended), offsets in it less the prepended chars."""
+    prepended), offsets in it less the prepended chars (``flat``: as :class:`FlatOffsets`
+    where they come out as runs of ints, else always pairs)."""
     splitter = plan.splitter
     byte_level = splitter == "clip"
     floors = None  # (see _metaspace_words)
@@ -1452,11 +1455,13 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool) 
         else:
             word_ids = tuple(chain.from_iterable(map(repeat, range(n_words), map(len, map(_IDS, entries)))))
         bounds = list(accumulate(map(len, tokens), initial=-prefix))
-        if not prefix:
-            return ids, tokens, tuple(zip(bounds, islice(bounds, 1, None))), word_ids, n_words
-        if n and bounds[1] > 0:
+        if prefix and n and bounds[1] > 0:
             # Only the first token reaches into the prepended chars: it starts at the first char.
             bounds[0] = 0
+            prefix = 0
+        if not prefix:
+            if flat:
+                return ids, tokens, FlatOffsets((bounds, None, 0, 0)), word_ids, n_words
             return ids, tokens, tuple(zip(bounds, islice(bounds, 1, None))), word_ids, n_words
         offsets = list(zip(bounds, islice(bounds, 1, None)))
         index = 0
@@ -1500,6 +1505,8 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool) 
             elif start < 0:
                 starts[index] = 0
                 ends[index] = end if end > 0 else 1
+    if flat:
+        return ids, tokens, FlatOffsets((starts, ends, 0, 0)), word_ids, n_words
     return ids, tokens, tuple(zip(starts, ends)), word_ids, n_words
 
 
@@ -1691,7 +1698,7 @@ _NO_FIELDS = ((), (), (), (), 0)
 def _processed_fields(plan: ChunkPlan, sequence: str, normalized_search: Any) -> tuple[Any, ...] | None:
     """A one-piece sequence's fields as :func:`_encode_chunked` finds them: the whole piece,
     else its chunks (not when added tokens are matched after the normalizer)."""
-    fields = _line_fields(plan, sequence, True, normalized_search)
+    fields = _line_fields(plan, sequence, True, normalized_search, flat=True)
     if fields is not None or normalized_search is not None:
         return fields
     encoding = _encode_whole(plan, sequence, 0)
@@ -1736,6 +1743,20 @@ def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any)
     n = len(ids)
     _, before, after, _ = split
     masks = template_masks(split, n)
+    if type(offsets) is FlatOffsets and not any(map(any, before[3])) and not any(map(any, after[3])):
+        # (the template's special tokens all at (0, 0))
+        return flat_offsets_encoding(
+            before[0] + ids + after[0],
+            masks[0],
+            before[1] + tokens + after[1],
+            before[2] + words + after[2],
+            FlatOffsets((offsets[0], offsets[1], len(before[0]), len(after[0]))),
+            masks[2],
+            masks[3],
+            {0: masks[1]},
+        )
+    if type(offsets) is FlatOffsets:
+        offsets = offsets.pairs()
     return new_encoding(
         before[0] + ids + after[0],
         masks[0],
