@@ -331,3 +331,37 @@ def test_byte_level_lane_equals_the_general_path_and_hf(tok, texts) -> None:
         assert (list(fast.ids), list(fast.tokens), [tuple(o) for o in fast.offsets]) == (
             theirs.ids, theirs.tokens, theirs.offsets
         ), (text, json.loads(tok.to_str())["model"]["merges"])
+
+
+def test_word_encoder_on_a_converted_sentencepiece_model_equals_hf(tmp_path) -> None:
+    # A tokenizer.json made from a SentencePiece BPE model lists every split of a token into two
+    # tokens as a merge (HF's SentencePieceExtractor, tokviz.sentencepiece.convert.bpe_merges), so
+    # most tokens are made by several merges; the word encoder proves a word that is one token by
+    # whichever of them the merges take. Its tokens must be HF's on every word of real text.
+    spm = pytest.importorskip("sentencepiece")
+    hf = pytest.importorskip("tokenizers")
+    from pathlib import Path
+
+    from tokviz.sentencepiece.convert import bpe_merges
+
+    corpora = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+    text = (corpora / "big.txt").read_text(encoding="utf-8")[:300_000]
+    (tmp_path / "train.txt").write_text(text, encoding="utf-8")
+    spm.SentencePieceTrainer.train(
+        input=str(tmp_path / "train.txt"), model_prefix=str(tmp_path / "m"), model_type="bpe", vocab_size=3000,
+        byte_fallback=True, normalization_rule_name="identity", minloglevel=2, num_threads=1,
+    )
+    processor = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    pieces = [(processor.id_to_piece(i), processor.get_score(i)) for i in range(processor.get_piece_size())]
+    vocab = {piece: index for index, (piece, _) in enumerate(pieces)}
+    merges = bpe_merges(pieces)
+    assert len(merges) > len(vocab)  # (several merges per token: the case this test is about)
+    hf_model = hf.models.BPE(vocab, merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True)
+    encode = bpe_word_encoder(models.BPE(vocab, merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    other = (corpora / "tinyshakespeare.txt").read_text(encoding="utf-8")[:60_000]
+    words = sorted({"▁" + word for word in other.split()} | {"▁" + word for word in text[:20_000].split()})
+    for word in words:
+        ids, values, starts, ends = encode(word)
+        tokens = hf_model.tokenize(word)
+        assert list(ids) == [t.id for t in tokens], word
+        assert list(values) == [t.value for t in tokens], word

@@ -180,7 +180,10 @@ def bpe_word_encoder(model: Any) -> Any:
         new_ids = model._merge_new_ids
         if new_ids is None:  # (a pair listed twice: the map's order is not the merges')
             new_ids = map(and_, merge_map.values(), repeat(id_mask))
-        producer.update(zip(new_ids, merge_map))
+        # Of several merges making a token, the first (lowest rank): in a SentencePiece model's
+        # tokenizer.json, where every split of a token is a merge, the one of its two most
+        # frequent parts -- the route the merges most often take.
+        producer.update(zip(reversed(new_ids) if type(new_ids) is list else reversed(list(new_ids)), reversed(merge_map)))
 
     def certify(token_id: int) -> tuple[int, int, int]:
         pair = producer_get(token_id)
@@ -197,8 +200,40 @@ def bpe_word_encoder(model: Any) -> Any:
                 right_made = certified_get(right) or certify(right)
                 if right_made[0] < rank and edges_never_merge(left, left_made, right, right_made):
                     made = (rank, left, right)
+            if made is unproven and len(producer) < len(merge_map):
+                # Several merges make some tokens (a SentencePiece model's tokenizer.json lists
+                # every split of a token into two): the chars may reach t by another of them.
+                made = certify_other_splits(token_id, pair)
         certified[token_id] = made
         return made
+
+    def certify_split(pair: tuple[int, int], rank: int) -> tuple[int, int, int]:
+        # certify's proof for t = left + right by the merge of this rank.
+        left, right = pair
+        left_made = certified_get(left) or certify(left)
+        # (ranks must rise up the tree; where they do not, the merges decide)
+        if left_made[0] < rank:
+            right_made = certified_get(right) or certify(right)
+            if right_made[0] < rank and edges_never_merge(left, left_made, right, right_made):
+                return (rank, left, right)
+        return unproven
+
+    def certify_other_splits(token_id: int, tried: tuple[int, int]) -> tuple[int, int, int]:
+        # Every other merge that makes t (the splits of its text into two tokens), lowest rank
+        # first: the first proven is the route the merges take (a proof shows the chars reach
+        # that pair with nothing across it merged, and then it merges).
+        text = token_of(token_id)
+        splits = []
+        for cut in range(1, len(text)):
+            pair = (get(text[:cut]), get(text[cut:]))
+            packed = merge_map.get(pair) if None not in pair and pair != tried else None
+            if packed is not None and packed & id_mask == token_id:
+                splits.append((packed >> 32, pair))
+        for rank, pair in sorted(splits):
+            made = certify_split(pair, rank)
+            if made is not unproven:
+                return made
+        return unproven
 
     def certify_final(token_id: int) -> tuple[int, int, int]:
         # certify for t as a word's last token with a suffix: its last symbol is a char and
