@@ -66,7 +66,7 @@ MULTILINGUAL = [
 CLIP_PATTERN = (
     r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
 )
-KINDS = ("wordlevel", "bert", "clip", "whisper", "bart", "llama2", "openllama", "albert", "t5")
+KINDS = ("wordlevel", "bert", "clip", "whisper", "bart", "llama2", "llama2_spm", "openllama", "albert", "t5")
 
 
 def read_corpus(limit: int | None) -> list[str]:
@@ -190,6 +190,34 @@ def build_hf(kind: str, lines: list[str], vocab_size: int):
             data["pre_tokenizer"] = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False}
         tok = Tokenizer.from_str(json.dumps(data))
         tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))])
+        tok.decoder = decoders.Sequence(
+            [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+        )
+        return tok
+    if kind == "llama2_spm":
+        # Llama 2's tokenizer.json as transformers makes it from a SentencePiece BPE model: every
+        # split of a piece into two pieces is a merge (most tokens are made by several), in HF's
+        # SentencePieceExtractor order (tokviz.sentencepiece.convert.bpe_merges follows it); the
+        # model here is trained by the sentencepiece library (byte fallback, digits split).
+        import sentencepiece
+
+        sys.path.insert(0, str(ROOT))
+        from tokviz.sentencepiece.convert import bpe_merges
+
+        model = io.BytesIO()
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines), model_writer=model, model_type="bpe", vocab_size=vocab_size,
+            byte_fallback=True, split_digits=True, normalization_rule_name="identity", remove_extra_whitespaces=False,
+            allow_whitespace_only_pieces=True, character_coverage=0.99995, unk_id=0, bos_id=1, eos_id=2,
+            input_sentence_size=len(lines), minloglevel=2, num_threads=2,
+        )
+        processor = sentencepiece.SentencePieceProcessor(model_proto=model.getvalue())
+        pieces = [(processor.id_to_piece(i), processor.get_score(i)) for i in range(processor.get_piece_size())]
+        vocab = {piece: index for index, (piece, _) in enumerate(pieces)}
+        tok = Tokenizer(models.BPE(vocab, bpe_merges(pieces), unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+        tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+        tok.add_special_tokens(["<unk>", "<s>", "</s>"])
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
         tok.decoder = decoders.Sequence(
             [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
         )
