@@ -189,8 +189,9 @@ def bpe_word_encoder(model: Any) -> Any:
         if new_ids is None:  # (a pair listed twice: the map's order is not the merges')
             new_ids = map(and_, merge_map.values(), repeat(id_mask))
         # Of several merges making a token, the first (lowest rank): in a SentencePiece model's
-        # tokenizer.json, where every split of a token is a merge, the one of its two most
-        # frequent parts -- the route the merges most often take.
+        # tokenizer.json, where every split of a token is a merge (listed by the ids of its
+        # parts), the first was the route the merges take for about two thirds of such tokens
+        # in the bench's converted Llama, the last for fewer (certify tries the others after).
         producer.update(zip(reversed(new_ids) if type(new_ids) is list else reversed(list(new_ids)), reversed(merge_map)))
 
     def certify(token_id: int) -> tuple[int, int, int]:
