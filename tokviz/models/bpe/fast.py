@@ -180,6 +180,8 @@ def bpe_word_encoder(model: Any) -> Any:
     certified_of = certified.__getitem__
     producer: dict[int, tuple[int, int]] = {}
     producer_get = producer.get
+    pairs_by_rank: list[tuple[int, int]] = []
+    new_ids_by_rank: list[int] = []
     never_rank = 1 << 62
     unproven = (never_rank, -1, -1)
     char_made = (-1, -1, -1)
@@ -193,6 +195,10 @@ def bpe_word_encoder(model: Any) -> Any:
         # parts), the first was the route the merges take for about two thirds of such tokens
         # in the bench's converted Llama, the last for fewer (certify tries the others after).
         producer.update(zip(reversed(new_ids) if type(new_ids) is list else reversed(list(new_ids)), reversed(merge_map)))
+        if len(producer) < len(merge_map) and type(new_ids) is list:
+            # The pairs and new ids by rank: such a file lists the merges of a token together.
+            pairs_by_rank.extend(merge_map)
+            new_ids_by_rank.extend(new_ids)
 
     def certify(token_id: int) -> tuple[int, int, int]:
         pair = producer_get(token_id)
@@ -212,34 +218,56 @@ def bpe_word_encoder(model: Any) -> Any:
             if made is unproven and len(producer) < len(merge_map):
                 # Several merges make some tokens (a SentencePiece model's tokenizer.json lists
                 # every split of a token into two): the chars may reach t by another of them.
-                made = certify_other_splits(token_id, pair)
+                made = certify_other_splits(token_id, rank)
         certified[token_id] = made
         return made
 
     def certify_split(pair: tuple[int, int], rank: int) -> tuple[int, int, int]:
-        # certify's proof for t = left + right by the merge of this rank.
+        # certify's proof for t = left + right by the merge of this rank. A part not yet
+        # certified whose first merge comes at or after this rank cannot be made in time: it is
+        # not certified for this split.
         left, right = pair
-        left_made = certified_get(left) or certify(left)
+        left_made = certified_get(left)
+        if left_made is None:
+            made_by = producer_get(left)
+            if made_by is not None and merge_map[made_by] >> 32 >= rank:
+                return unproven
+            left_made = certify(left)
         # (ranks must rise up the tree; where they do not, the merges decide)
         if left_made[0] < rank:
-            right_made = certified_get(right) or certify(right)
+            right_made = certified_get(right)
+            if right_made is None:
+                made_by = producer_get(right)
+                if made_by is not None and merge_map[made_by] >> 32 >= rank:
+                    return unproven
+                right_made = certify(right)
             if right_made[0] < rank and edges_never_merge(left, left_made, right, right_made):
                 return (rank, left, right)
         return unproven
 
-    def certify_other_splits(token_id: int, tried: tuple[int, int]) -> tuple[int, int, int]:
+    def certify_other_splits(token_id: int, first_rank: int) -> tuple[int, int, int]:
         # Every other merge that makes t (the splits of its text into two tokens), lowest rank
         # first: the first proven is the route the merges take (a proof shows the chars reach
-        # that pair with nothing across it merged, and then it merges).
+        # that pair with nothing across it merged, and then it merges). A converted
+        # SentencePiece file lists a token's merges together: those right after the first
+        # are tried before looking for the others among the splits of its text.
+        rank = first_rank + 1
+        if new_ids_by_rank:
+            last = len(new_ids_by_rank)
+            while rank < last and new_ids_by_rank[rank] == token_id:
+                made = certify_split(pairs_by_rank[rank], rank)
+                if made is not unproven:
+                    return made
+                rank += 1
         text = token_of(token_id)
         splits = []
         for cut in range(1, len(text)):
             pair = (get(text[:cut]), get(text[cut:]))
-            packed = merge_map.get(pair) if None not in pair and pair != tried else None
-            if packed is not None and packed & id_mask == token_id:
+            packed = merge_map.get(pair) if None not in pair else None
+            if packed is not None and packed & id_mask == token_id and not first_rank <= packed >> 32 < rank:
                 splits.append((packed >> 32, pair))
-        for rank, pair in sorted(splits):
-            made = certify_split(pair, rank)
+        for split_rank, pair in sorted(splits):
+            made = certify_split(pair, split_rank)
             if made is not unproven:
                 return made
         return unproven
