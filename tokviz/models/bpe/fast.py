@@ -98,9 +98,30 @@ def bpe_word_encoder(model: Any) -> Any:
                         size = len(word)
                         return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
                 elif 1 < len(word) <= SEGMENTED_MAX_CHARS:  # (a char that is no token: the model's rules)
-                    entry = segmented(word)
-                    if entry is not None:
-                        return entry
+                    # Most such words are a token and a last char (a word and its punctuation):
+                    # segmented's first guess then, tried here without building it.
+                    head = word[:-1]
+                    head_id = get(head)
+                    last = word[-1]
+                    last_id = get(last)
+                    if last_id is None:
+                        pass  # (a char that is no token: the model's rules)
+                    elif head_id is not None:
+                        if not producer:
+                            build_producer()
+                        head_made = certified_get(head_id) or certify(head_id)
+                        if head_made is not unproven:
+                            last_made = certified_get(last_id) or certify(last_id)
+                            if last_made is not unproven and edges_never_merge(head_id, head_made, last_id, last_made):
+                                size = len(head)
+                                return (head_id, last_id), (head, last), (0, size), (size, size + 1)
+                        entry = segmented(word, [head_id, last_id])
+                        if entry is not None:
+                            return entry
+                    elif len(head) > 1:
+                        entry = segmented(word, None)
+                        if entry is not None:
+                            return entry
         if prefix:
             ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
             if suffix:
@@ -328,9 +349,13 @@ def bpe_word_encoder(model: Any) -> Any:
     # walks rule out; once every token is complete, the walks have also ruled out a merge of
     # two neighbours. The merge loop takes the words no guess proves (7-13% of the words of
     # several tokens in the bench's Llama-style cold passes).
-    def segmented(word: str) -> tuple[tuple[Any, ...], ...] | None:
-        ids = longest_first(word)
-        if ids is None or not proven(ids):
+    def segmented(word: str, failed: list[int] | None) -> tuple[tuple[Any, ...], ...] | None:
+        # failed: the first guess when it is the word but its last char (which did not prove);
+        # None when the word but its last char is not a token.
+        ids = failed
+        if failed is None:
+            ids = longest_first(word)
+        if ids is failed or ids is None or not proven(ids):
             other = longest_last(word)
             if other is None or other == ids or not proven(other):
                 return None
@@ -345,11 +370,12 @@ def bpe_word_encoder(model: Any) -> Any:
     def longest_first(word: str) -> list[int] | None:
         # The longest token at the start, then the longest after it, ... (None at a char no
         # token starts with: the merge loop says what it becomes). The rest is tried whole
-        # first: it is often the last token.
+        # first: it is often the last token. (Neither the word nor the word but its last char
+        # is a token: the first try is one char shorter still, at least one char.)
         ids = []
         start = 0
         size = end = len(word)
-        end -= 1  # (the whole word is not a token)
+        end -= 2
         while True:
             token_id = get(word[start:end])
             if token_id is None:
