@@ -12,6 +12,7 @@ random text (spaces, controls, accents, CJK, emoji) it must give what the genera
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -333,17 +334,16 @@ def test_byte_level_lane_equals_the_general_path_and_hf(tok, texts) -> None:
         ), (text, json.loads(tok.to_str())["model"]["merges"])
 
 
-def test_word_encoder_on_a_converted_sentencepiece_model_equals_hf(tmp_path) -> None:
-    # A tokenizer.json made from a SentencePiece BPE model lists every split of a token into two
-    # tokens as a merge (HF's SentencePieceExtractor, tokviz.sentencepiece.convert.bpe_merges), so
-    # most tokens are made by several merges; the word encoder proves a word that is one token by
-    # whichever of them the merges take. Its tokens must be HF's on every word of real text.
+@pytest.fixture(scope="module")
+def converted_sentencepiece(tmp_path_factory):
+    """A SentencePiece BPE model trained on real text, as a tokenizer.json lists it: its vocab,
+    its merges (every split of a token into two tokens) and the words of other real text."""
     spm = pytest.importorskip("sentencepiece")
-    hf = pytest.importorskip("tokenizers")
     from pathlib import Path
 
     from tokviz.sentencepiece.convert import bpe_merges
 
+    tmp_path = tmp_path_factory.mktemp("spm")
     corpora = Path(__file__).resolve().parents[2] / "shared" / "corpora"
     text = (corpora / "big.txt").read_text(encoding="utf-8")[:300_000]
     (tmp_path / "train.txt").write_text(text, encoding="utf-8")
@@ -355,13 +355,47 @@ def test_word_encoder_on_a_converted_sentencepiece_model_equals_hf(tmp_path) -> 
     pieces = [(processor.id_to_piece(i), processor.get_score(i)) for i in range(processor.get_piece_size())]
     vocab = {piece: index for index, (piece, _) in enumerate(pieces)}
     merges = bpe_merges(pieces)
+    other = (corpora / "tinyshakespeare.txt").read_text(encoding="utf-8")[:60_000]
+    words = sorted({"▁" + word for word in other.split()} | {"▁" + word for word in text[:20_000].split()})
+    return vocab, merges, words
+
+
+def test_word_encoder_on_a_converted_sentencepiece_model_equals_hf(converted_sentencepiece) -> None:
+    # A tokenizer.json made from a SentencePiece BPE model lists every split of a token into two
+    # tokens as a merge (HF's SentencePieceExtractor, tokviz.sentencepiece.convert.bpe_merges), so
+    # most tokens are made by several merges; the word encoder proves a word that is one token by
+    # whichever of them the merges take. Its tokens must be HF's on every word of real text.
+    hf = pytest.importorskip("tokenizers")
+    vocab, merges, words = converted_sentencepiece
     assert len(merges) > len(vocab)  # (several merges per token: the case this test is about)
     hf_model = hf.models.BPE(vocab, merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True)
     encode = bpe_word_encoder(models.BPE(vocab, merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True))
-    other = (corpora / "tinyshakespeare.txt").read_text(encoding="utf-8")[:60_000]
-    words = sorted({"▁" + word for word in other.split()} | {"▁" + word for word in text[:20_000].split()})
     for word in words:
         ids, values, starts, ends = encode(word)
         tokens = hf_model.tokenize(word)
         assert list(ids) == [t.id for t in tokens], word
         assert list(values) == [t.value for t in tokens], word
+
+
+def test_proving_words_leaves_only_their_entries_for_the_collector(converted_sentencepiece) -> None:
+    # A cold encode proves thousands of tokens; what it keeps per token (the rank of its merge
+    # and that merge's pair, the merge table's own key) must be nothing the cycle collector
+    # tracks, or the collections it sets off cost more than the proofs (a tuple per token made
+    # a full collection land in the bench's Llama-style cold pass). A word that is one token
+    # leaves three tracked objects: its entry, the ids and the values (the offsets are shared).
+    vocab, merges, words = converted_sentencepiece
+    encode = bpe_word_encoder(models.BPE(vocab, merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    singles = [word for word in words if word in vocab and len(word) > 3]
+    assert len(singles) > 300
+    encode(singles[0])  # (builds the tables of merges once)
+    gc.collect()
+    gc.disable()
+    try:
+        before = gc.get_count()[0]
+        entries = [encode(word) for word in singles[1:]]
+        tracked = gc.get_count()[0] - before
+    finally:
+        gc.enable()
+    assert all(len(entry[0]) == 1 for entry in entries)
+    # (+10: the list and the interpreter's own; a tuple per proven token would be ~1,400 more)
+    assert tracked <= 3 * len(entries) + 10

@@ -18,6 +18,9 @@ ONE_TUPLES = tuple((n,) for n in range(ONE_TUPLE_LIMIT))
 #: Words up to this long that are not one token are first guessed and proven (``segmented``
 #: in :func:`bpe_word_encoder`); longer ones, and those no guess proves, go through the merges.
 SEGMENTED_MAX_CHARS = 24
+#: ``(0, n)`` and ``(n, m)``, the offsets of a guessed word of two tokens, shared likewise.
+TWO_STARTS = tuple((0, n) for n in range(SEGMENTED_MAX_CHARS + 1))
+TWO_ENDS = tuple(tuple((n, m) for m in range(SEGMENTED_MAX_CHARS + 1)) for n in range(SEGMENTED_MAX_CHARS + 1))
 
 
 def bpe_word_encoder(model: Any) -> Any:
@@ -78,23 +81,23 @@ def bpe_word_encoder(model: Any) -> Any:
                 # chars, the last one with the suffix (memoized under ~id, see certify).
                 token_id = get(word + suffix)
                 if token_id is not None:
-                    made = certified_get(~token_id)
+                    made = made_get(~token_id)
                     if made is None:
                         if not producer:
                             build_producer()
                         made = certify_final(token_id)
-                    if made is not unproven:
+                    if made != never_rank:
                         size = len(word)
                         return (token_id,), (token_of(token_id),), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
             else:
                 token_id = get(word)
                 if token_id is not None:
-                    made = certified_get(token_id)
+                    made = made_get(token_id)
                     if made is None:
                         if not producer:
                             build_producer()
                         made = certify(token_id)
-                    if made is not unproven:
+                    if made != never_rank:
                         size = len(word)
                         return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
                 elif 1 < len(word) <= SEGMENTED_MAX_CHARS:  # (a char that is no token: the model's rules)
@@ -109,12 +112,16 @@ def bpe_word_encoder(model: Any) -> Any:
                     elif head_id is not None:
                         if not producer:
                             build_producer()
-                        head_made = certified_get(head_id) or certify(head_id)
-                        if head_made is not unproven:
-                            last_made = certified_get(last_id) or certify(last_id)
-                            if last_made is not unproven and edges_never_merge(head_id, head_made, last_id, last_made):
+                        head_made = made_get(head_id)
+                        if head_made is None:
+                            head_made = certify(head_id)
+                        if head_made != never_rank:
+                            last_made = made_get(last_id)
+                            if last_made is None:
+                                last_made = certify(last_id)
+                            if last_made != never_rank and edges_never_merge(head_id, head_made, last_id, last_made, last_id):
                                 size = len(head)
-                                return (head_id, last_id), (head, last), (0, size), (size, size + 1)
+                                return (head_id, last_id), (head, last), TWO_STARTS[size], TWO_ENDS[size][size + 1]
                         entry = segmented(word, [head_id, last_id])
                         if entry is not None:
                             return entry
@@ -190,95 +197,102 @@ def bpe_word_encoder(model: Any) -> Any:
     # word's token must be made from chars and, last, such a symbol (certify_final).
     shortcut = plain and not prefix and not ignore_merges and "" not in vocab
     suffix_symbol_size = len(suffix) + 1
-    # certified[t]: (rank of t's merge, its left part, its right part) once proven (a char:
-    # CHAR_MADE, rank -1), UNPROVEN if not. A rank also tells whether ranks rise up to a
-    # parent; the walk along the edges steps from a token to its part on the boundary side
-    # and reads that part's rank in one lookup (every token it meets was certified on the
-    # way up). certified[~t]: the same for t as a word's last token (made with the suffix,
-    # certify_final), a key no id takes; its parts are plain ids (the right one is final).
-    certified: dict[int, tuple[int, int, int]] = {}
-    certified_get = certified.get
-    certified_of = certified.__getitem__
+    # rank_made[t]: the rank of the merge that makes t once proven (a char: -1), NEVER_RANK if
+    # not; route[t]: that merge's pair (left part, right part), the merge table's own key (a
+    # pair made here only for a split found by cutting t's text): ints and shared pairs, so
+    # proving allocates nothing the cycle collector tracks. A rank also tells whether ranks
+    # rise up to a parent; the walk along the edges steps from a token to its part on the
+    # boundary side (every token it meets was proven on the way up). rank_made[~t],
+    # route[~t]: the same for t as a word's last token (made with the suffix, certify_final),
+    # a key no id takes; its parts are plain ids (the right one is final).
+    rank_made: dict[int, int] = {}
+    made_get = rank_made.get
+    made_of = rank_made.__getitem__
+    route: dict[int, tuple[int, int]] = {}
+    route_of = route.__getitem__
     producer: dict[int, tuple[int, int]] = {}
     producer_get = producer.get
-    pairs_by_rank: list[tuple[int, int]] = []
-    new_ids_by_rank: list[int] = []
+    by_rank: list[tuple[Any, ...]] = []  # [pairs by rank, new ids by rank] (see build_producer)
     never_rank = 1 << 62
-    unproven = (never_rank, -1, -1)
-    char_made = (-1, -1, -1)
 
     def build_producer() -> None:
         new_ids = model._merge_new_ids
         if new_ids is None:  # (a pair listed twice: the map's order is not the merges')
-            new_ids = map(and_, merge_map.values(), repeat(id_mask))
+            new_ids = tuple(map(and_, merge_map.values(), repeat(id_mask)))
         # Of several merges making a token, the first (lowest rank): in a SentencePiece model's
         # tokenizer.json, where every split of a token is a merge (listed by the ids of its
         # parts), the first was the route the merges take for about two thirds of such tokens
         # in the bench's converted Llama, the last for fewer (certify tries the others after).
-        producer.update(zip(reversed(new_ids) if type(new_ids) is list else reversed(list(new_ids)), reversed(merge_map)))
-        if len(producer) < len(merge_map) and type(new_ids) is list:
+        producer.update(zip(reversed(new_ids), reversed(merge_map)))
+        if len(producer) < len(merge_map) and model._merge_new_ids is not None:
             # The pairs and new ids by rank: such a file lists the merges of a token together.
-            pairs_by_rank.extend(merge_map)
-            new_ids_by_rank.extend(new_ids)
+            # (Tuples, not lists: the cycle collector stops walking a tuple of untracked items.)
+            by_rank[:] = (tuple(merge_map), new_ids)
 
-    def certify(token_id: int) -> tuple[int, int, int]:
+    def certify(token_id: int) -> int:
         pair = producer_get(token_id)
-        made = unproven
+        made = never_rank
         if pair is None:
             if len(token_of(token_id)) == 1:  # a char's own symbol
-                made = char_made
+                made = -1
         else:
             left, right = pair
             rank = merge_map[pair] >> 32
-            left_made = certified_get(left) or certify(left)
+            left_made = made_get(left)
+            if left_made is None:
+                left_made = certify(left)
             # (ranks must rise up the tree; where they do not, the merges decide)
-            if left_made[0] < rank:
-                right_made = certified_get(right) or certify(right)
-                if right_made[0] < rank and edges_never_merge(left, left_made, right, right_made):
-                    made = (rank, left, right)
-            if made is unproven and len(producer) < len(merge_map):
+            if left_made < rank:
+                right_made = made_get(right)
+                if right_made is None:
+                    right_made = certify(right)
+                if right_made < rank and edges_never_merge(left, left_made, right, right_made, right):
+                    made = rank
+                    route[token_id] = pair
+            if made == never_rank and len(producer) < len(merge_map):
                 # Several merges make some tokens (a SentencePiece model's tokenizer.json lists
                 # every split of a token into two): the chars may reach t by another of them.
                 made = certify_other_splits(token_id, rank)
-        certified[token_id] = made
+        rank_made[token_id] = made
         return made
 
-    def certify_split(pair: tuple[int, int], rank: int) -> tuple[int, int, int]:
+    def certify_split(pair: tuple[int, int], rank: int) -> bool:
         # certify's proof for t = left + right by the merge of this rank. A part not yet
         # certified whose first merge comes at or after this rank cannot be made in time: it is
         # not certified for this split.
         left, right = pair
-        left_made = certified_get(left)
+        left_made = made_get(left)
         if left_made is None:
             made_by = producer_get(left)
             if made_by is not None and merge_map[made_by] >> 32 >= rank:
-                return unproven
+                return False
             left_made = certify(left)
         # (ranks must rise up the tree; where they do not, the merges decide)
-        if left_made[0] < rank:
-            right_made = certified_get(right)
+        if left_made < rank:
+            right_made = made_get(right)
             if right_made is None:
                 made_by = producer_get(right)
                 if made_by is not None and merge_map[made_by] >> 32 >= rank:
-                    return unproven
+                    return False
                 right_made = certify(right)
-            if right_made[0] < rank and edges_never_merge(left, left_made, right, right_made):
-                return (rank, left, right)
-        return unproven
+            return right_made < rank and edges_never_merge(left, left_made, right, right_made, right)
+        return False
 
-    def certify_other_splits(token_id: int, first_rank: int) -> tuple[int, int, int]:
+    def certify_other_splits(token_id: int, first_rank: int) -> int:
         # Every other merge that makes t (the splits of its text into two tokens), lowest rank
         # first: the first proven is the route the merges take (a proof shows the chars reach
         # that pair with nothing across it merged, and then it merges). A converted
         # SentencePiece file lists a token's merges together: those right after the first
         # are tried before looking for the others among the splits of its text.
         rank = first_rank + 1
-        if new_ids_by_rank:
+        if by_rank:
+            pairs_by_rank, new_ids_by_rank = by_rank
             last = len(new_ids_by_rank)
             while rank < last and new_ids_by_rank[rank] == token_id:
-                made = certify_split(pairs_by_rank[rank], rank)
-                if made is not unproven:
-                    return made
+                pair = pairs_by_rank[rank]
+                if certify_split(pair, rank):
+                    route[token_id] = pair
+                    return rank
                 rank += 1
         text = token_of(token_id)
         splits = []
@@ -288,52 +302,57 @@ def bpe_word_encoder(model: Any) -> Any:
             if packed is not None and packed & id_mask == token_id and not first_rank <= packed >> 32 < rank:
                 splits.append((packed >> 32, pair))
         for split_rank, pair in sorted(splits):
-            made = certify_split(pair, split_rank)
-            if made is not unproven:
-                return made
-        return unproven
+            if certify_split(pair, split_rank):
+                route[token_id] = pair
+                return split_rank
+        return never_rank
 
-    def certify_final(token_id: int) -> tuple[int, int, int]:
+    def certify_final(token_id: int) -> int:
         # certify for t as a word's last token with a suffix: its last symbol is a char and
         # the suffix, the others chars -- so its left part is certified as any token, its right
         # part as a last token again (a separate function: certify stays as lean as without one).
         pair = producer_get(token_id)
-        made = unproven
+        made = never_rank
         if pair is None:
             text = token_of(token_id)
             if len(text) == suffix_symbol_size and text.endswith(suffix):  # a last char's symbol
-                made = char_made
+                made = -1
         else:
             left, right = pair
             rank = merge_map[pair] >> 32
-            left_made = certified_get(left) or certify(left)
-            if left_made[0] < rank:
-                right_made = certified_get(~right) or certify_final(right)
-                if right_made[0] < rank and edges_never_merge(left, left_made, right, right_made):
-                    made = (rank, left, right)
-        certified[~token_id] = made
+            left_made = made_get(left)
+            if left_made is None:
+                left_made = certify(left)
+            if left_made < rank:
+                right_made = made_get(~right)
+                if right_made is None:
+                    right_made = certify_final(right)
+                if right_made < rank and edges_never_merge(left, left_made, right, right_made, ~right):
+                    made = rank
+                    route[~token_id] = pair
+        rank_made[~token_id] = made
         return made
 
-    def edges_never_merge(x: int, x_info: tuple[int, int, int], y: int, y_info: tuple[int, int, int]) -> bool:
-        # Back in time from (a, b) (both certified): the later-made of the two edge symbols
-        # steps down to its part on the boundary side (on a tie the right one: the left merge
-        # goes first). Each pair met is checked: it would merge first if its rank is below the
-        # merge ending its left symbol and not above the one ending its right symbol. (b may
-        # be a final token, read from certified[~b]; its left part and spine are not.)
-        x_made, _, x_part = x_info
-        y_made, y_part, _ = y_info
+    def edges_never_merge(x: int, x_made: int, y: int, y_made: int, y_key: int) -> bool:
+        # Back in time from (a, b) (both certified, made at ranks x_made and y_made): the
+        # later-made of the two edge symbols steps down to its part on the boundary side (on a
+        # tie the right one: the left merge goes first). Each pair met is checked: it would
+        # merge first if its rank is below the merge ending its left symbol and not above the
+        # one ending its right symbol. (b may be a final token, its route under y_key = ~b;
+        # its left part and spine are not.)
         x_end = y_end = never_rank
         while True:
             if y_made >= x_made:
                 if y_made < 0:
                     return True  # both are chars: every pair met was checked
                 y_end = y_made
-                y = y_part
-                y_made, y_part, _ = certified_of(y)
+                y = route_of(y_key)[0]
+                y_key = y
+                y_made = made_of(y)
             else:
                 x_end = x_made
-                x = x_part
-                x_made, _, x_part = certified_of(x)
+                x = route_of(x)[1]
+                x_made = made_of(x)
             packed = pair_merge((x, y))
             if packed is not None:
                 across = packed >> 32
@@ -363,7 +382,7 @@ def bpe_word_encoder(model: Any) -> Any:
         values = tuple(map(token_of, ids))
         if len(ids) == 2:
             middle = len(values[0])
-            return tuple(ids), values, (0, middle), (middle, len(word))
+            return tuple(ids), values, TWO_STARTS[middle], TWO_ENDS[middle][len(word)]
         ends = tuple(accumulate(map(len, values)))
         return tuple(ids), values, (0, *ends[:-1]), ends
 
@@ -411,12 +430,16 @@ def bpe_word_encoder(model: Any) -> Any:
         if not producer:
             build_producer()
         left = ids[0]
-        left_made = certified_get(left) or certify(left)
-        if left_made is unproven:
+        left_made = made_get(left)
+        if left_made is None:
+            left_made = certify(left)
+        if left_made == never_rank:
             return False
         for right in islice(ids, 1, None):
-            right_made = certified_get(right) or certify(right)
-            if right_made is unproven or not edges_never_merge(left, left_made, right, right_made):
+            right_made = made_get(right)
+            if right_made is None:
+                right_made = certify(right)
+            if right_made == never_rank or not edges_never_merge(left, left_made, right, right_made, right):
                 return False
             left = right
             left_made = right_made

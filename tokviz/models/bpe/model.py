@@ -129,7 +129,7 @@ def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...
 
 def build_merge_map(
     vocab: Mapping[str, int], merges: tuple[Sequence[str], Sequence[str]], continuing_subword_prefix: str | None
-) -> tuple[dict[tuple[int, int], int], list[int] | None]:
+) -> tuple[dict[tuple[int, int], int], tuple[int, ...] | None]:
     """``{(left_id, right_id): rank << 32 | new_id}`` of the merges' columns (as
     :func:`parse_merges` gives them), checking every token is in the vocab; and the new ids
     in the map's order when each pair is listed once (else None).
@@ -138,7 +138,7 @@ def build_merge_map(
     A pair listed twice keeps its last rank (as HF's map does).
 
     >>> build_merge_map({"a": 0, "b": 1, "ab": 2}, (("a",), ("b",)), None)
-    ({(0, 1): 2}, [2])
+    ({(0, 1): 2}, (2,))
     """
     lefts, rights = merges
     prefix_bytes = len(continuing_subword_prefix.encode("utf-8")) if continuing_subword_prefix else 0
@@ -147,7 +147,7 @@ def build_merge_map(
         get = vocab.get
         left_ids = list(map(get, lefts))
         right_ids = list(map(get, rights))
-        new_ids = list(map(get, map(add, lefts, rights)))
+        new_ids = tuple(map(get, map(add, lefts, rights)))  # (a tuple: the collector untracks it)
         if None not in left_ids and None not in right_ids and None not in new_ids and max(new_ids) <= _ID_MASK:
             packed = map(or_, map(lshift, range(len(new_ids)), repeat(_ID_BITS)), new_ids)
             merge_map = dict(zip(zip(left_ids, right_ids), packed))
@@ -350,7 +350,7 @@ class BPE(FrozenModel):
     _vocab_r: dict[int, str]
     _merges: tuple[tuple[str, ...], tuple[str, ...]]  # (lefts, rights), see parse_merges
     _merge_map: dict[tuple[int, int], int]
-    _merge_new_ids: list[int] | None  # the new id of each merge in _merge_map's order (see build_merge_map)
+    _merge_new_ids: tuple[int, ...] | None  # the new id of each merge in _merge_map's order (see build_merge_map)
     _cache: list[dict[str, tuple[Token, ...]]] | None  # [recent, old] generations
     _cache_epoch: int  # how many times the caches were cleared (tokenizers' plans follow it)
     _plain: bool  # no two tokens share an id
