@@ -182,3 +182,41 @@ def test_flat_offsets_encoding_acts_as_the_plain_one() -> None:
     flat, plain = both()
     assert flat.word_to_chars(0) == (0, 5) and flat.token_to_chars(2) == (2, 5)
     assert FlatOffsets(([0, 1], [1, 3], 0, 0)).pairs() == ((0, 1), (1, 3))
+
+
+def test_fast_lane_encodings_share_their_sequence_ranges_but_each_edit_is_its_own() -> None:
+    # Encodings of the same length from one template share their {0: range} dict (one object
+    # less per line for the cycle collector to walk while they live); every edit of the
+    # ranges -- set_sequence_id, merge_with, post-processing again -- must give that encoding
+    # a dict of its own and leave the others as they were.
+    from tokviz import Tokenizer, models, pre_tokenizers, processors
+
+    tok = Tokenizer(models.WordLevel({"<unk>": 0, "<s>": 1, "hi": 2, "yo": 3}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+    first, second, third = tok.encode("hi yo"), tok.encode("yo hi"), tok.encode("yo yo")
+    assert first._sequence_ranges is second._sequence_ranges  # (shared: the point of this)
+    first.set_sequence_id(1)
+    assert first._sequence_ranges == {0: (1, 3), 1: (0, 3)}
+    assert second._sequence_ranges == third._sequence_ranges == {0: (1, 3)}
+    assert second.sequence_ids == [None, 0, 0]
+    second.merge_with(tok.encode("hi", add_special_tokens=False))
+    assert second._sequence_ranges == {0: (3, 4)} and third._sequence_ranges == {0: (1, 3)}
+    assert third.sequence_ids == [None, 0, 0]
+
+
+def test_a_line_with_an_added_token_keeps_its_offsets_flat_through_the_template() -> None:
+    # A line with an added token goes by the chunk lane, then the template: its offsets stay
+    # two runs of ints (no pair per token) until read, and read as the general path gives them.
+    from tokviz import Tokenizer, models, pre_tokenizers, processors
+    from tokviz.encoding import flat_offsets_of
+
+    tok = Tokenizer(models.WordLevel({"<unk>": 0, "<s>": 1, "hi": 2, "yo": 3, "[X]": 4}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.add_special_tokens(["[X]"])
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+    encoding = tok.encode("hi [X] yo zz")
+    assert flat_offsets_of(encoding) == ((0, 3, 7, 10), (2, 6, 9, 12), 1, 0)
+    assert encoding.ids == [1, 2, 4, 3, 0]
+    assert encoding.offsets == [(0, 0), (0, 2), (3, 6), (7, 9), (10, 12)]
+    assert flat_offsets_of(encoding) is None  # (read: pairs now)

@@ -222,7 +222,8 @@ class Encoding:
 
     def set_sequence_id(self, sequence_id: int) -> None:
         """Declare that the whole encoding is sequence ``sequence_id`` (0 or 1)."""
-        self._sequence_ranges[sequence_id] = (0, len(self._ids))
+        # (a new dict: the fast lanes share one between encodings of the same shape)
+        self._sequence_ranges = {**self._sequence_ranges, sequence_id: (0, len(self._ids))}
 
     def set_type_ids(self, type_ids: list[int]) -> None:
         self._type_ids = tuple(type_ids)
@@ -421,8 +422,10 @@ class Encoding:
             overflowings.append(combined)
 
         shift = len(self._ids)
+        ranges = dict(self._sequence_ranges)  # (a new dict: see set_sequence_id)
         for sequence_id, (start, end) in pair._sequence_ranges.items():
-            self._sequence_ranges[sequence_id] = (start + shift, end + shift)
+            ranges[sequence_id] = (start + shift, end + shift)
+        self._sequence_ranges = ranges
         self._ids = self._ids + pair._ids
         self._type_ids = self._type_ids + pair._type_ids
         self._tokens = self._tokens + pair._tokens
@@ -497,18 +500,25 @@ class FlatOffsets(tuple):
     __slots__ = ()
 
     def pairs(self) -> tuple[Offsets, ...]:
-        starts, ends, before, after = self
-        middle = zip(starts, islice(starts, 1, None)) if ends is None else zip(starts, ends)
-        if not before and not after:
-            return tuple(middle)
-        return (*repeat((0, 0), before), *middle, *repeat((0, 0), after))
+        return flat_pairs(self)
+
+
+def flat_pairs(flat: tuple[Any, ...]) -> tuple[Offsets, ...]:
+    """The pairs of ``(starts, ends, before, after)`` (see :class:`FlatOffsets`)."""
+    starts, ends, before, after = flat
+    middle = zip(starts, islice(starts, 1, None)) if ends is None else zip(starts, ends)
+    if not before and not after:
+        return tuple(middle)
+    return (*repeat((0, 0), before), *middle, *repeat((0, 0), after))
 
 
 class _FlatOffsetsEncoding(Encoding):
-    """An :class:`Encoding` whose offsets are still :class:`FlatOffsets` (what the fast lanes
-    return: a pair per token is one more object for each token, which the cycle collector
-    counts and walks while the encodings live). The pairs are made when the offsets are first
-    read -- as HF's Encoding makes them on each read -- and the encoding becomes a plain one."""
+    """An :class:`Encoding` whose offsets are still flat, ``(starts, ends, before, after)`` as
+    in :class:`FlatOffsets` but a plain tuple of tuples (what the fast lanes return: a pair per
+    token is one more object for each token, which the cycle collector counts and walks while
+    the encodings live; a plain tuple of ints it stops tracking). The pairs are made when the
+    offsets are first read -- as HF's Encoding makes them on each read -- and the encoding
+    becomes a plain one."""
 
     __slots__ = ()
 
@@ -521,7 +531,7 @@ _OFFSETS_SLOT = Encoding.__dict__["_offsets"]
 
 
 def _flat_offsets_get(encoding: Encoding) -> tuple[Offsets, ...]:
-    value = _OFFSETS_SLOT.__get__(encoding, Encoding).pairs()
+    value = flat_pairs(_OFFSETS_SLOT.__get__(encoding, Encoding))
     _OFFSETS_SLOT.__set__(encoding, value)
     encoding.__class__ = Encoding
     return value
@@ -535,19 +545,30 @@ def _flat_offsets_set(encoding: Encoding, value: tuple[Offsets, ...]) -> None:
 _FlatOffsetsEncoding._offsets = property(_flat_offsets_get, _flat_offsets_set)  # type: ignore[assignment]
 
 
+def flat_offsets_of(encoding: Encoding) -> tuple[Any, ...] | None:
+    """The flat offsets ``(starts, ends, before, after)`` an encoding still holds, or None
+    when its offsets are pairs (read without making them).
+
+    >>> flat_offsets_of(flat_offsets_encoding((5,), (0,), ("hi",), (0,), ((0,), (2,), 0, 0), (0,), (1,), {}))
+    ((0,), (2,), 0, 0)
+    """
+    return _OFFSETS_SLOT.__get__(encoding, Encoding) if type(encoding) is _FlatOffsetsEncoding else None
+
+
 def flat_offsets_encoding(
     ids: tuple[int, ...],
     type_ids: tuple[int, ...],
     tokens: tuple[str, ...],
     words: tuple[int | None, ...],
-    offsets: FlatOffsets,
+    offsets: tuple[Any, ...],
     special_tokens_mask: tuple[int, ...],
     attention_mask: tuple[int, ...],
     sequence_ranges: dict[int, tuple[int, int]],
 ) -> Encoding:
-    """:func:`new_encoding` with :class:`FlatOffsets` (the pairs are made on first read).
+    """:func:`new_encoding` with flat offsets ``(starts, ends, before, after)`` as in
+    :class:`FlatOffsets` (the pairs are made on first read).
 
-    >>> encoding = flat_offsets_encoding((5, 6), (0, 0), ("he", "llo"), (0, 0), FlatOffsets(([0, 2, 5], None, 0, 0)), (0, 0), (1, 1), {})
+    >>> encoding = flat_offsets_encoding((5, 6), (0, 0), ("he", "llo"), (0, 0), ((0, 2, 5), None, 0, 0), (0, 0), (1, 1), {})
     >>> type(encoding).__name__, encoding.offsets, type(encoding).__name__
     ('_FlatOffsetsEncoding', [(0, 2), (2, 5)], 'Encoding')
     """

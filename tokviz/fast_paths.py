@@ -1463,14 +1463,18 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
             if flat:
                 return ids, tokens, FlatOffsets((bounds, None, 0, 0)), word_ids, n_words
             return ids, tokens, tuple(zip(bounds, islice(bounds, 1, None))), word_ids, n_words
-        offsets = list(zip(bounds, islice(bounds, 1, None)))
+        starts = bounds[:-1]
+        ends = bounds[1:]
         index = 0
-        while index < n and offsets[index][0] < 0:
+        while index < n and starts[index] < 0:
             # Inside the prepended chars: from the first char (tokens are never empty here).
-            end = offsets[index][1]
-            offsets[index] = (0, end if end > 0 else 1)
+            starts[index] = 0
+            if ends[index] <= 0:
+                ends[index] = 1
             index += 1
-        return ids, tokens, tuple(offsets), word_ids, n_words
+        if flat:
+            return ids, tokens, FlatOffsets((starts, ends, 0, 0)), word_ids, n_words
+        return ids, tokens, tuple(zip(starts, ends)), word_ids, n_words
     if word_starts is None:
         word_starts = list(accumulate(map(len, words), initial=-prefix))
         if prefix and n_words > 1 and word_starts[1] < 0:
@@ -1745,15 +1749,17 @@ def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any)
     masks = template_masks(split, n)
     if type(offsets) is FlatOffsets and not any(map(any, before[3])) and not any(map(any, after[3])):
         # (the template's special tokens all at (0, 0))
+        starts, ends, _, _ = offsets
         return flat_offsets_encoding(
             before[0] + ids + after[0],
             masks[0],
             before[1] + tokens + after[1],
             before[2] + words + after[2],
-            FlatOffsets((offsets[0], offsets[1], len(before[0]), len(after[0]))),
+            # (tuples: an encoding that lives on keeps no list for the collector to walk)
+            (tuple(starts), ends if ends is None else tuple(ends), len(before[0]), len(after[0])),
             masks[2],
             masks[3],
-            {0: masks[1]},
+            masks[4],
         )
     if type(offsets) is FlatOffsets:
         offsets = offsets.pairs()
@@ -1765,7 +1771,7 @@ def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any)
         before[3] + offsets + after[3],
         masks[2],
         masks[3],
-        {0: masks[1]},
+        masks[4],
     )
 
 
@@ -1863,8 +1869,9 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
     n = len(ids)
     if word_index is not None:
         words = [word_index] * n
-    return Encoding(
-        tuple(ids), (type_id,) * n, tuple(tokens), tuple(words), tuple(zip(starts, ends)), (0,) * n, (1,) * n, None, {}
+    # (flat offsets: pairs made on first read, see flat_offsets_encoding)
+    return flat_offsets_encoding(
+        tuple(ids), (type_id,) * n, tuple(tokens), tuple(words), (tuple(starts), tuple(ends), 0, 0), (0,) * n, (1,) * n, {}
     )
 
 

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Sequence as SequenceType
 
 from tokviz._component import JsonComponent, check_bool, check_token_id_pair
 from tokviz.byte_level import BYTES_TO_UNICODE
-from tokviz.encoding import Encoding, new_encoding
+from tokviz.encoding import Encoding, flat_offsets_encoding, flat_offsets_of, new_encoding
 from tokviz.errors import SerializationError, SpecialTokenError
 
 _SPACE_SYMBOL = BYTES_TO_UNICODE[ord(" ")]  # 'Ġ'
@@ -164,7 +164,7 @@ def _single_between(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, in
     """One sequence as BERT's and RoBERTa's processors give it: sequence 0, type ids 0, and
     between ``cls`` and ``sep`` when special tokens are added."""
     n = len(encoding._ids)
-    encoding._sequence_ranges[0] = (0, n)
+    encoding._sequence_ranges = {**encoding._sequence_ranges, 0: (0, n)}  # (see Encoding.set_sequence_id)
     encoding._type_ids = (0,) * n
     if not add_special_tokens:
         return encoding
@@ -470,14 +470,17 @@ def template_masks(split: tuple[Any, ...], n: int) -> tuple[Any, ...]:
 def _template_masks(split: tuple[Any, ...], n: int) -> tuple[Any, ...]:
     """The type ids, the sequence range, and the special tokens and attention masks (for a
     sequence of no special tokens) of a single template around ``n`` tokens (``split`` as
-    :meth:`TemplateProcessing.single_parts` gives it)."""
+    :meth:`TemplateProcessing.single_parts` gives it), and the sequence ranges ``{0: range}``
+    the encodings share (an Encoding replaces its dict rather than change it)."""
     type_id, before, after, _ = split
     n_before = len(before[0])
+    sequence_range = (n_before, n_before + n)
     return (
         before[4] + (type_id,) * n + after[4],
-        (n_before, n_before + n),
+        sequence_range,
         before[5] + (0,) * n + after[5],
         (1,) * (n_before + n + len(after[0])),
+        {0: sequence_range},
     )
 
 
@@ -534,7 +537,7 @@ class TemplateProcessing(PostProcessor):
             return None
         type_id, before, after, _ = split
         n = len(encoding._ids)
-        encoding._sequence_ranges[0] = (0, n)
+        encoding._sequence_ranges = {**encoding._sequence_ranges, 0: (0, n)}  # (see Encoding.set_sequence_id)
         encoding._type_ids = (type_id,) * n
         if not add_special_tokens:
             return encoding.copy()
@@ -542,6 +545,19 @@ class TemplateProcessing(PostProcessor):
         ids_after, tokens_after, nones_after, zeros_after, _, ones_after = after
         # The type ids and the range depend on n only: kept per length (tuples, shared).
         masks = template_masks(split, n)
+        flat = flat_offsets_of(encoding)
+        if flat is not None and not flat[2] and not flat[3] and not any(map(any, zeros_before)) and not any(map(any, zeros_after)):
+            # Offsets still flat, special tokens at (0, 0): they stay flat (see flat_offsets_encoding).
+            return flat_offsets_encoding(
+                ids_before + encoding._ids + ids_after,
+                masks[0],
+                tokens_before + encoding._tokens + tokens_after,
+                nones_before + encoding._words + nones_after,
+                (flat[0], flat[1], len(zeros_before), len(zeros_after)),
+                ones_before + encoding._special_tokens_mask + ones_after,
+                ones_before + encoding._attention_mask + ones_after,
+                masks[4],
+            )
         return new_encoding(
             ids_before + encoding._ids + ids_after,
             masks[0],
@@ -550,7 +566,7 @@ class TemplateProcessing(PostProcessor):
             zeros_before + encoding._offsets + zeros_after,
             ones_before + encoding._special_tokens_mask + ones_after,
             ones_before + encoding._attention_mask + ones_after,
-            {0: masks[1]},
+            masks[4],
         )
 
     def _split_single(self) -> tuple[Any, ...] | None:
