@@ -771,3 +771,38 @@ def test_templates_wrapped_in_one_step_with_padding(name, monkeypatch):
         assert _all_fields(ours) == _all_fields(general.encode(text)), text
         assert _all_fields(ours) == _all_fields(reference.encode(text)), text
     assert any(calls)
+
+
+@pytest.mark.parametrize("kind", ["wordlevel", "clip", "whisper", "bart"])
+def test_fast_lane_encodings_keep_their_offsets_flat_through_the_post_processor(pipelines, kind, shared_corpus_lines):
+    # Encodings that live on (a list of a corpus's encodings) should not hold a pair per token
+    # for the cycle collector to walk: the fast lanes keep offsets as two runs of ints through
+    # the post-processor (a template, RobertaProcessing with or without trimming) until read.
+    # Read, they must be the general path's and HF's.
+    from tokenizers import processors as hf_processors
+
+    from tokviz.encoding import flat_offsets_of
+
+    reference = hf.Tokenizer.from_str(pipelines[kind][0])
+    vocab = reference.get_vocab()
+    if kind == "clip":
+        reference.post_processor = hf_processors.RobertaProcessing(
+            ("<|endoftext|>", vocab["<|endoftext|>"]), ("<|startoftext|>", vocab["<|startoftext|>"]), trim_offsets=False
+        )
+    elif kind != "bart":  # (bart's is RobertaProcessing with trim_offsets)
+        special = "[UNK]" if kind == "wordlevel" else "<|endoftext|>"
+        reference.post_processor = hf_processors.TemplateProcessing(
+            single=f"{special} $A {special}", special_tokens=[(special, vocab[special])]
+        )
+    json_text = reference.to_str()
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+    lines = [*shared_corpus_lines[:150], "", "  lead and trail  "]
+    flat = 0
+    for line in lines:
+        ours = fast.encode(line)
+        flat += flat_offsets_of(ours) is not None
+        theirs = reference.encode(line)
+        assert _fields(ours) == _fields(general.encode(line)), line
+        assert (ours.ids, ours.offsets) == (theirs.ids, theirs.offsets), line
+    # (CLIP's lines with whitespace runs or curly quotes map offsets through its normalizer: pairs)
+    assert flat >= len(lines) * 3 // 4, flat

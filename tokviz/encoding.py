@@ -545,6 +545,24 @@ def _flat_offsets_set(encoding: Encoding, value: tuple[Offsets, ...]) -> None:
 _FlatOffsetsEncoding._offsets = property(_flat_offsets_get, _flat_offsets_set)  # type: ignore[assignment]
 
 
+_WHOLE_SEQUENCE_RANGES: dict[int, dict[int, tuple[int, int]]] = {}
+
+
+def whole_sequence_ranges(n: int) -> dict[int, tuple[int, int]]:
+    """``{0: (0, n)}``, one dict per length shared by the encodings that have it (an Encoding
+    replaces its ranges rather than change them: see :meth:`Encoding.set_sequence_id`).
+
+    >>> whole_sequence_ranges(3), whole_sequence_ranges(3) is whole_sequence_ranges(3)
+    ({0: (0, 3)}, True)
+    """
+    ranges = _WHOLE_SEQUENCE_RANGES.get(n)
+    if ranges is None:
+        ranges = {0: (0, n)}
+        if len(_WHOLE_SEQUENCE_RANGES) < 4096:
+            _WHOLE_SEQUENCE_RANGES[n] = ranges
+    return ranges
+
+
 def flat_offsets_of(encoding: Encoding) -> tuple[Any, ...] | None:
     """The flat offsets ``(starts, ends, before, after)`` an encoding still holds, or None
     when its offsets are pairs (read without making them).

@@ -1418,6 +1418,9 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
         else:
             tokens = tuple(words)
         word_ids = tuple(range(n_words)) if not plan.one_word else (0,) * n_words
+        if flat:
+            offsets = FlatOffsets((list(map(match_type.start, matches)), list(map(match_type.end, matches)), 0, 0))
+            return tuple(ids), tokens, offsets, word_ids, n_words
         return tuple(ids), tokens, tuple(map(match_type.span, matches)), word_ids, n_words
     cache_get = plan.words.get
     entries = list(map(cache_get, words))
@@ -1804,11 +1807,15 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
     if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None  # a Prepend-class char joins the next char (maybe a space) in one grapheme
     if len(pieces) == 1 and pieces[0][0] is None and word_index is None:
-        fields = _line_fields(plan, sequence, True)
+        fields = _line_fields(plan, sequence, True, flat=True)
         if fields is None:
             return _encode_whole(plan, sequence, type_id)
         ids, tokens, offsets, words, _ = fields
         n = len(ids)
+        if type(offsets) is FlatOffsets:
+            starts, ends, _, _ = offsets
+            flat = (tuple(starts), ends if ends is None else tuple(ends), 0, 0)
+            return flat_offsets_encoding(ids, (type_id,) * n, tokens, words, flat, (0,) * n, (1,) * n, {})
         return new_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
     ids: list[int] = []
     tokens: list[str] = []

@@ -177,9 +177,22 @@ def _wrap_single(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int])
     n = len(encoding._ids)
     fixed = _WRAPPED_FIXED.get(n)
     if fixed is None:
-        fixed = ((0,) * (n + 2), (1, *(0,) * n, 1), (1,) * (n + 2), (1, n + 1))
+        fixed = ((0,) * (n + 2), (1, *(0,) * n, 1), (1,) * (n + 2), (1, n + 1), {0: (1, n + 1)})
         if len(_WRAPPED_FIXED) < 4096:
             _WRAPPED_FIXED[n] = fixed
+    flat = flat_offsets_of(encoding)
+    if flat is not None and not flat[2] and not flat[3]:
+        # Offsets still flat: they stay flat, the special tokens at (0, 0) (see flat_offsets_encoding).
+        return flat_offsets_encoding(
+            (cls[1], *encoding._ids, sep[1]),
+            fixed[0],
+            (cls[0], *encoding._tokens, sep[0]),
+            (None, *encoding._words, None),
+            (flat[0], flat[1], 1, 1),
+            fixed[1],
+            fixed[2],
+            fixed[4],
+        )
     return new_encoding(
         (cls[1], *encoding._ids, sep[1]),
         fixed[0],
@@ -188,12 +201,13 @@ def _wrap_single(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int])
         ((0, 0), *encoding._offsets, (0, 0)),
         fixed[1],
         fixed[2],
-        {0: fixed[3]},
+        fixed[4],
     )
 
 
-#: n -> the type ids, special tokens and attention masks, and the range of a wrapped sequence
-#: of n tokens (tuples: shared by the Encodings).
+#: n -> the type ids, special tokens and attention masks, the range of a wrapped sequence of
+#: n tokens and its sequence ranges (shared by the Encodings: an Encoding replaces its ranges
+#: rather than change them).
 _WRAPPED_FIXED: dict[int, tuple[Any, ...]] = {}
 
 

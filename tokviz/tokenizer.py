@@ -45,7 +45,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
-from tokviz.encoding import Encoding
+from tokviz.encoding import Encoding, flat_offsets_encoding, whole_sequence_ranges
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.fast_paths import encode_chunked, encode_processed, plan_for
 from tokviz.models.base import Token
@@ -546,7 +546,7 @@ class Tokenizer:
                 if kind is RobertaProcessor:
                     encoding = processor.wrap_trimmed(encoding, add_special_tokens)
                 elif processor is not None:
-                    encoding.set_sequence_id(0)
+                    encoding._sequence_ranges = whole_sequence_ranges(len(encoding._ids))  # (set_sequence_id(0), shared)
                 if padding is not None:
                     pad_encodings([encoding], padding)
                 return encoding
@@ -795,7 +795,8 @@ class Tokenizer:
 
         ids: list[int] = []
         tokens: list[str] = []
-        offsets: list[tuple[int, int]] = []
+        starts: list[int] = []  # (the offsets as two runs of ints: see flat_offsets_encoding)
+        ends: list[int] = []
         words: list[int | None] = []
         split_index = 0
 
@@ -812,9 +813,9 @@ class Tokenizer:
                 ids.append(token_id)
                 tokens.append(value)
                 if trim:
-                    offsets.append(trim_token_offsets(value, start, end, not offsets or start == 0, trim[0]))
-                else:
-                    offsets.append((start, end))
+                    start, end = trim_token_offsets(value, start, end, not starts or start == 0, trim[0])
+                starts.append(start)
+                ends.append(end)
                 words.append(split_index if word_index is None else word_index)
                 split_index += 1
                 continue
@@ -846,24 +847,17 @@ class Tokenizer:
                 # The tokens tile the text, each starting where the previous one ended.
                 token_starts = list(accumulate(chain.from_iterable(map(_FIELD_LENGTHS, entries)), initial=origin))
                 if trim:
-                    offsets.extend(
-                        zip(
-                            map(add, token_starts, chain.from_iterable(map(_FIELD_TRIM_START, entries))),
-                            map(add, token_starts, chain.from_iterable(map(_FIELD_TRIM_END, entries))),
-                        )
-                    )
+                    starts.extend(map(add, token_starts, chain.from_iterable(map(_FIELD_TRIM_START, entries))))
+                    ends.extend(map(add, token_starts, chain.from_iterable(map(_FIELD_TRIM_END, entries))))
                 else:
-                    offsets.extend(zip(token_starts, islice(token_starts, 1, None)))
+                    starts.extend(islice(token_starts, len(token_starts) - 1))
+                    ends.extend(islice(token_starts, 1, None))
             else:
                 # A char split across tokens: its tokens overlap, so shift each word's offsets.
                 counts = list(map(len, map(_FIELD_IDS, entries)))
                 bases = list(chain.from_iterable(map(repeat, accumulate(map(len, word_list), initial=origin), counts)))
-                offsets.extend(
-                    zip(
-                        map(add, chain.from_iterable(map(starts_field, entries)), bases),
-                        map(add, chain.from_iterable(map(ends_field, entries)), bases),
-                    )
-                )
+                starts.extend(map(add, chain.from_iterable(map(starts_field, entries)), bases))
+                ends.extend(map(add, chain.from_iterable(map(ends_field, entries)), bases))
             if word_index is not None:
                 words.extend(repeat(word_index, added_count))
             elif added_count == len(entries):
@@ -882,10 +876,11 @@ class Tokenizer:
                         s, e = s + start, e + start
                     if trim:
                         s, e = trim_token_offsets(value, s, e, first + k == 0 or s == 0, trim[0])
-                    offsets[first + k] = (s, e)
+                    starts[first + k] = s
+                    ends[first + k] = e
         n = len(ids)
-        return Encoding(
-            tuple(ids), (type_id,) * n, tuple(tokens), tuple(words), tuple(offsets), (0,) * n, (1,) * n, None, {}
+        return flat_offsets_encoding(
+            tuple(ids), (type_id,) * n, tuple(tokens), tuple(words), (tuple(starts), tuple(ends), 0, 0), (0,) * n, (1,) * n, {}
         )
 
     # ----------------------------------------------------------------- decoding
