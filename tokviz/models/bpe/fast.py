@@ -257,26 +257,26 @@ def bpe_word_encoder(model: Any) -> Any:
         return made
 
     def certify_split(pair: tuple[int, int], rank: int) -> bool:
-        # certify's proof for t = left + right by the merge of this rank. A part not yet
-        # certified whose first merge comes at or after this rank cannot be made in time: it is
-        # not certified for this split.
+        # certify's proof for t = left + right by the merge of this rank.
         left, right = pair
-        left_made = made_get(left)
-        if left_made is None:
-            made_by = producer_get(left)
-            if made_by is not None and merge_map[made_by] >> 32 >= rank:
-                return False
-            left_made = certify(left)
+        left_made = made_before(left, rank)
         # (ranks must rise up the tree; where they do not, the merges decide)
         if left_made < rank:
-            right_made = made_get(right)
-            if right_made is None:
-                made_by = producer_get(right)
-                if made_by is not None and merge_map[made_by] >> 32 >= rank:
-                    return False
-                right_made = certify(right)
+            right_made = made_before(right, rank)
             return right_made < rank and edges_never_merge(left, left_made, right, right_made, right)
         return False
+
+    def made_before(part: int, rank: int) -> int:
+        # The part's rank_made, certifying it -- unless it is not certified yet and its first
+        # merge comes at or after this rank: then it cannot be made in time for this split
+        # (NEVER_RANK, and it stays uncertified).
+        made = made_get(part)
+        if made is None:
+            made_by = producer_get(part)
+            if made_by is not None and merge_map[made_by] >> 32 >= rank:
+                return never_rank
+            made = certify(part)
+        return made
 
     def certify_other_splits(token_id: int, first_rank: int) -> int:
         # Every other merge that makes t (the splits of its text into two tokens), lowest rank
