@@ -275,6 +275,8 @@ def _model_splits_at(model: Any, char: str, joined: str | None = None) -> frozen
     >>> from tokviz import models
     >>> _model_splits_at(models.BPE({"a": 0, "▁": 1, "▁▁a": 2}, []), "▁"), _model_splits_at(models.BPE({"a": 0, "▁": 1, "▁a▁▁a": 2}, []), "▁")
     (frozenset(), frozenset({'a'}))
+    >>> sorted(_model_splits_at(models.BPE({"a": 0, "b": 1, "▁": 2, "▁▁▁a": 3, "b▁▁▁": 4, "▁▁": 5, "a▁b": 6}, []), "▁"))
+    ['a', 'b']
     >>> _model_splits_at(models.BPE({"a": 0, "▁": 1, "<0x0A>▁": 2}, [], byte_fallback=True), "▁") is None
     True
     """
@@ -286,12 +288,11 @@ def _model_splits_at(model: Any, char: str, joined: str | None = None) -> frozen
     if joined is None:
         tokens = vocab
     else:
-        # In C: each run of ``char`` collapsed to one, and the one opening a token dropped;
-        # what is left of ``char`` follows another char inside a token (usually nothing).
-        runs = joined
-        while char + char in runs:
-            runs = runs.replace(char + char, char)
-        inner = runs.replace("\x00" + char, "\x00")
+        # In C, two passes: every second char of a run of ``char`` becomes NUL (so each
+        # ``char`` left is its run's first, or follows a NUL), then those after a NUL go;
+        # what is left of ``char`` opens a run after another char inside a token (usually
+        # nothing). (Collapsing the runs instead took a pass per doubling of the longest.)
+        inner = joined.replace(char + char, char + "\x00").replace("\x00" + char, "\x00")
         if inner.startswith(char):
             inner = inner[1:]
         if char not in inner:
@@ -1190,6 +1191,15 @@ def _char_groups(plan: ChunkPlan) -> list[tuple[str, Any, Any]]:
                 groups.append(("chars", [stage], ({}, set(), set())))
         else:
             groups.append(("replace", stage, None))
+    for kind, stages, tables in groups:
+        through = _printable_ascii_through(stages) if kind == "chars" else None
+        if through is not None:
+            changed, unchanged, _ = tables
+            for char, new in zip(_PRINTABLE_ASCII, through):
+                if new == char:
+                    unchanged.add(char)
+                else:
+                    changed[char] = new
     return groups
 
 
@@ -1206,15 +1216,46 @@ def _char_through(stages: list[Any], char: str) -> str | None:
     ('e', None, None)
     """
     text = char
+    checked = ""  # (a stage that changes nothing hands on an input already checked)
     for stage in stages:
-        if _JOINS_PREVIOUS.match(text) is not None or unicodedata.combining(text[0]):
-            return None
+        if text != checked:
+            if _JOINS_PREVIOUS.match(text) is not None or unicodedata.combining(text[0]):
+                return None
+            checked = text
         if type(stage).__name__ == "Precompiled" and _JOINS_NEXT.match(text[-1]) is not None:
             return None
         text = stage.normalize_str(text)
         if not text:
             return None
     return text if len(text) == 1 else None
+
+
+#: The printable ASCII chars, whose tables :func:`_char_groups` fills at once.
+_PRINTABLE_ASCII = "".join(map(chr, range(0x20, 0x7F)))
+
+
+def _printable_ascii_through(stages: list[Any]) -> str | None:
+    """:func:`_char_through` of each printable ASCII char at once: the stages run on the 95
+    chars together, which is each char on its own when no stage's input has a char that may
+    join a neighbour or compose (each is then its own cluster and combining sequence) and
+    every stage keeps the length (one char for one); None otherwise (the chars are then
+    looked at one by one as they are met).
+
+    >>> from tokviz.normalizers import NFKD, StripAccents, Lowercase
+    >>> _printable_ascii_through([NFKD(), StripAccents(), Lowercase()])[33:40]
+    'abcdefg'
+    """
+    text = _PRINTABLE_ASCII
+    for stage in stages:
+        if _JOINS_PREVIOUS.search(text) is not None or _JOINS_NEXT.search(text) is not None or any(map(unicodedata.combining, text)):
+            return None
+        try:
+            text = stage.normalize_str(text)
+        except Exception:  # (a stage that cannot run says so where the chars meet it, as before)
+            return None
+        if len(text) != len(_PRINTABLE_ASCII):
+            return None
+    return text
 
 
 def _staged_chars(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | None, int, list[int] | None]:
