@@ -140,14 +140,37 @@ def test_long_words_stay_off_the_models_prefix_dict_until_its_budget_is_spent() 
     vocab = [("<unk>", 0.0), ("a", -1.0), ("ab", -1.5), ("b", -1.0)] + [(f"c{i}", -5.0) for i in range(500)]
     model = models.Unigram(vocab, unk_id=0)
     encode = unigram_word_encoder(model)
-    word = "ab" * 200 + "x" + "ba" * 100  # 601 chars x 4 (longest piece) look-ups, of 8 x 504
+    word = "ab" * 200 + "x" + "ba" * 100  # 601 chars, 600 of which start a piece
     assert len(word) <= _UNIGRAM_MAX_WORD
     expected = _model_word_entry(models.Unigram(vocab, unk_id=0), word)
     assert encode(word) == expected
     assert model._trie is None  # no prefix dict built
-    assert encode(word + "ab") is None  # the budget is spent: the model's prefix walk
+    # The budget (8 look-ups a piece) pays for the starts a piece begins with, x 5 (the longest piece, "<unk>").
+    assert model._longest_piece() == 5 and model._direct_budget == 8 * 504 - 600 * 5
+    # No piece begins with "x": a run of it (a line of Chinese for an English vocabulary) is
+    # walked without look-ups, and spends nothing.
+    unknown = "x" * 900
+    assert encode(unknown) == _model_word_entry(models.Unigram(vocab, unk_id=0), unknown) == ((0,), (unknown,), (0,), (900,))
+    assert model._direct_budget == 8 * 504 - 600 * 5
+    longer = word + "ab"
+    assert encode(longer) == _model_word_entry(models.Unigram(vocab, unk_id=0), longer)  # what is left of the budget
+    assert model._direct_budget == 8 * 504 - 1202 * 5 and model._trie is None
+    assert encode(word) is None  # the budget is spent: the model's prefix walk
     assert _model_word_entry(model, word) == expected and model._trie is not None
     assert encode("ab" * 16) == ((2,) * 16, ("ab",) * 16, tuple(range(0, 32, 2)), tuple(range(2, 33, 2)))  # short words: always here
+
+
+def test_long_words_rows_are_cut_from_whole_rows_and_encode_as_the_model() -> None:
+    """Words past 32 chars take their rows from whole rows kept by start (see ``_rows``): every
+    length from 33 to 120 encodes as the model, in any order of lengths."""
+    vocab = [("<unk>", 0.0)] + [(piece, -float(len(piece))) for piece in ("a", "b", "ab", "ba", "aba", "bab", "abab", "ababa")]
+    model = models.Unigram(vocab, unk_id=0)
+    model._direct_budget = 10**9  # (all of them here, not in the model's prefix walk)
+    encode = unigram_word_encoder(model)
+    reference = models.Unigram(vocab, unk_id=0)
+    for size in [120, 33, 77, 34, 119, 50]:
+        word = ("abbab" * 30)[:size]
+        assert encode(word) == _model_word_entry(reference, word), size
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 import operator
-from itertools import islice
-from operator import itemgetter
+from itertools import islice, repeat
+from operator import is_not, itemgetter
 from typing import Any
 
 #: Scores this large or beyond (NaN too) take the general walk (see ``plain`` below).
@@ -17,24 +17,43 @@ _SCORE_BOUND = 1e250
 _UNIGRAM_MAX_WORD = 1000
 
 
-#: ``{longest piece: {word length: rows}}`` (see :func:`_rows`), shared by the encoders.
+#: ``{longest piece: {word length: rows}}`` (see :func:`_rows`), shared by the encoders;
+#: under the key -1, the whole rows by start (see below).
 _ROWS: dict[int, dict[int, list[list[tuple[int, slice]]]]] = {}
-#: Rows are kept for words up to this long (longer ones make theirs each time).
+#: Rows are kept for words up to this long...
 _ROWS_KEPT = 32
+#: ... and a longer word's are cut from whole rows kept by start, while they hold at most this
+#: many ``(end, slice)`` pairs (``longest - 1`` a start; past that, a word makes its own).
+_WHOLE_ROWS_LIMIT = 1 << 16
 
 
 def _rows(rows: dict[int, list[list[tuple[int, slice]]]], size: int, longest: int) -> list[list[tuple[int, slice]]]:
     """Per start of a word of ``size`` chars, the ``(end, slice(start, end))`` of every longer
     piece that may start there (2 chars up to ``longest``): what the Viterbi looks up, made
-    once per length rather than a slice per look-up.
+    once per length rather than a slice per look-up. A long word's rows (a run of Chinese,
+    where the sequence has no spaces) are the whole rows of its starts, made once per start,
+    the last ``longest`` of them cut at the word's end: a list slice each, not a row of new
+    pairs (what made a 50-char word cost ~5 look-ups a char more than its walk).
 
     >>> _rows({}, 3, 2)
     [[(2, slice(0, 2, None))], [(3, slice(1, 3, None))], []]
+    >>> rows = {}
+    >>> _rows(rows, 40, 3)[38:], len(rows[-1])
+    ([[(40, slice(38, 40, None))], []], 40)
     """
-    made = [[(end, slice(start, end)) for end in range(start + 2, min(size, start + longest) + 1)] for start in range(size)]
     if size <= _ROWS_KEPT:
+        made = [[(end, slice(start, end)) for end in range(start + 2, min(size, start + longest) + 1)] for start in range(size)]
         rows[size] = made
-    return made
+        return made
+    whole = rows.get(-1, [])
+    if len(whole) < size:
+        if size * longest > _WHOLE_ROWS_LIMIT:
+            return [[(end, slice(start, end)) for end in range(start + 2, min(size, start + longest) + 1)] for start in range(size)]
+        # (a new list, then one store: encoders in other threads see the old one or this one)
+        whole = whole + [[(end, slice(start, end)) for end in range(start + 2, start + longest + 1)] for start in range(len(whole), size)]
+        rows[-1] = whole
+    cut = max(size - longest + 1, 0)
+    return whole[:cut] + [whole[start][: size - start - 1] for start in range(cut, size)]
 
 
 def _char_table(model: Any, prune: bool, ordered: bool) -> tuple[dict[str, tuple[float | None, float]], str | None]:
@@ -120,6 +139,7 @@ def unigram_word_encoder(model: Any) -> Any:
     byte_piece_ids = [get(f"<0x{byte:02X}>") for byte in range(256)] if byte_fallback else []
     longest = model._longest_piece()
     direct = model._direct
+    spend_direct = model._spend_direct
     # Trained vocabularies come in score order (highest first; never with a NaN): their
     # highest and lowest scores are the ends, no pass over the scores for them.
     ordered = all(map(operator.ge, scores, islice(scores, 1, None)))
@@ -189,7 +209,7 @@ def unigram_word_encoder(model: Any) -> Any:
 
     def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
         size = len(word)
-        if size > _ALWAYS_DIRECT and not direct(size):
+        if size > _ALWAYS_DIRECT and not direct(size, 0):
             return None  # the model's prefix walk
         if not plain or (unk_piece is not None and unk_piece in word):
             return general(word)
@@ -253,6 +273,10 @@ def unigram_word_encoder(model: Any) -> Any:
                     piece_id = get(word[cut:])
                     if piece_id is not None:
                         floor = best[cut] + scores[piece_id]
+        if size > _ALWAYS_DIRECT:
+            # The budget pays for the look-ups of the starts some piece begins with (the
+            # walk skips the others: a run of unknown chars costs next to nothing).
+            spend_direct(longest * sum(map(is_not, map(chars, word), repeat(unknown_entry))))
         start = back[size]
         if not unknown:
             if not start:

@@ -242,18 +242,33 @@ class Unigram:
             self._longest = max(map(len, self._token_to_id), default=0)
         return self._longest
 
-    def _direct(self, size: int) -> bool:
+    def _direct(self, size: int, cost: int | None = None) -> bool:
         """Whether to look up the pieces of a sequence of ``size`` chars directly (see
-        ``_ALWAYS_DIRECT``); a long sequence spends ``size * longest`` of the budget."""
+        ``_ALWAYS_DIRECT``); a long sequence spends ``cost`` of the budget, by default
+        ``size * longest`` (the fast encoder passes 0 and spends what it looked up after, see
+        :meth:`_spend_direct`).
+
+        >>> model = Unigram([("<unk>", 0.0), ("ab", -1.0)], unk_id=0)
+        >>> model._direct_budget = 100
+        >>> model._direct(40, 0), model._direct(40), model._direct_budget, model._direct(40, 0)
+        (True, False, 100, True)
+        >>> model._spend_direct(101); model._direct(40, 0)
+        False
+        """
         if self._trie is not None:
             return False
         if size <= _ALWAYS_DIRECT:
             return True
-        cost = size * self._longest_piece()
+        if cost is None:
+            cost = size * self._longest_piece()
         if cost > self._direct_budget:
             return False
         self._direct_budget -= cost
         return True
+
+    def _spend_direct(self, cost: int) -> None:
+        """Take ``cost`` look-ups off the budget of :meth:`_direct`."""
+        self._direct_budget -= cost
 
     def _lookup(self, size: int) -> tuple[Any, bool, int]:
         """How to look pieces up in a sequence of ``size`` chars: ``(get, stops, longest)``,
