@@ -244,6 +244,28 @@ def test_bert_text_with_unicode_punctuation_stays_on_the_whole_piece_path(pipeli
     assert [m.group() for m in fast_paths._bert_words_finditer("a’b")("a’b")] == ["a", "’", "b"]
 
 
+@pytest.mark.parametrize("name", ["bert", "bert_cased"])
+def test_chinese_under_bert_stays_on_the_whole_piece_path(pipelines, name):
+    """BertNormalizer puts spaces around each Chinese char (all three aligned to it): a line of
+    Chinese is one whole piece with an origin per normalized char, not a chunk per char
+    through the general machinery (~9x HF's time on a cold line of it); same ids and offsets
+    as HF, a ligature and full-width letters among them."""
+    import tokviz.fast_paths as fast_paths
+
+    json_text = pipelines[name][0] if name == "bert" else _small_pipelines()[name]
+    reference = hf.Tokenizer.from_str(json_text)
+    fast, general = Tokenizer.from_str(json_text), _general(json_text)
+    plan = plan_for(fast)
+    for text in ["我们今天去公园散步，天气非常好。", "東京は日本の首都です。", "ﬁne 中文 Ｆｕｌｌ", "中", "a中b  文\tc"]:
+        fields = fast_paths._line_fields(plan, text, True)
+        assert fields is not None, repr(text)
+        ours, expected = fast.encode(text), reference.encode(text)
+        assert _fields(ours) == _fields(general.encode(text)), repr(text)
+        assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
+    encoding = fast.encode("我们")
+    assert [offsets for offsets, special in zip(encoding.offsets, encoding.special_tokens_mask) if not special] == [(0, 1), (1, 2)]
+
+
 @pytest.mark.parametrize("kind", ["clip", "albert", "t5"])
 def test_whitespace_runs_and_one_char_changes_stay_on_the_whole_piece_path(pipelines, kind):
     import tokviz.fast_paths as fast_paths
@@ -256,11 +278,18 @@ def test_whitespace_runs_and_one_char_changes_stay_on_the_whole_piece_path(pipel
         ours, expected = fast.encode(text), reference.encode(text)
         assert _fields(ours) == _fields(general.encode(text)), repr(text)
         assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
-    # Korean syllables become three jamo under ALBERT's NFKD; a combining mark joins the char
-    # before it: such pieces are left to the chunks (and still agree).
+    # A combining mark joins the char before it: such pieces are left to the chunks (and
+    # still agree). Korean syllables become three jamo under ALBERT's NFKD, each aligned to
+    # its syllable, and a ligature its letters: the whole piece, offsets mapped back.
     assert fast_paths._line_fields(plan, "e\u0301 x", True) is None
+    for text in ["한국어 ﬁn", "ﬁ한"]:
+        assert fast_paths._line_fields(plan, text, True) is not None, repr(text)
+        ours, expected = fast.encode(text), reference.encode(text)
+        assert _fields(ours) == _fields(general.encode(text)), repr(text)
+        assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
     if kind == "albert":
-        assert fast_paths._line_fields(plan, "한국어", True) is None
+        jamo = fast_paths._line_fields(plan, "한국", True)
+        assert jamo[1][1:] == ("ᄒ", "ᅡ", "ᆫ", "ᄀ", "ᅮ", "ᆨ") or len(set(jamo[2][1:4])) == 1
 
     @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.lists(st.sampled_from(_RUNS_ALPHABET), max_size=16).map("".join))
@@ -646,9 +675,11 @@ def test_whole_piece_fields_literal():
     assert _line_fields(plan, "a  b", True) == (
         (4, 3, 3, 5), ("▁a", "▁", "▁", "b"), ((0, 1), (1, 2), (2, 3), (3, 4)), (0, 1, 2, 2), 3
     )
-    # A stage that changes the length (NFKC of 'ﬁ'): not aligned, so the chunks do it.
+    # A char a stage makes two of (NFKC of 'ﬁ'), each aligned to it: offsets mapped back to it.
+    # One that composes with the char before (a combining acute): the chunks do it.
     plan = build_plan(normalizers.NFKC(), pre_tokenizers.Whitespace(), models.WordLevel(vocab, unk_token="[UNK]"))
-    assert _line_fields(plan, "ﬁ hi", True) is None
+    assert _line_fields(plan, "ﬁ hi", True) == ((0, 1), ("[UNK]", "hi"), ((0, 1), (2, 4)), (0, 1), 2)
+    assert _line_fields(plan, "e\u0301 hi", True) is None
 
 
 def test_single_sequence_post_processing_equals_the_merging_path(monkeypatch):
@@ -806,3 +837,25 @@ def test_fast_lane_encodings_keep_their_offsets_flat_through_the_post_processor(
         assert (ours.ids, ours.offsets) == (theirs.ids, theirs.offsets), line
     # (CLIP's lines with whitespace runs or curly quotes map offsets through its normalizer: pairs)
     assert flat >= len(lines) * 3 // 4, flat
+
+
+def test_a_chars_expansion_is_taken_only_where_each_new_char_is_aligned_to_it():
+    """The whole-piece path maps a char's several chars back to it; a stage that aligns them
+    otherwise (here one of them to nothing) leaves such pieces to the chunks."""
+    from tokviz.fast_paths import _aligned_to_their_chars
+    from tokviz.normalized import NormalizedString
+    from tokviz.normalizers import BertNormalizer, NFKD
+
+    class Odd:  # "x" -> "ab", the "b" aligned to an empty range
+        def normalize_str(self, text: str) -> str:
+            return text.replace("x", "ab")
+
+        def normalize(self, normalized: NormalizedString) -> None:
+            text = normalized.normalized.replace("x", "ab")
+            normalized.alignments = [(0, 1), (0, 0)] if text == "ab" else [(0, 1)] * len(text)
+            normalized.normalized = text
+
+    assert _aligned_to_their_chars([BertNormalizer()], "我ﬁ", [" 我 ", "ﬁ"]) is True
+    assert _aligned_to_their_chars([NFKD()], "ﬁ①", ["fi", "1"]) is True
+    assert _aligned_to_their_chars([NFKD()], "ﬁ", ["f"]) is False  # not what the stages make
+    assert _aligned_to_their_chars([Odd()], "x", ["ab"]) is False

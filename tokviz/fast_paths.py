@@ -1174,12 +1174,41 @@ _JOINS_NEXT = regex.compile(r"[\p{Grapheme_Cluster_Break=Prepend}\p{Grapheme_Clu
 _NON_ASCII_SPACE = regex.compile(r"(?![\x00-\x7f])\s")
 
 
+class _CharTables:
+    """What a run of per-char stages makes of each char met so far (see :func:`_staged_chars`):
+    ``known`` chars, the ``translation`` (for ``str.translate``) of those it changes, the
+    ``changed`` ones, the ``longer`` ones it makes several chars of (char -> them), and the
+    ``refused`` chars (whose pieces go to the chunks).
+
+    >>> tables = _CharTables()
+    >>> tables.learn("a", "a"); tables.learn("ﬁ", "fi"); tables.known == {"a", "ﬁ"}, tables.translation, tables.longer
+    (True, {64257: 'fi'}, {'ﬁ': 'fi'})
+    """
+
+    __slots__ = ("known", "translation", "changed", "longer", "refused")
+
+    def __init__(self) -> None:
+        self.known: set[str] = set()
+        self.translation: dict[int, str] = {}
+        self.changed: set[str] = set()
+        self.longer: dict[str, str] = {}
+        self.refused: set[str] = set()
+
+    def learn(self, char: str, new: str) -> None:
+        # (known last: another thread that sees a char known sees what it becomes)
+        if new != char:
+            self.translation[ord(char)] = new
+            if len(new) > 1:
+                self.longer[char] = new
+            self.changed.add(char)
+        self.known.add(char)
+
+
 def _char_groups(plan: ChunkPlan) -> list[tuple[str, Any, Any]]:
     """The normalizer stages as :func:`_staged_chars` runs them: ``("prepend", stage, None)``,
     ``("replace", stage, None)`` for a Replace that is not one char for one, and
-    ``("chars", stages, tables)`` for each run of per-char stages, whose ``tables`` are
-    filled as chars are met: (char -> the one char the run makes of it, chars it leaves
-    alone, chars it does not make one char of)."""
+    ``("chars", stages, tables)`` for each run of per-char stages, whose :class:`_CharTables`
+    are filled as chars are met (the printable ASCII ones at once, where they can be)."""
     groups: list[tuple[str, Any, Any]] = []
     for stage, kind in plan.stage_kinds:
         if kind == "Prepend":
@@ -1188,23 +1217,20 @@ def _char_groups(plan: ChunkPlan) -> list[tuple[str, Any, Any]]:
             if groups and groups[-1][0] == "chars":
                 groups[-1][1].append(stage)
             else:
-                groups.append(("chars", [stage], ({}, set(), set())))
+                groups.append(("chars", [stage], _CharTables()))
         else:
             groups.append(("replace", stage, None))
     for kind, stages, tables in groups:
         through = _printable_ascii_through(stages) if kind == "chars" else None
         if through is not None:
-            changed, unchanged, _ = tables
             for char, new in zip(_PRINTABLE_ASCII, through):
-                if new == char:
-                    unchanged.add(char)
-                else:
-                    changed[char] = new
+                tables.learn(char, new)
     return groups
 
 
 def _char_through(stages: list[Any], char: str) -> str | None:
-    """What a run of per-char stages makes of ``char`` alone, when that is one char and is
+    """What a run of per-char stages makes of ``char`` alone, when that is one char (or
+    several, each aligned to ``char``: see :func:`_aligned_to_the_char`) and is
     what they make of it in any text without the chars refused here: every stage's input
     for it must start a cluster and a normalization's combining sequence (it does not join
     or compose with what comes before), and a Precompiled stage's input must not join what
@@ -1213,8 +1239,16 @@ def _char_through(stages: list[Any], char: str) -> str | None:
     >>> from tokviz.normalizers import NFKD, StripAccents, Lowercase
     >>> stages = [NFKD(), StripAccents(), Lowercase()]
     >>> _char_through(stages, "É"), _char_through(stages, "\u0301"), _char_through(stages, "ﬁ")
-    ('e', None, None)
+    ('e', None, 'fi')
     """
+    text = _char_output(stages, char)
+    if text is None or len(text) == 1 or _aligned_to_their_chars(stages, char, [text]):
+        return text
+    return None
+
+
+def _char_output(stages: list[Any], char: str) -> str | None:
+    """:func:`_char_through` but for the alignment of several chars made of ``char``."""
     text = char
     checked = ""  # (a stage that changes nothing hands on an input already checked)
     for stage in stages:
@@ -1227,7 +1261,30 @@ def _char_through(stages: list[Any], char: str) -> str | None:
         text = stage.normalize_str(text)
         if not text:
             return None
-    return text if len(text) == 1 else None
+    return text
+
+
+def _aligned_to_their_chars(stages: list[Any], chars: str, outputs: list[str]) -> bool:
+    """Whether the stages, on ``chars`` (each a char :func:`_char_output` passed), make
+    ``outputs`` one after the other with each char of an output aligned to the char it is made
+    of (as HF aligns a char's expansion: the first char replaces it, the others are inserted
+    after it with its alignment), by the general machinery; all the chars met in a piece
+    are checked in one run.
+
+    >>> from tokviz.normalizers import BertNormalizer, NFKD
+    >>> _aligned_to_their_chars([BertNormalizer()], "我们", [" 我 ", " 们 "]), _aligned_to_their_chars([NFKD()], "ﬁ", ["fi"])
+    (True, True)
+    """
+    from tokviz.normalized import NormalizedString
+
+    normalized = NormalizedString(chars)
+    try:
+        for stage in stages:
+            stage.normalize(normalized)
+    except Exception:  # (the chunks meet it, and say what is wrong)
+        return False
+    expected = list(chain.from_iterable(repeat((index, index + 1), len(output)) for index, output in enumerate(outputs)))
+    return normalized.normalized == "".join(outputs) and normalized.alignments == expected
 
 
 #: The printable ASCII chars, whose tables :func:`_char_groups` fills at once.
@@ -1260,16 +1317,19 @@ def _printable_ascii_through(stages: list[Any]) -> str | None:
 
 def _staged_chars(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | None, int, list[int] | None]:
     """:func:`_staged` on a piece with non-ASCII chars: each run of per-char stages maps
-    every char to the one char it makes of it alone (one ``str.translate``), which keeps the
-    piece aligned char for char; a char they do not make one char of, alone or in context
-    (see :func:`_char_through`), leaves the piece to the chunks. Replaces of runs of
-    whitespace collapse them as on ASCII pieces; other Replaces must find nothing.
+    every char to what it makes of it alone (one ``str.translate``): one char, which keeps the
+    piece aligned char for char, or several, each aligned to the char (BERT's spaces around a
+    Chinese char, a ligature's letters, the jamo of a Hangul syllable under NFKD): then the
+    position of each char of the result in the piece is kept. A char they do not make one or
+    more chars of so, alone or in context (see :func:`_char_through`), leaves the piece to
+    the chunks. Replaces of runs of whitespace collapse them as on ASCII pieces; other
+    Replaces must find nothing.
 
     >>> from tokviz import models, normalizers, pre_tokenizers
     >>> plan = build_plan(normalizers.Sequence([normalizers.NFKD(), normalizers.StripAccents(), normalizers.Lowercase()]),
     ...                   pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
-    >>> _staged_chars(plan, "Été à Ｐaris"), _staged_chars(plan, "ﬁn")
-    (('ete a paris', 0, None), (None, 0, None))
+    >>> _staged_chars(plan, "Été à Ｐaris"), _staged_chars(plan, "ﬁné")
+    (('ete a paris', 0, None), ('fine', 0, [0, 0, 1, 2]))
     """
     groups = plan.char_groups
     if groups is None:
@@ -1296,28 +1356,41 @@ def _staged_chars(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | 
                 return None, prefix, None
             text, origin = collapsed
             continue
-        changed, unchanged, refused = tables
         chars = set(text)
-        chars.difference_update(unchanged)
-        if not chars:
-            continue
-        if not refused.isdisjoint(chars):
-            return None, prefix, None
-        translation = {}
-        for char in chars:
-            new = changed.get(char)
-            if new is None:
-                new = _char_through(stage, char)
+        fresh = chars.difference(tables.known)
+        if fresh:
+            if not tables.refused.isdisjoint(fresh):
+                return None, prefix, None
+            longer_fresh = []
+            for char in fresh:
+                new = _char_output(stage, char)
                 if new is None:
-                    refused.add(char)
+                    tables.refused.add(char)
                     return None, prefix, None
-                if new == char:
-                    unchanged.add(char)
-                    continue
-                changed[char] = new
-            translation[ord(char)] = new
-        if translation:
-            text = text.translate(translation)
+                if len(new) > 1:
+                    longer_fresh.append((char, new))
+                else:
+                    tables.learn(char, new)
+            if longer_fresh:
+                # Their alignments, by the general machinery, in one run for all of them.
+                if not _aligned_to_their_chars(stage, "".join([char for char, _ in longer_fresh]), [new for _, new in longer_fresh]):
+                    # Those that fail alone are refused (all of them, if each passes alone).
+                    failed = [char for char, new in longer_fresh if not _aligned_to_their_chars(stage, char, [new])]
+                    tables.refused.update(failed or [char for char, _ in longer_fresh])
+                    return None, prefix, None
+                for char, new in longer_fresh:
+                    tables.learn(char, new)
+        if tables.changed.isdisjoint(chars):
+            continue
+        longer = tables.longer
+        if longer and not longer.keys().isdisjoint(chars):
+            if prefix:
+                return None, prefix, None  # (prepended chars and an origin: the chunks)
+            # Each char of the result comes from the char it was made of (or, after collapsed
+            # runs, from where that char came from).
+            sizes = map(len, map(longer.get, text, text))
+            origin = list(chain.from_iterable(map(repeat, range(len(text)) if origin is None else origin, sizes)))
+        text = text.translate(tables.translation)
     return (text or None), prefix, origin
 
 
