@@ -1085,7 +1085,7 @@ _SPACE_RUN_FINDITER = re.compile(" {2,}").finditer
 _ASCII_SPACE_RUN_FINDITER = re.compile("[\t\n\x0b\x0c\r ]{2,}").finditer
 
 
-def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_ascii: bool = False) -> tuple[str, list[int]] | None:
+def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_ascii: bool = False) -> tuple[str, list[int] | None] | None:
     """A Replace of runs of spaces (or of ASCII whitespace) by one char, on a piece where it
     changes a run of two or more (which :func:`_aligned_stage` refuses): the new text and,
     per char of it, the position of the char of the piece it stands for (``origin``: that
@@ -1097,6 +1097,8 @@ def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_asci
     >>> from tokviz.patterns import Regex
     >>> _collapsed_runs(Replace(Regex(r"\\s+"), " "), "a\\n\\nb c", None)
     ('a b c', [0, 2, 3, 4, 5])
+    >>> _collapsed_runs(Replace(Regex(r"\\s+"), " "), "a\\tb", None)
+    ('a b', None)
     """
     pattern = stage.pattern
     content = stage.content
@@ -1127,6 +1129,8 @@ def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_asci
             positions.extend(origin[kept_from:start])
             positions.append(origin[end - 1])
         kept_from = end
+    if not parts:
+        return text, origin  # no run: each char stands where it stood
     parts.append(text[kept_from:])
     if origin is None:
         positions.extend(range(kept_from, len(text)))

@@ -874,7 +874,7 @@ class Tokenizer:
                         s, e = start + max(s - 1, 0), start + max(e - 1, 1)
                     else:
                         s, e = s + start, e + start
-                    if trim:
+                    if trim and (value[:1] in _TRIM_CHARS or value[-1:] in _TRIM_CHARS):  # (others keep theirs)
                         s, e = trim_token_offsets(value, s, e, first + k == 0 or s == 0, trim[0])
                     starts[first + k] = s
                     ends[first + k] = e
@@ -1485,6 +1485,11 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
             return ids, values, starts, ends, starts, ends, lengths, (0,) * len(ids), lengths, True
     if not same_length:
         starts, ends = symbol_offsets_to_chars(word, starts, ends)  # a char's bytes align to the char
+        if ids and all(values) and trim_chars.isdisjoint(map(_FIRST_CHAR, values)) and trim_chars.isdisjoint(map(_LAST_CHAR, values)):
+            # No token to trim (a run of Chinese: tokens of its UTF-8 bytes, offsets of its chars).
+            lengths = tuple(map(sub, ends, starts))
+            contiguous = starts[0] == 0 and starts[1:] == ends[:-1] and ends[-1] == size and all(map(lt, starts, ends))
+            return ids, values, starts, ends, starts, ends, lengths, (0,) * len(ids), lengths, contiguous
     trimmed_starts_list = list(starts)
     trimmed_ends_list = list(ends)
     for index, value in enumerate(values):

@@ -5,7 +5,7 @@ pipelines, :func:`byte_word_tokens`."""
 from __future__ import annotations
 
 from itertools import accumulate, chain, islice, repeat
-from operator import and_
+from operator import add, and_, eq, sub
 from typing import Any
 
 from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
@@ -542,13 +542,26 @@ def byte_symbol_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tu
     return symbols, entry
 
 
+#: bytes.translate table: 1 for a byte that starts a UTF-8 char, 0 for a continuation byte.
+_LEAD_BYTES = bytes(0 if 0x80 <= byte < 0xC0 else 1 for byte in range(256))
+
+
 def symbol_offsets_to_chars(word: str, starts: tuple[int, ...], ends: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Token offsets in a word's UTF-8 byte symbols as offsets in its chars: a token inside a
     char's bytes covers that whole char, as the general path aligns it (an empty token stays empty).
 
     >>> symbol_offsets_to_chars("hé", (0, 1, 2), (1, 2, 3))
     ((0, 1, 1), (1, 2, 2))
+    >>> symbol_offsets_to_chars("hé", (0, 1, 3), (1, 3, 3))  # an empty token at the end
+    ((0, 1, 2), (1, 2, 2))
     """
+    if not any(map(eq, starts, ends)):
+        # No empty token (the usual), in C: chars up to each symbol, counted by the bytes
+        # that start a char (1 for a lead byte, 0 for a continuation byte): a token from
+        # symbol s to e covers chars[s + 1] - 1 to chars[e].
+        chars = list(accumulate(word.encode("utf-8").translate(_LEAD_BYTES), initial=0))
+        at = chars.__getitem__
+        return tuple(map(sub, map(at, map(add, starts, repeat(1))), repeat(1))), tuple(map(at, ends))
     char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode("utf-8")))]
     count = len(char_of_symbol)
     size = len(word)
