@@ -304,6 +304,11 @@ def main() -> None:
         help="only time one encode() of the test lines joined by newlines, cut to N characters (cold, then warm)",
     )
     parser.add_argument(
+        "--script-lines", type=int, default=0,
+        help="only time N lines of each of three scripts (Chinese, Korean, Cyrillic), made of the chars of the "
+        "multilingual lines in new combinations (a new word per line or more): cold on a fresh tokenizer, then warm",
+    )
+    parser.add_argument(
         "--cold-calls", action="store_true",
         help="only time encode() per line with the model's word caches emptied before every call "
         "(model._clear_cache(), BPE and Unigram models; WordPiece and WordLevel have none in HF)",
@@ -326,6 +331,9 @@ def main() -> None:
         return
     if args.cold_calls:
         cold_calls(args, train)
+        return
+    if args.script_lines:
+        script_lines(args, train)
         return
     lines = test_lines(args.every)
     megabytes = sum(len(line.encode()) for line in lines) / 1e6
@@ -433,6 +441,52 @@ def long_text(args, train: list[str]) -> None:
             (hf_cold, hf_warm), (ours_cold, ours_warm) = times
             print(f"| {kind} | {name} | {hf_cold * 1e3:.1f} ms | {ours_cold * 1e3:.1f} ms | {ours_cold / hf_cold:.2f}x | "
                   f"{hf_warm * 1e3:.1f} ms | {ours_warm * 1e3:.1f} ms | {ours_warm / hf_warm:.2f}x | {results[0] == results[1]} |", flush=True)
+
+
+def lines_of_scripts(count: int, seed: int = 0) -> dict[str, list[str]]:
+    """``count`` lines per script, of the multilingual lines' chars in new combinations: runs
+    of Chinese and Japanese chars (no spaces: under Metaspace or a letters regex, one long
+    word each), Korean words of two to four syllables, Cyrillic words of three to nine letters."""
+    import random
+
+    rng = random.Random(seed)
+    han = sorted(set(MULTILINGUAL[5] + MULTILINGUAL[6]) - set("，。"))
+    hangul = sorted(set(MULTILINGUAL[7]) - set(" ."))
+    cyrillic = sorted(set(MULTILINGUAL[3].lower()) - set(" ."))
+
+    def words(alphabet: list[str], low: int, high: int, n: int) -> str:
+        return " ".join("".join(rng.choice(alphabet) for _ in range(rng.randint(low, high))) for _ in range(n))
+
+    return {
+        "Chinese": ["".join(rng.choice(han) for _ in range(30)) + "，" + "".join(rng.choice(han) for _ in range(20)) + "。" for _ in range(count)],
+        "Korean": [words(hangul, 2, 4, 8) + "." for _ in range(count)],
+        "Cyrillic": [words(cyrillic, 3, 9, 8).capitalize() + "." for _ in range(count)],
+    }
+
+
+def script_lines(args, train: list[str]) -> None:
+    """``encode()`` per line of :func:`lines_of_scripts`: cold on a fresh tokenizer per script,
+    then warm (best of --rounds), both libraries; ids and offsets compared."""
+    import tokenizers
+
+    from tokviz import Tokenizer
+
+    scripts = lines_of_scripts(args.script_lines)
+    print(f"{args.script_lines} lines per script, encode() per line; clock: {args.clock}\n")
+    print("| kind | script | cold HF | tokviz | ratio | warm HF | tokviz | ratio | identical |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for kind in args.kinds.split(","):
+        json_text = tokenizer_json(kind, train, args)
+        for script, lines in scripts.items():
+            hf, ours = tokenizers.Tokenizer.from_str(json_text), Tokenizer.from_str(json_text)
+            hf_cold, hf_encodings = encode_all(hf.encode, lines)
+            ours_cold, ours_encodings = encode_all(ours.encode, lines)
+            identical = sum((a.ids, a.offsets) == (b.ids, b.offsets) for a, b in zip(hf_encodings, ours_encodings))
+            del hf_encodings, ours_encodings
+            hf_warm = min(encode_all(hf.encode, lines)[0] for _ in range(args.rounds))
+            ours_warm = min(encode_all(ours.encode, lines)[0] for _ in range(args.rounds))
+            print(f"| {kind} | {script} | {hf_cold * 1e3:.1f} ms | {ours_cold * 1e3:.1f} ms | {ours_cold / hf_cold:.2f}x | "
+                  f"{hf_warm * 1e3:.1f} ms | {ours_warm * 1e3:.1f} ms | {ours_warm / hf_warm:.2f}x | {identical}/{len(lines)} |", flush=True)
 
 
 def cold_calls(args, train: list[str]) -> None:

@@ -276,6 +276,25 @@ def test_a_word_is_not_its_longest_tokens_from_the_left() -> None:
     assert encode("abx") == _model_word_entry(model, "abx")
 
 
+def test_a_word_the_merges_hardly_join_gives_up_guessing_and_merges() -> None:
+    """The first guess gives up at its second one-char token (a word of a script the
+    vocabulary has few tokens of: a look-up per char and length otherwise); the merges then
+    say what the word is, as the model."""
+    from tokviz.models.bpe.fast import GIVEN_UP
+
+    vocab = {char: index for index, char in enumerate("abcdxyz")}
+    vocab.update({"ab": 7, "abc": 8, "yz": 9})
+    model = models.BPE(vocab, [("a", "b"), ("ab", "c"), ("y", "z")])
+    encode = bpe_word_encoder(model)
+    cells = dict(zip(encode.__code__.co_freevars, encode.__closure__))
+    segmented = cells["segmented"].cell_contents
+    longest_first = dict(zip(segmented.__code__.co_freevars, segmented.__closure__))["longest_first"].cell_contents
+    assert longest_first("abcxdyzd") is GIVEN_UP  # abc, x, d: a second single
+    assert longest_first("abcxyz") == [8, 4, 9]
+    for word in ["abcxdyzd", "xdxdxdxdyz", "abcxyz", "dabcd", "xyzabcx"]:
+        assert encode(word) == _model_word_entry(model, word), word
+
+
 def test_a_word_longer_than_the_list_merge_limit_merges_through_the_heap() -> None:
     model = models.BPE({"a": 0, "b": 1, "ab": 2, "abab": 3}, [("a", "b"), ("ab", "ab")])
     word = "ab" * 300 + "a"

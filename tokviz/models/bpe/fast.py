@@ -18,6 +18,8 @@ ONE_TUPLES = tuple((n,) for n in range(ONE_TUPLE_LIMIT))
 #: Words up to this long that are not one token are first guessed and proven (``segmented``
 #: in :func:`bpe_word_encoder`); longer ones, and those no guess proves, go through the merges.
 SEGMENTED_MAX_CHARS = 24
+#: What the first guess gives for a word it gives up on (see ``longest_first``).
+GIVEN_UP: list[int] = []
 #: ``(0, n)`` and ``(n, m)``, the offsets of a guessed word of two tokens, shared likewise.
 TWO_STARTS = tuple((0, n) for n in range(SEGMENTED_MAX_CHARS + 1))
 TWO_ENDS = tuple(tuple((n, m) for m in range(SEGMENTED_MAX_CHARS + 1)) for n in range(SEGMENTED_MAX_CHARS + 1))
@@ -374,6 +376,8 @@ def bpe_word_encoder(model: Any) -> Any:
         ids = failed
         if failed is None:
             ids = longest_first(word)
+            if ids is GIVEN_UP:
+                return None
         if ids is failed or ids is None or not proven(ids):
             other = longest_last(word)
             if other is None or other == ids or not proven(other):
@@ -390,11 +394,14 @@ def bpe_word_encoder(model: Any) -> Any:
         # The longest token at the start, then the longest after it, ... (None at a char no
         # token starts with: the merge loop says what it becomes). The rest is tried whole
         # first: it is often the last token. (Neither the word nor the word but its last char
-        # is a token: the first try is one char shorter still, at least one char.)
+        # is a token: the first try is one char shorter still, at least one char.) A second
+        # token of one char gives up (GIVEN_UP): a word of chars the merges hardly join (a
+        # script the vocabulary has few tokens of) would cost a look-up per char and length.
         ids = []
         start = 0
         size = end = len(word)
         end -= 2
+        singles = 0
         while True:
             token_id = get(word[start:end])
             if token_id is None:
@@ -402,6 +409,10 @@ def bpe_word_encoder(model: Any) -> Any:
                 if end == start:
                     return None
                 continue
+            if end - start == 1:
+                singles += 1
+                if singles == 2:
+                    return GIVEN_UP
             ids.append(token_id)
             if end == size:
                 return ids
