@@ -44,9 +44,9 @@ import gc
 import re
 import unicodedata
 from bisect import bisect_left
-from itertools import accumulate, chain, islice, repeat
+from itertools import accumulate, chain, compress, islice, repeat
 from operator import itemgetter
-from operator import add, eq, sub
+from operator import add, eq, is_, sub
 from typing import Any
 
 import regex
@@ -1268,6 +1268,41 @@ def _char_output(stages: list[Any], char: str) -> str | None:
     return text
 
 
+def _chars_output(stages: list[Any], chars: list[str]) -> list[str | None]:
+    """:func:`_char_output` of each of ``chars``, stage by stage over all of them: the
+    checks of a stage's inputs in one regex pass over their first chars (their last chars
+    before a Precompiled stage), only where an input changed since it was checked.
+
+    >>> from tokviz.normalizers import NFKD, StripAccents, Lowercase
+    >>> _chars_output([NFKD(), StripAccents(), Lowercase()], ["É", "\u0301", "ﬁ", "a"])
+    ['e', None, 'fi', 'a']
+    """
+    texts: list[str | None] = list(chars)
+    checked = [""] * len(texts)  # (as in _char_output)
+    live = list(range(len(texts)))
+    for stage in stages:
+        fresh = [index for index in live if texts[index] != checked[index]]
+        if fresh:
+            firsts = "".join([texts[index][0] for index in fresh])  # type: ignore[index]
+            joining = {match.start() for match in _JOINS_PREVIOUS.finditer(firsts)}
+            joining.update(compress(range(len(firsts)), map(unicodedata.combining, firsts)))
+            for position in joining:
+                texts[fresh[position]] = None
+            for index in fresh:
+                checked[index] = texts[index]  # type: ignore[assignment]
+        if type(stage).__name__ == "Precompiled":
+            lasts = "".join([texts[index][-1] for index in live if texts[index] is not None])  # type: ignore[index]
+            if _JOINS_NEXT.search(lasts) is not None:
+                kept = [index for index in live if texts[index] is not None]
+                for match in _JOINS_NEXT.finditer(lasts):
+                    texts[kept[match.start()]] = None
+        live = [index for index in live if texts[index] is not None]
+        for index, new in zip(live, map(stage.normalize_str, [texts[index] for index in live])):
+            texts[index] = new or None
+        live = [index for index in live if texts[index] is not None]
+    return texts
+
+
 def _aligned_to_their_chars(stages: list[Any], chars: str, outputs: list[str]) -> bool:
     """Whether the stages, on ``chars`` (each a char :func:`_char_output` passed), make
     ``outputs`` one after the other with each char of an output aligned to the char it is made
@@ -1366,11 +1401,12 @@ def _staged_chars(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | 
             if not tables.refused.isdisjoint(fresh):
                 return None, prefix, None
             longer_fresh = []
-            for char in fresh:
-                new = _char_output(stage, char)
-                if new is None:
-                    tables.refused.add(char)
-                    return None, prefix, None
+            fresh_chars = list(fresh)
+            outputs = _chars_output(stage, fresh_chars)
+            if None in outputs:
+                tables.refused.update(compress(fresh_chars, map(is_, outputs, repeat(None))))
+                return None, prefix, None
+            for char, new in zip(fresh_chars, outputs):
                 if len(new) > 1:
                     longer_fresh.append((char, new))
                 else:
