@@ -1232,53 +1232,23 @@ def _char_groups(plan: ChunkPlan) -> list[tuple[str, Any, Any]]:
     return groups
 
 
-def _char_through(stages: list[Any], char: str) -> str | None:
-    """What a run of per-char stages makes of ``char`` alone, when that is one char (or
-    several, each aligned to ``char``: see :func:`_aligned_to_the_char`) and is
-    what they make of it in any text without the chars refused here: every stage's input
+def _chars_output(stages: list[Any], chars: list[str]) -> list[str | None]:
+    """What a run of per-char stages makes of each of ``chars`` alone, or None where that is
+    not what they make of it in any text without the chars refused here: every stage's input
     for it must start a cluster and a normalization's combining sequence (it does not join
     or compose with what comes before), and a Precompiled stage's input must not join what
-    comes after (clusters are its units). None otherwise.
-
-    >>> from tokviz.normalizers import NFKD, StripAccents, Lowercase
-    >>> stages = [NFKD(), StripAccents(), Lowercase()]
-    >>> _char_through(stages, "É"), _char_through(stages, "\u0301"), _char_through(stages, "ﬁ")
-    ('e', None, 'fi')
-    """
-    text = _char_output(stages, char)
-    if text is None or len(text) == 1 or _aligned_to_their_chars(stages, char, [text]):
-        return text
-    return None
-
-
-def _char_output(stages: list[Any], char: str) -> str | None:
-    """:func:`_char_through` but for the alignment of several chars made of ``char``."""
-    text = char
-    checked = ""  # (a stage that changes nothing hands on an input already checked)
-    for stage in stages:
-        if text != checked:
-            if _JOINS_PREVIOUS.match(text) is not None or unicodedata.combining(text[0]):
-                return None
-            checked = text
-        if type(stage).__name__ == "Precompiled" and _JOINS_NEXT.match(text[-1]) is not None:
-            return None
-        text = stage.normalize_str(text)
-        if not text:
-            return None
-    return text
-
-
-def _chars_output(stages: list[Any], chars: list[str]) -> list[str | None]:
-    """:func:`_char_output` of each of ``chars``, stage by stage over all of them: the
-    checks of a stage's inputs in one regex pass over their first chars (their last chars
-    before a Precompiled stage), only where an input changed since it was checked.
+    comes after (clusters are its units); nor may a stage make nothing of it. (Whether the
+    chars of a longer output are each aligned to the char: :func:`_aligned_to_their_chars`.)
+    Stage by stage over all of them: the checks of a stage's inputs in one regex pass over
+    their first chars (their last before a Precompiled stage), only where an input changed
+    since it was checked (a stage that changes nothing hands on an input already checked).
 
     >>> from tokviz.normalizers import NFKD, StripAccents, Lowercase
     >>> _chars_output([NFKD(), StripAccents(), Lowercase()], ["É", "\u0301", "ﬁ", "a"])
     ['e', None, 'fi', 'a']
     """
     texts: list[str | None] = list(chars)
-    checked = [""] * len(texts)  # (as in _char_output)
+    checked = [""] * len(texts)
     live = list(range(len(texts)))
     for stage in stages:
         fresh = [index for index in live if texts[index] != checked[index]]
@@ -1304,7 +1274,7 @@ def _chars_output(stages: list[Any], chars: list[str]) -> list[str | None]:
 
 
 def _aligned_to_their_chars(stages: list[Any], chars: str, outputs: list[str]) -> bool:
-    """Whether the stages, on ``chars`` (each a char :func:`_char_output` passed), make
+    """Whether the stages, on ``chars`` (each a char :func:`_chars_output` passed), make
     ``outputs`` one after the other with each char of an output aligned to the char it is made
     of (as HF aligns a char's expansion: the first char replaces it, the others are inserted
     after it with its alignment), by the general machinery; all the chars met in a piece
@@ -1331,7 +1301,7 @@ _PRINTABLE_ASCII = "".join(map(chr, range(0x20, 0x7F)))
 
 
 def _printable_ascii_through(stages: list[Any]) -> str | None:
-    """:func:`_char_through` of each printable ASCII char at once: the stages run on the 95
+    """:func:`_chars_output` of each printable ASCII char at once: the stages run on the 95
     chars together, which is each char on its own when no stage's input has a char that may
     join a neighbour or compose (each is then its own cluster and combining sequence) and
     every stage keeps the length (one char for one); None otherwise (the chars are then
@@ -1360,7 +1330,7 @@ def _staged_chars(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | 
     piece aligned char for char, or several, each aligned to the char (BERT's spaces around a
     Chinese char, a ligature's letters, the jamo of a Hangul syllable under NFKD): then the
     position of each char of the result in the piece is kept. A char they do not make one or
-    more chars of so, alone or in context (see :func:`_char_through`), leaves the piece to
+    more chars of so, alone or in context (see :func:`_chars_output`), leaves the piece to
     the chunks. Replaces of runs of whitespace collapse them as on ASCII pieces; other
     Replaces must find nothing.
 

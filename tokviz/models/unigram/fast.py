@@ -23,8 +23,9 @@ _ROWS: dict[int, dict[int, list[list[tuple[int, slice]]]]] = {}
 #: Rows are kept for words up to this long...
 _ROWS_KEPT = 32
 #: ... and a longer word's are cut from whole rows kept by start, while they hold at most this
-#: many ``(end, slice)`` pairs (``longest - 1`` a start; past that, a word makes its own).
-_WHOLE_ROWS_LIMIT = 1 << 16
+#: many ``(end, slice)`` pairs (``longest - 1`` a start; ~2 MB; past that, a word makes its
+#: own): words up to 1,024 chars for a longest piece of 16.
+_WHOLE_ROWS_LIMIT = 1 << 14
 
 
 def _rows(rows: dict[int, list[list[tuple[int, slice]]]], size: int, longest: int) -> list[list[tuple[int, slice]]]:
