@@ -377,6 +377,15 @@ class Encoding:
         missing = length - len(self._ids)
         if missing <= 0:
             return
+        flat = flat_offsets_of(self)
+        if flat is not None:
+            # Offsets still flat (a fast lane's encoding): the pads' (0, 0) pairs are counted
+            # in ``before`` or ``after`` instead of making every pair now.
+            starts, ends, before, after = flat
+            if direction == "left":
+                _OFFSETS_SLOT.__set__(self, (starts, ends, before + missing, after))
+            else:
+                _OFFSETS_SLOT.__set__(self, (starts, ends, before, after + missing))
         if direction == "left":
             self._ids = (pad_id,) * missing + self._ids
             self._type_ids = (pad_type_id,) * missing + self._type_ids
@@ -384,7 +393,8 @@ class Encoding:
             self._words = (None,) * missing + self._words
             self._attention_mask = (0,) * missing + self._attention_mask
             self._special_tokens_mask = (1,) * missing + self._special_tokens_mask
-            self._offsets = ((0, 0),) * missing + self._offsets
+            if flat is None:
+                self._offsets = ((0, 0),) * missing + self._offsets
             self._sequence_ranges = {
                 sequence_id: (start + missing, end + missing)
                 for sequence_id, (start, end) in self._sequence_ranges.items()
@@ -396,7 +406,8 @@ class Encoding:
             self._words = self._words + (None,) * missing
             self._attention_mask = self._attention_mask + (0,) * missing
             self._special_tokens_mask = self._special_tokens_mask + (1,) * missing
-            self._offsets = self._offsets + ((0, 0),) * missing
+            if flat is None:
+                self._offsets = self._offsets + ((0, 0),) * missing
 
     def merge_with(self, pair: "Encoding", growing_offsets: bool = False) -> None:
         """Append ``pair`` to this encoding, in place, combining overflowing pieces as HF does.

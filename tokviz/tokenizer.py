@@ -154,6 +154,34 @@ def pad_encodings(encodings: list[Encoding], params: PaddingParams) -> None:
         encoding.pad(length, params.direction, params.pad_id, params.pad_type_id, params.pad_token)
 
 
+def _template_middle(processor: Any, encoding: Encoding) -> Encoding | None:
+    """The encoding of a single sequence before ``processor`` (a template or BERT's) added its
+    special tokens to it, taken from between them in ``encoding`` (type ids 0, as
+    :meth:`Tokenizer.encode` encodes a first sequence before processing), or None for other
+    processors: RoBERTa's trims offsets, so its output is not its input.
+
+    >>> from tokviz.processors import TemplateProcessing
+    >>> template = TemplateProcessing(single="<s> $A:1 </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+    >>> processed = template.process(Encoding.from_tokens([(7, "hi", (0, 2)), (8, "!", (2, 3))], type_id=0))
+    >>> middle = _template_middle(template, processed)
+    >>> middle.ids, middle.type_ids, middle.offsets, middle.special_tokens_mask
+    ([7, 8], [0, 0], [(0, 2), (2, 3)], [0, 0])
+    """
+    kind = type(processor)
+    if kind is BertProcessor:
+        before = after = 1
+    elif kind is TemplateProcessor:
+        split = processor.single_parts()
+        if split is None:
+            return None
+        before, after = len(split[1][0]), len(split[2][0])
+    else:
+        return None
+    middle = encoding._slice(before, len(encoding) - after)
+    middle._type_ids = (0,) * len(middle._ids)
+    return middle
+
+
 # ---------------------------------------------------------------------- trace records
 @dataclass(frozen=True, slots=True)
 class PreTokenTrace:
@@ -526,6 +554,11 @@ class Tokenizer:
                 if self._padding is not None:
                     pad_encodings([encoding], self._padding)
                 return encoding
+            # Too long: truncate the sequence's own encoding, which is the fast lane's
+            # between the template's special tokens (not encoded again).
+            middle = _template_middle(self._post_processor, encoding) if add_special_tokens else None
+            if middle is not None:
+                return self.post_process(middle, None, add_special_tokens)
         encoding = self._encode_input(sequence, 0, is_pretokenized)
         pair_encoding = None if pair is None else self._encode_input(pair, 1, is_pretokenized)
         return self.post_process(encoding, pair_encoding, add_special_tokens)
