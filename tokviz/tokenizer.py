@@ -1393,9 +1393,16 @@ def _isolated_findall(pattern: Any) -> Any:
     """
     from tokviz.patterns import find_all, match_spans
 
+    from tokviz.pre_tokenizers import GPT2_PATTERN, gpt2_findall
+
     compiled = pattern.compiled
     trusted = pattern.pattern in _TRUSTED_SPLIT_PATTERNS
     untimed = compiled.findall if trusted else None
+    if pattern.pattern == GPT2_PATTERN:
+        # GPT-2's own pattern in a Split (tiktoken files converted by transformers: GPT-2's,
+        # Whisper's): its pre-tokenizer's split, in re for ASCII text.
+        trusted = True
+        untimed = gpt2_findall
 
     def findall(text: str) -> list[str] | None:
         words = untimed(text) if untimed is not None else find_all(compiled, text)
