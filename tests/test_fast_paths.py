@@ -23,7 +23,8 @@ from tokviz.pre_tokenizers import GPT2_PATTERN
 hf = pytest.importorskip("tokenizers")
 
 CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
-KINDS = ("wordlevel", "bert", "clip", "whisper", "bart", "llama2", "openllama", "albert", "t5")
+# clip_converted: as transformers' CLIP converter writes it, ByteLevel with its own regex after the split.
+KINDS = ("wordlevel", "bert", "clip", "clip_converted", "whisper", "bart", "llama2", "openllama", "albert", "t5")
 EXTRA_LINES = ["Ünïcödé naïve café 中文字符 東京 한국어 😀👍🏽 ﬁ ① Ｆｕｌｌ", "e\u0301 Ångström — “quotes” ‘x’ ..."] * 5
 
 
@@ -62,12 +63,12 @@ def build_hf(kind: str, lines: list[str]):
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tok.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=600, special_tokens=["[UNK]", "[CLS]", "[SEP]"], show_progress=False))
         tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 1), ("[SEP]", 2)])
-    elif kind == "clip":
+    elif kind in ("clip", "clip_converted"):
         tok = Tok(models.BPE(unk_token="<|endoftext|>", end_of_word_suffix="</w>", continuing_subword_prefix=""))
         tok.normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Lowercase()])
         tok.pre_tokenizer = pre_tokenizers.Sequence(
             [pre_tokenizers.Split(Regex(CLIP_PATTERN), behavior="removed", invert=True),
-             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=kind == "clip_converted")]
         )
         tok.train_from_iterator(lines, trainers.BpeTrainer(
             vocab_size=700, special_tokens=["<|startoftext|>", "<|endoftext|>"], end_of_word_suffix="</w>",
@@ -531,7 +532,7 @@ def test_long_texts_in_segments_equal_the_general_path(pipelines, kind, monkeypa
     check()
     text = "\n".join(["Plain words, a line.", "Hindi: हिन्दी and Korean: 한국어 e\u0301"] * 3 + ["More text here.\n\nAnd more."] * 4)
     assert (fast.encode(text).ids, fast.encode(text).offsets) == (reference.encode(text).ids, reference.encode(text).offsets)
-    if kind in ("albert", "t5", "clip"):
+    if kind in ("albert", "t5", "clip", "clip_converted"):
         assert any(segmented), "the text was expected to be taken in segments"
 
 
@@ -718,6 +719,35 @@ def test_single_sequence_post_processing_equals_the_merging_path(monkeypatch):
     assert fast == merged
     assert fast[0][0][1] == ["[CLS]", "Ġhi", "Ġ", "yo ", "[SEP]", "[SEP]"]
     assert fast[0][0][4] == [0, 1, 1, 1, 0, 2]
+
+
+def test_clip_as_converted_takes_the_whole_piece_path_but_for_the_specials_literals(pipelines):
+    """transformers' CLIP converter leaves ByteLevel's own regex on after CLIP's split: GPT-2's
+    pattern leaves every piece of that split whole (a letter run, a digit, a run of other chars,
+    a contraction), so a line takes the whole-piece path (it was the chunks, 4.3x HF cold on the
+    real file); the specials' literals are cut in three by it, so a text holding one where they
+    are not added tokens goes to the chunks. Same fields as the general path and as HF."""
+    import tokviz.fast_paths as fast_paths
+
+    json_text, reference = pipelines["clip_converted"]
+    fast = Tokenizer.from_str(json_text)
+    plan = plan_for(fast)
+    assert plan.splitter == "clip" and plan.clip_literals
+    for text in ["Hello world, it's 42!", "don't  stop—now «quoted» café ①"]:
+        assert fast_paths._line_fields(plan, text, True) is not None, text
+    for text in ["Hello world, it's 42!", "don't  stop—now «quoted» café ①", "a<|endoftext|>b"]:  # (a special is cut out first)
+        assert (fast.encode(text).ids, fast.encode(text).offsets) == (reference.encode(text).ids, reference.encode(text).offsets)
+    data = json.loads(json_text)
+    data["added_tokens"] = []  # the literals now reach the pre-tokenizer
+    bare_json = json.dumps(data)
+    bare, bare_reference, bare_general = Tokenizer.from_str(bare_json), hf.Tokenizer.from_str(bare_json), _general(bare_json)
+    bare_plan = plan_for(bare)
+    assert fast_paths._line_fields(bare_plan, "a <|endoftext|> b", True) is None
+    assert fast_paths._line_fields(bare_plan, "a <| b |>", True) is not None
+    for text in ["a <|endoftext|> b", "<|startoftext|>x", "a <| b |>", "plain text"]:
+        ours, expected = bare.encode(text), bare_reference.encode(text)
+        assert _fields(ours) == _fields(bare_general.encode(text)), text
+        assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), text
 
 
 @settings(max_examples=300, deadline=None)

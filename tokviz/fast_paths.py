@@ -113,7 +113,7 @@ class ChunkPlan:
 
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
-        "splitter", "one_word", "ascii_one_for_one", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
+        "splitter", "one_word", "clip_literals", "ascii_one_for_one", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
         "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups", "odd_values",
         "shifts", "segments", "epoch", "space_finditer",
     )
@@ -133,6 +133,9 @@ class ChunkPlan:
         self.splitter: str | None = None
         #: No pre-tokenizer splits (Llama): the whole piece is one word however many chunks.
         self.one_word = False
+        #: CLIP's split then ByteLevel with its own regex: a text holding a special's literal
+        #: is not for the plain-string split (see _splitter).
+        self.clip_literals = False
         #: id(Precompiled stage) -> (the ASCII chars it maps to one char, a str.translate
         #: table of those it changes), filled on first use.
         self.ascii_one_for_one: dict[int, tuple[frozenset[str], dict[int, str]]] = {}
@@ -465,6 +468,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     plan.splitter = _splitter(pre_tokenizer)
     if plan.splitter == "clip":
         plan.ascii_finditer = _CLIP_ASCII.finditer
+        plan.clip_literals = pre_tokenizer.pretokenizers[1].use_regex
     if plan.splitter == "Whitespace":
         from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
 
@@ -506,6 +510,16 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     return plan
 
 
+def _has_clip_literal(text: str) -> bool:
+    """Whether ``text`` holds a literal of CLIP's pattern that ByteLevel's own regex would cut
+    in three (``<|``, the name, ``|>``): the specials, when they are not added tokens.
+
+    >>> _has_clip_literal("a <|endoftext|>"), _has_clip_literal("a <| b |>")
+    (True, False)
+    """
+    return "<|" in text and ("<|startoftext|>" in text or "<|endoftext|>" in text)
+
+
 def _splitter(pre_tokenizer: Any) -> str | None:
     """The pre-tokenizers :func:`_fast_entry` does on plain strings."""
     if pre_tokenizer is None:
@@ -527,9 +541,12 @@ def _splitter(pre_tokenizer: Any) -> str | None:
             _component_kind(first, "tokviz.pre_tokenizers") == "Split"
             and getattr(first.pattern, "pattern", None) == CLIP_PATTERN
             and _component_kind(second, "tokviz.pre_tokenizers") == "ByteLevel"
-            and not second.use_regex
             and not second.add_prefix_space
         ):
+            # (With use_regex, as transformers' CLIP converter writes it, GPT-2's pattern
+            # splits each piece again, and leaves every piece whole -- a run of letters, a
+            # digit, a run of other chars, a contraction -- but the two specials' literals: a
+            # text with one of those takes the chunks, see clip_literals.)
             return "clip"
     return None
 
@@ -778,6 +795,8 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
         spans = [match.span() for match in _gpt2_finditer(text)]
         byte_level = True
     elif splitter == "clip":
+        if plan.clip_literals and _has_clip_literal(text):
+            return None
         spans = [match.span() for match in plan.pre_tokenizer.pretokenizers[0].pattern.compiled.finditer(text)]
         byte_level = True
     else:
@@ -1487,6 +1506,8 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
                 return None
             matches = list(finditer(text))
         elif byte_level:
+            if plan.clip_literals and _has_clip_literal(text):
+                return None
             if text.isascii():
                 matches = list(plan.ascii_finditer(text))
             else:
