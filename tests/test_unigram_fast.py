@@ -251,3 +251,63 @@ def test_ordered_vocabularies_equal_the_model(spec, data) -> None:
     parts = [piece for piece, _ in vocab if piece != "<unk>"] + ["x", "y"]
     for word in data.draw(st.lists(st.lists(st.sampled_from(parts), min_size=1, max_size=6).map("".join), min_size=1, max_size=8)):
         assert encode(word) == _model_word_entry(model, word), word
+
+
+@st.composite
+def vocabularies_in_runs(draw):
+    """A dense vocabulary in score order but for a few special pieces placed anywhere (XLM-R's
+    ``<mask>`` after its last piece, specials at 0.0 first): runs in score order, whose char
+    table is made without sorting the scores (see ``_score_runs``)."""
+    ordered, unk_at = draw(ordered_vocabularies())
+    pieces = list(ordered)
+    for special in draw(st.lists(st.sampled_from(["<mask>", "<s>", "ab", "▁a"]), min_size=1, max_size=3)):
+        pieces.insert(draw(st.integers(0, len(pieces))), (special, draw(st.sampled_from([0.0, -0.1, -2.0]))))
+    unk_at = next(index for index, (piece, _) in enumerate(pieces) if piece == "<unk>")
+    return pieces, unk_at
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(vocabularies_in_runs(), st.integers(1, 6), st.data())
+def test_vocabularies_in_runs_equal_the_model(spec, exact, data) -> None:
+    """Bounds from runs in score order, and past a run's first ``exact`` pieces the highest
+    score left in it (a larger bound than a char's own: it skips less): same as the model."""
+    import tokviz.models.unigram.fast as unigram_fast
+
+    vocab, unk_at = spec
+    model = unigram(vocab, unk_at)
+    scores = [score for _, score in vocab]
+    runs = unigram_fast._score_runs(scores)
+    assert runs is not None and runs[0] == 0
+    assert all(scores[i] >= scores[i + 1] for start, end in zip(runs, [*runs[1:], len(scores)]) for i in range(start, end - 1))
+    saved = unigram_fast._EXACT_PIECES
+    unigram_fast._EXACT_PIECES = exact
+    try:
+        encode = unigram_word_encoder(model)
+    finally:
+        unigram_fast._EXACT_PIECES = saved
+    parts = [piece for piece, _ in vocab if piece != "<unk>"] + ["x", "y"]
+    for word in data.draw(st.lists(st.lists(st.sampled_from(parts), min_size=1, max_size=6).map("".join), min_size=1, max_size=8)):
+        assert encode(word) == _model_word_entry(model, word), word
+
+
+def test_a_large_vocabulary_in_runs_gets_a_tail_bound() -> None:
+    """Past ``_EXACT_PIECES`` pieces of a run the table is not made piece by piece: a char met
+    only there gets the highest score left in the run (here -3.0, the piece after the first
+    two), and a char in the table at least that."""
+    import tokviz.models.unigram.fast as unigram_fast
+
+    vocab = [("<unk>", 0.0), ("a", -1.0), ("b", -3.0), ("c", -4.0), ("cb", -5.0), ("<mask>", 0.0)]
+    model = unigram(vocab, 0)
+    runs = unigram_fast._score_runs([score for _, score in vocab])
+    assert runs == [0, 5]
+    saved = unigram_fast._EXACT_PIECES
+    unigram_fast._EXACT_PIECES = 2
+    try:
+        table, firsts, tail = unigram_fast._char_table(model, True, False, runs)
+        encode = unigram_word_encoder(model)
+    finally:
+        unigram_fast._EXACT_PIECES = saved
+    assert (firsts, tail) == (None, -3.0)
+    assert table == {"<": (None, 0.0), "a": (-1.0, -1.0)}
+    for word in ["cbab", "abc", "ccb", "xcb"]:
+        assert encode(word) == _model_word_entry(model, word), word
