@@ -37,7 +37,10 @@ llama-cpp-python``: its source archive carries ``ggml-vocab-*.gguf``; reading th
   Replace form; ``llama2_real_metaspace``: the same as transformers 5 writes it;
 * ``llama3_real``: Llama 3's (128,256 tokens, 280,147 merges; its Split, ByteLevel without its
   own regex, ``ignore_merges``); ``qwen2_real``: Qwen2's (151,936 tokens; NFC, its Split);
-  ``gpt2_real``: GPT-2's (50,257 tokens, 50,000 merges, ByteLevel).
+  ``gpt2_real``: GPT-2's (50,257 tokens, 50,000 merges, ByteLevel);
+* ``xlmr_real``: XLM-RoBERTa's SentencePiece Unigram (``ggml-vocab-nomic-bert-moe.gguf``: 250,048
+  pieces with their scores and its Precompiled charsmap), as transformers' XLM-R converter
+  writes it (Precompiled and Replace, Metaspace, ``<s> $A </s>``).
 """
 
 from __future__ import annotations
@@ -211,9 +214,14 @@ def gguf_vocabulary(archives: Path, name: str, work: Path) -> dict[str, list]:
             return [bytes(field.parts[index]).decode("utf-8") for index in field.data]
         return [kind(field.parts[index][0]) for index in field.data]
 
+    charsmap = b""
+    if "tokenizer.ggml.precompiled_charsmap" in fields:
+        field = fields["tokenizer.ggml.precompiled_charsmap"]
+        charsmap = bytes(field.parts[field.data[0]]) if len(field.data) == 1 else bytes(int(field.parts[i][0]) for i in field.data)
     return {
         "tokens": values("tokenizer.ggml.tokens", str), "scores": values("tokenizer.ggml.scores", float),
         "types": values("tokenizer.ggml.token_type", int), "merges": values("tokenizer.ggml.merges", str),
+        "charsmap": charsmap,
     }
 
 
@@ -275,6 +283,38 @@ def llama_cpp(archives: Path, work: Path) -> dict[str, str]:
                 "merges": [merge.split(" ", 1) for merge in fields["merges"]],
             },
         }, ensure_ascii=False)
+    # XLM-R: a Unigram model with its charsmap, in the converter's pipeline.
+    xlmr = gguf_vocabulary(archives, "nomic-bert-moe", work)
+    tokens = xlmr["tokens"]
+    special = [
+        {"id": index, "content": token, "single_word": False, "lstrip": token == "<mask>", "rstrip": False,
+         "normalized": False, "special": True}
+        for index, (token, kind_of) in enumerate(zip(tokens, xlmr["types"])) if kind_of in (2, 3, 4)
+    ]
+
+    def ids_of(token: str) -> dict:
+        return {"id": token, "ids": [tokens.index(token)], "tokens": [token]}
+
+    metaspace = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
+    made["xlmr_real"] = json.dumps({
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": special,
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(xlmr["charsmap"]).decode()},
+            {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
+        "pre_tokenizer": metaspace,
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": "</s>", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}},
+                     {"Sequence": {"id": "B", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+            "special_tokens": {"<s>": ids_of("<s>"), "</s>": ids_of("</s>")},
+        },
+        "decoder": metaspace,
+        "model": {"type": "Unigram", "unk_id": tokens.index("<unk>"), "vocab": [[t, s] for t, s in zip(tokens, xlmr["scores"])],
+                  "byte_fallback": False},
+    }, ensure_ascii=False)
     return made
 
 
