@@ -98,17 +98,25 @@ def bytes_to_unicode() -> dict[int, str]:
     return dict(zip(printable, map(chr, chars)))
 
 
-def mistral(archives: Path, work: Path) -> dict[str, str]:
-    (work / "tokenizer.model").write_bytes(member(archives, "mistral_common", "data/tokenizer.model.v1"))
-    text = converted(work, {
+def llama_forms(model: bytes, work: Path) -> tuple[str, str]:
+    """A SentencePiece BPE model as transformers' ``LlamaTokenizer`` converts it (Metaspace, as
+    transformers 5 writes it), and the same in Llama 2's own tokenizer.json form (a Prepend and
+    Replace normalizer, no pre-tokenizer)."""
+    (work / "tokenizer.model").write_bytes(model)
+    metaspace = converted(work, {
         "tokenizer_class": "LlamaTokenizer", "add_bos_token": True, "add_eos_token": False, "legacy": True,
         "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
     })
-    data = json.loads(text)
+    data = json.loads(metaspace)
     data["normalizer"] = {"type": "Sequence", "normalizers": [
         {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}
     data["pre_tokenizer"] = None
-    return {"mistral": text, "mistral_llama2": json.dumps(data, ensure_ascii=False)}
+    return metaspace, json.dumps(data, ensure_ascii=False)
+
+
+def mistral(archives: Path, work: Path) -> dict[str, str]:
+    metaspace, llama2 = llama_forms(member(archives, "mistral_common", "data/tokenizer.model.v1"), work)
+    return {"mistral": metaspace, "mistral_llama2": llama2}
 
 
 def whisper(archives: Path) -> dict[str, str]:
@@ -245,17 +253,7 @@ def llama_cpp(archives: Path, work: Path) -> dict[str, str]:
         piece.piece, piece.score, piece.type = token, score, kind
     spm = work / "spm"
     spm.mkdir()
-    (spm / "tokenizer.model").write_bytes(proto.SerializeToString())
-    metaspace = converted(spm, {
-        "tokenizer_class": "LlamaTokenizer", "add_bos_token": True, "add_eos_token": False, "legacy": True,
-        "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
-    })
-    data = json.loads(metaspace)
-    data["normalizer"] = {"type": "Sequence", "normalizers": [
-        {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}
-    data["pre_tokenizer"] = None
-    made["llama2_real"] = json.dumps(data, ensure_ascii=False)
-    made["llama2_real_metaspace"] = metaspace
+    made["llama2_real_metaspace"], made["llama2_real"] = llama_forms(proto.SerializeToString(), spm)
     # Byte-level BPE files: vocabulary and merges as they are, the pipelines of the real files.
     for kind, name, pattern, nfc, ignore_merges in (
         ("llama3_real", "llama-bpe", LLAMA3_PATTERN, False, True),
