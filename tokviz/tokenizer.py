@@ -34,6 +34,7 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import partial
@@ -1359,6 +1360,13 @@ def _byte_level_plan(pre_tokenizer: Any) -> tuple[bool, Any] | None:
             and split.pattern.compiled.groups == 0
         ):
             return bool(byte_level.add_prefix_space), _isolated_findall(split.pattern)
+        if (
+            type(split).__name__ == "Digits" and type(split).__module__ == "tokviz.pre_tokenizers"
+            and type(byte_level).__name__ == "ByteLevel" and type(byte_level).__module__ == "tokviz.pre_tokenizers"
+            and byte_level.use_regex
+            and not byte_level.add_prefix_space  # (it would prefix every piece: the general path)
+        ):
+            return False, _digits_findall(split.individual_digits)
         return None
     if kind != "ByteLevel":
         return None
@@ -1392,7 +1400,6 @@ def _isolated_findall(pattern: Any) -> Any:
     (['ab', ' ', '123', '45'], ['ab', '!?', ' ', 'c'], None)
     """
     from tokviz.patterns import find_all, match_spans
-
     from tokviz.pre_tokenizers import GPT2_PATTERN, gpt2_findall
 
     compiled = pattern.compiled
@@ -1420,6 +1427,41 @@ def _isolated_findall(pattern: Any) -> Any:
             end = match_end
         if end != len(text):
             words.append(text[end:])
+        return words
+
+    return findall
+
+
+def _digits_findall(individual: bool) -> Any:
+    """The words of Digits (each digit alone, or runs of them) then ByteLevel's own regex, as
+    StarCoder's pre-tokenizer makes them, for the byte-level lane: the numbers, and GPT-2's
+    pre-tokens of the text between them; None if a char the regex takes for a number is not
+    one to :func:`~tokviz.pre_tokenizers.is_numeric` (the general path then splits it).
+
+    >>> findall = _digits_findall(True)
+    >>> findall("Call 123, x2"), _digits_findall(False)("Call 123, x2 ½")
+    (['Call', ' ', '1', '2', '3', ',', ' x', '2'], ['Call', ' ', '123', ',', ' x', '2', ' ', '½'])
+    """
+    import regex
+
+    from tokviz.pre_tokenizers import gpt2_findall, is_numeric
+
+    ascii_split = re.compile("([0-9])" if individual else "([0-9]+)").split
+    number = regex.compile(r"(\p{N})" if individual else r"(\p{N}+)")
+
+    def findall(text: str) -> list[str] | None:
+        if text.isascii():
+            pieces = ascii_split(text)
+        else:
+            pieces = number.split(text)
+            if not all(map(is_numeric, "".join(pieces[1::2]))):
+                return None
+        words: list[str] = []
+        for index, piece in enumerate(pieces):
+            if index % 2:
+                words.append(piece)
+            elif piece:
+                words += gpt2_findall(piece)
         return words
 
     return findall
