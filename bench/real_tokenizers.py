@@ -37,7 +37,8 @@ llama-cpp-python``: its source archive carries ``ggml-vocab-*.gguf``; reading th
   Replace form; ``llama2_real_metaspace``: the same as transformers 5 writes it;
 * ``llama3_real``: Llama 3's (128,256 tokens, 280,147 merges; its Split, ByteLevel without its
   own regex, ``ignore_merges``); ``qwen2_real``: Qwen2's (151,936 tokens; NFC, its Split);
-  ``gpt2_real``: GPT-2's (50,257 tokens, 50,000 merges, ByteLevel);
+  ``gpt2_real``: GPT-2's (50,257 tokens, 50,000 merges, ByteLevel); ``starcoder_real``: StarCoder's
+  (49,152 tokens; Digits, each digit alone, then ByteLevel);
 * ``xlmr_real``: XLM-RoBERTa's SentencePiece Unigram (``ggml-vocab-nomic-bert-moe.gguf``: 250,048
   pieces with their scores and its Precompiled charsmap), as transformers' XLM-R converter
   writes it (Precompiled and Replace, Metaspace, ``<s> $A </s>``).
@@ -259,6 +260,7 @@ def llama_cpp(archives: Path, work: Path) -> dict[str, str]:
         ("llama3_real", "llama-bpe", LLAMA3_PATTERN, False, True),
         ("qwen2_real", "qwen2", QWEN2_PATTERN, True, False),
         ("gpt2_real", "gpt-2", None, False, False),
+        ("starcoder_real", "starcoder", "digits", False, False),
     ):
         fields = gguf_vocabulary(archives, name, work)
         added = [
@@ -266,9 +268,14 @@ def llama_cpp(archives: Path, work: Path) -> dict[str, str]:
              "normalized": kind_of == 4, "special": kind_of == 3}
             for index, (token, kind_of) in enumerate(zip(fields["tokens"], fields["types"])) if kind_of in (3, 4)
         ]
-        byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": pattern is None}
-        pre_tokenizer = byte_level if pattern is None else {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}, byte_level]}
+        byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": pattern in (None, "digits")}
+        if pattern is None:
+            pre_tokenizer = byte_level
+        elif pattern == "digits":  # StarCoder's
+            pre_tokenizer = {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True}, byte_level]}
+        else:
+            pre_tokenizer = {"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}, byte_level]}
         made[kind] = json.dumps({
             "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
             "normalizer": {"type": "NFC"} if nfc else None, "pre_tokenizer": pre_tokenizer,
