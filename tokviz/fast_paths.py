@@ -113,9 +113,9 @@ class ChunkPlan:
 
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
-        "splitter", "one_word", "clip_literals", "ascii_one_for_one", "chunk_findall", "stage_kinds", "words", "word_finditer", "unigram",
-        "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups", "odd_values",
-        "shifts", "segments", "epoch", "space_finditer",
+        "splitter", "one_word", "clip_literals", "ascii_one_for_one", "chunk_findall", "stage_kinds", "words",
+        "word_finditer", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
+        "odd_values", "shifts", "segments", "epoch", "space_finditer",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
