@@ -39,6 +39,8 @@ llama-cpp-python``: its source archive carries ``ggml-vocab-*.gguf``; reading th
   own regex, ``ignore_merges``); ``qwen2_real``: Qwen2's (151,936 tokens; NFC, its Split);
   ``gpt2_real``: GPT-2's (50,257 tokens, 50,000 merges, ByteLevel); ``starcoder_real``: StarCoder's
   (49,152 tokens; Digits, each digit alone, then ByteLevel);
+* ``gemma_real``: Gemma's (``ggml-vocab-gemma-4.gguf``: 262,144 tokens, 514,906 merges) in
+  Gemma's pipeline (Replace(" ", "▁") and no pre-tokenizer, byte fallback, ``<bos> $A``);
 * ``xlmr_real``: XLM-RoBERTa's SentencePiece Unigram (``ggml-vocab-nomic-bert-moe.gguf``: 250,048
   pieces with their scores and its Precompiled charsmap), as transformers' XLM-R converter
   writes it (Precompiled and Replace, Metaspace, ``<s> $A </s>``).
@@ -288,6 +290,33 @@ def llama_cpp(archives: Path, work: Path) -> dict[str, str]:
                 "merges": [merge.split(" ", 1) for merge in fields["merges"]],
             },
         }, ensure_ascii=False)
+    # Gemma: SentencePiece BPE with byte fallback, its merges as they are, no prepended '▁'.
+    gemma = gguf_vocabulary(archives, "gemma-4", work)
+    gemma_vocab: dict[str, int] = {}
+    for index, token in enumerate(gemma["tokens"]):
+        gemma_vocab.setdefault(token, index)
+    bos = gemma["tokens"].index("<bos>")
+    made["gemma_real"] = json.dumps({
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [
+            {"id": index, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+            for index, (token, kind_of) in enumerate(zip(gemma["tokens"], gemma["types"])) if kind_of in (2, 3)
+        ],
+        "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}, "pre_tokenizer": None,
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "<bos>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {"<bos>": {"id": "<bos>", "ids": [bos], "tokens": ["<bos>"]}},
+        },
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"}]},
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None, "end_of_word_suffix": None,
+            "fuse_unk": True, "byte_fallback": True, "ignore_merges": False, "vocab": gemma_vocab,
+            "merges": [merge.split(" ", 1) for merge in gemma["merges"]],
+        },
+    }, ensure_ascii=False)
     # XLM-R: a Unigram model with its charsmap, in the converter's pipeline.
     xlmr = gguf_vocabulary(archives, "nomic-bert-moe", work)
     tokens = xlmr["tokens"]
