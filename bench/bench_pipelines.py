@@ -32,6 +32,7 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -433,8 +434,7 @@ def long_text(args, train: list[str]) -> None:
         "with multilingual lines": "\n".join(lines[len(lines) - len(MULTILINGUAL) * 3 :] + lines)[: args.long_text],
     }
     print(f"one encode() of {args.long_text:,} characters of test lines joined by newlines; clock: {args.clock}\n")
-    print("| kind | text | cold HF | tokviz | ratio | warm HF | tokviz | ratio | identical |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    cold_warm_header("text")
     for kind in args.kinds.split(","):
         json_text = tokenizer_json(kind, train, args)
         for name, text in texts.items():
@@ -450,8 +450,17 @@ def long_text(args, train: list[str]) -> None:
                 times.append((cold, warm))
                 results.append((encoding.ids, encoding.offsets))
             (hf_cold, hf_warm), (ours_cold, ours_warm) = times
-            print(f"| {kind} | {name} | {hf_cold * 1e3:.1f} ms | {ours_cold * 1e3:.1f} ms | {ours_cold / hf_cold:.2f}x | "
-                  f"{hf_warm * 1e3:.1f} ms | {ours_warm * 1e3:.1f} ms | {ours_warm / hf_warm:.2f}x | {results[0] == results[1]} |", flush=True)
+            cold_warm_row(kind, name, hf_cold, ours_cold, hf_warm, ours_warm, results[0] == results[1])
+
+
+def cold_warm_header(what: str) -> None:
+    print(f"| kind | {what} | cold HF | tokviz | ratio | warm HF | tokviz | ratio | identical |")
+    print("|---|---|---|---|---|---|---|---|---|")
+
+
+def cold_warm_row(kind: str, what: str, hf_cold: float, ours_cold: float, hf_warm: float, ours_warm: float, identical: Any) -> None:
+    print(f"| {kind} | {what} | {hf_cold * 1e3:.1f} ms | {ours_cold * 1e3:.1f} ms | {ours_cold / hf_cold:.2f}x | "
+          f"{hf_warm * 1e3:.1f} ms | {ours_warm * 1e3:.1f} ms | {ours_warm / hf_warm:.2f}x | {identical} |", flush=True)
 
 
 def lines_of_scripts(count: int, seed: int = 0) -> dict[str, list[str]]:
@@ -484,8 +493,7 @@ def script_lines(args, train: list[str]) -> None:
 
     scripts = lines_of_scripts(args.script_lines)
     print(f"{args.script_lines} lines per script, encode() per line; clock: {args.clock}\n")
-    print("| kind | script | cold HF | tokviz | ratio | warm HF | tokviz | ratio | identical |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    cold_warm_header("script")
     for kind in args.kinds.split(","):
         json_text = tokenizer_json(kind, train, args)
         for script, lines in scripts.items():
@@ -496,8 +504,7 @@ def script_lines(args, train: list[str]) -> None:
             del hf_encodings, ours_encodings
             hf_warm = min(encode_all(hf.encode, lines)[0] for _ in range(args.rounds))
             ours_warm = min(encode_all(ours.encode, lines)[0] for _ in range(args.rounds))
-            print(f"| {kind} | {script} | {hf_cold * 1e3:.1f} ms | {ours_cold * 1e3:.1f} ms | {ours_cold / hf_cold:.2f}x | "
-                  f"{hf_warm * 1e3:.1f} ms | {ours_warm * 1e3:.1f} ms | {ours_warm / hf_warm:.2f}x | {identical}/{len(lines)} |", flush=True)
+            cold_warm_row(kind, script, hf_cold, ours_cold, hf_warm, ours_warm, f"{identical}/{len(lines)}")
 
 
 def cold_calls(args, train: list[str]) -> None:
