@@ -185,6 +185,8 @@ def bpe_word_encoder(model: Any) -> Any:
             first_value = token_of(first)
             second_value = token_of(second)
             middle = len(first_value)
+            if count <= SEGMENTED_MAX_CHARS:  # (shared offsets: fewer objects for the collector)
+                return (first, second), (first_value, second_value), TWO_STARTS[middle], TWO_ENDS[middle][count]
             return (first, second), (first_value, second_value), (0, middle), (middle, count)
         values = tuple(map(token_of, ids))
         if suffix:
