@@ -129,7 +129,7 @@ def _char_table(
         # The highest score per first char: in a dict built from the lowest score up, the last
         # write wins. Trained vocabularies come sorted by score (highest first): no sort then.
         # Runs in score order the same, the longest in C and the others' chars merged into it.
-        vocab = model._vocab
+        tokens = model._tokens
         starts = [0] if ordered else runs
         spans = sorted(zip(starts, [*starts[1:], len(scores)]), key=lambda span: span[0] - span[1])
         bounds = {}
@@ -137,7 +137,7 @@ def _char_table(
             if end - start > _EXACT_PIECES:
                 end = start + _EXACT_PIECES
                 tail = scores[end] if tail is None else max(tail, scores[end])
-            run = dict(zip(map(first, map(first, reversed(vocab[start:end]))), reversed(scores[start:end])))
+            run = dict(zip(map(first, reversed(tokens[start:end])), reversed(scores[start:end])))
             if not bounds:
                 bounds = run
                 continue
@@ -148,7 +148,7 @@ def _char_table(
             bounds = {char: bound if bound > tail else tail for char, bound in bounds.items()}
     else:
         order = sorted(range(len(scores)), key=scores.__getitem__)
-        bounds = dict(zip(map(first, map(first, map(model._vocab.__getitem__, order))), map(scores.__getitem__, order)))
+        bounds = dict(zip(map(first, map(model._tokens.__getitem__, order)), map(scores.__getitem__, order)))
     get = model._token_to_id.get
     table = {char: (None if (one := get(char)) is None else scores[one], bound) for char, bound in bounds.items()}
     return table, None, tail
@@ -191,7 +191,7 @@ def unigram_word_encoder(model: Any) -> Any:
     unk_id = model._unk_id
     unk_score = model._min_score - UNK_PENALTY
     byte_fallback = model._byte_fallback
-    vocab = model._vocab
+    tokens = model._tokens
     # byte -> the id of its <0xNN> piece (or None), for byte fallback
     byte_piece_ids = [get(f"<0x{byte:02X}>") for byte in range(256)] if byte_fallback else []
     longest = model._longest_piece()
@@ -218,7 +218,7 @@ def unigram_word_encoder(model: Any) -> Any:
         plain = sum(map(abs, scores)) < _SCORE_BOUND  # False for NaN
         top_score = max(scores, default=0.0)
     # A piece that is the unk token is fused like unknown chars: such words take the general walk.
-    unk_piece = vocab[unk_id][0] if unk_id is not None else None
+    unk_piece = tokens[unk_id] if unk_id is not None else None
     minus_inf = -math.inf
     # Skipping starts (see _char_table) leaves some values off the final path below their
     # exact ones: not with unk_id None, where an unknown node's use is an error wherever it is.
@@ -265,7 +265,7 @@ def unigram_word_encoder(model: Any) -> Any:
                     if None not in byte_ids:
                         for byte_id in byte_ids:
                             ids.append(byte_id)
-                            values.append(vocab[byte_id][0])
+                            values.append(tokens[byte_id])
                             starts.append(start)
                             ends.append(end)
                         continue

@@ -62,7 +62,7 @@ class Unigram:
     """
 
     __slots__ = (
-        "_vocab", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_scores", "_cache", "_token_cache",
+        "_tokens", "_pairs", "_token_to_id", "_unk_id", "_byte_fallback", "_min_score", "_trie", "_scores", "_cache", "_token_cache",
         "_alpha", "_nbest_size", "_longest", "_direct_budget", "_cache_capacity", "_cache_epoch",
     )
 
@@ -107,17 +107,20 @@ class Unigram:
                 if not isinstance(piece, str) or not piece:
                     raise VocabularyError(f"Unigram pieces must be non-empty strings, got {piece!r}.")
                 pieces.append((piece, float(score)))
-        self._init_tables(pieces, list(map(itemgetter(0), pieces)), list(map(itemgetter(1), pieces)), unk_id, byte_fallback)
+        self._init_tables(list(map(itemgetter(0), pieces)), list(map(itemgetter(1), pieces)), unk_id, byte_fallback)
 
-    def _init_tables(self, pieces: list[tuple[str, float]], tokens: list[str], scores: list[float], unk_id: int | None, byte_fallback: Any) -> None:
-        """The model's tables from checked pieces: ``(piece, score)`` pairs, and the pieces and
-        the scores apart (non-empty strs, floats)."""
+    def _init_tables(self, tokens: list[str], scores: list[float], unk_id: int | None, byte_fallback: Any) -> None:
+        """The model's tables from checked pieces and scores in id order (non-empty strs, floats)."""
         if unk_id is not None:
-            if not pieces:
+            if not tokens:
                 raise VocabularyError("The Unigram vocabulary is empty, but at least the unk token is needed.")
-            if not 0 <= unk_id < len(pieces):
-                raise VocabularyError(f"unk_id {unk_id} is outside the vocabulary of {len(pieces)} pieces.")
-        self._vocab: tuple[tuple[str, float], ...] = tuple(pieces)
+            if not 0 <= unk_id < len(tokens):
+                raise VocabularyError(f"unk_id {unk_id} is outside the vocabulary of {len(tokens)} pieces.")
+        # The pieces and their scores as two lists; the (piece, score) pairs of `vocab` are made
+        # when first asked for. A tuple per piece is an object the cycle collector tracks until
+        # its first look: XLM-R's 250k made the first encode after loading pay 22 ms for them.
+        self._tokens = tokens
+        self._pairs: tuple[tuple[str, float], ...] | None = None
         # Later duplicates win, as in HF's HashMap insertion.
         self._token_to_id: dict[str, int] = dict(zip(tokens, range(len(tokens))))
         self._unk_id = unk_id
@@ -128,7 +131,7 @@ class Unigram:
         # The prefix structure of the Viterbi walk (built on first use, once: see _prefixes).
         self._trie: dict[str, int] | None = None
         self._longest: int | None = None  # the longest piece's length (on first use: see _lookup)
-        self._direct_budget = _DIRECT_BUDGET_PER_PIECE * len(pieces)
+        self._direct_budget = _DIRECT_BUDGET_PER_PIECE * len(tokens)
         self._scores = scores
         self._cache: dict[str, tuple[str, ...]] = {}
         self._token_cache: dict[str, tuple[Token, ...]] = {}
@@ -141,6 +144,13 @@ class Unigram:
     def vocab(self) -> tuple[tuple[str, float], ...]:
         """The ``(piece, score)`` pairs, in id order."""
         return self._vocab
+
+    @property
+    def _vocab(self) -> tuple[tuple[str, float], ...]:
+        pairs = self._pairs
+        if pairs is None:
+            pairs = self._pairs = tuple(zip(self._tokens, self._scores))
+        return pairs
 
     @property
     def unk_id(self) -> int | None:
@@ -212,13 +222,13 @@ class Unigram:
         return self._token_to_id.get(token)
 
     def id_to_token(self, id: int) -> str | None:
-        return self._vocab[id][0] if 0 <= id < len(self._vocab) else None
+        return self._tokens[id] if 0 <= id < len(self._tokens) else None
 
     def get_vocab(self) -> dict[str, int]:
         return dict(self._token_to_id)
 
     def get_vocab_size(self) -> int:
-        return len(self._vocab)
+        return len(self._tokens)
 
 
     # -- encoding ---------------------------------------------------------------------
@@ -368,7 +378,7 @@ class Unigram:
                 if self._byte_fallback:
                     byte_ids = [self._token_to_id.get(f"<0x{b:02X}>") for b in piece.encode("utf-8")]
                     if all(i is not None for i in byte_ids):
-                        tokens.extend(Token(i, self._vocab[i][0], span) for i in byte_ids)  # type: ignore[index]
+                        tokens.extend(Token(i, self._tokens[i], span) for i in byte_ids)  # type: ignore[index]
                         continue
                 if self._unk_id is None:
                     raise _missing_unk(f"{piece!r} is not in the Unigram vocabulary and the model has no unk token.")
@@ -520,7 +530,7 @@ class Unigram:
         model._alpha = None
         model._nbest_size = None
         try:
-            model._init_tables(list(zip(tokens, scores)), tokens, scores, unk_id, byte_fallback)
+            model._init_tables(tokens, scores, unk_id, byte_fallback)
         except VocabularyError as error:
             raise SerializationError(f"Unigram model section: {error}") from error
         return model
