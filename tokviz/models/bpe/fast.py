@@ -209,8 +209,8 @@ def bpe_word_encoder(model: Any) -> Any:
     # converted SentencePiece or tiktoken vocabulary): the proofs there walk more of the merge
     # table than merging does, and cost more in memory traffic than they save in steps. Real
     # vocabularies, a cold pass over the bench's 2,012 lines, medians of 5-7 fresh processes:
-    # Llama 2 2.44x -> 2.07x HF, Mistral 2.57x -> 2.20x, Gemma 3.62x -> 2.74x; Llama 3 and
-    # Whisper's tiktoken form (byte-level) 1.46x -> 1.38x and 1.50x -> 1.47x.
+    # Llama 2 2.44x -> 2.07x HF, Mistral 2.57x -> 2.20x, Gemma 3.62x -> 2.74x. Llama 3's and
+    # Whisper's tiktoken files (byte-level) are unchanged within the noise of such runs.
     shortcut = (
         plain and not prefix and not ignore_merges and "" not in vocab and len(merge_map) <= len(vocab)
     )
