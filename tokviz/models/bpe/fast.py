@@ -205,14 +205,16 @@ def bpe_word_encoder(model: Any) -> Any:
     # (An empty token would let a merge remake one of its parts: no shortcut then.)
     # With an end_of_word_suffix a word's last symbol is its last char and the suffix: the
     # word's token must be made from chars and, last, such a symbol (certify_final).
-    # Not for a file with more merges than tokens, which lists several splits of a token (a
-    # converted SentencePiece or tiktoken vocabulary): the proofs there walk more of the merge
-    # table than merging does, and cost more in memory traffic than they save in steps. Real
+    # Not for a converted SentencePiece model (byte fallback, and more merges than tokens: it
+    # lists every split of a token into two): the proofs there walk more of the merge table
+    # than merging does, and cost more in memory traffic than they save in steps. Real
     # vocabularies, a cold pass over the bench's 2,012 lines, medians of 5-7 fresh processes:
-    # Llama 2 2.44x -> 2.07x HF, Mistral 2.57x -> 2.20x, Gemma 3.62x -> 2.74x. Llama 3's and
-    # Whisper's tiktoken files (byte-level) are unchanged within the noise of such runs.
+    # Llama 2 2.44x -> 2.07x HF, Mistral 2.57x -> 2.20x, Gemma 3.62x -> 2.74x. Byte-level files
+    # converted from tiktoken (Llama 3's, Whisper's), which list several splits too, keep the
+    # proofs: without them Llama 3 went 2.05x -> 2.55x.
     shortcut = (
-        plain and not prefix and not ignore_merges and "" not in vocab and len(merge_map) <= len(vocab)
+        plain and not prefix and not ignore_merges and "" not in vocab
+        and not (model.byte_fallback and len(merge_map) > len(vocab))
     )
     suffix_symbol_size = len(suffix) + 1
     # rank_made[t]: the rank of the merge that makes t once proven (a char: -1), NEVER_RANK if
