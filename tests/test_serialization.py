@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -123,3 +124,25 @@ def test_hf_files_of_every_model_load():
         ours = Tokenizer.from_str(theirs.to_str())
         assert ours.encode("ab").ids == theirs.encode("ab").ids
         assert json.loads(ours.to_str())["model"] == json.loads(theirs.to_str())["model"]
+
+
+def test_loading_leaves_the_collector_no_pass_over_its_objects_for_the_first_encode() -> None:
+    # A load makes an object per merge (the merge table's pairs) while the collector waits; it
+    # looks at them before from_str returns, not at the caller's next allocation -- the first
+    # encode, which paid 42-65 ms for Llama 3's 280k merges and 91 ms for Gemma's.
+    vocab = {"a": 0, "b": 1}
+    merges = []
+    for index in range(5000):  # a + b, a + ab, a + aab, ...
+        left, right = "a", "a" * index + "b"
+        vocab[left + right] = len(vocab)
+        merges.append([left, right])
+    text = json.dumps({
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+        "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None, "decoder": None,
+        "model": {"type": "BPE", "vocab": vocab, "merges": merges, "unk_token": None},
+    })
+    gc.collect()
+    tokenizer = Tokenizer.from_str(text)
+    pending = gc.get_count()[0]
+    assert pending < 700, pending  # (below the threshold that starts a collection)
+    assert tokenizer.encode("aab").tokens == ["aab"]
