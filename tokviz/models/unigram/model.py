@@ -116,10 +116,12 @@ class Unigram:
                 raise VocabularyError("The Unigram vocabulary is empty, but at least the unk token is needed.")
             if not 0 <= unk_id < len(tokens):
                 raise VocabularyError(f"unk_id {unk_id} is outside the vocabulary of {len(tokens)} pieces.")
-        # The pieces and their scores as two lists; the (piece, score) pairs of `vocab` are made
+        # The pieces and their scores as two tuples; the (piece, score) pairs of `vocab` are made
         # when first asked for. A tuple per piece is an object the cycle collector tracks until
         # its first look: XLM-R's 250k made the first encode after loading pay 22 ms for them.
-        self._tokens = tokens
+        # (Tuples, not lists: the collector stops tracking a tuple of strs or floats once it has
+        # looked, where it walks a list's 250k items in every collection that reaches it.)
+        self._tokens = tuple(tokens)
         self._pairs: tuple[tuple[str, float], ...] | None = None
         # Later duplicates win, as in HF's HashMap insertion.
         self._token_to_id: dict[str, int] = dict(zip(tokens, range(len(tokens))))
@@ -132,7 +134,7 @@ class Unigram:
         self._trie: dict[str, int] | None = None
         self._longest: int | None = None  # the longest piece's length (on first use: see _lookup)
         self._direct_budget = _DIRECT_BUDGET_PER_PIECE * len(tokens)
-        self._scores = scores
+        self._scores = tuple(scores)
         self._cache: dict[str, tuple[str, ...]] = {}
         self._token_cache: dict[str, tuple[Token, ...]] = {}
         self._cache_capacity = _CACHE_LIMIT
