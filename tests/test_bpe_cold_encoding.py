@@ -428,3 +428,26 @@ def test_proving_words_leaves_only_their_entries_for_the_collector(converted_sen
     assert all(len(entry[0]) == 1 for entry in entries)
     # (+10: the list and the interpreter's own; a tuple per proven token would be ~1,400 more)
     assert tracked <= 3 * len(entries) + 10
+
+
+def test_a_converted_sentencepiece_model_proves_tokens_once_its_word_caches_are_cleared(converted_sentencepiece) -> None:
+    # Such a file merges its words on a first pass (a proof costs more than merging a word once)
+    # and proves tokens, memoized, once its caches are cleared and the same words come again.
+    # The tokens are HF's either way.
+    hf = pytest.importorskip("tokenizers")
+    from tokviz.fast_paths import plan_for
+
+    vocab, merges, words = converted_sentencepiece
+    options = {"unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True}
+    hf_model = hf.models.BPE(vocab, merges, **options)
+    tokenizer = Tokenizer(models.BPE(vocab, merges, **options))
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+    plan = plan_for(tokenizer)
+    encode = plan.bpe
+    proven = dict(zip(encode.__code__.co_freevars, encode.__closure__))["made_get"].cell_contents.__self__  # (the memo)
+    expected = [[token.id for token in hf_model.tokenize(word)] for word in words]
+    assert [list(encode(word)[0]) for word in words] == expected
+    assert not proven
+    plan.clear_caches()  # (what model._clear_cache() leads to)
+    assert [list(encode(word)[0]) for word in words] == expected
+    assert len(proven) > 1000

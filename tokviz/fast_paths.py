@@ -186,6 +186,8 @@ class ChunkPlan:
         for cache in (*self.heads, self.bodies, self.words, self.segments[0]):
             cache.clear()
         self.segments[1][0] = 0
+        if self.bpe is not None:
+            self.bpe.use_proofs()  # (the same words again: see bpe_word_encoder)
 
 
 def _flatten(normalizer: Any) -> list[Any] | None:

@@ -205,17 +205,20 @@ def bpe_word_encoder(model: Any) -> Any:
     # (An empty token would let a merge remake one of its parts: no shortcut then.)
     # With an end_of_word_suffix a word's last symbol is its last char and the suffix: the
     # word's token must be made from chars and, last, such a symbol (certify_final).
-    # Not for a converted SentencePiece model (byte fallback, and more merges than tokens: it
-    # lists every split of a token into two): the proofs there walk more of the merge table
-    # than merging does, and cost more in memory traffic than they save in steps. Real
-    # vocabularies, a cold pass over the bench's 2,012 lines, medians of 5-7 fresh processes:
-    # Llama 2 2.44x -> 2.07x HF, Mistral 2.57x -> 2.20x, Gemma 3.62x -> 2.74x. Byte-level files
-    # converted from tiktoken (Llama 3's, Whisper's), which list several splits too, keep the
-    # proofs: without them Llama 3 went 2.05x -> 2.55x.
-    shortcut = (
-        plain and not prefix and not ignore_merges and "" not in vocab
-        and not (model.byte_fallback and len(merge_map) > len(vocab))
-    )
+    # A converted SentencePiece model (byte fallback, and more merges than tokens: it lists
+    # every split of a token into two) merges its words until its word caches are first
+    # cleared (use_proofs, below): there a proof walks more of the merge table than merging the
+    # word once does, and costs more in memory traffic than it saves in steps. Proofs are
+    # memoized per token, so they pay once the same tokens come again with the caches gone.
+    # Real vocabularies, medians of 3-7 fresh processes: a first pass over the bench's 2,075
+    # lines, Llama 2 2.44x -> 2.07x HF, Mistral 2.57x -> 2.20x, Gemma 3.62x -> 2.74x; every
+    # line with the caches cleared before it, Llama 2 1.84x with proofs, 2.82x without.
+    can_prove = plain and not prefix and not ignore_merges and "" not in vocab
+    shortcut = can_prove and not (model.byte_fallback and len(merge_map) > len(vocab))
+
+    def use_proofs() -> None:
+        nonlocal shortcut
+        shortcut = can_prove
     suffix_symbol_size = len(suffix) + 1
     # rank_made[t]: the rank of the merge that makes t once proven (a char: -1), NEVER_RANK if
     # not; route[t]: that merge's pair (left part, right part), the merge table's own key (a
@@ -542,6 +545,7 @@ def bpe_word_encoder(model: Any) -> Any:
             ends = [char_of_byte[end - 1] + 1 for end in ends]
         return tuple(ids), tuple(map(token_of, ids)), tuple(starts), tuple(ends)
 
+    encode.use_proofs = use_proofs  # type: ignore[attr-defined]
     return encode
 
 
