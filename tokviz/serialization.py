@@ -138,10 +138,11 @@ def tokenizer_from_str(text: str) -> Any:
             # The load's objects, looked at once now -- the collector then stops tracking most of
             # them (the merge table's pairs) -- and not by the next allocation after it, in the
             # caller's first encode: 42-65 ms there for Llama 3's 280k merges, 91 ms for Gemma's.
-            # Those it keeps go to the oldest generation, which only full collections walk (from
-            # the youngest, each collection of the middle one during a cold Llama 2 pass walked
-            # the merge table again: 9-11 ms against 1.4 ms).
-            gc.collect(1)
+            # A full collection: from the youngest generation, each collection of the middle one
+            # during a cold Llama 2 pass walked the merge table again (9-11 ms against 1.4 ms);
+            # from the middle one, the process's next full collection came due inside a cold pass
+            # (GPT-2's: 12-15 ms). A full one also stops tracking the merge table itself.
+            gc.collect()
 
 
 def tokenizer_from_file(path: str | Path) -> Any:
