@@ -138,11 +138,12 @@ def tokenizer_from_str(text: str) -> Any:
             # The load's objects, looked at once now -- the collector then stops tracking most of
             # them (the merge table's pairs) -- and not by the next allocation after it, in the
             # caller's first encode: 42-65 ms there for Llama 3's 280k merges, 91 ms for Gemma's.
-            # A full collection: from the youngest generation, each collection of the middle one
-            # during a cold Llama 2 pass walked the merge table again (9-11 ms against 1.4 ms);
-            # from the middle one, the process's next full collection came due inside a cold pass
-            # (GPT-2's: 12-15 ms). A full one also stops tracking the merge table itself.
-            gc.collect()
+            # What it keeps goes to the oldest generation, which only full collections walk: from
+            # the youngest only, each collection of the middle one during a cold Llama 2 pass
+            # walked the merge table again (9-11 ms against 1.4 ms). Not a full collection: its
+            # cost grows with everything the process holds (the bench's one-process run, its
+            # heap ~1.6 GB: Llama 2's load 1.2x -> 1.9x HF), where this one's is the load's own.
+            gc.collect(1)
 
 
 def tokenizer_from_file(path: str | Path) -> Any:
