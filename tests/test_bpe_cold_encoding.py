@@ -471,3 +471,36 @@ def test_a_converted_sentencepiece_model_proves_tokens_once_its_word_caches_are_
     plan.clear_caches()  # (what model._clear_cache() leads to)
     assert [list(encode(word)[0]) for word in words] == expected
     assert len(proven) > 1000
+
+
+def _llama_like(vocab, merges, hf=None):
+    # Llama 2's pipeline: Prepend and Replace normalizers, no pre-tokenizer, byte fallback.
+    lib = hf if hf is not None else __import__("tokviz")
+    tokenizer = lib.Tokenizer(lib.models.BPE(vocab, merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    tokenizer.normalizer = lib.normalizers.Sequence([lib.normalizers.Prepend("▁"), lib.normalizers.Replace(" ", "▁")])
+    return tokenizer
+
+
+def test_words_of_a_sentencepiece_vocabulary_are_cut_between_letters_and_other_chars(converted_sentencepiece) -> None:
+    # SentencePiece never makes a piece of letters and punctuation, so the merges of "▁you," are
+    # those of "▁you" and ","; the fast path cuts there and caches "▁you" once for all of them.
+    # Where a merge joins a letter to a comma (an added "u," token), words stay whole. HF's
+    # tokens and offsets either way, on real text (the first call of each line cold).
+    hf = pytest.importorskip("tokenizers")
+    from pathlib import Path
+
+    from tokviz.fast_paths import plan_for
+
+    vocab, merges, _ = converted_sentencepiece
+    joined_vocab = {**vocab, "u,": len(vocab)}
+    corpora = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+    lines = [line for line in (corpora / "tinyshakespeare.txt").read_text(encoding="utf-8")[60_000:90_000].splitlines() if line][:400]
+    lines += ["you, (you) you.\n²you_ ½x «a»", "x\u00a0y\x00z ,,a..b", "km². a²,"]
+    for table, merge_list, cut in ((vocab, merges, True), (joined_vocab, [*merges, ("u", ",")], False)):
+        ours, theirs = _llama_like(table, merge_list), _llama_like(table, merge_list, hf)
+        assert plan_for(ours).run_findall("▁you,▁(you)") == (["▁you", ",", "▁(", "you", ")"] if cut else ["▁you,", "▁(you)"])
+        for line in lines:
+            mine, expected = ours.encode(line), theirs.encode(line)
+            assert (mine.ids, mine.offsets) == (expected.ids, expected.offsets), (line, cut)
+        words = plan_for(ours).words
+        assert ("▁you" in words and "▁you," not in words) is cut

@@ -45,7 +45,7 @@ import re
 import unicodedata
 from bisect import bisect_left
 from itertools import accumulate, chain, compress, islice, repeat
-from operator import itemgetter
+from operator import and_, itemgetter
 from operator import add, eq, is_, sub
 from typing import Any
 
@@ -54,6 +54,7 @@ import regex
 from tokviz import _mutation
 from tokviz.encoding import Encoding, FlatOffsets, flat_offsets_encoding, new_encoding
 from tokviz.models.bpe.fast import bpe_word_encoder
+from tokviz.models.bpe.model import _ID_MASK, BYTE_FALLBACK_TOKENS
 from tokviz.models.bpe.fast import byte_word_tokens as _byte_word_tokens
 from tokviz.models.unigram.fast import _UNIGRAM_MAX_WORD, unigram_word_encoder
 from tokviz.models.wordpiece.fast import wordpiece_word_encoder
@@ -84,6 +85,7 @@ _WORD_OR_SYMBOLS_ASCII = re.compile(r"\w+|[^\w\t\n\x0b\x0c\r ]+", re.ASCII)
 _CLIP_ASCII = re.compile(r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[A-Za-z]+|[0-9]|[^\t\n\x0b\x0c\r A-Za-z0-9]+""")
 
 _MAX_CACHED_CHUNKS = 200_000
+_DIGITS = frozenset("0123456789")
 
 # Fields of a chunk entry (see chunk_entry).
 _IDS, _TOKENS, _STARTS, _ENDS, _WORDS, _N_WORDS, _MAY_FOLLOW, _MAY_PRECEDE = map(itemgetter, range(8))
@@ -354,6 +356,60 @@ def _model_isolates(model: Any, char: str, joined: str | None = None) -> bool:
     return joined is not None and joined.count(char) == 1
 
 
+def _letter_runs(model: Any, mark: str, newline: str) -> str | None:
+    """A regex for a one-word BPE model's words (``mark``: the escaped word-start char;
+    ``newline``: "\\n" when newlines are cut out) that also cuts between letters or digits
+    (``[^\\W_]``) and the other chars, or None when some merge may join across such a cut.
+
+    A symbol over a cut is a merged token holding the two chars there: when no token a merge
+    makes holds a letter or digit next to another char (but the word-start char, which opens
+    a run of either kind), the merges of a word are those of its runs side by side. A char no
+    token holds becomes byte tokens or the unk token, which no merge may join (nor may
+    ``fuse_unk`` fuse it with an unknown char across the cut: byte fallback must then cover
+    every byte). Non-ASCII letters or digits that merges join to other chars (Llama's "²."
+    token) count with those, and so do the ASCII digits when one is joined to them (a
+    SentencePiece model trained without ``split_digits`` has "0," and "'8").
+
+    >>> from tokviz import models
+    >>> vocab = {c: i for i, c in enumerate("ab,.▁")}
+    >>> vocab.update({"ab": 5, ",.": 6, "▁a": 7})
+    >>> print(_letter_runs(models.BPE(vocab, [("a", "b"), (",", "."), ("▁", "a")]), "▁", ""))
+    ▁*(?:[^\\W_]+|(?:[^\\w▁]|_)+)|▁+
+    >>> _letter_runs(models.BPE({**vocab, "b,": 8}, [("a", "b"), (",", "."), ("▁", "a"), ("b", ",")]), "▁", "") is None
+    True
+    """
+    if type(model).__name__ != "BPE" or model.dropout or model.ignore_merges or not getattr(model, "_plain", False):
+        return None
+    if model.continuing_subword_prefix or model.end_of_word_suffix:
+        return None
+    vocab = model._vocab
+    if model.fuse_unk and not (model.byte_fallback and all(map(vocab.__contains__, BYTE_FALLBACK_TOKENS))):
+        return None
+    new_ids = model._merge_new_ids
+    if new_ids is None:
+        new_ids = tuple(map(and_, model._merge_map.values(), repeat(_ID_MASK)))
+    made = map(model._vocab_r.__getitem__, set(new_ids))
+    # Only the tokens with chars of both kinds may cross (Llama 2: 1,183 of 29,612 made).
+    mixed_tokens = [token for token in made if not token.replace("▁", "").isalnum()]
+    mixed = "\x00".join(mixed_tokens)
+    if mixed.count("\x00") >= len(mixed_tokens) or "<0x" in mixed or (model.unk_token and model.unk_token in mixed):
+        return None  # (a token holds a NUL, or a merge joins a byte token or the unk token)
+    moved = ""  # non-ASCII letters or digits that count as other chars
+    for _ in range(2):
+        letters = f"[^\\W_{moved}]"
+        others = f"(?:[^\\w{mark}{newline}]|[_{moved}])" if moved else f"(?:[^\\w{mark}{newline}]|_)"
+        separated = others.replace("]|", "\\x00]|", 1)  # (not the NUL between the tokens)
+        crossing = set(re.findall(f"{letters}(?={separated})|(?<={separated}){letters}", mixed))
+        if not crossing:
+            return f"{mark}*(?:{letters}+|{others}+)|{mark}+"
+        if moved or not all(char in _DIGITS or not char.isascii() for char in crossing):
+            return None
+        if not crossing.isdisjoint(_DIGITS):
+            crossing.update(_DIGITS)
+        moved = re.escape("".join(sorted(crossing)))
+    return None
+
+
 def _odd_values(model: Any, joined: str | None = None) -> frozenset[str] | None:
     """The values of the tokens a model makes that are not the text they cover (its unk
     token and the ``<0xNN>`` byte tokens), or None when other tokens may not be either
@@ -514,8 +570,11 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
         mark = re.escape("▁" if first is None else first.replacement)
         newline = "\n" if _model_isolates(model, "\n", joined) else ""
         joined_runs = f"(?:(?<=[{''.join(map(re.escape, sorted(joins)))}]){mark}+[^{mark}{newline}]*)*" if joins else ""
+        # And between letters or digits and other chars when no merge joins them (words then
+        # share their pieces: "▁you", "▁you," and "▁you." need "▁you" merged once).
+        runs = None if joins else _letter_runs(model, mark, newline)
         plan.run_findall = re.compile(
-            f"{mark}*[^{mark}{newline}]+{joined_runs}|{mark}+" + ("|\n" if newline else "")
+            (runs or f"{mark}*[^{mark}{newline}]+{joined_runs}|{mark}+") + ("|\n" if newline else "")
         ).findall
     elif first_kind == "Metaspace":
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
