@@ -373,6 +373,23 @@ def test_byte_level_lane_equals_the_general_path_and_hf(tok, texts) -> None:
         ), (text, json.loads(tok.to_str())["model"]["merges"])
 
 
+def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_made() -> None:
+    # The load makes the encoding plan, its word encoder and the tables its proofs start from;
+    # the byte-level lane encodes with that encoder (one set of proofs), not one of its own.
+    vocab = {symbol: index for index, symbol in enumerate(SYMBOLS)}
+    vocab.update({"ab": 256, "Ġab": 257, "Ġa": 258})
+    model = models.BPE(vocab, [("a", "b"), ("Ġ", "ab"), ("Ġ", "a")])
+    built = Tokenizer(model)
+    built.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    loaded = Tokenizer.from_str(built.to_str())
+    encoder = loaded._chunk_plan[4].bpe
+    producer = dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents
+    assert producer == {256: (vocab["a"], vocab["b"]), 257: (vocab["Ġ"], 256), 258: (vocab["Ġ"], vocab["a"])}
+    assert loaded.encode("ab ab a").ids == [256, 257, 258]
+    assert loaded._fast_plan[-1].args[1] is encoder
+    assert _proof_memo(encoder)[257] == 1  # 'Ġab' proven by the merge of rank 1, in that encoder
+
+
 @pytest.fixture(scope="module")
 def converted_sentencepiece(tmp_path_factory):
     """A SentencePiece BPE model trained on real text, as a tokenizer.json lists it: its vocab,

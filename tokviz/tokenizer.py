@@ -814,7 +814,16 @@ class Tokenizer:
             self._fast_plan_for = pre_tokenizer
             self._fast_plan_generation = generation
             plan = _byte_level_plan(pre_tokenizer)
-            self._fast_plan = (*plan, _byte_word_entries(model)) if plan is not None and _is_deterministic(model) else None
+            if plan is not None and _is_deterministic(model):
+                # The chunk plan's word encoder when it has one for this model (made with the
+                # tokenizer's load): one set of proofs, and no tables built in a first encode.
+                chunk_plan = self._chunk_plan
+                shared = None
+                if chunk_plan is not None and chunk_plan[2] is model and chunk_plan[3] == generation and chunk_plan[4] is not None:
+                    shared = chunk_plan[4].bpe
+                self._fast_plan = (*plan, _byte_word_entries(model, shared))
+            else:
+                self._fast_plan = None
         plan = self._fast_plan
         if plan is None:
             return None
@@ -1491,10 +1500,11 @@ def _added_pieces(added: AddedVocabulary, sequence: str) -> list[tuple[int | Non
     return pieces
 
 
-def _byte_word_entries(model: Any) -> Any:
+def _byte_word_entries(model: Any, encoder: Any = None) -> Any:
     """``word -> word-cache entry`` (:func:`_tokenize_byte_word`) for the model: a BPE model's
-    tuples come from :func:`bpe_word_encoder` (no ``Token`` objects), others' from ``model.tokenize``."""
-    return partial(_tokenize_byte_word, model.tokenize, bpe_word_encoder(model))
+    tuples come from its :func:`bpe_word_encoder` (``encoder``, if one is made already; no
+    ``Token`` objects), others' from ``model.tokenize``."""
+    return partial(_tokenize_byte_word, model.tokenize, encoder or bpe_word_encoder(model))
 
 
 # The last six fields of a word's entry when it is one ASCII token covering it (size < 256):
