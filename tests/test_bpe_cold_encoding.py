@@ -375,7 +375,7 @@ def test_byte_level_lane_equals_the_general_path_and_hf(tok, texts) -> None:
 
 def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_made() -> None:
     # The load makes the encoding plan, its word encoder and the tables its proofs start from;
-    # the byte-level lane encodes with that encoder (one set of proofs), not one of its own.
+    # the byte-level lane (also made at load) encodes with that encoder (one set of proofs).
     vocab = {symbol: index for index, symbol in enumerate(SYMBOLS)}
     vocab.update({"ab": 256, "Ġab": 257, "Ġa": 258})
     model = models.BPE(vocab, [("a", "b"), ("Ġ", "ab"), ("Ġ", "a")])
@@ -388,6 +388,14 @@ def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_ma
     assert loaded.encode("ab ab a").ids == [256, 257, 258]
     assert loaded._fast_plan[-1].args[1] is encoder
     assert _proof_memo(encoder)[257] == 1  # 'Ġab' proven by the merge of rank 1, in that encoder
+    # StarCoder's pre-tokenizer (Digits, then ByteLevel) has no chunk plan: the lane makes its
+    # own encoder, at load too.
+    built.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)])
+    loaded = Tokenizer.from_str(built.to_str())
+    assert loaded._chunk_plan[4] is None
+    encoder = loaded._fast_plan[-1].args[1]
+    assert len(dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents) == 3
+    assert loaded.encode("ab1 ab").ids == [256, vocab["1"], 257]
 
 
 @pytest.fixture(scope="module")

@@ -109,7 +109,12 @@ def tokenizer_from_str(text: str) -> Any:
     # of them garbage: the cycle collector would walk them over and over (15-20% of the time
     # of a 25k byte-level BPE), so it waits until the tokenizer is built.
     collecting = gc.isenabled()
+    # (The process's objects are set aside meanwhile, for the collection at the end: not when
+    # the caller freezes objects of its own, which unfreezing would release.)
+    freezing = collecting and not gc.get_freeze_count()
     gc.disable()
+    if freezing:
+        gc.freeze()
     try:
         try:
             data = loads_tokenizer_json(text)  # json.loads, a Unigram model's scores read as HF reads them
@@ -131,6 +136,10 @@ def tokenizer_from_str(text: str) -> Any:
         from tokviz.fast_paths import plan_for
 
         plan_for(tokenizer)
+        if tokenizer._pre_tokenizer is not None:
+            # And the byte-level lane's (with the plan's word encoder, or its own when the
+            # pipeline has no plan: StarCoder's Digits before ByteLevel).
+            tokenizer._byte_level_lane(tokenizer._pre_tokenizer, tokenizer._model)
         return tokenizer
     finally:
         if collecting:
@@ -138,12 +147,19 @@ def tokenizer_from_str(text: str) -> Any:
             # The load's objects, looked at once now -- the collector then stops tracking most of
             # them (the merge table's pairs) -- and not by the next allocation after it, in the
             # caller's first encode: 42-65 ms there for Llama 3's 280k merges, 91 ms for Gemma's.
-            # What it keeps goes to the oldest generation, which only full collections walk: from
-            # the youngest only, each collection of the middle one during a cold Llama 2 pass
-            # walked the merge table again (9-11 ms against 1.4 ms). Not a full collection: its
-            # cost grows with everything the process holds (the bench's one-process run, its
-            # heap ~1.6 GB: Llama 2's load 1.2x -> 1.9x HF), where this one's is the load's own.
-            gc.collect(1)
+            # A full collection, of the load's objects only (the rest are frozen): only a full
+            # one stops tracking a dict (the merge table, once its pairs are not tracked), and
+            # the process's first full collection otherwise walked Llama 3's 280k pairs in the
+            # first encode (20-38 ms). Without freezing, the youngest two generations: a full
+            # collection's cost grows with everything the process holds (the bench's one-process
+            # run, its heap ~1.6 GB: Llama 2's load 1.2x -> 1.9x HF).
+            if freezing:
+                try:
+                    gc.collect()
+                finally:
+                    gc.unfreeze()
+            else:
+                gc.collect(1)
 
 
 def tokenizer_from_file(path: str | Path) -> Any:

@@ -778,29 +778,9 @@ class Tokenizer:
         n = len(ids)
         return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
 
-    # ----------------------------------------------------------------- byte-level fast path
-    def _fast_byte_level(
-        self, sequence: str, type_id: int, word_index: int | None, trim: tuple[bool] | tuple[()] = ()
-    ) -> Encoding | None:
-        """The GPT-2 / RoBERTa pipeline without per-character objects (same result as the
-        general path, which the tests check): no normalizer, a ByteLevel pre-tokenizer, a
-        deterministic model. Returns None when it does not apply.
-
-        ``trim=(add_prefix_space,)`` also applies the ByteLevel post-processor's offset
-        trimming (from offsets precomputed per word), for :meth:`encode`'s fast lane.
-        """
-        pre_tokenizer = self._pre_tokenizer
-        if pre_tokenizer is None:
-            return None
-        normalizer = self._normalizer
-        if normalizer is not None:
-            # A Unicode normal form (Qwen2's NFC) that leaves this text as it is: nothing to align.
-            form = type(normalizer).__name__
-            if form not in _NORMAL_FORMS or type(normalizer).__module__ != "tokviz.normalizers":
-                return None
-            if not sequence.isascii() and not unicodedata.is_normalized(form, sequence):
-                return None
-        model = self._model
+    def _byte_level_lane(self, pre_tokenizer: Any, model: Any) -> tuple[Any, ...] | None:
+        """The byte-level lane's plan for these components (``(add_prefix_space, findall,
+        word_entry)``), made when one is replaced or edited, or None when the lane does not apply."""
         generation = _mutation.generation()
         if (
             self._word_cache_model is not model
@@ -824,7 +804,32 @@ class Tokenizer:
                 self._fast_plan = (*plan, _byte_word_entries(model, shared))
             else:
                 self._fast_plan = None
-        plan = self._fast_plan
+        return self._fast_plan
+
+    # ----------------------------------------------------------------- byte-level fast path
+    def _fast_byte_level(
+        self, sequence: str, type_id: int, word_index: int | None, trim: tuple[bool] | tuple[()] = ()
+    ) -> Encoding | None:
+        """The GPT-2 / RoBERTa pipeline without per-character objects (same result as the
+        general path, which the tests check): no normalizer, a ByteLevel pre-tokenizer, a
+        deterministic model. Returns None when it does not apply.
+
+        ``trim=(add_prefix_space,)`` also applies the ByteLevel post-processor's offset
+        trimming (from offsets precomputed per word), for :meth:`encode`'s fast lane.
+        """
+        pre_tokenizer = self._pre_tokenizer
+        if pre_tokenizer is None:
+            return None
+        normalizer = self._normalizer
+        if normalizer is not None:
+            # A Unicode normal form (Qwen2's NFC) that leaves this text as it is: nothing to align.
+            form = type(normalizer).__name__
+            if form not in _NORMAL_FORMS or type(normalizer).__module__ != "tokviz.normalizers":
+                return None
+            if not sequence.isascii() and not unicodedata.is_normalized(form, sequence):
+                return None
+        model = self._model
+        plan = self._byte_level_lane(pre_tokenizer, model)
         if plan is None:
             return None
         if self._word_cache_epoch is not None and self._word_cache_epoch != model._cache_epoch:
