@@ -378,11 +378,9 @@ def _letter_runs(model: Any, mark: str, newline: str) -> str | None:
     >>> _letter_runs(models.BPE({**vocab, "b,": 8}, [("a", "b"), (",", "."), ("▁", "a"), ("b", ",")]), "▁", "") is None
     True
     """
-    if type(model).__name__ != "BPE" or model.dropout or model.ignore_merges or not getattr(model, "_plain", False):
+    vocab = _plain_bpe_vocab(model)
+    if vocab is None or not getattr(model, "_plain", False):
         return None
-    if model.continuing_subword_prefix or model.end_of_word_suffix:
-        return None
-    vocab = model._vocab
     if model.fuse_unk and not (model.byte_fallback and all(map(vocab.__contains__, BYTE_FALLBACK_TOKENS))):
         return None
     new_ids = model._merge_new_ids
