@@ -26,8 +26,12 @@ if source == "a training":
     low, high, trained = inspect_tok.training_size_range(history)
     if st.session_state.get("inspect_training_for") != training_key:  # another file: start at its trained size
         st.session_state.update(inspect_training_for=training_key, inspect_training_vocab=trained)
-    size = st.slider("Vocab size", low, high, key="inspect_training_vocab", disabled=low == high,
-                     help="The tokenizer at any size the training went through, derived from its record (no retraining).")
+    if low < high:
+        size = st.slider("Vocab size", low, high, key="inspect_training_vocab",
+                         help="The tokenizer at any size the training went through, derived from its record (no retraining).")
+    else:  # one size only (e.g. a vocab asked below the alphabet): a fixed view, no slider
+        size = high
+        st.caption(f"Vocab size: {high:,} (this training went through no other size).")
     if not training.has_pipeline:
         st.info("This history does not name its pipeline: the model is shown without normalizer or pre-tokenizer.")
     tokenizer, choice_key = training.tokenizer_at(size), f"{training_key}:{size}"
@@ -44,7 +48,7 @@ if history is not None:
     metrics_row(inspect_tok.training_summary(history))
     st.caption(f"Stopped because: {md_escape(history.stop_reason)}")
     views = inspect_tok.training_views(history, size, byte_level)
-    for tab, view in zip(st.tabs([view.title for view in views]), views):
+    for tab, view in zip(st.tabs([view.title for view in views]) if views else (), views):  # no merges: no views
         with tab:
             if view.caption:
                 st.caption(md_escape(view.caption))

@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from tokviz.inspect import training_size_range
 from tokviz.pipeline_config import PipelineConfig
 from tokviz.ui.shell import md_escape
 from tokviz.ui.training import model_at, word_counts_cached
@@ -276,7 +277,7 @@ def _single_token_points(request: TrainingRequest, _view: TrainedView) -> list[t
     from tokviz.viz import charts
 
     history = _view.history
-    sizes = charts.evenly_spaced_sizes(history.min_vocab_size, history.max_vocab_size, 10)
+    sizes = charts.evenly_spaced_sizes(*training_size_range(history)[:2], 10)
     words = dict(top_words(_view, 2000))
     return charts.single_token_share(words, lambda size: model_at(request, size, history), sizes)
 
@@ -287,7 +288,7 @@ def _held_out_curve(request: TrainingRequest, text_key: str, _history: Any, _tex
     from tokviz.metrics import vocab_size_curve
     from tokviz.viz import charts
 
-    sizes = charts.evenly_spaced_sizes(_history.min_vocab_size, _history.max_vocab_size, 10)
+    sizes = charts.evenly_spaced_sizes(*training_size_range(_history)[:2], 10)
     return vocab_size_curve(lambda size: _tokenizer_for(request, size, _history), sizes, _text, request.config.unk_token)
 
 

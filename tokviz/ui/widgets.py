@@ -233,7 +233,9 @@ def vocab_slider(train: TrainState, history: Any, trained: int) -> int:
     It starts at the trained size; Unigram prunes downwards, so its range also holds the
     larger vocabularies of the seed and earlier pruning rounds, above the trained size.
     """
-    low, high = history.min_vocab_size, history.max_vocab_size
+    from tokviz.inspect import training_size_range
+
+    low, high, _trained = training_size_range(history)
     if high <= low:
         st.info(f"The vocabulary has {high:,} tokens and nothing to slide: {history.stop_reason}.")
         return high
