@@ -115,7 +115,7 @@ st.caption(md_escape(status))
 train_views.training_note(history, training_lines(request), len(corpus.split.test_lines) if request.corpus_key == corpus.key else None)
 hint = vocab_target_hint(history, request.vocab_size)
 if hint:
-    st.info(hint, icon=":material/lightbulb:")
+    st.info(md_escape(hint), icon=":material/lightbulb:")
 
 
 @st.fragment
