@@ -443,3 +443,12 @@ def test_merge_step_box_starts_on_the_first_merge_follows_the_training_and_steps
     assert any(text.value.startswith("Merge 1: ") for text in app.text)
     app.number_input(key="merge_step").set_value(merges).run()
     assert any(text.value.startswith(f"Merge {merges:,}: ") or text.value.startswith(f"Merge {merges}: ") for text in app.text)
+
+
+def test_unknown_tokens_of_the_t5_like_preset_are_counted_and_drawn_as_unknown() -> None:
+    """T5-like at 1,000 on the sample: 9 of the 162 test tokens are <unk> (HF gives the same ids), and the spans say so."""
+    app = open_train({"preset": "t5"})
+    assert_clean(app)
+    assert (metric(app, "tokens"), metric(app, "unknown tokens")) == ("162", "9")
+    app.toggle(key="show_all_lines").set_value(True).run()
+    assert span_html(app).count('class="tok unk"') == 9

@@ -289,7 +289,7 @@ def _held_out_curve(request: TrainingRequest, text_key: str, _history: Any, _tex
     from tokviz.viz import charts
 
     sizes = charts.evenly_spaced_sizes(*training_size_range(_history)[:2], 10)
-    return vocab_size_curve(lambda size: _tokenizer_for(request, size, _history), sizes, _text, request.config.unk_token)
+    return vocab_size_curve(lambda size: _tokenizer_for(request, size, _history), sizes, _text)
 
 
 def _tokenizer_for(request: TrainingRequest, size: int, history: Any) -> Any:
