@@ -5,7 +5,7 @@ import streamlit as st
 
 from tokviz import inspect as inspect_tok
 from tokviz.ui.shell import md_escape, metrics_row, page_setup
-from tokviz.ui.tokenizer_choice import tokenizer_choice, unk_token_of, vocab_frame_cached
+from tokviz.ui.tokenizer_choice import tokenizer_choice, vocab_frame_cached
 from tokviz.ui.tokenizer_files import training_file
 from tokviz.ui.widgets import spans_block
 from tokviz.ui.workspace import bind
@@ -72,7 +72,7 @@ def text_changed(value: str) -> None:
 
 text = st.text_area("Text", key="inspect_text", height=90, max_chars=20_000,
                     on_change=bind("inspect_text", lambda: DEFAULT_TEXT if state.text is None else state.text, text_changed))
-spans_block(tokenizer, text, unk_token_of(tokenizer), byte_level)
+spans_block(tokenizer, text, byte_level)
 
 st.header("Vocabulary")
 frame = vocab_frame_cached(choice_key, _tokenizer=tokenizer)

@@ -115,7 +115,7 @@ st.caption(md_escape(status))
 train_views.training_note(history, training_lines(request), len(corpus.split.test_lines) if request.corpus_key == corpus.key else None)
 hint = vocab_target_hint(history, request.vocab_size)
 if hint:
-    st.info(hint, icon=":material/lightbulb:")
+    st.info(md_escape(hint), icon=":material/lightbulb:")
 catalog_choice.compare_shortcut(workspace)
 
 
@@ -148,10 +148,10 @@ def results() -> None:
     show_ids = options_column.toggle("Show ids", key="show_ids")
     show_all = options_column.toggle("Show all lines", key="show_all_lines")
     try:
-        encoding = widgets.spans_block(tokenizer, text, request.config.unk_token, view.byte_level, show_ids=show_ids, first_lines=None if show_all else 4,
+        encoding = widgets.spans_block(tokenizer, text, view.byte_level, show_ids=show_ids, first_lines=None if show_all else 4,
                                        origins=origins_at(request, size, history), presentation=workspace.presentation)
         with options_column:  # drawn in its column above the spans; the text is encoded once per run
-            widgets.copy_ids(tokenizer, text, request.config.unk_token, encoding)
+            widgets.copy_ids(tokenizer, text, encoding)
     except TokvizError as error:
         show_error(error)
 

@@ -111,12 +111,3 @@ def vocab_frame_cached(choice_key: str, _tokenizer: Any) -> Any:
     from tokviz.inspect import vocab_frame
 
     return vocab_frame(_tokenizer)
-
-
-def unk_token_of(tokenizer: Any) -> str | None:
-    """The tokenizer's unknown token as text (Unigram keeps an id, not a token)."""
-    unk_token = getattr(tokenizer.model, "unk_token", None)
-    if isinstance(unk_token, str):
-        return unk_token
-    unk_id = getattr(tokenizer.model, "unk_id", None)
-    return tokenizer.id_to_token(unk_id) if isinstance(unk_id, int) else None

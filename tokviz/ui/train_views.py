@@ -210,7 +210,7 @@ def unigram_view(view: TrainedView) -> None:
     else:
         left.info("This method runs no EM: scores come from the seed frequencies (the HF course's version).")
     if not history.prune_rounds:
-        right.info(f"No pruning round: the seed vocabulary already fit the target ({history.stop_reason}).")
+        right.info(f"No pruning round: the seed vocabulary already fit the target ({md_escape(history.stop_reason)}).")
     else:
         right.plotly_chart(charts.pruning_rounds_figure(history, marker_size=view.size, presentation=view.presentation), width="stretch")
         st.caption("Pieces removed in each pruning round, with the loss increase that condemned them")
@@ -289,7 +289,7 @@ def _held_out_curve(request: TrainingRequest, text_key: str, _history: Any, _tex
     from tokviz.viz import charts
 
     sizes = charts.evenly_spaced_sizes(*training_size_range(_history)[:2], 10)
-    return vocab_size_curve(lambda size: _tokenizer_for(request, size, _history), sizes, _text, request.config.unk_token)
+    return vocab_size_curve(lambda size: _tokenizer_for(request, size, _history), sizes, _text)
 
 
 def _tokenizer_for(request: TrainingRequest, size: int, history: Any) -> Any:
