@@ -212,7 +212,7 @@ def unigram_view(view: TrainedView) -> None:
     else:
         left.info("This method runs no EM: scores come from the seed frequencies (the HF course's version).")
     if not history.prune_rounds:
-        right.info(f"No pruning round: the seed vocabulary already fit the target ({history.stop_reason}).")
+        right.info(f"No pruning round: the seed vocabulary already fit the target ({md_escape(history.stop_reason)}).")
     else:
         right.plotly_chart(charts.pruning_rounds_figure(history, marker_size=view.size, presentation=view.presentation), width="stretch")
         st.caption("Pieces removed in each pruning round, with the loss increase that condemned them")

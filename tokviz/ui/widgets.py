@@ -20,7 +20,7 @@ from tokviz.pipeline_config import (
     to_form_state,
 )
 from tokviz.presets import SCORING_LABELS, model_label
-from tokviz.ui.shell import metrics_row
+from tokviz.ui.shell import md_escape, metrics_row
 from tokviz.ui.workspace import bind, reseed
 from tokviz.workspace import TrainState
 
@@ -243,7 +243,7 @@ def vocab_slider(train: TrainState, history: Any, trained: int) -> int:
 
     low, high, _trained = training_size_range(history)
     if high <= low:
-        st.info(f"The vocabulary has {high:,} tokens and nothing to slide: {history.stop_reason}.")
+        st.info(f"The vocabulary has {high:,} tokens and nothing to slide: {md_escape(history.stop_reason)}.")
         return high
     current = train.slider if train.slider is not None else trained
     if not low <= current <= high:
