@@ -7,7 +7,7 @@ from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
 from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_RENDERED_TOKENS
 from tokviz.metrics import pairwise_jaccard, segmentation_differences
-from tokviz.ui import compare_views
+from tokviz.ui import catalog_choice, compare_views
 from tokviz.ui.corpus_input import corpus_input
 from tokviz.compare import MAX_COMPARED
 from tokviz.ui.shell import capped_text, md_escape, page_setup, show_error
@@ -45,6 +45,9 @@ with st.expander(f"Pretrained tokenizers from files ({len(compare.files)} upload
     st.caption("Compare tokenizers you might reuse (GPT-2, cl100k, Llama, T5, BERT…) with the ones trained here, "
                f"{MAX_COMPARED} tokenizers in all. Each is named by its file.")
     files = tokenizer_files(compare.files, "compare_files", limit=MAX_COMPARED - len(configurations))
+with st.expander(f"The session's tokenizer and the built-in catalog ({len(compare.catalog)} chosen)", expanded=bool(compare.catalog),
+                 icon=":material/library_books:"):
+    files += catalog_choice.compare_picker(workspace, limit=MAX_COMPARED - len(configurations) - len(files))
 
 st.header("2 · Train")
 clicked = st.button("Train all", key="compare_train", type="primary")

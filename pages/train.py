@@ -7,7 +7,7 @@ from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_TEST_TEXT_CHARS, MAX_VOCA
 from tokviz.patterns import time_budget
 from tokviz.pipeline_config import build_tokenizer
 from tokviz.presets import algorithm_label, vocab_target_hint
-from tokviz.ui import train_views, widgets
+from tokviz.ui import catalog_choice, train_views, widgets
 from tokviz.ui.corpus_input import corpus_input, session_corpus
 from tokviz.ui.shell import md_escape, metrics_row, page_setup, run_marker, show_error
 from tokviz.ui.tokenizer_files import training_opener
@@ -116,6 +116,7 @@ train_views.training_note(history, training_lines(request), len(corpus.split.tes
 hint = vocab_target_hint(history, request.vocab_size)
 if hint:
     st.info(md_escape(hint), icon=":material/lightbulb:")
+catalog_choice.compare_shortcut(workspace)
 
 
 @st.fragment
