@@ -6,7 +6,7 @@ import streamlit as st
 from tokviz import inspect as inspect_tok
 from tokviz.errors import TokvizError
 from tokviz.ui.shell import md_escape, metrics_row, page_setup, show_error
-from tokviz.ui.tokenizer_choice import tokenizer_choice, unk_token_of, vocab_frame_cached
+from tokviz.ui.tokenizer_choice import tokenizer_choice, vocab_frame_cached
 from tokviz.ui.tokenizer_files import training_file
 from tokviz.ui.widgets import spans_block
 from tokviz.ui.workspace import bind
@@ -27,8 +27,12 @@ if source == "a training":
     low, high, trained = inspect_tok.training_size_range(history)
     if st.session_state.get("inspect_training_for") != training_key:  # another file: start at its trained size
         st.session_state.update(inspect_training_for=training_key, inspect_training_vocab=trained)
-    size = st.slider("Vocab size", low, high, key="inspect_training_vocab", disabled=low == high,
-                     help="The tokenizer at any size the training went through, derived from its record (no retraining).")
+    if low < high:
+        size = st.slider("Vocab size", low, high, key="inspect_training_vocab",
+                         help="The tokenizer at any size the training went through, derived from its record (no retraining).")
+    else:  # one size only (e.g. a vocab asked below the alphabet): a fixed view, no slider
+        size = high
+        st.caption(f"Vocab size: {high:,} (this training went through no other size).")
     if not training.has_pipeline:
         st.info("This history does not name its pipeline: the model is shown without normalizer or pre-tokenizer.")
     tokenizer, choice_key = training.tokenizer_at(size), f"{training_key}:{size}"
@@ -45,7 +49,7 @@ if history is not None:
     metrics_row(inspect_tok.training_summary(history))
     st.caption(f"Stopped because: {md_escape(history.stop_reason)}")
     views = inspect_tok.training_views(history, size, byte_level)
-    for tab, view in zip(st.tabs([view.title for view in views]), views):
+    for tab, view in zip(st.tabs([view.title for view in views]) if views else (), views):  # no merges: no views
         with tab:
             if view.caption:
                 st.caption(md_escape(view.caption))
@@ -70,7 +74,7 @@ def text_changed(value: str) -> None:
 text = st.text_area("Text", key="inspect_text", height=90, max_chars=20_000,
                     on_change=bind("inspect_text", lambda: DEFAULT_TEXT if state.text is None else state.text, text_changed))
 try:  # a pattern past its time limit, a normalizer past its growth bound: a sentence, the rest of the page drawn
-    spans_block(tokenizer, text, unk_token_of(tokenizer), byte_level)
+    spans_block(tokenizer, text, byte_level)
 except TokvizError as error:
     show_error(error)
 

@@ -7,7 +7,7 @@ from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_TEST_TEXT_CHARS, MAX_VOCA
 from tokviz.patterns import time_budget
 from tokviz.pipeline_config import build_tokenizer
 from tokviz.presets import algorithm_label, vocab_target_hint
-from tokviz.ui import train_views, widgets
+from tokviz.ui import catalog_choice, train_views, widgets
 from tokviz.ui.corpus_input import corpus_input, session_corpus
 from tokviz.ui.shell import md_escape, metrics_row, page_setup, run_marker, show_error
 from tokviz.ui.tokenizer_files import training_opener
@@ -115,7 +115,8 @@ st.caption(md_escape(status))
 train_views.training_note(history, training_lines(request), len(corpus.split.test_lines) if request.corpus_key == corpus.key else None)
 hint = vocab_target_hint(history, request.vocab_size)
 if hint:
-    st.info(hint, icon=":material/lightbulb:")
+    st.info(md_escape(hint), icon=":material/lightbulb:")
+catalog_choice.compare_shortcut(workspace)
 
 
 @st.fragment
@@ -147,10 +148,10 @@ def results() -> None:
     show_ids = options_column.toggle("Show ids", key="show_ids")
     show_all = options_column.toggle("Show all lines", key="show_all_lines")
     try:
-        encoding = widgets.spans_block(tokenizer, text, request.config.unk_token, view.byte_level, show_ids=show_ids, first_lines=None if show_all else 4,
+        encoding = widgets.spans_block(tokenizer, text, view.byte_level, show_ids=show_ids, first_lines=None if show_all else 4,
                                        origins=origins_at(request, size, history), presentation=workspace.presentation)
         with options_column:  # drawn in its column above the spans; the text is encoded once per run
-            widgets.copy_ids(tokenizer, text, request.config.unk_token, encoding)
+            widgets.copy_ids(tokenizer, text, encoding)
     except TokvizError as error:
         show_error(error)
 

@@ -88,7 +88,7 @@ def test_bpe_steps_show_the_pairs_and_the_new_words() -> None:
     app.button(key="learn_next").click().run()
     pairs = frame_with(app, "pair")
     assert list(pairs["pair"])[:3] == ["u + g", "p + u", "u + n"] and list(pairs["count"])[:3] == [20, 17, 16]
-    assert any(notice.value == "New vocabulary entry: 'ug' \\(= 'u' \\+ 'g'\\)" for notice in app.success)
+    assert any(notice.value == "New vocabulary entry: 'ug' \\(\\= 'u' \\+ 'g'\\)" for notice in app.success)
     app.slider(key="learn_step").set_value(5).run()
     new_words = frame_with(app, "tokens")
     assert dict(zip(new_words["word"], new_words["tokens"])) == {

@@ -448,7 +448,13 @@ def open_training_for_train(data: bytes, name: str = "history.json", max_bytes: 
             f"{name}: this training history does not name its pipeline (normalizers, pre-tokenizer, special tokens), "
             "so Train cannot rebuild its tokenizer. Open it on Inspect, or train again with `python -m tokviz train`, "
             "which writes the pipeline into history.json.")
-    wanted = "SentencePiece" if hasattr(history, "proto") else str(history.algorithm)
+    # One naming of algorithms (presets.algorithm_label): the Unigram trainer records "unigram", the pipeline "Unigram".
+    from tokviz.presets import algorithm_label
+
+    try:
+        wanted = "SentencePiece" if hasattr(history, "proto") else algorithm_label(str(history.algorithm))
+    except ValueError:
+        wanted = str(history.algorithm)
     if config.model != wanted:
         raise history_io.HistoryFormatError(
             f"{name}: the pipeline in this file trains {config.model}, but its history is a {wanted} training; "
@@ -489,12 +495,24 @@ def _sentencepiece_config_of(history: Any, name: str) -> Any:
 def training_size_range(history: Any) -> tuple[int, int, int]:
     """``(smallest, largest, trained)`` vocab sizes a training can show; ``trained`` is its model's size.
 
-    Unigram's largest is its seed vocabulary; the trained size is where the slider starts.
+    Unigram's largest is its seed vocabulary; the trained size is where the slider starts. The one
+    place every page reads a training's range from. A record's sizes are bounded here: none is
+    below 1, and none above :data:`tokviz.limits.MAX_TOKENIZER_VOCAB` (no uploaded tokenizer may hold
+    more; an edited file's ``max_vocab_size`` of 10**30 is also past what a browser slider holds).
+    ``smallest == largest`` is a fixed size, which the pages show without a slider.
+
+    >>> from types import SimpleNamespace
+    >>> training_size_range(SimpleNamespace(min_vocab_size=257, max_vocab_size=257, model=None))
+    (257, 257, 257)
+    >>> training_size_range(SimpleNamespace(min_vocab_size=257, max_vocab_size=10**30, model=None))
+    (257, 300000, 300000)
     """
-    low, high = int(history.min_vocab_size), int(history.max_vocab_size)
+    from tokviz.limits import MAX_TOKENIZER_VOCAB
+
+    high = min(max(int(history.max_vocab_size), 1), MAX_TOKENIZER_VOCAB)
+    low = min(max(int(history.min_vocab_size), 1), high)
     model = getattr(history, "model", None)
     trained = model.get_vocab_size() if model is not None else high
-    low = min(low, high)
     return low, high, min(max(trained, low), high)
 
 

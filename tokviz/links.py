@@ -344,6 +344,8 @@ def to_link(workspace: Workspace) -> dict[str, str]:
     out.update(_compare_params(compare.entries))
     if (text := _text_param(compare.text)) is not None:
         out["ctext"] = text
+    if compare.catalog:
+        out["ccat"] = ",".join(compare.catalog)
     if compare.eval_source != "held-out":
         out["ceval"] = compare.eval_source
         if (text := _text_param(compare.eval_text)) is not None and text:
@@ -428,6 +430,14 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
             workspace.compare.entries = _read_compare(params)
         if "ctext" in params:
             workspace.compare.text = _first(params["ctext"])[:MAX_LINK_TEXT]
+        if "ccat" in params:
+            from tokviz.catalog import ENTRIES
+
+            names = [name for name in _first(params["ccat"]).split(",") if name]
+            unknown = [name for name in names if name not in ENTRIES and name != "session"]
+            workspace.compare.catalog = [name for name in names if name not in unknown][:8]
+            if unknown:
+                notes.append(f"Compare settings: the catalog has no {', '.join(map(repr, unknown))}; it has {', '.join(ENTRIES)}.")
         source = _first(params.get("ceval", "held-out"))
         if source not in ("held-out", "paste"):
             raise PipelineConfigError(f"The link's evaluation source {source!r} is not 'held-out' or 'paste'.")
@@ -438,8 +448,11 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
         from tokviz.workspace import SESSION_TOKENIZER, UPLOADED_TOKENIZER
 
         choice = _first(params.get(f"{prefix}tok", SESSION_TOKENIZER))
-        if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, *PRESETS):
-            raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload or a preset.")
+        from tokviz.catalog import CHOICE_PREFIX, ENTRIES
+
+        if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, *PRESETS, *(CHOICE_PREFIX + name for name in ENTRIES)):
+            raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload, "
+                                      "a preset or a catalog entry (catalog:Llama 3).")
         state.tokenizer = choice
         if f"{prefix}text" in params:
             state.text = _first(params[f"{prefix}text"])[:MAX_LINK_TEXT]

@@ -61,6 +61,8 @@ FILE_KINDS: dict[str, str] = {
     "vocab.json": "GPT-2 vocab.json (needs merges.txt)",
     "merges.txt": "GPT-2 merges.txt (needs vocab.json)",
     "sentencepiece": "SentencePiece .model",
+    "tekken": "Mistral Tekken JSON (tekken.json)",
+    "tiktoken-sidecar": "tiktoken sidecar (*.tiktoken.json: split pattern and special tokens)",
 }
 
 _BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -690,6 +692,13 @@ def file_kind(name: str, data: bytes) -> str:
     if lower.endswith(".tiktoken"):
         return "tiktoken"
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    from tokviz.tekken import is_tekken
+    from tokviz.tiktoken_format import is_sidecar
+
+    if is_tekken(name, stripped):
+        return "tekken"
+    if is_sidecar(name, stripped):
+        return "tiktoken-sidecar"
     if stripped.startswith(b"{"):
         # A tokenizer.json has sections ("model": {...}, "added_tokens": [...]); a vocab.json maps
         # tokens to numbers, so a token spelled "model" is followed by a number there.
@@ -776,6 +785,16 @@ def _load_bytes(name: str, data: bytes, tiktoken_encoding: str | None, companion
     kind = file_kind(name, bytes(data))
     if kind == "tokenizer.json":
         return _tokenizer_from_json(name, data)
+    if kind == "tekken":
+        from tokviz.tekken import tokenizer_from_tekken
+
+        return tokenizer_from_tekken(bytes(data), name)
+    if kind == "tiktoken" and companion is not None and file_kind(companion[0], bytes(companion[1])) == "tiktoken-sidecar":
+        from tokviz.tiktoken_format import load_tiktoken_pair
+
+        return load_tiktoken_pair(bytes(data), bytes(companion[1]), companion[0])
+    if kind == "tiktoken-sidecar":
+        raise TokenizerFileError(f"{name} holds a tiktoken encoding's pattern and special tokens: add its .tiktoken rank file as well.")
     if kind == "tiktoken":
         ranks = parse_tiktoken_ranks(bytes(data))
         chosen = tiktoken_encoding or guess_tiktoken_encoding(name, len(ranks))
@@ -825,6 +844,12 @@ def load(path: str | Path, *, tiktoken_encoding: str | None = None) -> Any:
     data = path.read_bytes()
     companion = None
     kind = file_kind(path.name, data)
+    if kind == "tiktoken":
+        from tokviz.tiktoken_format import sidecar_path
+
+        if sidecar_path(path).is_file():
+            check_upload_size(sidecar_path(path).name, sidecar_path(path).stat().st_size)
+            companion = (sidecar_path(path).name, sidecar_path(path).read_bytes())
     if kind in ("vocab.json", "merges.txt"):
         partner = _partner(path, kind)
         if partner is not None:
@@ -843,7 +868,7 @@ def _partner(path: Path, kind: str) -> Path | None:
 
 
 def _main_file(folder: Path) -> Path:
-    for pattern in ("tokenizer.json", "vocab.json", "*-vocab.json", "vocab.txt", "*.model", "*.tiktoken"):
+    for pattern in ("tokenizer.json", "tekken.json", "vocab.json", "*-vocab.json", "vocab.txt", "*.model", "*.tiktoken"):
         found = sorted(folder.glob(pattern))
         if found:
             return found[0]
@@ -893,6 +918,14 @@ def load_uploads(
         if kind == "merges.txt":
             continue
         partner = None
+        if kind == "tiktoken-sidecar":
+            continue
+        if kind == "tiktoken":
+            sidecars = [i for i, k in enumerate(kinds) if k == "tiktoken-sidecar" and i not in used
+                        and Path(files[i][0]).name == Path(files[index][0]).name + ".json"]
+            if sidecars:
+                partner = sidecars[0]
+                used.add(partner)
         if kind == "vocab.json":
             prefix = Path(files[index][0]).name.lower().removesuffix("vocab.json")
             same = [m for m in merges if m not in used and Path(files[m][0]).name.lower().removesuffix("merges.txt") == prefix]
@@ -902,6 +935,7 @@ def load_uploads(
                 used.add(partner)
         groups.append((index, partner))
     groups.extend((m, None) for m in merges if m not in used)
+    groups.extend((i, None) for i, kind in enumerate(kinds) if kind == "tiktoken-sidecar" and i not in used)
     groups.sort(key=lambda group: group[0])
 
     results: list[LoadedUpload] = []

@@ -110,6 +110,7 @@ class UploadedFile:
 class CompareState:
     entries: list[CompareEntry] = field(default_factory=default_compare_entries)
     files: list[UploadedFile] = field(default_factory=list)  # pretrained tokenizers compared beside the trained ones
+    catalog: list[str] = field(default_factory=list)  # tokviz.catalog names compared beside them ("session": the Train page's)
     text: str | None = None  # None: the first held-out lines
     eval_source: str = "held-out"  # or "paste"
     eval_text: str = ""

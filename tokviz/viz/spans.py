@@ -388,12 +388,18 @@ def token_origins(history: Any, vocab_size: int | None = None) -> dict[str, Toke
     return origins
 
 
-def spans_from_encoding(encoding: Any, unk_token: str | None = None) -> list[TokenSpan]:
-    """Token spans of an ``Encoding`` (tokviz's or HF's: anything with tokens/ids/offsets/special_tokens_mask)."""
+def spans_from_encoding(encoding: Any, unk_id: int | None = None) -> list[TokenSpan]:
+    """Token spans of an ``Encoding`` (tokviz's or HF's: anything with tokens/ids/offsets/special_tokens_mask).
+
+    A token is drawn as unknown when its id is ``unk_id`` (:func:`tokviz.metrics.unknown_token_id`): by id,
+    so a Unigram model's ``<unk>`` is marked like WordPiece's ``[UNK]``.
+    """
     tokens = encoding.tokens
     special_mask = getattr(encoding, "special_tokens_mask", None) or [0] * len(encoding.ids)
     specials = map(bool, special_mask)
-    unknowns = map(unk_token.__eq__, tokens) if unk_token is not None else repeat(False)
+    if unk_id is not None and not isinstance(unk_id, int):
+        raise TypeError(f"spans_from_encoding takes the unknown token's id, not {unk_id!r}")
+    unknowns = map(unk_id.__eq__, encoding.ids) if unk_id is not None else repeat(False)
     starts, ends = (zip(*encoding.offsets) if len(tokens) else ((), ()))
     # One C-level pass: tuple.__new__ per token instead of a Python __init__ (20,000 tokens a slider move).
     return list(map(_new_span, repeat(TokenSpan), zip(tokens, encoding.ids, starts, ends, specials, unknowns)))

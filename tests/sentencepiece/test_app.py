@@ -225,8 +225,7 @@ def test_too_small_a_vocab_says_so() -> None:
 
 # --------------------------------------------------------------------------- the Train page (AppTest)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_page_train import assert_clean, metric, open_train, span_html  # noqa: E402
+from tests.test_page_train import assert_clean, metric, open_train, span_html  # noqa: E402
 
 
 def page_ids(app) -> list[int]:

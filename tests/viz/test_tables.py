@@ -144,18 +144,18 @@ def test_byte_level_tokens_are_shown_as_the_text_their_bytes_spell() -> None:
 
 
 def test_token_stats_leave_added_special_tokens_out() -> None:
+    from types import SimpleNamespace
+
+    from tokviz.metrics import measure_encodings
     from tokviz.viz.tables import token_stats
 
-    class Encoding:
-        tokens = ["<s>", "▁hug", "s", "▁🤗", "</s>"]
-        special_tokens_mask = [1, 0, 0, 0, 1]
-
-    assert token_stats("hugs 🤗", Encoding(), "<unk>") == {  # 6 characters, 2 words
-        "tokens": 3, "characters per token": 2.0, "tokens per word": 1.5, "unknown tokens": 0,
+    encoding = SimpleNamespace(tokens=["<s>", "▁hug", "s", "▁🤗", "</s>"], ids=[1, 5, 6, 2, 3],
+                               offsets=[(0, 0), (0, 3), (3, 4), (4, 6), (0, 0)], special_tokens_mask=[1, 0, 0, 0, 1])
+    assert token_stats(measure_encodings(["hugs 🤗"], [encoding], vocab_size=7, unk_id=2)) == {  # 6 characters, 2 words
+        "tokens": 3, "characters per token": 2.0, "tokens per word": 1.5, "unknown tokens": 1,  # '▁🤗' is id 2, the unknown piece
     }
-    Encoding.tokens = []
-    Encoding.special_tokens_mask = []
-    assert token_stats("", Encoding()) == {"tokens": 0, "characters per token": 0.0, "tokens per word": 0.0, "unknown tokens": 0}
+    empty = SimpleNamespace(tokens=[], ids=[], offsets=[], special_tokens_mask=[])
+    assert token_stats(measure_encodings([""], [empty], vocab_size=7)) == {"tokens": 0, "characters per token": 0.0, "tokens per word": 0.0, "unknown tokens": 0}
 
 
 def test_merge_step_box_starts_on_the_first_merge_and_follows_the_slider() -> None:

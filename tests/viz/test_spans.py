@@ -73,7 +73,7 @@ def test_special_and_unknown_tokens_are_marked() -> None:
         offsets=[(0, 0), (0, 3), (4, 7), (0, 0)],
         special_tokens_mask=[1, 0, 0, 1],
     )
-    spans = spans_from_encoding(encoding, unk_token="[UNK]")
+    spans = spans_from_encoding(encoding, unk_id=1)
     assert [(span.special, span.unknown) for span in spans] == [(True, False), (False, False), (False, True), (True, False)]
     fragment = render_token_spans("hug mug", spans).html
     assert fragment.count('class="tok special"') == 2
