@@ -81,9 +81,10 @@ except TokvizError as error:
 st.header("Vocabulary")
 frame = vocab_frame_cached(choice_key, _tokenizer=tokenizer)
 present = [kind for kind in inspect_tok.KINDS if (frame["kind"] == kind).any()]
-if st.session_state.get("inspect_for") != choice_key:  # another tokenizer: its own kinds, its longest word's tree
+opened = st.session_state.pop("inspect_open_token", None)  # a token the Audit page sent here
+if st.session_state.get("inspect_for") != choice_key or opened:  # another tokenizer: its own kinds, its longest word's tree
     st.session_state.update(
-        inspect_for=choice_key, vocab_kinds=present, vocab_sort="id", merge_tree_token=inspect_tok.example_word_token(frame)
+        inspect_for=choice_key, vocab_kinds=present, vocab_sort="id", merge_tree_token=opened or inspect_tok.example_word_token(frame)
     )
 left, middle, right = st.columns([2, 3, 2])
 search = left.text_input("Search tokens (plain text)", key="vocab_search")

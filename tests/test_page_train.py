@@ -452,3 +452,25 @@ def test_unknown_tokens_of_the_t5_like_preset_are_counted_and_drawn_as_unknown()
     assert (metric(app, "tokens"), metric(app, "unknown tokens")) == ("162", "9")
     app.toggle(key="show_all_lines").set_value(True).run()
     assert span_html(app).count('class="tok unk"') == 9
+
+
+@pytest.mark.parametrize("name, data", [
+    ("deep.json", b"[" * 100_000 + b"]" * 100_000),
+    ("deep.jsonl", b'{"a":' * 1_000 + b"1" + b"}" * 1_000 + b"\n"),
+], ids=["json-100k", "jsonl-1000"])
+def test_a_deeply_nested_json_corpus_gets_a_sentence_and_the_page_still_draws(name, data) -> None:
+    app = open_train()
+    app.file_uploader(key="corpus_file").set_value((name, data, "application/json")).run()
+    assert_clean(app)
+    assert any("nests its values more than 100 levels deep" in error.value for error in app.error)
+    assert app.button(key="train") is not None and app.slider(key="vocab_slider") is not None  # the rest of Train is drawn
+
+
+def test_a_csv_of_10000_columns_offers_every_column() -> None:
+    header = ",".join(f"c{index}" for index in range(10_000))
+    row = ",".join("x" * (1 + index % 7) for index in range(10_000))
+    app = open_train()
+    app.file_uploader(key="corpus_file").set_value(("wide.csv", f"{header}\n{row}\n{row}\n".encode(), "text/csv")).run()
+    assert_clean(app)
+    picker = app.selectbox(key="corpus_column")
+    assert len(picker.options) == 10_000 and picker.value == "c6"

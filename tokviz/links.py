@@ -374,8 +374,27 @@ def to_link(workspace: Workspace) -> dict[str, str]:
         out["lwords"] = _format_counts(learn.word_counts)
     if (sentence := _text_param(learn.sentence)) is not None:
         out["lsentence"] = sentence
+    out.update(_audit_params(workspace.audit))
     if workspace.presentation:
         out["present"] = "true"
+    return out
+
+
+def _audit_params(audit: Any) -> dict[str, str]:
+    """The Audit page's choices (``atok``, ``atexts``, ``asize``, ``athreshold``, ``asearch``); defaults left out."""
+    from tokviz.workspace import AuditState
+
+    default, out = AuditState(), {}
+    if audit.tokenizer != default.tokenizer:
+        out["atok"] = audit.tokenizer
+    if audit.texts != default.texts:
+        out["atexts"] = audit.texts
+    if audit.size is not None:
+        out["asize"] = str(audit.size)
+    if audit.threshold != default.threshold:
+        out["athreshold"] = repr(audit.threshold)
+    if audit.search and (search := _text_param(audit.search)) is not None:
+        out["asearch"] = search
     return out
 
 
@@ -478,12 +497,33 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
             learn.sentence = _first(params["lsentence"])[:120]
         workspace.learn = learn
 
+    def read_audit() -> None:
+        from tokviz.workspace import AUDIT_TEXTS, SESSION_TOKENIZER, UPLOADED_TOKENIZER
+
+        choice = _first(params.get("atok", SESSION_TOKENIZER))
+        if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, *PRESETS):
+            raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload or a preset.")
+        workspace.audit.tokenizer = choice
+        texts = _first(params.get("atexts", "corpus"))
+        if texts not in AUDIT_TEXTS:
+            raise PipelineConfigError(f"The link names the texts {texts!r}; they can be: {', '.join(AUDIT_TEXTS)}.")
+        workspace.audit.texts = texts
+        if "asize" in params:
+            workspace.audit.size = max(1, _decode("int", _first(params["asize"]), "asize"))
+        if "athreshold" in params:
+            threshold = _decode("float", _first(params["athreshold"]), "athreshold")
+            if not 0.0 <= threshold <= 1.0:
+                raise PipelineConfigError(f"The link's residue threshold {threshold} is not between 0 and 1.")
+            workspace.audit.threshold = threshold
+        workspace.audit.search = _first(params.get("asearch", ""))[:MAX_LINK_TEXT]
+
     section("Corpus", read_corpus)
     section("Train settings", read_train)
     section("Compare settings", read_compare)
     section("Pipeline settings", lambda: read_page("p", workspace.pipeline))
     section("Inspect settings", lambda: read_page("i", workspace.inspect))
     section("Learn settings", read_learn)
+    section("Audit settings", read_audit)
     workspace.presentation = _first(params.get("present", "false")) == "true"
     return workspace, notes
 
