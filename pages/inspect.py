@@ -102,7 +102,7 @@ if summary.model_type == "BPE":
     model = tokenizer.model
     left, right = st.columns([3, 2])
     with left:
-        st.caption(f"{len(model.merges):,} merges by rank (rank 0 is applied first)")
+        st.caption(f"{len(model.merges):,} merges, numbered in the order they apply (merge #1 first, as on Train)")
         st.dataframe(inspect_tok.merges_frame(model, byte_level), hide_index=True, height=360, width="stretch")
     with right:
         recipes = inspect_tok.merge_recipes(model)

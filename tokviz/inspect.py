@@ -272,13 +272,15 @@ def example_word_token(frame: pd.DataFrame) -> str:
 
 
 def merges_frame(model: Any, byte_level: bool = False) -> pd.DataFrame:
-    """A BPE model's merges by rank: ``left + right → merged`` and the merged token's id."""
+    """A BPE model's merges in the order they apply (``merge #`` 1 first): ``left + right → merged`` and its id."""
+    from tokviz.history import merge_number
+
     rows = []
     for rank, (left, right) in enumerate(model.merges):
         merged = _merged(model, left, right)
         show = readable_byte_level if byte_level else make_visible
-        rows.append({"rank": rank, "left": show(left), "right": show(right), "merged": show(merged), "merged id": model.token_to_id(merged)})
-    return pd.DataFrame(rows, columns=["rank", "left", "right", "merged", "merged id"]).astype({"merged id": "Int64"})
+        rows.append({"merge #": merge_number(rank), "left": show(left), "right": show(right), "merged": show(merged), "merged id": model.token_to_id(merged)})
+    return pd.DataFrame(rows, columns=["merge #", "left", "right", "merged", "merged id"]).astype({"merged id": "Int64"})
 
 
 def _merged(model: Any, left: str, right: str) -> str:
@@ -382,7 +384,9 @@ def render_merge_tree(node: MergeNode, byte_level: bool = False) -> str:
     def label(current: MergeNode) -> str:
         if current.left is None or current.right is None:
             return show(current.token)
-        return f"{show(current.token)}  ← merge #{current.rank}: {show(current.left.token)!r} + {show(current.right.token)!r}"
+        from tokviz.history import merge_number
+
+        return f"{show(current.token)}  ← merge #{merge_number(current.rank)}: {show(current.left.token)!r} + {show(current.right.token)!r}"
 
     lines: list[str] = []
     stack: list[tuple[MergeNode, str, str]] = [(node, "", "")]  # (node, its line's prefix, its children's indent)
