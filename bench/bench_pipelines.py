@@ -19,6 +19,7 @@ issue 13's target is at most 2x). HF may use threads in ``encode_batch``; HF's p
 
     python bench/bench_pipelines.py                    # all kinds, full corpus for training
     python bench/bench_pipelines.py --kinds bert,t5 --train-limit 2e6
+    python bench/bench_pipelines.py --long-text 100000 --kinds llama_zh,clip   # one long mixed-script encode()
 """
 
 from __future__ import annotations
@@ -67,7 +68,42 @@ MULTILINGUAL = [
 CLIP_PATTERN = (
     r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
 )
-KINDS = ("wordlevel", "bert", "clip", "whisper", "bart", "llama2", "llama2_spm", "openllama", "albert", "t5")
+KINDS = (
+    "wordlevel", "bert", "clip", "whisper", "bart", "llama2", "llama2_spm", "openllama", "albert", "t5",
+    "llama_zh", "split_added",
+)
+#: The regex of the ``split_added`` kind: words, single digits, runs of punctuation (isolated).
+SPLIT_PATTERN = r"\p{L}+|\p{N}|[^\s\p{L}\p{N}]+"
+
+
+def chinese_lines(count: int, seed: int = 0) -> list[str]:
+    """``count`` lines of made-up Chinese text with English words and numbers mixed in.
+
+    The shared corpora are English and no Chinese corpus ships with the project, so the text is
+    generated (deterministically): "words" of one to three chars drawn Zipf-like from the 3,000
+    first CJK ideographs (a common word recurs, as in real text, so BPE learns multi-char
+    tokens), clauses ended by Chinese punctuation, and an English word or a number now and then.
+    """
+    import random
+
+    rng = random.Random(seed)
+    chars = [chr(0x4E00 + i) for i in range(3000)]
+    char_weights = [1 / (i + 1) for i in range(len(chars))]
+    words = ["".join(rng.choices(chars, char_weights, k=rng.choice((1, 2, 2, 2, 3)))) for _ in range(6000)]
+    word_weights = [1 / (i + 1) ** 0.9 for i in range(len(words))]
+    english = "the model data token Python GPU training of and vocabulary".split()
+    lines = []
+    for _ in range(count):
+        clauses = []
+        for _ in range(rng.randint(1, 4)):
+            parts = rng.choices(words, word_weights, k=rng.randint(3, 12))
+            if rng.random() < 0.3:
+                parts.insert(rng.randrange(len(parts)), f" {rng.choice(english)} ")
+            if rng.random() < 0.15:
+                parts.insert(rng.randrange(len(parts)), str(rng.randint(1, 2030)))
+            clauses.append("".join(parts) + rng.choice("，，。、；"))
+        lines.append("".join(clauses)[:-1] + rng.choice("。！？"))
+    return lines
 
 
 def read_corpus(limit: int | None) -> list[str]:
@@ -78,7 +114,8 @@ def read_corpus(limit: int | None) -> list[str]:
 def test_lines(every: int) -> list[str]:
     lines = read_corpus(None)[::every]
     extra = [line for _ in range(3) for line in MULTILINGUAL]
-    return lines + extra
+    # Chinese lines with English mixed in (a different seed from the training text's).
+    return lines + extra + chinese_lines(60, seed=1)
 
 
 def precompiled_charsmap(lines: list[str], rule: str = "nmt_nfkc") -> bytes:
@@ -225,6 +262,46 @@ def build_hf(kind: str, lines: list[str], vocab_size: int):
             [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
         )
         return tok
+    if kind == "llama_zh":
+        # A Llama-type BPE (byte fallback, no pre-tokenizer: a whole line is one word) whose
+        # vocabulary holds Chinese and English, trained with Metaspace words as SentencePiece
+        # splits them, then used with Llama 2's Prepend/Replace normalizer.
+        tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
+        specials = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, limit_alphabet=4000, show_progress=False)
+        tok.train_from_iterator(lines + chinese_lines(len(lines) // 2), trainer)
+        data = json.loads(tok.to_str())
+        data["added_tokens"] = [t for t in data["added_tokens"] if not t["content"].startswith("<0x")]
+        data["normalizer"] = {
+            "type": "Sequence",
+            "normalizers": [{"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}],
+        }
+        data["pre_tokenizer"] = None
+        tok = Tokenizer.from_str(json.dumps(data))
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))])
+        tok.decoder = decoders.Sequence(
+            [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+        )
+        return tok
+    if kind == "split_added":
+        # A BPE behind a Split regex (punctuation isolated, whitespace removed), with NFKC and a
+        # list of added tokens: specials, and ordinary words some of which the text contains.
+        from tokenizers import AddedToken
+
+        tok = Tokenizer(models.BPE(unk_token="[UNK]"))
+        tok.normalizer = normalizers.NFKC()
+        tok.pre_tokenizer = pre_tokenizers.Split(Regex(SPLIT_PATTERN), behavior="isolated")
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["[UNK]", "[BOS]", "[EOS]"], show_progress=False)
+        tok.train_from_iterator(lines, trainer)
+        tok.add_special_tokens(["<|user|>", "<|assistant|>", "<|system|>"])
+        tok.add_tokens([AddedToken(word, single_word=i % 3 == 0, lstrip=i % 4 == 1, normalized=i % 2 == 0)
+                        for i, word in enumerate(["King", "thee", "said", "Gretel", "::", "Valkyria", "the game", "🤗"])])
+        tok.post_processor = processors.TemplateProcessing(
+            single="[BOS] $A [EOS]", special_tokens=[("[BOS]", tok.token_to_id("[BOS]")), ("[EOS]", tok.token_to_id("[EOS]"))]
+        )
+        tok.decoder = decoders.BPEDecoder()
+        return tok
     if kind in ("albert", "t5"):
         charsmap = precompiled_charsmap(lines)
         tok = Tokenizer(models.Unigram())
@@ -346,7 +423,7 @@ def main() -> None:
     lines = test_lines(args.every)
     megabytes = sum(len(line.encode()) for line in lines) / 1e6
     print(f"training on {len(train):,} lines; testing on {len(lines):,} lines ({megabytes:.2f} MB, "
-          f"{len(MULTILINGUAL) * 3} multilingual/emoji); clock: {args.clock}\n", flush=True)
+          f"{len(MULTILINGUAL) * 3} multilingual/emoji, 60 Chinese); clock: {args.clock}\n", flush=True)
     header = "| kind | load HF | load tokviz | ratio | encode cold HF | tokviz | ratio | encode warm HF | tokviz | ratio | batch HF | tokviz | ratio | identical | tokviz peak |"
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
@@ -428,11 +505,16 @@ def long_text(args, train: list[str]) -> None:
 
     from tokviz import Tokenizer
 
-    lines = test_lines(args.every)
-    texts = {
-        "corpus": "\n".join(lines[: len(lines) - len(MULTILINGUAL) * 3])[: args.long_text],
-        "with multilingual lines": "\n".join(lines[len(lines) - len(MULTILINGUAL) * 3 :] + lines)[: args.long_text],
-    }
+    corpus = read_corpus(None)[:: args.every]
+    chinese = chinese_lines(400, seed=2)
+    # Mixed scripts, CJK included: every fifth line a multilingual one, every fifth a Chinese one.
+    mixed = [
+        line for index, english in enumerate(corpus)
+        for line in (english, MULTILINGUAL[index % len(MULTILINGUAL)] if index % 5 == 0 else None,
+                     chinese[index % len(chinese)] if index % 5 == 2 else None)
+        if line is not None
+    ]
+    texts = {"corpus": "\n".join(corpus)[: args.long_text], "mixed scripts": "\n".join(mixed)[: args.long_text]}
     print(f"one encode() of {args.long_text:,} characters of test lines joined by newlines; clock: {args.clock}\n")
     cold_warm_header("text")
     for kind in args.kinds.split(","):

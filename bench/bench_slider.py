@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import tokenizers  # noqa: E402
 
 from tokviz.corpus import held_out_split  # noqa: E402
+from tokviz.metrics import unknown_token_id  # noqa: E402
 from tokviz.pipeline_config import build_tokenizer, build_trainer, tokenizer_with_model  # noqa: E402
 from tokviz.presets import PRESETS  # noqa: E402
 from tokviz.viz.spans import render_token_spans, spans_from_encoding, token_origins  # noqa: E402
@@ -105,7 +106,7 @@ def main() -> None:
             byte_level = config.byte_alphabet
             # The page draws the spans with click-to-pin cards and the token origins ("Show all lines": all of them).
             render_seconds = best_of(
-                lambda: render_token_spans(test_text, spans_from_encoding(encoding, config.unk_token), byte_level=byte_level,
+                lambda: render_token_spans(test_text, spans_from_encoding(encoding, unknown_token_id(tokenizer)), byte_level=byte_level,
                                            pinned=True, origins=origins)
             )
             hf = tokenizers.Tokenizer.from_str(tokenizer.to_str())

@@ -6,8 +6,8 @@ import streamlit as st
 from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
 from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_RENDERED_TOKENS
-from tokviz.metrics import compression_metrics, pairwise_jaccard, segmentation_differences
-from tokviz.ui import compare_views
+from tokviz.metrics import pairwise_jaccard, segmentation_differences
+from tokviz.ui import catalog_choice, compare_views
 from tokviz.ui.corpus_input import corpus_input
 from tokviz.compare import MAX_COMPARED
 from tokviz.ui.shell import capped_text, md_escape, page_setup, show_error
@@ -45,6 +45,9 @@ with st.expander(f"Pretrained tokenizers from files ({len(compare.files)} upload
     st.caption("Compare tokenizers you might reuse (GPT-2, cl100k, Llama, T5, BERT…) with the ones trained here, "
                f"{MAX_COMPARED} tokenizers in all. Each is named by its file.")
     files = tokenizer_files(compare.files, "compare_files", limit=MAX_COMPARED - len(configurations))
+with st.expander(f"The session's tokenizer and the built-in catalog ({len(compare.catalog)} chosen)", expanded=bool(compare.catalog),
+                 icon=":material/library_books:"):
+    files += catalog_choice.compare_picker(workspace, limit=MAX_COMPARED - len(configurations) - len(files))
 
 st.header("2 · Train")
 clicked = st.button("Train all", key="compare_train", type="primary")
@@ -84,7 +87,7 @@ diff = segmentation_differences(text, encodings)
 st.caption(f"Outlined: tokens that cut where no other tokenizer cuts, or join across a cut every other one makes "
            f"({len(diff.ranges)} places in this text).")
 for entry, encoding, outlined in zip(compared, encodings, diff.differing):
-    spans = spans_from_encoding(encoding, entry.unk_token)
+    spans = spans_from_encoding(encoding, entry.unk_id)
     st.markdown(f"**{md_escape(entry.name)}** — {len(spans):,} tokens, {len(outlined):,} outlined")
     st.html(render_token_spans(text, spans, byte_level=entry.byte_level, max_tokens=MAX_RENDERED_TOKENS, outlined=outlined).html)
 
@@ -111,12 +114,15 @@ eval_text = capped_text(eval_text, "evaluation text")  # encoded for every confi
 if not eval_text.strip():
     st.info("The evaluation text is empty: paste some text to measure the tokenizers on it.")
     st.stop()
-rows = {entry.name: compression_metrics(entry.tokenizer, eval_text, entry.unk_token) for entry in compared}
-st.dataframe(styled_compression_table(rows), hide_index=True, width="stretch", key="compare_metrics")
-st.caption(better_caption() + " Words are whitespace-separated words, the same for every tokenizer; "
-           "special tokens added by a post-processor are not counted.")
-eval_key = corpus_hash(eval_text)
-compare_views.literature_metrics(compared, eval_key, eval_text, workspace.presentation)
+# Held-out lines are measured one by one, as the corpus's texts: a line break is not part of any of them.
+eval_texts = tuple(line for line in eval_text.split("\n") if line) if source == "held-out" else (eval_text,)
+eval_key = corpus_hash("\u0000".join(eval_texts))
+measurement = compare_views.measurement_cached(tuple((entry.name, entry.key) for entry in compared), eval_key,
+                                               _tokenizers={entry.name: entry.tokenizer for entry in compared}, _texts=eval_texts)
+st.dataframe(styled_compression_table(measurement.metrics), hide_index=True, width="stretch", key="compare_metrics")
+st.caption(better_caption() + " Words are whitespace-separated words, the same for every tokenizer. "
+           + md_escape(compare_views.measuring_caption(compared)))
+compare_views.literature_metrics(compared, measurement, workspace.presentation)
 specials = {token for entry in compared for token in entry.special_tokens}
 vocabs = {entry.name: entry.tokenizer.get_vocab(with_added_tokens=True) for entry in compared}
 pairs = pairwise_jaccard(vocabs, {entry.name: entry.byte_level for entry in compared}, exclude=specials)
@@ -128,7 +134,7 @@ if not trained:
     st.stop()
 st.header("5 · Compression over vocab size")
 st.caption("The trained configurations at every size their training went through (uploaded tokenizers have one size).")
-curves = {configuration.name: compare_views.compression_curve_cached(request, eval_key, _history=history, _text=eval_text)
+curves = {configuration.name: compare_views.compression_curve_cached(request, eval_key, _history=history, _texts=eval_texts)
           for configuration, _, request, history in trained}
 markers = {configuration.name: trained_size(history) for configuration, _, _, history in trained}
 st.plotly_chart(compression_curves_figure(curves, markers=markers, presentation=workspace.presentation), width="stretch", key="compare_curves")

@@ -5,7 +5,7 @@ import streamlit as st
 
 from tokviz import inspect as inspect_tok
 from tokviz.ui.shell import md_escape, metrics_row, page_setup
-from tokviz.ui.tokenizer_choice import tokenizer_choice, unk_token_of, vocab_frame_cached
+from tokviz.ui.tokenizer_choice import tokenizer_choice, vocab_frame_cached
 from tokviz.ui.tokenizer_files import training_file
 from tokviz.ui.widgets import spans_block
 from tokviz.ui.workspace import bind
@@ -26,8 +26,12 @@ if source == "a training":
     low, high, trained = inspect_tok.training_size_range(history)
     if st.session_state.get("inspect_training_for") != training_key:  # another file: start at its trained size
         st.session_state.update(inspect_training_for=training_key, inspect_training_vocab=trained)
-    size = st.slider("Vocab size", low, high, key="inspect_training_vocab", disabled=low == high,
-                     help="The tokenizer at any size the training went through, derived from its record (no retraining).")
+    if low < high:
+        size = st.slider("Vocab size", low, high, key="inspect_training_vocab",
+                         help="The tokenizer at any size the training went through, derived from its record (no retraining).")
+    else:  # one size only (e.g. a vocab asked below the alphabet): a fixed view, no slider
+        size = high
+        st.caption(f"Vocab size: {high:,} (this training went through no other size).")
     if not training.has_pipeline:
         st.info("This history does not name its pipeline: the model is shown without normalizer or pre-tokenizer.")
     tokenizer, choice_key = training.tokenizer_at(size), f"{training_key}:{size}"
@@ -44,7 +48,7 @@ if history is not None:
     metrics_row(inspect_tok.training_summary(history))
     st.caption(f"Stopped because: {md_escape(history.stop_reason)}")
     views = inspect_tok.training_views(history, size, byte_level)
-    for tab, view in zip(st.tabs([view.title for view in views]), views):
+    for tab, view in zip(st.tabs([view.title for view in views]) if views else (), views):  # no merges: no views
         with tab:
             if view.caption:
                 st.caption(md_escape(view.caption))
@@ -68,14 +72,15 @@ def text_changed(value: str) -> None:
 
 text = st.text_area("Text", key="inspect_text", height=90, max_chars=20_000,
                     on_change=bind("inspect_text", lambda: DEFAULT_TEXT if state.text is None else state.text, text_changed))
-spans_block(tokenizer, text, unk_token_of(tokenizer), byte_level)
+spans_block(tokenizer, text, byte_level)
 
 st.header("Vocabulary")
 frame = vocab_frame_cached(choice_key, _tokenizer=tokenizer)
 present = [kind for kind in inspect_tok.KINDS if (frame["kind"] == kind).any()]
-if st.session_state.get("inspect_for") != choice_key:  # another tokenizer: its own kinds, its longest word's tree
+opened = st.session_state.pop("inspect_open_token", None)  # a token the Audit page sent here
+if st.session_state.get("inspect_for") != choice_key or opened:  # another tokenizer: its own kinds, its longest word's tree
     st.session_state.update(
-        inspect_for=choice_key, vocab_kinds=present, vocab_sort="id", merge_tree_token=inspect_tok.example_word_token(frame)
+        inspect_for=choice_key, vocab_kinds=present, vocab_sort="id", merge_tree_token=opened or inspect_tok.example_word_token(frame)
     )
 left, middle, right = st.columns([2, 3, 2])
 search = left.text_input("Search tokens (plain text)", key="vocab_search")
@@ -93,7 +98,7 @@ if summary.model_type == "BPE":
     model = tokenizer.model
     left, right = st.columns([3, 2])
     with left:
-        st.caption(f"{len(model.merges):,} merges by rank (rank 0 is applied first)")
+        st.caption(f"{len(model.merges):,} merges, numbered in the order they apply (merge #1 first, as on Train)")
         st.dataframe(inspect_tok.merges_frame(model, byte_level), hide_index=True, height=360, width="stretch")
     with right:
         recipes = inspect_tok.merge_recipes(model)

@@ -5,6 +5,7 @@ import streamlit as st
 from tokviz.errors import TokvizError
 from tokviz.inspect import is_byte_level
 from tokviz.limits import MAX_RENDERED_TOKENS
+from tokviz.metrics import unknown_token_id
 from tokviz.viz import pipeline as stages
 from tokviz.ui.shell import metrics_row, page_setup, show_error
 from tokviz.ui.tokenizer_choice import tokenizer_choice
@@ -64,8 +65,7 @@ for number, sequence in enumerate(trace.sequences):
 
     st.header(f"3 · Model tokens{name}")
     st.caption(f"{len(sequence.tokens)} tokens from {type(tokenizer.model).__name__}, before the post-processor adds anything.")
-    unk = getattr(tokenizer.model, "unk_token", None)
-    spans = stages.model_token_spans(sequence, unk if isinstance(unk, str) else None)
+    spans = stages.model_token_spans(sequence, unknown_token_id(tokenizer))
     st.html(render_token_spans(sequence.original, spans, byte_level=byte_level, max_tokens=MAX_RENDERED_TOKENS).html)
 
 st.header("4 · Post-processed encoding")

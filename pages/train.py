@@ -7,7 +7,7 @@ from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_TEST_TEXT_CHARS, MAX_VOCA
 from tokviz.patterns import time_budget
 from tokviz.pipeline_config import build_tokenizer
 from tokviz.presets import algorithm_label, vocab_target_hint
-from tokviz.ui import train_views, widgets
+from tokviz.ui import catalog_choice, train_views, widgets
 from tokviz.ui.corpus_input import corpus_input, session_corpus
 from tokviz.ui.shell import md_escape, metrics_row, page_setup, run_marker, show_error
 from tokviz.ui.tokenizer_files import training_opener
@@ -18,7 +18,8 @@ workspace = page_setup("pages/train.py")
 train = workspace.train
 title, link = st.columns([5, 1], vertical_alignment="bottom")
 title.title("Train a tokenizer")
-with link:
+link_slot = link.empty()  # the results fragment redraws Copy link here: its runs change the slider and the test text
+with link_slot.container():
     copy_link(workspace, "pages/train.py")
 
 corpus = session_corpus(workspace)
@@ -115,7 +116,8 @@ st.caption(md_escape(status))
 train_views.training_note(history, training_lines(request), len(corpus.split.test_lines) if request.corpus_key == corpus.key else None)
 hint = vocab_target_hint(history, request.vocab_size)
 if hint:
-    st.info(hint, icon=":material/lightbulb:")
+    st.info(md_escape(hint), icon=":material/lightbulb:")
+catalog_choice.compare_shortcut(workspace)
 
 
 @st.fragment
@@ -124,6 +126,8 @@ def results() -> None:
     and only the open result tab is built."""
     size = widgets.vocab_slider(train, history, size_now)
     sync_link(workspace)  # the link follows the slider (a fragment's run does not reach page_setup)
+    with link_slot.container():  # and so does Copy link: one link, the address bar's
+        copy_link(workspace, "pages/train.py")
     run_marker()
     tokenizer = tokenizer_at(request, size, history)
     view = train_views.TrainedView(request, history, training_lines(request), size, tokenizer, workspace.presentation)
@@ -147,10 +151,10 @@ def results() -> None:
     show_ids = options_column.toggle("Show ids", key="show_ids")
     show_all = options_column.toggle("Show all lines", key="show_all_lines")
     try:
-        encoding = widgets.spans_block(tokenizer, text, request.config.unk_token, view.byte_level, show_ids=show_ids, first_lines=None if show_all else 4,
+        encoding = widgets.spans_block(tokenizer, text, view.byte_level, show_ids=show_ids, first_lines=None if show_all else 4,
                                        origins=origins_at(request, size, history), presentation=workspace.presentation)
         with options_column:  # drawn in its column above the spans; the text is encoded once per run
-            widgets.copy_ids(tokenizer, text, request.config.unk_token, encoding)
+            widgets.copy_ids(tokenizer, text, encoding)
     except TokvizError as error:
         show_error(error)
 
@@ -160,7 +164,14 @@ def results() -> None:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
     views = train_views.result_views(view, held_out if request.corpus_key == corpus.key else "")
-    for place, draw in zip(st.tabs(list(views), key="result_tab", on_change="rerun"), views.values()):
+
+    def tab_changed(label: str) -> None:
+        train.tab = label
+
+    # The open tab lives in the workspace (a page switch or a link keeps it); one another model lacks opens the first.
+    chosen_tab = train.tab if train.tab in views else next(iter(views))
+    tabs = st.tabs(list(views), key="result_tab", on_change=bind("result_tab", lambda: chosen_tab, tab_changed))
+    for place, draw in zip(tabs, views.values()):
         if not place.open:
             continue
         with place:

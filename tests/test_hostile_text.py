@@ -19,6 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tokviz import Tokenizer
+from tokviz.metrics import unknown_token_id
 from tokviz.pipeline_config import PipelineConfig, build_tokenizer, build_trainer, component, configured_model, tokenizer_with_model
 from tokviz.presets import PRESETS
 from tokviz.viz import charts, pipeline, spans
@@ -114,7 +115,7 @@ def test_token_spans_show_hostile_text_as_text(name: str, show_ids: bool) -> Non
     text = TEST_TEXT + " <script> " + '"><b>'  # the hostile special tokens, matched as added tokens
     encoding = tokenizer.encode(text)
     byte_level = any(spec.type == "ByteLevel" for spec in config.pre_tokenizers)
-    rendered = spans.render_token_spans(text, spans.spans_from_encoding(encoding, config.unk_token), show_ids=show_ids, byte_level=byte_level)
+    rendered = spans.render_token_spans(text, spans.spans_from_encoding(encoding, unknown_token_id(tokenizer)), show_ids=show_ids, byte_level=byte_level)
     shown = assert_only_own_markup(rendered.html)
     if not show_ids and name in ("gpt2", "char_bpe", "hostile_specials"):  # no normalizer: the input itself is on show
         assert "<script>" in shown and "onerror" in shown and "</style>" in shown
@@ -127,7 +128,7 @@ def test_pinned_token_cards_show_hostile_text_as_text(name: str) -> None:
     encoding = tokenizer.encode(text)
     byte_level = any(spec.type == "ByteLevel" for spec in config.pre_tokenizers)
     rendered = spans.render_token_spans(
-        text, spans.spans_from_encoding(encoding, config.unk_token), byte_level=byte_level, pinned=True,
+        text, spans.spans_from_encoding(encoding, unknown_token_id(tokenizer)), byte_level=byte_level, pinned=True,
         origins=spans.token_origins(history), presentation=True,
     )
     shown = assert_only_own_markup(rendered.html, pinned=True)
@@ -189,7 +190,7 @@ def test_tokenizer_json_with_hostile_vocab_entries() -> None:
     text = TEST_TEXT + " <img src=x onerror=alert(9)>"
     encoding = loaded.encode(text)
     assert "<img src=x onerror=alert(9)>" in encoding.tokens
-    shown = assert_only_own_markup(spans.render_token_spans(text, spans.spans_from_encoding(encoding, "<unk>")).html)
+    shown = assert_only_own_markup(spans.render_token_spans(text, spans.spans_from_encoding(encoding, unknown_token_id(loaded))).html)
     assert "<img src=x onerror=alert(9)>" in shown
 
 

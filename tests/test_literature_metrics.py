@@ -23,9 +23,10 @@ from tokviz.literature_metrics import (
     mean_parity,
     parallel_sample,
     parity_by_language,
+    metric_values,
     renyi_efficiency,
-    stream_stats,
 )
+from tokviz.metrics import measure
 from tokviz.loaders import load_bytes
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -128,13 +129,13 @@ def test_renyi_efficiency_equals_tokenization_scorer(request, which, eval_texts)
     scorer = pytest.importorskip("tokenization_scorer")
     hf = request.getfixturevalue(which)
     tok = load_bytes("tokenizer.json", hf.to_str().encode("utf-8"))
-    stats = stream_stats(tok, eval_texts)
+    values = metric_values(measure(tok, eval_texts))
     # The same token stream for the scorer: one line per text, ids as whitespace-separated words.
     stream = [" ".join(f"t{i}" for i, s in zip(e.ids, e.special_tokens_mask) if not s) for e in map(hf.encode, eval_texts)]
     with_vocab = scorer.score(stream, metric="renyi", power=2.5, vocab=hf.get_vocab_size())
     observed = scorer.score(stream, metric="renyi", power=2.5)
-    assert abs(stats.renyi_efficiency() - with_vocab) < 1e-6
-    assert abs(stats.renyi_efficiency(observed=True) - observed) < 1e-6
+    assert abs(values["renyi_efficiency"] - with_vocab) < 1e-6
+    assert abs(values["renyi_efficiency_observed"] - observed) < 1e-6
     assert 0.0 < with_vocab < observed < 1.0
 
 

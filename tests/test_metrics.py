@@ -14,7 +14,8 @@ from tokviz import Tokenizer, models, pre_tokenizers
 from tokviz.metrics import (
     CompressionMetrics,
     CurvePoint,
-    compression_metrics,
+    measure,
+    unknown_token_id,
     pairwise_jaccard,
     segmentation_differences,
     strip_markers,
@@ -25,6 +26,7 @@ from tokviz.metrics import (
 )
 from tokviz.pipeline_config import build_tokenizer, build_trainer, tokenizer_with_model
 from tokviz.presets import PRESETS
+from tokviz.viz.spans import spans_from_encoding
 
 PROSE = "Hugs are fun, hugging is better! The bears hugged the hunters."
 
@@ -46,14 +48,16 @@ def trained(preset: str, lines: list[str], vocab_size: int) -> tuple[Tokenizer, 
 
 def test_worked_example_wordpiece() -> None:
     # Whitespace words: hugs | are | fun, | hugging!  ->  hug ##s | are | fun , | hug ##ging !
-    metrics = compression_metrics(wordpiece_tokenizer(), "hugs are fun, hugging!", unk_token="[UNK]")
-    assert metrics == CompressionMetrics(vocab_size=8, tokens=8, words=4, characters=22, utf8_bytes=22, unknown_tokens=0, whole_words=1)
+    metrics = measure(wordpiece_tokenizer(), "hugs are fun, hugging!")
+    assert replace(metrics, token_counts=()) == CompressionMetrics(
+        vocab_size=8, tokens=8, words=4, characters=22, utf8_bytes=22, unknown_tokens=0, whole_words=1, continued_words=3)
+    assert metrics.token_counts == ((1, 2), (2, 1), (3, 1), (4, 1), (5, 1), (6, 1), (7, 1))  # hug twice, the rest in order
     assert (metrics.tokens_per_word, metrics.characters_per_token, metrics.bytes_per_token, metrics.whole_word_share) == (2.0, 2.75, 2.75, 0.25)
 
 
 def test_unknown_tokens_and_utf8_bytes_are_counted() -> None:
     # '가' is 3 UTF-8 bytes and unknown to this vocabulary; 'hug가' is one [UNK] word (WordPiece gives up on the word).
-    metrics = compression_metrics(wordpiece_tokenizer(), "hug가 hugs", unk_token="[UNK]")
+    metrics = measure(wordpiece_tokenizer(), "hug가 hugs")
     assert (metrics.tokens, metrics.unknown_tokens, metrics.characters, metrics.utf8_bytes, metrics.whole_words) == (3, 1, 9, 11, 1)
     assert metrics.unknown_rate == pytest.approx(1 / 3)
 
@@ -62,11 +66,11 @@ def test_post_processor_specials_are_not_counted(course_corpus: list[str]) -> No
     tokenizer, _ = trained("bert", course_corpus, 120)
     encoding = tokenizer.encode(PROSE)
     assert encoding.tokens[0] == "[CLS]" and encoding.tokens[-1] == "[SEP]"
-    assert compression_metrics(tokenizer, PROSE, "[UNK]").tokens == len(encoding.tokens) - 2
+    assert measure(tokenizer, PROSE).tokens == len(encoding.tokens) - 2
 
 
 def test_empty_text_gives_zeros_not_errors() -> None:
-    metrics = compression_metrics(wordpiece_tokenizer(), "", unk_token="[UNK]")
+    metrics = measure(wordpiece_tokenizer(), "")
     assert (metrics.tokens, metrics.words, metrics.tokens_per_word, metrics.bytes_per_token, metrics.unknown_rate, metrics.whole_word_share) == (0, 0, 0.0, 0.0, 0.0, 0.0)
 
 
@@ -128,7 +132,7 @@ def test_parity_with_hf_tokenizers(preset: str, shared_corpus_lines: list[str], 
     peer = hf.Tokenizer.from_str(tokenizer.to_str())
     unk = PRESETS[preset].build().unk_token
     text = "\n".join([*shared_corpus_lines[200:240], *hard_strings])
-    assert compression_metrics(tokenizer, text, unk) == compression_metrics(peer, text, unk)
+    assert measure(tokenizer, text) == measure(peer, text)
     diff = segmentation_differences(text, [tokenizer.encode(text), peer.encode(text)])
     assert diff.differing == (frozenset(), frozenset())
     ours = tokenizer.get_vocab(with_added_tokens=True)
@@ -144,13 +148,13 @@ def test_curve_from_history_equals_retraining_at_each_size(shared_corpus_lines: 
     history = trained_tokenizer.training_history
     text = "\n".join(shared_corpus_lines[150:200])
     sizes = [history.min_vocab_size, 400, 700]
-    curve = vocab_size_curve(lambda size: tokenizer_with_model(config, history.model_at(size)), sizes, text, config.unk_token)
+    curve = vocab_size_curve(lambda size: tokenizer_with_model(config, history.model_at(size)), sizes, text)
     assert [point.vocab_size for point in curve] == sizes
     for point in curve[1:]:
         trained_tokenizer = build_tokenizer(config)
         trained_tokenizer.train_from_iterator(lines, build_trainer(config, point.vocab_size))
         retrained = trained_tokenizer.training_history
-        metrics = compression_metrics(tokenizer_with_model(config, retrained.model), text, config.unk_token)
+        metrics = measure(tokenizer_with_model(config, retrained.model), text)
         assert point == CurvePoint(point.vocab_size, metrics.tokens_per_word, metrics.bytes_per_token)
     # More merges, fewer tokens: fertility falls and bytes per token rise along the curve.
     assert curve[0].tokens_per_word > curve[1].tokens_per_word > curve[2].tokens_per_word
@@ -166,7 +170,8 @@ def test_bpe_wordpiece_unigram_on_english_prose_at_2000(read_shared_corpus) -> N
     """
     text = read_shared_corpus("grimm_tales.txt")
     lines = [line for line in text[:150_000].splitlines() if line.strip()]
-    held_out, train = "\n".join(lines[-60:]), lines[:-60]
+    # Line by line: the T5-like pipeline has no piece for a newline, so a joined text would count each line break unknown.
+    held_out, train = lines[-60:], lines[:-60]
     bert = PRESETS["bert"].build()
     configs = {"BPE": PRESETS["gpt2"].build(), "WordPiece": replace(bert, scoring="frequency"), "Unigram": PRESETS["t5"].build()}
     results = {}
@@ -174,7 +179,7 @@ def test_bpe_wordpiece_unigram_on_english_prose_at_2000(read_shared_corpus) -> N
         trained_tokenizer = build_tokenizer(config)
         trained_tokenizer.train_from_iterator(train, build_trainer(config, 2000))
         history = trained_tokenizer.training_history
-        results[name] = metrics = compression_metrics(tokenizer_with_model(config, history.model), held_out, config.unk_token)
+        results[name] = metrics = measure(tokenizer_with_model(config, history.model), held_out)
         assert 1.0 < metrics.tokens_per_word < 3.0, (name, metrics)
         assert 2.0 < metrics.bytes_per_token < 6.0, (name, metrics)
         assert metrics.unknown_rate < 0.01 and 0.5 < metrics.whole_word_share < 1.0, (name, metrics)
@@ -182,13 +187,13 @@ def test_bpe_wordpiece_unigram_on_english_prose_at_2000(read_shared_corpus) -> N
     peer = hf.Tokenizer(hf.models.WordPiece(unk_token="[UNK]"))
     peer.normalizer, peer.pre_tokenizer = hf.normalizers.BertNormalizer(lowercase=True), hf.pre_tokenizers.BertPreTokenizer()
     peer.train_from_iterator(train, hf.trainers.WordPieceTrainer(vocab_size=2000, special_tokens=list(bert.special_tokens), show_progress=False))
-    assert compression_metrics(peer, held_out, "[UNK]").tokens_per_word == pytest.approx(results["WordPiece"].tokens_per_word, abs=0.01)
+    assert measure(peer, held_out).tokens_per_word == pytest.approx(results["WordPiece"].tokens_per_word, abs=0.01)
     assert bert.scoring == "frequency"
     course = replace(bert, scoring="likelihood")
     trained_tokenizer = build_tokenizer(course)
     trained_tokenizer.train_from_iterator(train, build_trainer(course, 2000))
     likelihood = trained_tokenizer.training_history
-    assert compression_metrics(tokenizer_with_model(course, likelihood.model), held_out, "[UNK]").tokens_per_word > 2.5
+    assert measure(tokenizer_with_model(course, likelihood.model), held_out).tokens_per_word > 2.5
 
 
 _gpt2_cache: dict[str, Tokenizer] = {}
@@ -205,7 +210,7 @@ def _gpt2(course_corpus: list[str]) -> Tokenizer:
 def test_invariants_on_any_text(course_corpus: list[str], text: str) -> None:
     tokenizer = _gpt2(course_corpus)
     encoding = tokenizer.encode(text)
-    metrics = compression_metrics(tokenizer, text)
+    metrics = measure(tokenizer, text)
     assert metrics.words == len(text.split())
     assert metrics.tokens == len(encoding.tokens)  # byte-level: no post-processor specials
     assert 0 <= metrics.whole_words <= metrics.words and metrics.unknown_tokens == 0
@@ -223,3 +228,48 @@ def test_invariants_on_any_text(course_corpus: list[str], text: str) -> None:
         if end - start == 1 and sum(1 for offsets in encoding.offsets if offsets[0] <= start and end <= offsets[1] and offsets != (start, start)) > 1
     )
     assert len(words_only.tokens) - len(differing_words) - not_whole_by_bytes == metrics.whole_words
+
+
+@pytest.fixture(scope="module")
+def t5_on_the_sample() -> tuple[Tokenizer, str]:
+    """The T5-like preset at the default 1,000 on the built-in sample, and its held-out test text (what Train shows)."""
+    from tokviz.corpus import held_out_split
+    from tokviz.samples import load_sample
+
+    split = held_out_split(load_sample())
+    tokenizer, _ = trained("t5", list(split.train_lines), 1000)
+    return tokenizer, "\n".join(split.test_lines)
+
+
+def test_unknowns_of_a_unigram_model_are_counted_by_id_as_hf_gives_them(t5_on_the_sample) -> None:
+    """9 of the 162 test tokens are the unknown piece (the Chinese line); HF marks them by id, not by the token text."""
+    tokenizer, text = t5_on_the_sample
+    peer = hf.Tokenizer.from_str(tokenizer.to_str())
+    hf_encoding = peer.encode(text, add_special_tokens=False)
+    unk_id = unknown_token_id(tokenizer)
+    assert unk_id == unknown_token_id(peer) == peer.token_to_id("<unk>") == 2
+    metrics = measure(tokenizer, text)
+    assert (metrics.tokens, metrics.unknown_tokens) == (162, 9)
+    assert (len(hf_encoding.ids), hf_encoding.ids.count(unk_id)) == (162, 9)
+    assert "<unk>" not in hf_encoding.tokens  # HF's Unigram shows the text, so a comparison by token text finds none
+    assert metrics == measure(peer, text)
+    spans = spans_from_encoding(tokenizer.encode(text), unk_id)
+    assert sum(span.unknown for span in spans) == 9
+    assert {text[span.start:span.end] for span in spans if span.unknown} >= {"\n机"}
+
+
+def test_truncation_and_padding_are_off_when_measuring() -> None:
+    """A tokenizer.json that truncates to 32 tokens is measured whole, as HF without truncation counts it."""
+    peer = hf.Tokenizer(hf.models.WordLevel({"[UNK]": 0, "[PAD]": 1, "a": 2, "b": 3}, unk_token="[UNK]"))
+    peer.pre_tokenizer = hf.pre_tokenizers.Whitespace()
+    text = " ".join(["a b c"] * 30)  # 90 words, 30 unknown
+    whole = peer.encode(text)
+    peer.enable_truncation(max_length=32)
+    peer.enable_padding(pad_id=1, pad_token="[PAD]", length=128)
+    uploaded = Tokenizer.from_str(peer.to_str())
+    assert len(uploaded.encode(text).ids) == 128 and uploaded.truncation["max_length"] == 32
+    for tokenizer in (uploaded, peer):
+        metrics = measure(tokenizer, text)
+        assert (metrics.tokens, metrics.unknown_tokens, metrics.words) == (len(whole.ids), 30, 90) == (90, 30, 90)
+        assert metrics.characters_per_token == pytest.approx(len(text) / 90)
+    assert uploaded.truncation["max_length"] == 32 and uploaded.padding["length"] == 128  # the caller's tokenizer unchanged

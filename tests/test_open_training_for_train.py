@@ -89,3 +89,72 @@ def test_the_opening_is_frozen(bert):
     opened = open_training_for_train(bert[2])
     with pytest.raises(dataclasses.FrozenInstanceError):
         opened.vocab_size = 5
+
+
+# --- every real history opens: five model kinds, the app's Export and the CLI, sizes at, just above and far
+# above the alphabet (a Unigram history was refused: its trainer records "unigram", the pipeline "Unigram").
+
+KINDS = {  # kind -> (the app's pipeline, the CLI's arguments, a size far above the alphabet the corpus allows)
+    "bpe": (lambda: PRESETS["gpt2"].build(), ["--model", "bpe"], 5000),
+    "wordpiece": (lambda: PRESETS["bert"].build(), ["--model", "wordpiece"], 5000),
+    "unigram": (lambda: PRESETS["t5"].build(), ["--model", "unigram"], 5000),
+    "wordlevel": (lambda: PRESETS["bert"].build().with_model("WordLevel"), ["--model", "wordlevel"], 5000),
+    "sentencepiece": (lambda: pipeline_config.sentencepiece_config(sp_model_type="unigram"),
+                      ["--model", "sentencepiece", "--model-type", "unigram"], 54),  # sentencepiece's own maximum here
+}
+#: The smallest vocab of each kind on LINES (the alphabet and special tokens): 257 bytes + <|endoftext|>;
+#: WordPiece's 47 characters and ## forms + 5 specials; 34 characters + 3 specials; 5 specials; 34 + 3 metas.
+ALPHABET = {"bpe": 257, "wordpiece": 52, "unigram": 37, "wordlevel": 5, "sentencepiece": 37}
+
+
+def _cli_history(tmp_path, kind: str, vocab: int) -> bytes:
+    from tokviz.cli import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    out = tmp_path / f"{kind}-{vocab}"
+    assert main(["train", str(corpus), *KINDS[kind][1], "--vocab-size", str(vocab), "--out", str(out),
+                 "--no-progress", "--workers", "0"]) == 0
+    return (out / "history.json").read_bytes()
+
+
+def _export_history(kind: str, vocab: int) -> bytes:
+    from tokviz.ui.train_views import history_json  # what Train's Export tab downloads
+
+    config = KINDS[kind][0]()
+    return history_json(run_training(config, vocab, LINES), config).encode("utf-8")
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("origin", ["export", "cli"])
+def test_every_real_history_opens_on_train_at_every_size(tmp_path, kind, origin):
+    from tokviz.inspect import open_training, training_size_range
+
+    alphabet, far = ALPHABET[kind], KINDS[kind][2]
+    for vocab in (alphabet, alphabet + 1, far):
+        data = _cli_history(tmp_path, kind, vocab) if origin == "cli" else _export_history(kind, vocab)
+        opened = open_training_for_train(data, "history.json")
+        assert opened.config.model == {"bpe": "BPE", "wordpiece": "WordPiece", "unigram": "Unigram",
+                                       "wordlevel": "WordLevel", "sentencepiece": "SentencePiece"}[kind]
+        low, high, trained = training_size_range(opened.history)
+        assert low == alphabet and opened.vocab_size == trained
+        if vocab == alphabet and kind != "unigram":  # nothing was learned: one size only (a fixed view on the pages)
+            assert (low, high, trained) == (alphabet, alphabet, alphabet)
+        if vocab == alphabet + 1:
+            assert trained == alphabet + 1
+        inspected = open_training(data, "history.json")  # Inspect's reader
+        assert inspected.tokenizer_at(trained).encode("Speak, citizens").tokens \
+            == tokenizer_with_model(opened.config, opened.history.model_at(trained)).encode("Speak, citizens").tokens
+
+
+def test_size_ranges_of_edited_files_are_bounded(bert):
+    from tokviz.inspect import training_size_range
+    from tokviz.limits import MAX_TOKENIZER_VOCAB
+
+    _config, history, data = bert
+    document = json.loads(data)
+    document["history"]["max_vocab_size"] = 10**30
+    opened = open_training_for_train(json.dumps(document).encode(), "edited.json")
+    assert training_size_range(opened.history) == (history.min_vocab_size, MAX_TOKENIZER_VOCAB, 120)
+    document["history"]["max_vocab_size"] = document["history"]["min_vocab_size"] = 120
+    assert training_size_range(open_training_for_train(json.dumps(document).encode(), "edited.json").history) == (120, 120, 120)

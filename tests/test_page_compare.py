@@ -230,12 +230,14 @@ def test_uploaded_tokenizer_files_are_compared_beside_the_trained_ones(shared_co
     assert names == ["1 · GPT-2-like byte-level BPE · 1,000", "2 · BERT-like WordPiece · 1,000", "gpt2-like.json", "mine.tiktoken", "vocab.txt", "vocab.json + merges.txt"]
     assert len(span_views(app)) == 6
     # The uploaded HF tokenizer counts tokens exactly as HF does on the evaluation text.
-    eval_text = "\n".join(__import__("tokviz.corpus", fromlist=["held_out_split"]).held_out_split(__import__("tokviz.samples", fromlist=["load_sample"]).load_sample()).test_lines)
+    # The held-out lines are measured one by one (a line break belongs to none of them).
+    eval_lines = __import__("tokviz.corpus", fromlist=["held_out_split"]).held_out_split(__import__("tokviz.samples", fromlist=["load_sample"]).load_sample()).test_lines
+    hf_tokens = sum(len(hf_bpe.encode(line).ids) for line in eval_lines)
     row = metrics_frame(app).set_index("configuration").loc["gpt2-like.json"]
-    assert row["tokens"] == len(hf_bpe.encode(eval_text).ids)
+    assert row["tokens"] == hf_tokens
     literature = next(frame.value for frame in app.dataframe if "fertility (tokens/word)" in frame.value.index)
     assert list(literature.columns) == names
-    assert literature.loc["fertility (tokens/word)", "gpt2-like.json"] == pytest.approx(len(hf_bpe.encode(eval_text).ids) / len(eval_text.split()))
+    assert literature.loc["fertility (tokens/word)", "gpt2-like.json"] == pytest.approx(hf_tokens / sum(len(line.split()) for line in eval_lines))
     # The tiktoken file with GPT-2's pattern and the same ranks cuts like the HF byte-level BPE.
     assert literature.loc["fertility (tokens/word)", "mine.tiktoken"] == pytest.approx(literature.loc["fertility (tokens/word)", "gpt2-like.json"])
     assert len(app.get("plotly_chart")) == 3  # every metric, tokens per language, compression over vocab size
@@ -257,3 +259,25 @@ def test_an_uploaded_file_name_is_shown_as_text_not_markdown(shared_corpus_lines
     label = app.selectbox(key="compare_files_encoding_0").label
     assert label.startswith("Encoding of \\[x\\]\\(e\\.co\\) \\*\\*b\\*\\*\\.tiktoken"), label  # Markdown escaped: no link, no bold
     assert name in list(metrics_frame(app)["configuration"])  # the table shows the name as typed
+
+
+def test_an_uploaded_file_that_truncates_is_measured_whole_and_the_page_says_so() -> None:
+    """T5-small's file truncates to 512 (some files to 32): measured with it on, a long text looked short and 'won'."""
+    import tokenizers as hf
+
+    from tokviz.corpus import held_out_split
+    from tokviz.samples import load_sample
+
+    peer = hf.Tokenizer(hf.models.WordLevel({"[UNK]": 0, "the": 1}, unk_token="[UNK]"))
+    peer.pre_tokenizer = hf.pre_tokenizers.Whitespace()
+    lines = held_out_split(load_sample()).test_lines
+    whole = sum(len(peer.encode(line).ids) for line in lines)
+    peer.enable_truncation(max_length=8)
+    app = open_compare()
+    app.radio(key="compare_count").set_value(2).run()
+    app.file_uploader(key="compare_files").set_value([("short.json", peer.to_str().encode("utf-8"), "application/json")]).run()
+    assert_clean(app)
+    row = metrics_frame(app).set_index("configuration").loc["short.json"]
+    assert row["tokens"] == whole > 8 * len(lines)
+    assert any(r"short\.json \(truncation to 8 tokens\)" in caption.value and "without truncation or padding" in caption.value
+               for caption in app.caption)

@@ -91,3 +91,24 @@ def test_a_file_that_is_not_a_training_is_named_with_its_reason_and_no_markdown(
     assert "is not a tokviz training history" in errors[0]
     assert errors[0].startswith(r"\[x\]\(//e\.co\) \*\*bold\*\*\.json: ")  # escaped: shown as typed, never a link
     assert "](" not in errors[0] and "**" not in errors[0]
+
+
+@pytest.mark.parametrize("name", ["one_size.json", "huge.json", "pinned.json"])
+def test_degenerate_size_ranges_draw_a_fixed_view_or_a_bounded_slider(name):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from tests.test_page_train_open_training import _degenerate_files
+
+    from tokviz.limits import MAX_TOKENIZER_VOCAB
+
+    app = upload(open_page(), name, _degenerate_files()[name])
+    assert not app.exception, [str(error.value) for error in app.exception]
+    sliders = [slider for slider in app.slider if slider.key == "inspect_training_vocab"]
+    if name == "huge.json":
+        assert (sliders[0].min, sliders[0].max) == (257, MAX_TOKENIZER_VOCAB)
+    else:
+        assert not sliders
+        size = 257 if name == "one_size.json" else 270
+        assert any(f"Vocab size: {size:,} (this training went through no other size)" in caption.value for caption in app.caption)
+    assert any(metric.label == "vocab size" for metric in app.metric)

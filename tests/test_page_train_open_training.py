@@ -14,8 +14,7 @@ from tokviz.pipeline_config import tokenizer_with_model
 from tokviz.presets import PRESETS
 from tokviz.training import run_training
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_page_train import assert_clean, open_train, span_html  # noqa: E402
+from tests.test_page_train import assert_clean, open_train, span_html  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +83,49 @@ def test_the_export_tab_writes_a_history_json_that_opens_on_train_again() -> Non
     opened = open_training_for_train(history_json(history, config).encode("utf-8"), "history.json")
     assert opened.config == config and opened.vocab_size == len(history.model.get_vocab())
     assert opened.history.model.get_vocab() == history.model.get_vocab()
+
+
+def _degenerate_files() -> dict[str, bytes]:
+    """Real histories whose size range is one size ((257, 257, 257): a BPE asked for less than its alphabet),
+    and edited ones (max_vocab_size 10**30; min = max)."""
+    import json
+
+    config = PRESETS["gpt2"].build()
+    lines = ["low lower lowest", "newer newest"] * 5
+    one_size = history_io.dumps(run_training(config, 100, lines), config)
+    document = json.loads(history_io.dumps(run_training(config, 270, lines), config))
+    huge = dict(document, history=dict(document["history"], max_vocab_size=10**30))
+    pinned = dict(document, history=dict(document["history"], min_vocab_size=270, max_vocab_size=270))
+    return {"one_size.json": one_size.encode(), "huge.json": json.dumps(huge).encode(), "pinned.json": json.dumps(pinned).encode()}
+
+
+@pytest.mark.parametrize("name", ["one_size.json", "huge.json", "pinned.json"])
+def test_degenerate_size_ranges_draw_a_fixed_view_or_a_bounded_slider(name) -> None:
+    from tokviz.limits import MAX_TOKENIZER_VOCAB
+
+    data = _degenerate_files()[name]
+    app = open_train()
+    app.file_uploader(key="train_history_upload").set_value((name, data, "application/json")).run()
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    if name == "huge.json":
+        slider = app.slider(key="vocab_slider")
+        assert (slider.min, slider.max) == (257, MAX_TOKENIZER_VOCAB)
+    else:
+        assert not [slider for slider in app.slider if slider.key == "vocab_slider"]
+        assert any("nothing to slide" in info.value for info in app.info)
+    assert span_html(app)  # the tokenizer at its one size is drawn
+
+
+def test_a_unigram_export_opens_on_train() -> None:
+    """Train's own Export with the T5-like preset was refused ("its history is a unigram training")."""
+    from tokviz.ui.train_views import history_json
+
+    config = PRESETS["t5"].build()
+    history = run_training(config, 60, ["low lower lowest", "newer newest"] * 5)
+    app = open_train()
+    app.file_uploader(key="train_history_upload").set_value(("t5.json", history_json(history, config).encode(), "application/json")).run()
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    assert any(caption.startswith("Opened from t5.json") for caption in captions(app))
+    assert app.slider(key="vocab_slider").value == history.model.get_vocab_size()

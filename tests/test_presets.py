@@ -109,7 +109,7 @@ import tokenizers as hf  # noqa: E402
 
 from tokviz.corpus import held_out_split  # noqa: E402
 from tokviz.errors import PipelineConfigError  # noqa: E402
-from tokviz.metrics import compression_metrics  # noqa: E402
+from tokviz.metrics import measure  # noqa: E402
 from tokviz.pipeline_config import build_trainer  # noqa: E402
 from tokviz.presets import (  # noqa: E402
     algorithm_label,
@@ -133,14 +133,14 @@ def _held_out_tokens_per_word(text: str, vocab_size: int) -> tuple[float, float,
         trained_tokenizer = build_tokenizer(config)
         trained_tokenizer.train_from_iterator(split.train_lines, build_trainer(config, vocab_size))
         history = trained_tokenizer.training_history
-        results.append(compression_metrics(tokenizer_with_model(config, history.model), held_out, "[UNK]").tokens_per_word)
+        results.append(measure(tokenizer_with_model(config, history.model), held_out).tokens_per_word)
     peer = _hf_bert()
     peer.post_processor = None
     trainer = hf.trainers.WordPieceTrainer(
         vocab_size=vocab_size, special_tokens=list(bert_like().special_tokens), continuing_subword_prefix="##", show_progress=False
     )
     peer.train_from_iterator(split.train_lines, trainer)
-    return results[0], compression_metrics(peer, held_out, "[UNK]").tokens_per_word, results[1]
+    return results[0], measure(peer, held_out).tokens_per_word, results[1]
 
 
 def test_bert_like_trains_like_hf_wordpiece_trainer_on_the_sample() -> None:

@@ -1,7 +1,7 @@
 """Configurations for the Compare page: a preset in one click, or model × pre-tokenizer × normalizer.
 
 The Compare page puts 2 to 4 pipelines side by side. Each is either a preset
-(:data:`tokviz.presets.PRESETS`) or three choices from short menus, turned into a full
+(:data:`tokviz.presets.TRAIN_PRESETS`, the Train page's, SentencePiece's included) or three choices from short menus, turned into a full
 :class:`~tokviz.pipeline_config.PipelineConfig` with the conventions each choice implies
 (WordPiece continues words with ``##`` and is scored by pair frequency, as HF's
 ``WordPieceTrainer`` does — the BERT-like preset keeps the HF course's likelihood score, which
@@ -46,8 +46,9 @@ from typing import Any
 import pandas as pd
 
 from tokviz.errors import PipelineConfigError, TokvizError
+from tokviz.metrics import CompressionMetrics, measure
 from tokviz.pipeline_config import MODELS, ComponentSpec, PipelineConfig, component, sentencepiece_config
-from tokviz.presets import PRESETS
+from tokviz.presets import TRAIN_PRESETS
 
 #: Pre-tokenizer menu: label -> the components it stands for.
 PRE_TOKENIZER_CHOICES: dict[str, tuple[ComponentSpec, ...]] = {
@@ -117,7 +118,7 @@ def configuration_name(position: int, choice: str, model: str, vocab_size: int) 
     >>> configuration_name(0, "bert", "WordPiece", 2000), configuration_name(2, "custom", "Unigram", 500)
     ('1 · BERT-like WordPiece · 2,000', '3 · custom Unigram · 500')
     """
-    label = PRESETS[choice].label if choice in PRESETS else f"custom {model}"
+    label = TRAIN_PRESETS[choice].label if choice in TRAIN_PRESETS else f"custom {model}"
     return f"{position + 1} · {label} · {vocab_size:,}"
 
 
@@ -127,6 +128,57 @@ def _check_tokenizers(tokenizers: Mapping[str, Any]) -> None:
         raise TokvizError("Give at least one tokenizer to compare.")
     if len(tokenizers) > MAX_COMPARED:
         raise TokvizError(f"A comparison takes at most {MAX_COMPARED} tokenizers; {len(tokenizers)} were given.")
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """Every tokenizer of a comparison measured once: what every table and chart of the comparison reads.
+
+    ``metrics`` maps a name to its record on the evaluation text (:func:`tokviz.metrics.measure`);
+    ``sentence_tokens`` maps it to the tokens of each sentence of the parallel sample, per language
+    (empty when the comparison skips the sample).
+    """
+
+    metrics: dict[str, CompressionMetrics]
+    sentence_tokens: dict[str, dict[str, list[int]]]
+
+
+def measure_tokenizers(
+    tokenizers: Mapping[str, Any], texts: str | Sequence[str], *, parallel: Mapping[str, Sequence[str]] | bool = True
+) -> Measurement:
+    """Encode the evaluation texts and the parallel sample once per tokenizer, truncation and padding off."""
+    from tokviz.literature_metrics import parallel_sample, token_counts_by_sentence
+
+    _check_tokenizers(tokenizers)
+    sample = None if parallel is False else parallel_sample() if parallel is True else parallel
+    metrics = {str(name): measure(tokenizer, texts) for name, tokenizer in tokenizers.items()}
+    sentence_tokens = {} if sample is None else {str(name): token_counts_by_sentence(tokenizer, sample) for name, tokenizer in tokenizers.items()}
+    return Measurement(metrics, sentence_tokens)
+
+
+def metrics_frame(measurement: Measurement) -> "ComparisonFrame":
+    """One row per tokenizer, one column per metric of :data:`tokviz.literature_metrics.METRICS` (see :func:`evaluate`)."""
+    from tokviz.literature_metrics import METRICS, mean_parity, metric_values, parity_by_language
+
+    rows = []
+    for name, record in measurement.metrics.items():
+        row: dict[str, Any] = {"tokenizer": name, "vocab_size": record.vocab_size, "tokens": record.tokens, "words": record.words}
+        row.update(metric_values(record))
+        if name in measurement.sentence_tokens:
+            row["parity"] = mean_parity(parity_by_language(measurement.sentence_tokens[name]))
+        rows.append(row)
+    frame = ComparisonFrame(pd.DataFrame(rows).set_index("tokenizer"))
+    frame.attrs["metrics"] = {key: info for key, info in METRICS.items() if key in frame.columns}
+    return frame
+
+
+def language_frame(measurement: Measurement) -> pd.DataFrame:
+    """Tokens for the whole parallel sample in each language: rows tokenizers, columns language codes."""
+    data = {name: {language: sum(counts) for language, counts in per_language.items()}
+            for name, per_language in measurement.sentence_tokens.items()}
+    frame = pd.DataFrame.from_dict(data, orient="index")
+    frame.index.name = "tokenizer"
+    return frame
 
 
 def evaluate(
@@ -140,36 +192,12 @@ def evaluate(
     Columns: ``vocab_size``, ``tokens``, ``words``, then fertility, continued_words,
     characters_per_token, bytes_per_token, unknown_rate, vocabulary_used, renyi_efficiency,
     renyi_efficiency_observed and (unless ``parallel=False``) parity, measured on the shipped parallel
-    sample (or the ``{language: sentences}`` given, English under ``"en"``). The frame renders in
+    sample (or the ``{language: sentences}`` given, English under ``"en"``). Tokenizers are measured
+    without truncation or padding (:func:`tokviz.metrics.measuring_tokenizer`). The frame renders in
     Jupyter with each metric's definition and source and the best value of each column in bold
     (its ``_repr_html_``); ``frame.attrs["metrics"]`` holds the definitions.
     """
-    from tokviz.literature_metrics import (
-        METRICS,
-        mean_parity,
-        metric_values,
-        parallel_sample,
-        parity_by_language,
-        stream_stats,
-        token_counts_by_sentence,
-    )
-
-    _check_tokenizers(tokenizers)
-    if isinstance(texts, str):
-        texts = [texts]
-    texts = [str(text) for text in texts]
-    sample = None if parallel is False else parallel_sample() if parallel is True else parallel
-    rows = []
-    for name, tokenizer in tokenizers.items():
-        stats = stream_stats(tokenizer, texts)
-        row: dict[str, Any] = {"tokenizer": str(name), "vocab_size": stats.vocab_size, "tokens": stats.tokens, "words": stats.words}
-        row.update(metric_values(stats))
-        if sample is not None:
-            row["parity"] = mean_parity(parity_by_language(token_counts_by_sentence(tokenizer, sample)))
-        rows.append(row)
-    frame = ComparisonFrame(pd.DataFrame(rows).set_index("tokenizer"))
-    frame.attrs["metrics"] = {key: info for key, info in METRICS.items() if key in frame.columns}
-    return frame
+    return metrics_frame(measure_tokenizers(tokenizers, texts, parallel=parallel))
 
 
 def tokens_per_language(
@@ -179,11 +207,7 @@ def tokens_per_language(
     from tokviz.literature_metrics import token_counts_by_sentence
 
     _check_tokenizers(tokenizers)
-    data = {name: {language: sum(counts) for language, counts in token_counts_by_sentence(tokenizer, sample).items()}
-            for name, tokenizer in tokenizers.items()}
-    frame = pd.DataFrame.from_dict(data, orient="index")
-    frame.index.name = "tokenizer"
-    return frame
+    return language_frame(Measurement({}, {str(name): token_counts_by_sentence(tokenizer, sample) for name, tokenizer in tokenizers.items()}))
 
 
 def parity_table(tokenizers: Mapping[str, Any], sample: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:

@@ -1,18 +1,17 @@
 """Tokenizer metrics from the literature, each defined in one sentence with its source.
 
-Every metric is computed from the token stream a tokenizer gives for an evaluation text: the
-non-special tokens of each text's encoding (a post-processor's ``[CLS]`` is not part of the text).
-Words are the text's whitespace-separated words, so every tokenizer is divided by the same number.
-A token belongs to each word its span (trimmed of whitespace: GPT-2's ``'Ġworld'`` covers the
-space before the word) overlaps.
+Every metric is read from the one metrics record, :class:`tokviz.metrics.CompressionMetrics`
+(:func:`tokviz.metrics.measure`: the non-special tokens of each text's encoding, truncation and
+padding off, unknown tokens counted by id), so the Compare page's tables cannot disagree.
 
 >>> from tokviz import Tokenizer, models, pre_tokenizers
 >>> tokenizer = Tokenizer(models.WordPiece({"[UNK]": 0, "hug": 1, "##s": 2, "pug": 3}, unk_token="[UNK]"))
 >>> tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
->>> stats = stream_stats(tokenizer, ["hugs pug", "hug 🤗"])
->>> stats.tokens, stats.words, stats.continued_words, stats.unknown_tokens, stats.distinct_tokens
+>>> record = measure(tokenizer, ["hugs pug", "hug 🤗"])
+>>> record.tokens, record.words, record.continued_words, record.unknown_tokens, record.distinct_tokens
 (5, 4, 1, 1, 4)
->>> stats.fertility, stats.continued_share, stats.unknown_rate, stats.vocabulary_used
+>>> values = metric_values(record)
+>>> values["fertility"], values["continued_words"], values["unknown_rate"], values["vocabulary_used"]
 (1.25, 0.25, 0.2, 1.0)
 
 Rényi efficiency (Zouhar et al., 2023) is the Rényi entropy of order α of the token unigram
@@ -29,14 +28,13 @@ morphological alignment (it needs gold segmentations), and pair inputs.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from tokviz.metrics import text_token_spans, whitespace_words
+from tokviz.metrics import CompressionMetrics, measure, measuring_tokenizer
 
 #: α of Rényi efficiency, as Zouhar et al. (2023) recommend.
 RENYI_ALPHA = 2.5
@@ -130,53 +128,6 @@ METRICS: dict[str, MetricInfo] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class StreamStats:
-    """Counts of one tokenizer's token stream over the evaluation texts; metrics are properties."""
-
-    vocab_size: int
-    tokens: int
-    words: int
-    continued_words: int
-    characters: int
-    utf8_bytes: int
-    unknown_tokens: int
-    token_counts: tuple[tuple[int, int], ...]  # (token id, occurrences), most frequent first
-
-    @property
-    def distinct_tokens(self) -> int:
-        return len(self.token_counts)
-
-    @property
-    def fertility(self) -> float:
-        return self.tokens / self.words if self.words else 0.0
-
-    @property
-    def continued_share(self) -> float:
-        return self.continued_words / self.words if self.words else 0.0
-
-    @property
-    def characters_per_token(self) -> float:
-        return self.characters / self.tokens if self.tokens else 0.0
-
-    @property
-    def bytes_per_token(self) -> float:
-        return self.utf8_bytes / self.tokens if self.tokens else 0.0
-
-    @property
-    def unknown_rate(self) -> float:
-        return self.unknown_tokens / self.tokens if self.tokens else 0.0
-
-    @property
-    def vocabulary_used(self) -> float:
-        return self.distinct_tokens / self.vocab_size if self.vocab_size else 0.0
-
-    def renyi_efficiency(self, alpha: float = RENYI_ALPHA, observed: bool = False) -> float:
-        """Rényi efficiency over |V| (``observed=True``: over the distinct tokens seen)."""
-        counts = [count for _, count in self.token_counts]
-        return renyi_efficiency(counts, alpha, None if observed else self.vocab_size)
-
-
 def renyi_entropy(counts: Iterable[int], alpha: float = RENYI_ALPHA) -> float:
     """Rényi entropy of order α, in bits, of the distribution given by ``counts``.
 
@@ -210,88 +161,18 @@ def renyi_efficiency(counts: Iterable[int], alpha: float = RENYI_ALPHA, vocab_si
     return renyi_entropy(values, alpha) / math.log2(size)
 
 
-def unknown_token_id(tokenizer: Any) -> int | None:
-    """The id of the tokenizer's unknown token (``model.unk_token`` or Unigram's ``unk_id``), else None."""
-    model = getattr(tokenizer, "model", None)
-    unk_token = getattr(model, "unk_token", None)
-    if isinstance(unk_token, str) and unk_token:
-        return tokenizer.token_to_id(unk_token)
-    unk_id = getattr(model, "unk_id", None)
-    return unk_id if isinstance(unk_id, int) else None
-
-
-def stats_from_encodings(
-    texts: Sequence[str], encodings: Sequence[Any], vocab_size: int, unk_id: int | None = None
-) -> StreamStats:
-    """Count the token stream of ``encodings`` (one per text; tokviz's or HF's ``Encoding``).
-
-    Special tokens (``special_tokens_mask``) are left out; a word is continued when two or more
-    of the remaining tokens overlap it.
-    """
-    tokens = words = continued = characters = utf8_bytes = unknown = 0
-    counts: Counter[int] = Counter()
-    for text, encoding in zip(texts, encodings, strict=True):
-        mask = list(getattr(encoding, "special_tokens_mask", None) or [0] * len(encoding.ids))
-        ids = [token_id for token_id, special in zip(encoding.ids, mask) if not special]
-        tokens += len(ids)
-        counts.update(ids)
-        if unk_id is not None:
-            unknown += sum(1 for token_id in ids if token_id == unk_id)
-        characters += len(text)
-        utf8_bytes += len(text.encode("utf-8", errors="surrogatepass"))
-        spans = whitespace_words(text)
-        words += len(spans)
-        word_of = [-1] * len(text)
-        for index, (start, end) in enumerate(spans):
-            word_of[start:end] = [index] * (end - start)
-        per_word: Counter[int] = Counter()
-        for _, start, end in text_token_spans(text, encoding):
-            for word_index in {word_of[position] for position in range(start, end)} - {-1}:
-                per_word[word_index] += 1
-        continued += sum(1 for count in per_word.values() if count >= 2)
-    return StreamStats(
-        vocab_size=vocab_size,
-        tokens=tokens,
-        words=words,
-        continued_words=continued,
-        characters=characters,
-        utf8_bytes=utf8_bytes,
-        unknown_tokens=unknown,
-        token_counts=tuple(counts.most_common()),
-    )
-
-
-def encode_for_evaluation(tokenizer: Any, texts: Sequence[str]) -> list[Any]:
-    """Each text's encoding without truncation or padding, and without special tokens.
-
-    A tokenizer loaded from a file may have truncation on (max_length 512): evaluation must see the
-    whole text, so such a tokenizer is copied (through its tokenizer.json) with both turned off;
-    the caller's tokenizer is never changed.
-    """
-    if getattr(tokenizer, "truncation", None) or getattr(tokenizer, "padding", None):
-        tokenizer = type(tokenizer).from_str(tokenizer.to_str())
-        tokenizer.no_truncation()
-        tokenizer.no_padding()
-    return [tokenizer.encode(text, add_special_tokens=False) for text in texts]
-
-
-def stream_stats(tokenizer: Any, texts: Sequence[str]) -> StreamStats:
-    """:func:`stats_from_encodings` of ``tokenizer`` on ``texts`` (vocab size with added tokens)."""
-    encodings = encode_for_evaluation(tokenizer, texts)
-    return stats_from_encodings(texts, encodings, tokenizer.get_vocab_size(with_added_tokens=True), unknown_token_id(tokenizer))
-
-
-def metric_values(stats: StreamStats) -> dict[str, float]:
-    """The text metrics of :data:`METRICS` (all but parity) from one tokenizer's counts."""
+def metric_values(metrics: CompressionMetrics) -> dict[str, float]:
+    """The text metrics of :data:`METRICS` (all but parity) from one tokenizer's record (:func:`tokviz.metrics.measure`)."""
+    counts = [count for _, count in metrics.token_counts]
     return {
-        "fertility": stats.fertility,
-        "continued_words": stats.continued_share,
-        "characters_per_token": stats.characters_per_token,
-        "bytes_per_token": stats.bytes_per_token,
-        "unknown_rate": stats.unknown_rate,
-        "vocabulary_used": stats.vocabulary_used,
-        "renyi_efficiency": stats.renyi_efficiency(),
-        "renyi_efficiency_observed": stats.renyi_efficiency(observed=True),
+        "fertility": metrics.tokens_per_word,
+        "continued_words": metrics.continued_share,
+        "characters_per_token": metrics.characters_per_token,
+        "bytes_per_token": metrics.bytes_per_token,
+        "unknown_rate": metrics.unknown_rate,
+        "vocabulary_used": metrics.vocabulary_used,
+        "renyi_efficiency": renyi_efficiency(counts, RENYI_ALPHA, metrics.vocab_size),
+        "renyi_efficiency_observed": renyi_efficiency(counts, RENYI_ALPHA),
     }
 
 
@@ -329,11 +210,12 @@ def parallel_sample() -> dict[str, tuple[str, ...]]:
 def token_counts_by_sentence(tokenizer: Any, sample: Mapping[str, Sequence[str]] | None = None) -> dict[str, list[int]]:
     """Tokens (no special tokens) of every sentence of the sample, per language."""
     sample = parallel_sample() if sample is None else sample
+    measured = measuring_tokenizer(tokenizer)
     result = {}
     for language, sentences in sample.items():
-        encodings = encode_for_evaluation(tokenizer, list(sentences))
         result[language] = [
-            sum(1 for special in (getattr(e, "special_tokens_mask", None) or [0] * len(e.ids)) if not special) for e in encodings
+            sum(1 for special in (getattr(encoding, "special_tokens_mask", None) or [0] * len(encoding.ids)) if not special)
+            for encoding in map(measured.encode, sentences)
         ]
     return result
 

@@ -61,6 +61,8 @@ FILE_KINDS: dict[str, str] = {
     "vocab.json": "GPT-2 vocab.json (needs merges.txt)",
     "merges.txt": "GPT-2 merges.txt (needs vocab.json)",
     "sentencepiece": "SentencePiece .model",
+    "tekken": "Mistral Tekken JSON (tekken.json)",
+    "tiktoken-sidecar": "tiktoken sidecar (*.tiktoken.json: split pattern and special tokens)",
 }
 
 _BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -303,6 +305,8 @@ def _parse_vocab_json(text: str) -> dict[str, int]:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise TokenizerFileError(f"This vocab.json is not valid JSON (line {error.lineno}: {error.msg}).") from None
+    if isinstance(data, list):
+        raise TokenizerFileError('This vocab.json holds a JSON list; a vocab.json is a JSON object of token -> id, like {"hello": 0}.')
     if not isinstance(data, dict) or not data:
         raise TokenizerFileError("A vocab.json must hold a JSON object of token -> id.")
     limits.check_tokenizer_vocab(len(data), "This vocab.json")
@@ -310,6 +314,11 @@ def _parse_vocab_json(text: str) -> dict[str, int]:
     vocab = {token: token_id for token, token_id in data.items() if isinstance(token_id, int) and not isinstance(token_id, bool)}
     if "model" in data and not vocab:
         raise TokenizerFileError("This file looks like a tokenizer.json, not a vocab.json: name it tokenizer.json.")
+    if len(vocab) < len(data):  # said, never dropped: a token without its id would silently change every encoding
+        bad = [(token, token_id) for token, token_id in data.items() if token not in vocab]
+        shown = ", ".join(f"{token!r}: {json.dumps(token_id)[:20]}" for token, token_id in bad[:3])
+        raise TokenizerFileError(f"This vocab.json has {len(bad):,} token{'s' if len(bad) != 1 else ''} whose id is not a whole number "
+                                 f"({shown}{', …' if len(bad) > 3 else ''}); every id must be one.")
     return vocab
 
 
@@ -575,6 +584,13 @@ def file_kind(name: str, data: bytes) -> str:
     if lower.endswith(".tiktoken"):
         return "tiktoken"
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    from tokviz.tekken import is_tekken
+    from tokviz.tiktoken_format import is_sidecar
+
+    if is_tekken(name, stripped):
+        return "tekken"
+    if is_sidecar(name, stripped):
+        return "tiktoken-sidecar"
     if stripped.startswith(b"{"):
         # A tokenizer.json has sections ("model": {...}, "added_tokens": [...]); a vocab.json maps
         # tokens to numbers, so a token spelled "model" is followed by a number there.
@@ -585,6 +601,8 @@ def file_kind(name: str, data: bytes) -> str:
         return "merges.txt"
     if _looks_like_tiktoken(stripped):
         return "tiktoken"
+    if lower.endswith("vocab.json"):  # e.g. a JSON list: the vocab.json reader says what is wrong with it
+        return "vocab.json"
     if lower.endswith(".json"):
         return "tokenizer.json"
     if lower.endswith(".txt") or lower.endswith(".vocab") or b"\x00" not in data[:4096]:
@@ -655,6 +673,16 @@ def load_bytes(
 
         check_tokenizer_json_size(len(data), name)
         return _tokenizer_from_json(name, data)
+    if kind == "tekken":
+        from tokviz.tekken import tokenizer_from_tekken
+
+        return tokenizer_from_tekken(bytes(data), name)
+    if kind == "tiktoken" and companion is not None and file_kind(companion[0], bytes(companion[1])) == "tiktoken-sidecar":
+        from tokviz.tiktoken_format import load_tiktoken_pair
+
+        return load_tiktoken_pair(bytes(data), bytes(companion[1]), companion[0])
+    if kind == "tiktoken-sidecar":
+        raise TokenizerFileError(f"{name} holds a tiktoken encoding's pattern and special tokens: add its .tiktoken rank file as well.")
     if kind == "tiktoken":
         ranks = parse_tiktoken_ranks(bytes(data))
         chosen = tiktoken_encoding or guess_tiktoken_encoding(name, len(ranks))
@@ -704,6 +732,12 @@ def load(path: str | Path, *, tiktoken_encoding: str | None = None) -> Any:
     data = path.read_bytes()
     companion = None
     kind = file_kind(path.name, data)
+    if kind == "tiktoken":
+        from tokviz.tiktoken_format import sidecar_path
+
+        if sidecar_path(path).is_file():
+            check_upload_size(sidecar_path(path).name, sidecar_path(path).stat().st_size)
+            companion = (sidecar_path(path).name, sidecar_path(path).read_bytes())
     if kind in ("vocab.json", "merges.txt"):
         partner = _partner(path, kind)
         if partner is not None:
@@ -722,7 +756,7 @@ def _partner(path: Path, kind: str) -> Path | None:
 
 
 def _main_file(folder: Path) -> Path:
-    for pattern in ("tokenizer.json", "vocab.json", "*-vocab.json", "vocab.txt", "*.model", "*.tiktoken"):
+    for pattern in ("tokenizer.json", "tekken.json", "vocab.json", "*-vocab.json", "vocab.txt", "*.model", "*.tiktoken"):
         found = sorted(folder.glob(pattern))
         if found:
             return found[0]
@@ -772,6 +806,14 @@ def load_uploads(
         if kind == "merges.txt":
             continue
         partner = None
+        if kind == "tiktoken-sidecar":
+            continue
+        if kind == "tiktoken":
+            sidecars = [i for i, k in enumerate(kinds) if k == "tiktoken-sidecar" and i not in used
+                        and Path(files[i][0]).name == Path(files[index][0]).name + ".json"]
+            if sidecars:
+                partner = sidecars[0]
+                used.add(partner)
         if kind == "vocab.json":
             prefix = Path(files[index][0]).name.lower().removesuffix("vocab.json")
             same = [m for m in merges if m not in used and Path(files[m][0]).name.lower().removesuffix("merges.txt") == prefix]
@@ -781,6 +823,7 @@ def load_uploads(
                 used.add(partner)
         groups.append((index, partner))
     groups.extend((m, None) for m in merges if m not in used)
+    groups.extend((i, None) for i, kind in enumerate(kinds) if kind == "tiktoken-sidecar" and i not in used)
     groups.sort(key=lambda group: group[0])
 
     results: list[LoadedUpload] = []

@@ -9,7 +9,7 @@ post-processor adds (``[CLS]``, ``</s>``) are not counted: they are not part of 
 >>> from tokviz import Tokenizer, models, pre_tokenizers
 >>> tokenizer = Tokenizer(models.WordLevel({"hug": 0, "s": 1, "[UNK]": 2}, unk_token="[UNK]"))
 >>> tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
->>> metrics = compression_metrics(tokenizer, "hug hug 🤗", unk_token="[UNK]")
+>>> metrics = measure(tokenizer, "hug hug 🤗")
 >>> metrics.tokens, metrics.tokens_per_word, metrics.unknown_rate, metrics.whole_word_share
 (3, 1.0, 0.3333333333333333, 1.0)
 
@@ -41,7 +41,13 @@ _SUFFIX_MARKERS = ("</w>",)
 
 @dataclass(frozen=True, slots=True)
 class CompressionMetrics:
-    """Counts of one tokenizer on one text; the ratios are properties so nothing is rounded twice."""
+    """The one metrics record: counts of one tokenizer's token stream over a text; every ratio is a property.
+
+    Every page reads its numbers from this record (Train's numbers over the spans, Compare's tables
+    and charts, the literature's metrics of :mod:`tokviz.literature_metrics`), so one question has
+    one answer. Special tokens a post-processor adds are not counted; unknown tokens are counted by
+    id (:func:`unknown_token_id`), so a Unigram model's ``unk_id`` counts like WordPiece's ``[UNK]``.
+    """
 
     vocab_size: int
     tokens: int
@@ -50,6 +56,8 @@ class CompressionMetrics:
     utf8_bytes: int
     unknown_tokens: int
     whole_words: int  # whitespace words covered by exactly one token
+    continued_words: int = 0  # whitespace words covered by two or more tokens
+    token_counts: tuple[tuple[int, int], ...] = ()  # (token id, occurrences), most frequent first
 
     @property
     def tokens_per_word(self) -> float:
@@ -73,6 +81,20 @@ class CompressionMetrics:
     def whole_word_share(self) -> float:
         """Share of whitespace words that are a single token."""
         return self.whole_words / self.words if self.words else 0.0
+
+    @property
+    def continued_share(self) -> float:
+        """Share of whitespace words split into two or more tokens (Rust et al.'s continued words)."""
+        return self.continued_words / self.words if self.words else 0.0
+
+    @property
+    def distinct_tokens(self) -> int:
+        return len(self.token_counts)
+
+    @property
+    def vocabulary_used(self) -> float:
+        """Share of the vocabulary that occurs at least once in the text."""
+        return self.distinct_tokens / self.vocab_size if self.vocab_size else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,32 +200,102 @@ def text_token_spans(text: str, encoding: Any) -> list[tuple[int, int, int]]:
     return spans
 
 
-def compression_metrics(tokenizer: Any, text: str, unk_token: str | None = None) -> CompressionMetrics:
-    """Encode ``text`` once and count tokens, words, unknown tokens and words kept whole.
+def unknown_token_id(tokenizer: Any) -> int | None:
+    """The id of the tokenizer's unknown token: ``model.unk_token`` or a Unigram's ``unk_id``; None without one.
 
-    A word is kept whole when exactly one token overlaps it (``'Ġhello'`` for ``'hello'``);
-    ``'hello,'`` cut into ``'hello'`` and ``','`` is two tokens, not whole.
+    Works for tokviz's and HF's ``Tokenizer`` (HF's Unigram object does not expose its ``unk_id``:
+    it is read from the tokenizer's JSON).
+
+    >>> from tokviz import Tokenizer, models
+    >>> unknown_token_id(Tokenizer(models.Unigram([("<pad>", 0.0), ("<unk>", 0.0), ("a", -1.0)], unk_id=1)))
+    1
+    >>> unknown_token_id(Tokenizer(models.WordPiece({"[PAD]": 0, "[UNK]": 1, "a": 2}, unk_token="[UNK]")))
+    1
+    >>> unknown_token_id(Tokenizer(models.BPE({"a": 0}, []))) is None
+    True
     """
-    encoding = tokenizer.encode(text)
-    mask = list(getattr(encoding, "special_tokens_mask", None) or [0] * len(encoding.tokens))
-    tokens = [token for token, special in zip(encoding.tokens, mask) if not special]
-    words = whitespace_words(text)
-    word_of = [-1] * len(text)
-    for word_index, (start, end) in enumerate(words):
-        word_of[start:end] = [word_index] * (end - start)
-    tokens_in_word = Counter()
-    for _, start, end in text_token_spans(text, encoding):
-        for word_index in {word_of[position] for position in range(start, end)} - {-1}:
-            tokens_in_word[word_index] += 1
+    model = getattr(tokenizer, "model", None)
+    unk_token = getattr(model, "unk_token", None)
+    if isinstance(unk_token, str) and unk_token:
+        return tokenizer.token_to_id(unk_token)
+    if model is not None and not hasattr(model, "unk_token") and not hasattr(model, "unk_id") and hasattr(tokenizer, "to_str"):
+        import json
+
+        unk_id = json.loads(tokenizer.to_str()).get("model", {}).get("unk_id")  # HF's Unigram keeps it private
+        return unk_id if isinstance(unk_id, int) else None
+    unk_id = getattr(model, "unk_id", None)
+    return unk_id if isinstance(unk_id, int) else None
+
+
+def measuring_tokenizer(tokenizer: Any) -> Any:
+    """The tokenizer as comparisons measure it: truncation and padding off; the caller's tokenizer unchanged.
+
+    A ``tokenizer.json`` may set truncation (T5-small's file: 512 tokens, some files 32) or padding;
+    measured with them on, a long text looks short and wins every compression metric. tokviz's
+    tokenizer is copied cheaply (``copy.copy`` shares the components); HF's is rebuilt from its JSON.
+    """
+    if not (getattr(tokenizer, "truncation", None) or getattr(tokenizer, "padding", None)):
+        return tokenizer
+    import copy
+
+    from tokviz.tokenizer import Tokenizer
+
+    twin = copy.copy(tokenizer) if isinstance(tokenizer, Tokenizer) else type(tokenizer).from_str(tokenizer.to_str())
+    twin.no_truncation()
+    twin.no_padding()
+    return twin
+
+
+def measure_encodings(texts: Sequence[str], encodings: Sequence[Any], vocab_size: int, unk_id: int | None = None) -> CompressionMetrics:
+    """Count the token streams of ``encodings`` (one per text; tokviz's or HF's ``Encoding``).
+
+    Special tokens (``special_tokens_mask``) are left out; a word is whole when exactly one of the
+    remaining tokens overlaps it and continued when two or more do.
+
+    >>> from types import SimpleNamespace as Enc
+    >>> encoding = Enc(tokens=["[CLS]", "hug", "##s", "are", "[UNK]", "[SEP]"], ids=[2, 5, 6, 7, 1, 3],
+    ...                offsets=[(0, 0), (0, 3), (3, 4), (5, 8), (9, 10), (0, 0)], special_tokens_mask=[1, 0, 0, 0, 0, 1])
+    >>> metrics = measure_encodings(["hugs are 🤗"], [encoding], vocab_size=8, unk_id=1)
+    >>> metrics.tokens, metrics.words, metrics.whole_words, metrics.continued_words, metrics.unknown_tokens
+    (4, 3, 2, 1, 1)
+    """
+    tokens = words = whole = continued = characters = utf8_bytes = unknown = 0
+    counts: Counter[int] = Counter()
+    for text, encoding in zip(texts, encodings, strict=True):
+        mask = list(getattr(encoding, "special_tokens_mask", None) or [0] * len(encoding.ids))
+        ids = [token_id for token_id, special in zip(encoding.ids, mask) if not special]
+        tokens += len(ids)
+        counts.update(ids)
+        if unk_id is not None:
+            unknown += ids.count(unk_id)
+        characters += len(text)
+        utf8_bytes += len(text.encode("utf-8", errors="surrogatepass"))
+        spans = whitespace_words(text)
+        words += len(spans)
+        word_of = [-1] * len(text)
+        for index, (start, end) in enumerate(spans):
+            word_of[start:end] = [index] * (end - start)
+        per_word: Counter[int] = Counter()
+        for _, start, end in text_token_spans(text, encoding):
+            for word_index in {word_of[position] for position in range(start, end)} - {-1}:
+                per_word[word_index] += 1
+        whole += sum(1 for count in per_word.values() if count == 1)
+        continued += sum(1 for count in per_word.values() if count >= 2)
     return CompressionMetrics(
-        vocab_size=tokenizer.get_vocab_size(with_added_tokens=True),
-        tokens=len(tokens),
-        words=len(words),
-        characters=len(text),
-        utf8_bytes=len(text.encode("utf-8", errors="surrogatepass")),
-        unknown_tokens=sum(1 for token in tokens if unk_token is not None and token == unk_token),
-        whole_words=sum(1 for word_index in range(len(words)) if tokens_in_word[word_index] == 1),
+        vocab_size=vocab_size, tokens=tokens, words=words, characters=characters, utf8_bytes=utf8_bytes,
+        unknown_tokens=unknown, whole_words=whole, continued_words=continued, token_counts=tuple(counts.most_common()),
     )
+
+
+def measure(tokenizer: Any, texts: str | Sequence[str]) -> CompressionMetrics:
+    """Encode ``texts`` once (truncation and padding off, :func:`measuring_tokenizer`) and count them.
+
+    The vocab size counts added tokens; unknown tokens are counted by id (:func:`unknown_token_id`).
+    """
+    texts = [texts] if isinstance(texts, str) else [str(text) for text in texts]
+    measured = measuring_tokenizer(tokenizer)
+    encodings = [measured.encode(text) for text in texts]
+    return measure_encodings(texts, encodings, tokenizer.get_vocab_size(with_added_tokens=True), unknown_token_id(tokenizer))
 
 
 def vocab_jaccard(
@@ -243,7 +335,7 @@ def pairwise_jaccard(
     ]
 
 
-def vocab_size_curve(tokenizer_at: Callable[[int], Any], sizes: Iterable[int], text: str, unk_token: str | None = None) -> tuple[CurvePoint, ...]:
+def vocab_size_curve(tokenizer_at: Callable[[int], Any], sizes: Iterable[int], text: str | Sequence[str]) -> tuple[CurvePoint, ...]:
     """Tokens per word and bytes per token of ``tokenizer_at(k)`` on ``text`` for each size ``k``.
 
     ``tokenizer_at`` builds the tokenizer around ``history.model_at(k)``, so nothing is retrained;
@@ -251,7 +343,7 @@ def vocab_size_curve(tokenizer_at: Callable[[int], Any], sizes: Iterable[int], t
     """
     points = []
     for size in sizes:
-        metrics = compression_metrics(tokenizer_at(size), text, unk_token)
+        metrics = measure(tokenizer_at(size), text)
         points.append(CurvePoint(size, metrics.tokens_per_word, metrics.bytes_per_token))
     return tuple(points)
 

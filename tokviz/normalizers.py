@@ -75,6 +75,11 @@ class Normalizer(DataclassComponent):
 
     __slots__ = ()
     type_name: ClassVar[str] = ""
+    #: What the encoding engine asks: when ``normalize_str`` returns its input unchanged, is
+    #: every char aligned to itself? True for every built-in normalizer (each edits chars in
+    #: place, so an unchanged text was not edited), so the engine builds no alignments for
+    #: such a text; False for one that could give the same text other alignments (a custom one).
+    aligned_if_unchanged: ClassVar[bool] = True
 
     @classmethod
     def _from_state_dict(cls, data: dict[str, Any]) -> "Normalizer | None":
@@ -99,6 +104,12 @@ class Normalizer(DataclassComponent):
         ns = NormalizedString(sequence)
         self.normalize(ns)
         return ns.normalized
+
+    def steps(self) -> tuple["Normalizer", ...]:
+        """The normalizers this one runs, in order (a :class:`Sequence` flattened), for the
+        engine to test each on its own: ``Sequence([NFC(), Sequence([Lowercase()])]).steps()
+        -> (NFC(), Lowercase())``."""
+        return (self,)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type_name or type(self).__name__}
@@ -601,6 +612,9 @@ class Sequence(Normalizer):
             sequence = normalizer.normalize_str(sequence)
         return sequence
 
+    def steps(self) -> tuple[Normalizer, ...]:
+        return tuple(step for normalizer in self.normalizers for step in normalizer.steps())
+
     def __len__(self) -> int:
         return len(self.normalizers)
 
@@ -637,6 +651,7 @@ class CustomNormalizer(Normalizer):
     """
 
     __slots__ = ("inner",)
+    aligned_if_unchanged: ClassVar[bool] = False
 
     def __init__(self, inner: Any) -> None:
         if not callable(getattr(inner, "normalize", None)):

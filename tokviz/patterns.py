@@ -36,6 +36,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import starmap
+from operator import eq
 from typing import Any
 
 import regex
@@ -152,11 +154,18 @@ def compile_pattern(pattern: str) -> regex.Pattern:
         raise PatternError(f"The regular expression {pattern!r} is invalid: {error}") from error
 
 
-#: One atom: an escaped char or class (not a backreference or \\p{..}), a bracket class, or a literal.
-_ATOM = r"(?:\\[^pPxuUNgk0-9]|\[\^?\]?(?:[^\]\\\[]|\\[^pP])*\]|[^\\\[\](){}|*+?.^$])"
+#: One atom: an escaped char or class (not a backreference), a property (``\\p{L}``), a bracket
+#: class (properties inside included), or a literal.
+_ATOM = (
+    r"(?:\\[^pPxuUNgk0-9]|\\[pP]\{\^?[\w=&. -]+\}|\\[pP][A-Za-z]"
+    r"|\[\^?\]?(?:[^\]\\\[]|\\[^pP]|\\[pP]\{\^?[\w=&. -]+\})*\]|[^\\\[\](){}|*+?.^$])"
+)
 #: Literals around at most one quantified atom: at most quadratic backtracking, so a search of a
 #: short text needs no time limit (regex's ``timeout=`` costs ~17 us a call, more than the search).
-_BOUNDED_PATTERN = regex.compile(rf"{_ATOM}*(?:{_ATOM}(?:[*+?]|\{{\d+(?:,\d*)?\}})?)?{_ATOM}*")
+_BOUNDED_BRANCH = rf"{_ATOM}*(?:{_ATOM}(?:[*+?]|\{{\d+(?:,\d*)?\}})?)?{_ATOM}*"
+#: ... or an alternation of such branches (tried one after the other at each position: the sum of
+#: their costs), as Split patterns like ``\p{L}+|\p{N}|[^\s\p{L}\p{N}]+`` are.
+_BOUNDED_PATTERN = regex.compile(rf"{_BOUNDED_BRANCH}(?:\|{_BOUNDED_BRANCH})*")
 #: Texts up to this length are searched without a time limit by a bounded pattern (<= 10^6 steps).
 _UNTIMED_LENGTH = 1_000
 
@@ -167,6 +176,8 @@ def _is_bounded(pattern: str) -> bool:
 
     >>> _is_bounded(" {2,}"), _is_bounded(r"\\s+"), _is_bounded("[ \\t]+x"), _is_bounded("(a+)+b"), _is_bounded("a+b+")
     (True, True, True, False, False)
+    >>> _is_bounded(r"\\p{L}+|\\p{N}|[^\\s\\p{L}\\p{N}]+"), _is_bounded("a+|b+c+")
+    (True, False)
     """
     return _BOUNDED_PATTERN.fullmatch(pattern) is not None
 
@@ -199,7 +210,11 @@ def match_spans(compiled: regex.Pattern, text: str, timeout: float | None = None
 
 def _spans(compiled: regex.Pattern, text: str, deadline: float | None) -> list[tuple[int, int]]:
     """:func:`match_spans`' loop; no time limit when ``deadline`` is None (TimeoutError past it)."""
-    spans: list[tuple[int, int]] = []
+    matches = compiled.finditer(text) if deadline is None else compiled.finditer(text, timeout=max(deadline - time.monotonic(), 1e-3))
+    spans = [match.span() for match in matches]
+    if not any(starmap(eq, spans)):
+        return spans  # no empty match: Python's matches are Oniguruma's
+    spans = []
     previous_end = -1
     position = 0
     while position <= len(text):

@@ -47,6 +47,7 @@ from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding, flat_offsets_encoding, whole_sequence_ranges
+from tokviz.engine.cut import CutPlan, cut_plan, encode_cut
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.fast_paths import encode_chunked, encode_processed, plan_for
 from tokviz.models.base import Token
@@ -283,6 +284,7 @@ class Tokenizer:
         self._fast_plan_generation = -1
         # (normalizer, pre_tokenizer, model, edit generation, ChunkPlan or None): see tokviz.fast_paths.
         self._chunk_plan: Any = None
+        self._cut_plan: Any = None  # (normalizer, pre_tokenizer, model, edit generation, CutPlan or None)
         #: The TrainingHistory of the last ``train`` / ``train_from_iterator`` (HF returns None from both;
         #: tokviz keeps what the training went through here).
         self.training_history: Any = None
@@ -706,7 +708,24 @@ class Tokenizer:
                 fast = encode_chunked(self, plan, sequence, type_id, word_index)
                 if fast is not None:
                     return fast
+            cut = self._engine_cut_plan()
+            if cut is not None:
+                fast = encode_cut(cut, self._added, sequence, type_id, word_index)
+                if fast is not None:
+                    return fast
         return self._encoding_from_splits(self._pipeline(sequence)[0], type_id, word_index)
+
+    def _engine_cut_plan(self) -> CutPlan | None:
+        """The engine's general lane for the current components (made again when one is
+        replaced or edited)."""
+        normalizer, pre_tokenizer, model = self._normalizer, self._pre_tokenizer, self._model
+        generation = _mutation.generation()
+        cached = self._cut_plan
+        if cached is not None and cached[0] is normalizer and cached[1] is pre_tokenizer and cached[2] is model and cached[3] == generation:
+            return cached[4]
+        plan = cut_plan(normalizer, pre_tokenizer, model)
+        self._cut_plan = (normalizer, pre_tokenizer, model, generation, plan)
+        return plan
 
     def _pipeline(self, sequence: str) -> tuple[list[Any], set[int]]:
         """Stages 1-4 on one sequence: the tokenized splits, and the ``id()`` of the

@@ -45,6 +45,7 @@ def expected_token_count(preset: str, vocab_size: int) -> int:
     from tokviz.pipeline_config import build_tokenizer, build_trainer, configured_model, tokenizer_with_model
     from tokviz.presets import PRESETS
     from tokviz.samples import load_sample
+    from tokviz.metrics import measure
     from tokviz.viz.tables import token_stats
 
     split = held_out_split(load_sample())
@@ -55,7 +56,7 @@ def expected_token_count(preset: str, vocab_size: int) -> int:
     size = min(max(history.model.get_vocab_size(), history.min_vocab_size), history.max_vocab_size)  # where the slider starts
     tokenizer = tokenizer_with_model(config, configured_model(config, history.model_at(size)))
     text = "\n".join(split.test_lines)
-    return int(token_stats(text, tokenizer.encode(text), config.unk_token)["tokens"])
+    return int(token_stats(measure(tokenizer, text))["tokens"])
 
 
 def _descendants(pid: int) -> list[int]:

@@ -40,7 +40,7 @@ def configuration_form(compare: CompareState, position: int) -> Configuration:
     from tokviz.compare import NORMALIZER_CHOICES, PRE_TOKENIZER_CHOICES, configuration_name, custom_config
     from tokviz.limits import MAX_VOCAB_SIZE
     from tokviz.pipeline_config import MODELS
-    from tokviz.presets import PRESETS
+    from tokviz.presets import TRAIN_PRESETS as PRESETS  # every preset Train offers, SentencePiece's included
 
     entry = compare.entries[position]
 
@@ -80,7 +80,7 @@ def configuration_form(compare: CompareState, position: int) -> Configuration:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def compression_curve_cached(request: TrainingRequest, text_key: str, _history: Any, _text: str, points: int = 8) -> Any:
+def compression_curve_cached(request: TrainingRequest, text_key: str, _history: Any, _texts: tuple[str, ...], points: int = 8) -> Any:
     """Tokens per word and bytes per token at ``points`` vocab sizes of one training, on one text (by hash).
 
     The models come from ``history.model_at(k)`` (no retraining) and are not kept: only the
@@ -92,55 +92,85 @@ def compression_curve_cached(request: TrainingRequest, text_key: str, _history: 
 
     config = request.config
     sizes = evenly_spaced_sizes(_history.min_vocab_size, _history.max_vocab_size, points)
-    return vocab_size_curve(lambda size: tokenizer_with_model(config, _history.model_at(size)), sizes, _text, config.unk_token)
+    return vocab_size_curve(lambda size: tokenizer_with_model(config, _history.model_at(size)), sizes, _texts)
 
 
 @dataclass(frozen=True, slots=True)
 class Compared:
-    """One tokenizer of the comparison: a trained configuration or an uploaded file, as the page shows it."""
+    """One tokenizer of the comparison: a trained configuration or an uploaded file, as the page shows it.
+
+    ``tokenizer`` is the one measured (truncation and padding off, :func:`tokviz.metrics.measuring_tokenizer`);
+    ``original`` is the tokenizer as trained or uploaded, which the download hands on unchanged.
+    """
 
     name: str
     tokenizer: Any
-    unk_token: str | None
+    original: Any
+    unk_id: int | None
     byte_level: bool
     key: str  # names the tokenizer in caches
     special_tokens: tuple[str, ...] = ()
+    measuring_note: str = ""  # what measuring turned off ("truncation to 32 tokens"), empty when nothing
+
+
+def _measuring_note(tokenizer: Any) -> str:
+    """``'truncation to 32 tokens and padding'``: what :func:`tokviz.metrics.measuring_tokenizer` turns off."""
+    parts = []
+    truncation = getattr(tokenizer, "truncation", None)
+    if truncation:
+        parts.append(f"truncation to {truncation.get('max_length', '?'):,} tokens" if isinstance(truncation.get("max_length"), int) else "truncation")
+    if getattr(tokenizer, "padding", None):
+        parts.append("padding")
+    return " and ".join(parts)
 
 
 def compared(trained: list[tuple[Any, Any, TrainingRequest, Any]], files: list[Any]) -> list[Compared]:
     """The trained configurations (configuration, tokenizer, request, history) and the uploaded files, in page order."""
+    from tokviz.metrics import measuring_tokenizer, unknown_token_id
+
     entries = [
-        Compared(configuration.name, tokenizer, configuration.config.unk_token, configuration.byte_level,
+        Compared(configuration.name, tokenizer, tokenizer, unknown_token_id(tokenizer), configuration.byte_level,
                  f"trained:{hash(request)}:{tokenizer.get_vocab_size()}", tuple(configuration.config.special_tokens))
         for configuration, tokenizer, request, _ in trained
     ]
     for item in files:
         specials = tuple(token.content for token in item.tokenizer.get_added_tokens_decoder().values() if token.special) \
             if hasattr(item.tokenizer, "get_added_tokens_decoder") else ()
-        entries.append(Compared(item.name, item.tokenizer, item.unk_token, item.byte_level, item.key, specials))
+        entries.append(Compared(item.name, measuring_tokenizer(item.tokenizer), item.tokenizer, unknown_token_id(item.tokenizer),
+                                item.byte_level, item.key, specials, _measuring_note(item.tokenizer)))
     return entries
 
 
+def measuring_caption(entries: list[Compared]) -> str:
+    """The page's one line on how tokenizers are measured, naming what was turned off for which file."""
+    turned_off = [f"{entry.name} ({entry.measuring_note})" for entry in entries if entry.measuring_note]
+    caption = ("Every tokenizer is measured as a tokenizer, without truncation or padding, and without the special tokens "
+               "a post-processor adds.")
+    if turned_off:
+        caption += " Turned off for measuring: " + "; ".join(turned_off) + " (the download keeps them)."
+    return caption
+
+
 @st.cache_data(max_entries=16, show_spinner="Measuring every tokenizer…")
-def _evaluate_cached(keys: tuple[tuple[str, str], ...], eval_key: str, _tokenizers: dict[str, Any], _text: str) -> Any:
-    """``tokviz.compare.evaluate`` and tokens per language, once per (tokenizers, evaluation text)."""
-    from tokviz.compare import evaluate, tokens_per_language
+def measurement_cached(keys: tuple[tuple[str, str], ...], eval_key: str, _tokenizers: dict[str, Any], _texts: tuple[str, ...]) -> Any:
+    """``tokviz.compare.measure_tokenizers`` once per (tokenizers, evaluation texts): each text encoded once."""
+    from tokviz.compare import measure_tokenizers
 
-    return evaluate(_tokenizers, [_text]), tokens_per_language(_tokenizers)
+    return measure_tokenizers(_tokenizers, _texts)
 
 
-def literature_metrics(entries: list[Compared], eval_key: str, eval_text: str, presentation: bool) -> None:
+def literature_metrics(entries: list[Compared], measurement: Any, presentation: bool) -> None:
     """The literature's metrics for every tokenizer (one row per metric, best marked), what each measures and where
     it comes from, a chart per metric and the tokens per language of the shipped parallel sample."""
+    from tokviz.compare import language_frame, metrics_frame
     from tokviz.literature_metrics import METRICS
     from tokviz.viz.choose import SHORT_LABELS, literature_table, metrics_figure, tokens_per_language_figure
 
     st.subheader("Metrics from the literature")
-    tokenizers = {entry.name: entry.tokenizer for entry in entries}
-    frame, per_language = _evaluate_cached(tuple((entry.name, entry.key) for entry in entries), eval_key, _tokenizers=tokenizers, _text=eval_text)
+    frame, per_language = metrics_frame(measurement), language_frame(measurement)
     st.dataframe(literature_table(frame), width="stretch", key="compare_literature")
     st.caption("Best value of each row in green. Parity is measured on the shipped parallel sample (24 sentences in 10 languages); "
-               "the other rows on the evaluation text.")
+               "the other rows on the evaluation text, from the same counts as the table above.")
     with st.expander("What each metric measures, and its source"):
         for key, info in METRICS.items():
             if key in frame.columns:
@@ -159,6 +189,6 @@ def transformers_download(entries: list[Compared]) -> None:
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     choice = left.selectbox("Tokenizer to hand to transformers", names, key="compare_download_choice")
     entry = entries[names.index(choice)]
-    right.download_button("Download for transformers", lambda: transformers_zip(entry.tokenizer),  # made on click "tokenizer.zip", "application/zip",
+    right.download_button("Download for transformers", lambda: transformers_zip(entry.original),  # made on click "tokenizer.zip", "application/zip",
                           key="compare_download", width="stretch",
                           help="Unzip into a folder and load it with transformers' AutoTokenizer.from_pretrained(folder).")

@@ -16,6 +16,7 @@ from typing import Any
 import streamlit as st
 
 from tokviz.errors import TokvizError
+from tokviz.markdown import md_escape  # noqa: F401 - the one escaping function; pages import it from here
 
 #: The browser tab's title on every page (the existing links and tests know it).
 APP_TITLE = "tokviz · tokenizer playground"
@@ -68,6 +69,13 @@ PAGES: tuple[PageInfo, ...] = (
         "Search and filter the vocabulary, see the merge tree behind any BPE token and tokenize your own text.",
     ),
     PageInfo(
+        "pages/audit.py",
+        "Audit",
+        ":material/fact_check:",
+        "Audit any tokenizer's vocabulary: the tokens no text can produce (with the proof), the ones your texts never use, "
+        "half-character byte tokens, duplicates, special tokens plain text can type, and the texts decode(encode(x)) does not give back.",
+    ),
+    PageInfo(
         "pages/learn.py",
         "Learn",
         ":material/school:",
@@ -75,18 +83,6 @@ PAGES: tuple[PageInfo, ...] = (
         "on a word-count table you can edit live. One click per step, sized for a projector, with a predict-the-next-merge exercise.",
     ),
 )
-
-_MARKDOWN_SPECIALS = "\\`*_{}[]()<>#+-.!|~$"
-
-
-def md_escape(text: str) -> str:
-    r"""User text inside a Markdown string (captions, notices) shows as typed, never as markup.
-
-    >>> print(md_escape("*bold* [x](y)"))
-    \*bold\* \[x\]\(y\)
-    """
-    return "".join("\\" + char if char in _MARKDOWN_SPECIALS else char for char in text)
-
 
 def show_error(error: Exception) -> None:
     """Show a user-caused error as ``st.error``; anything else is a bug and is shown with its trace."""

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from tokviz.errors import TokvizError
+from tokviz.ui import catalog_choice
 from tokviz.ui.shell import md_escape, show_error
 from tokviz.ui.training import session_tokenizer, tokenizer_at, train_with_progress, trained_size
 from tokviz.ui.workspace import bind
@@ -66,6 +67,7 @@ def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False
         options[SESSION_TOKENIZER] = session[1]
     for name in PRESETS:
         options[name] = f"{preset_label(name, preset_size_if_trained(name))}, trained on the sample"
+    options |= catalog_choice.catalog_options()  # real tokenizers from installed packages, by family
     if state.tokenizer not in options:  # nothing trained yet, or no uploads on this page
         state.tokenizer = SESSION_TOKENIZER if session is not None else next(iter(PRESETS))
         st.session_state.pop(key, None)
@@ -81,6 +83,8 @@ def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False
     if choice in PRESETS:
         tokenizer, _ = preset_on_sample(choice)
         return tokenizer, f"preset:{choice}"
+    if choice.startswith(catalog_choice.CHOICE_PREFIX):
+        return catalog_choice.chosen(choice)
     return _uploaded(state.files, f"{key}_file")
 
 
@@ -107,12 +111,3 @@ def vocab_frame_cached(choice_key: str, _tokenizer: Any) -> Any:
     from tokviz.inspect import vocab_frame
 
     return vocab_frame(_tokenizer)
-
-
-def unk_token_of(tokenizer: Any) -> str | None:
-    """The tokenizer's unknown token as text (Unigram keeps an id, not a token)."""
-    unk_token = getattr(tokenizer.model, "unk_token", None)
-    if isinstance(unk_token, str):
-        return unk_token
-    unk_id = getattr(tokenizer.model, "unk_id", None)
-    return tokenizer.id_to_token(unk_id) if isinstance(unk_id, int) else None

@@ -30,12 +30,6 @@ class FileTokenizer:
     key: str  # a cache key naming its content
 
     @property
-    def unk_token(self) -> str | None:
-        from tokviz.ui.tokenizer_choice import unk_token_of
-
-        return unk_token_of(self.tokenizer)
-
-    @property
     def byte_level(self) -> bool:
         from tokviz.inspect import is_byte_level
 

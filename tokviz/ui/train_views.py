@@ -12,6 +12,8 @@ from typing import Any
 
 import streamlit as st
 
+from tokviz.history import merge_number
+from tokviz.inspect import training_size_range
 from tokviz.pipeline_config import PipelineConfig
 from tokviz.ui.shell import md_escape
 from tokviz.ui.training import model_at, word_counts_cached
@@ -178,12 +180,13 @@ def merge_history_view(view: TrainedView) -> None:
         reseed("merge_step", box.value + 1)
     st.session_state["_merge_step_for"] = (request, view.size)
     number = st.number_input(
-        f"Merge to inspect (1 to {box.max_value + 1:,}: the merges of the tokenizer at the slider's size; 1 was learned first)",
+        f"Merge # to inspect (1 to {box.max_value + 1:,}: the merges of the tokenizer at the slider's size; #1 was learned first, "
+        "as the token card and the table number them)",
         min_value=box.min_value + 1, max_value=box.max_value + 1, step=1, key="merge_step",
     )
     step = merges[int(number) - 1]
     show = (lambda token: tables.show(token, True)) if view.byte_level else str
-    st.text(f"Merge {step.rank + 1}: {show(step.left)!r} + {show(step.right)!r} → {show(step.token)!r}   "
+    st.text(f"Merge #{merge_number(step.rank)}: {show(step.left)!r} + {show(step.right)!r} → {show(step.token)!r}   "
             f"count {step.count:,}   score {-step.rank if history.algorithm == 'sentencepiece-bpe' else step.score:.6g}")
     segmentations, changed, candidates = _merge_step_tables(request, int(number) - 1, _view=view)
     left, right = st.columns(2)
@@ -209,7 +212,7 @@ def unigram_view(view: TrainedView) -> None:
     else:
         left.info("This method runs no EM: scores come from the seed frequencies (the HF course's version).")
     if not history.prune_rounds:
-        right.info(f"No pruning round: the seed vocabulary already fit the target ({history.stop_reason}).")
+        right.info(f"No pruning round: the seed vocabulary already fit the target ({md_escape(history.stop_reason)}).")
     else:
         right.plotly_chart(charts.pruning_rounds_figure(history, marker_size=view.size, presentation=view.presentation), width="stretch")
         st.caption("Pieces removed in each pruning round, with the loss increase that condemned them")
@@ -276,7 +279,7 @@ def _single_token_points(request: TrainingRequest, _view: TrainedView) -> list[t
     from tokviz.viz import charts
 
     history = _view.history
-    sizes = charts.evenly_spaced_sizes(history.min_vocab_size, history.max_vocab_size, 10)
+    sizes = charts.evenly_spaced_sizes(*training_size_range(history)[:2], 10)
     words = dict(top_words(_view, 2000))
     return charts.single_token_share(words, lambda size: model_at(request, size, history), sizes)
 
@@ -287,8 +290,8 @@ def _held_out_curve(request: TrainingRequest, text_key: str, _history: Any, _tex
     from tokviz.metrics import vocab_size_curve
     from tokviz.viz import charts
 
-    sizes = charts.evenly_spaced_sizes(_history.min_vocab_size, _history.max_vocab_size, 10)
-    return vocab_size_curve(lambda size: _tokenizer_for(request, size, _history), sizes, _text, request.config.unk_token)
+    sizes = charts.evenly_spaced_sizes(*training_size_range(_history)[:2], 10)
+    return vocab_size_curve(lambda size: _tokenizer_for(request, size, _history), sizes, _text)
 
 
 def _tokenizer_for(request: TrainingRequest, size: int, history: Any) -> Any:

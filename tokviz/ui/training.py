@@ -153,7 +153,9 @@ def progress_callback(bar: Any) -> Callable[[str, int, int], None]:
 
 def trained_size(history: Any) -> int:
     """The size of the model the training produced (for Unigram: after pruning, not the seed)."""
-    return min(max(history.model.get_vocab_size(), history.min_vocab_size), history.max_vocab_size)
+    from tokviz.inspect import training_size_range
+
+    return training_size_range(history)[2]
 
 
 #: Tokenizers by (training, slider size): 5.7 MB (WordPiece) to 15.6 MB (Unigram) each once their word
@@ -203,8 +205,10 @@ def session_tokenizer(workspace: Workspace) -> tuple[Any, str] | None:
         if corpus.key != request.corpus_key:
             return None
         history = train_with_progress(request, corpus.split.train_lines)
-    size = workspace.train.slider or trained_size(history)
-    size = min(max(size, history.min_vocab_size), history.max_vocab_size)
+    from tokviz.inspect import training_size_range
+
+    low, high, trained = training_size_range(history)
+    size = min(max(workspace.train.slider or trained, low), high)
     tokenizer = tokenizer_at(request, size, history)
     return tokenizer, f"Trained on the Train page ({algorithm_label(history.algorithm)}, {tokenizer.get_vocab_size():,} tokens)"
 

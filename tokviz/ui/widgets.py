@@ -14,11 +14,13 @@ from tokviz.pipeline_config import (
     SP_NORMALIZATION_RULES,
     Param,
     PipelineConfig,
+    component_choices,
+    component_type,
     from_form_state,
     to_form_state,
 )
 from tokviz.presets import SCORING_LABELS, model_label
-from tokviz.ui.shell import metrics_row
+from tokviz.ui.shell import md_escape, metrics_row
 from tokviz.ui.workspace import bind, reseed
 from tokviz.workspace import TrainState
 
@@ -111,20 +113,24 @@ def custom_pipeline_form(config: PipelineConfig) -> PipelineConfig:
         sentencepiece_form(left, right)
         return from_form_state(st.session_state)
     with left:
+        # A type may be used twice (a Strip before and after): its second use is "Strip #2", with widgets of its own.
         chosen_normalizers = st.multiselect(
-            "Normalizers, in the order you pick them", list(NORMALIZERS), key="cfg_normalizers", select_all=False,
-            help="Applied one after another to the text before anything else (Unicode forms, lowercasing, replacing).",
+            "Normalizers, in the order you pick them", component_choices(NORMALIZERS, st.session_state.get("cfg_normalizers") or []),
+            key="cfg_normalizers", select_all=False,
+            help="Applied one after another to the text before anything else (Unicode forms, lowercasing, replacing). "
+                 "Pick 'Replace #2' for a second Replace.",
         )
-        for type_name in chosen_normalizers:
-            for param in NORMALIZERS[type_name]:
-                _param_widget(f"cfg_n_{type_name}_{param.name}", param, f"{type_name} · {param.name}")
+        for label in chosen_normalizers:
+            for param in NORMALIZERS[component_type(label)]:
+                _param_widget(f"cfg_n_{label}_{param.name}", param, f"{label} · {param.name}")
         chosen_pre = st.multiselect(
-            "Pre-tokenizers, in order", list(PRE_TOKENIZERS), key="cfg_pre_tokenizers", select_all=False,
+            "Pre-tokenizers, in order", component_choices(PRE_TOKENIZERS, st.session_state.get("cfg_pre_tokenizers") or []),
+            key="cfg_pre_tokenizers", select_all=False,
             help="Cut the text into words; the model never merges across their boundaries.",
         )
-        for type_name in chosen_pre:
-            for param in PRE_TOKENIZERS[type_name]:
-                _param_widget(f"cfg_p_{type_name}_{param.name}", param, f"{type_name} · {param.name}")
+        for label in chosen_pre:
+            for param in PRE_TOKENIZERS[component_type(label)]:
+                _param_widget(f"cfg_p_{label}_{param.name}", param, f"{label} · {param.name}")
     with right:
         model = st.selectbox("Model", MODELS, key="cfg_model", help="The algorithm that learns the vocabulary.")
         st.text_input("Special tokens (separated by spaces)", key="cfg_special_tokens", help="Tokens added whole, never split, e.g. [CLS] [SEP].")
@@ -233,9 +239,11 @@ def vocab_slider(train: TrainState, history: Any, trained: int) -> int:
     It starts at the trained size; Unigram prunes downwards, so its range also holds the
     larger vocabularies of the seed and earlier pruning rounds, above the trained size.
     """
-    low, high = history.min_vocab_size, history.max_vocab_size
+    from tokviz.inspect import training_size_range
+
+    low, high, _trained = training_size_range(history)
     if high <= low:
-        st.info(f"The vocabulary has {high:,} tokens and nothing to slide: {history.stop_reason}.")
+        st.info(f"The vocabulary has {high:,} tokens and nothing to slide: {md_escape(history.stop_reason)}.")
         return high
     current = train.slider if train.slider is not None else trained
     if not low <= current <= high:
@@ -260,7 +268,7 @@ def vocab_slider(train: TrainState, history: Any, trained: int) -> int:
     return int(size)
 
 
-def spans_block(tokenizer: Any, text: str, unk_token: str | None, byte_level: bool, *, show_ids: bool = False,
+def spans_block(tokenizer: Any, text: str, byte_level: bool, *, show_ids: bool = False,
                 first_lines: int | None = None, origins: Any = None, presentation: bool = False) -> Any:
     """``text`` encoded as token spans under its numbers (tokens, chars per token, ...); returns the encoding.
 
@@ -270,12 +278,14 @@ def spans_block(tokenizer: Any, text: str, unk_token: str | None, byte_level: bo
     cover the whole text). A "Copy ids / tokens" control follows.
     """
     from tokviz.limits import MAX_RENDERED_TOKENS
+    from tokviz.metrics import measure_encodings, unknown_token_id
     from tokviz.viz.spans import render_token_spans, spans_from_encoding
     from tokviz.viz.tables import token_stats
 
     encoding = tokenizer.encode(text)
-    metrics_row(token_stats(text, encoding, unk_token), helps=TOKEN_STAT_HELP)
-    spans = spans_from_encoding(encoding, unk_token)
+    unk_id = unknown_token_id(tokenizer)
+    metrics_row(token_stats(measure_encodings([text], [encoding], tokenizer.get_vocab_size(with_added_tokens=True), unk_id)), helps=TOKEN_STAT_HELP)
+    spans = spans_from_encoding(encoding, unk_id)
     shown_text = text
     if first_lines is not None:
         cut = _line_cut(text, first_lines)
@@ -323,11 +333,11 @@ def pipeline_name(train: TrainState) -> str:
     return f"custom {model_label(train.config)}"
 
 
-def copy_ids(tokenizer: Any, text: str, unk_token: str | None, encoding: Any = None) -> None:
+def copy_ids(tokenizer: Any, text: str, encoding: Any = None) -> None:
     """A "Copy ids / tokens" control: the text's ids and tokens in code blocks, each with a copy button."""
     from tokviz.viz.spans import copyable_ids, copyable_tokens, spans_from_encoding
 
-    spans = spans_from_encoding(encoding if encoding is not None else tokenizer.encode(text), unk_token)
+    spans = spans_from_encoding(encoding if encoding is not None else tokenizer.encode(text))
     with st.popover("Copy ids / tokens", icon=":material/content_copy:"):
         st.caption("Ids")
         st.code(copyable_ids(spans), language=None, wrap_lines=True)

@@ -16,6 +16,7 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
+from tokviz.markdown import md_escape
 from tokviz.links import NOT_CARRIED, from_link, to_link
 from tokviz.workspace import Workspace
 
@@ -39,7 +40,7 @@ def show_link_notes() -> None:
     for note in st.session_state.get(_NOTES_KEY) or []:
         # A corpus the link cannot carry is information; a part it could not read is an error.
         show = st.info if note.startswith("Corpus:") else st.error
-        show(note.replace("$", "\\$"), icon=":material/link_off:")
+        show(md_escape(note), icon=":material/link_off:")
 
 
 def sync_link(workspace: Workspace) -> None:

@@ -168,14 +168,14 @@ def pre_token_spans(sequence: Any) -> list[TokenSpan]:
     ]
 
 
-def model_token_spans(sequence: Any, unk_token: str | None = None) -> list[TokenSpan]:
-    """Spans of the model's tokens (before post-processing) over the original text."""
+def model_token_spans(sequence: Any, unk_id: int | None = None) -> list[TokenSpan]:
+    """Spans of the model's tokens (before post-processing) over the original text; unknowns by id."""
     spans = []
     for pre_token in sequence.pre_tokens:
         for token in pre_token.tokens:
             spans.append(
                 TokenSpan(token.value, token.id, token.offsets[0], token.offsets[1], special=pre_token.added,
-                          unknown=unk_token is not None and token.value == unk_token)
+                          unknown=unk_id is not None and token.id == unk_id)
             )
     return spans
 

@@ -8,7 +8,7 @@ cannot show a space token otherwise. ``st.dataframe`` shows cells as text, never
 >>> from tokviz.history import MergeStep
 >>> step = MergeStep(0, "h", "u", "hu", 15, 15.0, 31, candidates=((("u", "g"), 12.0),))
 >>> merge_table([step]).iloc[0].to_dict()  # doctest: +NORMALIZE_WHITESPACE
-{'rank': 0, 'merge': 'h + u → hu', 'count': 15, 'score': 15.0, 'vocab size': 31,
+{'merge #': 1, 'merge': 'h + u → hu', 'count': 15, 'score': 15.0, 'vocab size': 31,
  'runner-up': 'u + g', 'runner-up score': 12.0, 'margin': 3.0}
 
 What this leaves out: styling (colors are the page's job) and pagination (the page shows
@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from tokviz.history import EmStep, MergeStep, PruneRound
+from tokviz.history import EmStep, MergeStep, PruneRound, merge_number
+from tokviz.metrics import CompressionMetrics
 from tokviz.viz.spans import make_visible, readable_byte_level
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,7 +63,7 @@ def merge_table(merges: Sequence[MergeStep], byte_level: bool = False, sentencep
         runner_up, runner_score = (step.candidates[0] if step.candidates else (None, None))
         rows.append(
             {
-                "rank": step.rank,
+                "merge #": merge_number(step.rank),  # the one numbering: 1-based, as the card and the picker say
                 "merge": f"{show(step.left, byte_level)} + {show(step.right, byte_level)} → {show(step.token, byte_level)}",
                 "count": step.count,
                 "score": float(-step.rank) if sentencepiece else step.score,
@@ -72,7 +73,7 @@ def merge_table(merges: Sequence[MergeStep], byte_level: bool = False, sentencep
                 "margin": step.score - runner_score if runner_score is not None else None,
             }
         )
-    columns = ["rank", "merge", "count", "score", "vocab size", "runner-up", "runner-up score", "margin"]
+    columns = ["merge #", "merge", "count", "score", "vocab size", "runner-up", "runner-up score", "margin"]
     if merges and not any(step.candidates for step in merges):
         columns = columns[:5]
     return pd.DataFrame(rows, columns=columns)
@@ -234,23 +235,23 @@ def vocab_table(vocab: Mapping[str, int], special_tokens: Iterable[str] = (), by
     return pd.DataFrame(rows, columns=["id", "token", "characters", "special"])
 
 
-def token_stats(text: str, encoding: Any, unk_token: str | None = None) -> dict[str, float | int]:
-    """Numbers shown over the token spans: tokens, characters per token, tokens per word, unknowns.
+def token_stats(metrics: CompressionMetrics) -> dict[str, float | int]:
+    """Numbers shown over the token spans, read from the one metrics record (:func:`tokviz.metrics.measure_encodings`).
 
     Special tokens the post-processor added (``[CLS]``, ``</s>``) are not counted: they are
-    not part of the text. Words are whitespace-separated, so every pipeline is measured alike.
+    not part of the text. Words are whitespace-separated, so every pipeline is measured alike;
+    unknown tokens are counted by id, on every model kind.
 
+    >>> from tokviz.metrics import measure_encodings
     >>> from types import SimpleNamespace
-    >>> encoding = SimpleNamespace(tokens=["[CLS]", "hug", "##s", "are", "[UNK]", "[SEP]"], special_tokens_mask=[1, 0, 0, 0, 0, 1])
-    >>> token_stats("hugs are 🤗", encoding, "[UNK]")
+    >>> encoding = SimpleNamespace(tokens=["[CLS]", "hug", "##s", "are", "[UNK]", "[SEP]"], ids=[2, 5, 6, 7, 1, 3],
+    ...                            offsets=[(0, 0), (0, 3), (3, 4), (5, 8), (9, 10), (0, 0)], special_tokens_mask=[1, 0, 0, 0, 0, 1])
+    >>> token_stats(measure_encodings(["hugs are 🤗"], [encoding], vocab_size=8, unk_id=1))
     {'tokens': 4, 'characters per token': 2.5, 'tokens per word': 1.33, 'unknown tokens': 1}
     """
-    mask = list(getattr(encoding, "special_tokens_mask", None) or [0] * len(encoding.tokens))
-    tokens = [token for token, special in zip(encoding.tokens, mask) if not special]
-    words = len(text.split())
     return {
-        "tokens": len(tokens),
-        "characters per token": round(len(text) / len(tokens), 2) if tokens else 0.0,
-        "tokens per word": round(len(tokens) / words, 2) if words else 0.0,
-        "unknown tokens": sum(1 for token in tokens if unk_token is not None and token == unk_token),
+        "tokens": metrics.tokens,
+        "characters per token": round(metrics.characters_per_token, 2),
+        "tokens per word": round(metrics.tokens_per_word, 2),
+        "unknown tokens": metrics.unknown_tokens,
     }

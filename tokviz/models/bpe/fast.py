@@ -18,6 +18,9 @@ ONE_TUPLES = tuple((n,) for n in range(ONE_TUPLE_LIMIT))
 #: Words up to this long that are not one token are first guessed and proven (``segmented``
 #: in :func:`bpe_word_encoder`); longer ones, and those no guess proves, go through the merges.
 SEGMENTED_MAX_CHARS = 24
+#: Words up to this long that are a token are proven to stay one (certify recurses once per
+#: level of the token's merge tree); longer ones go through the merges.
+CERTIFY_MAX_CHARS = 256
 #: What the first guess gives for a word it gives up on (see ``longest_first``).
 GIVEN_UP: list[int] = []
 #: ``(0, n)`` and ``(n, m)``, the offsets of a guessed word of two tokens, shared likewise.
@@ -77,7 +80,7 @@ def bpe_word_encoder(model: Any) -> Any:
             if token_id is not None:
                 size = len(word)
                 return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
-        elif shortcut and len(word) <= max_symbols:  # (certify recurses once per level of the tree)
+        elif shortcut and len(word) <= CERTIFY_MAX_CHARS:  # (certify recurses once per level of the tree)
             if suffix:
                 # The token of the word's text and the suffix, made from the word's symbols: its
                 # chars, the last one with the suffix (memoized under ~id, see certify).

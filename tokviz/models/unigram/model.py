@@ -220,6 +220,16 @@ class Unigram:
 
         return hf_debug(self.to_dict(), 5)
 
+    @property
+    def deterministic(self) -> bool:
+        """What the encoding engine asks: the same tokens for the same word? Not while sampling (``alpha``)."""
+        return not self._alpha
+
+    @property
+    def cache_epoch(self) -> int:
+        """How many times the word caches were emptied (the engine's caches follow it)."""
+        return self._cache_epoch
+
     def token_to_id(self, token: str) -> int | None:
         return self._token_to_id.get(token)
 

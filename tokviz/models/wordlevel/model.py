@@ -101,6 +101,20 @@ class FrozenModel:
 
         return hf_debug(self.to_dict(), 5)
 
+    # What the encoding engine asks of a model (besides ``tokenize``, how to encode one word).
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether ``tokenize`` always gives the same tokens for the same word, so the engine
+        may keep them: False while BPE's dropout is on."""
+        return not getattr(self, "dropout", None)
+
+    @property
+    def cache_epoch(self) -> int:
+        """How many times this model's word caches were emptied (``clear_cache``); the
+        engine's caches of its words follow it, so the next encode is cold again."""
+        return getattr(self, "_cache_epoch", 0)
+
     # The vocabulary, for models that keep it as ``_vocab`` (token -> id) and ``_vocab_r``
     # (id -> token): BPE, WordPiece and WordLevel.
 

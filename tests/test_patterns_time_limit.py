@@ -12,17 +12,21 @@ from hypothesis import strategies as st
 
 from tokviz.patterns import _is_bounded, _spans, compile_pattern, match_spans
 
-BOUNDED = [" {2,}", r"\s+", "  +", "a*", "x?", "[ab]+c", r"\.", "[^a ]+", r"[\]]+"]
+BOUNDED = [
+    " {2,}", r"\s+", "  +", "a*", "x?", "[ab]+c", r"\.", "[^a ]+", r"[\]]+",
+    # properties and alternations of bounded branches (a Split regex's usual form)
+    r"\p{L}+", "a|b", r"\p{L}+|\p{N}|[^\s\p{L}\p{N}]+", r"[\p{Han}]+|x*",
+]
 
 
 def test_which_patterns_are_searched_without_a_time_limit() -> None:
     assert all(map(_is_bounded, BOUNDED))
-    for pattern in ["(a+)+b", "a+b+", r"(\w)\1", r"\p{L}+", "a|b", "[a-z]+x*", "(?:ab)*", r"\s+$"]:
+    for pattern in ["(a+)+b", "a+b+", r"(\w)\1", "a|b+c+", "[a-z]+x*", "(?:ab)*", r"\s+$", r"\p{L}+\p{N}+"]:
         assert not _is_bounded(pattern), pattern
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
-@given(st.sampled_from(BOUNDED), st.text(alphabet="ab c.x]\n\t", min_size=1, max_size=30))
+@given(st.sampled_from(BOUNDED), st.text(alphabet="ab c.x]\n\t1é中", min_size=1, max_size=30))
 def test_untimed_spans_equal_the_timed_ones(pattern, text) -> None:
     compiled = compile_pattern(pattern)
     assert match_spans(compiled, text) == _spans(compiled, text, time.monotonic() + 10.0)

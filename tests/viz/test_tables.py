@@ -29,9 +29,9 @@ STEPS = [
 
 def test_merge_table_rows_with_runner_up_and_margin() -> None:
     frame = merge_table(STEPS)
-    assert list(frame.columns) == ["rank", "merge", "count", "score", "vocab size", "runner-up", "runner-up score", "margin"]
+    assert list(frame.columns) == ["merge #", "merge", "count", "score", "vocab size", "runner-up", "runner-up score", "margin"]
     assert frame.to_dict("records")[0] == {
-        "rank": 0, "merge": "u + g → ug", "count": 20, "score": 20.0, "vocab size": 8,
+        "merge #": 1, "merge": "u + g → ug", "count": 20, "score": 20.0, "vocab size": 8,
         "runner-up": "u + n", "runner-up score": 16.0, "margin": 4.0,
     }
     # A tie (margin 0) is visible as such; a step without competitors has no runner-up.
@@ -144,18 +144,18 @@ def test_byte_level_tokens_are_shown_as_the_text_their_bytes_spell() -> None:
 
 
 def test_token_stats_leave_added_special_tokens_out() -> None:
+    from types import SimpleNamespace
+
+    from tokviz.metrics import measure_encodings
     from tokviz.viz.tables import token_stats
 
-    class Encoding:
-        tokens = ["<s>", "▁hug", "s", "▁🤗", "</s>"]
-        special_tokens_mask = [1, 0, 0, 0, 1]
-
-    assert token_stats("hugs 🤗", Encoding(), "<unk>") == {  # 6 characters, 2 words
-        "tokens": 3, "characters per token": 2.0, "tokens per word": 1.5, "unknown tokens": 0,
+    encoding = SimpleNamespace(tokens=["<s>", "▁hug", "s", "▁🤗", "</s>"], ids=[1, 5, 6, 2, 3],
+                               offsets=[(0, 0), (0, 3), (3, 4), (4, 6), (0, 0)], special_tokens_mask=[1, 0, 0, 0, 1])
+    assert token_stats(measure_encodings(["hugs 🤗"], [encoding], vocab_size=7, unk_id=2)) == {  # 6 characters, 2 words
+        "tokens": 3, "characters per token": 2.0, "tokens per word": 1.5, "unknown tokens": 1,  # '▁🤗' is id 2, the unknown piece
     }
-    Encoding.tokens = []
-    Encoding.special_tokens_mask = []
-    assert token_stats("", Encoding()) == {"tokens": 0, "characters per token": 0.0, "tokens per word": 0.0, "unknown tokens": 0}
+    empty = SimpleNamespace(tokens=[], ids=[], offsets=[], special_tokens_mask=[])
+    assert token_stats(measure_encodings([""], [empty], vocab_size=7)) == {"tokens": 0, "characters per token": 0.0, "tokens per word": 0.0, "unknown tokens": 0}
 
 
 def test_merge_step_box_starts_on_the_first_merge_and_follows_the_slider() -> None:
@@ -175,8 +175,8 @@ def test_merge_step_box_starts_on_the_first_merge_and_follows_the_slider() -> No
 def test_sentencepiece_merge_table_shows_the_model_score_and_no_empty_runner_up_columns() -> None:
     steps = [MergeStep(0, "▁", "t", "▁t", 71, 71.0, 577), MergeStep(1, "h", "e", "he", 53, 53.0, 578)]
     frame = merge_table(steps, sentencepiece=True)
-    assert list(frame.columns) == ["rank", "merge", "count", "score", "vocab size"]
+    assert list(frame.columns) == ["merge #", "merge", "count", "score", "vocab size"]
     assert frame.to_dict("records") == [
-        {"rank": 0, "merge": "▁ + t → ▁t", "count": 71, "score": 0.0, "vocab size": 577},
-        {"rank": 1, "merge": "h + e → he", "count": 53, "score": -1.0, "vocab size": 578},
+        {"merge #": 1, "merge": "▁ + t → ▁t", "count": 71, "score": 0.0, "vocab size": 577},
+        {"merge #": 2, "merge": "h + e → he", "count": 53, "score": -1.0, "vocab size": 578},
     ]

@@ -73,7 +73,7 @@ def test_special_and_unknown_tokens_are_marked() -> None:
         offsets=[(0, 0), (0, 3), (4, 7), (0, 0)],
         special_tokens_mask=[1, 0, 0, 1],
     )
-    spans = spans_from_encoding(encoding, unk_token="[UNK]")
+    spans = spans_from_encoding(encoding, unk_id=1)
     assert [(span.special, span.unknown) for span in spans] == [(True, False), (False, False), (False, True), (True, False)]
     fragment = render_token_spans("hug mug", spans).html
     assert fragment.count('class="tok special"') == 2
@@ -125,7 +125,7 @@ from tokviz.viz.spans import TokenOrigin, copyable_ids, copyable_tokens, token_o
 
 def test_pinned_cards_replace_the_tooltips() -> None:
     spans = [TokenSpan("Hi", 5, 0, 2), TokenSpan("you", 9, 3, 6)]
-    out = render_token_spans("Hi you", spans, pinned=True, origins={"you": TokenOrigin("merge", 3, "yo", "u", 7, 7.0)})
+    out = render_token_spans("Hi you", spans, pinned=True, origins={"you": TokenOrigin("merge", 2, "yo", "u", 7, 7.0)})
     body = out.html.split('<div class="tokviz-spans pinned">', 1)[1]
     group = re.search(r'name="(tvz-[0-9a-f]{12})"', body).group(1)
     assert body == (

@@ -137,7 +137,7 @@ def test_pre_token_offsets_point_into_the_original_text() -> None:
     assert frame.to_dict("list")["original text"] == ["Héllo", "Wörld"]
     spans = pre_token_spans(sequence)
     assert [(span.value, span.start, span.end) for span in spans] == [("hello", 0, 5), ("world", 6, 11)]
-    model_spans = model_token_spans(sequence, "[UNK]")
+    model_spans = model_token_spans(sequence, unk_id=0)
     assert [(span.value, span.id, span.start, span.end) for span in model_spans] == [("hello", 1, 0, 5), ("world", 2, 6, 11)]
     assert not any(span.unknown for span in model_spans)
     assert render_token_spans(sequence.original, spans).html.count('class="tok"') == 2
@@ -145,7 +145,7 @@ def test_pre_token_offsets_point_into_the_original_text() -> None:
 
 def test_unknown_model_tokens_are_marked() -> None:
     sequence = trace_with(None, "hello there", pre_tokenizers.Whitespace())
-    assert [(span.value, span.unknown) for span in model_token_spans(sequence, "[UNK]")] == [("hello", False), ("[UNK]", True)]
+    assert [(span.value, span.unknown) for span in model_token_spans(sequence, unk_id=0)] == [("hello", False), ("[UNK]", True)]
 
 
 # ---------------------------------------------------------------------- the post-processed encoding

@@ -1,0 +1,94 @@
+"""AppTest of choosing from the built-in catalog: Compare's picker, Inspect's and Pipeline's select box, Train's
+shortcut to Compare, and the choice kept in the workspace and the link."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+pytest.importorskip("llama_models")
+pytest.importorskip("mistral_common")
+
+from tokviz.ui.workspace import WORKSPACE_KEY  # noqa: E402
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def open_page(page: str) -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=240)
+    app.run()
+    app.switch_page(page)
+    app.run()
+    return app
+
+
+def assert_clean(app: AppTest) -> None:
+    assert not app.exception, [str(error.value) for error in app.exception]
+    assert not app.error, [error.value for error in app.error]
+
+
+def test_compare_picks_llama3_and_tekken_beside_the_trained_configurations() -> None:
+    app = open_page("pages/compare.py")
+    assert_clean(app)
+    picker = app.multiselect(key="compare_catalog")
+    assert picker.value == []
+    # Labels grouped by family, each naming its package and version.
+    assert [label.split(" (")[0] for label in picker.options] == [
+        "Llama · Llama 3", "Llama · Llama 4", "Mistral · Mistral v1", "Mistral · Mistral v2", "Mistral · Mistral v3",
+        "Mistral · Mistral v7", "Mistral · Tekken", "Mistral · Tekken"]
+    assert picker.options[0].startswith("Llama · Llama 3 (llama-models ")
+    picker.set_value(["Llama 3", "Tekken (Mistral NeMo)"]).run()
+    assert_clean(app)
+    notes = [item.value for item in app.markdown if item.value.startswith("**")]
+    assert any(note.startswith("**Llama 3** — ") for note in notes)
+    assert any(note.startswith("**Tekken \\(Mistral NeMo\\)** — ") for note in notes)
+    frame = next(frame.value for frame in app.dataframe if "tokens/word" in frame.value.columns)
+    assert {"Llama 3", "Tekken (Mistral NeMo)"} <= set(frame["configuration"])
+    assert app.session_state[WORKSPACE_KEY].compare.catalog == ["Llama 3", "Tekken (Mistral NeMo)"]
+
+
+def test_inspect_and_pipeline_offer_the_catalog_grouped_by_family() -> None:
+    app = open_page("pages/inspect.py")
+    box = app.selectbox(key="inspect_tokenizer")
+    catalog_labels = [label.split(" (")[0] for label in box.options if label.startswith(("Llama · ", "Mistral · "))]
+    assert catalog_labels[:3] == ["Llama · Llama 3", "Llama · Llama 4", "Mistral · Mistral v1"] and len(catalog_labels) == 8
+    box.set_value("catalog:Tekken (Mistral NeMo)").run()
+    assert_clean(app)
+    assert any("licence: Apache" in caption.value and "`mistral_common.tokens.tokenizers.tekken.Tekkenizer.encode(" in caption.value
+               for caption in app.caption)
+    app.switch_page("pages/pipeline.py")
+    app.run()
+    app.selectbox(key="pipeline_tokenizer").set_value("catalog:Llama 3").run()
+    assert_clean(app)
+    assert any("Llama 3 Community License Agreement" in caption.value for caption in app.caption)
+
+
+def test_train_shortcut_opens_compare_with_the_session_tokenizer_llama3_and_tekken() -> None:
+    app = open_page("pages/train.py")
+    assert_clean(app)
+    button = app.button(key="train_compare_catalog")
+    assert button.label == "Compare with Llama 3 and Tekken"
+    button.click().run()  # one click from Train
+    assert_clean(app)
+    assert app.multiselect(key="compare_catalog").value == ["session", "Llama 3", "Tekken (Mistral NeMo)"]
+    frame = next(frame.value for frame in app.dataframe if "tokens/word" in frame.value.columns)
+    names = set(frame["configuration"])
+    assert {"This session's tokenizer", "Llama 3", "Tekken (Mistral NeMo)"} <= names
+
+
+def test_links_carry_catalog_choices_by_name() -> None:
+    from tokviz.links import from_link, to_link
+    from tokviz.workspace import Workspace
+
+    workspace = Workspace()
+    workspace.compare.catalog = ["session", "Llama 3", "Tekken (Mistral NeMo)"]
+    workspace.inspect.tokenizer = "catalog:Mistral v3"
+    link = to_link(workspace)
+    assert link["ccat"] == "session,Llama 3,Tekken (Mistral NeMo)" and link["itok"] == "catalog:Mistral v3"
+    restored, notes = from_link(link)
+    assert restored.compare.catalog == workspace.compare.catalog and restored.inspect.tokenizer == "catalog:Mistral v3"
+    assert notes == []
+    _, notes = from_link({"ccat": "Llama 3,GPT-9", "ptok": "catalog:GPT-9"})
+    assert any("no 'GPT-9'" in note for note in notes) and any("catalog entry" in note for note in notes)

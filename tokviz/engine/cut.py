@@ -1,0 +1,154 @@
+"""The engine's general lane: cut the text where the pre-tokenizer says, encode each word with
+the model, and assemble the fields -- for any pipeline whose components answer the engine's
+questions, whatever their class.
+
+The questions (each component answers for itself):
+
+- normalizer: ``steps()`` and ``aligned_if_unchanged`` -- a text that every step returns
+  unchanged keeps the identity alignment, so no :class:`~tokviz.normalized.NormalizedString`
+  is built for it (alignments are computed only where a normalizer changes the text);
+- pre-tokenizer: ``cut_spans(text)`` -- where it cuts, when it only cuts;
+- model: ``tokenize(word)`` -- how to encode one piece (each model keeps its own word cache).
+
+With added tokens cut out first (raw ones before normalizing, normalized ones after), this
+gives HF's ids, offsets and word ids. Where a normalizer does change a piece of text, the lane
+steps aside and the general path (:meth:`Tokenizer._pipeline`) does that sequence.
+
+>>> from tokviz.models import WordLevel
+>>> from tokviz.pre_tokenizers import Whitespace
+>>> from tokviz.added_vocabulary import AddedVocabulary
+>>> plan = cut_plan(None, Whitespace(), WordLevel({"hi": 0, "you": 1, "[UNK]": 2}, unk_token="[UNK]"))
+>>> encoding = encode_cut(plan, AddedVocabulary(), "hi  you!", 0, None)
+>>> encoding.ids, encoding.offsets, encoding.word_ids
+([0, 1, 2], [(0, 2), (4, 7), (7, 8)], [0, 1, 2])
+
+Left out: text a normalizer changes (the general path does it) and pre-tokenizers that change
+the text (ByteLevel and Metaspace have the chunk lanes of :mod:`tokviz.fast_paths`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from tokviz.encoding import Encoding
+
+Spans = list[tuple[int, int]]
+
+
+#: Words kept per plan before its cache starts again (a bound on memory for endless new text).
+MAX_CACHED_WORDS = 200_000
+
+
+class CutPlan:
+    """What :func:`encode_cut` needs of the components, asked once, and its word cache:
+    ``word -> (ids, values, offsets in the word)`` while the model is deterministic; emptied
+    when the model's own caches are (``model.cache_epoch``)."""
+
+    __slots__ = ("normalize_steps", "cut", "model", "words", "epoch")
+
+    def __init__(self, normalize_steps: tuple[Callable[[str], str], ...], cut: Callable[[str], Spans] | None, model: Any) -> None:
+        self.normalize_steps = normalize_steps  # each step's normalize_str
+        self.cut = cut  # None: no pre-tokenizer, a piece is one word
+        self.model = model
+        self.words: dict[str, tuple[Any, ...]] | None = {} if model.deterministic else None
+        self.epoch = model.cache_epoch
+
+
+def cut_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> CutPlan | None:
+    """The plan for these components, or None when one of them does not answer."""
+    steps = () if normalizer is None else normalizer.steps()
+    if not all(getattr(step, "aligned_if_unchanged", False) for step in steps):
+        return None
+    cut = None
+    if pre_tokenizer is not None:
+        if getattr(pre_tokenizer, "cut_spans", None) is None or pre_tokenizer.cut_spans("a b") is None:
+            return None
+        cut = pre_tokenizer.cut_spans
+    if not hasattr(model, "deterministic"):
+        return None
+    return CutPlan(tuple(step.normalize_str for step in steps), cut, model)
+
+
+def _word_fields(plan: CutPlan, word: str) -> tuple[Any, ...]:
+    """``(ids, values, offsets)`` of one word, from the plan's cache or the model."""
+    words = plan.words
+    if words is not None:
+        fields = words.get(word)
+        if fields is not None:
+            return fields
+    tokens = plan.model.tokenize(word)
+    fields = (tuple([token.id for token in tokens]), tuple([token.value for token in tokens]), tuple([token.offsets for token in tokens]))
+    if words is not None:
+        if len(words) >= MAX_CACHED_WORDS:
+            words.clear()
+        words[word] = fields
+    return fields
+
+
+def encode_cut(plan: CutPlan, added: Any, sequence: str, type_id: int, word_index: int | None) -> Encoding | None:
+    """The sequence's Encoding before post-processing, or None when a normalizer changes some
+    of its text (the general path then does the whole sequence)."""
+    model = plan.model
+    if plan.epoch != model.cache_epoch:
+        plan.epoch = model.cache_epoch
+        if plan.words is not None:
+            plan.words = {}
+    has_raw, has_normalized = added.has_matchers()
+    segments = added.find_matches(sequence, False) if has_raw else ((None, (0, len(sequence))),)
+    steps = plan.normalize_steps
+    cut = plan.cut
+    cached = plan.words.get if plan.words is not None else {}.get
+    ids: list[int] = []
+    tokens: list[str] = []
+    offsets: list[tuple[int, int]] = []
+    words: list[int | None] = []
+    word = -1
+    for token_id, (start, end) in segments:
+        if start == end:
+            continue
+        text = sequence[start:end]
+        if token_id is not None:
+            word += 1
+            ids.append(token_id)
+            tokens.append(text)
+            offsets.append((start, end))
+            words.append(word)
+            continue
+        for step in steps:
+            if step(text) != text:
+                return None
+        pieces = added.find_matches(text, True) if has_normalized else ((None, (0, end - start)),)
+        for piece_id, (piece_start, piece_end) in pieces:
+            if piece_start == piece_end:
+                continue
+            base = start + piece_start
+            piece = text[piece_start:piece_end]
+            if piece_id is not None:
+                word += 1
+                ids.append(piece_id)
+                tokens.append(piece)
+                offsets.append((base, base + len(piece)))
+                words.append(word)
+                continue
+            for word_start, word_end in cut(piece) if cut is not None else ((0, len(piece)),):
+                word += 1
+                text_of_word = piece[word_start:word_end]
+                fields = cached(text_of_word) or _word_fields(plan, text_of_word)
+                word_ids, values, word_offsets = fields
+                shift = base + word_start
+                if len(word_ids) == 1:  # (most words)
+                    ids.append(word_ids[0])
+                    tokens.append(values[0])
+                    offsets.append((shift, shift + word_end - word_start) if word_offsets[0] == (0, word_end - word_start)
+                                   else (shift + word_offsets[0][0], shift + word_offsets[0][1]))
+                    words.append(word)
+                    continue
+                ids.extend(word_ids)
+                tokens.extend(values)
+                offsets.extend([(shift + token_start, shift + token_end) for token_start, token_end in word_offsets])
+                words.extend([word] * len(word_ids))
+    n = len(ids)
+    if word_index is not None:
+        words = [word_index] * n
+    return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
