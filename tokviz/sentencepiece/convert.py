@@ -133,15 +133,18 @@ def _words_start_at_spaces(proto: ModelProto) -> bool:
     return not any(_SPACE in p.piece[1:] for p in proto.pieces if p.type in matchable)
 
 
-def tokenizer_from_proto(proto: ModelProto) -> Any:
-    """The tokviz ``Tokenizer`` of a SentencePiece model: one conversion, used by ``tokviz.load``, Compare and Inspect.
+def tokenizer_from_proto(proto: ModelProto, *, add_bos: bool = False) -> Any:
+    """The tokviz ``Tokenizer`` of a SentencePiece model: the one conversion (``tokviz.load``, Compare and
+    Inspect of a ``.model`` through :func:`from_model_bytes`, trained models through their histories).
 
     It segments as sentencepiece does (every ``normalizer_spec`` field honoured, see
     :func:`normalizer_from_spec`; no word split unless it provably changes nothing, see
-    :func:`_words_start_at_spaces`), and adds the model's BOS piece in front as transformers'
-    ``LlamaTokenizerFast`` does for the same file (``encode(text, add_special_tokens=False)`` gives
-    sentencepiece's ``encode(text)``). Control pieces become special added tokens, user-defined ones
-    added tokens; the decoder turns ``▁`` back into spaces, joins byte pieces and drops the dummy prefix.
+    :func:`_words_start_at_spaces`). Control pieces become special added tokens, user-defined ones
+    added tokens; the decoder turns ``▁`` back into spaces, joins byte pieces and drops the dummy
+    prefix. With ``add_bos`` the model's BOS piece (``bos_piece``, when it is a control piece) goes in
+    front, as transformers' ``LlamaTokenizerFast`` puts it for the same file (then
+    ``encode(text, add_special_tokens=False)`` is sentencepiece's ``encode(text)``); without, ``encode``
+    is sentencepiece's ``encode`` (what the app shows for the models it trains).
     """
     from tokviz.processors import TemplateProcessing
     from tokviz.tokenizer import Tokenizer
@@ -163,7 +166,7 @@ def tokenizer_from_proto(proto: ModelProto) -> Any:
              for p in proto.pieces if p.type in (PieceType.CONTROL, PieceType.USER_DEFINED)]
     if added:
         tokenizer.add_tokens(added)
-    bos = _control_id(proto, spec.bos_piece)
+    bos = _control_id(proto, spec.bos_piece) if add_bos else None
     if bos is not None:
         piece = proto.pieces[bos].piece
         tokenizer.post_processor = TemplateProcessing(single=f"{piece}:0 $A:0", pair=f"{piece}:0 $A:0 {piece}:1 $B:1",
@@ -252,8 +255,8 @@ def proto_from_tokenizer(tokenizer: Any) -> ModelProto:
 
 
 def from_model_bytes(data: bytes) -> Any:
-    """``.model`` bytes -> tokviz ``Tokenizer``."""
-    return tokenizer_from_proto(ModelProto.from_bytes(data))
+    """``.model`` bytes -> tokviz ``Tokenizer``, as transformers' ``LlamaTokenizerFast`` reads the file (BOS in front)."""
+    return tokenizer_from_proto(ModelProto.from_bytes(data), add_bos=True)
 
 
 def to_model_bytes(tokenizer: Any) -> bytes:

@@ -14,21 +14,18 @@ spm = pytest.importorskip("sentencepiece")
 
 import tokviz.sentencepiece as tsp  # noqa: E402
 
-CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 TEXTS = ["I saw a girl with a telescope.", "  hello  world  ", "ＫＡＤＯＫＡＷＡ ABC 123", "吾輩は猫である。😊 藤", "", "a\tb\nc"]
 
 
-def _corpus() -> list[str]:
-    path = CORPORA / "big.txt"
-    if not path.exists():
-        pytest.skip("../shared/corpora is absent")
-    return path.read_text(encoding="utf-8").split("\n")[:3000]
+@pytest.fixture(scope="module")
+def corpus(read_shared_corpus) -> list[str]:
+    return read_shared_corpus("big.txt").split("\n")[:3000]
 
 
 @pytest.fixture(scope="module", params=["unigram", "bpe"])
-def pair(request: pytest.FixtureRequest) -> tuple:
+def pair(request: pytest.FixtureRequest, corpus: list[str]) -> tuple:
     out = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(_corpus()), model_writer=out, vocab_size=800,
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(corpus), model_writer=out, vocab_size=800,
                                    model_type=request.param, minloglevel=2)
     return spm.SentencePieceProcessor(model_proto=out.getvalue()), tsp.SentencePieceProcessor(model_proto=out.getvalue())
 
@@ -123,9 +120,9 @@ def test_options_pickles_and_factories(pair: tuple, tmp_path: Path) -> None:
         tsp.SentencePieceProcessor.from_proto(ours.serialized_model_proto(), model_file=str(path))
 
 
-def test_batches_threads_and_parallel_encode_give_encode(pair: tuple) -> None:
+def test_batches_threads_and_parallel_encode_give_encode(pair: tuple, corpus: list[str]) -> None:
     _, ours = pair
-    lines = _corpus()[:200]
+    lines = corpus[:200]
     pool = tsp.ThreadPool(4)
     assert pool.num_threads() == 4
     single = [ours.encode(line) for line in lines]
@@ -135,9 +132,9 @@ def test_batches_threads_and_parallel_encode_give_encode(pair: tuple) -> None:
     assert array.dtype == np.int32 and not array.flags.writeable
 
 
-def test_global_settings() -> None:
+def test_global_settings(corpus: list[str]) -> None:
     out = io.BytesIO()
-    tsp.SentencePieceTrainer.train(sentence_iterator=iter(_corpus()), model_writer=out, vocab_size=500, minloglevel=2)
+    tsp.SentencePieceTrainer.train(sentence_iterator=iter(corpus), model_writer=out, vocab_size=500, minloglevel=2)
     sp = tsp.SentencePieceProcessor(model_proto=out.getvalue())
     tsp.SetRandomGeneratorSeed(7)
     first = [sp.encode("hello world again", enable_sampling=True, alpha=0.5) for _ in range(20)]
