@@ -178,17 +178,3 @@ def literature_metrics(entries: list[Compared], measurement: Any, presentation: 
     left, right = st.columns(2)
     left.plotly_chart(metrics_figure(frame, presentation=presentation), width="stretch", key="compare_literature_chart")
     right.plotly_chart(tokens_per_language_figure(per_language, presentation=presentation), width="stretch", key="compare_languages_chart")
-
-
-def transformers_download(entries: list[Compared]) -> None:
-    """"Download for transformers": one tokenizer of the comparison as tokenizer.json, tokenizer_config.json and
-    special_tokens_map.json in a zip (``tokviz.export.transformers_zip``)."""
-    from tokviz.export import transformers_zip
-
-    names = [entry.name for entry in entries]
-    left, right = st.columns([3, 1], vertical_alignment="bottom")
-    choice = left.selectbox("Tokenizer to hand to transformers", names, key="compare_download_choice")
-    entry = entries[names.index(choice)]
-    right.download_button("Download for transformers", lambda: transformers_zip(entry.original),  # made on click "tokenizer.zip", "application/zip",
-                          key="compare_download", width="stretch",
-                          help="Unzip into a folder and load it with transformers' AutoTokenizer.from_pretrained(folder).")
