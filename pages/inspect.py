@@ -79,9 +79,10 @@ spans_block(tokenizer, text, byte_level)
 st.header("Vocabulary")
 frame = vocab_frame_cached(choice_key, _tokenizer=tokenizer)
 present = [kind for kind in inspect_tok.KINDS if (frame["kind"] == kind).any()]
-if st.session_state.get("inspect_for") != choice_key:  # another tokenizer: its own kinds, its longest word's tree
+opened = st.session_state.pop("inspect_open_token", None)  # a token the Audit page sent here
+if st.session_state.get("inspect_for") != choice_key or opened:  # another tokenizer: its own kinds, its longest word's tree
     st.session_state.update(
-        inspect_for=choice_key, vocab_kinds=present, vocab_sort="id", merge_tree_token=inspect_tok.example_word_token(frame)
+        inspect_for=choice_key, vocab_kinds=present, vocab_sort="id", merge_tree_token=opened or inspect_tok.example_word_token(frame)
     )
 left, middle, right = st.columns([2, 3, 2])
 search = left.text_input("Search tokens (plain text)", key="vocab_search")
@@ -99,7 +100,7 @@ if summary.model_type == "BPE":
     model = tokenizer.model
     left, right = st.columns([3, 2])
     with left:
-        st.caption(f"{len(model.merges):,} merges by rank (rank 0 is applied first)")
+        st.caption(f"{len(model.merges):,} merges, numbered in the order they apply (merge #1 first, as on Train)")
         st.dataframe(inspect_tok.merges_frame(model, byte_level), hide_index=True, height=360, width="stretch")
     with right:
         recipes = inspect_tok.merge_recipes(model)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -146,3 +147,59 @@ def test_sample_has_held_out_lines_disjoint_from_training() -> None:
 def test_corpus_hash_is_stable_and_distinguishes_texts() -> None:
     assert corpus_hash("") == "e3b0c44298fc1c14"
     assert corpus_hash("a") != corpus_hash("a ")
+
+
+def test_a_csv_of_10000_columns_is_read_in_one_pass() -> None:
+    """100 KB, 10,000 columns: every column is offered, longest text first (this took 98 s column by column;
+    the time itself is in bench, never asserted here)."""
+    from tokviz.corpus import read_table, text_columns
+
+    header = ",".join(f"c{index}" for index in range(10_000))
+    row = ",".join("x" * (1 + index % 7) for index in range(10_000))
+    frame = read_table(f"{header}\n{row}\n{row}\n", "wide.csv")
+    assert frame.shape == (2, 10_000)
+    columns = text_columns(frame)
+    assert len(columns) == 10_000 and columns[:3] == ["c6", "c13", "c20"] and columns[-1] == "c9996"
+
+
+def test_csv_shapes_read_as_pandas_reads_them() -> None:
+    from tokviz.corpus import read_table
+
+    frame = read_table('id,text,text,\n1,"a, ""b""\nc"\n\n2,d\n', "a.csv")
+    assert list(frame.columns) == ["id", "text", "text.1", "Unnamed: 3"]
+    assert frame["text"].tolist() == ['a, "b"\nc', "d"]
+    assert frame["text.1"].isna().tolist() == [True, True]
+    with pytest.raises(CorpusReadError, match=r"^b\.csv could not be read as CSV: Expected 2 fields in line 3, saw 3"):
+        read_table("a,b\n1,2\n1,2,3\n", "b.csv")
+
+
+@pytest.mark.parametrize("name, text", [
+    ("deep.json", "[" * 100_000 + "]" * 100_000),
+    ("deep.jsonl", '{"a":' * 1_000 + "1" + "}" * 1_000 + "\n"),
+    ("deeper.jsonl", '{"a":' * 100_000 + "1" + "}" * 100_000 + "\n"),
+    ("records.json", '{"data": [' + '{"a":' * 200 + "1" + "}" * 200 + "]}"),
+], ids=["json-100k", "jsonl-1000", "jsonl-100k", "records-200"])
+def test_json_nested_past_the_limit_is_refused_with_a_sentence(name, text) -> None:
+    from tokviz.corpus import read_table
+
+    with pytest.raises(CorpusReadError, match=rf"^{re.escape(name)} nests its values more than 100 levels deep; a corpus is text in fields"):
+        read_table(text, name)
+
+
+def test_json_nested_within_the_limit_is_read() -> None:
+    from tokviz.corpus import column_text, read_table
+
+    frame = read_table('{"text": "hello", "meta": ' + '{"a":' * 90 + "1" + "}" * 90 + "}\n", "ok.jsonl")
+    assert column_text(frame, "text") == "hello" and column_text(frame, "meta").startswith("{'a': {'a':")
+
+
+@pytest.mark.parametrize("encoding, label", [("utf-16-le", "little-endian"), ("utf-16-be", "big-endian")])
+def test_utf16_without_a_byte_order_mark_is_text(encoding, label) -> None:
+    """It was refused as 'NUL bytes, so it is a binary file'."""
+    from tokviz.corpus import decode_upload
+
+    decoded = decode_upload("naïve café, line one\nline two — ok\n".encode(encoding), "notes.txt")
+    assert decoded.text == "naïve café, line one\nline two — ok\n" and decoded.encoding == encoding
+    assert decoded.notice == f"notes.txt is UTF-16 ({label}) without a byte-order mark; it was converted to text."
+    with pytest.raises(CorpusReadError, match="NUL bytes, so it is a binary file"):
+        decode_upload(bytes(range(256)) * 8, "blob.txt")

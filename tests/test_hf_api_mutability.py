@@ -13,7 +13,7 @@ import tokenizers as hf
 import tokviz
 from tokviz import AddedToken, Tokenizer, normalizers
 from tokviz.models import BPE, Unigram, WordLevel, WordPiece
-from _async import run_coroutine  # tests/ is on sys.path (rootdir-less test modules)
+from tests._async import run_coroutine
 
 
 HUG_VOCAB = {"b": 0, "g": 1, "h": 2, "n": 3, "p": 4, "s": 5, "u": 6, "ug": 7, "un": 8, "hug": 9}

@@ -207,9 +207,9 @@ def test_merge_tree_worked_example() -> None:
     }
     assert tree.leaves() == ["h", "u", "g", "s"]
     assert render_merge_tree(tree).splitlines() == [
-        "hugs  ← merge #2: 'hug' + 's'",
-        "├── hug  ← merge #1: 'hu' + 'g'",
-        "│   ├── hu  ← merge #0: 'h' + 'u'",
+        "hugs  ← merge #3: 'hug' + 's'",  # the one numbering: rank 2 is merge #3
+        "├── hug  ← merge #2: 'hu' + 'g'",
+        "│   ├── hu  ← merge #1: 'h' + 'u'",
         "│   │   ├── h",
         "│   │   └── u",
         "│   └── g",
@@ -217,7 +217,7 @@ def test_merge_tree_worked_example() -> None:
     ]
     assert merge_tree(model, "h").as_dict() == {"token": "h"}
     assert merge_tree(model, "zzz") is None
-    assert merges_frame(model).values.tolist() == [[0, "h", "u", "hu", 4], [1, "hu", "g", "hug", 5], [2, "hug", "s", "hugs", 6]]
+    assert merges_frame(model).values.tolist() == [[1, "h", "u", "hu", 4], [2, "hu", "g", "hug", 5], [3, "hug", "s", "hugs", 6]]  # merge #1 first
 
 
 def test_merge_tree_with_continuing_prefix() -> None:
@@ -236,3 +236,30 @@ def test_every_hf_bpe_token_is_the_join_of_its_leaves(hf_jsons) -> None:
         tree = merge_tree(model, token, recipes)
         assert "".join(tree.leaves()) == token
         assert all(len(leaf) == 1 for leaf in tree.leaves())  # down to single byte symbols
+
+
+def test_merge_tree_of_a_1024_byte_tiktoken_chain() -> None:
+    """A tiktoken file at the token limit (1,024 bytes) whose longest token is a chain of 1,023 merges: the tree,
+    its leaves, its dict and its drawing are built without recursion (this raised RecursionError)."""
+    import base64
+
+    from tokviz.limits import MAX_TOKEN_CHARS
+    from tokviz.loaders import load_bytes
+
+    # "#" then ABC...ZAB...: 1,024 bytes, and no part after the first byte is a prefix, so each token is the one
+    # before it plus a byte.
+    chain = b"#" + bytes(65 + index % 26 for index in range(MAX_TOKEN_CHARS - 1))
+    tokens = [bytes([value]) for value in range(256)] + [chain[:length] for length in range(2, len(chain) + 1)]
+    data = b"".join(base64.b64encode(token) + b" %d\n" % rank for rank, token in enumerate(tokens))
+    model = load_bytes("chain.tiktoken", data, tiktoken_encoding="gpt2").model
+    tree = merge_tree(model, model.id_to_token(len(tokens) - 1))
+    assert tree.rank is not None and len(tree.leaves()) == MAX_TOKEN_CHARS
+    assert "".join(tree.leaves()) == "#" + "".join(model.id_to_token(65 + index % 26) for index in range(MAX_TOKEN_CHARS - 1))
+    deepest, stack = 0, [(tree.as_dict(), 0)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((node[side], depth + 1) for side in ("left", "right") if side in node)
+    assert deepest == MAX_TOKEN_CHARS - 1  # each token is the one before it plus a byte
+    drawing = render_merge_tree(tree).splitlines()
+    assert len(drawing) == 2 * MAX_TOKEN_CHARS - 1 and drawing[-1].endswith("└── " + model.id_to_token(65 + 1022 % 26))

@@ -98,7 +98,7 @@ def test_degenerate_size_ranges_draw_a_fixed_view_or_a_bounded_slider(name):
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from test_page_train_open_training import _degenerate_files
+    from tests.test_page_train_open_training import _degenerate_files
 
     from tokviz.limits import MAX_TOKENIZER_VOCAB
 

@@ -14,8 +14,7 @@ from tokviz.pipeline_config import tokenizer_with_model
 from tokviz.presets import PRESETS
 from tokviz.training import run_training
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_page_train import assert_clean, open_train, span_html  # noqa: E402
+from tests.test_page_train import assert_clean, open_train, span_html  # noqa: E402
 
 
 @pytest.fixture(scope="module")

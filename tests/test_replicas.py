@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from _async import run_coroutine  # tests/ is on sys.path (rootdir-less test modules)
+from tests._async import run_coroutine
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs Debian's redis-server (see the README's test command)")

@@ -1248,8 +1248,81 @@ def _unused_finding(pipeline: _Pipeline, verdicts: Sequence[TokenVerdict], count
                    items, vocab_size)
 
 
+# ---------------------------------------------------------------------------------------------- tables
+
+#: Columns of every findings table (the page's tables and their CSV downloads).
+ITEM_COLUMNS = ["ids", "tokens", "shown as", "reason", "witness", "detail"]
+
+
+def items_frame(finding: Finding) -> Any:
+    """A finding's items as a table: one row per item, ids and tokens joined by spaces when it is a group.
+
+    >>> report = audit(_toy_bpe())
+    >>> items_frame(report.finding("unreachable"))[["tokens", "witness"]].to_dict("records")
+    [{'tokens': 'abc', 'witness': ''}]
+    """
+    import pandas as pd
+
+    rows = [[" ".join(map(str, item.ids)), " ".join(item.tokens), item.shown, item.reason, item.witness, item.detail]
+            for item in finding.items]
+    return pd.DataFrame(rows, columns=ITEM_COLUMNS)
+
+
+def residues_frame(report: AuditReport) -> Any:
+    """Every merged BPE token with F1, F2 and R(t), lowest R first."""
+    import pandas as pd
+
+    rows = [[r.id, r.token, r.shown, r.f1, r.f2, r.r] for r in sorted(report.residues, key=lambda r: (r.r, r.id))]
+    return pd.DataFrame(rows, columns=["id", "token", "shown as", "F1 (final)", "F2 (merged further)", "R = F1/(F1+F2)"])
+
+
+def round_trip_frame(report: AuditReport) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame([[e.cause, e.text, e.decoded] for e in report.round_trip_examples], columns=["cause", "text", "decode(encode(text))"])
+
+
+def unused_by_length(report: AuditReport) -> Any:
+    """Model tokens by the length of their text (characters; bytes for partial UTF-8 tokens): used and unused on the texts.
+
+    >>> unused_by_length(audit(_toy_bpe(), ["ab"])).to_dict("records")
+    [{'length': 1, 'used': 0, 'unused': 3}, {'length': 2, 'used': 1, 'unused': 1}, {'length': 3, 'used': 0, 'unused': 1}]
+    """
+    import pandas as pd
+
+    used_ids = {token_id for token_id, count in report.token_counts if count}
+    table: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for verdict in report.verdicts:
+        if verdict.status == ADDED:
+            continue
+        length = len(verdict.own_text) if verdict.own_text is not None else len(verdict.shown.removeprefix("bytes ").split())
+        table[length][0 if verdict.id in used_ids else 1] += 1
+    return pd.DataFrame([[length, used, unused] for length, (used, unused) in sorted(table.items())], columns=["length", "used", "unused"])
+
+
+def filter_frame(frame: Any, query: str) -> Any:
+    """Rows where the query (plain text, any case) occurs in a token, its shown form, reason or witness."""
+    if not query:
+        return frame
+    needle = query.casefold()
+    columns = [c for c in ("tokens", "token", "shown as", "reason", "witness", "text") if c in frame.columns]
+    mask = frame[columns].astype(str).apply(lambda column: column.str.casefold().str.contains(needle, regex=False)).any(axis=1)
+    return frame[mask]
+
+
+def _toy_bpe() -> Any:
+    """The docstrings' tokenizer: 'b c' merges before 'a b', so 'abc' never forms."""
+    from tokviz import Tokenizer, models, pre_tokenizers
+
+    vocab = {token: index for index, token in enumerate(["a", "b", "c", "bc", "ab", "abc"])}
+    tokenizer = Tokenizer(models.BPE(vocab, [("b", "c"), ("a", "b"), ("ab", "c")]))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    return tokenizer
+
+
 __all__ = [
     "ADDED", "AuditError", "AuditReport", "CONTEXT_BOUND", "DEFAULT_RESIDUE_THRESHOLD", "Finding", "Item", "MergeEngine",
     "REACHABLE", "ROUND_TRIP_CAUSES", "RoundTripFailure", "Residue", "TokenVerdict", "UNDECIDED", "UNREACHABLE", "audit",
-    "normalizer_kill", "pre_tokenizer_split", "utf8_parts",
+    "ITEM_COLUMNS", "filter_frame", "items_frame", "normalizer_kill", "pre_tokenizer_split", "residues_frame", "round_trip_frame",
+    "unused_by_length", "utf8_parts",
 ]

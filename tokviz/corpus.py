@@ -13,7 +13,7 @@ leaves out: Excel and Parquet files, encodings other than UTF-8 / UTF-16 / Windo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -125,6 +125,9 @@ def decode_upload(data: bytes, name: str = "upload", max_bytes: int | None = Non
             return DecodedText(text, encoding, notice)
     head = data[:65536]
     if b"\x00" in head:
+        unmarked = _utf16_without_bom(data, name)
+        if unmarked is not None:
+            return unmarked
         raise CorpusReadError(f"{name} contains NUL bytes, so it is a binary file, not text.")
     controls = sum(1 for byte in head if byte < 32 and byte not in (9, 10, 12, 13))
     if head and controls / len(head) > 0.05:
@@ -142,6 +145,32 @@ def decode_upload(data: bytes, name: str = "upload", max_bytes: int | None = Non
     )
 
 
+def _utf16_without_bom(data: bytes, name: str) -> DecodedText | None:
+    """UTF-16 text saved without a byte-order mark (Windows tools do), or None.
+
+    Its NUL bytes are the high bytes of Latin characters, so they sit on one side of each byte pair:
+    at odd offsets in little-endian, even ones in big-endian. Binary files hold NULs on both sides.
+
+    >>> _utf16_without_bom("naïve text".encode("utf-16-le"), "a.txt").text
+    'naïve text'
+    >>> _utf16_without_bom(bytes(range(256)) * 4, "a.bin") is None
+    True
+    """
+    head = data[:65536]
+    if len(data) % 2 or len(head) < 4:
+        return None
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    pairs = len(head) // 2
+    for nuls, other, encoding, label in ((odd, even, "utf-16-le", "little-endian"), (even, odd, "utf-16-be", "big-endian")):
+        if nuls >= 0.3 * pairs and other <= 0.01 * pairs:
+            try:
+                text = data.decode(encoding)
+            except UnicodeDecodeError:
+                return None
+            return DecodedText(text, encoding, f"{name} is UTF-16 ({label}) without a byte-order mark; it was converted to text.")
+    return None
+
+
 def read_table(text: str, name: str) -> "pd.DataFrame":
     """Read CSV / TSV / JSON Lines / JSON text into a DataFrame with pandas; errors become CorpusReadError.
 
@@ -157,13 +186,18 @@ def read_table(text: str, name: str) -> "pd.DataFrame":
     suffix = _suffix(name)
     try:
         if suffix in (".csv", ".tsv"):
-            frame = pd.read_csv(io.StringIO(text), sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+            frame = _read_delimited(text, "\t" if suffix == ".tsv" else ",")
         elif suffix == ".jsonl":
             frame = pd.read_json(io.StringIO(text), lines=True, dtype=False)
+            _check_depth((value for value in frame.to_numpy(dtype=object).ravel() if isinstance(value, (dict, list))), name, 1)
         else:
             import json
 
-            loaded = json.loads(text)
+            try:
+                loaded = json.loads(text)
+            except RecursionError:  # Python's parser gives up near 1,000 levels: the same sentence as above the limit
+                _check_depth(([],), name, MAX_FIELD_DEPTH + 1)
+            _check_depth((loaded,), name, 0)
             if isinstance(loaded, dict):
                 # {"text": [...], ...} (columns) or {"data": [{...}, ...]} (records under one key)
                 lists = {key: value for key, value in loaded.items() if isinstance(value, list)}
@@ -174,7 +208,11 @@ def read_table(text: str, name: str) -> "pd.DataFrame":
             if isinstance(loaded, list) and loaded and not isinstance(loaded[0], dict):
                 loaded = {"value": loaded}
             frame = pd.DataFrame(loaded)
+    except CorpusReadError:
+        raise
     except (ValueError, TypeError) as error:
+        if "depth limit" in str(error):  # pandas' JSON Lines parser stops at 1,024 levels
+            _check_depth(([],), name, MAX_FIELD_DEPTH + 1)
         raise CorpusReadError(f"{name} could not be read as {suffix[1:].upper()}: {str(error).splitlines()[0]}") from error
     if frame.empty or not len(frame.columns):
         raise CorpusReadError(f"{name} has no rows or no columns to train on.")
@@ -182,14 +220,107 @@ def read_table(text: str, name: str) -> "pd.DataFrame":
     return frame
 
 
+#: Deepest nesting of values in a JSON / JSON Lines corpus. A corpus is text in fields; a nested
+#: field is trained on as its JSON text, and real records nest a few levels. Far deeper values (a
+#: ``.json`` of 100,000 ``[``, a JSON Lines object 1,000 deep) raised ``RecursionError`` when read
+#: or turned into text, and the rest of the page, its Train button included, was not drawn.
+MAX_FIELD_DEPTH = 100
+
+
+def _check_depth(values: Any, name: str, start: int) -> None:
+    """Refuse values nested deeper than :data:`MAX_FIELD_DEPTH` (``start``: the depth of ``values``
+    themselves), walked without recursion.
+
+    >>> _check_depth(([[["a"]]],), "a.json", 0)
+    >>> _check_depth(([[["a"]]],), "a.json", MAX_FIELD_DEPTH - 1)
+    Traceback (most recent call last):
+    ...
+    tokviz.errors.CorpusReadError: a.json nests its values more than 100 levels deep; a corpus is text in fields (JSON Lines: one object per line, each field text).
+    """
+    from tokviz.errors import CorpusReadError
+
+    stack = [(value, start) for value in values]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_FIELD_DEPTH:
+            raise CorpusReadError(f"{name} nests its values more than {MAX_FIELD_DEPTH} levels deep; a corpus is text in fields "
+                                  "(JSON Lines: one object per line, each field text).")
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+def _read_delimited(text: str, delimiter: str) -> "pd.DataFrame":
+    """A CSV / TSV as a table of strings, read in one pass with the ``csv`` module into one block of cells.
+
+    pandas' ``read_csv`` makes a column object per column (0.95 s for a 100 KB file of 10,000 columns);
+    this is linear in the file. Like ``read_csv(dtype=str, keep_default_na=False)``: the first row
+    names the columns (empty names become ``Unnamed: i``, repeated ones ``name.1``, ``name.2``),
+    blank lines are skipped, short rows end in missing cells, and a row with more cells than the
+    header is an error naming its line.
+
+    >>> _read_delimited('id,text,text\\n1,"a, b"\\n\\n2,c,d\\n', ",").values.tolist()
+    [['1', 'a, b', None], ['2', 'c', 'd']]
+    >>> list(_read_delimited('id,text,text\\n1,x,y\\n', ",").columns)
+    ['id', 'text', 'text.1']
+    """
+    import csv
+    import io
+
+    import numpy as np
+    import pandas as pd
+
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    header: list[str] | None = None
+    rows: list[list[str | None]] = []
+    for row in reader:
+        if not row or (len(row) == 1 and not row[0].strip() and header is not None):
+            continue  # a blank line
+        if header is None:
+            header = row
+            continue
+        if len(row) > len(header):
+            raise ValueError(f"Expected {len(header)} fields in line {reader.line_num}, saw {len(row)}")
+        rows.append(row + [None] * (len(header) - len(row)) if len(row) < len(header) else row)
+    if header is None:
+        raise ValueError("No columns to parse from file")
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for position, name in enumerate(header):
+        name = name or f"Unnamed: {position}"
+        if name in seen:
+            seen[name] += 1
+            name = f"{name}.{seen[name]}"
+        seen.setdefault(name, 0)
+        names.append(name)
+    cells = np.empty((len(rows), len(names)), dtype=object)
+    if rows:
+        cells[:, :] = rows
+    return pd.DataFrame(cells, columns=names, dtype=object, copy=False)  # one block of cells: no inference per column
+
+
 def text_columns(frame: "pd.DataFrame") -> list[str]:
-    """Columns worth training on, best first: those holding mostly text, by average text length."""
-    scored = []
-    for column in frame.columns:
-        values = frame[column].dropna()
-        strings = values[values.map(lambda value: isinstance(value, str))]
-        if len(values) and len(strings) / len(values) >= 0.5:
-            scored.append((-strings.str.len().mean(), list(frame.columns).index(column), column))
+    """Columns worth training on, best first: those holding mostly text, by average text length.
+
+    Computed on the whole table at once (one pass over its cells), not column by column: a 100 KB
+    CSV of 10,000 columns took 98 s when each column was looked at on its own.
+
+    >>> import pandas as pd
+    >>> text_columns(pd.DataFrame({"id": [1, 2], "title": ["a", "bb"], "review": ["great film", None]}))
+    ['review', 'title']
+    """
+    import numpy as np
+    import pandas as pd
+
+    cells = frame.to_numpy(dtype=object)
+    present = ~pd.isna(cells)
+    lengths = np.frompyfunc(lambda value: len(value) if isinstance(value, str) else -1, 1, 1)(cells).astype(np.int64)
+    is_text = (lengths >= 0) & present
+    values = present.sum(axis=0)
+    texts = is_text.sum(axis=0)
+    total_length = np.where(is_text, lengths, 0).sum(axis=0)
+    scored = [(-int(total_length[position]) / int(texts[position]), position, column)
+              for position, column in enumerate(frame.columns)
+              if values[position] and texts[position] * 2 >= values[position]]
     return [column for _, _, column in sorted(scored)] or [str(column) for column in frame.columns]
 
 

@@ -274,13 +274,15 @@ def example_word_token(frame: pd.DataFrame) -> str:
 
 
 def merges_frame(model: Any, byte_level: bool = False) -> pd.DataFrame:
-    """A BPE model's merges by rank: ``left + right → merged`` and the merged token's id."""
+    """A BPE model's merges in the order they apply (``merge #`` 1 first): ``left + right → merged`` and its id."""
+    from tokviz.history import merge_number
+
     rows = []
     for rank, (left, right) in enumerate(model.merges):
         merged = _merged(model, left, right)
         show = readable_byte_level if byte_level else make_visible
-        rows.append({"rank": rank, "left": show(left), "right": show(right), "merged": show(merged), "merged id": model.token_to_id(merged)})
-    return pd.DataFrame(rows, columns=["rank", "left", "right", "merged", "merged id"]).astype({"merged id": "Int64"})
+        rows.append({"merge #": merge_number(rank), "left": show(left), "right": show(right), "merged": show(merged), "merged id": model.token_to_id(merged)})
+    return pd.DataFrame(rows, columns=["merge #", "left", "right", "merged", "merged id"]).astype({"merged id": "Int64"})
 
 
 def _merged(model: Any, left: str, right: str) -> str:
@@ -301,16 +303,35 @@ class MergeNode:
     right: MergeNode | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """The tree as nested dicts: ``{'token': 'hu', 'rank': 0, 'left': {...}, 'right': {...}}``."""
-        if self.left is None or self.right is None:
-            return {"token": self.token}
-        return {"token": self.token, "rank": self.rank, "left": self.left.as_dict(), "right": self.right.as_dict()}
+        """The tree as nested dicts: ``{'token': 'hu', 'rank': 0, 'left': {...}, 'right': {...}}``.
+
+        Built without recursion: a 1,024-byte tiktoken token can be a chain of 1,023 merges."""
+        made: dict[int, dict[str, Any]] = {}
+        for node in _post_order(self):
+            if node.left is None or node.right is None:
+                made[id(node)] = {"token": node.token}
+            else:
+                made[id(node)] = {"token": node.token, "rank": node.rank, "left": made[id(node.left)], "right": made[id(node.right)]}
+        return made[id(self)]
 
     def leaves(self) -> list[str]:
         """The base symbols the token is built from, left to right."""
-        if self.left is None or self.right is None:
-            return [self.token]
-        return self.left.leaves() + self.right.leaves()
+        return [node.token for node in _post_order(self) if node.left is None or node.right is None]
+
+
+def _post_order(root: MergeNode) -> list[MergeNode]:
+    """Every node of a tree, children (left, then right) before their parent; iterative, so any depth works."""
+    out: list[MergeNode] = []
+    stack: list[tuple[MergeNode, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if children_done or node.left is None or node.right is None:
+            out.append(node)
+            continue
+        stack.append((node, True))
+        stack.append((node.right, False))
+        stack.append((node.left, False))
+    return out
 
 
 def merge_recipes(model: Any) -> dict[str, tuple[int, str, str]]:
@@ -336,15 +357,26 @@ def merge_tree(model: Any, token: str, recipes: Mapping[str, tuple[int, str, str
         return None
     made_by = merge_recipes(model) if recipes is None else recipes
 
-    def build(current: str, seen: frozenset[str]) -> MergeNode:
+    # Iterative (an explicit stack), since a tiktoken vocabulary's 1,024-byte token can be a chain of
+    # 1,023 merges, deeper than Python's recursion limit. ``on_path`` stops a hand-written cycle.
+    built: list[MergeNode] = []
+    on_path: set[str] = set()
+    stack: list[tuple[str, bool]] = [(token, False)]
+    while stack:
+        current, children_done = stack.pop()
+        if children_done:
+            right_node, left_node = built.pop(), built.pop()
+            built.append(MergeNode(current, made_by[current][0], left_node, right_node))
+            on_path.discard(current)
+            continue
         recipe = made_by.get(current)
-        if recipe is None or current in seen:  # a base symbol (or a hand-written cycle: stop there)
-            return MergeNode(current)
-        rank, left, right = recipe
-        inner = seen | {current}
-        return MergeNode(current, rank, build(left, inner), build(right, inner))
-
-    return build(token, frozenset())
+        if recipe is None or current in on_path:  # a base symbol (or a hand-written cycle: stop there)
+            built.append(MergeNode(current))
+            continue
+        _rank, left, right = recipe
+        on_path.add(current)
+        stack.extend(((current, True), (right, False), (left, False)))
+    return built[0]
 
 
 def render_merge_tree(node: MergeNode, byte_level: bool = False) -> str:
@@ -354,18 +386,19 @@ def render_merge_tree(node: MergeNode, byte_level: bool = False) -> str:
     def label(current: MergeNode) -> str:
         if current.left is None or current.right is None:
             return show(current.token)
-        return f"{show(current.token)}  ← merge #{current.rank}: {show(current.left.token)!r} + {show(current.right.token)!r}"
+        from tokviz.history import merge_number
 
-    lines = [label(node)]
+        return f"{show(current.token)}  ← merge #{merge_number(current.rank)}: {show(current.left.token)!r} + {show(current.right.token)!r}"
 
-    def walk(current: MergeNode, indent: str) -> None:
+    lines: list[str] = []
+    stack: list[tuple[MergeNode, str, str]] = [(node, "", "")]  # (node, its line's prefix, its children's indent)
+    while stack:  # iterative: any depth
+        current, prefix, indent = stack.pop()
+        lines.append(prefix + label(current))
         children = [child for child in (current.left, current.right) if child is not None]
-        for position, child in enumerate(children):
+        for position in range(len(children) - 1, -1, -1):  # pushed right first, so the left one is drawn first
             last = position == len(children) - 1
-            lines.append(indent + ("└── " if last else "├── ") + label(child))
-            walk(child, indent + ("    " if last else "│   "))
-
-    walk(node, "")
+            stack.append((children[position], indent + ("└── " if last else "├── "), indent + ("    " if last else "│   ")))
     return "\n".join(lines)
 
 

@@ -78,6 +78,10 @@ MAX_RENDERED_TOKENS: int = _env_int("TOKVIZ_MAX_RENDERED_TOKENS", 20_000)
 #: text would otherwise be re-encoded, for tens of seconds, on every click).
 MAX_TEST_TEXT_CHARS: int = _env_int("TOKVIZ_MAX_TEST_TEXT_CHARS", 100_000)
 
+#: Most characters of texts the Audit page audits a vocabulary with (``TOKVIZ_MAX_AUDIT_TEXT_CHARS``): a larger
+#: corpus is cut there, with a message (1 MB audits in seconds to tens of seconds, bench/bench_audit.py).
+MAX_AUDIT_TEXT_CHARS: int = _env_int("TOKVIZ_MAX_AUDIT_TEXT_CHARS", 2_000_000)
+
 #: Corpora up to this many characters retrain live on every change (they train in well under
 #: a second); larger ones wait for the Train button (``TOKVIZ_LIVE_TRAINING_MAX_CHARS``).
 LIVE_TRAINING_MAX_CHARS: int = _env_int("TOKVIZ_LIVE_TRAINING_MAX_CHARS", 100_000)

@@ -305,6 +305,8 @@ def _parse_vocab_json(text: str) -> dict[str, int]:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise TokenizerFileError(f"This vocab.json is not valid JSON (line {error.lineno}: {error.msg}).") from None
+    if isinstance(data, list):
+        raise TokenizerFileError('This vocab.json holds a JSON list; a vocab.json is a JSON object of token -> id, like {"hello": 0}.')
     if not isinstance(data, dict) or not data:
         raise TokenizerFileError("A vocab.json must hold a JSON object of token -> id.")
     limits.check_tokenizer_vocab(len(data), "This vocab.json")
@@ -312,6 +314,11 @@ def _parse_vocab_json(text: str) -> dict[str, int]:
     vocab = {token: token_id for token, token_id in data.items() if isinstance(token_id, int) and not isinstance(token_id, bool)}
     if "model" in data and not vocab:
         raise TokenizerFileError("This file looks like a tokenizer.json, not a vocab.json: name it tokenizer.json.")
+    if len(vocab) < len(data):  # said, never dropped: a token without its id would silently change every encoding
+        bad = [(token, token_id) for token, token_id in data.items() if token not in vocab]
+        shown = ", ".join(f"{token!r}: {json.dumps(token_id)[:20]}" for token, token_id in bad[:3])
+        raise TokenizerFileError(f"This vocab.json has {len(bad):,} token{'s' if len(bad) != 1 else ''} whose id is not a whole number "
+                                 f"({shown}{', …' if len(bad) > 3 else ''}); every id must be one.")
     return vocab
 
 
@@ -594,6 +601,8 @@ def file_kind(name: str, data: bytes) -> str:
         return "merges.txt"
     if _looks_like_tiktoken(stripped):
         return "tiktoken"
+    if lower.endswith("vocab.json"):  # e.g. a JSON list: the vocab.json reader says what is wrong with it
+        return "vocab.json"
     if lower.endswith(".json"):
         return "tokenizer.json"
     if lower.endswith(".txt") or lower.endswith(".vocab") or b"\x00" not in data[:4096]:

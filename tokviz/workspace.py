@@ -76,6 +76,7 @@ class TrainState:
     target_vocab: int = DEFAULT_VOCAB
     slider: int | None = None  # None: the trained size
     test_text: str | None = None  # None: the corpus's held-out lines
+    tab: str | None = None  # the open result tab's label; None: the first
     trained: TrainingRequest | None = None  # the training whose results the page shows
 
 
@@ -136,6 +137,23 @@ class InspectState:
     files: list[UploadedFile] = field(default_factory=list)  # the uploaded tokenizer's files
 
 
+#: Texts the Audit page audits with: the session's corpus, the built-in multilingual sample, an upload, or none.
+AUDIT_TEXTS = ("corpus", "multilingual", "upload", "none")
+
+
+@dataclass(slots=True)
+class AuditState:
+    """The Audit page: which tokenizer (as Pipeline and Inspect choose it), which texts, the slider, the table filters."""
+
+    tokenizer: str = SESSION_TOKENIZER
+    files: list[UploadedFile] = field(default_factory=list)  # the uploaded tokenizer's files
+    texts: str = "corpus"  # one of AUDIT_TEXTS
+    texts_upload: UploadedFile | None = None  # an uploaded text file (links never carry it)
+    size: int | None = None  # vocab size on a trained tokenizer; None: its trained size
+    threshold: float = 0.05  # R(t) under which a BPE token counts as an intermediate residue
+    search: str = ""
+
+
 def default_merges() -> dict[str, int]:
     return {"bpe": 3, "wordpiece": 5}
 
@@ -160,4 +178,5 @@ class Workspace:
     pipeline: PipelineState = field(default_factory=PipelineState)
     inspect: InspectState = field(default_factory=InspectState)
     learn: LearnState = field(default_factory=LearnState)
+    audit: AuditState = field(default_factory=AuditState)
     presentation: bool = False  # larger type, folded sidebar: for a projector

@@ -127,3 +127,7 @@ def fresh_app_url(tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         stop_server(process)
+
+
+# The browser tests import their driver by its bare name (pytest's importlib mode adds no folder to sys.path).
+sys.path.insert(0, str(Path(__file__).resolve().parent))

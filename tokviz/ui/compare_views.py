@@ -40,7 +40,7 @@ def configuration_form(compare: CompareState, position: int) -> Configuration:
     from tokviz.compare import NORMALIZER_CHOICES, PRE_TOKENIZER_CHOICES, configuration_name, custom_config
     from tokviz.limits import MAX_VOCAB_SIZE
     from tokviz.pipeline_config import MODELS
-    from tokviz.presets import PRESETS
+    from tokviz.presets import TRAIN_PRESETS as PRESETS  # every preset Train offers, SentencePiece's included
 
     entry = compare.entries[position]
 

@@ -69,6 +69,13 @@ PAGES: tuple[PageInfo, ...] = (
         "Search and filter the vocabulary, see the merge tree behind any BPE token and tokenize your own text.",
     ),
     PageInfo(
+        "pages/audit.py",
+        "Audit",
+        ":material/fact_check:",
+        "Audit any tokenizer's vocabulary: the tokens no text can produce (with the proof), the ones your texts never use, "
+        "half-character byte tokens, duplicates, special tokens plain text can type, and the texts decode(encode(x)) does not give back.",
+    ),
+    PageInfo(
         "pages/learn.py",
         "Learn",
         ":material/school:",

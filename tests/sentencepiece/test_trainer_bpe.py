@@ -12,7 +12,7 @@ import tokviz.sentencepiece.trainer_bpe as trainer_bpe
 from tokviz.sentencepiece.pieces import WS, PieceRules
 from tokviz.sentencepiece.trainer_bpe import train_bpe, train_bpe_reference
 
-from test_sentencepiece_fast_paths import _alphabet  # (the words' chars and counts, as the trainer sees them)
+from tests.sentencepiece.test_trainer import _alphabet  # (the words' chars and counts, as the trainer sees them)
 
 # few letters, long runs ("aaaa": left == right merges take the 1st and 3rd), repeated pairs
 _WORDS = st.dictionaries(st.text(alphabet=st.sampled_from(list("aab1é▁▅")), min_size=1, max_size=12).map(lambda w: WS + w),

@@ -399,7 +399,7 @@ def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_ma
 
 
 @pytest.fixture(scope="module")
-def converted_sentencepiece(tmp_path_factory):
+def converted_sentencepiece(tmp_path_factory, read_shared_corpus):
     """A SentencePiece BPE model trained on real text, as a tokenizer.json lists it: its vocab,
     its merges (every split of a token into two tokens) and the words of other real text."""
     spm = pytest.importorskip("sentencepiece")
@@ -408,8 +408,7 @@ def converted_sentencepiece(tmp_path_factory):
     from tokviz.sentencepiece.convert import bpe_merges
 
     tmp_path = tmp_path_factory.mktemp("spm")
-    corpora = Path(__file__).resolve().parents[2] / "shared" / "corpora"
-    text = (corpora / "big.txt").read_text(encoding="utf-8")[:300_000]
+    text = read_shared_corpus("big.txt")[:300_000]
     (tmp_path / "train.txt").write_text(text, encoding="utf-8")
     spm.SentencePieceTrainer.train(
         input=str(tmp_path / "train.txt"), model_prefix=str(tmp_path / "m"), model_type="bpe", vocab_size=3000,
@@ -506,7 +505,7 @@ def _llama_like(vocab, merges, hf=None):
     return tokenizer
 
 
-def test_words_of_a_sentencepiece_vocabulary_are_cut_between_letters_and_other_chars(converted_sentencepiece) -> None:
+def test_words_of_a_sentencepiece_vocabulary_are_cut_between_letters_and_other_chars(converted_sentencepiece, read_shared_corpus) -> None:
     # SentencePiece never makes a piece of letters and punctuation, so the merges of "▁you," are
     # those of "▁you" and ","; the fast path cuts there and caches "▁you" once for all of them.
     # Where a merge joins a letter to a comma (an added "u," token), words stay whole. HF's
@@ -518,8 +517,7 @@ def test_words_of_a_sentencepiece_vocabulary_are_cut_between_letters_and_other_c
 
     vocab, merges, _ = converted_sentencepiece
     joined_vocab = {**vocab, "u,": len(vocab)}
-    corpora = Path(__file__).resolve().parents[2] / "shared" / "corpora"
-    lines = [line for line in (corpora / "tinyshakespeare.txt").read_text(encoding="utf-8")[60_000:90_000].splitlines() if line][:400]
+    lines = [line for line in read_shared_corpus("tinyshakespeare.txt")[60_000:90_000].splitlines() if line][:400]
     lines += ["you, (you) you.\n²you_ ½x «a»", "x\u00a0y\x00z ,,a..b", "km². a²,"]
     for table, merge_list, cut in ((vocab, merges, True), (joined_vocab, [*merges, ("u", ",")], False)):
         ours, theirs = _llama_like(table, merge_list), _llama_like(table, merge_list, hf)

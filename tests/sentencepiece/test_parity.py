@@ -12,25 +12,25 @@ spm = pytest.importorskip("sentencepiece")
 import tokviz.sentencepiece as tsp  # noqa: E402
 from tokviz.sentencepiece.model_proto import ModelProto  # noqa: E402
 
-CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 FILES = ["tinyshakespeare.txt", "grimm_tales.txt", "wikitext2_valid.txt", "big.txt"]
 
 
-def _lines(name: str, start: int, stop: int) -> list[str]:
-    text = (CORPORA / name).read_text(encoding="utf-8")
-    return text.split("\n")[start:stop]
+@pytest.fixture(scope="module")
+def lines_of(read_shared_corpus):
+    """``lines_of(name, start, stop)``: a slice of a shared corpus's lines (skips when absent)."""
+    return lambda name, start, stop: read_shared_corpus(name).split("\n")[start:stop]
 
 
 @pytest.fixture(scope="module")
-def train_lines() -> list[str]:
-    return _lines("big.txt", 0, 6000)
+def train_lines(lines_of) -> list[str]:
+    return lines_of("big.txt", 0, 6000)
 
 
 @pytest.fixture(scope="module")
-def test_lines() -> list[str]:
+def test_lines(lines_of) -> list[str]:
     lines: list[str] = []
     for name in FILES:
-        lines += _lines(name, -250, None)  # type: ignore[arg-type]
+        lines += lines_of(name, -250, None)  # type: ignore[arg-type]
     return lines + ["  Ｈｅｌｌｏ   wörld ", "日本語のテキスト", "emoji 🤗 here", "\ttab\x01ctrl", "", "   ", "ﬁne café",
                     "x<0x41>y <s> </s> <unk>", "١٢٣ ǅ Ω", "a <x> b abab"]
 
@@ -75,8 +75,8 @@ def test_unigram_nbest_lists_match_sentencepiece(config: dict, train_lines: list
     assert ours.nbest_encode_as_pieces("hello world", 1) == [theirs.encode_as_pieces("hello world")]
 
 
-def test_models_written_by_tokviz_load_in_sentencepiece(tmp_path: Path, test_lines: list[str]) -> None:
-    lines = _lines("tinyshakespeare.txt", 0, 4000)
+def test_models_written_by_tokviz_load_in_sentencepiece(tmp_path: Path, test_lines: list[str], lines_of) -> None:
+    lines = lines_of("tinyshakespeare.txt", 0, 4000)
     for config in (dict(model_type="bpe", byte_fallback=True), dict(model_type="unigram", user_defined_symbols=["<x>"])):
         out = io.BytesIO()
         tsp.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, vocab_size=600, **config)
@@ -85,8 +85,8 @@ def test_models_written_by_tokviz_load_in_sentencepiece(tmp_path: Path, test_lin
             assert ours.encode(line) == theirs.encode(line), line
 
 
-def test_bpe_training_gives_sentencepiece_pieces_in_the_same_order() -> None:
-    lines = _lines("tinyshakespeare.txt", 0, 6000)
+def test_bpe_training_gives_sentencepiece_pieces_in_the_same_order(lines_of) -> None:
+    lines = lines_of("tinyshakespeare.txt", 0, 6000)
     blob = _sp_model(lines, vocab_size=2000, model_type="bpe")
     out = io.BytesIO()
     tsp.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, vocab_size=2000, model_type="bpe")

@@ -13,7 +13,6 @@ from tokviz.history import MergeStep, retained_bytes
 from tokviz.presets import bert_like
 from tokviz.training import run_training
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 
 
 def test_an_object_two_containers_share_counts_once():
@@ -48,8 +47,8 @@ def test_classes_functions_and_modules_are_not_the_historys():
     assert retained_bytes([MergeStep, len]) == sys.getsizeof([MergeStep, len])
 
 
-def test_a_trained_history_counts_its_merges_vocab_and_model():
-    lines = (CORPORA / "tinyshakespeare.txt").read_text(encoding="utf-8").splitlines()[:3000]
+def test_a_trained_history_counts_its_merges_vocab_and_model(read_shared_corpus):
+    lines = read_shared_corpus("tinyshakespeare.txt").splitlines()[:3000]
     small, large = run_training(bert_like(), 600, lines), run_training(bert_like(), 1200, lines)
     for history in (small, large):
         whole = retained_bytes(history)
@@ -59,9 +58,9 @@ def test_a_trained_history_counts_its_merges_vocab_and_model():
 
 
 @pytest.mark.parametrize("preset_model", ["WordPiece", "BPE"])
-def test_merge_steps_share_their_candidate_entries(preset_model):
+def test_merge_steps_share_their_candidate_entries(preset_model, read_shared_corpus):
     """A pair with the same score listed by many steps is one tuple (about 500 bytes a merge, not 1.7 kB)."""
-    lines = (CORPORA / "tinyshakespeare.txt").read_text(encoding="utf-8").splitlines()
+    lines = read_shared_corpus("tinyshakespeare.txt").splitlines()
     config = bert_like() if preset_model == "WordPiece" else bert_like().with_model("BPE")
     history = run_training(config, 3000, lines)
     steps = history.merges

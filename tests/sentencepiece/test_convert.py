@@ -13,12 +13,11 @@ tokenizers = pytest.importorskip("tokenizers")
 from tokviz.sentencepiece import from_model_bytes, to_model_bytes  # noqa: E402
 from tokviz.sentencepiece.model_proto import ModelProto  # noqa: E402
 
-CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 
 
 @pytest.fixture(scope="module")
-def lines() -> tuple[list[str], list[str]]:
-    text = (CORPORA / "big.txt").read_text(encoding="utf-8").split("\n")
+def lines(read_shared_corpus) -> tuple[list[str], list[str]]:
+    text = read_shared_corpus("big.txt").split("\n")
     return text[:4000], [line for line in text[-300:] if line.strip()]
 
 

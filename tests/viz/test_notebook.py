@@ -154,7 +154,7 @@ def test_no_ipython_import_when_returning_html():
         "tok.encode('a')._repr_html_()\n"
         "print('IPython' in sys.modules)\n"
     )
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root, env=env)
     assert result.stdout.strip() == "False"

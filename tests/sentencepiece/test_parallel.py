@@ -34,14 +34,14 @@ def _train(num_threads: int, **options):
 
 OPTIONS = [{}, {"character_coverage": 0.98}, {"user_defined_symbols": "cat,ＡＢＣ"},
            {"normalization_rule_name": "identity"}, {"add_dummy_prefix": False}]
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _in_a_fresh_interpreter(call: str) -> None:
     """Run ``call`` (code using this module as ``t``) in a new Python: the trainer never forks a
     process that runs other threads, and the suite's earlier tests leave some behind here."""
-    code = f"import test_sentencepiece_two_processes as t\n{call}\nprint('done')"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    code = f"import tests.sentencepiece.test_parallel as t\n{call}\nprint('done')"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().endswith("done"), result.stdout[-3000:]

@@ -15,7 +15,6 @@ pd = pytest.importorskip("pandas")
 
 import tokviz.sentencepiece  # noqa: E402
 
-CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 
 # The tutorial's code, verbatim but for the notebook's bare expressions, which we print.
 TUTORIAL = '''
@@ -33,9 +32,9 @@ print(sp.DecodePieces(['▁I', '▁have', '▁wa', 'ited', '▁a', '▁long', '�
 '''
 
 
-def _write_imdb_like_csv(path: Path) -> None:
+def _write_imdb_like_csv(path: Path, big: str) -> None:
     """A ``review`` column of 2,000 "reviews", each five consecutive lines of big.txt (commas and quotes included)."""
-    lines = [line for line in (CORPORA / "big.txt").read_text(encoding="utf-8").split("\n") if line.strip()][:10_000]
+    lines = [line for line in big.split("\n") if line.strip()][:10_000]
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["review", "sentiment"])
@@ -55,12 +54,13 @@ def _run(module: object, workdir: Path) -> str:
     return out.getvalue()
 
 
-def test_tutorial_prints_what_sentencepiece_prints(tmp_path: Path) -> None:
+def test_tutorial_prints_what_sentencepiece_prints(tmp_path: Path, read_shared_corpus) -> None:
     ours_dir, theirs_dir = tmp_path / "tokviz", tmp_path / "sentencepiece"
     ours_dir.mkdir()
     theirs_dir.mkdir()
-    _write_imdb_like_csv(ours_dir / "IMDb_Reviews.csv")
-    _write_imdb_like_csv(theirs_dir / "IMDb_Reviews.csv")
+    big = read_shared_corpus("big.txt")
+    _write_imdb_like_csv(ours_dir / "IMDb_Reviews.csv", big)
+    _write_imdb_like_csv(theirs_dir / "IMDb_Reviews.csv", big)
     theirs = _run(sentencepiece, theirs_dir)
     ours = _run(tokviz.sentencepiece, ours_dir)
     assert ours == theirs

@@ -199,9 +199,8 @@ def test_bpe_history_records_merges_and_gives_smaller_models() -> None:
     assert list(history.to_frame().columns[:4]) == ["rank", "left", "right", "token"]
 
 
-def test_unigram_history_records_em_steps_and_prune_rounds() -> None:
-    lines = (Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "tinyshakespeare.txt").read_text(
-        encoding="utf-8").split("\n")[:1500]
+def test_unigram_history_records_em_steps_and_prune_rounds(read_shared_corpus) -> None:
+    lines = read_shared_corpus("tinyshakespeare.txt").split("\n")[:1500]
     history, sp = _train(lines=lines, vocab_size=300, model_type="unigram")
     steps, rounds = history.unigram.em_steps, history.unigram.prune_rounds
     assert steps and rounds and steps[0].sub_iteration == 0 and steps[1].sub_iteration == 1
