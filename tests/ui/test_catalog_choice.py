@@ -13,7 +13,7 @@ pytest.importorskip("mistral_common")
 
 from tokviz.ui.workspace import WORKSPACE_KEY  # noqa: E402
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def open_page(page: str) -> AppTest:
