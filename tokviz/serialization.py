@@ -126,13 +126,7 @@ def tokenizer_from_str(text: str | bytes, name: str = "This tokenizer.json") -> 
         # encoder and its tables) is built now, not by the first encode. A Unigram model's
         # tables take passes over its pieces: 45 ms of XLM-R's 250k, a fifth of a cold pass
         # over 2,075 lines and a tenth of its load; a converted Llama's plan 3 ms.
-        from tokviz.fast_paths import plan_for
-
-        plan_for(tokenizer)
-        if tokenizer._pre_tokenizer is not None:
-            # And the byte-level lane's (with the plan's word encoder, or its own when the
-            # pipeline has no plan: StarCoder's Digits before ByteLevel).
-            tokenizer._byte_level_lane(tokenizer._pre_tokenizer, tokenizer._model)
+        tokenizer._prepare_engine()
         return tokenizer
     finally:
         if collecting:
