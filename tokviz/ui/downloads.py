@@ -40,7 +40,7 @@ def file_downloads(tokenizer: Any, choice_key: str, key: str) -> None:
     if isinstance(result, str):
         st.warning(md_escape(result), icon=":material/block:")
         return
-    right.download_button("Download", result.data, result.download_name, key=f"{key}_export_download", width="stretch",
+    right.download_button("Download", result.data, result.download_name, key=f"{key}_export_download_{abs(hash((choice_key, format)))}", width="stretch",
                           mime="application/zip" if result.download_name.endswith(".zip") else "application/octet-stream")
     if result.lost:
         st.markdown("**What this file kind does not keep:**\n" + "\n".join(f"- {md_escape(sentence)}" for sentence in result.lost))
@@ -51,6 +51,6 @@ def file_downloads(tokenizer: Any, choice_key: str, key: str) -> None:
 def compare_downloads(entries: list[Any]) -> None:
     """Compare's downloads: one tokenizer of the comparison (widget ``compare_download_choice``) in any file kind."""
     names = [entry.name for entry in entries]
-    choice = st.selectbox("Tokenizer to download", names, key="compare_download_choice")
+    choice = st.selectbox("Download another file kind of", names, key="compare_download_choice")
     entry = entries[names.index(choice)]
-    file_downloads(entry.tokenizer, entry.key, "compare")
+    file_downloads(getattr(entry, "original", entry.tokenizer), entry.key, "compare")  # as trained or uploaded
