@@ -241,15 +241,12 @@ def test_uploaded_tokenizer_files_are_compared_beside_the_trained_ones(shared_co
     # The tiktoken file with GPT-2's pattern and the same ranks cuts like the HF byte-level BPE.
     assert literature.loc["fertility (tokens/word)", "mine.tiktoken"] == pytest.approx(literature.loc["fertility (tokens/word)", "gpt2-like.json"])
     assert len(app.get("plotly_chart")) == 3  # every metric, tokens per language, compression over vocab size
-<<<<<<< HEAD
-    assert app.get("download_button") == []  # nothing is written until a file kind is chosen
-    app.selectbox(key="compare_export_format").set_value("transformers").run()
-    assert [button.proto.label for button in app.get("download_button")] == ["Download"]
-=======
     # One download per tokenizer, labelled with its name (Markdown-escaped) and named for what it holds.
     buttons = app.get("download_button")
     assert len(buttons) == 6 and r"gpt2\-like\.json" in {button.proto.label for button in buttons}
->>>>>>> main
+    # Other file kinds: nothing is written until one is chosen.
+    app.selectbox(key="compare_export_format").set_value("vocab.json+merges.txt").run()
+    assert [button.proto.label for button in app.get("download_button")][6:] == ["Download"]
     # The files stay across a page switch (links do not carry them).
     app.switch_page("pages/learn.py")
     app.run()
