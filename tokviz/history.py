@@ -127,11 +127,11 @@ class TrainingHistory:
     def to_frame(self) -> "pd.DataFrame":
         raise NotImplementedError
 
-    def _repr_html_(self) -> str:
-        """Jupyter's view: what was trained, why it stopped, and its table (:mod:`tokviz.viz.notebook`)."""
-        from tokviz.viz.notebook import history_html
+    def _repr_html_(self) -> str | None:
+        """Jupyter's view: what was trained, why it stopped, and its table (registered by :mod:`tokviz.viz.notebook`)."""
+        from tokviz._views import html_view
 
-        return history_html(self)
+        return html_view(self)
 
 
 # Objects a history may point to that are not its own: classes, functions, modules (shared by all).

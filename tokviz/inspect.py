@@ -44,7 +44,7 @@ def load_tokenizer_json(data: bytes, name: str = "tokenizer.json", max_bytes: in
     >>> load_tokenizer_json(b'{"model": ', "broken.json")
     Traceback (most recent call last):
     ...
-    tokviz.errors.SerializationError: broken.json: This is not a valid tokenizer.json: the JSON is malformed at line 1, column 11 (Expecting value).
+    tokviz.loaders.TokenizerFileError: broken.json: This is not a valid tokenizer.json: the JSON is malformed at line 1, column 11 (Expecting value).
     """
     from tokviz import limits
     from tokviz.serialization import tokenizer_from_str
@@ -52,14 +52,12 @@ def load_tokenizer_json(data: bytes, name: str = "tokenizer.json", max_bytes: in
     limit = limits.MAX_UPLOAD_BYTES if max_bytes is None else max_bytes  # read now: operators and tests may change it
     if len(data) > limit:
         raise LimitExceededError(f"{name} has {len(data):,} bytes; this server reads tokenizer files up to {limit:,} bytes.")
+    from tokviz.errors import TokvizError, named
+
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise SerializationError(f"{name} is not UTF-8 text, so it cannot be a tokenizer.json.") from error
-    try:
-        return tokenizer_from_str(text)
-    except SerializationError as error:
-        raise SerializationError(f"{name}: {error}") from error
+        return tokenizer_from_str(data, name=name)  # the one tokenizer.json reader, its limits and sentences
+    except TokvizError as error:
+        raise named(error, name)
 
 
 # ---------------------------------------------------------------------- summary
