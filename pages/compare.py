@@ -14,6 +14,7 @@ from tokviz.ui.shell import capped_text, md_escape, page_setup, show_error
 from tokviz.ui.tokenizer_files import tokenizer_files
 from tokviz.ui.training import is_trained, request_for, tokenizer_at, train_with_progress, trained_size
 from tokviz.ui.workspace import bind, copy_link
+from tokviz.viz.charts import tokenizer_colors
 from tokviz.viz.compare import better_caption, compression_curves_figure, overlap_table, styled_compression_table
 from tokviz.viz.spans import render_token_spans, spans_from_encoding
 
@@ -137,4 +138,6 @@ st.caption("The trained configurations at every size their training went through
 curves = {configuration.name: compare_views.compression_curve_cached(request, eval_key, _history=history, _texts=eval_texts)
           for configuration, _, request, history in trained}
 markers = {configuration.name: trained_size(history) for configuration, _, _, history in trained}
-st.plotly_chart(compression_curves_figure(curves, markers=markers, presentation=workspace.presentation), width="stretch", key="compare_curves")
+st.plotly_chart(compression_curves_figure(curves, markers=markers, presentation=workspace.presentation,
+                                          colors=tokenizer_colors(entry.name for entry in compared)),  # as in the charts above
+                width="stretch", key="compare_curves")

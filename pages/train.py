@@ -18,7 +18,8 @@ workspace = page_setup("pages/train.py")
 train = workspace.train
 title, link = st.columns([5, 1], vertical_alignment="bottom")
 title.title("Train a tokenizer")
-with link:
+link_slot = link.empty()  # the results fragment redraws Copy link here: its runs change the slider and the test text
+with link_slot.container():
     copy_link(workspace, "pages/train.py")
 
 corpus = session_corpus(workspace)
@@ -125,6 +126,8 @@ def results() -> None:
     and only the open result tab is built."""
     size = widgets.vocab_slider(train, history, size_now)
     sync_link(workspace)  # the link follows the slider (a fragment's run does not reach page_setup)
+    with link_slot.container():  # and so does Copy link: one link, the address bar's
+        copy_link(workspace, "pages/train.py")
     run_marker()
     tokenizer = tokenizer_at(request, size, history)
     view = train_views.TrainedView(request, history, training_lines(request), size, tokenizer, workspace.presentation)
@@ -161,7 +164,14 @@ def results() -> None:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
     views = train_views.result_views(view, held_out if request.corpus_key == corpus.key else "")
-    for place, draw in zip(st.tabs(list(views), key="result_tab", on_change="rerun"), views.values()):
+
+    def tab_changed(label: str) -> None:
+        train.tab = label
+
+    # The open tab lives in the workspace (a page switch or a link keeps it); one another model lacks opens the first.
+    chosen_tab = train.tab if train.tab in views else next(iter(views))
+    tabs = st.tabs(list(views), key="result_tab", on_change=bind("result_tab", lambda: chosen_tab, tab_changed))
+    for place, draw in zip(tabs, views.values()):
         if not place.open:
             continue
         with place:

@@ -191,3 +191,15 @@ def test_json_nested_within_the_limit_is_read() -> None:
 
     frame = read_table('{"text": "hello", "meta": ' + '{"a":' * 90 + "1" + "}" * 90 + "}\n", "ok.jsonl")
     assert column_text(frame, "text") == "hello" and column_text(frame, "meta").startswith("{'a': {'a':")
+
+
+@pytest.mark.parametrize("encoding, label", [("utf-16-le", "little-endian"), ("utf-16-be", "big-endian")])
+def test_utf16_without_a_byte_order_mark_is_text(encoding, label) -> None:
+    """It was refused as 'NUL bytes, so it is a binary file'."""
+    from tokviz.corpus import decode_upload
+
+    decoded = decode_upload("naïve café, line one\nline two — ok\n".encode(encoding), "notes.txt")
+    assert decoded.text == "naïve café, line one\nline two — ok\n" and decoded.encoding == encoding
+    assert decoded.notice == f"notes.txt is UTF-16 ({label}) without a byte-order mark; it was converted to text."
+    with pytest.raises(CorpusReadError, match="NUL bytes, so it is a binary file"):
+        decode_upload(bytes(range(256)) * 8, "blob.txt")

@@ -26,7 +26,7 @@ def open_train(query: dict[str, str] | None = None) -> AppTest:
 
 def open_tab(app: AppTest, label: str) -> AppTest:
     """Open the result tab ``label`` (only the open tab is built) and run."""
-    app.session_state["result_tab"] = label
+    app.session_state["_tokviz_workspace"].train.tab = label  # the workspace holds the open tab (kept across pages)
     return app.run()
 
 
@@ -318,7 +318,7 @@ def test_merge_step_picker_shows_what_the_merge_changed() -> None:
     app = open_train()
     app.number_input(key="merge_step").set_value(1).run()
     assert_clean(app)
-    assert any(text.value.startswith("Merge 1: 'Ġ' + 't' → 'Ġt'") for text in app.text)
+    assert any(text.value.startswith("Merge #1: 'Ġ' + 't' → 'Ġt'") for text in app.text)
 
 
 def test_custom_unigram_course_method_trains_and_explains_its_views() -> None:
@@ -432,17 +432,17 @@ def test_merge_step_box_starts_on_the_first_merge_follows_the_training_and_steps
     app.number_input(key="merge_step").increment().run()
     app.number_input(key="merge_step").increment().run()
     assert app.number_input(key="merge_step").value == 3
-    assert any(text.value.startswith("Merge 3: ") for text in app.text)
+    assert any(text.value.startswith("Merge #3: ") for text in app.text)
     app.number_input(key="merge_step").decrement().run()
-    assert app.number_input(key="merge_step").value == 2 and any(text.value.startswith("Merge 2: ") for text in app.text)
+    assert app.number_input(key="merge_step").value == 2 and any(text.value.startswith("Merge #2: ") for text in app.text)
     app.selectbox(key="preset").set_value("bert").run()
     assert_clean(app)
     box = app.number_input(key="merge_step")
     merges = int(box.max)
     assert box.value == 1 and merges < 743  # BERT-like's own merges, from the first
-    assert any(text.value.startswith("Merge 1: ") for text in app.text)
+    assert any(text.value.startswith("Merge #1: ") for text in app.text)
     app.number_input(key="merge_step").set_value(merges).run()
-    assert any(text.value.startswith(f"Merge {merges:,}: ") or text.value.startswith(f"Merge {merges}: ") for text in app.text)
+    assert any(text.value.startswith(f"Merge #{merges:,}: ") or text.value.startswith(f"Merge #{merges}: ") for text in app.text)
 
 
 def test_unknown_tokens_of_the_t5_like_preset_are_counted_and_drawn_as_unknown() -> None:
@@ -452,6 +452,36 @@ def test_unknown_tokens_of_the_t5_like_preset_are_counted_and_drawn_as_unknown()
     assert (metric(app, "tokens"), metric(app, "unknown tokens")) == ("162", "9")
     app.toggle(key="show_all_lines").set_value(True).run()
     assert span_html(app).count('class="tok unk"') == 9
+
+
+def test_a_link_with_one_component_twice_opens_the_custom_form_without_a_duplicate_widget() -> None:
+    app = open_train({"preset": "custom", "model": "BPE", "vocab": "300", "n0": "Strip", "n0.left": "false", "n1": "Strip", "p0": "Whitespace"})
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    assert app.multiselect(key="cfg_normalizers").value == ["Strip", "Strip #2"]
+    assert (app.checkbox(key="cfg_n_Strip_left").value, app.checkbox(key="cfg_n_Strip #2_left").value) == (False, True)
+    assert app.query_params["n0"] == "Strip" and app.query_params["n1"] == "Strip" and app.query_params["n0.left"] == "false"
+
+
+def test_the_result_tab_is_kept_across_pages_and_in_the_link() -> None:
+    app = open_tab(open_train(), "Charts")
+    assert_clean(app)
+    assert app.query_params["tab"] == "Charts"
+    app.switch_page("pages/learn.py")
+    app.run()
+    app.switch_page(PAGE)
+    app.run()
+    assert app.session_state["result_tab"] == "Charts" and app.query_params["tab"] == "Charts"
+
+
+def test_copy_link_carries_the_slider_and_the_test_text() -> None:
+    app = open_train()
+    app.slider(key="vocab_slider").set_value(778).run()
+    app.text_area(key="test_text").set_value("a teacher's text").run()
+    assert_clean(app)
+    link = next(code.value for code in app.code if "/train?" in code.value)
+    assert "size=778" in link and "text=a+teacher%27s+text" in link
+    assert app.query_params["size"] == "778" and app.query_params["text"] == "a teacher's text"
 
 
 @pytest.mark.parametrize("name, data", [

@@ -125,6 +125,9 @@ def decode_upload(data: bytes, name: str = "upload", max_bytes: int | None = Non
             return DecodedText(text, encoding, notice)
     head = data[:65536]
     if b"\x00" in head:
+        unmarked = _utf16_without_bom(data, name)
+        if unmarked is not None:
+            return unmarked
         raise CorpusReadError(f"{name} contains NUL bytes, so it is a binary file, not text.")
     controls = sum(1 for byte in head if byte < 32 and byte not in (9, 10, 12, 13))
     if head and controls / len(head) > 0.05:
@@ -140,6 +143,32 @@ def decode_upload(data: bytes, name: str = "upload", max_bytes: int | None = Non
         f"{name} is not valid UTF-8 (the first invalid byte, 0x{data[bad_at]:02X}, is at byte {bad_at:,}); "
         "it was decoded as Windows-1252 (Western European). If accented letters look wrong, save the file as UTF-8.",
     )
+
+
+def _utf16_without_bom(data: bytes, name: str) -> DecodedText | None:
+    """UTF-16 text saved without a byte-order mark (Windows tools do), or None.
+
+    Its NUL bytes are the high bytes of Latin characters, so they sit on one side of each byte pair:
+    at odd offsets in little-endian, even ones in big-endian. Binary files hold NULs on both sides.
+
+    >>> _utf16_without_bom("naïve text".encode("utf-16-le"), "a.txt").text
+    'naïve text'
+    >>> _utf16_without_bom(bytes(range(256)) * 4, "a.bin") is None
+    True
+    """
+    head = data[:65536]
+    if len(data) % 2 or len(head) < 4:
+        return None
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    pairs = len(head) // 2
+    for nuls, other, encoding, label in ((odd, even, "utf-16-le", "little-endian"), (even, odd, "utf-16-be", "big-endian")):
+        if nuls >= 0.3 * pairs and other <= 0.01 * pairs:
+            try:
+                text = data.decode(encoding)
+            except UnicodeDecodeError:
+                return None
+            return DecodedText(text, encoding, f"{name} is UTF-16 ({label}) without a byte-order mark; it was converted to text.")
+    return None
 
 
 def read_table(text: str, name: str) -> "pd.DataFrame":

@@ -35,7 +35,7 @@ model files), dropout.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -644,8 +644,54 @@ def tokenizer_with_model(config: PipelineConfig, model: Any) -> Any:
 FORM_PREFIX = "cfg_"
 
 
-def _form_param_key(section: str, type_name: str, param: str) -> str:
-    return f"{FORM_PREFIX}{section}_{type_name}_{param}"
+def _form_param_key(section: str, label: str, param: str) -> str:
+    return f"{FORM_PREFIX}{section}_{label}_{param}"
+
+
+#: How the Custom form names the second, third, … use of one component type in a sequence.
+_OCCURRENCE = " #"
+
+
+def component_labels(types: Sequence[str]) -> list[str]:
+    """The form's label for each component of a sequence: its type, with ``#k`` from its second use on.
+
+    One type may appear twice (two Replace normalizers, a Strip before and after): each use gets its
+    own label, so its option widgets get their own keys.
+
+    >>> component_labels(["Strip", "NFKC", "Strip", "Strip"])
+    ['Strip', 'NFKC', 'Strip #2', 'Strip #3']
+    """
+    seen: dict[str, int] = {}
+    labels = []
+    for type_name in types:
+        seen[type_name] = seen.get(type_name, 0) + 1
+        labels.append(type_name if seen[type_name] == 1 else f"{type_name}{_OCCURRENCE}{seen[type_name]}")
+    return labels
+
+
+def component_type(label: str) -> str:
+    """The component type a form label stands for: ``'Strip #2' -> 'Strip'``.
+
+    >>> component_type("Strip #2"), component_type("NFKC")
+    ('Strip', 'NFKC')
+    """
+    return label.split(_OCCURRENCE, 1)[0]
+
+
+def component_choices(schema_map: Mapping[str, Any], chosen: Sequence[str]) -> list[str]:
+    """The form's options for a sequence: every type, plus the next use of each type already chosen.
+
+    >>> component_choices({"NFKC": (), "Strip": ()}, ["Strip", "Strip #2"])
+    ['NFKC', 'Strip', 'Strip #2', 'Strip #3']
+    """
+    counts: dict[str, int] = {}
+    for label in chosen:
+        counts[component_type(label)] = counts.get(component_type(label), 0) + 1
+    options = []
+    for type_name in schema_map:
+        options.append(type_name)
+        options.extend(f"{type_name}{_OCCURRENCE}{k}" for k in range(2, counts.get(type_name, 0) + 2))
+    return options + [label for label in chosen if label not in options]
 
 
 def to_form_state(config: PipelineConfig) -> dict[str, Any]:
@@ -659,15 +705,15 @@ def to_form_state(config: PipelineConfig) -> dict[str, Any]:
     (['Strip'], False, 0)
     """
     state: dict[str, Any] = {
-        f"{FORM_PREFIX}normalizers": [spec.type for spec in config.normalizers],
-        f"{FORM_PREFIX}pre_tokenizers": [spec.type for spec in config.pre_tokenizers],
+        f"{FORM_PREFIX}normalizers": component_labels([spec.type for spec in config.normalizers]),
+        f"{FORM_PREFIX}pre_tokenizers": component_labels([spec.type for spec in config.pre_tokenizers]),
     }
     for section, schema_map, specs in (("n", NORMALIZERS, config.normalizers), ("p", PRE_TOKENIZERS, config.pre_tokenizers)):
-        chosen = {spec.type: spec for spec in specs}
-        for type_name, schema in schema_map.items():
-            for param in schema:
-                value = chosen[type_name].param(param.name) if type_name in chosen else param.default
-                state[_form_param_key(section, type_name, param.name)] = value
+        chosen = dict(zip(component_labels([spec.type for spec in specs]), specs))
+        for label in [*schema_map, *(label for label in chosen if label not in schema_map)]:
+            for param in schema_map[component_type(label)]:
+                value = chosen[label].param(param.name) if label in chosen else param.default
+                state[_form_param_key(section, label, param.name)] = value
     state.update(
         {
             f"{FORM_PREFIX}model": config.model,
@@ -717,11 +763,12 @@ def from_form_state(state: Mapping[str, Any]) -> PipelineConfig:
 
     def specs(section: str, field_name: str, schema_map: dict[str, tuple[Param, ...]]) -> tuple[ComponentSpec, ...]:
         out = []
-        for type_name in get(field_name) or []:
+        for label in get(field_name) or []:
+            type_name = component_type(label)
             if type_name not in schema_map:
                 raise PipelineConfigError(f"{type_name!r} is not one of: {', '.join(schema_map)}.")
             options = {
-                param.name: state.get(_form_param_key(section, type_name, param.name), param.default)
+                param.name: state.get(_form_param_key(section, label, param.name), param.default)
                 for param in schema_map[type_name]
             }
             out.append(component(type_name, **options))
@@ -801,6 +848,9 @@ __all__ = [
     "sentencepiece_tokenizer",
     "check_vocab_size",
     "component",
+    "component_choices",
+    "component_labels",
+    "component_type",
     "config_key",
     "configured_model",
     "from_form_state",

@@ -76,6 +76,7 @@ class TrainState:
     target_vocab: int = DEFAULT_VOCAB
     slider: int | None = None  # None: the trained size
     test_text: str | None = None  # None: the corpus's held-out lines
+    tab: str | None = None  # the open result tab's label; None: the first
     trained: TrainingRequest | None = None  # the training whose results the page shows
 
 

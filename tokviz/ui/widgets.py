@@ -14,6 +14,8 @@ from tokviz.pipeline_config import (
     SP_NORMALIZATION_RULES,
     Param,
     PipelineConfig,
+    component_choices,
+    component_type,
     from_form_state,
     to_form_state,
 )
@@ -111,20 +113,24 @@ def custom_pipeline_form(config: PipelineConfig) -> PipelineConfig:
         sentencepiece_form(left, right)
         return from_form_state(st.session_state)
     with left:
+        # A type may be used twice (a Strip before and after): its second use is "Strip #2", with widgets of its own.
         chosen_normalizers = st.multiselect(
-            "Normalizers, in the order you pick them", list(NORMALIZERS), key="cfg_normalizers", select_all=False,
-            help="Applied one after another to the text before anything else (Unicode forms, lowercasing, replacing).",
+            "Normalizers, in the order you pick them", component_choices(NORMALIZERS, st.session_state.get("cfg_normalizers") or []),
+            key="cfg_normalizers", select_all=False,
+            help="Applied one after another to the text before anything else (Unicode forms, lowercasing, replacing). "
+                 "Pick 'Replace #2' for a second Replace.",
         )
-        for type_name in chosen_normalizers:
-            for param in NORMALIZERS[type_name]:
-                _param_widget(f"cfg_n_{type_name}_{param.name}", param, f"{type_name} · {param.name}")
+        for label in chosen_normalizers:
+            for param in NORMALIZERS[component_type(label)]:
+                _param_widget(f"cfg_n_{label}_{param.name}", param, f"{label} · {param.name}")
         chosen_pre = st.multiselect(
-            "Pre-tokenizers, in order", list(PRE_TOKENIZERS), key="cfg_pre_tokenizers", select_all=False,
+            "Pre-tokenizers, in order", component_choices(PRE_TOKENIZERS, st.session_state.get("cfg_pre_tokenizers") or []),
+            key="cfg_pre_tokenizers", select_all=False,
             help="Cut the text into words; the model never merges across their boundaries.",
         )
-        for type_name in chosen_pre:
-            for param in PRE_TOKENIZERS[type_name]:
-                _param_widget(f"cfg_p_{type_name}_{param.name}", param, f"{type_name} · {param.name}")
+        for label in chosen_pre:
+            for param in PRE_TOKENIZERS[component_type(label)]:
+                _param_widget(f"cfg_p_{label}_{param.name}", param, f"{label} · {param.name}")
     with right:
         model = st.selectbox("Model", MODELS, key="cfg_model", help="The algorithm that learns the vocabulary.")
         st.text_input("Special tokens (separated by spaces)", key="cfg_special_tokens", help="Tokens added whole, never split, e.g. [CLS] [SEP].")
