@@ -7,7 +7,7 @@ from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
 from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_RENDERED_TOKENS
 from tokviz.metrics import pairwise_jaccard, segmentation_differences
-from tokviz.ui import catalog_choice, compare_views
+from tokviz.ui import catalog_choice, compare_views, downloads
 from tokviz.ui.corpus_input import corpus_input
 from tokviz.compare import MAX_COMPARED
 from tokviz.ui.shell import capped_text, md_escape, page_setup, show_error
@@ -130,6 +130,7 @@ pairs = pairwise_jaccard(vocabs, {entry.name: entry.byte_level for entry in comp
 st.dataframe(overlap_table(pairs), hide_index=True, width="stretch", key="compare_overlap")
 st.caption("Vocabularies are compared as text: markers (Ġ, ##, ▁, </w>) removed and byte-level tokens decoded, special tokens left out.")
 compare_views.transformers_download(compared)
+downloads.compare_downloads(compared)  # every other file kind tokviz reads
 
 if not trained:
     st.stop()

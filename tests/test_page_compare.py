@@ -244,6 +244,9 @@ def test_uploaded_tokenizer_files_are_compared_beside_the_trained_ones(shared_co
     # One download per tokenizer, labelled with its name (Markdown-escaped) and named for what it holds.
     buttons = app.get("download_button")
     assert len(buttons) == 6 and r"gpt2\-like\.json" in {button.proto.label for button in buttons}
+    # Other file kinds: nothing is written until one is chosen.
+    app.selectbox(key="compare_export_format").set_value("vocab.json+merges.txt").run()
+    assert [button.proto.label for button in app.get("download_button")][6:] == ["Download"]
     # The files stay across a page switch (links do not carry them).
     app.switch_page("pages/learn.py")
     app.run()

@@ -331,6 +331,17 @@ def _checked_vocab(vocab: int) -> int:
     return vocab
 
 
+def _tokenizer_choice(choice: str) -> str:
+    """A page's tokenizer choice from a link (Pipeline, Inspect, Audit): the session's, an upload, a preset or a catalog entry."""
+    from tokviz.catalog import CHOICE_PREFIX, ENTRIES
+    from tokviz.workspace import SESSION_TOKENIZER, UPLOADED_TOKENIZER
+
+    if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, *PRESETS, *(CHOICE_PREFIX + name for name in ENTRIES)):
+        raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload, "
+                                  "a preset or a catalog entry (catalog:Llama 3).")
+    return choice
+
+
 def to_link(workspace: Workspace) -> dict[str, str]:
     """The workspace as query parameters (see the module docstring)."""
     out: dict[str, str] = {}
@@ -543,15 +554,9 @@ def _read_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
         workspace.compare.eval_text = _first(params.get("cevaltext", ""))[:MAX_LINK_TEXT]
 
     def read_page(prefix: str, state: Any) -> None:
-        from tokviz.workspace import SESSION_TOKENIZER, UPLOADED_TOKENIZER
+        from tokviz.workspace import SESSION_TOKENIZER
 
-        choice = _first(params.get(f"{prefix}tok", SESSION_TOKENIZER))
-        from tokviz.catalog import CHOICE_PREFIX, ENTRIES
-
-        if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, *PRESETS, *(CHOICE_PREFIX + name for name in ENTRIES)):
-            raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload, "
-                                      "a preset or a catalog entry (catalog:Llama 3).")
-        state.tokenizer = choice
+        state.tokenizer = _tokenizer_choice(_first(params.get(f"{prefix}tok", SESSION_TOKENIZER)))
         if f"{prefix}text" in params:
             state.text = _first(params[f"{prefix}text"])[:MAX_LINK_TEXT]
         if prefix == "p" and "ppair" in params:
@@ -577,12 +582,9 @@ def _read_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
         workspace.learn = learn
 
     def read_audit() -> None:
-        from tokviz.workspace import AUDIT_TEXTS, SESSION_TOKENIZER, UPLOADED_TOKENIZER
+        from tokviz.workspace import AUDIT_TEXTS, SESSION_TOKENIZER
 
-        choice = _first(params.get("atok", SESSION_TOKENIZER))
-        if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, *PRESETS):
-            raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload or a preset.")
-        workspace.audit.tokenizer = choice
+        workspace.audit.tokenizer = _tokenizer_choice(_first(params.get("atok", SESSION_TOKENIZER)))
         texts = _first(params.get("atexts", "corpus"))
         if texts not in AUDIT_TEXTS:
             raise PipelineConfigError(f"The link names the texts {texts!r}; they can be: {', '.join(AUDIT_TEXTS)}.")

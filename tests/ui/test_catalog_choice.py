@@ -13,7 +13,7 @@ pytest.importorskip("mistral_common")
 
 from tokviz.ui.workspace import WORKSPACE_KEY  # noqa: E402
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def open_page(page: str) -> AppTest:
@@ -92,3 +92,14 @@ def test_links_carry_catalog_choices_by_name() -> None:
     assert notes == []
     _, notes = from_link({"ccat": "Llama 3,GPT-9", "ptok": "catalog:GPT-9"})
     assert any("no 'GPT-9'" in note for note in notes) and any("catalog entry" in note for note in notes)
+
+
+def test_audit_offers_the_catalog_and_its_link_names_an_entry() -> None:
+    from tokviz.links import from_link
+
+    app = open_page("pages/audit.py")
+    assert_clean(app)
+    options = app.selectbox(key="audit_tokenizer").options
+    assert [label.split(" (")[0] for label in options if label.startswith(("Llama · ", "Mistral · "))][:2] == ["Llama · Llama 3", "Llama · Llama 4"]
+    workspace, notes = from_link({"atok": "catalog:Tekken (Mistral NeMo)"})
+    assert workspace.audit.tokenizer == "catalog:Tekken (Mistral NeMo)" and notes == []
