@@ -172,6 +172,16 @@ def test_unigram_metaspace_piece_is_a_space_and_continuation_pieces_find_a_conte
     assert "ba" in tokenizer.encode(ba.witness).tokens
 
 
+def test_metaspace_split_makes_a_piece_with_an_inner_marker_unreachable():
+    pieces = [("<unk>", 0.0), ("▁", -2.0), ("a", -2.0), ("b", -2.0), ("▁a", -1.0), ("▁a▁b", -0.1)]
+    tokenizer = Tokenizer(models.Unigram(pieces, unk_id=0))
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+    verdict = audit(tokenizer).verdict("▁a▁b")
+    assert verdict.segmentation == ("▁a", "▁", "b")
+    assert verdict.reason == ("unreachable: the pre-tokenizer Metaspace starts a new word at every '▁', "
+                              "and this token holds one after its start")
+
+
 # ------------------------------------------------------------------------------------------ bytes
 
 

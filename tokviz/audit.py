@@ -494,6 +494,16 @@ def pre_tokenizer_split(pre_tokenizer: Any, text: str, continuation: bool) -> st
     return None
 
 
+def _metaspace_split(pipeline: Any, body: str) -> str | None:
+    """Metaspace with ``split`` starts a word at every ``▁``: a token with one past its first character never forms."""
+    for component in _flatten(pipeline.pre_tokenizer):
+        if component.get("type") == "Metaspace" and component.get("split", True):
+            marker = component.get("replacement", "▁")
+            if marker in body[1:]:
+                return f"the pre-tokenizer Metaspace starts a new word at every {marker!r}, and this token holds one after its start"
+    return None
+
+
 # ---------------------------------------------------------------------------------------------- the pipeline
 
 
@@ -962,7 +972,7 @@ def _verdict(pipeline: _Pipeline, engine: MergeEngine | None, token: str, token_
             reason = normalizer_kill(pipeline.normalizer, char)
             if reason is not None:
                 return TokenVerdict(token_id, token, shown, UNREACHABLE, f"unreachable: {reason}", own_text, segmentation)
-        split = pre_tokenizer_split(pipeline.pre_tokenizer, chars, continuation)
+        split = pre_tokenizer_split(pipeline.pre_tokenizer, chars, continuation) or _metaspace_split(pipeline, body)
         if split is not None:
             return TokenVerdict(token_id, token, shown, UNREACHABLE, f"unreachable: {split}", own_text, segmentation)
     if engine is not None and pipeline.byte_fallback_byte(token) is None:

@@ -450,11 +450,12 @@ def check_json_depth(value: Any, name: str = "This file", skip: Iterable[Any] = 
             stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)) and id(child) not in skipped)
 
 
-def raise_too_deep(name: str = "This file") -> None:
-    """The one sentence for JSON nested too deeply, whether Python's parser or :func:`check_json_depth` found it."""
+def raise_too_deep(name: str = "This file", error: type[Exception] | None = None) -> None:
+    """The one sentence for JSON nested too deeply, whether Python's parser or :func:`check_json_depth` found it
+    (raised as ``error``, default :class:`~tokviz.errors.NestingError`)."""
     from tokviz.errors import NestingError
 
-    raise NestingError(
+    raise (error or NestingError)(
         f"{name} is nested too deeply: more than {MAX_JSON_DEPTH} levels (TOKVIZ_MAX_JSON_DEPTH), where real tokenizer files "
         "nest fewer than 10."
     )
@@ -481,7 +482,7 @@ def parse_json(
     >>> parse_json(b'{"a": 1', "x.json", what="vocab.json")
     Traceback (most recent call last):
         ...
-    tokviz.errors.SerializationError: This is not a valid vocab.json: the JSON is malformed at line 1, column 8 (Expecting ',' delimiter).
+    tokviz.errors.SerializationError: This is not a valid vocab.json: the JSON is malformed at line 1, column 8 (Expecting ',' delimiter); the file is not valid JSON.
     >>> parse_json(b'[' * 5000 + b']' * 5000, "x.json")
     Traceback (most recent call last):
         ...
@@ -509,10 +510,11 @@ def parse_json(
         return loads(text)
     except json.JSONDecodeError as problem:
         raise failure(
-            f"This is not a valid {what}: the JSON is malformed at line {problem.lineno}, column {problem.colno} ({problem.msg})."
+            f"This is not a valid {what}: the JSON is malformed at line {problem.lineno}, column {problem.colno} "
+            f"({problem.msg}); the file is not valid JSON."
         ) from None
     except RecursionError:  # '[[[[…' past Python's own limit: the same sentence as a shallower excess
-        raise_too_deep(name)
+        raise_too_deep(name, error)
 
 
 def _size_text(size: int) -> str:
