@@ -331,14 +331,33 @@ def _checked_vocab(vocab: int) -> int:
     return vocab
 
 
+def _hub_name(name: str) -> bool:
+    """Whether ``name`` is a Hub choice with a well-formed repository id (``hub:owner/name``)."""
+    from tokviz.errors import TokvizError
+    from tokviz.hub import parse_repo_id
+
+    if not name.startswith("hub:"):
+        return False
+    try:
+        parse_repo_id(name.removeprefix("hub:"))
+    except TokvizError:
+        return False
+    return True
+
+
 def _tokenizer_choice(choice: str) -> str:
     """A page's tokenizer choice from a link (Pipeline, Inspect, Audit): the session's, an upload, a preset or a catalog entry."""
     from tokviz.catalog import CHOICE_PREFIX, ENTRIES
     from tokviz.workspace import SESSION_TOKENIZER, UPLOADED_TOKENIZER
 
-    if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, *PRESETS, *(CHOICE_PREFIX + name for name in ENTRIES)):
+    if choice.startswith("hub:") and choice != "hub:":
+        from tokviz.hub import parse_repo_id
+
+        parse_repo_id(choice.removeprefix("hub:"))  # a HubError (a TokvizError) names a bad id
+        return choice
+    if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, "hub:", *PRESETS, *(CHOICE_PREFIX + name for name in ENTRIES)):
         raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload, "
-                                  "a preset or a catalog entry (catalog:Llama 3).")
+                                  "a preset, a catalog entry (catalog:Llama 3) or a Hub repository (hub:owner/name).")
     return choice
 
 
@@ -543,7 +562,7 @@ def _read_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
             from tokviz.catalog import ENTRIES
 
             names = [name for name in _first(params["ccat"]).split(",") if name]
-            unknown = [name for name in names if name not in ENTRIES and name != "session"]
+            unknown = [name for name in names if name not in ENTRIES and name != "session" and not _hub_name(name)]
             workspace.compare.catalog = [name for name in names if name not in unknown][:8]
             if unknown:
                 notes.append(f"Compare settings: the catalog has no {', '.join(map(repr, unknown))}; it has {', '.join(ENTRIES)}.")
