@@ -379,7 +379,7 @@ def check_json_text(text: str, name: str = "This file") -> None:
     >>> check_json_text('{"a": "x\\\\ud800"}', "vocab.json")
     Traceback (most recent call last):
         ...
-    tokviz.errors.LimitExceededError: vocab.json holds a lone surrogate (\\ud800, line 1): half of a UTF-16 pair is not a character, so the file is not valid Unicode text.
+    tokviz.errors.LimitExceededError: vocab.json holds a lone surrogate (\\ud800, line 1): half of a UTF-16 pair is not a character, so it is not valid Unicode text.
     """
     if _LONG_DIGITS.search(text) is not None:
         _check_json_numbers(text, name)
@@ -389,13 +389,26 @@ def check_json_text(text: str, name: str = "This file") -> None:
             if lone is not None:
                 raise LimitExceededError(
                     f"{name} holds a lone surrogate (\\u{lone.lower()}, line {_line_of(text, match.start())}): half of a "
-                    "UTF-16 pair is not a character, so the file is not valid Unicode text."
+                    "UTF-16 pair is not a character, so it is not valid Unicode text."
                 )
-    raw = _RAW_SURROGATE.search(text)  # (only a str made in Python can hold one: UTF-8 bytes cannot)
+    check_unicode(text, name)
+
+
+def check_unicode(text: str, name: str = "This text") -> None:
+    """Refuse a string holding a lone surrogate character (a link or form value, a str made in Python:
+    UTF-8 bytes cannot hold one).
+
+    >>> check_unicode("naïve 👍")
+    >>> check_unicode("a" + chr(0xD800), "The link's value for special_tokens")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: The link's value for special_tokens holds a lone surrogate (\ud800, line 1): half of a UTF-16 pair is not a character, so it is not valid Unicode text.
+    """
+    raw = _RAW_SURROGATE.search(text)
     if raw is not None:
         raise LimitExceededError(
             f"{name} holds a lone surrogate (\\u{ord(raw.group()):04x}, line {_line_of(text, raw.start())}): half of a "
-            "UTF-16 pair is not a character, so the file is not valid Unicode text."
+            "UTF-16 pair is not a character, so it is not valid Unicode text."
         )
 
 
