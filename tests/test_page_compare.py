@@ -49,7 +49,7 @@ def test_page_runs_on_the_sample_with_three_presets() -> None:
     ]
     assert app.radio(key="compare_count").value == 3
     assert [app.selectbox(key=f"compare_preset_{index}").value for index in range(3)] == ["gpt2", "bert", "t5"]
-    assert [app.number_input(key=f"compare_vocab_{index}").value for index in range(3)] == [1000, 1000, 1000]
+    assert [app.number_input(key=f"compare_vocab_{index}").value for index in range(3)] == [1000, 1000, 500]  # Unigram starts where it prunes
     assert app.text_area(key="compare_text").value and app.text_area(key="compare_corpus_text").value
     views = span_views(app)
     assert len(views) == 3 and all(view.count('class="tok') > 20 for view in views)

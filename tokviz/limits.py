@@ -379,7 +379,7 @@ def check_json_text(text: str, name: str = "This file") -> None:
     >>> check_json_text('{"a": "x\\\\ud800"}', "vocab.json")
     Traceback (most recent call last):
         ...
-    tokviz.errors.LimitExceededError: vocab.json holds a lone surrogate (\\ud800, line 1): half of a UTF-16 pair is not a character, so the file is not valid Unicode text.
+    tokviz.errors.LimitExceededError: vocab.json holds a lone surrogate (\\ud800, line 1): half of a UTF-16 pair is not a character, so it is not valid Unicode text.
     """
     if _LONG_DIGITS.search(text) is not None:
         _check_json_numbers(text, name)
@@ -389,13 +389,26 @@ def check_json_text(text: str, name: str = "This file") -> None:
             if lone is not None:
                 raise LimitExceededError(
                     f"{name} holds a lone surrogate (\\u{lone.lower()}, line {_line_of(text, match.start())}): half of a "
-                    "UTF-16 pair is not a character, so the file is not valid Unicode text."
+                    "UTF-16 pair is not a character, so it is not valid Unicode text."
                 )
-    raw = _RAW_SURROGATE.search(text)  # (only a str made in Python can hold one: UTF-8 bytes cannot)
+    check_unicode(text, name)
+
+
+def check_unicode(text: str, name: str = "This text") -> None:
+    """Refuse a string holding a lone surrogate character (a link or form value, a str made in Python:
+    UTF-8 bytes cannot hold one).
+
+    >>> check_unicode("naïve 👍")
+    >>> check_unicode("a" + chr(0xD800), "The link's value for special_tokens")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: The link's value for special_tokens holds a lone surrogate (\ud800, line 1): half of a UTF-16 pair is not a character, so it is not valid Unicode text.
+    """
+    raw = _RAW_SURROGATE.search(text)
     if raw is not None:
         raise LimitExceededError(
             f"{name} holds a lone surrogate (\\u{ord(raw.group()):04x}, line {_line_of(text, raw.start())}): half of a "
-            "UTF-16 pair is not a character, so the file is not valid Unicode text."
+            "UTF-16 pair is not a character, so it is not valid Unicode text."
         )
 
 
@@ -450,11 +463,12 @@ def check_json_depth(value: Any, name: str = "This file", skip: Iterable[Any] = 
             stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)) and id(child) not in skipped)
 
 
-def raise_too_deep(name: str = "This file") -> None:
-    """The one sentence for JSON nested too deeply, whether Python's parser or :func:`check_json_depth` found it."""
+def raise_too_deep(name: str = "This file", error: type[Exception] | None = None) -> None:
+    """The one sentence for JSON nested too deeply, whether Python's parser or :func:`check_json_depth` found it
+    (raised as ``error``, default :class:`~tokviz.errors.NestingError`)."""
     from tokviz.errors import NestingError
 
-    raise NestingError(
+    raise (error or NestingError)(
         f"{name} is nested too deeply: more than {MAX_JSON_DEPTH} levels (TOKVIZ_MAX_JSON_DEPTH), where real tokenizer files "
         "nest fewer than 10."
     )
@@ -481,7 +495,7 @@ def parse_json(
     >>> parse_json(b'{"a": 1', "x.json", what="vocab.json")
     Traceback (most recent call last):
         ...
-    tokviz.errors.SerializationError: This is not a valid vocab.json: the JSON is malformed at line 1, column 8 (Expecting ',' delimiter).
+    tokviz.errors.SerializationError: This is not a valid vocab.json: the JSON is malformed at line 1, column 8 (Expecting ',' delimiter); the file is not valid JSON.
     >>> parse_json(b'[' * 5000 + b']' * 5000, "x.json")
     Traceback (most recent call last):
         ...
@@ -509,10 +523,11 @@ def parse_json(
         return loads(text)
     except json.JSONDecodeError as problem:
         raise failure(
-            f"This is not a valid {what}: the JSON is malformed at line {problem.lineno}, column {problem.colno} ({problem.msg})."
+            f"This is not a valid {what}: the JSON is malformed at line {problem.lineno}, column {problem.colno} "
+            f"({problem.msg}); the file is not valid JSON."
         ) from None
     except RecursionError:  # '[[[[…' past Python's own limit: the same sentence as a shallower excess
-        raise_too_deep(name)
+        raise_too_deep(name, error)
 
 
 def _size_text(size: int) -> str:

@@ -29,13 +29,11 @@ __all__ = [
     "SetNBestTimeout", "ConvertToFlatbuffer", "set_random_generator_seed", "set_min_log_level", "set_nbest_timeout",
     "convert_to_flatbuffer",
 ]
-from tokviz.sentencepiece.trainer import SentencePieceHistory, SentencePieceTrainer, train_sentencepiece  # noqa: E402
-
-__all__ += ["SentencePieceTrainer", "SentencePieceHistory", "train_sentencepiece"]
-
-# the converters pull in tokviz's pipeline: imported on first use (training a .model needs none of it)
+# imported on first use: the converters pull in tokviz's pipeline (training a .model needs none of it),
+# the trainer numpy (encoding needs none of it), so `import tokviz.sentencepiece` stays quick
 _LAZY = {name: "tokviz.sentencepiece.convert" for name in
          ("from_model_bytes", "to_model_bytes", "tokenizer_from_proto", "proto_from_tokenizer", "model_from_proto")}
+_LAZY.update({name: "tokviz.sentencepiece.trainer" for name in ("SentencePieceTrainer", "SentencePieceHistory", "train_sentencepiece")})
 _LAZY["SentencePieceNormalizer"] = "tokviz.sentencepiece.public_normalizer"
 _SUBMODULES = ("sentencepiece_pb2", "sentencepiece_model_pb2")
 _lazy_getattr, _dir = lazy_exports(__name__, _LAZY)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from tokviz.compare import Configuration
 from tokviz.ui.workspace import bind
-from tokviz.presets import SCORING_LABELS
+from tokviz.presets import SCORING_LABELS, preset_vocab
 from tokviz.ui.widgets import OPTION_HELP
 from tokviz.workspace import CompareEntry, CompareState, TrainingRequest
 
@@ -24,7 +24,7 @@ def configuration_count(compare: CompareState) -> int:
     def write(count: int) -> None:
         entries = compare.entries[:count]
         while len(entries) < count:
-            entries.append(CompareEntry(NEW_ENTRY_PRESETS[len(entries)]))
+            entries.append(CompareEntry(NEW_ENTRY_PRESETS[len(entries)], vocab=preset_vocab(NEW_ENTRY_PRESETS[len(entries)])))
         compare.entries = entries
 
     return st.radio("How many configurations", [2, 3, 4], horizontal=True, key="compare_count",
@@ -46,6 +46,8 @@ def configuration_form(compare: CompareState, position: int) -> Configuration:
 
     def field(name: str, key: str) -> Any:
         def write(value: Any) -> None:
+            if name == "choice" and entry.vocab == preset_vocab(entry.choice):  # the old preset's start: take the new one's
+                entry.vocab = preset_vocab(value)
             setattr(entry, name, value)
 
         return bind(key, lambda: getattr(entry, name), write)
