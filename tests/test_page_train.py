@@ -474,3 +474,12 @@ def test_a_csv_of_10000_columns_offers_every_column() -> None:
     assert_clean(app)
     picker = app.selectbox(key="corpus_column")
     assert len(picker.options) == 10_000 and picker.value == "c6"
+
+
+def test_the_link_that_locked_the_worker_gets_a_sentence_and_no_training() -> None:
+    """/train?vocab=800&model=Unigram&p0=Whitespace&n_sub_iterations=1000000000&...: refused before any training."""
+    app = open_train({"vocab": "800", "model": "Unigram", "p0": "Whitespace", "n_sub_iterations": "1000000000",
+                      "special_tokens": '["<unk>"]', "unk_token": "<unk>"})
+    assert_clean(app)
+    assert any("n_sub_iterations is 1,000,000,000, above this server" in error.value.replace("\\", "") for error in app.error)
+    assert app.button(key="train") is not None
