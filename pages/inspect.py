@@ -4,7 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from tokviz import inspect as inspect_tok
-from tokviz.ui.shell import md_escape, metrics_row, page_setup
+from tokviz.errors import TokvizError
+from tokviz.ui import downloads
+from tokviz.ui.shell import md_escape, metrics_row, page_setup, show_error
 from tokviz.ui.tokenizer_choice import tokenizer_choice, vocab_frame_cached
 from tokviz.ui.tokenizer_files import training_file
 from tokviz.ui.widgets import spans_block
@@ -61,6 +63,7 @@ summary = inspect_tok.summarize(tokenizer)
 st.header("Summary")
 metrics_row({"model": summary.model_type, "vocab size": summary.vocab_size, "added tokens": len(summary.added_tokens)})
 st.dataframe(pd.DataFrame(summary.rows(), columns=["stage", "component"]), hide_index=True, width="stretch")
+downloads.file_downloads(tokenizer, choice_key, "inspect")
 
 st.header("Try it")
 DEFAULT_TEXT = "Tokenizers split words into pieces: unbelievably, naïve 東京 a가 2024!"
@@ -72,7 +75,10 @@ def text_changed(value: str) -> None:
 
 text = st.text_area("Text", key="inspect_text", height=90, max_chars=20_000,
                     on_change=bind("inspect_text", lambda: DEFAULT_TEXT if state.text is None else state.text, text_changed))
-spans_block(tokenizer, text, byte_level)
+try:  # a pattern past its time limit, a normalizer past its growth bound: a sentence, the rest of the page drawn
+    spans_block(tokenizer, text, byte_level)
+except TokvizError as error:
+    show_error(error)
 
 st.header("Vocabulary")
 frame = vocab_frame_cached(choice_key, _tokenizer=tokenizer)
@@ -98,7 +104,7 @@ if summary.model_type == "BPE":
     model = tokenizer.model
     left, right = st.columns([3, 2])
     with left:
-        st.caption(f"{len(model.merges):,} merges by rank (rank 0 is applied first)")
+        st.caption(f"{len(model.merges):,} merges, numbered in the order they apply (merge #1 first, as on Train)")
         st.dataframe(inspect_tok.merges_frame(model, byte_level), hide_index=True, height=360, width="stretch")
     with right:
         recipes = inspect_tok.merge_recipes(model)

@@ -18,7 +18,8 @@ workspace = page_setup("pages/train.py")
 train = workspace.train
 title, link = st.columns([5, 1], vertical_alignment="bottom")
 title.title("Train a tokenizer")
-with link:
+link_slot = link.empty()  # the results fragment redraws Copy link here: its runs change the slider and the test text
+with link_slot.container():
     copy_link(workspace, "pages/train.py")
 
 corpus = session_corpus(workspace)
@@ -29,11 +30,13 @@ with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
     with left:
         corpus = corpus_input(workspace)
     config, words = None, None
+    problem_shown = False  # one message per problem: the "settings changed" warning is not added under an error
     with right:
         try:
             config = widgets.pipeline_choice(train)
         except TokvizError as error:
             show_error(error)
+            problem_shown = True
         sync_link(workspace)  # the Custom form updates the pipeline during the run: the link follows now
         vocab_column, button_column = st.columns([2, 1], vertical_alignment="bottom")
 
@@ -58,7 +61,7 @@ with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
                     words = counted_words(corpus.key, config.normalizers, config.pre_tokenizers)
         except TokvizError as error:
             show_error(error)
-            config = None
+            config, problem_shown = None, True
     metrics_row({
         "characters": corpus.stats.characters, "lines": corpus.stats.lines,
         # SentencePiece has no pre-tokenizer: its words are the raw text's pieces between spaces (▁ marks them).
@@ -88,6 +91,7 @@ if request is not None and (clicked or (len(corpus.text) <= LIVE_TRAINING_MAX_CH
             st.rerun()  # fold the inputs away and draw the results from the top
     except TokvizError as error:
         show_error(error)
+        problem_shown = True
 
 if train.trained is None:
     st.info("Press **Train** to train a tokenizer on this corpus.")
@@ -107,8 +111,10 @@ if history is None:
 if is_opened(request):
     st.caption(f"Opened from {md_escape(opened_name(request) or 'history.json')}: a training made elsewhere (its corpus is not here; "
                "the test text below is this page's). **Train** trains this page's corpus instead.")
-elif config is None or request_for(corpus.key, config, int(target_vocab)) != request:
-    st.warning("The corpus or the settings changed since this tokenizer was trained: press **Train** to train again.")
+stale = not is_opened(request) and (config is None or request_for(corpus.key, config, int(target_vocab)) != request)
+if stale and not problem_shown:
+    st.warning("The corpus or the settings changed since this tokenizer was trained: press **Train** to train again. "
+               "The results below (greyed) are the last training's.")
 size_now = trained_size(history)
 status = f"Trained {algorithm_label(history.algorithm)} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}."
 st.caption(md_escape(status))
@@ -125,6 +131,8 @@ def results() -> None:
     and only the open result tab is built."""
     size = widgets.vocab_slider(train, history, size_now)
     sync_link(workspace)  # the link follows the slider (a fragment's run does not reach page_setup)
+    with link_slot.container():  # and so does Copy link: one link, the address bar's
+        copy_link(workspace, "pages/train.py")
     run_marker()
     tokenizer = tokenizer_at(request, size, history)
     view = train_views.TrainedView(request, history, training_lines(request), size, tokenizer, workspace.presentation)
@@ -161,7 +169,14 @@ def results() -> None:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
     views = train_views.result_views(view, held_out if request.corpus_key == corpus.key else "")
-    for place, draw in zip(st.tabs(list(views), key="result_tab", on_change="rerun"), views.values()):
+
+    def tab_changed(label: str) -> None:
+        train.tab = label
+
+    # The open tab lives in the workspace (a page switch or a link keeps it); one another model lacks opens the first.
+    chosen_tab = train.tab if train.tab in views else next(iter(views))
+    tabs = st.tabs(list(views), key="result_tab", on_change=bind("result_tab", lambda: chosen_tab, tab_changed))
+    for place, draw in zip(tabs, views.values()):
         if not place.open:
             continue
         with place:
@@ -174,4 +189,7 @@ def results() -> None:
 #: Widgets inside result tabs: Streamlit would forget their values while their tab is closed.
 TAB_WIDGET_KEYS = ("merge_step", "lattice_word", "sample_alpha", "trace_word")
 
-results()
+if stale:  # results that no longer match the inputs are greyed, not passed off as current
+    st.html("<style>.st-key-train_results_stale { opacity: 0.45; filter: grayscale(0.8); }</style>")
+with st.container(key="train_results_stale" if stale else "train_results"):
+    results()

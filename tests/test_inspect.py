@@ -207,9 +207,9 @@ def test_merge_tree_worked_example() -> None:
     }
     assert tree.leaves() == ["h", "u", "g", "s"]
     assert render_merge_tree(tree).splitlines() == [
-        "hugs  ← merge #2: 'hug' + 's'",
-        "├── hug  ← merge #1: 'hu' + 'g'",
-        "│   ├── hu  ← merge #0: 'h' + 'u'",
+        "hugs  ← merge #3: 'hug' + 's'",  # the one numbering: rank 2 is merge #3
+        "├── hug  ← merge #2: 'hu' + 'g'",
+        "│   ├── hu  ← merge #1: 'h' + 'u'",
         "│   │   ├── h",
         "│   │   └── u",
         "│   └── g",
@@ -217,7 +217,7 @@ def test_merge_tree_worked_example() -> None:
     ]
     assert merge_tree(model, "h").as_dict() == {"token": "h"}
     assert merge_tree(model, "zzz") is None
-    assert merges_frame(model).values.tolist() == [[0, "h", "u", "hu", 4], [1, "hu", "g", "hug", 5], [2, "hug", "s", "hugs", 6]]
+    assert merges_frame(model).values.tolist() == [[1, "h", "u", "hu", 4], [2, "hu", "g", "hug", 5], [3, "hug", "s", "hugs", 6]]  # merge #1 first
 
 
 def test_merge_tree_with_continuing_prefix() -> None:

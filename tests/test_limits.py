@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+import tokviz
 import tokviz.limits
 import tokviz.loaders
 from tokviz.errors import LimitExceededError
@@ -237,3 +238,61 @@ def _replace(config, **change):
     import dataclasses
 
     return dataclasses.replace(config, **change)
+
+
+# ---------------------------------------------------------------------- the guarded JSON entry (issue 38)
+def test_parse_json_refuses_long_numbers_but_not_long_digit_strings():
+    assert tokviz.limits.parse_json('{"' + "7" * 500 + '": 1}') == {"7" * 500: 1}  # digits inside a string are text
+    with pytest.raises(LimitExceededError, match=r"^x\.json has a number of 101 digits \(100000000000…\), above this server's limit of 100 digits"):
+        tokviz.limits.parse_json('{"a": 1' + "0" * 100 + "}", "x.json")
+    with pytest.raises(LimitExceededError, match="a number of 5,000 digits"):  # before Python's own 4,300-digit ValueError
+        tokviz.limits.parse_json("[" + "9" * 5000 + "]", "x.json")
+
+
+def test_parse_json_refuses_lone_surrogates_and_keeps_pairs_and_escaped_backslashes():
+    assert tokviz.limits.parse_json(r'["\ud83d\ude00", "\\ud800"]') == ["\U0001f600", "\\ud800"]  # a pair; a backslash then text
+    for text, shown in ((r'["a\ud800b"]', r"\ud800"), (r'["\udc00"]', r"\udc00"), (r'["\ude00\ud83d"]', r"\ude00"),
+                        ('["ok",\n "\\\\\\ud800"]', r"\ud800")):
+        with pytest.raises(LimitExceededError, match=r"^x\.json holds a lone surrogate \(" + re.escape(shown) + r", line \d\)"):
+            tokviz.limits.parse_json(text, "x.json")
+
+
+def test_parse_json_nesting_gives_one_sentence_whoever_finds_it():
+    from tokviz.errors import NestingError, SerializationError
+
+    for text in ('{"normalizer": ' + "[" * 50 + "]" * 50 + "}", "[" * 100_000 + "]" * 100_000):  # the walk's find, and the parser's
+        with pytest.raises(NestingError, match=r"^t\.json is nested too deeply: more than 40 levels") as caught:
+            tokviz.loaders.check_tokenizer_json_sections(tokviz.limits.parse_json(text, "t.json"), "t.json")
+        assert isinstance(caught.value, SerializationError)
+
+
+def test_token_ids_padding_and_pipeline_strings_are_bounded():
+    model = {"type": "WordLevel", "vocab": {"a": 0, "b": 1}, "unk_token": "a"}
+    check = tokviz.loaders.check_tokenizer_json_sections
+    check({"model": model, "padding": {"strategy": {"Fixed": 512}}, "truncation": {"max_length": 131_072}}, "ok.json")
+    with pytest.raises(LimitExceededError, match=r"uses the id 305,000 \(for 'b'\), outside this server's range of ids, 0 to 304,999"):
+        check({"model": {**model, "vocab": {"a": 0, "b": 305_000}}}, "ids.json")
+    with pytest.raises(LimitExceededError, match=r"uses the id 400,000, outside"):
+        check({"model": model, "post_processor": {"type": "BertProcessing", "sep": ["a", 400_000], "cls": ["a", 0]}}, "pp.json")
+    with pytest.raises(LimitExceededError, match=r"asks for a padding length of 131,073 tokens, outside this server's range of 0 to 131,072"):
+        check({"model": model, "padding": {"strategy": {"Fixed": 131_073}}}, "pad.json")
+    with pytest.raises(LimitExceededError, match=r"has a string of 1,025 characters in its pre-tokenizer \('Regex'\)"):
+        check({"model": model, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a" * 1025}}}, "re.json")
+    check({"model": model, "normalizer": {"type": "Precompiled", "precompiled_charsmap": "A" * 300_000}}, "spm.json")
+
+
+def test_from_str_from_file_and_load_are_one_reader_with_one_sentence(tmp_path):
+    from tokviz import Tokenizer
+
+    text = tokenizer_json({"type": "WordLevel", "vocab": {"a": 0, "b\ud800": 1}, "unk_token": "a"}).decode()
+    path = tmp_path / "tokenizer.json"
+    path.write_text(text)
+    sentence = "holds a lone surrogate (\\ud800, line 1): half of a UTF-16 pair is not a character, so it is not valid Unicode text."
+    with pytest.raises(LimitExceededError) as from_str:
+        Tokenizer.from_str(text)
+    with pytest.raises(LimitExceededError) as from_file:
+        Tokenizer.from_file(str(path))
+    with pytest.raises(LimitExceededError) as load:
+        tokviz.load(path)
+    assert str(from_str.value) == "This tokenizer.json " + sentence
+    assert str(from_file.value) == str(load.value) == "tokenizer.json " + sentence

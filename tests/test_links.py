@@ -186,7 +186,7 @@ def test_texts_too_long_for_a_link_stay_out() -> None:
 def test_a_broken_or_hostile_link_opens_the_default_of_that_part_with_a_note(params: dict, part: str) -> None:
     workspace, notes = from_link(params)
     default = Workspace()
-    assert len(notes) == 1 and notes[0].startswith(part + ":")
+    assert len(notes) == 1 and notes[0].startswith(f"This link was not used in full. {part}:")
     assert workspace.train.preset == default.train.preset or part != "Train settings"
     assert workspace.compare.entries == default.compare.entries or part != "Compare settings"
     assert workspace.learn.lesson == default.learn.lesson or part != "Learn settings"
@@ -218,3 +218,42 @@ def test_a_link_cannot_carry_a_huge_list_of_special_tokens_or_endless_components
         from_query_params(many)
     del many[f"n{MAX_LINK_COMPONENTS}"]
     assert len(from_query_params(many)[0].normalizers) == MAX_LINK_COMPONENTS
+
+
+def test_every_dropped_part_and_parameter_is_named_in_one_note() -> None:
+    """A bad Train value, a bad Learn value and two parameters no link writes: one note names all four."""
+    workspace, notes = from_link({"preset": "bert", "vocab": "800", "lesson": "chemistry", "size": "300", "utm_source": "mail", "n0.fake": "1"})
+    assert (workspace.train.preset, workspace.train.target_vocab, workspace.train.slider) == ("bert", 800, 300)
+    assert len(notes) == 1
+    assert notes[0].startswith("This link was not used in full. Learn settings: The link names the lesson 'chemistry'")
+    assert notes[0].endswith("Parameters left out (not part of a tokviz link, or of a part above): 'utm_source', 'n0.fake'.")
+    # A preset link's extra pipeline fields are not used either, and the note says so.
+    _, notes = from_link({"preset": "gpt2", "vocab": "500", "model": "Unigram"})
+    assert notes == ["This link was not used in full. Parameters left out (not part of a tokviz link, or of a part above): 'model'."]
+    # What the codec writes is read whole: no note.
+    workspace = Workspace()
+    workspace.train.slider, workspace.train.test_text, workspace.train.tab, workspace.presentation = 300, "hi there", "Charts", True
+    assert from_link(to_link(workspace))[1] == []
+
+
+def test_a_link_with_thousands_of_parameters_is_refused_with_a_note_not_ignored() -> None:
+    from tokviz.links import MAX_LINK_PARAMS
+
+    params = {"preset": "bert", **{f"n{index}": "Strip" for index in range(3000)}}
+    workspace, notes = from_link(params)
+    assert workspace.train.preset == "gpt2"
+    assert notes == [f"This link has 3,001 parameters; a tokviz link holds at most {MAX_LINK_PARAMS}, so none of it was used: the defaults are shown."]
+    # 40 components in one sequence (above the 32 a pipeline may hold) is named, not silently cut.
+    _, notes = from_link({"preset": "custom", "model": "BPE", **{f"n{index}": "Strip" for index in range(40)}})
+    assert len(notes) == 1 and "more than 32 components" in notes[0]
+
+
+def test_links_round_trip_the_result_tab_the_slider_and_sentencepiece_compare_slots() -> None:
+    workspace = Workspace()
+    workspace.train.slider, workspace.train.test_text, workspace.train.tab = 778, "naïve café 東京", "Charts"
+    workspace.compare.entries = [CompareEntry("gpt2"), CompareEntry("bert"), CompareEntry("t5"), CompareEntry("sp_bpe")]
+    params = to_link(workspace)
+    assert (params["size"], params["text"], params["tab"], params["c3"]) == ("778", "naïve café 東京", "Charts", "sp_bpe")
+    restored, notes = from_link(params)
+    assert notes == [] and to_link(restored) == params
+    assert (restored.train.slider, restored.train.tab, restored.compare.entries[3].choice) == (778, "Charts", "sp_bpe")

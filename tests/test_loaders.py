@@ -292,8 +292,8 @@ def test_vocab_json_problems_are_said_not_dropped() -> None:
     from tokviz.loaders import TokenizerFileError, load_bytes
 
     merges = ("merges.txt", b"#version: 0.2\na b\n")
-    with pytest.raises(TokenizerFileError, match=r"^This vocab\.json holds a JSON list; a vocab\.json is a JSON object of token -> id"):
+    with pytest.raises(TokenizerFileError, match=r"^vocab\.json: This vocab\.json holds a JSON list; a vocab\.json is a JSON object of token -> id"):
         load_bytes("vocab.json", b'["a", "b", "ab"]', companion=merges)
-    with pytest.raises(TokenizerFileError, match=r"""^This vocab\.json has 2 tokens whose id is not a whole number \('b': "1", 'ab': 2\.5\); every id must be one\.$"""):
+    with pytest.raises(TokenizerFileError, match=r"""^vocab\.json: This vocab\.json has 2 tokens whose id is not a whole number \('b': "1", 'ab': 2\.5\); every id must be one\.$"""):
         load_bytes("vocab.json", b'{"a": 0, "b": "1", "ab": 2.5}', companion=merges)
     assert load_bytes("vocab.json", b'{"a": 0, "b": 1, "ab": 2}', companion=merges).encode("ab").tokens == ["ab"]

@@ -42,18 +42,18 @@ def step_title(app: AppTest) -> str:
 EXPECTED_TITLES = {
     "bpe": [
         "Start: every word split into characters",
-        "Merge 1: 'u' + 'g' → 'ug'",
-        "Merge 2: 'u' + 'n' → 'un'",
-        "Merge 3: 'h' + 'ug' → 'hug'",
+        "Merge #1: 'u' + 'g' → 'ug'",
+        "Merge #2: 'u' + 'n' → 'un'",
+        "Merge #3: 'h' + 'ug' → 'hug'",
         "New words: apply the merges in the order they were learned",
     ],
     "wordpiece": [
         "Start: the ## alphabet",
-        "Merge 1: '##g' + '##s' → '##gs'",
-        "Merge 2: '##u' + '##g' → '##ug'",
-        "Merge 3: '##u' + '##n' → '##un'",
-        "Merge 4: '##u' + '##gs' → '##ugs'",
-        "Merge 5: 'h' + '##ugs' → 'hugs'",
+        "Merge #1: '##g' + '##s' → '##gs'",
+        "Merge #2: '##u' + '##g' → '##ug'",
+        "Merge #3: '##u' + '##n' → '##un'",
+        "Merge #4: '##u' + '##gs' → '##ugs'",
+        "Merge #5: 'h' + '##ugs' → 'hugs'",
         "Encoding: greedy longest match",
     ],
     "unigram": [step.title for step in lessons.unigram_lesson(lessons.CLASSIC_WORD_COUNTS).steps],
@@ -110,19 +110,19 @@ def test_predict_mode_hides_the_merge_until_the_student_checks() -> None:
     app = open_learn()
     app.toggle(key="learn_predict").set_value(True).run()
     app.button(key="learn_next").click().run()
-    assert step_title(app) == "Merge 1: which pair is merged next?"
+    assert step_title(app) == "Merge #1: which pair is merged next?"
     assert not any("pair" in frame.value.columns for frame in app.dataframe)  # the pair table would give it away
     guess = next(box for box in app.selectbox if box.key and box.key.startswith("learn_guess_"))
     assert guess.options == sorted(guess.options) and "u + g" in guess.options
     guess.set_value("p + u").run()
     next(button for button in app.button if button.key and button.key.startswith("learn_check_")).click().run()
     assert_clean(app)
-    assert step_title(app) == "Merge 1: 'u' + 'g' → 'ug'"
+    assert step_title(app) == "Merge #1: 'u' + 'g' → 'ug'"
     assert [notice.value for notice in app.warning] == ["Not this time: 'u' \\+ 'g' was merged\\."]  # the verdict
     assert list(frame_with(app, "pair")["pair"])[0] == "u + g"
     # The next step is hidden again.
     app.button(key="learn_next").click().run()
-    assert step_title(app) == "Merge 2: which pair is merged next?"
+    assert step_title(app) == "Merge #2: which pair is merged next?"
 
 
 def test_word_counts_edited_as_text_retrain_the_lesson() -> None:
@@ -132,7 +132,7 @@ def test_word_counts_edited_as_text_retrain_the_lesson() -> None:
     app.text_area(key="learn_counts_text").set_value("low 5\nlower 2\nnewest 6\nwidest 3").run()
     assert_clean(app)
     app.button(key="learn_next").click().run()
-    assert step_title(app) == "Merge 1: 'e' + 's' → 'es'"  # Sennrich et al.'s example: 'es' (9) first
+    assert step_title(app) == "Merge #1: 'e' + 's' → 'es'"  # Sennrich et al.'s example: 'es' (9) first
     app.text_area(key="learn_counts_text").set_value("hug ten").run()
     assert any("not a whole number" in error.value for error in app.error)
     assert any("Word counts" in warning.value for warning in app.warning)

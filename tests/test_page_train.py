@@ -26,7 +26,7 @@ def open_train(query: dict[str, str] | None = None) -> AppTest:
 
 def open_tab(app: AppTest, label: str) -> AppTest:
     """Open the result tab ``label`` (only the open tab is built) and run."""
-    app.session_state["result_tab"] = label
+    app.session_state["_tokviz_workspace"].train.tab = label  # the workspace holds the open tab (kept across pages)
     return app.run()
 
 
@@ -80,7 +80,13 @@ def test_custom_wordlevel_trains() -> None:
     app.selectbox(key="preset").set_value("custom").run()
     app.selectbox(key="cfg_model").set_value("WordLevel").run()
     assert_clean(app)
-    assert any("WordLevel needs an unknown token" in error.value for error in app.error)
+    # The model's needs are filled in as HF's examples do, and one line says so: no error on a first try.
+    assert not app.error, [error.value for error in app.error]
+    assert (app.text_input(key="cfg_unk_token").value, app.text_input(key="cfg_special_tokens").value) == ("[UNK]", "<|endoftext|> [UNK] [CLS] [SEP] [PAD] [MASK]")
+    assert any(caption.value.startswith("Filled in as HF's examples do for WordLevel") for caption in app.caption)
+    app.text_input(key="cfg_unk_token").set_value("").run()  # emptied on purpose: the one message says why it is needed
+    assert [error.value for error in app.error if "unknown token" in error.value] == [
+        r"WordLevel needs an unknown token \(e\.g\. \[UNK\]\) for words outside its vocabulary\."]  # one message, Markdown-escaped
     app.text_input(key="cfg_special_tokens").set_value("[UNK] <|endoftext|>")
     app.text_input(key="cfg_unk_token").set_value("[UNK]").run()
     assert_clean(app)
@@ -318,7 +324,7 @@ def test_merge_step_picker_shows_what_the_merge_changed() -> None:
     app = open_train()
     app.number_input(key="merge_step").set_value(1).run()
     assert_clean(app)
-    assert any(text.value.startswith("Merge 1: 'Ġ' + 't' → 'Ġt'") for text in app.text)
+    assert any(text.value.startswith("Merge #1: 'Ġ' + 't' → 'Ġt'") for text in app.text)
 
 
 def test_custom_unigram_course_method_trains_and_explains_its_views() -> None:
@@ -432,26 +438,56 @@ def test_merge_step_box_starts_on_the_first_merge_follows_the_training_and_steps
     app.number_input(key="merge_step").increment().run()
     app.number_input(key="merge_step").increment().run()
     assert app.number_input(key="merge_step").value == 3
-    assert any(text.value.startswith("Merge 3: ") for text in app.text)
+    assert any(text.value.startswith("Merge #3: ") for text in app.text)
     app.number_input(key="merge_step").decrement().run()
-    assert app.number_input(key="merge_step").value == 2 and any(text.value.startswith("Merge 2: ") for text in app.text)
+    assert app.number_input(key="merge_step").value == 2 and any(text.value.startswith("Merge #2: ") for text in app.text)
     app.selectbox(key="preset").set_value("bert").run()
     assert_clean(app)
     box = app.number_input(key="merge_step")
     merges = int(box.max)
     assert box.value == 1 and merges < 743  # BERT-like's own merges, from the first
-    assert any(text.value.startswith("Merge 1: ") for text in app.text)
+    assert any(text.value.startswith("Merge #1: ") for text in app.text)
     app.number_input(key="merge_step").set_value(merges).run()
-    assert any(text.value.startswith(f"Merge {merges:,}: ") or text.value.startswith(f"Merge {merges}: ") for text in app.text)
+    assert any(text.value.startswith(f"Merge #{merges:,}: ") or text.value.startswith(f"Merge #{merges}: ") for text in app.text)
 
 
 def test_unknown_tokens_of_the_t5_like_preset_are_counted_and_drawn_as_unknown() -> None:
     """T5-like at 1,000 on the sample: 9 of the 162 test tokens are <unk> (HF gives the same ids), and the spans say so."""
-    app = open_train({"preset": "t5"})
+    app = open_train({"preset": "t5", "vocab": "1000"})
     assert_clean(app)
     assert (metric(app, "tokens"), metric(app, "unknown tokens")) == ("162", "9")
     app.toggle(key="show_all_lines").set_value(True).run()
     assert span_html(app).count('class="tok unk"') == 9
+
+
+def test_a_link_with_one_component_twice_opens_the_custom_form_without_a_duplicate_widget() -> None:
+    app = open_train({"preset": "custom", "model": "BPE", "vocab": "300", "n0": "Strip", "n0.left": "false", "n1": "Strip", "p0": "Whitespace"})
+    assert_clean(app)
+    assert not app.error, [error.value for error in app.error]
+    assert app.multiselect(key="cfg_normalizers").value == ["Strip", "Strip #2"]
+    assert (app.checkbox(key="cfg_n_Strip_left").value, app.checkbox(key="cfg_n_Strip #2_left").value) == (False, True)
+    assert app.query_params["n0"] == "Strip" and app.query_params["n1"] == "Strip" and app.query_params["n0.left"] == "false"
+
+
+def test_the_result_tab_is_kept_across_pages_and_in_the_link() -> None:
+    app = open_tab(open_train(), "Charts")
+    assert_clean(app)
+    assert app.query_params["tab"] == "Charts"
+    app.switch_page("pages/learn.py")
+    app.run()
+    app.switch_page(PAGE)
+    app.run()
+    assert app.session_state["result_tab"] == "Charts" and app.query_params["tab"] == "Charts"
+
+
+def test_copy_link_carries_the_slider_and_the_test_text() -> None:
+    app = open_train()
+    app.slider(key="vocab_slider").set_value(778).run()
+    app.text_area(key="test_text").set_value("a teacher's text").run()
+    assert_clean(app)
+    link = next(code.value for code in app.code if "/train?" in code.value)
+    assert "size=778" in link and "text=a+teacher%27s+text" in link
+    assert app.query_params["size"] == "778" and app.query_params["text"] == "a teacher's text"
 
 
 @pytest.mark.parametrize("name, data", [
@@ -462,7 +498,7 @@ def test_a_deeply_nested_json_corpus_gets_a_sentence_and_the_page_still_draws(na
     app = open_train()
     app.file_uploader(key="corpus_file").set_value((name, data, "application/json")).run()
     assert_clean(app)
-    assert any("nests its values more than 100 levels deep" in error.value for error in app.error)
+    assert any("nests its values more than 40 levels deep" in error.value for error in app.error)
     assert app.button(key="train") is not None and app.slider(key="vocab_slider") is not None  # the rest of Train is drawn
 
 
@@ -483,3 +519,31 @@ def test_the_link_that_locked_the_worker_gets_a_sentence_and_no_training() -> No
     assert_clean(app)
     assert any("n_sub_iterations is 1,000,000,000, above this server" in error.value.replace("\\", "") for error in app.error)
     assert app.button(key="train") is not None
+
+
+@pytest.mark.parametrize("model", ["Unigram", "WordPiece", "WordLevel", "BPE"])
+def test_custom_pipeline_of_each_model_trains_with_the_defaults_on_a_first_try(model: str) -> None:
+    app = open_train()
+    app.selectbox(key="preset").set_value("custom").run()
+    app.selectbox(key="cfg_model").set_value(model).run()
+    assert_clean(app)
+    assert not app.error and not app.warning, [item.value for item in [*app.error, *app.warning]]
+    assert int(metric(app, "tokens")) > 50
+
+
+@pytest.mark.parametrize("preset", ["t5", "sp_unigram"])
+def test_unigram_presets_at_their_default_size_show_em_steps_and_pruning_rounds(preset: str) -> None:
+    """On the built-in sample at the default size: pruning rounds ran (at 1,000 the training stopped at its ~650-piece seed)."""
+    app = open_train()
+    app.selectbox(key="preset").set_value(preset).run()
+    assert_clean(app)
+    assert app.number_input(key="target_vocab").value == 500 and app.query_params["vocab"] == "500"
+    assert not any("no pruning round ran" in info.value for info in app.info)
+    history = app.session_state["_tokviz_workspace"].train.trained
+    from tokviz.ui.training import training_of
+
+    record = training_of(history)
+    steps = getattr(record, "unigram", None) or record  # sentencepiece's history keeps them in its UnigramResult
+    assert len(steps.prune_rounds) >= 1 and len(steps.em_steps) >= 2  # what the EM and pruning views draw
+    app.selectbox(key="preset").set_value("gpt2").run()  # back to a BPE preset: its own start
+    assert app.number_input(key="target_vocab").value == 1000

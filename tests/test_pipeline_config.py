@@ -297,3 +297,14 @@ def test_form_errors_are_user_errors() -> None:
         from_form_state({"cfg_unk_token": "[UNK]"})
     with pytest.raises(PipelineConfigError, match="must be a bool"):
         from_form_state({"cfg_normalizers": ["Strip"], "cfg_n_Strip_left": "no"})
+
+
+def test_a_component_used_twice_gets_its_own_form_widgets_and_round_trips() -> None:
+    """``n0=Strip&n1=Strip`` (a Strip before and after): the form names the second 'Strip #2' with keys of its own."""
+    from tokviz.pipeline_config import component, from_form_state, to_form_state
+
+    config = PipelineConfig(normalizers=(component("Strip", left=False), component("NFKC"), component("Strip", right=False)))
+    state = to_form_state(config)
+    assert state["cfg_normalizers"] == ["Strip", "NFKC", "Strip #2"]
+    assert (state["cfg_n_Strip_left"], state["cfg_n_Strip #2_right"]) == (False, False)
+    assert from_form_state(state) == config

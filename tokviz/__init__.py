@@ -74,6 +74,12 @@ __all__ = sorted([*_EXPORTS, *_SUBMODULES, *_TYPING_NAMES, "__version__"])
 
 _getattr, _dir = lazy_exports(__name__, _EXPORTS)
 
+# In a notebook (IPython running), the viz package registers the records' HTML views (Jupyter's
+# _repr_html_): the core itself never imports viz.
+if "IPython" in __import__("sys").modules:
+    import tokviz.viz.notebook  # noqa: F401,E402
+
+
 
 def __getattr__(name: str):  # noqa: D401 - module hook
     if name == "tokenizers":  # HF's compiled root module, tokenizers.tokenizers: the package itself

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import threading
 from typing import Any, Iterable
 
 import regex
@@ -372,16 +374,64 @@ def _build_matcher(patterns: list[tuple[str, int]]) -> tuple[Any, dict[str, int]
         for char in content:
             node = node.setdefault(char, {})
         node[""] = True  # a content ends here
-    return re.compile(_trie_pattern(trie)), ids
+    pattern, depth = _trie_pattern(trie)
+    return _compile_nested(pattern, depth), ids
 
 
-def _trie_pattern(node: dict[str, Any]) -> str:
-    branches = [re.escape(char) + _trie_pattern(child) for char, child in node.items() if char]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-    if "" in node:  # a shorter content ends here: the longer ones are optional, tried first
-        if len(branches) == 1 and not body.startswith("(?:"):
-            return "(?:" + body + ")?"
-        return body + "?"
-    return body
+def _trie_pattern(root: dict[str, Any]) -> tuple[str, int]:
+    """The regex of a trie and how deeply its groups nest, built bottom-up without recursion
+    (a token of 1,024 characters is a path of 1,024 nodes).
+
+    >>> _trie_pattern({"a": {"": True, "b": {"": True}}, "c": {"": True}})
+    ('(?:a(?:b)?|c)', 2)
+    """
+    patterns: dict[int, tuple[str, int]] = {}  # id(node) -> (its pattern, group depth)
+    stack: list[tuple[dict[str, Any], bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if not children_done:
+            stack.append((node, True))
+            stack.extend((child, False) for char, child in node.items() if char)
+            continue
+        branches, depth = [], 0
+        for char, child in node.items():
+            if char:
+                child_pattern, child_depth = patterns.pop(id(child))
+                branches.append(re.escape(char) + child_pattern)
+                depth = max(depth, child_depth)
+        if not branches:
+            patterns[id(node)] = ("", 0)
+            continue
+        if len(branches) == 1:
+            body = branches[0]
+        else:
+            body, depth = "(?:" + "|".join(branches) + ")", depth + 1
+        if "" in node:  # a shorter content ends here: the longer ones are optional, tried first
+            if len(branches) == 1 and not body.startswith("(?:"):
+                body, depth = "(?:" + body + ")?", depth + 1
+            else:
+                body += "?"
+        patterns[id(node)] = (body, depth)
+    return patterns[id(root)]
+
+
+_COMPILE_LOCK = threading.Lock()
+
+
+def _compile_nested(pattern: str, depth: int) -> Any:
+    """``re.compile(pattern)`` for groups nested ``depth`` deep: Python's regex parser recurses
+    about three calls per group, so 1,024 overlapping tokens (``a``, ``aa``, ... up to the token
+    length limit) need more than its default 1,000 calls. The limit is raised for this compile
+    only, under a lock (it is the interpreter's, shared by the server's threads); pure-Python
+    calls use no C stack in Python 3.11+, so the headroom is safe.
+    """
+    needed = 4 * depth + 200
+    if needed + 100 < sys.getrecursionlimit():
+        return re.compile(pattern)
+    with _COMPILE_LOCK:
+        before = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(before, needed + 1_000))
+        try:
+            return re.compile(pattern)
+        finally:
+            sys.setrecursionlimit(before)

@@ -1,7 +1,7 @@
 """Configurations for the Compare page: a preset in one click, or model × pre-tokenizer × normalizer.
 
 The Compare page puts 2 to 4 pipelines side by side. Each is either a preset
-(:data:`tokviz.presets.PRESETS`) or three choices from short menus, turned into a full
+(:data:`tokviz.presets.TRAIN_PRESETS`, the Train page's, SentencePiece's included) or three choices from short menus, turned into a full
 :class:`~tokviz.pipeline_config.PipelineConfig` with the conventions each choice implies
 (WordPiece continues words with ``##`` and is scored by pair frequency, as HF's
 ``WordPieceTrainer`` does — the BERT-like preset keeps the HF course's likelihood score, which
@@ -48,7 +48,7 @@ import pandas as pd
 from tokviz.errors import PipelineConfigError, TokvizError
 from tokviz.metrics import CompressionMetrics, measure
 from tokviz.pipeline_config import MODELS, ComponentSpec, PipelineConfig, component, sentencepiece_config
-from tokviz.presets import PRESETS
+from tokviz.presets import TRAIN_PRESETS
 
 #: Pre-tokenizer menu: label -> the components it stands for.
 PRE_TOKENIZER_CHOICES: dict[str, tuple[ComponentSpec, ...]] = {
@@ -118,8 +118,22 @@ def configuration_name(position: int, choice: str, model: str, vocab_size: int) 
     >>> configuration_name(0, "bert", "WordPiece", 2000), configuration_name(2, "custom", "Unigram", 500)
     ('1 · BERT-like WordPiece · 2,000', '3 · custom Unigram · 500')
     """
-    label = PRESETS[choice].label if choice in PRESETS else f"custom {model}"
+    label = TRAIN_PRESETS[choice].label if choice in TRAIN_PRESETS else f"custom {model}"
     return f"{position + 1} · {label} · {vocab_size:,}"
+
+
+def download_file_name(name: str, what: str) -> str:
+    """A download's file name saying what it holds: the tokenizer's name made safe for a file system, then ``what``.
+
+    >>> download_file_name("1 · GPT-2-like byte-level BPE · 1,000", "transformers.zip")
+    '1-gpt-2-like-byte-level-bpe-1000-transformers.zip'
+    >>> download_file_name("../../etc/passwd", "transformers.zip"), download_file_name("東京", "transformers.zip")
+    ('etc-passwd-transformers.zip', 'tokenizer-transformers.zip')
+    """
+    import re
+
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower().replace(",", "")).strip("-")[:60].strip("-") or "tokenizer"
+    return f"{slug}-{what}"
 
 
 # ---------------------------------------------------------------------- evaluation with the literature's metrics

@@ -200,11 +200,11 @@ class Encoding:
             f"attention_mask, special_tokens_mask, overflowing])"
         )
 
-    def _repr_html_(self) -> str:
-        """Jupyter's view: the app's escaped token spans and the table of fields (:mod:`tokviz.viz.notebook`)."""
-        from tokviz.viz.notebook import encoding_html
+    def _repr_html_(self) -> str | None:
+        """Jupyter's view: the app's escaped token spans and the table of fields (registered by :mod:`tokviz.viz.notebook`)."""
+        from tokviz._views import html_view
 
-        return encoding_html(self)
+        return html_view(self)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Encoding):

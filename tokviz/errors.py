@@ -52,3 +52,22 @@ class PipelineConfigError(TokvizError):
 
 class LimitExceededError(TokvizError):
     """A request larger than the server's configured limits (see tokviz.limits)."""
+
+
+class NestingError(LimitExceededError, SerializationError):
+    """A file nested deeper than this server reads (tokviz.limits.MAX_JSON_DEPTH): over a limit, and a
+    file no tokenizer writes, so either ``except`` catches it."""
+
+
+def named(error: TokvizError, name: str) -> TokvizError:
+    """``error`` with its sentence led by the file's ``name`` (unless it names it already), so a page
+    and a script show the same words: ``named(error, "vocab.json")`` -> ``"vocab.json: This is not ..."``.
+    The same exception (class and traceback) is returned.
+
+    >>> str(named(TokvizError("This is not valid."), "a.json")), str(named(TokvizError("a.json is empty."), "a.json"))
+    ('a.json: This is not valid.', 'a.json is empty.')
+    """
+    message = str(error)
+    if not message.startswith(name):
+        error.args = (f"{name}: {message}",)
+    return error

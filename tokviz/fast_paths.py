@@ -53,6 +53,7 @@ import regex
 
 from tokviz import _mutation
 from tokviz.encoding import Encoding, FlatOffsets, flat_offsets_encoding, new_encoding
+from tokviz.engine.cut import added_pieces
 from tokviz.models.bpe.fast import bpe_word_encoder
 from tokviz.models.bpe.fast import byte_word_tokens as _byte_word_tokens
 from tokviz.models.bpe.model import _ID_MASK, BYTE_FALLBACK_TOKENS
@@ -2020,9 +2021,7 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
     ):
         pieces = [(None, 0, len(sequence))]
     else:
-        from tokviz.tokenizer import _added_pieces
-
-        pieces = _added_pieces(added, sequence)
+        pieces = added_pieces(added, sequence)
     if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None  # a Prepend-class char joins the next char (maybe a space) in one grapheme
     if len(pieces) == 1 and pieces[0][0] is None and word_index is None:

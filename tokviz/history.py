@@ -32,6 +32,18 @@ if TYPE_CHECKING:  # pragma: no cover
 ProgressCallback = Callable[[str, int, int], None]
 
 
+def merge_number(rank: int) -> int:
+    """The number every page shows for the merge of rank ``rank``: 1-based, "merge #1" is learned (and applied) first.
+
+    The one numbering of merges: the token card, the merge tables and charts, the merge picker and
+    Inspect all read it here (``rank`` stays 0-based, as HF's merges list is indexed).
+
+    >>> merge_number(0), merge_number(41)
+    (1, 42)
+    """
+    return rank + 1
+
+
 @dataclass(frozen=True, slots=True)
 class MergeStep:
     """One BPE / WordPiece merge.
@@ -115,11 +127,11 @@ class TrainingHistory:
     def to_frame(self) -> "pd.DataFrame":
         raise NotImplementedError
 
-    def _repr_html_(self) -> str:
-        """Jupyter's view: what was trained, why it stopped, and its table (:mod:`tokviz.viz.notebook`)."""
-        from tokviz.viz.notebook import history_html
+    def _repr_html_(self) -> str | None:
+        """Jupyter's view: what was trained, why it stopped, and its table (registered by :mod:`tokviz.viz.notebook`)."""
+        from tokviz._views import html_view
 
-        return history_html(self)
+        return html_view(self)
 
 
 # Objects a history may point to that are not its own: classes, functions, modules (shared by all).

@@ -44,7 +44,7 @@ def load_tokenizer_json(data: bytes, name: str = "tokenizer.json", max_bytes: in
     >>> load_tokenizer_json(b'{"model": ', "broken.json")
     Traceback (most recent call last):
     ...
-    tokviz.errors.SerializationError: broken.json: This is not a valid tokenizer.json: the JSON is malformed at line 1, column 11 (Expecting value).
+    tokviz.loaders.TokenizerFileError: broken.json: This is not a valid tokenizer.json: the JSON is malformed at line 1, column 11 (Expecting value); the file is not valid JSON.
     """
     from tokviz import limits
     from tokviz.serialization import tokenizer_from_str
@@ -52,14 +52,12 @@ def load_tokenizer_json(data: bytes, name: str = "tokenizer.json", max_bytes: in
     limit = limits.MAX_UPLOAD_BYTES if max_bytes is None else max_bytes  # read now: operators and tests may change it
     if len(data) > limit:
         raise LimitExceededError(f"{name} has {len(data):,} bytes; this server reads tokenizer files up to {limit:,} bytes.")
+    from tokviz.errors import TokvizError, named
+
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise SerializationError(f"{name} is not UTF-8 text, so it cannot be a tokenizer.json.") from error
-    try:
-        return tokenizer_from_str(text)
-    except SerializationError as error:
-        raise SerializationError(f"{name}: {error}") from error
+        return tokenizer_from_str(data, name=name)  # the one tokenizer.json reader, its limits and sentences
+    except TokvizError as error:
+        raise named(error, name)
 
 
 # ---------------------------------------------------------------------- summary
@@ -274,13 +272,15 @@ def example_word_token(frame: pd.DataFrame) -> str:
 
 
 def merges_frame(model: Any, byte_level: bool = False) -> pd.DataFrame:
-    """A BPE model's merges by rank: ``left + right → merged`` and the merged token's id."""
+    """A BPE model's merges in the order they apply (``merge #`` 1 first): ``left + right → merged`` and its id."""
+    from tokviz.history import merge_number
+
     rows = []
     for rank, (left, right) in enumerate(model.merges):
         merged = _merged(model, left, right)
         show = readable_byte_level if byte_level else make_visible
-        rows.append({"rank": rank, "left": show(left), "right": show(right), "merged": show(merged), "merged id": model.token_to_id(merged)})
-    return pd.DataFrame(rows, columns=["rank", "left", "right", "merged", "merged id"]).astype({"merged id": "Int64"})
+        rows.append({"merge #": merge_number(rank), "left": show(left), "right": show(right), "merged": show(merged), "merged id": model.token_to_id(merged)})
+    return pd.DataFrame(rows, columns=["merge #", "left", "right", "merged", "merged id"]).astype({"merged id": "Int64"})
 
 
 def _merged(model: Any, left: str, right: str) -> str:
@@ -384,7 +384,9 @@ def render_merge_tree(node: MergeNode, byte_level: bool = False) -> str:
     def label(current: MergeNode) -> str:
         if current.left is None or current.right is None:
             return show(current.token)
-        return f"{show(current.token)}  ← merge #{current.rank}: {show(current.left.token)!r} + {show(current.right.token)!r}"
+        from tokviz.history import merge_number
+
+        return f"{show(current.token)}  ← merge #{merge_number(current.rank)}: {show(current.left.token)!r} + {show(current.right.token)!r}"
 
     lines: list[str] = []
     stack: list[tuple[MergeNode, str, str]] = [(node, "", "")]  # (node, its line's prefix, its children's indent)
@@ -420,10 +422,18 @@ def open_training(data: bytes, name: str = "history.json", max_bytes: int | None
     limit = limits.MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
     if len(data) > limit:
         raise LimitExceededError(f"{name} has {len(data):,} bytes; this server opens training histories up to {limit:,} bytes.")
+    from tokviz.errors import TokvizError, named
+    from tokviz.normalizers import check_growth_on_sample
+
     try:
-        return history_io.loads_training(data, max_bytes=limit)
-    except history_io.HistoryFormatError as error:
-        raise history_io.HistoryFormatError(f"{name}: {error}") from error
+        opened = history_io.loads_training(data, max_bytes=limit)
+        if opened.config is not None:  # its pipeline's normalizer tried now: a Replace bomb refused with the file's name
+            from tokviz.pipeline_config import build_normalizer
+
+            check_growth_on_sample(build_normalizer(opened.config), name)
+    except TokvizError as error:
+        raise named(error, name)
+    return opened
 
 
 @dataclass(frozen=True)

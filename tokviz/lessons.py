@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tokviz.errors import CorpusReadError
+from tokviz.history import merge_number
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -360,7 +361,7 @@ def _merge_step(view: MergeView) -> LessonStep:
         text = f"Count every adjacent pair, weighted by the word counts. The most frequent pair ({view.count} times) becomes a new token."
     if any(row.tied for row in view.pairs):
         text += " There is a tie: the smaller ids win (HF's rule)."
-    return LessonStep(f"Merge {view.rank + 1}: {view.left!r} + {view.right!r} → {view.token!r}", text, "merge", view)
+    return LessonStep(f"Merge #{merge_number(view.rank)}: {view.left!r} + {view.right!r} → {view.token!r}", text, "merge", view)
 
 
 def _train_bpe(word_counts: Mapping[str, int]) -> Any:

@@ -21,8 +21,11 @@ The core library (models, trainers, Tokenizer) enforces none of these: like HF
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from tokviz.errors import LimitExceededError
 
@@ -276,6 +279,44 @@ MAX_UNIGRAM_PREFIX_CHARS: int = _env_int("TOKVIZ_MAX_UNIGRAM_PREFIX_CHARS", 10_0
 MAX_JSON_VALUES: int = _env_int("TOKVIZ_MAX_JSON_VALUES", 3_000_000)
 
 
+#: Deepest nesting of a JSON file's pipeline sections (default 40; ``TOKVIZ_MAX_JSON_DEPTH``). Real
+#: tokenizer.json files nest 5-8 deep (a Sequence of normalizers inside the file is 4); each level of
+#: a nested ``Sequence`` is a call of every encode and of every page that describes the pipeline, so a
+#: file nested hundreds deep is refused with a sentence, not a ``RecursionError``.
+MAX_JSON_DEPTH: int = _env_int("TOKVIZ_MAX_JSON_DEPTH", 40)
+
+#: Most digits of one JSON number (default 100; ``TOKVIZ_MAX_JSON_NUMBER_DIGITS``). Python refuses to
+#: read integers of more than 4,300 digits with a ``ValueError`` of its own; real files write at most
+#: about 20 (ids, 64-bit integers, floats' shortest forms).
+MAX_JSON_NUMBER_DIGITS: int = _env_int("TOKVIZ_MAX_JSON_NUMBER_DIGITS", 100)
+
+#: Largest token id a file may use (default: :data:`MAX_TOKENIZER_VOCAB` + :data:`MAX_ADDED_TOKENS`
+#: - 1, the most ids a tokenizer here can hold; ``TOKVIZ_MAX_TOKEN_ID``). Ids are counted from 0 and
+#: fill tables, arrays and the Vocabulary view's integer columns: an id of 10**30 overflowed the
+#: latter (pyarrow), and real tokenizers use ids below 260,000.
+MAX_TOKEN_ID: int = _env_int("TOKVIZ_MAX_TOKEN_ID", MAX_TOKENIZER_VOCAB + MAX_ADDED_TOKENS - 1)
+
+#: Longest padding a file may ask for, in tokens: a ``Fixed`` length or ``pad_to_multiple_of``
+#: (default 131,072, the longest context of common models; ``TOKVIZ_MAX_PADDING_LENGTH``). Each padded
+#: encoding holds seven lists of that length (ids, type ids, tokens, offsets, masks, words), about
+#: 7 MB at 131,072; padding to 10**9 was a ``MemoryError``. A truncation length is bounded the same way.
+MAX_PADDING_LENGTH: int = _env_int("TOKVIZ_MAX_PADDING_LENGTH", 131_072)
+
+#: How much longer a ``Replace`` or ``Prepend`` normalizer may make a text: at most this many times
+#: the text it is given, plus :data:`MAX_TOKEN_CHARS` characters (default 8; ``TOKVIZ_MAX_NORMALIZER_GROWTH``).
+#: Real pipelines replace a character by a marker (``' ' -> '▁'``, ``'\\n' -> '<n>'``: at most 3x on a
+#: text of newlines) or prepend one marker; 8x leaves room for any of those, while a text of the
+#: 100,000-character test-text limit can never become more than 800,000 characters (about 60 MB of
+#: alignments in the pipeline), where three nested ``Replace('a', 'a' * 2000)`` wanted 8 * 10**15.
+MAX_NORMALIZER_GROWTH: int = _env_int("TOKVIZ_MAX_NORMALIZER_GROWTH", 8)
+
+#: Longest string in a tokenizer.json's pipeline sections other than the model's vocabulary
+#: (patterns, ``Replace`` contents, ``Prepend`` markers, special tokens: :data:`MAX_TOKEN_CHARS`
+#: characters, 1,024) and a ``Precompiled`` normalizer's charsmap (default 4 MB of base64;
+#: ``TOKVIZ_MAX_CHARSMAP_CHARS``; SentencePiece's nmt_nfkc map is 240 KB).
+MAX_CHARSMAP_CHARS: int = _env_int("TOKVIZ_MAX_CHARSMAP_CHARS", 4 * 1024 * 1024)
+
+
 def _refuse(name: str, what: str, value: int, limit: int, unit: str, env: str) -> None:
     raise LimitExceededError(
         f"{name} has {value:,} {what}, above this server's limit of {limit:,} {unit} ({env})."
@@ -380,3 +421,189 @@ def check_unigram_prefix_chars(total: int, name: str = "This tokenizer") -> None
     if total > MAX_UNIGRAM_PREFIX_CHARS:
         _refuse(name, "characters in the prefixes of its pieces", total, MAX_UNIGRAM_PREFIX_CHARS,
                 "per tokenizer", "TOKVIZ_MAX_UNIGRAM_PREFIX_CHARS")
+
+
+# ---------------------------------------------------------------------- the guarded JSON entry
+# Every JSON file a user gives (tokenizer.json, vocab.json, history.json) is read here, so the same
+# checks hold for all of them before anything is built: its size in values, its numbers, its strings
+# (valid Unicode) and its nesting. A check's cost is one C-speed scan of the text; the precise (slower)
+# look happens only when that scan finds something suspicious.
+
+_LONG_DIGITS = re.compile(r"\d{%d,}" % (MAX_JSON_NUMBER_DIGITS + 1))
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+#: A ``\uDxxx`` escape that is an escape (an even run of backslashes before it): a high surrogate with
+#: the low one that must follow it (group "low" None when it does not), or a low one on its own.
+_SURROGATES = re.compile(
+    r"(?<!\\)(?:\\\\)*(?:\\u(?P<high>[dD][89abAB][0-9a-fA-F]{2})(?P<low>\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+    r"|\\u(?P<lone>[dD][c-fC-F][0-9a-fA-F]{2}))"
+)
+_RAW_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _line_of(text: str, position: int) -> int:
+    return text.count("\n", 0, position) + 1
+
+
+def check_json_text(text: str, name: str = "This file") -> None:
+    """Refuse JSON text with a number of more than :data:`MAX_JSON_NUMBER_DIGITS` digits or a lone
+    UTF-16 surrogate (``"\\ud800"`` alone is not a character; HF's reader refuses it too, and pyarrow
+    raised on it in the Vocabulary view), before it is parsed.
+
+    >>> check_json_text('{"a": 1, "emoji": "\\\\ud83d\\\\ude00"}')
+    >>> check_json_text('{"a": "x\\\\ud800"}', "vocab.json")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: vocab.json holds a lone surrogate (\\ud800, line 1): half of a UTF-16 pair is not a character, so it is not valid Unicode text.
+    """
+    if _LONG_DIGITS.search(text) is not None:
+        _check_json_numbers(text, name)
+    if _SURROGATE_ESCAPE.search(text) is not None:
+        for match in _SURROGATES.finditer(text):
+            lone = match["lone"] or (match["high"] if match["low"] is None else None)
+            if lone is not None:
+                raise LimitExceededError(
+                    f"{name} holds a lone surrogate (\\u{lone.lower()}, line {_line_of(text, match.start())}): half of a "
+                    "UTF-16 pair is not a character, so it is not valid Unicode text."
+                )
+    check_unicode(text, name)
+
+
+def check_unicode(text: str, name: str = "This text") -> None:
+    """Refuse a string holding a lone surrogate character (a link or form value, a str made in Python:
+    UTF-8 bytes cannot hold one).
+
+    >>> check_unicode("naïve 👍")
+    >>> check_unicode("a" + chr(0xD800), "The link's value for special_tokens")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: The link's value for special_tokens holds a lone surrogate (\ud800, line 1): half of a UTF-16 pair is not a character, so it is not valid Unicode text.
+    """
+    raw = _RAW_SURROGATE.search(text)
+    if raw is not None:
+        raise LimitExceededError(
+            f"{name} holds a lone surrogate (\\u{ord(raw.group()):04x}, line {_line_of(text, raw.start())}): half of a "
+            "UTF-16 pair is not a character, so it is not valid Unicode text."
+        )
+
+
+def _check_json_numbers(text: str, name: str) -> None:
+    """Parse ``text`` once with number hooks that refuse long literals (digit runs inside strings,
+    which the quick scan also finds, are not numbers: a token may be ``"0000…"``)."""
+
+    def refuse(literal: str) -> None:
+        digits = sum(char.isdigit() for char in literal)
+        if digits > MAX_JSON_NUMBER_DIGITS:
+            raise LimitExceededError(
+                f"{name} has a number of {digits:,} digits ({literal[:12]}…), above this server's limit of "
+                f"{MAX_JSON_NUMBER_DIGITS:,} digits per number (TOKVIZ_MAX_JSON_NUMBER_DIGITS); no tokenizer file needs one."
+            )
+
+    def checked_int(literal: str) -> int:
+        refuse(literal)
+        return int(literal)
+
+    def checked_float(literal: str) -> float:
+        refuse(literal)
+        return float(literal)
+
+    try:
+        json.loads(text, parse_int=checked_int, parse_float=checked_float)
+    except (json.JSONDecodeError, RecursionError):  # malformed or too deep: the real read says so
+        pass
+
+
+def check_json_depth(value: Any, name: str = "This file", skip: Iterable[Any] = ()) -> None:
+    """Refuse parsed JSON nested more than :data:`MAX_JSON_DEPTH` deep (walked without recursion;
+    the containers in ``skip``, by identity, are not entered: a vocabulary's 300,000 entries are checked
+    by their own shape).
+
+    >>> check_json_depth({"normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"}]}})
+    >>> deep = {}
+    >>> for _ in range(50): deep = {"type": "Sequence", "normalizers": [deep]}
+    >>> check_json_depth(deep, "t.json")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.NestingError: t.json is nested too deeply: more than 40 levels (TOKVIZ_MAX_JSON_DEPTH), where real tokenizer files nest fewer than 10.
+    """
+    skipped = {id(item) for item in skip}
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise_too_deep(name)
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values() if isinstance(child, (dict, list)) and id(child) not in skipped)
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)) and id(child) not in skipped)
+
+
+def raise_too_deep(name: str = "This file", error: type[Exception] | None = None) -> None:
+    """The one sentence for JSON nested too deeply, whether Python's parser or :func:`check_json_depth` found it
+    (raised as ``error``, default :class:`~tokviz.errors.NestingError`)."""
+    from tokviz.errors import NestingError
+
+    raise (error or NestingError)(
+        f"{name} is nested too deeply: more than {MAX_JSON_DEPTH} levels (TOKVIZ_MAX_JSON_DEPTH), where real tokenizer files "
+        "nest fewer than 10."
+    )
+
+
+def parse_json(
+    data: bytes | str,
+    name: str = "This file",
+    *,
+    what: str = "JSON file",
+    max_bytes: int | None = None,
+    loads: Callable[[str], Any] = json.loads,
+    error: type[Exception] | None = None,
+) -> Any:
+    """The guarded entry of every JSON file a user gives: size, values, numbers, Unicode and nesting
+    checked (each with a sentence naming ``name``), then ``loads(text)``.
+
+    ``what`` names the format in the messages ("tokenizer.json"); ``max_bytes`` defaults to
+    :data:`MAX_UPLOAD_BYTES`; a malformed file raises ``error`` (default
+    :class:`~tokviz.errors.SerializationError`), a limit :class:`LimitExceededError`.
+
+    >>> parse_json(b'{"a": [1, 2.5]}')
+    {'a': [1, 2.5]}
+    >>> parse_json(b'{"a": 1', "x.json", what="vocab.json")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.SerializationError: This is not a valid vocab.json: the JSON is malformed at line 1, column 8 (Expecting ',' delimiter); the file is not valid JSON.
+    >>> parse_json(b'[' * 5000 + b']' * 5000, "x.json")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.NestingError: x.json is nested too deeply: more than 40 levels (TOKVIZ_MAX_JSON_DEPTH), where real tokenizer files nest fewer than 10.
+    """
+    from tokviz.errors import SerializationError
+
+    failure = SerializationError if error is None else error
+    limit = MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
+    size = len(data) if isinstance(data, (bytes, bytearray)) else len(data)  # (characters: at most the bytes)
+    if size > limit:
+        raise LimitExceededError(
+            f"{name} is {_size_text(size)}, above this server's limit of {_size_text(limit)} for a {what}."
+        )
+    check_json_values(data, name)
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            text = bytes(data).decode("utf-8-sig")
+        except UnicodeDecodeError as problem:
+            raise failure(f"{name} is not UTF-8 text (byte {problem.start} cannot be read), so it cannot be a {what}.") from None
+    else:
+        text = data
+    check_json_text(text, name)
+    try:
+        return loads(text)
+    except json.JSONDecodeError as problem:
+        raise failure(
+            f"This is not a valid {what}: the JSON is malformed at line {problem.lineno}, column {problem.colno} "
+            f"({problem.msg}); the file is not valid JSON."
+        ) from None
+    except RecursionError:  # '[[[[…' past Python's own limit: the same sentence as a shallower excess
+        raise_too_deep(name, error)
+
+
+def _size_text(size: int) -> str:
+    """``_size_text(1_000) == '1,000 bytes'``, ``_size_text(52_428_800) == '50.0 MB'``."""
+    return f"{size:,} bytes" if size < 1024 * 1024 else f"{size / 1024 / 1024:,.1f} MB"

@@ -39,7 +39,7 @@ from tokviz.pipeline_config import (
     check_vocab_size,
     component,
 )
-from tokviz.presets import PRESETS, TRAIN_PRESETS, preset_key
+from tokviz.presets import PRESETS, TRAIN_PRESETS, preset_key, preset_vocab
 from tokviz.workspace import (
     CompareEntry,
     LearnState,
@@ -108,6 +108,13 @@ MAX_LINK_COMPONENTS = 32
 def _decode(kind: str, text: str, where: str) -> Any:
     if len(text) > MAX_LINK_TEXT:  # bounds what one value can hold: a list of special tokens, a pattern, …
         raise PipelineConfigError(f"The link's value for {where} is {len(text):,} characters long; links carry at most {MAX_LINK_TEXT:,}.")
+    from tokviz import limits
+    from tokviz.errors import LimitExceededError
+
+    try:  # the checks every file goes through: valid Unicode, and for JSON lists their numbers and escapes
+        (limits.check_json_text if kind == "list" else limits.check_unicode)(text, f"The link's value for {where}")
+    except LimitExceededError as error:
+        raise PipelineConfigError(str(error)) from None
     try:
         if kind in ("bool", "optional_bool"):
             value = {"true": True, "false": False, "none": None}[text.lower()]
@@ -217,9 +224,11 @@ def from_query_params(params: Mapping[str, Any], default_vocab: int = 500, prefi
     """
     if prefix:
         params = {key[len(prefix):]: value for key, value in params.items() if key.startswith(prefix)}
+    preset = params.get("preset")
+    if "vocab" not in params and preset is not None and _first(preset) in TRAIN_PRESETS:
+        default_vocab = TRAIN_PRESETS[_first(preset)].default_vocab  # where the pages start that preset
     vocab_text = _first(params.get("vocab", str(default_vocab)))
     vocab_size = check_vocab_size(_decode("int", vocab_text, "vocab"))
-    preset = params.get("preset")
     if preset is not None and _first(preset) != "custom":
         key = _first(preset)
         if key not in TRAIN_PRESETS:
@@ -283,7 +292,7 @@ def _compare_params(entries: list[CompareEntry]) -> dict[str, str]:
                 out[f"{key}.scoring"] = entry.scoring
             if entry.model in ("BPE", "WordPiece", "WordLevel") and entry.min_frequency:
                 out[f"{key}.min_frequency"] = str(entry.min_frequency)
-        if entry.vocab != CompareEntry().vocab:
+        if entry.vocab != preset_vocab(entry.choice):
             out[f"{key}.vocab"] = str(entry.vocab)
     return out
 
@@ -301,8 +310,9 @@ def _read_compare(params: Mapping[str, Any]) -> list[CompareEntry]:
         key = f"c{index}"
         entry = CompareEntry(defaults[index].choice)
         entry.choice = _first(params.get(key, entry.choice))
-        if entry.choice != "custom" and entry.choice not in PRESETS:
-            raise PipelineConfigError(f"The link names the preset {entry.choice!r}; presets are: {', '.join(PRESETS)}.")
+        if entry.choice != "custom" and entry.choice not in TRAIN_PRESETS:
+            raise PipelineConfigError(f"The link names the preset {entry.choice!r}; presets are: {', '.join(TRAIN_PRESETS)}.")
+        entry.vocab = preset_vocab(entry.choice)
         for attribute, name, allowed in (
             ("model", "model", MODELS),
             ("pre_tokenizer", "pre", tuple(PRE_TOKENIZER_CHOICES)),
@@ -328,6 +338,36 @@ def _checked_vocab(vocab: int) -> int:
     return vocab
 
 
+def _hub_name(name: str) -> bool:
+    """Whether ``name`` is a Hub choice with a well-formed repository id (``hub:owner/name``)."""
+    from tokviz.errors import TokvizError
+    from tokviz.hub import parse_repo_id
+
+    if not name.startswith("hub:"):
+        return False
+    try:
+        parse_repo_id(name.removeprefix("hub:"))
+    except TokvizError:
+        return False
+    return True
+
+
+def _tokenizer_choice(choice: str) -> str:
+    """A page's tokenizer choice from a link (Pipeline, Inspect, Audit): the session's, an upload, a preset or a catalog entry."""
+    from tokviz.catalog import CHOICE_PREFIX, ENTRIES
+    from tokviz.workspace import SESSION_TOKENIZER, UPLOADED_TOKENIZER
+
+    if choice.startswith("hub:") and choice != "hub:":
+        from tokviz.hub import parse_repo_id
+
+        parse_repo_id(choice.removeprefix("hub:"))  # a HubError (a TokvizError) names a bad id
+        return choice
+    if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, "hub:", *PRESETS, *(CHOICE_PREFIX + name for name in ENTRIES)):
+        raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload, "
+                                  "a preset, a catalog entry (catalog:Llama 3) or a Hub repository (hub:owner/name).")
+    return choice
+
+
 def to_link(workspace: Workspace) -> dict[str, str]:
     """The workspace as query parameters (see the module docstring)."""
     out: dict[str, str] = {}
@@ -340,6 +380,8 @@ def to_link(workspace: Workspace) -> dict[str, str]:
         out["size"] = str(train.slider)
     if (text := _text_param(train.test_text)) is not None:
         out["text"] = text
+    if train.tab is not None:
+        out["tab"] = train.tab
     compare = workspace.compare
     out.update(_compare_params(compare.entries))
     if (text := _text_param(compare.text)) is not None:
@@ -398,15 +440,82 @@ def _audit_params(audit: Any) -> dict[str, str]:
     return out
 
 
-def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
-    """The workspace a link describes, and one note per part it could not use (that part opens at its default).
+#: Most parameters a link may hold. The codec writes far fewer (32 components of a few options each in
+#: two sequences, ~30 trainer fields, 4 Compare slots, the page texts: under 400); a longer query is not a
+#: tokviz link, and reading it would only cost the server time.
+MAX_LINK_PARAMS = 500
 
-    >>> workspace, notes = from_link({"preset": "nope", "lesson": "wordpiece"})
+#: How the note on a corpus the link cannot carry starts (information, not a part the link dropped).
+_CORPUS_NOT_CARRIED = "Corpus: this link was made with a"
+
+#: How many dropped parameter names the note lists before it counts the rest.
+_NAMED_IN_NOTE = 12
+
+
+class _ReadKeys(Mapping[str, Any]):
+    """The link's parameters, remembering which ones were read: the rest were dropped, and the note names them."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self._params = params
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._params[key]
+        self.read.add(key)
+        return value
+
+    def __iter__(self) -> Any:
+        return iter(self._params)
+
+    def __len__(self) -> int:
+        return len(self._params)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._params
+
+
+def _named(names: list[str]) -> str:
+    """``['a', 'b']`` -> ``"'a', 'b'"``; past :data:`_NAMED_IN_NOTE` names, the rest are counted.
+
+    >>> _named([f"x{i}" for i in range(14)])
+    "'x0', 'x1', 'x2', 'x3', 'x4', 'x5', 'x6', 'x7', 'x8', 'x9', 'x10', 'x11' and 2 more"
+    """
+    shown = ", ".join(repr(name[:40]) for name in names[:_NAMED_IN_NOTE])
+    return shown + (f" and {len(names) - _NAMED_IN_NOTE:,} more" if len(names) > _NAMED_IN_NOTE else "")
+
+
+def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
+    """The workspace a link describes, and its notes: what the link could not carry (the corpus), and ONE note
+    naming everything it dropped -- each part it could not read (that part opens at its default) and every
+    parameter it does not know.
+
+    >>> workspace, notes = from_link({"preset": "nope", "lesson": "wordpiece", "colour": "red"})
     >>> workspace.train.preset, workspace.learn.lesson
     ('gpt2', 'wordpiece')
     >>> notes
-    ["Train settings: The link names the preset 'nope'; presets are: gpt2, bert, t5, char_bpe, sp_unigram, sp_bpe."]
+    ["This link was not used in full. Train settings: The link names the preset 'nope'; presets are: gpt2, bert, t5, char_bpe, sp_unigram, sp_bpe. Parameters left out (not part of a tokviz link, or of a part above): 'colour'."]
+    >>> from_link({f"k{i}": "1" for i in range(MAX_LINK_PARAMS + 1)})[1]
+    ['This link has 501 parameters; a tokviz link holds at most 500, so none of it was used: the defaults are shown.']
     """
+    if len(params) > MAX_LINK_PARAMS:
+        return Workspace(), [f"This link has {len(params):,} parameters; a tokviz link holds at most {MAX_LINK_PARAMS:,}, "
+                             "so none of it was used: the defaults are shown."]
+    raw_params = params
+    params = _ReadKeys(params)
+    workspace, notes = _read_link(params)
+    carried = [note for note in notes if note.startswith(_CORPUS_NOT_CARRIED)]  # information, not a drop
+    dropped = [note for note in notes if not note.startswith(_CORPUS_NOT_CARRIED)]
+    notes = carried
+    unread = [key for key in raw_params if key not in params.read]
+    if unread:
+        dropped.append(f"Parameters left out (not part of a tokviz link, or of a part above): {_named(unread)}.")
+    if dropped:
+        notes.append("This link was not used in full. " + " ".join(dropped))
+    return workspace, notes
+
+
+def _read_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
+    """:func:`from_link`'s reading, one section at a time; a section that fails keeps its defaults and adds a note."""
     from tokviz.lessons import LESSONS
 
     workspace, notes = Workspace(), []
@@ -423,7 +532,7 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
             raise PipelineConfigError(f"The link names the corpus {source!r}; it can name only the built-in sample.")
         if source != "sample":
             notes.append(
-                "Corpus: this link was made with a "
+                _CORPUS_NOT_CARRIED + " "
                 + ("pasted" if source == "pasted" else "uploaded")
                 + " corpus, which links do not carry; the built-in sample is shown until you paste or upload it again."
             )
@@ -444,6 +553,13 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
             state.test_text = _first(params["text"])[:MAX_LINK_TEXT]
         workspace.train = state
 
+    def read_train_tab() -> None:  # apart from the pipeline: a tab alone (no preset in the link) is still a choice
+        if "tab" in params:
+            tab = _first(params["tab"])
+            if len(tab) > 60:
+                raise PipelineConfigError(f"The link's result tab {tab[:60]!r}… is not a tab of the Train page.")
+            workspace.train.tab = tab
+
     def read_compare() -> None:
         if "cmp" in params:
             workspace.compare.entries = _read_compare(params)
@@ -453,7 +569,7 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
             from tokviz.catalog import ENTRIES
 
             names = [name for name in _first(params["ccat"]).split(",") if name]
-            unknown = [name for name in names if name not in ENTRIES and name != "session"]
+            unknown = [name for name in names if name not in ENTRIES and name != "session" and not _hub_name(name)]
             workspace.compare.catalog = [name for name in names if name not in unknown][:8]
             if unknown:
                 notes.append(f"Compare settings: the catalog has no {', '.join(map(repr, unknown))}; it has {', '.join(ENTRIES)}.")
@@ -464,15 +580,9 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
         workspace.compare.eval_text = _first(params.get("cevaltext", ""))[:MAX_LINK_TEXT]
 
     def read_page(prefix: str, state: Any) -> None:
-        from tokviz.workspace import SESSION_TOKENIZER, UPLOADED_TOKENIZER
+        from tokviz.workspace import SESSION_TOKENIZER
 
-        choice = _first(params.get(f"{prefix}tok", SESSION_TOKENIZER))
-        from tokviz.catalog import CHOICE_PREFIX, ENTRIES
-
-        if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, *PRESETS, *(CHOICE_PREFIX + name for name in ENTRIES)):
-            raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload, "
-                                      "a preset or a catalog entry (catalog:Llama 3).")
-        state.tokenizer = choice
+        state.tokenizer = _tokenizer_choice(_first(params.get(f"{prefix}tok", SESSION_TOKENIZER)))
         if f"{prefix}text" in params:
             state.text = _first(params[f"{prefix}text"])[:MAX_LINK_TEXT]
         if prefix == "p" and "ppair" in params:
@@ -498,12 +608,9 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
         workspace.learn = learn
 
     def read_audit() -> None:
-        from tokviz.workspace import AUDIT_TEXTS, SESSION_TOKENIZER, UPLOADED_TOKENIZER
+        from tokviz.workspace import AUDIT_TEXTS, SESSION_TOKENIZER
 
-        choice = _first(params.get("atok", SESSION_TOKENIZER))
-        if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, *PRESETS):
-            raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload or a preset.")
-        workspace.audit.tokenizer = choice
+        workspace.audit.tokenizer = _tokenizer_choice(_first(params.get("atok", SESSION_TOKENIZER)))
         texts = _first(params.get("atexts", "corpus"))
         if texts not in AUDIT_TEXTS:
             raise PipelineConfigError(f"The link names the texts {texts!r}; they can be: {', '.join(AUDIT_TEXTS)}.")
@@ -519,6 +626,7 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
 
     section("Corpus", read_corpus)
     section("Train settings", read_train)
+    section("Train settings", read_train_tab)
     section("Compare settings", read_compare)
     section("Pipeline settings", lambda: read_page("p", workspace.pipeline))
     section("Inspect settings", lambda: read_page("i", workspace.inspect))
@@ -528,4 +636,4 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
     return workspace, notes
 
 
-__all__ = ["MAX_LINK_COMPONENTS", "MAX_LINK_TEXT", "NOT_CARRIED", "from_link", "from_query_params", "to_link", "to_query_params"]
+__all__ = ["MAX_LINK_COMPONENTS", "MAX_LINK_PARAMS", "MAX_LINK_TEXT", "NOT_CARRIED", "from_link", "from_query_params", "to_link", "to_query_params"]

@@ -300,11 +300,7 @@ def tokenizer_from_bert_vocab(text: str) -> Any:
 def _parse_vocab_json(text: str) -> dict[str, int]:
     from tokviz import limits
 
-    limits.check_json_values(text, "This vocab.json")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise TokenizerFileError(f"This vocab.json is not valid JSON (line {error.lineno}: {error.msg}).") from None
+    data = limits.parse_json(text, "This vocab.json", what="vocab.json", error=TokenizerFileError)
     if isinstance(data, list):
         raise TokenizerFileError('This vocab.json holds a JSON list; a vocab.json is a JSON object of token -> id, like {"hello": 0}.')
     if not isinstance(data, dict) or not data:
@@ -316,9 +312,13 @@ def _parse_vocab_json(text: str) -> dict[str, int]:
         raise TokenizerFileError("This file looks like a tokenizer.json, not a vocab.json: name it tokenizer.json.")
     if len(vocab) < len(data):  # said, never dropped: a token without its id would silently change every encoding
         bad = [(token, token_id) for token, token_id in data.items() if token not in vocab]
-        shown = ", ".join(f"{token!r}: {json.dumps(token_id)[:20]}" for token, token_id in bad[:3])
+        # (a list or object shown by its kind: it may be nested hundreds deep)
+        shown = ", ".join(f"{token!r}: {type(token_id).__name__ if isinstance(token_id, (list, dict)) else json.dumps(token_id)[:20]}"
+                          for token, token_id in bad[:3])
         raise TokenizerFileError(f"This vocab.json has {len(bad):,} token{'s' if len(bad) != 1 else ''} whose id is not a whole number "
                                  f"({shown}{', …' if len(bad) > 3 else ''}); every id must be one.")
+    if vocab:
+        _check_ids(min(vocab.values()), max(vocab.values()), vocab, "This vocab.json")
     return vocab
 
 
@@ -362,34 +362,54 @@ def tokenizer_from_gpt2_files(vocab_json: str, merges_txt: str) -> Any:
 
 # ---------------------------------------------------------------------- tokenizer.json
 def _tokenizer_from_json(name: str, data: bytes) -> Any:
-    """A Tokenizer from tokenizer.json bytes, refused before parsing when the JSON would be too big
-    to hold (:func:`tokviz.limits.check_json_values`) and before building when its sections hold too
-    many entries (:func:`check_tokenizer_json_sections`)."""
-    from tokviz.limits import check_json_values
-    from tokviz.serialization import tokenizer_from_dict
+    """A Tokenizer from tokenizer.json bytes, through the one reader (:func:`read_tokenizer_json`)."""
+    from tokviz.serialization import tokenizer_from_str
 
-    check_json_values(data, name)
-    text = _text(name, data)
+    return tokenizer_from_str(data, name=name)
+
+
+def read_tokenizer_json(data: bytes | str, name: str = "This tokenizer.json") -> dict[str, Any]:
+    """The one reader of tokenizer.json, for ``Tokenizer.from_str``, ``Tokenizer.from_file`` and
+    ``tokviz.load``: the guarded JSON entry (:func:`tokviz.limits.parse_json`: size, values, numbers,
+    Unicode, nesting), a Unigram model's scores read as HF reads them, then every section checked
+    against the limits (:func:`check_tokenizer_json_sections`) -- all before anything is built.
+
+    >>> read_tokenizer_json('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}')["model"]["vocab"]
+    {'a': 0}
+    >>> read_tokenizer_json('{"model": {"vocab": {"a": 1' + '0' * 5000 + '}}}', "big.json")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: big.json has a number of 5,001 digits (100000000000…), above this server's limit of 100 digits per number (TOKVIZ_MAX_JSON_NUMBER_DIGITS); no tokenizer file needs one.
+    """
+    from tokviz import limits
     from tokviz.json_floats import JsonNumberError, loads_tokenizer_json
 
-    try:
-        parsed = loads_tokenizer_json(text)  # json.loads, a Unigram model's scores read as HF reads them
-    except json.JSONDecodeError as error:
-        raise TokenizerFileError(
-            f"This is not a valid tokenizer.json: the JSON is malformed at line {error.lineno}, "
-            f"column {error.colno} ({error.msg})."
-        ) from None
-    except JsonNumberError as error:
-        raise TokenizerFileError(f"This is not a valid tokenizer.json: {error}") from None
-    except RecursionError:  # '[[[[…' thousands deep: Python's parser gives up
-        raise TokenizerFileError("This is not a valid tokenizer.json: its JSON is nested too deeply to read.") from None
-    del text
+    def loads(text: str) -> Any:
+        try:
+            return loads_tokenizer_json(text)  # json.loads, a Unigram model's scores read as HF reads them
+        except JsonNumberError as error:
+            raise TokenizerFileError(f"This is not a valid tokenizer.json: {error}") from None
+
+    limits.check_tokenizer_json_size(len(data), name)
+    parsed = limits.parse_json(data, name, what="tokenizer.json", max_bytes=limits.MAX_TOKENIZER_JSON_BYTES, loads=loads,
+                               error=TokenizerFileError)
     check_tokenizer_json_sections(parsed, name)
-    return tokenizer_from_dict(parsed)
+    return parsed
+
+
+#: The sections whose whole numbers are token ids (bounded by :data:`tokviz.limits.MAX_TOKEN_ID`).
+_ID_SECTIONS = ("added_tokens", "post_processor")
+#: The keys whose strings may be longer than a token: SentencePiece's compiled normalization map.
+_LONG_STRING_KEYS = {"precompiled_charsmap": ("MAX_CHARSMAP_CHARS", "TOKVIZ_MAX_CHARSMAP_CHARS")}
+#: Most JSON containers in the pipeline sections (normalizer, pre-tokenizer, post-processor, decoder):
+#: real ones hold fewer than 100; each component of a Sequence runs on every encode.
+MAX_PIPELINE_CONTAINERS = 10_000
 
 
 def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") -> None:
-    """Refuse a parsed tokenizer.json whose vocab, merges, added tokens or tokens exceed the limits.
+    """Refuse a parsed tokenizer.json whose sections exceed the limits: vocab, merges and added tokens
+    (counts and token lengths), token ids (:data:`tokviz.limits.MAX_TOKEN_ID`), nesting depth, the
+    strings of its pipeline (:data:`tokviz.limits.MAX_TOKEN_CHARS`), padding and truncation lengths.
 
     Sections of the wrong shape are left to the reader, which says what is wrong with them.
 
@@ -398,11 +418,16 @@ def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") 
     Traceback (most recent call last):
         ...
     tokviz.errors.LimitExceededError: long.json has a token of 2,000 characters, above this server's limit of 1,024 characters per token (TOKVIZ_MAX_TOKEN_CHARS).
+    >>> check_tokenizer_json_sections({"model": {"vocab": {"a": 0, "b": 10**30}}}, "ids.json")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: ids.json uses the id 1,000,000,000,000,000,000,000,000,000,000 (for 'b'), outside this server's range of ids, 0 to 304,999 (TOKVIZ_MAX_TOKEN_ID).
     """
     from tokviz import limits
 
     if not isinstance(data, dict):
         return
+    flat: list[Any] = []  # containers whose shape is proven here: the depth walk skips them
     model = data.get("model")
     if isinstance(model, dict):
         vocab = model.get("vocab")
@@ -410,19 +435,111 @@ def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") 
             limits.check_tokenizer_vocab(len(vocab), name)
             if isinstance(vocab, dict):
                 tokens = [token for token in vocab if isinstance(token, str)]
+                ids = [value for value in vocab.values() if type(value) is int]
+                if len(ids) == len(vocab):
+                    flat.append(vocab)
+                    if ids:
+                        _check_ids(min(ids), max(ids), vocab, name)
             else:  # Unigram: [[piece, score], ...]
                 tokens = [entry[0] for entry in vocab if isinstance(entry, list) and entry and isinstance(entry[0], str)]
+                if len(tokens) == len(vocab) and all(len(entry) == 2 and not isinstance(entry[1], (list, dict)) for entry in vocab):
+                    flat.extend(vocab)
             limits.check_token_chars(max(map(len, tokens), default=0), name)
             if isinstance(vocab, list):
                 limits.check_unigram_pieces(tokens, name)
         merges = model.get("merges")
         if isinstance(merges, list):
             limits.check_tokenizer_merges(len(merges), name)
+            if all(isinstance(merge, str) or (isinstance(merge, list) and len(merge) == 2 and isinstance(merge[0], str)
+                                               and isinstance(merge[1], str)) for merge in merges):
+                flat.append(merges)
+        unk_id = model.get("unk_id")
+        if type(unk_id) is int:
+            _check_ids(unk_id, unk_id, None, name)
     added = data.get("added_tokens")
     if isinstance(added, list):
         limits.check_added_tokens(len(added), name)
         contents = [entry.get("content") for entry in added if isinstance(entry, dict)]
         limits.check_token_chars(max((len(c) for c in contents if isinstance(c, str)), default=0), name)
+    _check_pipeline(data, name, flat)
+    padding = data.get("padding")
+    if isinstance(padding, dict):
+        strategy = padding.get("strategy")
+        fixed = strategy.get("Fixed") if isinstance(strategy, dict) else None
+        for what, value in (("padding length", fixed), ("padding multiple", padding.get("pad_to_multiple_of"))):
+            if type(value) is int and not 0 <= value <= limits.MAX_PADDING_LENGTH:
+                _refuse_length(name, what, value)
+        for key in ("pad_id", "pad_type_id"):
+            if type(padding.get(key)) is int:
+                _check_ids(padding[key], padding[key], None, name)
+    truncation = data.get("truncation")
+    if isinstance(truncation, dict):
+        for key in ("max_length", "stride"):
+            value = truncation.get(key)
+            if type(value) is int and not 0 <= value <= limits.MAX_PADDING_LENGTH:
+                _refuse_length(name, f"truncation {key.replace('_', ' ')}", value)
+
+
+def _refuse_length(name: str, what: str, value: int) -> None:
+    from tokviz import limits
+
+    raise LimitExceededError(
+        f"{name} asks for a {what} of {value:,} tokens, outside this server's range of 0 to "
+        f"{limits.MAX_PADDING_LENGTH:,} (TOKVIZ_MAX_PADDING_LENGTH)."
+    )
+
+
+def _check_ids(low: int, high: int, vocab: Mapping[str, int] | None, name: str) -> None:
+    from tokviz import limits
+
+    for value in (low, high):
+        if not 0 <= value <= limits.MAX_TOKEN_ID:
+            token = next((token for token, token_id in vocab.items() if token_id == value), None) if vocab is not None else None
+            where = "" if token is None else f" (for {token[:40]!r})"
+            raise LimitExceededError(
+                f"{name} uses the id {value:,}{where}, outside this server's range of ids, 0 to {limits.MAX_TOKEN_ID:,} "
+                "(TOKVIZ_MAX_TOKEN_ID)."
+            )
+
+
+def _check_pipeline(data: dict[str, Any], name: str, flat: list[Any]) -> None:
+    """One walk, without recursion, over everything but the proven-flat vocabulary and merges: nesting
+    depth, the length of every string, the range of every whole number (ids in the sections of
+    :data:`_ID_SECTIONS`), the number of components."""
+    from tokviz import limits
+
+    skipped = {id(item) for item in flat}
+    stack: list[tuple[Any, int, str, str]] = [(data, 1, "", "")]
+    containers = 0
+    while stack:
+        item, depth, section, key = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limits.MAX_JSON_DEPTH:
+                limits.raise_too_deep(name)
+            if section in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
+                containers += 1
+                if containers > MAX_PIPELINE_CONTAINERS:
+                    raise LimitExceededError(
+                        f"{name} has a pipeline of more than {MAX_PIPELINE_CONTAINERS:,} parts; real ones have fewer than 100."
+                    )
+            pairs = item.items() if isinstance(item, dict) else ((key, child) for child in item)
+            for child_key, child in pairs:
+                if id(child) not in skipped:
+                    stack.append((child, depth + 1, section or str(child_key), str(child_key)))
+        elif isinstance(item, str) and section != "model":  # (the model's tokens are bounded above, as tokens)
+            bound_name, env = _LONG_STRING_KEYS.get(key, ("MAX_TOKEN_CHARS", "TOKVIZ_MAX_TOKEN_CHARS"))
+            bound = getattr(limits, bound_name)
+            if len(item) > bound:
+                raise LimitExceededError(
+                    f"{name} has a string of {len(item):,} characters in its {section.replace('_', '-')} ({key!r}), "
+                    f"above this server's limit of {bound:,} characters ({env})."
+                )
+        elif type(item) is int:
+            if section in _ID_SECTIONS:
+                _check_ids(item, item, None, name)
+            elif not -(2**63) <= item < 2**64:  # (HF reads its numbers as 64-bit ones)
+                raise LimitExceededError(f"{name} has the number {item:,} in its {section.replace('_', '-')} ({key!r}), "
+                                         "beyond the 64-bit numbers a tokenizer file holds.")
 
 
 # ---------------------------------------------------------------------- SentencePiece
@@ -662,6 +779,15 @@ def load_bytes(
     >>> tok.encode("Hellos").tokens
     ['[CLS]', 'hello', '##s', '[SEP]']
     """
+    from tokviz.errors import TokvizError, named
+
+    try:
+        return _load_bytes(name, data, tiktoken_encoding, companion)
+    except TokvizError as error:  # every sentence names the file, in a script as in the pages
+        raise named(error, name)
+
+
+def _load_bytes(name: str, data: bytes, tiktoken_encoding: str | None, companion: tuple[str, bytes] | None) -> Any:
     if not isinstance(data, (bytes, bytearray)):
         raise TokenizerFileError(f"{name}: expected the file's bytes, not {type(data).__name__}.")
     check_upload_size(name, len(data))
@@ -669,9 +795,6 @@ def load_bytes(
         raise TokenizerFileError(f"{name} is empty.")
     kind = file_kind(name, bytes(data))
     if kind == "tokenizer.json":
-        from tokviz.limits import check_tokenizer_json_size
-
-        check_tokenizer_json_size(len(data), name)
         return _tokenizer_from_json(name, data)
     if kind == "tekken":
         from tokviz.tekken import tokenizer_from_tekken

@@ -45,7 +45,8 @@ from typing import Any, ClassVar, Union
 import regex
 
 from tokviz.byte_level import BYTES_TO_UNICODE
-from tokviz.errors import SerializationError, TokvizError
+from tokviz import limits
+from tokviz.errors import LimitExceededError, SerializationError, TokvizError
 from tokviz.normalized import WHITESPACE, NormalizedString, is_whitespace
 from tokviz.patterns import Regex
 
@@ -233,6 +234,49 @@ class Strip(Normalizer):
         return {"type": "Strip", "strip_left": self.left, "strip_right": self.right}
 
 
+#: A ``Replace`` or ``Prepend`` may leave a text at most this many times as long as the text the
+#: pipeline was given, plus :data:`tokviz.limits.MAX_TOKEN_CHARS` characters (the factor, and why 8,
+#: are in :data:`tokviz.limits.MAX_NORMALIZER_GROWTH`). A content shorter than the factor cannot pass
+#: it (each match, even an empty one, adds at most the content), so only longer ones are counted.
+_GROWTH = limits.MAX_NORMALIZER_GROWTH
+
+
+def _check_growth(normalizer: Normalizer, before: int, after: int, given: int) -> None:
+    """Refuse a step that would make a text longer than the bound, before the text is made.
+
+    >>> _check_growth(Replace("a", "b" * 2000), 100, 200_000, 100)
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: The normalizer Replace would make this text of 100 characters 2,000 times longer (200,000 characters); this server lets a Replace or Prepend make a text at most 8 times longer, plus 1,024 characters (TOKVIZ_MAX_NORMALIZER_GROWTH).
+    """
+    if after > before and after > _GROWTH * given + limits.MAX_TOKEN_CHARS:
+        raise LimitExceededError(
+            f"The normalizer {type(normalizer).__name__} would make this text of {given:,} characters "
+            f"{after / max(given, 1):,.0f} times longer ({after:,} characters); this server lets a Replace or Prepend make "
+            f"a text at most {_GROWTH} times longer, plus {limits.MAX_TOKEN_CHARS:,} characters (TOKVIZ_MAX_NORMALIZER_GROWTH)."
+        )
+
+
+#: The text a loaded tokenizer's normalizer is tried on, so a file whose Replace or Prepend blows a text
+#: up is refused when it is read, with its name, rather than at its first encode: letters of several
+#: scripts, digits, spaces, newlines, punctuation and markup (a bomb keyed to a rarer character is
+#: still stopped by the bound, at the encode that meets it).
+GROWTH_SAMPLE = (
+    "The quick brown fox jumps over the lazy dog. THE QUICK BROWN FOX! 0123456789 +-*/=%$#@&|~^_\\`'\"\n"
+    "\t  naïve café Straße Ελληνικά кириллица עברית العربية हिन्दी 中文 日本語 한국어 ﬁ ① 👍🏽 <b>x</b> [CLS] </s> ▁Ġ\n"
+) * 4
+
+
+def check_growth_on_sample(normalizer: Normalizer | None, name: str = "This tokenizer") -> None:
+    """Refuse a normalizer that makes :data:`GROWTH_SAMPLE` grow past the bound, naming the file."""
+    if normalizer is None:
+        return
+    try:
+        normalizer.normalize(NormalizedString(GROWTH_SAMPLE))
+    except LimitExceededError as error:
+        raise LimitExceededError(f"{name}: {error}") from None
+
+
 @dataclass(slots=True, repr=False)
 class Replace(Normalizer):
     """Replace every match of ``pattern`` (a literal, or a :class:`Regex`) by ``content``.
@@ -251,9 +295,22 @@ class Replace(Normalizer):
             raise TypeError(f"Replace pattern must be a str or a Regex, not {type(self.pattern).__name__}")
 
     def normalize(self, normalized: NormalizedString) -> None:
+        if len(self.content) >= _GROWTH:  # (shorter contents cannot pass the bound: see _check_growth)
+            text = normalized.normalized
+            _check_growth(self, len(text), self._grown_length(text), len(normalized.original))
         normalized.replace(self.pattern, self.content)
 
+    def _grown_length(self, text: str) -> int:
+        """The text's length after this replace, counted before it is made."""
+        if isinstance(self.pattern, Regex):
+            return len(text) + sum(len(self.content) - (end - start) for start, end in self.pattern.find_spans(text))
+        if not self.pattern:
+            return len(text)
+        return len(text) + text.count(self.pattern) * (len(self.content) - len(self.pattern))
+
     def normalize_str(self, sequence: str) -> str:
+        if len(self.content) >= _GROWTH:
+            _check_growth(self, len(sequence), self._grown_length(sequence), len(sequence))
         if isinstance(self.pattern, Regex):
             content = self.content
             pieces = []
@@ -279,9 +336,13 @@ class Prepend(Normalizer):
     prepend: str
 
     def normalize(self, normalized: NormalizedString) -> None:
+        if normalized.normalized:
+            _check_growth(self, len(normalized.normalized), len(normalized.normalized) + len(self.prepend), len(normalized.original))
         normalized.prepend(self.prepend)
 
     def normalize_str(self, sequence: str) -> str:
+        if sequence:
+            _check_growth(self, len(sequence), len(sequence) + len(self.prepend), len(sequence))
         return self.prepend + sequence if sequence else sequence
 
     def to_dict(self) -> dict[str, Any]:
@@ -608,8 +669,12 @@ class Sequence(Normalizer):
             normalizer.normalize(normalized)
 
     def normalize_str(self, sequence: str) -> str:
+        given = len(sequence)  # (a NormalizedString keeps its original; a plain string is bounded here)
         for normalizer in self.normalizers:
+            before = len(sequence)
             sequence = normalizer.normalize_str(sequence)
+            if isinstance(normalizer, (Replace, Prepend, Sequence)):
+                _check_growth(normalizer, before, len(sequence), given)
         return sequence
 
     def steps(self) -> tuple[Normalizer, ...]:

@@ -35,7 +35,7 @@ model files), dropout.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -644,8 +644,92 @@ def tokenizer_with_model(config: PipelineConfig, model: Any) -> Any:
 FORM_PREFIX = "cfg_"
 
 
-def _form_param_key(section: str, type_name: str, param: str) -> str:
-    return f"{FORM_PREFIX}{section}_{type_name}_{param}"
+#: The special tokens and unknown token HF's own examples give each model that can meet text it cannot spell:
+#: BertWordPieceTokenizer (WordPiece), the tokenizers quicktour (BPE, WordLevel), SentencePieceUnigramTokenizer (Unigram).
+MODEL_EXAMPLE_TOKENS: dict[str, tuple[tuple[str, ...], str]] = {
+    "WordPiece": (("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"), "[UNK]"),
+    "BPE": (("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"), "[UNK]"),
+    "WordLevel": (("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"), "[UNK]"),
+    "Unigram": (("<unk>",), "<unk>"),
+}
+
+
+def form_tokens_for_model(model: str, special_tokens: str, unk_token: str, byte_alphabet: bool = False) -> tuple[str, str, str]:
+    """The Custom form's special tokens and unknown token once ``model`` is chosen, and one line saying what was filled in.
+
+    A model that can meet text it cannot spell gets HF's example values (:data:`MODEL_EXAMPLE_TOKENS`) when the
+    form has no unknown token; what the user typed is kept. A byte-level BPE spells everything: nothing is added.
+
+    >>> specials, unk, note = form_tokens_for_model("WordPiece", "<|endoftext|>", "")
+    >>> specials, unk
+    ('<|endoftext|> [PAD] [UNK] [CLS] [SEP] [MASK]', '[UNK]')
+    >>> note
+    "Filled in as HF's examples do for WordPiece: unknown token [UNK], special tokens [PAD] [UNK] [CLS] [SEP] [MASK] (change them below)."
+    >>> form_tokens_for_model("Unigram", "", "")[:2]
+    ('<unk>', '<unk>')
+    >>> form_tokens_for_model("BPE", "<|endoftext|>", "", byte_alphabet=True)
+    ('<|endoftext|>', '', '')
+    >>> form_tokens_for_model("WordLevel", "[UNK] [PAD]", "[UNK]")  # already has one: kept as typed
+    ('[UNK] [PAD]', '[UNK]', '')
+    """
+    if model not in MODEL_EXAMPLE_TOKENS or unk_token.strip() or (model == "BPE" and byte_alphabet):
+        return special_tokens, unk_token, ""
+    example_specials, example_unk = MODEL_EXAMPLE_TOKENS[model]
+    typed = special_tokens.split()
+    merged = typed + [token for token in example_specials if token not in typed]
+    note = (f"Filled in as HF's examples do for {model}: unknown token {example_unk}, "
+            f"special tokens {' '.join(example_specials)} (change them below).")
+    return " ".join(merged), example_unk, note
+
+
+def _form_param_key(section: str, label: str, param: str) -> str:
+    return f"{FORM_PREFIX}{section}_{label}_{param}"
+
+
+#: How the Custom form names the second, third, … use of one component type in a sequence.
+_OCCURRENCE = " #"
+
+
+def component_labels(types: Sequence[str]) -> list[str]:
+    """The form's label for each component of a sequence: its type, with ``#k`` from its second use on.
+
+    One type may appear twice (two Replace normalizers, a Strip before and after): each use gets its
+    own label, so its option widgets get their own keys.
+
+    >>> component_labels(["Strip", "NFKC", "Strip", "Strip"])
+    ['Strip', 'NFKC', 'Strip #2', 'Strip #3']
+    """
+    seen: dict[str, int] = {}
+    labels = []
+    for type_name in types:
+        seen[type_name] = seen.get(type_name, 0) + 1
+        labels.append(type_name if seen[type_name] == 1 else f"{type_name}{_OCCURRENCE}{seen[type_name]}")
+    return labels
+
+
+def component_type(label: str) -> str:
+    """The component type a form label stands for: ``'Strip #2' -> 'Strip'``.
+
+    >>> component_type("Strip #2"), component_type("NFKC")
+    ('Strip', 'NFKC')
+    """
+    return label.split(_OCCURRENCE, 1)[0]
+
+
+def component_choices(schema_map: Mapping[str, Any], chosen: Sequence[str]) -> list[str]:
+    """The form's options for a sequence: every type, plus the next use of each type already chosen.
+
+    >>> component_choices({"NFKC": (), "Strip": ()}, ["Strip", "Strip #2"])
+    ['NFKC', 'Strip', 'Strip #2', 'Strip #3']
+    """
+    counts: dict[str, int] = {}
+    for label in chosen:
+        counts[component_type(label)] = counts.get(component_type(label), 0) + 1
+    options = []
+    for type_name in schema_map:
+        options.append(type_name)
+        options.extend(f"{type_name}{_OCCURRENCE}{k}" for k in range(2, counts.get(type_name, 0) + 2))
+    return options + [label for label in chosen if label not in options]
 
 
 def to_form_state(config: PipelineConfig) -> dict[str, Any]:
@@ -659,15 +743,15 @@ def to_form_state(config: PipelineConfig) -> dict[str, Any]:
     (['Strip'], False, 0)
     """
     state: dict[str, Any] = {
-        f"{FORM_PREFIX}normalizers": [spec.type for spec in config.normalizers],
-        f"{FORM_PREFIX}pre_tokenizers": [spec.type for spec in config.pre_tokenizers],
+        f"{FORM_PREFIX}normalizers": component_labels([spec.type for spec in config.normalizers]),
+        f"{FORM_PREFIX}pre_tokenizers": component_labels([spec.type for spec in config.pre_tokenizers]),
     }
     for section, schema_map, specs in (("n", NORMALIZERS, config.normalizers), ("p", PRE_TOKENIZERS, config.pre_tokenizers)):
-        chosen = {spec.type: spec for spec in specs}
-        for type_name, schema in schema_map.items():
-            for param in schema:
-                value = chosen[type_name].param(param.name) if type_name in chosen else param.default
-                state[_form_param_key(section, type_name, param.name)] = value
+        chosen = dict(zip(component_labels([spec.type for spec in specs]), specs))
+        for label in [*schema_map, *(label for label in chosen if label not in schema_map)]:
+            for param in schema_map[component_type(label)]:
+                value = chosen[label].param(param.name) if label in chosen else param.default
+                state[_form_param_key(section, label, param.name)] = value
     state.update(
         {
             f"{FORM_PREFIX}model": config.model,
@@ -717,11 +801,12 @@ def from_form_state(state: Mapping[str, Any]) -> PipelineConfig:
 
     def specs(section: str, field_name: str, schema_map: dict[str, tuple[Param, ...]]) -> tuple[ComponentSpec, ...]:
         out = []
-        for type_name in get(field_name) or []:
+        for label in get(field_name) or []:
+            type_name = component_type(label)
             if type_name not in schema_map:
                 raise PipelineConfigError(f"{type_name!r} is not one of: {', '.join(schema_map)}.")
             options = {
-                param.name: state.get(_form_param_key(section, type_name, param.name), param.default)
+                param.name: state.get(_form_param_key(section, label, param.name), param.default)
                 for param in schema_map[type_name]
             }
             out.append(component(type_name, **options))
@@ -801,8 +886,12 @@ __all__ = [
     "sentencepiece_tokenizer",
     "check_vocab_size",
     "component",
+    "component_choices",
+    "component_labels",
+    "component_type",
     "config_key",
     "configured_model",
+    "form_tokens_for_model",
     "from_form_state",
     "to_form_state",
     "tokenizer_with_model",

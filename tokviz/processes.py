@@ -146,7 +146,7 @@ def _share_pieces_spawned(
     import multiprocessing
 
     theirs = len(pieces) * workers // (workers + 1)
-    job = (tokenizer.to_str(), is_pretokenized, add_special_tokens)
+    job = (type(tokenizer).from_str, tokenizer.to_str(), is_pretokenized, add_special_tokens)
     with multiprocessing.get_context("spawn").Pool(workers, _start_spawned_worker, (job,)) as pool:
         results = pool.imap(_encode_given, [items[start:stop] for start, stop in pieces[len(pieces) - theirs :]])
         done = [encode_here(piece) for piece in range(len(pieces) - theirs)]
@@ -184,12 +184,11 @@ def _weight(item: Any) -> int:
     return _CALL_COST_IN_CHARACTERS
 
 
-def _start_spawned_worker(job: tuple[str, bool, bool]) -> None:
-    from tokviz.tokenizer import Tokenizer
-
+def _start_spawned_worker(job: tuple[Any, str, bool, bool]) -> None:
+    # (The job carries Tokenizer.from_str, pickled by reference: no import back up a layer.)
     global _WORKER_JOB
-    json_text, is_pretokenized, add_special_tokens = job
-    _WORKER_JOB = (Tokenizer.from_str(json_text), is_pretokenized, add_special_tokens)
+    from_str, json_text, is_pretokenized, add_special_tokens = job
+    _WORKER_JOB = (from_str(json_text), is_pretokenized, add_special_tokens)
 
 
 def _encode_given(items: list[Any]) -> bytes:

@@ -36,7 +36,6 @@ from typing import Any
 
 from tokviz.added_vocabulary import AddedToken
 from tokviz.errors import SerializationError, TokvizError
-from tokviz.json_floats import JsonNumberError, loads_tokenizer_json
 
 FORMAT_VERSION = "1.0"
 
@@ -98,13 +97,14 @@ def tokenizer_to_str(tokenizer: Any, pretty: bool = False) -> str:
 
 
 # ---------------------------------------------------------------------- reading
-def tokenizer_from_str(text: str) -> Any:
-    """Build a Tokenizer from tokenizer.json text; malformed input raises SerializationError."""
-    if not isinstance(text, str):
+def tokenizer_from_str(text: str | bytes, name: str = "This tokenizer.json") -> Any:
+    """Build a Tokenizer from tokenizer.json text (or its UTF-8 bytes) through the one guarded
+    reader (:func:`tokviz.loaders.read_tokenizer_json`, every limit checked before anything is
+    built); a malformed or hostile file raises a :class:`~tokviz.errors.TokvizError` naming ``name``."""
+    if not isinstance(text, (str, bytes, bytearray)):
         raise SerializationError(f"A tokenizer.json must be text, not {type(text).__name__}.")
-    from tokviz.limits import check_tokenizer_json_size
+    from tokviz.loaders import read_tokenizer_json
 
-    check_tokenizer_json_size(len(text))  # refuse a giant file before json.loads holds it twice
     # Loading makes a few hundred thousand containers (the vocab, merges and their tables), none
     # of them garbage: the cycle collector would walk them over and over (15-20% of the time
     # of a 25k byte-level BPE), so it waits until the tokenizer is built.
@@ -116,30 +116,17 @@ def tokenizer_from_str(text: str) -> Any:
     if freezing:
         gc.freeze()
     try:
-        try:
-            data = loads_tokenizer_json(text)  # json.loads, a Unigram model's scores read as HF reads them
-        except json.JSONDecodeError as error:
-            raise SerializationError(
-                f"This is not a valid tokenizer.json: the JSON is malformed at line {error.lineno}, "
-                f"column {error.colno} ({error.msg})."
-            ) from error
-        except RecursionError as error:  # '[[[[…' thousands deep: Python's parser gives up
-            raise SerializationError("This is not a valid tokenizer.json: its JSON is nested too deeply to read.") from error
-        except JsonNumberError as error:
-            raise SerializationError(f"This is not a valid tokenizer.json: {error}") from error
+        data = read_tokenizer_json(text, name)
         tokenizer = tokenizer_from_dict(data)
         del data  # (the JSON's lists and dicts: freed before the collection below)
+        from tokviz.normalizers import check_growth_on_sample
+
+        check_growth_on_sample(tokenizer.normalizer, name)  # a Replace bomb refused now, not at the first encode
         # Ready to encode, as HF's loaded tokenizers are: the encoding plan (the model's word
         # encoder and its tables) is built now, not by the first encode. A Unigram model's
         # tables take passes over its pieces: 45 ms of XLM-R's 250k, a fifth of a cold pass
         # over 2,075 lines and a tenth of its load; a converted Llama's plan 3 ms.
-        from tokviz.fast_paths import plan_for
-
-        plan_for(tokenizer)
-        if tokenizer._pre_tokenizer is not None:
-            # And the byte-level lane's (with the plan's word encoder, or its own when the
-            # pipeline has no plan: StarCoder's Digits before ByteLevel).
-            tokenizer._byte_level_lane(tokenizer._pre_tokenizer, tokenizer._model)
+        tokenizer._prepare_engine()
         return tokenizer
     finally:
         if collecting:
@@ -163,14 +150,16 @@ def tokenizer_from_str(text: str) -> Any:
 
 
 def tokenizer_from_file(path: str | Path) -> Any:
+    """``Tokenizer.from_file``: the file's bytes through :func:`tokenizer_from_str`, errors named by the file."""
+    from tokviz.errors import named
     from tokviz.limits import check_tokenizer_json_size
 
-    check_tokenizer_json_size(Path(path).stat().st_size, str(path))
+    path = Path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise SerializationError(f"{path} is not a UTF-8 text file, so it cannot be a tokenizer.json.") from error
-    return tokenizer_from_str(text)
+        check_tokenizer_json_size(path.stat().st_size, path.name)
+        return tokenizer_from_str(path.read_bytes(), name=path.name)
+    except TokvizError as error:
+        raise named(error, path.name)
 
 
 def tokenizer_from_dict(data: Any) -> Any:

@@ -47,7 +47,7 @@ from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding, flat_offsets_encoding, whole_sequence_ranges
-from tokviz.engine.cut import CutPlan, cut_plan, encode_cut
+from tokviz.engine.cut import CutPlan, added_pieces, cut_plan, encode_cut
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.fast_paths import encode_chunked, encode_processed, plan_for
 from tokviz.models.base import Token
@@ -715,6 +715,16 @@ class Tokenizer:
                     return fast
         return self._encoding_from_splits(self._pipeline(sequence)[0], type_id, word_index)
 
+    def _prepare_engine(self) -> None:
+        """Build the engine's plans now (a load does, as HF's loaded tokenizers are ready to
+        encode): the chunk plan (the model's word encoder and its tables), and the byte-level
+        lane's (with the plan's word encoder, or its own when the pipeline has no plan:
+        StarCoder's Digits before ByteLevel). A Unigram model's tables take passes over its
+        pieces: 45 ms of XLM-R's 250k; a converted Llama's plan 3 ms."""
+        plan_for(self)
+        if self._pre_tokenizer is not None:
+            self._byte_level_lane(self._pre_tokenizer, self._model)
+
     def _engine_cut_plan(self) -> CutPlan | None:
         """The engine's general lane for the current components (made again when one is
         replaced or edited)."""
@@ -872,7 +882,7 @@ class Tokenizer:
         elif self._added.is_empty or not self._added.may_occur_in(sequence):
             pieces = [(None, 0, len(sequence))]
         else:
-            pieces = _added_pieces(self._added, sequence)
+            pieces = added_pieces(self._added, sequence)
 
         for token_id, start, end in pieces:
             if token_id is not None:
@@ -1505,23 +1515,6 @@ def _gpt2_findall() -> Any:
     from tokviz.pre_tokenizers import gpt2_findall
 
     return gpt2_findall
-
-
-def _added_pieces(added: AddedVocabulary, sequence: str) -> list[tuple[int | None, int, int]]:
-    """Raw then normalized added-token matching on a text no normalizer changes."""
-    pieces: list[tuple[int | None, int, int]] = []
-    raw, normalized = added.has_matchers()
-    first_pass = added.find_matches(sequence, False) if raw else [(None, (0, len(sequence)))]
-    for token_id, (start, end) in first_pass:
-        if start == end:
-            continue
-        if token_id is not None or not normalized:
-            pieces.append((token_id, start, end))
-            continue
-        for inner_id, (inner_start, inner_end) in added.find_matches(sequence[start:end], True):
-            if inner_start != inner_end:
-                pieces.append((inner_id, start + inner_start, start + inner_end))
-    return pieces
 
 
 def _byte_word_entries(model: Any, encoder: Any = None) -> Any:

@@ -418,7 +418,7 @@ def converted_sentencepiece(tmp_path_factory, read_shared_corpus):
     pieces = [(processor.id_to_piece(i), processor.get_score(i)) for i in range(processor.get_piece_size())]
     vocab = {piece: index for index, (piece, _) in enumerate(pieces)}
     merges = bpe_merges(pieces)
-    other = (corpora / "tinyshakespeare.txt").read_text(encoding="utf-8")[:60_000]
+    other = read_shared_corpus("tinyshakespeare.txt")[:60_000]
     words = sorted({"▁" + word for word in other.split()} | {"▁" + word for word in text[:20_000].split()})
     return vocab, merges, words
 

@@ -144,7 +144,7 @@ def test_presets_are_named_in_links() -> None:
 
 def test_a_bad_link_opens_the_defaults_with_a_note() -> None:
     workspace, notes = from_link({"model": "SentencePiece", "unk_id": "-1"})
-    assert notes == ["Train settings: unk_id cannot be -1: SentencePiece always needs the unknown piece <unk>."]
+    assert notes == ["This link was not used in full. Train settings: unk_id cannot be -1: SentencePiece always needs the unknown piece <unk>."]
     assert workspace.train.preset == "gpt2"
 
 
@@ -254,17 +254,17 @@ def test_train_page_sentencepiece_bpe_from_the_custom_form() -> None:
     config = sentencepiece_config(sp_model_type="bpe")
     history = run_training(config, 500, SPLIT.train_lines)
     first = history.merge_steps[0]
-    assert any(text.value.startswith(f"Merge 1: {first.left!r} + {first.right!r} → {first.token!r}   count {first.count:,}") for text in app.text)
+    assert any(text.value.startswith(f"Merge #1: {first.left!r} + {first.right!r} → {first.token!r}   count {first.count:,}") for text in app.text)
     text = app.text_area(key="test_text").value
     assert page_ids(app) == spm.SentencePieceProcessor(model_proto=history.to_model_bytes()).encode(text)
     # Only the open result tab may be built (the page's ``result_tab``): open Export, then Vocabulary.
-    app.session_state["result_tab"] = "Export"
+    app.session_state["_tokviz_workspace"].train.tab = "Export"  # the workspace holds the open tab
     app.run()
     labels = [button.proto.label for button in app.get("download_button")]
     assert labels == ["tokenizer.json", "vocab.txt", "merges.txt", "Download for transformers", "history.csv", "history.json", "sentencepiece .model"]
     # The slider: the tokenizer at a smaller size is the .model at that size.
     size = history.min_vocab_size + 40
-    app.session_state["result_tab"] = "Vocabulary"
+    app.session_state["_tokviz_workspace"].train.tab = "Vocabulary"
     app.slider(key="vocab_slider").set_value(size).run()
     assert_clean(app)
     assert f"{size} tokens at this vocab size, by id." in [caption.value for caption in app.caption]
@@ -280,7 +280,7 @@ def test_train_page_sentencepiece_unigram_preset() -> None:
     assert not app.error, [error.value for error in app.error]
     assert [tab.label for tab in app.tabs] == ["EM and pruning", "Lattice and sampling", "Vocabulary", "Charts", "Export"]
     assert app.query_params["preset"] == "sp_unigram"
-    history = run_training(sentencepiece_unigram(), 1000, SPLIT.train_lines)
+    history = run_training(sentencepiece_unigram(), 500, SPLIT.train_lines)  # the preset starts at 500: EM and pruning show
     text = app.text_area(key="test_text").value
     assert page_ids(app) == spm.SentencePieceProcessor(model_proto=history.to_model_bytes()).encode(text)
     assert int(metric(app, "tokens")) == len(page_ids(app))

@@ -34,7 +34,7 @@ COURSE_MERGES = [
 def test_merge_scores_follow_the_steps_and_hover_names_the_pair() -> None:
     figure = merge_scores_figure(COURSE_MERGES)
     trace = figure.data[0]
-    assert list(trace.x) == [0, 1, 2]
+    assert list(trace.x) == [1, 2, 3]  # merge #1 first, as every page numbers merges
     assert list(trace.y) == [20.0, 16.0, 15.0]
     assert [list(row[:3]) for row in trace.customdata] == [["u", "g", "ug"], ["u", "n", "un"], ["h", "ug", "hug"]]
     assert figure.layout.title.text == "Count of each merge"
@@ -58,7 +58,7 @@ def test_long_histories_are_thinned_keeping_first_and_last() -> None:
     steps = [MergeStep(rank, "a", "b", "ab", 10_000 - rank, float(10_000 - rank), 300 + rank) for rank in range(5_000)]
     trace = merge_scores_figure(steps).data[0]
     assert len(trace.x) == MAX_POINTS
-    assert (trace.x[0], trace.x[-1]) == (0, 4_999)
+    assert (trace.x[0], trace.x[-1]) == (1, 5_000)
 
 
 def test_vocab_growth_starts_at_the_alphabet_and_stays_flat_on_repeated_tokens() -> None:
@@ -202,8 +202,8 @@ def test_merges_at_size_replays_like_model_at() -> None:
 
 def test_merge_scores_mark_the_slider_and_the_inspected_step() -> None:
     figure = merge_scores_figure(COURSE_MERGES, marker_size=9, current_step=0)
-    # vocab 9 keeps merges 0 and 1: the marker stands on the last kept merge (rank 1).
-    assert _markers(figure) == [("x", 1, "vocab 9"), ("x", 0, "step 0")]
+    # vocab 9 keeps merges #1 and #2: the marker stands on the last kept merge (#2).
+    assert _markers(figure) == [("x", 2, "vocab 9"), ("x", 1, "merge #1")]
     assert _markers(merge_scores_figure(COURSE_MERGES)) == []
 
 

@@ -125,7 +125,7 @@ from tokviz.viz.spans import TokenOrigin, copyable_ids, copyable_tokens, token_o
 
 def test_pinned_cards_replace_the_tooltips() -> None:
     spans = [TokenSpan("Hi", 5, 0, 2), TokenSpan("you", 9, 3, 6)]
-    out = render_token_spans("Hi you", spans, pinned=True, origins={"you": TokenOrigin("merge", 3, "yo", "u", 7, 7.0)})
+    out = render_token_spans("Hi you", spans, pinned=True, origins={"you": TokenOrigin("merge", 2, "yo", "u", 7, 7.0)})
     body = out.html.split('<div class="tokviz-spans pinned">', 1)[1]
     group = re.search(r'name="(tvz-[0-9a-f]{12})"', body).group(1)
     assert body == (

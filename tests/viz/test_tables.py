@@ -29,9 +29,9 @@ STEPS = [
 
 def test_merge_table_rows_with_runner_up_and_margin() -> None:
     frame = merge_table(STEPS)
-    assert list(frame.columns) == ["rank", "merge", "count", "score", "vocab size", "runner-up", "runner-up score", "margin"]
+    assert list(frame.columns) == ["merge #", "merge", "count", "score", "vocab size", "runner-up", "runner-up score", "margin"]
     assert frame.to_dict("records")[0] == {
-        "rank": 0, "merge": "u + g → ug", "count": 20, "score": 20.0, "vocab size": 8,
+        "merge #": 1, "merge": "u + g → ug", "count": 20, "score": 20.0, "vocab size": 8,
         "runner-up": "u + n", "runner-up score": 16.0, "margin": 4.0,
     }
     # A tie (margin 0) is visible as such; a step without competitors has no runner-up.
@@ -175,8 +175,8 @@ def test_merge_step_box_starts_on_the_first_merge_and_follows_the_slider() -> No
 def test_sentencepiece_merge_table_shows_the_model_score_and_no_empty_runner_up_columns() -> None:
     steps = [MergeStep(0, "▁", "t", "▁t", 71, 71.0, 577), MergeStep(1, "h", "e", "he", 53, 53.0, 578)]
     frame = merge_table(steps, sentencepiece=True)
-    assert list(frame.columns) == ["rank", "merge", "count", "score", "vocab size"]
+    assert list(frame.columns) == ["merge #", "merge", "count", "score", "vocab size"]
     assert frame.to_dict("records") == [
-        {"rank": 0, "merge": "▁ + t → ▁t", "count": 71, "score": 0.0, "vocab size": 577},
-        {"rank": 1, "merge": "h + e → he", "count": 53, "score": -1.0, "vocab size": 578},
+        {"merge #": 1, "merge": "▁ + t → ▁t", "count": 71, "score": 0.0, "vocab size": 577},
+        {"merge #": 2, "merge": "h + e → he", "count": 53, "score": -1.0, "vocab size": 578},
     ]

@@ -86,6 +86,24 @@ def _word_fields(plan: CutPlan, word: str) -> tuple[Any, ...]:
     return fields
 
 
+def added_pieces(added: Any, sequence: str) -> list[tuple[int | None, int, int]]:
+    """Raw then normalized added-token matching on a text no normalizer changes: ``(token id or
+    None, start, end)`` per non-empty piece."""
+    pieces: list[tuple[int | None, int, int]] = []
+    raw, normalized = added.has_matchers()
+    first_pass = added.find_matches(sequence, False) if raw else [(None, (0, len(sequence)))]
+    for token_id, (start, end) in first_pass:
+        if start == end:
+            continue
+        if token_id is not None or not normalized:
+            pieces.append((token_id, start, end))
+            continue
+        for inner_id, (inner_start, inner_end) in added.find_matches(sequence[start:end], True):
+            if inner_start != inner_end:
+                pieces.append((inner_id, start + inner_start, start + inner_end))
+    return pieces
+
+
 def encode_cut(plan: CutPlan, added: Any, sequence: str, type_id: int, word_index: int | None) -> Encoding | None:
     """The sequence's Encoding before post-processing, or None when a normalizer changes some
     of its text (the general path then does the whole sequence)."""

@@ -173,8 +173,6 @@ class Trainer:
         """Raise as HF does when asked to train another algorithm's model, e.g.
         ``"UnigramTrainer can only train a Unigram"``. ``Tokenizer.train`` should call it
         before counting words, so the mistake is named even for an empty corpus."""
-        from tokviz.models.bpe.trainer import check_trains
-
         check_trains(model, self.MODEL_TYPE, type(self).__name__)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -273,3 +271,23 @@ def _rebuild_trainer(cls: type, state: bytes) -> Trainer:
     trainer = cls.__new__(cls)
     trainer.__setstate__(state)
     return trainer
+
+
+class TrainerModelMismatchError(TokvizError):
+    """A trainer given a model of another kind (HF raises a plain ``Exception`` with this text)."""
+
+
+def check_trains(model: Any, model_type: str, trainer_name: str) -> None:
+    """Raise as HF does when ``trainer_name`` is asked to train a model that is not a ``model_type``.
+
+    >>> check_trains(object(), "Unigram", "UnigramTrainer")
+    Traceback (most recent call last):
+    ...
+    tokviz.models.trainer.TrainerModelMismatchError: UnigramTrainer can only train a Unigram; this tokenizer's model is a object. Build the tokenizer with models.Unigram() to train it with a UnigramTrainer.
+    """
+    kind = type(model).__name__
+    if kind != model_type:
+        raise TrainerModelMismatchError(
+            f"{trainer_name} can only train a {model_type}; this tokenizer's model is a {kind}. "
+            f"Build the tokenizer with models.{model_type}() to train it with a {trainer_name}."
+        )

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from tokviz.errors import TokvizError
+from tokviz.history import merge_number
 from tokviz.ui.shell import md_escape, show_error
 from tokviz.workspace import LearnState
 
@@ -88,7 +89,7 @@ def learn_step_view(step: Any, predict: bool, step_key: str) -> None:
     view = step.data
     hidden = predict and step.kind == "merge" and step_key not in st.session_state.get("learn_revealed", frozenset())
     # Titles and explanations quote the user's words: shown as typed, never as Markdown (links, images).
-    st.subheader(f"Merge {view.rank + 1}: which pair is merged next?" if hidden else md_escape(step.title))
+    st.subheader(f"Merge #{merge_number(view.rank)}: which pair is merged next?" if hidden else md_escape(step.title))
     if not hidden:
         st.caption(md_escape(step.explanation))
     _LEARN_VIEWS[step.kind](view, hidden, step_key)

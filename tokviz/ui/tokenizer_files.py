@@ -92,7 +92,8 @@ def tokenizer_files(files: list[UploadedFile], key: str, *, limit: int) -> list[
     result = []
     for upload in loaded:
         if upload.tokenizer is None:
-            st.error(f"{md_escape(upload.name)}: {md_escape(upload.error or 'could not be read')}")
+            # The sentence names the file already: the same words tokviz.load(path) raises in a script.
+            st.error(md_escape(upload.error or f"{upload.name} could not be read."))
             continue
         result.append(FileTokenizer(upload.name, upload.tokenizer, f"file:{upload.name}:{hash(content_key)}"))
     if len(result) > limit:

@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from tokviz.history import merge_number
 from tokviz.inspect import training_size_range
 from tokviz.pipeline_config import PipelineConfig
 from tokviz.ui.shell import md_escape
@@ -179,12 +180,13 @@ def merge_history_view(view: TrainedView) -> None:
         reseed("merge_step", box.value + 1)
     st.session_state["_merge_step_for"] = (request, view.size)
     number = st.number_input(
-        f"Merge to inspect (1 to {box.max_value + 1:,}: the merges of the tokenizer at the slider's size; 1 was learned first)",
+        f"Merge # to inspect (1 to {box.max_value + 1:,}: the merges of the tokenizer at the slider's size; #1 was learned first, "
+        "as the token card and the table number them)",
         min_value=box.min_value + 1, max_value=box.max_value + 1, step=1, key="merge_step",
     )
     step = merges[int(number) - 1]
     show = (lambda token: tables.show(token, True)) if view.byte_level else str
-    st.text(f"Merge {step.rank + 1}: {show(step.left)!r} + {show(step.right)!r} → {show(step.token)!r}   "
+    st.text(f"Merge #{merge_number(step.rank)}: {show(step.left)!r} + {show(step.right)!r} → {show(step.token)!r}   "
             f"count {step.count:,}   score {-step.rank if history.algorithm == 'sentencepiece-bpe' else step.score:.6g}")
     segmentations, changed, candidates = _merge_step_tables(request, int(number) - 1, _view=view)
     left, right = st.columns(2)

@@ -34,7 +34,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from tokviz.history import EmStep, MergeStep, PruneRound
+from tokviz.history import EmStep, MergeStep, PruneRound, merge_number
 from tokviz.viz.spans import make_visible
 
 #: Most points drawn per line; longer series are thinned evenly.
@@ -44,6 +44,17 @@ _SUFFIXES = ("</w>",)
 #: Longest chart title: half a 1280 px page (about 470 px of plot) at the presentation title size.
 MAX_TITLE_CHARACTERS = 38
 MARKER_COLOR = "#e65100"
+#: One colour per tokenizer of a comparison, in page order (up to the comparison's 8): the same in every chart.
+TOKENIZER_COLORS = ("#1565c0", "#2e7d32", "#c62828", "#6a1b9a", "#ef6c00", "#00838f", "#ad1457", "#4e342e")
+
+
+def tokenizer_colors(names: Iterable[str]) -> dict[str, str]:
+    """Each tokenizer's colour, by its place on the page; every chart of a page takes this one mapping.
+
+    >>> tokenizer_colors(["gpt2", "bert", "t5"])
+    {'gpt2': '#1565c0', 'bert': '#2e7d32', 't5': '#c62828'}
+    """
+    return {str(name): TOKENIZER_COLORS[position % len(TOKENIZER_COLORS)] for position, name in enumerate(names)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,12 +210,12 @@ def merge_scores_figure(
     shown = _thin(merges)
     figure = go.Figure(
         go.Scatter(
-            x=[step.rank for step in shown],
+            x=[merge_number(step.rank) for step in shown],
             y=[float(step.score) for step in shown],
             mode="lines+markers" if len(shown) < 200 else "lines",
             marker=dict(size=5),
             customdata=[[_label(step.left), _label(step.right), _label(step.token), step.count] for step in shown],
-            hovertemplate="merge %{x}: %{customdata[0]} + %{customdata[1]} → %{customdata[2]}<br>"
+            hovertemplate="merge #%{x}: %{customdata[0]} + %{customdata[1]} → %{customdata[2]}<br>"
             f"{html.escape(score_label)}: %{{y:.6g}}<br>count: %{{customdata[3]}}<extra></extra>",
             name=score_label,
         )
@@ -214,16 +225,17 @@ def merge_scores_figure(
         log_axis = positive and max(step.score for step in merges) / min(step.score for step in merges) > 100
     log_axis = bool(log_axis and positive)  # a zero or negative score has no place on a log axis
     style_figure(
-        figure, html.escape(f"{score_label.capitalize()} of each merge"), xaxis_title="merge step (rank)",
+        figure, html.escape(f"{score_label.capitalize()} of each merge"), xaxis_title="merge #",
         yaxis_title=html.escape(score_label) + (" (log scale)" if log_axis else ""), presentation=presentation,
     )
     if log_axis:
         figure.update_yaxes(**_log_ticks([float(step.score) for step in merges]))
     if marker_size is not None and merges:
         kept = merges_at_size(merges, marker_size)
-        mark_x(figure, max(kept - 1, 0), f"vocab {marker_size:,}", presentation)
+        mark_x(figure, merge_number(max(kept - 1, 0)), f"vocab {marker_size:,}", presentation)
     if current_step is not None and merges:
-        mark_x(figure, min(max(current_step, 0), len(merges) - 1), f"step {current_step:,}", presentation)
+        shown_step = min(max(current_step, 0), len(merges) - 1)
+        mark_x(figure, merge_number(shown_step), f"merge #{merge_number(shown_step):,}", presentation)
     return figure
 
 

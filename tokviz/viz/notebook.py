@@ -276,3 +276,16 @@ def _unknown_tokens(encoding: Any) -> set[int]:
         for index, token in enumerate(encoding.tokens)
         if token.strip("[]<>").lower() in ("unk", "oov")
     }
+
+
+def _register() -> None:
+    """Give the core's records their notebook views (the core never imports viz; see tokviz._views)."""
+    from tokviz._views import register_html_view
+    from tokviz.encoding import Encoding
+    from tokviz.history import TrainingHistory
+
+    register_html_view(Encoding, encoding_html)
+    register_html_view(TrainingHistory, history_html)
+
+
+_register()

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from tokviz.byte_level import UNICODE_TO_BYTES
+from tokviz.history import merge_number
 
 #: Pastel backgrounds cycled token by token (readable on a projector, distinct neighbours).
 PALETTE = ("#ffe0b2", "#c8e6c9", "#bbdefb", "#f8bbd0", "#fff59d", "#d1c4e9")
@@ -73,7 +74,7 @@ class TokenOrigin:
     log-probability), ``"word"`` (WordLevel: ``count``), ``"alphabet"`` (an initial symbol)
     or ``"special"``.
 
-    >>> TokenOrigin("merge", rank=12, left="h", right="ug", count=15, score=15.0).describe()
+    >>> TokenOrigin("merge", rank=11, left="h", right="ug", count=15, score=15.0).describe()  # rank 11: merge #12
     'merge #12: h + ug (count 15)'
     >>> TokenOrigin("piece", score=-4.2137).describe(), TokenOrigin("alphabet").describe()
     ('Unigram piece, log p = -4.214', 'in the initial alphabet')
@@ -90,7 +91,7 @@ class TokenOrigin:
         """One line of plain text (escape it before it reaches HTML)."""
         if self.kind == "merge":
             show = (lambda token: make_visible(readable_byte_level(token))) if byte_level else make_visible
-            line = f"merge #{self.rank:,}: {show(self.left or '')} + {show(self.right or '')} (count {self.count:,}"
+            line = f"merge #{merge_number(self.rank):,}: {show(self.left or '')} + {show(self.right or '')} (count {self.count:,}"
             if self.score is not None and self.count is not None and self.score != self.count:
                 line += f", score {self.score:.4g}"
             return line + ")"

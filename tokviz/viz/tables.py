@@ -8,7 +8,7 @@ cannot show a space token otherwise. ``st.dataframe`` shows cells as text, never
 >>> from tokviz.history import MergeStep
 >>> step = MergeStep(0, "h", "u", "hu", 15, 15.0, 31, candidates=((("u", "g"), 12.0),))
 >>> merge_table([step]).iloc[0].to_dict()  # doctest: +NORMALIZE_WHITESPACE
-{'rank': 0, 'merge': 'h + u → hu', 'count': 15, 'score': 15.0, 'vocab size': 31,
+{'merge #': 1, 'merge': 'h + u → hu', 'count': 15, 'score': 15.0, 'vocab size': 31,
  'runner-up': 'u + g', 'runner-up score': 12.0, 'margin': 3.0}
 
 What this leaves out: styling (colors are the page's job) and pagination (the page shows
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from tokviz.history import EmStep, MergeStep, PruneRound
+from tokviz.history import EmStep, MergeStep, PruneRound, merge_number
 from tokviz.metrics import CompressionMetrics
 from tokviz.viz.spans import make_visible, readable_byte_level
 
@@ -63,7 +63,7 @@ def merge_table(merges: Sequence[MergeStep], byte_level: bool = False, sentencep
         runner_up, runner_score = (step.candidates[0] if step.candidates else (None, None))
         rows.append(
             {
-                "rank": step.rank,
+                "merge #": merge_number(step.rank),  # the one numbering: 1-based, as the card and the picker say
                 "merge": f"{show(step.left, byte_level)} + {show(step.right, byte_level)} → {show(step.token, byte_level)}",
                 "count": step.count,
                 "score": float(-step.rank) if sentencepiece else step.score,
@@ -73,7 +73,7 @@ def merge_table(merges: Sequence[MergeStep], byte_level: bool = False, sentencep
                 "margin": step.score - runner_score if runner_score is not None else None,
             }
         )
-    columns = ["rank", "merge", "count", "score", "vocab size", "runner-up", "runner-up score", "margin"]
+    columns = ["merge #", "merge", "count", "score", "vocab size", "runner-up", "runner-up score", "margin"]
     if merges and not any(step.candidates for step in merges):
         columns = columns[:5]
     return pd.DataFrame(rows, columns=columns)

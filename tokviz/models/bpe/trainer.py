@@ -52,7 +52,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from tokviz.errors import EmptyCorpusError, SpecialTokenError, TokvizError, VocabSizeError
 from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
-from tokviz.models.trainer import OptionTypeError, Trainer, check_bool, check_count, check_optional_count, check_optional_str
+from tokviz.models.trainer import (
+    OptionTypeError, Trainer, TrainerModelMismatchError, check_bool, check_count, check_optional_count, check_optional_str, check_trains,
+)
 from tokviz.word_counts import summarize_word_counts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -936,26 +938,6 @@ def with_model_options_of(history: Any, model: Any, model_type: str, trainer_nam
     changed = dataclasses.replace(history, model_options=options)
     object.__setattr__(changed, "model", changed.model_at(changed.max_vocab_size))
     return changed
-
-
-class TrainerModelMismatchError(TokvizError):
-    """A trainer given a model of another kind (HF raises a plain ``Exception`` with this text)."""
-
-
-def check_trains(model: Any, model_type: str, trainer_name: str) -> None:
-    """Raise as HF does when ``trainer_name`` is asked to train a model that is not a ``model_type``.
-
-    >>> check_trains(object(), "Unigram", "UnigramTrainer")
-    Traceback (most recent call last):
-    ...
-    tokviz.models.bpe.trainer.TrainerModelMismatchError: UnigramTrainer can only train a Unigram; this tokenizer's model is a object. Build the tokenizer with models.Unigram() to train it with a UnigramTrainer.
-    """
-    kind = type(model).__name__
-    if kind != model_type:
-        raise TrainerModelMismatchError(
-            f"{trainer_name} can only train a {model_type}; this tokenizer's model is a {kind}. "
-            f"Build the tokenizer with models.{model_type}() to train it with a {trainer_name}."
-        )
 
 
 def finish_history(history: TrainingHistory, started: float) -> Any:

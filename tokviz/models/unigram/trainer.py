@@ -113,7 +113,7 @@ class UnigramTrainingHistory(TrainingHistory):
     def for_model(self, model: Any) -> "UnigramTrainingHistory":
         """This history, after checking that ``model`` is a Unigram: HF's UnigramTrainer
         raises ("UnigramTrainer can only train a Unigram") rather than swap another model."""
-        from tokviz.models.bpe.trainer import check_trains
+        from tokviz.models.trainer import check_trains
 
         check_trains(model, "Unigram", "UnigramTrainer")
         return self

@@ -1,0 +1,104 @@
+"""RSS and time of every hostile file (tests/hostile_files.py), each in a fresh process.
+
+For each case a child process imports tokviz, notes its RSS (``idle``), then does what the app
+does with an upload -- ``tokviz.loaders.load_bytes`` (Inspect's and Compare's uploaders) or
+``tokviz.inspect.open_training`` for a history.json -- and, when that loads, encodes the case's
+text (or a sentence); then it reports the outcome (the sentence, or "loaded"), the wall time and
+its peak RSS. The child runs under an address-space cap (``--cap-gb``, default 4) and a time
+limit (``--timeout``, default 120 s), so a case that would still blow up ends as ``MemoryError``
+or ``timeout`` here instead of taking the machine down.
+
+    python3 bench/bench_hostile.py                # the whole corpus, a Markdown table
+    python3 bench/bench_hostile.py prepend padding  # the cases whose name holds a word
+
+The machine may be loaded (other work on its 2 cores): times are wall times of that run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = r"""
+import json, resource, sys, time
+cap = int(sys.argv[2]) * 1024 ** 3
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
+import tokviz, tokviz.loaders, tokviz.inspect, hostile_files
+from tokviz.errors import TokvizError
+
+def rss_mb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+
+case = next(c for c in hostile_files.cases() if c.case == sys.argv[3])
+idle = rss_mb()
+start = time.perf_counter()
+try:
+    if case.kind == "training":
+        opened = tokviz.inspect.open_training(case.files[0][1], case.name)
+        tokenizer = opened.tokenizer_at(None)
+    else:
+        companion = case.files[1] if len(case.files) > 1 else None
+        tokenizer = tokviz.loaders.load_bytes(case.name, case.files[0][1], companion=companion)
+    tokenizer.encode(case.text or "Hello world, a sentence of plain text to encode.")
+    outcome = "loaded and encoded"
+except TokvizError as error:
+    outcome = f"{type(error).__name__}: {error}"
+except BaseException as error:  # what must not happen: shown as such in the table
+    outcome = f"UNCAUGHT {type(error).__name__}: {str(error)[:200]}"
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"idle": idle, "after": rss_mb(), "peak": peak, "seconds": seconds, "outcome": outcome}))
+"""
+
+
+def run(case: str, cap_gb: int, timeout: float) -> dict:
+    try:
+        done = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(cap_gb), case],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"idle": None, "after": None, "peak": None, "seconds": timeout, "outcome": f"TIMEOUT after {timeout:.0f} s"}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        return {"idle": None, "after": None, "peak": None, "seconds": None,
+                "outcome": f"CHILD DIED (exit {done.returncode}): {done.stderr.strip().splitlines()[-1:] }"}
+    return json.loads(lines[-1])
+
+
+def main(argv: list[str]) -> None:
+    cap_gb, timeout = 4, 120.0
+    words = []
+    for arg in argv:
+        if arg.startswith("--cap-gb="):
+            cap_gb = int(arg.split("=", 1)[1])
+        elif arg.startswith("--timeout="):
+            timeout = float(arg.split("=", 1)[1])
+        else:
+            words.append(arg)
+    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT))
+    import hostile_files
+
+    print("| case | idle RSS MB | peak RSS MB | after RSS MB | seconds | outcome |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
+    for case in hostile_files.cases():
+        if words and not any(word in case.case for word in words):
+            continue
+        result = run(case.case, cap_gb, timeout)
+        number = lambda value, digits=0: "–" if value is None else f"{value:,.{digits}f}"  # noqa: E731
+        outcome = result["outcome"].replace("|", "\\|").replace("\n", " ")
+        if len(outcome) > 160:
+            outcome = outcome[:157] + "…"
+        print(f"| {case.case} | {number(result['idle'])} | {number(result['peak'])} | {number(result['after'])} | "
+              f"{number(result['seconds'], 2)} | {outcome} |", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
