@@ -467,7 +467,10 @@ class SentencePieceProcessor:
             pairs = model.sample(text, int(options["nbest_size"]), float(options["alpha"]), _RANDOM)
         else:
             pairs = model.encode(text)
-        if kind in ("int", "str", "bytes", "numpy"):  # the quick way: no offsets needed
+        if kind in ("int", "str") and not (options["add_bos"] or options["add_eos"] or options["reverse"]
+                                          or options["emit_unk_piece"]):
+            return [i for _, i in pairs] if kind == "int" else [p for p, _ in pairs]  # (the common call, kept short)
+        if kind in ("int", "str", "bytes", "numpy"):  # no offsets needed
             records = [(p, i, "", 0, 0) for p, i in pairs]
         else:
             records = self._records(text, pairs)
