@@ -6,6 +6,8 @@ Run from the project root::
     python3 bench/bench_sentencepiece.py --quick    # first 20,000 lines only
     python3 bench/bench_sentencepiece.py --skip-files --bpe-only --repeat 3   # BPE on the 6.8 MB corpus, 3 times
     python3 bench/bench_sentencepiece.py --skip-files --bpe-only --one-process  # tokviz without its forked worker
+    python3 bench/bench_sentencepiece.py --users     # what issue 35 asks: import, first encode pass, botchan-sized and
+                                                     # 6.8 MB trainings (bpe and unigram at 1,000 and 4,000 pieces)
 
 Each training runs in its own child process so that its peak resident memory (``ru_maxrss``)
 is its own. Printed: wall seconds, CPU seconds (all threads; sentencepiece trains with 16 threads
@@ -102,6 +104,79 @@ def compare(corpus: Path, options: dict, workdir: Path, held_out: list[str] | No
     return result
 
 
+IMPORT = r"""
+import sys, time
+sys.path.insert(0, {root!r})
+started = time.perf_counter()
+import {module}
+print(time.perf_counter() - started)
+"""
+
+FIRST_PASS = r"""
+import sys, time, json
+sys.path.insert(0, {root!r})
+which, model, corpus = sys.argv[1], sys.argv[2], sys.argv[3]
+import sentencepiece as spm
+if which == "tokviz":
+    import tokviz.sentencepiece as spm
+lines = open(corpus, encoding="utf-8").read().split("\n")
+sp = spm.SentencePieceProcessor(model_file=model)
+started = time.perf_counter()
+pieces = [sp.encode_as_pieces(line) for line in lines]
+first = time.perf_counter() - started
+started = time.perf_counter()
+again = [sp.encode_as_pieces(line) for line in lines]
+print(json.dumps({{"first": first, "again": time.perf_counter() - started, "pieces": sum(map(len, pieces))}}))
+"""
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def import_seconds(module: str, runs: int = 5) -> float:
+    """Median wall time of ``import module`` in fresh processes (each run a new interpreter)."""
+    code = IMPORT.format(root=str(ROOT), module=module)
+    return median([float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+                   for _ in range(runs)])
+
+
+def first_pass(which: str, model: Path, corpus: Path) -> dict:
+    code = FIRST_PASS.format(root=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code, which, str(model), str(corpus)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def users(workdir: Path) -> None:
+    """Issue 35's figures: import time, a first encode pass, trainings at 1,000 and 4,000 pieces."""
+    ours, theirs = import_seconds("tokviz.sentencepiece"), import_seconds("sentencepiece")
+    print(json.dumps({"import_tokviz_s": round(ours, 3), "import_sentencepiece_s": round(theirs, 3),
+                      "ratio": round(ours / theirs, 2)}), flush=True)
+    big = (CORPORA / "big.txt").read_text(encoding="utf-8")
+    botchan = workdir / "botchan_sized.txt"  # (botchan.txt, sentencepiece's test corpus, is 278 KB of short lines)
+    botchan.write_text(big[:278_000], encoding="utf-8")
+    full = workdir / "all.txt"
+    full.write_text("".join((CORPORA / name).read_text(encoding="utf-8") for name in FILES), encoding="utf-8")
+    held_out = big.split("\n")[-2000:]
+    test_text = workdir / "held_out.txt"
+    test_text.write_text("\n".join(held_out), encoding="utf-8")
+    for corpus in (botchan, full):
+        for model_type in ("bpe", "unigram"):
+            for size in (1000, 4000):
+                result = compare(corpus, {"vocab_size": size, "model_type": model_type}, workdir, held_out)
+                print(json.dumps(result), flush=True)
+                if corpus is botchan:
+                    tag = f"vocab_size{size}_model_type{model_type}"
+                    model = workdir / f"sp_{corpus.stem}_{tag}.model"
+                    mine, peer = first_pass("tokviz", model, test_text), first_pass("sentencepiece", model, test_text)
+                    print(json.dumps({"first_pass": f"{model_type} {size}", "lines": len(held_out),
+                                      "tokviz_s": round(mine["first"], 3), "sentencepiece_s": round(peer["first"], 3),
+                                      "ratio": round(mine["first"] / peer["first"], 2),
+                                      "tokviz_again_s": round(mine["again"], 3), "same_piece_count": mine["pieces"] == peer["pieces"]}),
+                          flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -109,10 +184,15 @@ def main() -> None:
     parser.add_argument("--bpe-only", action="store_true", help="leave out the unigram run on the benchmark corpus")
     parser.add_argument("--repeat", type=int, default=1, help="run the benchmark corpus trainings this many times")
     parser.add_argument("--one-process", action="store_true", help="tokviz with num_threads=1 (no forked worker)")
+    parser.add_argument("--users", action="store_true", help="import, first encode pass, trainings at 1,000 / 4,000 (issue 35)")
     args = parser.parse_args()
     print(f"load average: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
+        if args.users:
+            users(workdir)
+            print(f"load average: {os.getloadavg()}")
+            return
         text = "".join((CORPORA / name).read_text(encoding="utf-8") for name in FILES)
         if args.quick:
             text = "\n".join(text.split("\n")[:20000])

@@ -7,13 +7,14 @@ from tokviz.corpus import corpus_hash
 from tokviz.errors import EmptyCorpusError, TokvizError
 from tokviz.limits import LIVE_TRAINING_MAX_CHARS, MAX_RENDERED_TOKENS
 from tokviz.metrics import pairwise_jaccard, segmentation_differences
-from tokviz.ui import catalog_choice, compare_views
+from tokviz.ui import catalog_choice, compare_views, downloads
 from tokviz.ui.corpus_input import corpus_input
 from tokviz.compare import MAX_COMPARED
 from tokviz.ui.shell import capped_text, md_escape, page_setup, show_error
 from tokviz.ui.tokenizer_files import tokenizer_files
 from tokviz.ui.training import is_trained, request_for, tokenizer_at, train_with_progress, trained_size
 from tokviz.ui.workspace import bind, copy_link
+from tokviz.viz.charts import tokenizer_colors
 from tokviz.viz.compare import better_caption, compression_curves_figure, overlap_table, styled_compression_table
 from tokviz.viz.spans import render_token_spans, spans_from_encoding
 
@@ -129,6 +130,7 @@ pairs = pairwise_jaccard(vocabs, {entry.name: entry.byte_level for entry in comp
 st.dataframe(overlap_table(pairs), hide_index=True, width="stretch", key="compare_overlap")
 st.caption("Vocabularies are compared as text: markers (Ġ, ##, ▁, </w>) removed and byte-level tokens decoded, special tokens left out.")
 compare_views.transformers_download(compared)
+downloads.compare_downloads(compared)  # every other file kind tokviz reads
 
 if not trained:
     st.stop()
@@ -137,4 +139,6 @@ st.caption("The trained configurations at every size their training went through
 curves = {configuration.name: compare_views.compression_curve_cached(request, eval_key, _history=history, _texts=eval_texts)
           for configuration, _, request, history in trained}
 markers = {configuration.name: trained_size(history) for configuration, _, _, history in trained}
-st.plotly_chart(compression_curves_figure(curves, markers=markers, presentation=workspace.presentation), width="stretch", key="compare_curves")
+st.plotly_chart(compression_curves_figure(curves, markers=markers, presentation=workspace.presentation,
+                                          colors=tokenizer_colors(entry.name for entry in compared)),  # as in the charts above
+                width="stretch", key="compare_curves")

@@ -5,6 +5,7 @@ import streamlit as st
 
 from tokviz import inspect as inspect_tok
 from tokviz.errors import TokvizError
+from tokviz.ui import downloads
 from tokviz.ui.shell import md_escape, metrics_row, page_setup, show_error
 from tokviz.ui.tokenizer_choice import tokenizer_choice, vocab_frame_cached
 from tokviz.ui.tokenizer_files import training_file
@@ -62,6 +63,7 @@ summary = inspect_tok.summarize(tokenizer)
 st.header("Summary")
 metrics_row({"model": summary.model_type, "vocab size": summary.vocab_size, "added tokens": len(summary.added_tokens)})
 st.dataframe(pd.DataFrame(summary.rows(), columns=["stage", "component"]), hide_index=True, width="stretch")
+downloads.file_downloads(tokenizer, choice_key, "inspect")
 
 st.header("Try it")
 DEFAULT_TEXT = "Tokenizers split words into pieces: unbelievably, naïve 東京 a가 2024!"

@@ -30,11 +30,13 @@ with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
     with left:
         corpus = corpus_input(workspace)
     config, words = None, None
+    problem_shown = False  # one message per problem: the "settings changed" warning is not added under an error
     with right:
         try:
             config = widgets.pipeline_choice(train)
         except TokvizError as error:
             show_error(error)
+            problem_shown = True
         sync_link(workspace)  # the Custom form updates the pipeline during the run: the link follows now
         vocab_column, button_column = st.columns([2, 1], vertical_alignment="bottom")
 
@@ -59,7 +61,7 @@ with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
                     words = counted_words(corpus.key, config.normalizers, config.pre_tokenizers)
         except TokvizError as error:
             show_error(error)
-            config = None
+            config, problem_shown = None, True
     metrics_row({
         "characters": corpus.stats.characters, "lines": corpus.stats.lines,
         # SentencePiece has no pre-tokenizer: its words are the raw text's pieces between spaces (▁ marks them).
@@ -89,6 +91,7 @@ if request is not None and (clicked or (len(corpus.text) <= LIVE_TRAINING_MAX_CH
             st.rerun()  # fold the inputs away and draw the results from the top
     except TokvizError as error:
         show_error(error)
+        problem_shown = True
 
 if train.trained is None:
     st.info("Press **Train** to train a tokenizer on this corpus.")
@@ -108,8 +111,10 @@ if history is None:
 if is_opened(request):
     st.caption(f"Opened from {md_escape(opened_name(request) or 'history.json')}: a training made elsewhere (its corpus is not here; "
                "the test text below is this page's). **Train** trains this page's corpus instead.")
-elif config is None or request_for(corpus.key, config, int(target_vocab)) != request:
-    st.warning("The corpus or the settings changed since this tokenizer was trained: press **Train** to train again.")
+stale = not is_opened(request) and (config is None or request_for(corpus.key, config, int(target_vocab)) != request)
+if stale and not problem_shown:
+    st.warning("The corpus or the settings changed since this tokenizer was trained: press **Train** to train again. "
+               "The results below (greyed) are the last training's.")
 size_now = trained_size(history)
 status = f"Trained {algorithm_label(history.algorithm)} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}."
 st.caption(md_escape(status))
@@ -184,4 +189,7 @@ def results() -> None:
 #: Widgets inside result tabs: Streamlit would forget their values while their tab is closed.
 TAB_WIDGET_KEYS = ("merge_step", "lattice_word", "sample_alpha", "trace_word")
 
-results()
+if stale:  # results that no longer match the inputs are greyed, not passed off as current
+    st.html("<style>.st-key-train_results_stale { opacity: 0.45; filter: grayscale(0.8); }</style>")
+with st.container(key="train_results_stale" if stale else "train_results"):
+    results()

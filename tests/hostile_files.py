@@ -98,19 +98,26 @@ def _history(training_merges: int = 40, repeat: int = 1, pipeline: dict[str, str
     """A real history.json of a small BPE training, its merge list repeated ``repeat`` times, its pipeline edited."""
     from tokviz import history_io
     from tokviz.presets import PRESETS
+    from tokviz.samples import load_sample
     from tokviz.training import run_training
 
     config = PRESETS["gpt2"].build()
-    lines = ["the quick brown fox jumps over the lazy dog"] * 20 + ["hello world, hello there"] * 20
-    history = run_training(config, 256 + training_merges, lines)
+    history = run_training(config, 257 + training_merges, load_sample().splitlines())
     document = json.loads(history_io.dumps(history, config))
-    if repeat > 1:
-        body = document["history"]
-        key = next(key for key, value in body.items() if isinstance(value, list) and len(value) >= training_merges // 2)
-        body[key] = body[key] * repeat
+    document["history"]["merges"] = document["history"]["merges"] * repeat
     if pipeline:
         document["pipeline"].update(pipeline)
     return json.dumps(document).encode()
+
+
+def _charsmap_bomb() -> str:
+    """SentencePiece's nmt_nfkc map with every replacement from 'ﬁ''s on made 5,000 x's long (base64)."""
+    from tokviz.normalizers import _CharsMap
+    from tokviz.sentencepiece.normalizer import charsmap_for_rule
+
+    data = charsmap_for_rule("nmt_nfkc")
+    start = len(data) - len(_CharsMap(data).replacements) + _CharsMap(data).first_prefix_value("ﬁ".encode())
+    return base64.b64encode(data[:start] + b"x" * 5_000 + b"\0").decode("ascii")
 
 
 def _digits(count: int) -> str:
@@ -120,14 +127,21 @@ def _digits(count: int) -> str:
 @cache
 def cases() -> tuple[HostileCase, ...]:
     """Every case, refused ones first (see the module's docstring)."""
+    from tokviz.sentencepiece.normalizer import charsmap_for_rule
+
     big_int = _digits(5_000)
     out: list[HostileCase] = []
 
+    # Every file is named after its case (``<case>.json``, ``gpt2-<case>.tiktoken``, ``<case>-vocab.txt``), so
+    # a batch of uploads, and the sentences about them, are told apart by name.
     def add(case: str, name: str, data: bytes, expect: str | None, **options: Any) -> None:
-        out.append(HostileCase(case, ((name, data),), expect, **options))
+        unique = {"tokenizer.json": f"{case}.json", "vocab.txt": f"{case}-vocab.txt"}.get(name)
+        if unique is None:
+            unique = f"gpt2-{case}.tiktoken" if name.endswith(".tiktoken") else f"{case}{Path(name).suffix}"
+        out.append(HostileCase(case, ((unique, data),), expect, **options))
 
     def pair(case: str, vocab_json: bytes, merges_txt: bytes, expect: str | None, **options: Any) -> None:
-        out.append(HostileCase(case, (("vocab.json", vocab_json), ("merges.txt", merges_txt)), expect, **options))
+        out.append(HostileCase(case, ((f"{case}-vocab.json", vocab_json), (f"{case}-merges.txt", merges_txt)), expect, **options))
 
     # -------------------------------------------------------------- JSON numbers, strings, ids, depth
     wl = json.dumps(word_level())
@@ -136,7 +150,7 @@ def cases() -> tuple[HostileCase, ...]:
     pair("int-5000-digits-vocab-json", b'{"a": 0, "b": ' + big_int.encode() + b"}", b"#version: 0.2\n", "a number of 5,000 digits")
     add("int-5000-digits-in-padding", "tokenizer.json", wl.replace('"padding": null', f'"padding": {{"strategy": {{"Fixed": {big_int}}}}}').encode(),
         "a number of 5,000 digits")
-    add("float-5000-digits", "tokenizer.json", wl.replace('"hello": 1', f'"hello": 1.{big_int}').encode(), "a number of 5,002 digits")
+    add("float-5000-digits", "tokenizer.json", wl.replace('"hello": 1', f'"hello": 1.{big_int}').encode(), "a number of 5,001 digits")
     add("lone-surrogate-in-vocab", "tokenizer.json", _dumps(word_level({"[UNK]": 0, "a\ud800b": 1})), "lone surrogate")
     add("lone-low-surrogate-in-vocab", "tokenizer.json", _dumps(word_level({"[UNK]": 0, "\udc00": 1})), "lone surrogate")
     add("lone-surrogate-in-added-token", "tokenizer.json", _dumps(word_level(added_tokens=[added("<\ud83d>", 4)])), "lone surrogate")
@@ -169,7 +183,14 @@ def cases() -> tuple[HostileCase, ...]:
         {"type": "Replace", "pattern": {"String": "a"}, "content": "a" * 2_000},
         {"type": "Replace", "pattern": {"String": "a"}, "content": "a" * 2_000},
         {"type": "Replace", "pattern": {"String": "a"}, "content": "a" * 2_000}]}
-    add("replace-bomb-3x2000", "tokenizer.json", _dumps(word_level(normalizer=nested_replace)), "longer")
+    add("replace-bomb-3x2000", "tokenizer.json", _dumps(word_level(normalizer=nested_replace)), "2,000 characters")
+    add("replace-bomb-3x1000", "tokenizer.json", _dumps(word_level(normalizer={"type": "Sequence", "normalizers": [
+        {"type": "Replace", "pattern": {"String": "e"}, "content": "e" * 1_000}] * 3})), "longer")
+    add("precompiled-charsmap-bomb", "tokenizer.json", _dumps(word_level(normalizer={"type": "Precompiled", "precompiled_charsmap": _charsmap_bomb()})),
+        "Precompiled would make this text")
+    nmt_nfkc = base64.b64encode(charsmap_for_rule("nmt_nfkc")).decode("ascii")
+    add("precompiled-nmt-nfkc", "tokenizer.json", _dumps(word_level(normalizer={"type": "Precompiled", "precompiled_charsmap": nmt_nfkc})),
+        None, text="ﬁ ① ﷺ hello")
     add("replace-empty-regex-bomb", "tokenizer.json", _dumps(word_level(normalizer={
         "type": "Replace", "pattern": {"Regex": ""}, "content": "z" * 1_000})), "longer")
     add("replace-content-1025", "tokenizer.json", _dumps(word_level(normalizer={
@@ -189,13 +210,14 @@ def cases() -> tuple[HostileCase, ...]:
     add("replace-newline-marker", "tokenizer.json", _dumps(word_level(normalizer={
         "type": "Replace", "pattern": {"String": "\n"}, "content": "<n>"})), None, text="hello\nworld\n")
     add("regex-times-out", "tokenizer.json", _dumps(word_level(pre_tokenizer={
-        "type": "Split", "pattern": {"Regex": "(a|aa)+$"}, "behavior": "Isolated", "invert": False})), "time limit",
+        "type": "Split", "pattern": {"Regex": "(a|aa)+$"}, "behavior": "Isolated", "invert": False})), "took longer than 1 s",
         text="a" * 60 + "!")
 
     # -------------------------------------------------------------- already refused, and must stay so
     add("not-json", "tokenizer.json", b"this is not json at all", "not a valid tokenizer.json")
     add("truncated-json", "tokenizer.json", wl[: len(wl) // 2].encode(), "malformed")
-    add("binary-file", "tokenizer.bin", bytes(range(256)) * 4, "not a tokenizer file tokviz recognises")
+    add("binary-file", "tokenizer.bin", bytes(range(256)) * 4, "not a tokenizer file tokviz recognises")  # (browsers refuse .bin)
+    add("binary-as-txt", "vocab.txt", bytes(range(256)) * 4, "not UTF-8")
     add("empty-file", "tokenizer.json", b"", "is empty")
     add("not-utf8", "tokenizer.json", b'{"model": {"vocab": {"\xff": 0}}}', "not UTF-8")
     add("unknown-model", "tokenizer.json", _dumps(word_level() | {"model": {"type": "Magic", "vocab": {}}}), "Magic")
@@ -209,10 +231,9 @@ def cases() -> tuple[HostileCase, ...]:
     add("tiktoken-bad-line", "mine.tiktoken", b"aGk= 7\nnot base64 !!\n", "tiktoken")
     add("tiktoken-token-2000-bytes", "gpt2.tiktoken", tiktoken_file([b"z" * 2_000]), "2,000 bytes")
     add("vocab-txt-without-unk", "vocab.txt", b"[PAD]\nhello\nworld\n", "[UNK]")
-    add("vocab-json-alone", "vocab.json", b'{"a": 0, "b": 1}', "merges.txt")
+    out.append(HostileCase("vocab-json-alone", (("alone-vocab.json", b'{"a": 0, "b": 1}'),), "merges.txt"))
     pair("merges-600001", b'{"a": 0, "b": 1, "ab": 2}', b"#version: 0.2\n" + b"a b\n" * 600_001, "600,001 merges")
-    out.append(HostileCase("gpt2-merge-not-in-vocab", (("vocab.json", b'{"a": 0, "b": 1, "ab": 2}'), ("merges.txt", b"#version: 0.2\nq z\n")),
-                           "'q'"))
+    pair("gpt2-merge-not-in-vocab", b'{"a": 0, "b": 1, "ab": 2}', b"#version: 0.2\nq z\n", "'q'")
     add("sentencepiece-garbage", "spm.model", b"\x0a\xff\xff\xff\xff\x0f" + bytes(range(200)), "model")
 
     # -------------------------------------------------------------- loads, and must keep loading
@@ -224,15 +245,17 @@ def cases() -> tuple[HostileCase, ...]:
     add("surrogate-pair-escaped", "tokenizer.json", _dumps(word_level({"[UNK]": 0, "\U0001f600": 1})), None, text="\U0001f600")
     add("tiktoken-gpt2-like", "gpt2.tiktoken", tiktoken_file([b"hi", b" hi"]), None, text="hi hi")
     add("vocab-txt", "vocab.txt", b"[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n##s\n", None, text="hellos")
-    out.append(HostileCase("gpt2-pair", (("vocab.json", b'{"a": 0, "b": 1, "ab": 2}'), ("merges.txt", b"#version: 0.2\na b\n")), None,
-                           text="ab"))
+    pair("gpt2-pair", b'{"a": 0, "b": 1, "ab": 2}', b"#version: 0.2\na b\n", None, text="ab")
 
     # -------------------------------------------------------------- training histories (Inspect's "a training")
-    out.append(HostileCase("history-merges-repeated-150", (("history.json", _history(40, repeat=150)),), "merge", kind="training"))
-    out.append(HostileCase("history-replace-bomb", (("history.json", _history(pipeline={
+    out.append(HostileCase("history-merges-repeated-150", (("repeated-history.json", _history(400, repeat=150)),), "merges are numbered in order",
+                           kind="training"))
+    out.append(HostileCase("history-merges-repeated-twice", (("twice-history.json", _history(400, repeat=2)),), "merges are numbered in order",
+                           kind="training"))
+    out.append(HostileCase("history-replace-bomb", (("bomb-history.json", _history(pipeline={
         "n0": "Replace", "n0.pattern": "e", "n0.content": "e" * 1_000, "n1": "Replace", "n1.pattern": "e", "n1.content": "e" * 1_000,
     })),), "longer", kind="training"))
-    out.append(HostileCase("history-good", (("history.json", _history()),), None, kind="training"))
+    out.append(HostileCase("history-good", (("good-history.json", _history()),), None, kind="training"))
     return tuple(out)
 
 

@@ -116,12 +116,24 @@ def test_bert_pre_tokenizer_punctuation_and_wordpiece_continuation():
 
 
 def test_wordpiece_continuation_without_a_witness_is_undecided_with_the_bound():
-    vocab = ["[UNK]", "a", "ab", "##b"]
+    # '2b' would be a witness, but '2' is neither one of the letters tried nor a word made of letters
+    vocab = ["[UNK]", "2", "##b"]
     tokenizer = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="[UNK]"))
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
     verdict = audit(tokenizer).verdict("##b")
     assert verdict.status == UNDECIDED
-    assert verdict.reason == "cannot decide: no proof applies, and no witness among 16 one-character contexts around its text"
+    assert verdict.reason == ("cannot decide: no proof applies, and no witness among 19 contexts around its text "
+                              "(one character, or one of the vocabulary's 8 longest whole words, before or after it)")
+    assert tokenizer.encode("2b").tokens == ["2", "##b"]  # so it is reachable: the audit did not guess
+
+
+def test_a_whole_word_of_the_vocabulary_is_the_left_context_a_continuation_needs():
+    vocab = ["[UNK]", "a", "ab", "##b"]  # 'a' + 'b' is the token 'ab': only after the word 'ab' does '##b' appear
+    tokenizer = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    verdict = audit(tokenizer).verdict("##b")
+    assert verdict.status == REACHABLE and verdict.witness == "abb"
+    assert tokenizer.encode("abb").tokens == ["ab", "##b"]
 
 
 def test_pre_tokenizer_split_rules():
@@ -158,6 +170,16 @@ def test_unigram_metaspace_piece_is_a_space_and_continuation_pieces_find_a_conte
     ba = report.verdict("ba")
     assert ba.segmentation == ("▁", "ba") and ba.status == REACHABLE
     assert "ba" in tokenizer.encode(ba.witness).tokens
+
+
+def test_metaspace_split_makes_a_piece_with_an_inner_marker_unreachable():
+    pieces = [("<unk>", 0.0), ("▁", -2.0), ("a", -2.0), ("b", -2.0), ("▁a", -1.0), ("▁a▁b", -0.1)]
+    tokenizer = Tokenizer(models.Unigram(pieces, unk_id=0))
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+    verdict = audit(tokenizer).verdict("▁a▁b")
+    assert verdict.segmentation == ("▁a", "▁", "b")
+    assert verdict.reason == ("unreachable: the pre-tokenizer Metaspace starts a new word at every '▁', "
+                              "and this token holds one after its start")
 
 
 # ------------------------------------------------------------------------------------------ bytes
@@ -376,3 +398,33 @@ def test_own_text_verdict_matches_sentencepiece(tmp_path, model_type):
             assert verdict.id in processor.encode(verdict.witness), verdict
     assert checked > 400
     assert not math.isnan(report.finding("reachable").share)
+
+
+def test_every_file_kind_tokviz_loads_is_audited(tmp_path):
+    import base64
+
+    from tokviz import load
+    from tokviz.byte_level import bytes_to_symbols
+
+    ranks = [bytes([b]) for b in range(256)] + [b"ab", b"abc", b" a", "中".encode()[:2]]
+    (tmp_path / "toy.tiktoken").write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(ranks)))
+    (tmp_path / "vocab.txt").write_text("[UNK]\n[CLS]\nhello\n##lo\nhel\n##.\n")
+    vocab = {bytes_to_symbols(bytes([b])): b for b in range(256)} | {"ab": 256, "abc": 257}
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab))
+    (tmp_path / "merges.txt").write_text("#version: 0.2\na b\nab c\n")
+
+    tiktoken = audit(load(tmp_path / "toy.tiktoken", tiktoken_encoding="cl100k_base"), ["abc ab"])
+    assert tiktoken.finding("unreachable").count == 13
+    assert tiktoken.verdict("abc").witness == "abc"
+    head = bytes_to_symbols("中".encode()[:2])
+    assert tiktoken.verdict(head).status == REACHABLE and tiktoken.verdict(head).witness == "一"
+    assert [item.tokens for item in tiktoken.finding("special_from_text").items][0] == ("<|endoftext|>",)
+    assert {r.token: (r.f1, r.f2) for r in tiktoken.residues}["ab"] == (1, 1)
+
+    bert = audit(load(tmp_path / "vocab.txt"))
+    assert bert.verdict("##.").status == UNREACHABLE
+    assert bert.verdict("##lo").witness == "hellolo"  # after the whole word 'hello', greedy matching cuts right there
+
+    gpt2 = audit(load(tmp_path / "vocab.json"), ["abc ab"])
+    assert gpt2.verdict("abc").own_text_ok and gpt2.finding("unreachable").count == 13
+    assert {r.token: (r.f1, r.f2) for r in gpt2.residues} == {"ab": (1, 1), "abc": (1, 0)}

@@ -80,3 +80,191 @@ def test_history_csv_of_unigram_keeps_the_em_steps_up_to_the_sliders_size() -> N
     assert rounds(None) == rounds(400) == [0, 1, 2]
     assert rounds(600) == [0]
     assert rounds(532) == [0] and rounds(531) == rounds(480) == [0, 1] and rounds(463) == [0, 1, 2]
+
+
+# ---------------------------------------------------------------------- every file kind written, round trips
+import io  # noqa: E402
+import json  # noqa: E402
+import zipfile  # noqa: E402
+from functools import cache  # noqa: E402
+
+import pytest  # noqa: E402
+
+from tokviz.export import EXPORT_FORMATS, ConversionError, ExportedFiles, export  # noqa: E402
+
+ROUND_TRIP_EXTRA = (
+    "Héllò wörld, how are you?  Fine.",
+    "Съешь же ещё этих мягких французских булок.",
+    "中文分词测试，包括标点符号。",
+    "Numbers 1234567 and 3.14159; I'M SHOUTING, they'll've",
+    "def f(x):\n    return x**2  # square",
+)
+
+
+@cache
+def _trained(name: str):
+    from pathlib import Path
+
+    from tests.conftest import SHARED_CORPORA
+    from tokviz.pipeline_config import build_tokenizer, build_trainer, configured_model, tokenizer_with_model
+    from tokviz.presets import PRESETS
+
+    path = Path(SHARED_CORPORA) / "grimm_tales.txt"
+    if not path.is_file():
+        pytest.skip("the shared corpora are absent")
+    lines = path.read_text(encoding="utf-8-sig")[:60_000].splitlines()
+    config = PRESETS[name].build()
+    tokenizer = build_tokenizer(config)
+    tokenizer.train_from_iterator(lines, build_trainer(config, 400))
+    return tokenizer_with_model(config, configured_model(config, tokenizer.training_history.model))
+
+
+@cache
+def _catalog(name: str):
+    from tokviz import catalog
+
+    pytest.importorskip(catalog.ENTRIES[name].module)
+    return catalog.load(name)
+
+
+@pytest.fixture(scope="module")
+def texts(shared_corpus_lines) -> list[str]:
+    return list(shared_corpus_lines) + list(ROUND_TRIP_EXTRA)
+
+
+def _same_ids(original, encode, texts) -> None:
+    differing = [(text[:50], original.encode(text).ids[:10], list(encode(text))[:10]) for text in texts
+                 if original.encode(text).ids != list(encode(text))]
+    assert differing == []
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert", "t5", "char_bpe"])
+def test_tokenizer_json_round_trips_through_hf(name, texts) -> None:
+    written = export(_trained(name), "tokenizer.json")
+    assert written.lost == () and written.download_name == "tokenizer.json"
+    hf = tokenizers.Tokenizer.from_str(written.files["tokenizer.json"].decode())
+    _same_ids(_trained(name), lambda text: hf.encode(text).ids, texts)
+
+
+def test_vocab_json_and_merges_round_trip_through_transformers(texts, tmp_path) -> None:
+    transformers = pytest.importorskip("transformers")
+    written = export(_trained("gpt2"), "vocab.json+merges.txt")
+    assert written.lost == () and sorted(written.files) == ["merges.txt", "vocab.json"]
+    written.save(tmp_path)
+    hf = transformers.GPT2TokenizerFast(vocab=str(tmp_path / "vocab.json"), merges=str(tmp_path / "merges.txt"))
+    _same_ids(_trained("gpt2"), lambda text: hf(text)["input_ids"], texts)
+
+
+def test_vocab_txt_round_trips_through_transformers(texts, tmp_path) -> None:
+    transformers = pytest.importorskip("transformers")
+    written = export(_trained("bert"), "vocab.txt")
+    assert written.lost == ()
+    written.save(tmp_path)
+    hf = transformers.BertTokenizerFast(vocab=str(tmp_path / "vocab.txt"))
+    _same_ids(_trained("bert"), lambda text: hf(text)["input_ids"], texts)
+
+
+@pytest.mark.parametrize("name", ["Llama 3", "Tekken (Mistral NeMo)"])
+def test_tiktoken_round_trips_through_tiktoken(name, texts, tmp_path) -> None:
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    original = _catalog(name)
+    written = export(original, "tiktoken")
+    assert written.lost == () and sorted(written.files) == ["tokenizer.tiktoken", "tokenizer.tiktoken.json"]
+    written.save(tmp_path)
+    spec = json.loads((tmp_path / "tokenizer.tiktoken.json").read_text())
+    encoding = tiktoken.Encoding(name=spec["name"], pat_str=spec["pat_str"], special_tokens=spec["special_tokens"],
+                                 mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "tokenizer.tiktoken")))
+    bos = spec["special_tokens"][spec["bos_token"]]
+    _same_ids(original, lambda text: [bos, *encoding.encode_ordinary(text)], texts)
+    assert bos == original.encode("").ids[0]
+
+
+def test_tiktoken_of_a_trained_bpe_names_the_merge_rule_it_cannot_keep(texts) -> None:
+    written = export(_trained("gpt2"), "tiktoken")
+    assert any("tiktoken merges any two adjacent pieces" in sentence for sentence in written.lost)
+    spec = json.loads(written.files["tokenizer.tiktoken.json"])
+    assert spec["special_tokens"] == {"<|endoftext|>": _trained("gpt2").token_to_id("<|endoftext|>")}
+    assert spec["pat_str"].startswith("'s|'t|'re")
+
+
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_sentencepiece_model_round_trips_through_sentencepiece(model_type, texts) -> None:
+    """A model trained by sentencepiece, read into tokviz, written back as .model: sentencepiece encodes as before."""
+    spm = pytest.importorskip("sentencepiece")
+    from tokviz.loaders import load_bytes
+
+    trained = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter([text for text in texts[:250] if text.strip()]), model_writer=trained,
+                                   vocab_size=300, model_type=model_type, minloglevel=2)
+    original = spm.SentencePieceProcessor(model_proto=trained.getvalue())
+    written = export(load_bytes("trained.model", trained.getvalue()), "sentencepiece")
+    assert written.lost == ()
+    processor = spm.SentencePieceProcessor(model_proto=written.files["tokenizer.model"])
+    differing = [text[:50] for text in texts if processor.encode(text) != original.encode(text)]
+    assert differing == []
+
+
+@pytest.mark.xfail(reason="tokviz.sentencepiece.convert.proto_from_tokenizer (issue 35) scores a BPE's pieces -id; Mistral's "
+                   "'▁▁' (id 259) has score -1e9 (never made by a merge), so the written .model merges 'a  b' as ▁a ▁▁ b, "
+                   "sentencepiece's original as ▁a ▁ ▁b", strict=False)
+def test_mistral_model_round_trips_through_sentencepiece(texts) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    from tokviz import catalog
+
+    written = export(_catalog("Mistral v1"), "sentencepiece")
+    processor = spm.SentencePieceProcessor(model_proto=written.files["tokenizer.model"])
+    reference = catalog.reference_encoder("Mistral v1")  # the authors' encode: sentencepiece's, BOS first
+    differing = [text[:50] for text in texts if [processor.bos_id(), *processor.encode(text)] != reference(text)]
+    assert differing == []
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert", "t5"])
+def test_transformers_folder_round_trips(name, texts, tmp_path) -> None:
+    transformers = pytest.importorskip("transformers")
+    written = export(_trained(name), "transformers")
+    assert written.lost == () and written.download_name == "tokenizer-transformers.zip"
+    zipfile.ZipFile(io.BytesIO(written.data())).extractall(tmp_path)
+    hf = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    _same_ids(_trained(name), lambda text: hf(text)["input_ids"], texts)
+
+
+@pytest.mark.parametrize(
+    ("name", "format", "message"),
+    [
+        ("bert", "tiktoken", "model is WordPiece, which has no merges to rank"),
+        ("char_bpe", "tiktoken", "tokens are characters"),
+        ("t5", "vocab.txt", "Unigram, whose scores a list of tokens cannot hold"),
+        ("t5", "vocab.json+merges.txt", "Unigram, which has no merges"),
+        ("gpt2", "vocab.txt", "BPE, whose merges a list of tokens cannot hold"),
+        ("bert", "sentencepiece", "holds a Unigram or BPE model"),
+    ],
+)
+def test_impossible_conversions_say_why(name, format, message) -> None:
+    with pytest.raises(ConversionError, match=message):
+        export(_trained(name), format)
+
+
+def test_what_is_lost_is_named_stage_by_stage() -> None:
+    written = export(_trained("char_bpe"), "vocab.json+merges.txt")
+    assert any(s.startswith("The pre-tokenizer WhitespaceSplit is not kept: read back it is ByteLevel(") for s in written.lost)
+    assert any(s.startswith("The decoder BPEDecoder(suffix='</w>') is not kept") for s in written.lost)
+    assert any("end_of_word_suffix='</w>'" in s for s in written.lost)
+    # A BertNormalizer cannot live in a .model: the sentence names it.
+    from tokviz import Tokenizer, models, normalizers, pre_tokenizers
+
+    tok = Tokenizer(models.BPE({"<unk>": 0, "▁": 1, "a": 2, "▁a": 3}, [("▁", "a")], unk_token="<unk>"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    lost = export(tok, "sentencepiece").lost
+    assert any(s.startswith("The normalizer BertNormalizer(") for s in lost)
+
+
+def test_every_format_is_listed_and_unknown_ones_refused() -> None:
+    assert list(EXPORT_FORMATS) == ["tokenizer.json", "vocab.json+merges.txt", "vocab.txt", "tiktoken", "sentencepiece", "transformers"]
+    with pytest.raises(ConversionError, match="Unknown file kind 'onnx'"):
+        export(_trained("gpt2"), "onnx")
+    files = ExportedFiles("tiktoken", {"a.tiktoken": b"x", "a.tiktoken.json": b"{}"})
+    assert files.download_name == "tokenizer-tiktoken.zip"
+    assert zipfile.ZipFile(io.BytesIO(files.data())).namelist() == ["a.tiktoken", "a.tiktoken.json"]

@@ -49,7 +49,7 @@ def test_page_runs_on_the_sample_with_three_presets() -> None:
     ]
     assert app.radio(key="compare_count").value == 3
     assert [app.selectbox(key=f"compare_preset_{index}").value for index in range(3)] == ["gpt2", "bert", "t5"]
-    assert [app.number_input(key=f"compare_vocab_{index}").value for index in range(3)] == [1000, 1000, 1000]
+    assert [app.number_input(key=f"compare_vocab_{index}").value for index in range(3)] == [1000, 1000, 500]  # Unigram starts where it prunes
     assert app.text_area(key="compare_text").value and app.text_area(key="compare_corpus_text").value
     views = span_views(app)
     assert len(views) == 3 and all(view.count('class="tok') > 20 for view in views)
@@ -241,7 +241,12 @@ def test_uploaded_tokenizer_files_are_compared_beside_the_trained_ones(shared_co
     # The tiktoken file with GPT-2's pattern and the same ranks cuts like the HF byte-level BPE.
     assert literature.loc["fertility (tokens/word)", "mine.tiktoken"] == pytest.approx(literature.loc["fertility (tokens/word)", "gpt2-like.json"])
     assert len(app.get("plotly_chart")) == 3  # every metric, tokens per language, compression over vocab size
-    assert [button.proto.label for button in app.get("download_button")] == ["Download for transformers"]
+    # One download per tokenizer, labelled with its name (Markdown-escaped) and named for what it holds.
+    buttons = app.get("download_button")
+    assert len(buttons) == 6 and r"gpt2\-like\.json" in {button.proto.label for button in buttons}
+    # Other file kinds: nothing is written until one is chosen.
+    app.selectbox(key="compare_export_format").set_value("vocab.json+merges.txt").run()
+    assert [button.proto.label for button in app.get("download_button")][6:] == ["Download"]
     # The files stay across a page switch (links do not carry them).
     app.switch_page("pages/learn.py")
     app.run()
@@ -281,3 +286,19 @@ def test_an_uploaded_file_that_truncates_is_measured_whole_and_the_page_says_so(
     assert row["tokens"] == whole > 8 * len(lines)
     assert any(r"short\.json \(truncation to 8 tokens\)" in caption.value and "without truncation or padding" in caption.value
                for caption in app.caption)
+
+
+
+def test_each_tokenizer_has_its_own_download_labelled_with_its_name() -> None:
+    """One button per tokenizer: no chooser whose change a quick click could outrun (the previous zip, a deferred file gone)."""
+    from tokviz.ui.shell import md_escape
+
+    app = open_compare()
+    assert_clean(app)
+    names = list(metrics_frame(app)["configuration"])
+    assert sorted(button.proto.label for button in app.get("download_button")) == sorted(md_escape(name) for name in names)
+    app.selectbox(key="compare_preset_1").set_value("sp_bpe").run()  # every Train preset, SentencePiece's too
+    assert_clean(app)
+    names = list(metrics_frame(app)["configuration"])
+    assert names[1].startswith("2 · SentencePiece BPE")
+    assert sorted(button.proto.label for button in app.get("download_button")) == sorted(md_escape(name) for name in names)

@@ -80,7 +80,13 @@ def test_custom_wordlevel_trains() -> None:
     app.selectbox(key="preset").set_value("custom").run()
     app.selectbox(key="cfg_model").set_value("WordLevel").run()
     assert_clean(app)
-    assert any("WordLevel needs an unknown token" in error.value for error in app.error)
+    # The model's needs are filled in as HF's examples do, and one line says so: no error on a first try.
+    assert not app.error, [error.value for error in app.error]
+    assert (app.text_input(key="cfg_unk_token").value, app.text_input(key="cfg_special_tokens").value) == ("[UNK]", "<|endoftext|> [UNK] [CLS] [SEP] [PAD] [MASK]")
+    assert any(caption.value.startswith("Filled in as HF's examples do for WordLevel") for caption in app.caption)
+    app.text_input(key="cfg_unk_token").set_value("").run()  # emptied on purpose: the one message says why it is needed
+    assert [error.value for error in app.error if "unknown token" in error.value] == [
+        r"WordLevel needs an unknown token \(e\.g\. \[UNK\]\) for words outside its vocabulary\."]  # one message, Markdown-escaped
     app.text_input(key="cfg_special_tokens").set_value("[UNK] <|endoftext|>")
     app.text_input(key="cfg_unk_token").set_value("[UNK]").run()
     assert_clean(app)
@@ -447,7 +453,7 @@ def test_merge_step_box_starts_on_the_first_merge_follows_the_training_and_steps
 
 def test_unknown_tokens_of_the_t5_like_preset_are_counted_and_drawn_as_unknown() -> None:
     """T5-like at 1,000 on the sample: 9 of the 162 test tokens are <unk> (HF gives the same ids), and the spans say so."""
-    app = open_train({"preset": "t5"})
+    app = open_train({"preset": "t5", "vocab": "1000"})
     assert_clean(app)
     assert (metric(app, "tokens"), metric(app, "unknown tokens")) == ("162", "9")
     app.toggle(key="show_all_lines").set_value(True).run()
@@ -492,7 +498,7 @@ def test_a_deeply_nested_json_corpus_gets_a_sentence_and_the_page_still_draws(na
     app = open_train()
     app.file_uploader(key="corpus_file").set_value((name, data, "application/json")).run()
     assert_clean(app)
-    assert any("nests its values more than 100 levels deep" in error.value for error in app.error)
+    assert any("nests its values more than 40 levels deep" in error.value for error in app.error)
     assert app.button(key="train") is not None and app.slider(key="vocab_slider") is not None  # the rest of Train is drawn
 
 
@@ -504,3 +510,40 @@ def test_a_csv_of_10000_columns_offers_every_column() -> None:
     assert_clean(app)
     picker = app.selectbox(key="corpus_column")
     assert len(picker.options) == 10_000 and picker.value == "c6"
+
+
+def test_the_link_that_locked_the_worker_gets_a_sentence_and_no_training() -> None:
+    """/train?vocab=800&model=Unigram&p0=Whitespace&n_sub_iterations=1000000000&...: refused before any training."""
+    app = open_train({"vocab": "800", "model": "Unigram", "p0": "Whitespace", "n_sub_iterations": "1000000000",
+                      "special_tokens": '["<unk>"]', "unk_token": "<unk>"})
+    assert_clean(app)
+    assert any("n_sub_iterations is 1,000,000,000, above this server" in error.value.replace("\\", "") for error in app.error)
+    assert app.button(key="train") is not None
+
+
+@pytest.mark.parametrize("model", ["Unigram", "WordPiece", "WordLevel", "BPE"])
+def test_custom_pipeline_of_each_model_trains_with_the_defaults_on_a_first_try(model: str) -> None:
+    app = open_train()
+    app.selectbox(key="preset").set_value("custom").run()
+    app.selectbox(key="cfg_model").set_value(model).run()
+    assert_clean(app)
+    assert not app.error and not app.warning, [item.value for item in [*app.error, *app.warning]]
+    assert int(metric(app, "tokens")) > 50
+
+
+@pytest.mark.parametrize("preset", ["t5", "sp_unigram"])
+def test_unigram_presets_at_their_default_size_show_em_steps_and_pruning_rounds(preset: str) -> None:
+    """On the built-in sample at the default size: pruning rounds ran (at 1,000 the training stopped at its ~650-piece seed)."""
+    app = open_train()
+    app.selectbox(key="preset").set_value(preset).run()
+    assert_clean(app)
+    assert app.number_input(key="target_vocab").value == 500 and app.query_params["vocab"] == "500"
+    assert not any("no pruning round ran" in info.value for info in app.info)
+    history = app.session_state["_tokviz_workspace"].train.trained
+    from tokviz.ui.training import training_of
+
+    record = training_of(history)
+    steps = getattr(record, "unigram", None) or record  # sentencepiece's history keeps them in its UnigramResult
+    assert len(steps.prune_rounds) >= 1 and len(steps.em_steps) >= 2  # what the EM and pruning views draw
+    app.selectbox(key="preset").set_value("gpt2").run()  # back to a BPE preset: its own start
+    assert app.number_input(key="target_vocab").value == 1000

@@ -45,6 +45,8 @@ REACHABLE, UNREACHABLE, UNDECIDED, ADDED = "reachable", "unreachable", "cannot d
 ROUND_TRIP_CAUSES = ("unknown token", "bytes", "whitespace handling", "normalization", "other")
 #: Most left (and right) contexts tried per token when its own text is not a witness.
 CONTEXT_BOUND = 16
+#: Longest whole words of the vocabulary also tried as left contexts (WordPiece's ``##`` pieces need one).
+WORD_START_CONTEXTS = 8
 #: Most characters tried as witnesses of a byte-fallback token ``<0xNN>``.
 BYTE_CANDIDATES = 64
 #: Default threshold under which a BPE token counts as an intermediate residue (LiteToken's order of size).
@@ -193,14 +195,18 @@ class AuditReport:
             "summary": [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                         for row in self.summary(residue_threshold)],
             "findings": {f.key: {"title": f.title, "description": f.description, "count": f.count,
-                                 "items": [asdict(item) for item in f.items]} for f in self.findings},
+                                 "items": [{"tokens": list(i.tokens), "ids": list(i.ids), "shown": i.shown, "reason": i.reason,
+                                            "witness": i.witness, "detail": i.detail} for i in f.items]}
+                         for f in self.findings},
             "residues": {"source": self.residue_source, "threshold": residue_threshold,
-                         "tokens": [{"id": r.id, "token": r.token, "f1": r.f1, "f2": r.f2, "r": r.r} for r in self.residues]},
+                         "tokens": [{"id": r.id, "token": r.token, "f1": r.f1, "f2": r.f2,
+                                     "r": None if math.isnan(r.r) else r.r} for r in self.residues]},
             "round_trip": {"counts": dict(self.round_trip_counts), "examples": [asdict(e) for e in self.round_trip_examples]},
-            "verdicts": [asdict(v) for v in self.verdicts],
+            "verdicts": [{"id": v.id, "token": v.token, "shown": v.shown, "status": v.status, "reason": v.reason,
+                          "own_text": v.own_text, "segmentation": list(v.segmentation), "witness": v.witness} for v in self.verdicts],
             "notes": list(self.notes),
         }
-        return json.dumps(data, ensure_ascii=False, indent=1)
+        return json.dumps(data, ensure_ascii=False)
 
 
 # ---------------------------------------------------------------------------------------------- UTF-8 parts
@@ -237,16 +243,16 @@ def _completions(fragment: bytes, start_in_char: bool, limit: int = 4) -> tuple[
                     if any(not 0x80 <= fixed[p] < 0xC0 for p in fixed if p >= 2):
                         continue
                     total += 64**free
-                    if len(examples) < limit:
-                        for last in range(0x80, 0xC0):
-                            raw = bytes([lead, second] + [fixed.get(p, last if p == length - 1 else 0x80) for p in range(2, length)])
-                            if len(examples) >= limit:
-                                break
-                            char = raw.decode("utf-8")
-                            if char not in examples:
-                                examples.append(char)
-                            if free == 0 or (length - 1) in fixed:
-                                break
+                    # One example per (lead, second byte), so they differ early; only where both are fixed do
+                    # the examples vary the last byte (the first 2 bytes of '中' -> 一, 丁, 丂, 七).
+                    vary_last = 0 in fixed and 1 in fixed and free and (length - 1) not in fixed
+                    for last in range(0x80, 0xC0 if vary_last else 0x81):
+                        if len(examples) >= limit:
+                            break
+                        raw = bytes([lead, second] + [fixed.get(p, last if p == length - 1 else 0x80) for p in range(2, length)])
+                        char = raw.decode("utf-8")
+                        if char not in examples:
+                            examples.append(char)
     return total, tuple(examples)
 
 
@@ -492,6 +498,16 @@ def pre_tokenizer_split(pre_tokenizer: Any, text: str, continuation: bool) -> st
     return None
 
 
+def _metaspace_split(pipeline: Any, body: str) -> str | None:
+    """Metaspace with ``split`` starts a word at every ``▁``: a token with one past its first character never forms."""
+    for component in _flatten(pipeline.pre_tokenizer):
+        if component.get("type") == "Metaspace" and component.get("split", True):
+            marker = component.get("replacement", "▁")
+            if marker in body[1:]:
+                return f"the pre-tokenizer Metaspace starts a new word at every {marker!r}, and this token holds one after its start"
+    return None
+
+
 # ---------------------------------------------------------------------------------------------- the pipeline
 
 
@@ -513,6 +529,7 @@ class _Pipeline:
     suffix: str  # end_of_word_suffix ("</w>")
     scores: dict[str, float] = field(default_factory=dict)
     unk_id: int | None = None
+    _word_starts: list[str] | None = None
 
     @classmethod
     def of(cls, tokenizer: Any) -> _Pipeline:
@@ -563,6 +580,19 @@ class _Pipeline:
         body = token[len(self.prefix):] if continuation else token
         word_end = bool(self.suffix) and body.endswith(self.suffix) and len(body) > len(self.suffix)
         return continuation, body[: len(body) - len(self.suffix)] if word_end else body, word_end
+
+    def word_starts(self) -> list[str]:
+        """The texts of the vocabulary's :data:`WORD_START_CONTEXTS` longest word-initial tokens made of letters."""
+        if self._word_starts is None:
+            words = []
+            for token in self.model_vocab:
+                continuation, body, word_end = self.parts(token)
+                text = self.surface(token) if not continuation and not word_end else None
+                if text and text.isalpha():
+                    words.append(text)
+            words.sort(key=lambda word: (-len(word), word))
+            self._word_starts = words[:WORD_START_CONTEXTS]
+        return self._word_starts
 
     def byte_fallback_byte(self, token: str) -> int | None:
         if self.model.get("byte_fallback") and len(token) == 6 and token.startswith("<0x") and token.endswith(">"):
@@ -794,24 +824,28 @@ def _contains(pipeline: _Pipeline, text: str, token_id: int) -> bool:
     return token_id in pipeline.encode(text).ids
 
 
-def _context_witness(pipeline: _Pipeline, token: str, token_id: int, text: str, needs_left: bool) -> str | None:
-    """A text holding ``text`` in a small context whose encoding holds the token (at most :data:`CONTEXT_BOUND` tries)."""
-    tries = 0
-    lefts = [left for left in _LEFT_CONTEXTS if left != text[:1]] if needs_left else [""]
-    for left in lefts:
-        for right in _RIGHT_CONTEXTS if not needs_left else ("",):
-            candidate = left + text + right
-            if candidate == text:
-                continue
-            tries += 1
-            if tries > CONTEXT_BOUND:
-                return None
-            if _contains(pipeline, candidate, token_id):
-                return candidate
+def _context_candidates(pipeline: _Pipeline, text: str, needs_left: bool) -> list[str]:
+    """The texts tried around a token's text: one-character contexts, then words of the vocabulary before it.
+
+    A word the vocabulary holds whole (WordPiece's greedy match stops right after it) is the left context a
+    ``##`` piece needs; one character on either side is what BPE and Unigram pieces need.
+    """
     if needs_left:
-        for right in _RIGHT_CONTEXTS[1:4]:
-            if _contains(pipeline, "a" + text + right, token_id):
-                return "a" + text + right
+        candidates = [left + text for left in _LEFT_CONTEXTS if left != text[:1]]
+        candidates += [word + text for word in pipeline.word_starts()]
+        candidates += ["a" + text + right for right in _RIGHT_CONTEXTS[1:4]]
+    else:
+        candidates = [text + right for right in _RIGHT_CONTEXTS[1:]]
+        candidates += [left + text for left in _LEFT_CONTEXTS[:8]] + [" " + text, "a " + text]
+        candidates += [word + text for word in pipeline.word_starts()]
+    return list(dict.fromkeys(candidate for candidate in candidates if candidate != text))
+
+
+def _context_witness(pipeline: _Pipeline, token: str, token_id: int, text: str, needs_left: bool) -> str | None:
+    """A text holding ``text`` in a small context whose encoding holds the token (:func:`_context_candidates`)."""
+    for candidate in _context_candidates(pipeline, text, needs_left):
+        if _contains(pipeline, candidate, token_id):
+            return candidate
     return None
 
 
@@ -942,7 +976,7 @@ def _verdict(pipeline: _Pipeline, engine: MergeEngine | None, token: str, token_
             reason = normalizer_kill(pipeline.normalizer, char)
             if reason is not None:
                 return TokenVerdict(token_id, token, shown, UNREACHABLE, f"unreachable: {reason}", own_text, segmentation)
-        split = pre_tokenizer_split(pipeline.pre_tokenizer, chars, continuation)
+        split = pre_tokenizer_split(pipeline.pre_tokenizer, chars, continuation) or _metaspace_split(pipeline, body)
         if split is not None:
             return TokenVerdict(token_id, token, shown, UNREACHABLE, f"unreachable: {split}", own_text, segmentation)
     if engine is not None and pipeline.byte_fallback_byte(token) is None:
@@ -967,7 +1001,8 @@ def _verdict(pipeline: _Pipeline, engine: MergeEngine | None, token: str, token_
     elif own_text:
         needs_left = continuation or (bool(pipeline.markers) and not own_text.startswith(" "))
         witness = _context_witness(pipeline, token, token_id, own_text, needs_left)
-        bound = f"{CONTEXT_BOUND} one-character contexts around its text"
+        bound = (f"{len(_context_candidates(pipeline, own_text, needs_left))} contexts around its text "
+                 f"(one character, or one of the vocabulary's {WORD_START_CONTEXTS} longest whole words, before or after it)")
     else:
         bound = "nothing: it has no text"
     if witness is not None:

@@ -122,6 +122,20 @@ def configuration_name(position: int, choice: str, model: str, vocab_size: int) 
     return f"{position + 1} · {label} · {vocab_size:,}"
 
 
+def download_file_name(name: str, what: str) -> str:
+    """A download's file name saying what it holds: the tokenizer's name made safe for a file system, then ``what``.
+
+    >>> download_file_name("1 · GPT-2-like byte-level BPE · 1,000", "transformers.zip")
+    '1-gpt-2-like-byte-level-bpe-1000-transformers.zip'
+    >>> download_file_name("../../etc/passwd", "transformers.zip"), download_file_name("東京", "transformers.zip")
+    ('etc-passwd-transformers.zip', 'tokenizer-transformers.zip')
+    """
+    import re
+
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower().replace(",", "")).strip("-")[:60].strip("-") or "tokenizer"
+    return f"{slug}-{what}"
+
+
 # ---------------------------------------------------------------------- evaluation with the literature's metrics
 def _check_tokenizers(tokenizers: Mapping[str, Any]) -> None:
     if not tokenizers:

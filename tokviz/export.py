@@ -9,7 +9,24 @@ The two text files follow what HF's ``model.save(folder)`` writes:
 >>> merges_txt([("h", "u"), ("hu", "g")])
 '#version: 0.2\\nh u\\nhu g\\n'
 
-What this leaves out: SentencePiece ``.model`` files (a protobuf format tokviz does not write).
+Every file kind tokviz reads is written by :func:`export` (one conversion per pair of formats),
+with one sentence per part of the pipeline the format cannot hold, or a :class:`ConversionError`
+saying why the conversion is impossible:
+
+>>> from tokviz import Tokenizer, models, normalizers, pre_tokenizers
+>>> tok = Tokenizer(models.WordPiece({"[UNK]": 0, "hi": 1, "##s": 2}, unk_token="[UNK]"))
+>>> tok.normalizer, tok.pre_tokenizer = normalizers.Lowercase(), pre_tokenizers.Whitespace()
+>>> written = export(tok, "vocab.txt")
+>>> sorted(written.files), written.files["vocab.txt"]
+(['vocab.txt'], b'[UNK]\\nhi\\n##s\\n')
+>>> export(tok, "tiktoken")
+Traceback (most recent call last):
+    ...
+tokviz.export.ConversionError: A .tiktoken file holds a byte-level BPE's ranks; this tokenizer's model is WordPiece, which has no merges to rank.
+
+What is lost is found by reading the written files back with tokviz's own reader for that format
+and comparing each stage with the original's, so the sentences say exactly what a user of the
+file would get instead.
 """
 
 from __future__ import annotations
@@ -19,8 +36,11 @@ import json
 import os
 import zipfile
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from tokviz.errors import TokvizError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -306,3 +326,301 @@ def transformers_zip(
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, text.encode("utf-8"))
     return buffer.getvalue()
+
+
+# ---------------------------------------------------------------------- every file kind written
+#: The file kinds :func:`export` writes, with the label the pages show.
+EXPORT_FORMATS: dict[str, str] = {
+    "tokenizer.json": "Hugging Face tokenizer.json",
+    "vocab.json+merges.txt": "GPT-2 vocab.json + merges.txt",
+    "vocab.txt": "BERT vocab.txt (WordPiece)",
+    "tiktoken": "tiktoken ranks (.tiktoken + .tiktoken.json sidecar: pattern, special tokens)",
+    "sentencepiece": "SentencePiece .model",
+    "transformers": "transformers folder (tokenizer.json, tokenizer_config.json, special_tokens_map.json)",
+}
+
+
+class ConversionError(TokvizError):
+    """A tokenizer that cannot be written in a format, with a sentence saying why."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedFiles:
+    """The files of one format (name -> bytes) and a sentence for each thing they do not keep."""
+
+    format: str
+    files: dict[str, bytes]
+    lost: tuple[str, ...] = ()
+
+    @property
+    def download_name(self) -> str:
+        """One file as itself, several as a zip: ``'tokenizer.json'``, ``'tokenizer-tiktoken.zip'``."""
+        if len(self.files) == 1:
+            return next(iter(self.files))
+        return f"tokenizer-{self.format.replace('+', '-').replace('.', '-')}.zip"
+
+    def data(self) -> bytes:
+        """The single file's bytes, or a zip of the files (fixed dates: the same files give the same bytes)."""
+        if len(self.files) == 1:
+            return next(iter(self.files.values()))
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for name, data in self.files.items():
+                info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, data)
+        return buffer.getvalue()
+
+    def save(self, directory: str | os.PathLike[str]) -> tuple[str, ...]:
+        """Write the files into ``directory`` (created if needed); returns their paths."""
+        folder = Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name, data in self.files.items():
+            (folder / name).write_bytes(data)
+            paths.append(str(folder / name))
+        return tuple(paths)
+
+
+def export(tokenizer: Any, format: str) -> ExportedFiles:
+    """The tokenizer written as ``format`` (a key of :data:`EXPORT_FORMATS`), with what the files lose.
+
+    Raises :class:`ConversionError` when the format cannot hold the tokenizer's model at all (a
+    Unigram in a vocab.txt, a character-level BPE in a .tiktoken file).
+    """
+    writers = {
+        "tokenizer.json": _tokenizer_json_files,
+        "vocab.json+merges.txt": _gpt2_files,
+        "vocab.txt": _vocab_txt_files,
+        "tiktoken": _tiktoken_files,
+        "sentencepiece": _sentencepiece_files,
+        "transformers": lambda tok: {name: text.encode("utf-8") for name, text in transformers_files(tok).items()},
+    }
+    if format not in writers:
+        raise ConversionError(f"Unknown file kind {format!r}; tokviz writes {', '.join(EXPORT_FORMATS)}.")
+    files, reasons = writers[format](tokenizer) if format == "tiktoken" else (writers[format](tokenizer), ())
+    return ExportedFiles(format, files, tuple(reasons) + lost_in(tokenizer, format, files))
+
+
+def _model_name(tokenizer: Any) -> str:
+    return type(tokenizer.model).__name__
+
+
+def _tokenizer_json_files(tokenizer: Any) -> dict[str, bytes]:
+    return {"tokenizer.json": tokenizer.to_str(pretty=True).encode("utf-8")}
+
+
+def _gpt2_files(tokenizer: Any) -> dict[str, bytes]:
+    """HF's ``BPE.save(folder)``: the model's vocab (by id) and merges, nothing else."""
+    if _model_name(tokenizer) != "BPE":
+        raise ConversionError(
+            f"vocab.json + merges.txt hold a BPE's vocabulary and merges; this tokenizer's model is {_model_name(tokenizer)}, "
+            "which has no merges." + (" Write a vocab.txt instead." if _model_name(tokenizer) == "WordPiece" else ""))
+    vocab = tokenizer.model.get_vocab()
+    ordered = dict(sorted(vocab.items(), key=lambda item: item[1]))
+    return {
+        "vocab.json": json.dumps(ordered, ensure_ascii=False).encode("utf-8"),
+        "merges.txt": merges_txt(model_merges(tokenizer.model) or []).encode("utf-8"),
+    }
+
+
+def _vocab_txt_files(tokenizer: Any) -> dict[str, bytes]:
+    if _model_name(tokenizer) != "WordPiece":
+        raise ConversionError(
+            f"A vocab.txt holds a WordPiece vocabulary (one token per line); this tokenizer's model is {_model_name(tokenizer)}"
+            + (", whose merges a list of tokens cannot hold." if _model_name(tokenizer) == "BPE" else
+               ", whose scores a list of tokens cannot hold." if _model_name(tokenizer) == "Unigram" else
+               ", which BERT's reader would read as WordPiece."))
+    vocab = tokenizer.model.get_vocab()
+    ids = sorted(vocab.values())
+    if ids != list(range(len(ids))):
+        raise ConversionError("A vocab.txt gives each token the id of its line; this vocabulary's ids have gaps.")
+    return {"vocab.txt": vocab_txt(vocab).encode("utf-8")}
+
+
+def _sentencepiece_files(tokenizer: Any) -> dict[str, bytes]:
+    from tokviz.sentencepiece.convert import to_model_bytes
+
+    if _model_name(tokenizer) not in ("BPE", "Unigram"):
+        raise ConversionError(
+            f"A SentencePiece .model holds a Unigram or BPE model; this tokenizer's model is {_model_name(tokenizer)}.")
+    try:
+        return {"tokenizer.model": to_model_bytes(tokenizer)}
+    except TokvizError as error:
+        raise ConversionError(f"This tokenizer cannot be written as a SentencePiece .model: {error}") from None
+
+
+def _tiktoken_files(tokenizer: Any) -> tuple[dict[str, bytes], list[str]]:
+    """``tokenizer.tiktoken`` (ranks = ids) and ``tokenizer.tiktoken.json`` (pattern, special tokens, BOS)."""
+    from tokviz.inspect import is_byte_level
+    from tokviz.loaders import tiktoken_vocab_and_merges
+    from tokviz.tiktoken_format import TiktokenSpec, rank_file_text, token_bytes
+
+    if _model_name(tokenizer) != "BPE":
+        raise ConversionError(
+            f"A .tiktoken file holds a byte-level BPE's ranks; this tokenizer's model is {_model_name(tokenizer)}, "
+            "which has no merges to rank.")
+    if not is_byte_level(tokenizer):
+        raise ConversionError(
+            "A .tiktoken file ranks byte strings; this BPE's tokens are characters (no ByteLevel pre-tokenizer), "
+            "so its tokens and merges have no byte form tiktoken could use.")
+    added = tokenizer.get_added_tokens_decoder()
+    specials = tuple((token.content, token_id) for token_id, token in sorted(added.items()) if token.special)
+    special_ids = {token_id for _, token_id in specials}
+    # A special token the model's vocab also holds (GPT-2's <|endoftext|>) is tiktoken's special token, not a rank.
+    vocab = {symbol: token_id for symbol, token_id in tokenizer.model.get_vocab().items() if token_id not in special_ids}
+    try:
+        ranks = {token_bytes(symbol): token_id for symbol, token_id in vocab.items()}
+    except KeyError:
+        odd = next(symbol for symbol in vocab if any(char not in _byte_symbols() for char in symbol))
+        raise ConversionError(f"The token {odd[:30]!r} is not made of byte-level symbols, so it has no bytes for a .tiktoken file.") from None
+    if len(ranks) != len(vocab):
+        raise ConversionError("Two tokens of this vocabulary spell the same bytes; tiktoken gives each byte string one rank.")
+    missing = 256 - sum(1 for token in ranks if len(token) == 1)
+    if missing:
+        raise ConversionError(f"tiktoken needs all 256 single bytes as ranks; this vocabulary lacks {missing} of them.")
+    reasons: list[str] = []
+    pattern, pattern_reasons = _split_pattern(tokenizer)
+    reasons += pattern_reasons
+    not_special = [token.content for token in added.values() if not token.special]
+    if not_special:
+        reasons.append(f"tiktoken has no added tokens that are not special: {', '.join(map(repr, not_special[:3]))} "
+                       "are written as special tokens, which tiktoken matches only when asked (allowed_special).")
+    bos = _bos_token(tokenizer)
+    _, derived = tiktoken_vocab_and_merges(ranks)
+    own = [(left, right) for left, right in (model_merges(tokenizer.model) or [])]
+    if derived != own and own:
+        differing = sum(1 for pair in set(derived) ^ set(own))
+        reasons.append(
+            "tiktoken merges any two adjacent pieces whose join is a token, lowest rank first, and keeps a piece that is "
+            f"a token whole; this BPE's own merge list differs from that rule ({differing:,} merges differ), so some words "
+            "can split differently.")
+    spec = TiktokenSpec(name="tokenizer", pat_str=pattern, special_tokens=specials, bos_token=bos)
+    files = {"tokenizer.tiktoken": rank_file_text(ranks).encode("ascii"), "tokenizer.tiktoken.json": spec.to_json().encode("utf-8")}
+    return files, reasons
+
+
+def _byte_symbols() -> set[str]:
+    from tokviz.byte_level import UNICODE_TO_BYTES
+
+    return set(UNICODE_TO_BYTES)
+
+
+#: GPT-2's split pattern, what ``ByteLevel(use_regex=True)`` splits with (tiktoken's r50k pattern).
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+def _split_pattern(tokenizer: Any) -> tuple[str, list[str]]:
+    """The one pattern a byte-level pre-tokenizer splits with, and what tiktoken cannot do of the rest."""
+    data = tokenizer.pre_tokenizer.to_dict() if tokenizer.pre_tokenizer is not None else None
+    steps = data.get("pretokenizers", []) if isinstance(data, dict) and data.get("type") == "Sequence" else [data] if data else []
+    patterns: list[str] = []
+    reasons: list[str] = []
+    for step in steps:
+        kind = step.get("type")
+        if kind == "Split" and step.get("behavior") == "Isolated" and not step.get("invert"):
+            pattern = step.get("pattern", {})
+            patterns.append(pattern.get("Regex") if "Regex" in pattern else _regex_escape(pattern.get("String", "")))
+        elif kind == "ByteLevel":
+            if step.get("use_regex", True):
+                patterns.append(GPT2_PATTERN)
+            if step.get("add_prefix_space"):
+                reasons.append("ByteLevel's add_prefix_space (a space put before the text) has no place in tiktoken: "
+                               "the first word is encoded without it.")
+        else:
+            reasons.append(f"The pre-tokenizer step {kind} cannot be written in tiktoken's single split pattern.")
+    if len(patterns) != 1:
+        reasons.append("tiktoken splits with exactly one pattern; this pipeline splits with "
+                       f"{len(patterns)}, so the sidecar keeps {'the first' if patterns else 'none (one piece per text)'}.")
+    return (patterns[0] if patterns else r"[\s\S]+"), reasons
+
+
+def _regex_escape(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
+def _bos_token(tokenizer: Any) -> str | None:
+    """The special token the post-processor puts first in a single sequence (``<|begin_of_text|>``), if any."""
+    try:
+        ids = tokenizer.encode("a").ids
+        plain = tokenizer.encode("a", add_special_tokens=False).ids
+    except Exception:  # noqa: BLE001 - a tokenizer that cannot encode "a" has no BOS to find
+        return None
+    if len(ids) > len(plain) and ids[1 : 1 + len(plain)] == plain:
+        token = tokenizer.id_to_token(ids[0])
+        return token
+    return None
+
+
+# ---------------------------------------------------------------------- what a format loses
+#: Why each stage is lost, by format (the reader rebuilds it the way the sentence says).
+_REBUILT_BY = {
+    "vocab.json+merges.txt": "GPT-2's reader builds GPT-2's pipeline around them (ByteLevel pre-tokenizer and decoder)",
+    "vocab.txt": "BERT's reader builds BERT's pipeline around it (BertNormalizer, BertPreTokenizer, [CLS] $A [SEP], WordPiece decoder)",
+    "tiktoken": "a tiktoken encoding is byte-level BPE with one split pattern and special tokens",
+    "sentencepiece": "SentencePiece's .model keeps its own normalizer spec and Metaspace-style pieces",
+    "tokenizer.json": "HF's tokenizer.json",
+    "transformers": "the folder's tokenizer.json",
+}
+_STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
+
+
+def lost_in(tokenizer: Any, format: str, files: Mapping[str, bytes]) -> tuple[str, ...]:
+    """One sentence per stage, model option or added token the written ``files`` do not give back.
+
+    The files are read back with tokviz's reader for the format and compared stage by stage (a
+    SentencePiece .model whose ``tokviz.sentencepiece`` reader is missing is not compared).
+    """
+    from tokviz.errors import TokvizError
+    from tokviz.inspect import describe_component
+    from tokviz.loaders import load_bytes
+
+    names = list(files)
+    try:
+        if format == "transformers":
+            reloaded = load_bytes("tokenizer.json", files["tokenizer.json"])
+        elif format == "vocab.json+merges.txt":
+            reloaded = load_bytes("vocab.json", files["vocab.json"], companion=("merges.txt", files["merges.txt"]))
+        elif format == "tiktoken":
+            reloaded = load_bytes("tokenizer.tiktoken", files["tokenizer.tiktoken"], companion=("tokenizer.tiktoken.json", files["tokenizer.tiktoken.json"]))
+        elif format == "sentencepiece":
+            reloaded = load_bytes("tokenizer.model", files[names[0]])
+        else:
+            reloaded = load_bytes(names[0], files[names[0]])
+    except TokvizError as error:
+        return (f"tokviz cannot read the written files back ({error}), so what they keep was not checked.",)
+    reasons = []
+    why = _REBUILT_BY[format]
+    # tiktoken's own differences are said by _tiktoken_files: its one pattern, its merge rule (ignore_merges).
+    skipped = {"pre_tokenizer", "ignore_merges"} if format == "tiktoken" else set()
+    for stage in _STAGES:
+        if stage in skipped:
+            continue
+        before, after = getattr(tokenizer, stage), getattr(reloaded, stage)
+        before_dict = None if before is None else before.to_dict()
+        after_dict = None if after is None else after.to_dict()
+        if format == "transformers" and stage == "post_processor" and before_dict is None:
+            continue  # the hand-off writes transformers' own $A:0 $B:1 template (see _with_explicit_post_processor)
+        if before_dict != after_dict:
+            reasons.append(f"The {stage.replace('_', '-')} {describe_component(before_dict)} is not kept: "
+                           f"read back it is {describe_component(after_dict)} ({why}).")
+    model_before = {k: v for k, v in tokenizer.model.to_dict().items() if k not in ("vocab", "merges")}
+    model_after = {k: v for k, v in reloaded.model.to_dict().items() if k not in ("vocab", "merges")}
+    changed = sorted(key for key in model_before.keys() | model_after.keys()
+                     if model_before.get(key) != model_after.get(key) and key not in skipped)
+    if changed:
+        reasons.append("The model's " + ", ".join(f"{key}={model_before.get(key)!r}" for key in changed)
+                       + " " + ("is" if len(changed) == 1 else "are") + " not kept: read back "
+                       + ", ".join(f"{key}={model_after.get(key)!r}" for key in changed) + ".")
+    added_before = {(t.content, i, t.special) for i, t in tokenizer.get_added_tokens_decoder().items()}
+    added_after = {(t.content, i, t.special) for i, t in reloaded.get_added_tokens_decoder().items()}
+    dropped = sorted(added_before - added_after, key=lambda item: item[1])
+    if dropped:
+        reasons.append(f"{len(dropped):,} added token(s) are not kept ({', '.join(repr(c) for c, _, _ in dropped[:4])}"
+                       f"{', …' if len(dropped) > 4 else ''}).")
+    if tokenizer.encode_special_tokens != reloaded.encode_special_tokens:
+        reasons.append("encode_special_tokens is not kept: read back, special tokens written in the text are "
+                       + ("read as text." if reloaded.encode_special_tokens else "matched as special tokens."))
+    return tuple(reasons)

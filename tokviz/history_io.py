@@ -415,7 +415,17 @@ class _Reader:
         )
 
     def merges(self, value: Any, where: str) -> tuple[MergeStep, ...]:
-        return tuple(self.merge(row, f"{where}[{i}]") for i, row in enumerate(self.list(value, where)))
+        rows = self.list(value, where)
+        from tokviz.limits import check_tokenizer_merges
+
+        check_tokenizer_merges(len(rows), "This training history")
+        steps = []
+        for i, row in enumerate(rows):
+            step = self.merge(row, f"{where}[{i}]")
+            if step.rank != i:  # (a list repeated or cut: refused at its first wrong row, not after all are read)
+                raise self.fail(f"{where}[{i}]", f"has rank {step.rank:,}; merges are numbered in order from 0, so the list is damaged")
+            steps.append(step)
+        return tuple(steps)
 
     def em_step(self, value: Any, where: str) -> EmStep:
         row = self.list(value, where, 5)
@@ -700,12 +710,12 @@ def loads_training(text: str | bytes, max_bytes: int | None = None) -> OpenedTra
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError:
             raise HistoryFormatError("This file is not a tokviz training history: it is not UTF-8 text.") from None
-    try:
-        document = json.loads(text)
-    except RecursionError:
-        raise HistoryFormatError("This file is not a tokviz training history: its JSON is nested too deeply.") from None
-    except ValueError as error:
-        raise HistoryFormatError(f"This file is not a tokviz training history: it is not valid JSON ({error}).") from None
+    from tokviz import limits
+
+    # The guarded JSON entry every uploaded file goes through: values counted before parsing (a merge
+    # list repeated 150 times is refused at once), numbers, Unicode and nesting checked.
+    document = limits.parse_json(text, "This training history", what="training history", max_bytes=limit,
+                                 error=HistoryFormatError)
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise HistoryFormatError(
             "This file is not a tokviz training history (a history.json as `python -m tokviz train` writes it): "

@@ -44,7 +44,7 @@ def load_tokenizer_json(data: bytes, name: str = "tokenizer.json", max_bytes: in
     >>> load_tokenizer_json(b'{"model": ', "broken.json")
     Traceback (most recent call last):
     ...
-    tokviz.loaders.TokenizerFileError: broken.json: This is not a valid tokenizer.json: the JSON is malformed at line 1, column 11 (Expecting value).
+    tokviz.loaders.TokenizerFileError: broken.json: This is not a valid tokenizer.json: the JSON is malformed at line 1, column 11 (Expecting value); the file is not valid JSON.
     """
     from tokviz import limits
     from tokviz.serialization import tokenizer_from_str
@@ -422,10 +422,18 @@ def open_training(data: bytes, name: str = "history.json", max_bytes: int | None
     limit = limits.MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
     if len(data) > limit:
         raise LimitExceededError(f"{name} has {len(data):,} bytes; this server opens training histories up to {limit:,} bytes.")
+    from tokviz.errors import TokvizError, named
+    from tokviz.normalizers import check_growth_on_sample
+
     try:
-        return history_io.loads_training(data, max_bytes=limit)
-    except history_io.HistoryFormatError as error:
-        raise history_io.HistoryFormatError(f"{name}: {error}") from error
+        opened = history_io.loads_training(data, max_bytes=limit)
+        if opened.config is not None:  # its pipeline's normalizer tried now: a Replace bomb refused with the file's name
+            from tokviz.pipeline_config import build_normalizer
+
+            check_growth_on_sample(build_normalizer(opened.config), name)
+    except TokvizError as error:
+        raise named(error, name)
+    return opened
 
 
 @dataclass(frozen=True)

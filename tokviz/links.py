@@ -39,7 +39,7 @@ from tokviz.pipeline_config import (
     check_vocab_size,
     component,
 )
-from tokviz.presets import PRESETS, TRAIN_PRESETS, preset_key
+from tokviz.presets import PRESETS, TRAIN_PRESETS, preset_key, preset_vocab
 from tokviz.workspace import (
     CompareEntry,
     LearnState,
@@ -108,6 +108,13 @@ MAX_LINK_COMPONENTS = 32
 def _decode(kind: str, text: str, where: str) -> Any:
     if len(text) > MAX_LINK_TEXT:  # bounds what one value can hold: a list of special tokens, a pattern, …
         raise PipelineConfigError(f"The link's value for {where} is {len(text):,} characters long; links carry at most {MAX_LINK_TEXT:,}.")
+    from tokviz import limits
+    from tokviz.errors import LimitExceededError
+
+    try:  # the checks every file goes through: valid Unicode, and for JSON lists their numbers and escapes
+        (limits.check_json_text if kind == "list" else limits.check_unicode)(text, f"The link's value for {where}")
+    except LimitExceededError as error:
+        raise PipelineConfigError(str(error)) from None
     try:
         if kind in ("bool", "optional_bool"):
             value = {"true": True, "false": False, "none": None}[text.lower()]
@@ -217,9 +224,11 @@ def from_query_params(params: Mapping[str, Any], default_vocab: int = 500, prefi
     """
     if prefix:
         params = {key[len(prefix):]: value for key, value in params.items() if key.startswith(prefix)}
+    preset = params.get("preset")
+    if "vocab" not in params and preset is not None and _first(preset) in TRAIN_PRESETS:
+        default_vocab = TRAIN_PRESETS[_first(preset)].default_vocab  # where the pages start that preset
     vocab_text = _first(params.get("vocab", str(default_vocab)))
     vocab_size = check_vocab_size(_decode("int", vocab_text, "vocab"))
-    preset = params.get("preset")
     if preset is not None and _first(preset) != "custom":
         key = _first(preset)
         if key not in TRAIN_PRESETS:
@@ -283,7 +292,7 @@ def _compare_params(entries: list[CompareEntry]) -> dict[str, str]:
                 out[f"{key}.scoring"] = entry.scoring
             if entry.model in ("BPE", "WordPiece", "WordLevel") and entry.min_frequency:
                 out[f"{key}.min_frequency"] = str(entry.min_frequency)
-        if entry.vocab != CompareEntry().vocab:
+        if entry.vocab != preset_vocab(entry.choice):
             out[f"{key}.vocab"] = str(entry.vocab)
     return out
 
@@ -303,6 +312,7 @@ def _read_compare(params: Mapping[str, Any]) -> list[CompareEntry]:
         entry.choice = _first(params.get(key, entry.choice))
         if entry.choice != "custom" and entry.choice not in TRAIN_PRESETS:
             raise PipelineConfigError(f"The link names the preset {entry.choice!r}; presets are: {', '.join(TRAIN_PRESETS)}.")
+        entry.vocab = preset_vocab(entry.choice)
         for attribute, name, allowed in (
             ("model", "model", MODELS),
             ("pre_tokenizer", "pre", tuple(PRE_TOKENIZER_CHOICES)),
@@ -326,6 +336,36 @@ def _checked_vocab(vocab: int) -> int:
     check_vocab_size(vocab)
     check_vocab_request(vocab)
     return vocab
+
+
+def _hub_name(name: str) -> bool:
+    """Whether ``name`` is a Hub choice with a well-formed repository id (``hub:owner/name``)."""
+    from tokviz.errors import TokvizError
+    from tokviz.hub import parse_repo_id
+
+    if not name.startswith("hub:"):
+        return False
+    try:
+        parse_repo_id(name.removeprefix("hub:"))
+    except TokvizError:
+        return False
+    return True
+
+
+def _tokenizer_choice(choice: str) -> str:
+    """A page's tokenizer choice from a link (Pipeline, Inspect, Audit): the session's, an upload, a preset or a catalog entry."""
+    from tokviz.catalog import CHOICE_PREFIX, ENTRIES
+    from tokviz.workspace import SESSION_TOKENIZER, UPLOADED_TOKENIZER
+
+    if choice.startswith("hub:") and choice != "hub:":
+        from tokviz.hub import parse_repo_id
+
+        parse_repo_id(choice.removeprefix("hub:"))  # a HubError (a TokvizError) names a bad id
+        return choice
+    if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, "hub:", *PRESETS, *(CHOICE_PREFIX + name for name in ENTRIES)):
+        raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload, "
+                                  "a preset, a catalog entry (catalog:Llama 3) or a Hub repository (hub:owner/name).")
+    return choice
 
 
 def to_link(workspace: Workspace) -> dict[str, str]:
@@ -529,7 +569,7 @@ def _read_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
             from tokviz.catalog import ENTRIES
 
             names = [name for name in _first(params["ccat"]).split(",") if name]
-            unknown = [name for name in names if name not in ENTRIES and name != "session"]
+            unknown = [name for name in names if name not in ENTRIES and name != "session" and not _hub_name(name)]
             workspace.compare.catalog = [name for name in names if name not in unknown][:8]
             if unknown:
                 notes.append(f"Compare settings: the catalog has no {', '.join(map(repr, unknown))}; it has {', '.join(ENTRIES)}.")
@@ -540,15 +580,9 @@ def _read_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
         workspace.compare.eval_text = _first(params.get("cevaltext", ""))[:MAX_LINK_TEXT]
 
     def read_page(prefix: str, state: Any) -> None:
-        from tokviz.workspace import SESSION_TOKENIZER, UPLOADED_TOKENIZER
+        from tokviz.workspace import SESSION_TOKENIZER
 
-        choice = _first(params.get(f"{prefix}tok", SESSION_TOKENIZER))
-        from tokviz.catalog import CHOICE_PREFIX, ENTRIES
-
-        if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, *PRESETS, *(CHOICE_PREFIX + name for name in ENTRIES)):
-            raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload, "
-                                      "a preset or a catalog entry (catalog:Llama 3).")
-        state.tokenizer = choice
+        state.tokenizer = _tokenizer_choice(_first(params.get(f"{prefix}tok", SESSION_TOKENIZER)))
         if f"{prefix}text" in params:
             state.text = _first(params[f"{prefix}text"])[:MAX_LINK_TEXT]
         if prefix == "p" and "ppair" in params:
@@ -574,12 +608,9 @@ def _read_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
         workspace.learn = learn
 
     def read_audit() -> None:
-        from tokviz.workspace import AUDIT_TEXTS, SESSION_TOKENIZER, UPLOADED_TOKENIZER
+        from tokviz.workspace import AUDIT_TEXTS, SESSION_TOKENIZER
 
-        choice = _first(params.get("atok", SESSION_TOKENIZER))
-        if choice not in (SESSION_TOKENIZER, UPLOADED_TOKENIZER, *PRESETS):
-            raise PipelineConfigError(f"The link names the tokenizer {choice!r}; it can name the session's, an upload or a preset.")
-        workspace.audit.tokenizer = choice
+        workspace.audit.tokenizer = _tokenizer_choice(_first(params.get("atok", SESSION_TOKENIZER)))
         texts = _first(params.get("atexts", "corpus"))
         if texts not in AUDIT_TEXTS:
             raise PipelineConfigError(f"The link names the texts {texts!r}; they can be: {', '.join(AUDIT_TEXTS)}.")

@@ -644,6 +644,44 @@ def tokenizer_with_model(config: PipelineConfig, model: Any) -> Any:
 FORM_PREFIX = "cfg_"
 
 
+#: The special tokens and unknown token HF's own examples give each model that can meet text it cannot spell:
+#: BertWordPieceTokenizer (WordPiece), the tokenizers quicktour (BPE, WordLevel), SentencePieceUnigramTokenizer (Unigram).
+MODEL_EXAMPLE_TOKENS: dict[str, tuple[tuple[str, ...], str]] = {
+    "WordPiece": (("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"), "[UNK]"),
+    "BPE": (("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"), "[UNK]"),
+    "WordLevel": (("[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"), "[UNK]"),
+    "Unigram": (("<unk>",), "<unk>"),
+}
+
+
+def form_tokens_for_model(model: str, special_tokens: str, unk_token: str, byte_alphabet: bool = False) -> tuple[str, str, str]:
+    """The Custom form's special tokens and unknown token once ``model`` is chosen, and one line saying what was filled in.
+
+    A model that can meet text it cannot spell gets HF's example values (:data:`MODEL_EXAMPLE_TOKENS`) when the
+    form has no unknown token; what the user typed is kept. A byte-level BPE spells everything: nothing is added.
+
+    >>> specials, unk, note = form_tokens_for_model("WordPiece", "<|endoftext|>", "")
+    >>> specials, unk
+    ('<|endoftext|> [PAD] [UNK] [CLS] [SEP] [MASK]', '[UNK]')
+    >>> note
+    "Filled in as HF's examples do for WordPiece: unknown token [UNK], special tokens [PAD] [UNK] [CLS] [SEP] [MASK] (change them below)."
+    >>> form_tokens_for_model("Unigram", "", "")[:2]
+    ('<unk>', '<unk>')
+    >>> form_tokens_for_model("BPE", "<|endoftext|>", "", byte_alphabet=True)
+    ('<|endoftext|>', '', '')
+    >>> form_tokens_for_model("WordLevel", "[UNK] [PAD]", "[UNK]")  # already has one: kept as typed
+    ('[UNK] [PAD]', '[UNK]', '')
+    """
+    if model not in MODEL_EXAMPLE_TOKENS or unk_token.strip() or (model == "BPE" and byte_alphabet):
+        return special_tokens, unk_token, ""
+    example_specials, example_unk = MODEL_EXAMPLE_TOKENS[model]
+    typed = special_tokens.split()
+    merged = typed + [token for token in example_specials if token not in typed]
+    note = (f"Filled in as HF's examples do for {model}: unknown token {example_unk}, "
+            f"special tokens {' '.join(example_specials)} (change them below).")
+    return " ".join(merged), example_unk, note
+
+
 def _form_param_key(section: str, label: str, param: str) -> str:
     return f"{FORM_PREFIX}{section}_{label}_{param}"
 
@@ -853,6 +891,7 @@ __all__ = [
     "component_type",
     "config_key",
     "configured_model",
+    "form_tokens_for_model",
     "from_form_state",
     "to_form_state",
     "tokenizer_with_model",

@@ -108,11 +108,22 @@ class Preset:
     build: Callable[[], PipelineConfig]
     summary: str
     trains_like: str = ""
+    default_vocab: int = 1000  # the vocab size the pages start it at
 
 
-def _preset(label: str, build: Callable[[], PipelineConfig], what: str) -> Preset:
+#: Where the Unigram presets start: their seed on the built-in sample is ~640-660 pieces, so at 1,000 the
+#: training stops at the seed and a learner sees no EM step and no pruning round; at 500 both appear.
+UNIGRAM_DEFAULT_VOCAB = 500
+
+
+def _preset(label: str, build: Callable[[], PipelineConfig], what: str, default_vocab: int = 1000) -> Preset:
     like = trains_like(build())
-    return Preset(label, build, f"{what} {like}", like)
+    return Preset(label, build, f"{what} {like}", like, default_vocab)
+
+
+def preset_vocab(key: str) -> int:
+    """The vocab size a preset starts at (``custom``: 1,000): ``preset_vocab("t5") == 500``, ``preset_vocab("gpt2") == 1000``."""
+    return TRAIN_PRESETS[key].default_vocab if key in TRAIN_PRESETS else 1000
 
 
 DEFAULT_PRESET = "gpt2"
@@ -255,7 +266,7 @@ def vocab_target_hint(history: Any, target_vocab: int) -> str | None:
     if history.algorithm.lower() == "unigram":
         seed = history.max_vocab_size
         suggestion = suggested_unigram_size(history.min_vocab_size, seed)
-        rounds = len(getattr(history, "prune_rounds", ()))
+        rounds = len(getattr(getattr(history, "unigram", None) or history, "prune_rounds", ()))  # sentencepiece keeps them in .unigram
         pruned = "no pruning round ran" if rounds == 0 else f"{rounds} pruning round{'s' if rounds != 1 else ''} ran"
         return (
             f"Unigram stopped at {trained:,} tokens, below the target of {target_vocab:,}: its seed vocabulary "
@@ -282,14 +293,16 @@ def vocab_target_hint(history: Any, target_vocab: int) -> str | None:
 PRESETS: dict[str, Preset] = {
     "gpt2": _preset("GPT-2-like byte-level BPE", gpt2_like, "Bytes, not characters: every text is representable, no [UNK] ever."),
     "bert": _preset("BERT-like WordPiece", bert_like, "Lowercased, accents stripped; word pieces continue with ##."),
-    "t5": _preset("T5 / SentencePiece-like Unigram", t5_like, "A probabilistic vocabulary pruned from many candidates; ▁ marks word starts."),
+    "t5": _preset("T5 / SentencePiece-like Unigram", t5_like, "A probabilistic vocabulary pruned from many candidates; ▁ marks word starts.",
+                  UNIGRAM_DEFAULT_VOCAB),
     "char_bpe": _preset("Character BPE with </w> (original paper)", char_bpe, "Sennrich et al. 2016: merges inside words, </w> ends each word."),
 }
 
 #: SentencePiece presets: on the Train page beside :data:`PRESETS` (Compare, Pipeline and Inspect list only those).
 SENTENCEPIECE_PRESETS: dict[str, Preset] = {
     "sp_unigram": _preset("SentencePiece Unigram (T5/ALBERT-like)", sentencepiece_unigram,
-                          "Raw sentences, no pre-tokenizer: ▁ marks spaces; nmt_nfkc normalization; T5's ids (<pad> 0, </s> 1, <unk> 2)."),
+                          "Raw sentences, no pre-tokenizer: ▁ marks spaces; nmt_nfkc normalization; T5's ids (<pad> 0, </s> 1, <unk> 2).",
+                          UNIGRAM_DEFAULT_VOCAB),
     "sp_bpe": _preset("SentencePiece BPE (Llama-like, byte fallback)", sentencepiece_bpe,
                       "Raw sentences, no normalization; characters outside the alphabet fall back to <0xNN> byte pieces "
                       "(Llama also sets split_digits and keeps extra whitespace, which this preset leaves out)."),

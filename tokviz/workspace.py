@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tokviz.pipeline_config import PipelineConfig
-from tokviz.presets import DEFAULT_PRESET, PRESETS
+from tokviz.presets import DEFAULT_PRESET, PRESETS, preset_vocab
 
 #: Where a corpus came from: the built-in sample (named in links), pasted text or an upload (never in links).
 CORPUS_SOURCES = ("sample", "pasted", "upload")
@@ -94,7 +94,7 @@ class CompareEntry:
 
 
 def default_compare_entries() -> list[CompareEntry]:
-    return [CompareEntry("gpt2"), CompareEntry("bert"), CompareEntry("t5")]
+    return [CompareEntry(choice, vocab=preset_vocab(choice)) for choice in ("gpt2", "bert", "t5")]
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,9 +95,9 @@ def test_bpe_training_gives_sentencepiece_pieces_in_the_same_order(lines_of) -> 
     assert ours == theirs
 
 
-def test_unigram_training_is_close_to_sentencepiece() -> None:
-    lines = _lines("big.txt", 0, 6000)
-    held_out = _lines("big.txt", 40000, 41000)
+def test_unigram_training_is_close_to_sentencepiece(lines_of) -> None:
+    lines = lines_of("big.txt", 0, 6000)
+    held_out = lines_of("big.txt", 40000, 41000)
     blob = _sp_model(lines, vocab_size=1000, model_type="unigram")
     out = io.BytesIO()
     tsp.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, vocab_size=1000, model_type="unigram")
@@ -125,10 +125,10 @@ STYLES = {
 
 
 @pytest.mark.parametrize("style", list(STYLES))
-def test_model_styles_of_real_models(style: str, test_lines: list[str]) -> None:
+def test_model_styles_of_real_models(style: str, test_lines: list[str], lines_of) -> None:
     """Options real models use (Llama, Gemma, T5 ...): same encoding, decoding and, for BPE, the same training."""
     config = STYLES[style]
-    lines = _lines("wikitext2_valid.txt", 0, 3000)
+    lines = lines_of("wikitext2_valid.txt", 0, 3000)
     blob = _sp_model(lines, vocab_size=800, **config)
     ours, theirs = tsp.SentencePieceProcessor(model_proto=blob), spm.SentencePieceProcessor(model_proto=blob)
     for line in test_lines[::3] + ["  a  b\n\tc   ", "x\n\ny", "12345 678", "🤗 <start> ▁▁x"]:
@@ -143,7 +143,7 @@ def test_model_styles_of_real_models(style: str, test_lines: list[str]) -> None:
         assert [p.piece for p in ModelProto.from_bytes(out.getvalue()).pieces] == [p.piece for p in ModelProto.from_bytes(blob).pieces]
 
 
-def test_unigram_em_steps_match_sentencepieces_log(tmp_path: Path) -> None:
+def test_unigram_em_steps_match_sentencepieces_log(tmp_path: Path, lines_of) -> None:
     """Step by step: every EM sub-iteration keeps the same number of pieces, with the same
     objective and Viterbi token count, as sentencepiece logs (seeds, E-step with its unknown
     id 0, M-step, pruning after every round)."""
@@ -152,7 +152,7 @@ def test_unigram_em_steps_match_sentencepieces_log(tmp_path: Path) -> None:
     import sys
 
     corpus = tmp_path / "slice.txt"
-    corpus.write_text("\n".join(_lines("tinyshakespeare.txt", 0, 5000)) + "\n", encoding="utf-8")
+    corpus.write_text("\n".join(lines_of("tinyshakespeare.txt", 0, 5000)) + "\n", encoding="utf-8")
     code = (f"import sentencepiece as spm; spm.SentencePieceTrainer.train(input={str(corpus)!r}, "
             f"model_prefix={str(tmp_path / 'sp')!r}, vocab_size=800, model_type='unigram')")
     log = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr

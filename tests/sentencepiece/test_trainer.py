@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,3 +94,28 @@ def test_bulk_counts_equal_counting_each_text(texts: list[str]) -> None:
 
 def test_sorted_chars_order() -> None:
     assert sorted_chars({"b": 2, "a": 2, "c": 5}) == [("c", 5), ("a", 2), ("b", 2)]
+
+
+def test_pretokenizer_cuts_where_no_piece_may_cross() -> None:
+    """sentencepiece 0.2.3's ``pretokenizer=``: a function of the normalized sentence whose pieces no vocabulary piece crosses."""
+    import io
+    import re
+
+    import tokviz.sentencepiece as tsp
+
+    lines = ["CamelCaseWord and XMLHttpRequest 12345", "Don't split HelloWorld", "more CamelCase words 678"] * 40
+    pattern = re.compile(r"'[a-zA-Z]+|[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d{1,3}|[^\w\s]|▁+|\s+")
+    out = io.BytesIO()
+    assert tsp.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, vocab_size=60, model_type="unigram",
+                                          hard_vocab_limit=False, pretokenizer=pattern.findall) is True
+    sp = tsp.SentencePieceProcessor(model_proto=out.getvalue())
+    normal = [sp.id_to_piece(i) for i in range(len(sp)) if not (sp.is_control(i) or sp.is_unknown(i))]
+    assert "▁Camel" not in normal and all(len(pattern.findall(piece)) == 1 for piece in normal)
+    with pytest.raises(ValueError):  # pieces that do not spell the sentence
+        tsp.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=io.BytesIO(), vocab_size=60,
+                                       hard_vocab_limit=False, pretokenizer=lambda text: ["hello"])
+    tsp.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=io.BytesIO(), vocab_size=60, hard_vocab_limit=False,
+                                   pretokenizer=lambda text: ["hello"], allow_inconsistent_pretokenization=True)
+    with pytest.raises(ValueError):
+        tsp.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=io.BytesIO(), vocab_size=60,
+                                       pretokenizer=str.split, pretokenization_delimiter="|")

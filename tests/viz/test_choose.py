@@ -9,7 +9,7 @@ from tokviz import Tokenizer, decoders, models, pre_tokenizers
 from tokviz.compare import evaluate, parity_table, tokens_per_language
 from tokviz.literature_metrics import LANGUAGES, METRICS
 from tokviz.trainers import BpeTrainer
-from tokviz.viz.charts import MARKER_COLOR
+from tokviz.viz.charts import MARKER_COLOR, TOKENIZER_COLORS
 from tokviz.viz.choose import (
     BAR_COLOR,
     metric_figure,
@@ -55,10 +55,17 @@ def test_closer_to_one_is_best_for_parity():
 def test_metrics_figure_has_a_panel_per_metric(two_tokenizers):
     frame = evaluate(two_tokenizers, ["Now is the winter of our discontent."])
     figure = metrics_figure(frame)
-    assert len(figure.data) == len(METRICS)  # every metric, parity included
+    bars = [trace for trace in figure.data if trace.type == "bar"]
+    assert len(bars) == len(METRICS)  # every metric, parity included
+    # One colour per tokenizer in every panel, named once in the legend (no rotated names under the bars).
+    legend = [(trace.name, trace.marker.color) for trace in figure.data if trace.showlegend]
+    assert [color for _, color in legend] == list(TOKENIZER_COLORS[:2])
+    assert all(list(bar.marker.color) == list(TOKENIZER_COLORS[:2]) for bar in bars)
+    assert figure.layout.xaxis.showticklabels is False
     titles = [annotation.text for annotation in figure.layout.annotations]
-    assert "Rényi efficiency (α = 2.5) (higher)" in titles and "Parity with English (closer to 1)" in titles
-    assert all(sum(color == MARKER_COLOR for color in trace.marker.color) >= 1 for trace in figure.data)
+    assert "Rényi efficiency α=2.5 (higher)" in titles and "parity with English (closer to 1)" in titles
+    assert max(map(len, titles)) <= 36  # short titles: none cut at 1280 px with three panels a row
+    assert all(sum(width == 2 and color == "#212121" for color, width in zip(bar.marker.line.color, [bar.marker.line.width] * 2)) >= 1 for bar in bars)
 
 
 def test_tokens_per_language_and_parity_figures(two_tokenizers):
@@ -77,6 +84,6 @@ def test_tokens_per_language_and_parity_figures(two_tokenizers):
 def test_comparison_frame_draws_its_charts(two_tokenizers):
     frame = evaluate(two_tokenizers, ["Now is the winter of our discontent."], parallel=False)
     assert list(frame.figure("fertility").data[0].y) == pytest.approx(list(frame["fertility"]))
-    assert len(frame.figure().data) == len(METRICS) - 1  # no parity column here
+    assert len([trace for trace in frame.figure().data if trace.type == "bar"]) == len(METRICS) - 1  # no parity column here
     with pytest.raises(ValueError, match="No metric 'speed'"):
         frame.figure("speed")

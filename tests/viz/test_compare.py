@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from tokviz.metrics import CompressionMetrics, CurvePoint
-from tokviz.viz.compare import COLORS, compression_curves_figure, compression_table, overlap_table
+from tokviz.viz.charts import TOKENIZER_COLORS as COLORS
+from tokviz.viz.compare import compression_curves_figure, compression_table, overlap_table
 
 
 def test_compression_table_literal() -> None:

@@ -112,7 +112,7 @@ def test_spans_from_encoding_literal() -> None:
         offsets = [(0, 0), (0, 3), (4, 7)]
         special_tokens_mask = [1, 0, 0]
 
-    assert spans_from_encoding(Encoding(), "[UNK]") == [
+    assert spans_from_encoding(Encoding(), unk_id=1) == [  # unknown by id
         TokenSpan("[CLS]", 2, 0, 0, special=True),
         TokenSpan("hug", 10, 0, 3),
         TokenSpan("[UNK]", 1, 4, 7, unknown=True),

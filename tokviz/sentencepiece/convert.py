@@ -68,8 +68,7 @@ def bpe_merges(pieces: list[tuple[str, float]]) -> list[tuple[str, str]]:
     return [(left, right) for left, right, _, _ in merges]
 
 
-def _charsmap(proto: ModelProto) -> bytes:
-    spec = proto.normalizer_spec
+def _charsmap_of(spec: NormalizerSpec) -> bytes:
     if spec.precompiled_charsmap:
         return spec.precompiled_charsmap
     if spec.name and spec.name != "identity":
@@ -96,32 +95,91 @@ def model_from_proto(proto: ModelProto) -> Any:
         f"A SentencePiece {ModelType(spec.model_type).name.lower()} model has no tokviz model to convert to (only unigram and bpe).")
 
 
-def tokenizer_from_proto(proto: ModelProto) -> Any:
-    """A tokviz ``Tokenizer`` built from a SentencePiece model as HF's ``SpmConverter`` builds it."""
-    from tokviz.tokenizer import Tokenizer
+def normalizer_from_spec(spec: NormalizerSpec) -> Any:
+    """sentencepiece's ``Normalizer::Normalize`` for a ``NormalizerSpec`` as tokviz normalizers, field by field.
 
-    tokenizer = Tokenizer(model_from_proto(proto))
+    - the charsmap (``precompiled_charsmap``, or the named rule's): ``Precompiled``;
+    - ``remove_extra_whitespaces``: spaces at both ends removed and runs of spaces made one (spaces
+      only, as sentencepiece: tabs and newlines stay unless the charsmap maps them to spaces);
+    - ``escape_whitespaces``: every space becomes ``▁``;
+    - ``add_dummy_prefix``: ``▁`` (a space when not escaping) in front of any non-empty text.
+
+    >>> n = normalizer_from_spec(NormalizerSpec(name="identity", remove_extra_whitespaces=False))
+    >>> n.normalize_str("x  y")
+    '▁x▁▁y'
+    >>> normalizer_from_spec(NormalizerSpec(name="identity")).normalize_str("  x  y ")
+    '▁x▁y'
+    """
     steps: list[Any] = []
-    charsmap = _charsmap(proto)
+    charsmap = _charsmap_of(spec)
     if charsmap:
         steps.append(normalizers.Precompiled(charsmap))
-    steps += [normalizers.Strip(left=False, right=True), normalizers.Replace(Regex(" {2,}"), _SPACE)]
-    tokenizer.normalizer = normalizers.Sequence(steps)
-    scheme = "always" if proto.normalizer_spec.add_dummy_prefix else "never"
-    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement=_SPACE, prepend_scheme=scheme)
-    byte_fallback = bool(proto.trainer_spec.byte_fallback) or any(p.type == PieceType.BYTE for p in proto.pieces)
+    if spec.remove_extra_whitespaces:
+        steps += [normalizers.Replace(Regex("^ +| +$"), ""), normalizers.Replace(Regex(" {2,}"), " ")]
+    if spec.escape_whitespaces:
+        steps.append(normalizers.Replace(" ", _SPACE))
+    if spec.add_dummy_prefix:
+        steps.append(normalizers.Prepend(_SPACE if spec.escape_whitespaces else " "))
+    return normalizers.Sequence(steps)
+
+
+def _words_start_at_spaces(proto: ModelProto) -> bool:
+    """Whether no piece the model can pick holds a ``▁`` after its first character: then every ``▁``
+    starts a new piece, and cutting the text before each one (``Metaspace(split=True)``) changes no
+    segmentation. Llama 2's ``▁▁`` / ``▁▁▁▁`` pieces (code indentation) make this false."""
+    if proto.trainer_spec.treat_whitespace_as_suffix or not proto.normalizer_spec.escape_whitespaces:
+        return False
+    matchable = (PieceType.NORMAL, PieceType.UNUSED)
+    return not any(_SPACE in p.piece[1:] for p in proto.pieces if p.type in matchable)
+
+
+def tokenizer_from_proto(proto: ModelProto, *, add_bos: bool = False) -> Any:
+    """The tokviz ``Tokenizer`` of a SentencePiece model: the one conversion (``tokviz.load``, Compare and
+    Inspect of a ``.model`` through :func:`from_model_bytes`, trained models through their histories).
+
+    It segments as sentencepiece does (every ``normalizer_spec`` field honoured, see
+    :func:`normalizer_from_spec`; no word split unless it provably changes nothing, see
+    :func:`_words_start_at_spaces`). Control pieces become special added tokens, user-defined ones
+    added tokens; the decoder turns ``▁`` back into spaces, joins byte pieces and drops the dummy
+    prefix. With ``add_bos`` the model's BOS piece (``bos_piece``, when it is a control piece) goes in
+    front, as transformers' ``LlamaTokenizerFast`` puts it for the same file (then
+    ``encode(text, add_special_tokens=False)`` is sentencepiece's ``encode(text)``); without, ``encode``
+    is sentencepiece's ``encode`` (what the app shows for the models it trains).
+    """
+    from tokviz.processors import TemplateProcessing
+    from tokviz.tokenizer import Tokenizer
+
+    nspec, spec = proto.normalizer_spec, proto.trainer_spec
+    tokenizer = Tokenizer(model_from_proto(proto))
+    tokenizer.normalizer = normalizer_from_spec(nspec)
+    if _words_start_at_spaces(proto):
+        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement=_SPACE, prepend_scheme="never", split=True)
+    byte_fallback = bool(spec.byte_fallback) or any(p.type == PieceType.BYTE for p in proto.pieces)
+    parts: list[Any] = [decoders.Replace(_SPACE, " ")] if nspec.escape_whitespaces else []
     if byte_fallback:
-        parts: list[Any] = [decoders.Replace(_SPACE, " "), decoders.ByteFallback(), decoders.Fuse()]
-        if proto.normalizer_spec.add_dummy_prefix:
-            parts.append(decoders.Strip(" ", 1, 0))
-        tokenizer.decoder = decoders.Sequence(parts)
-    else:
-        tokenizer.decoder = decoders.Metaspace(replacement=_SPACE, prepend_scheme=scheme)
+        parts.append(decoders.ByteFallback())
+    parts.append(decoders.Fuse())
+    if nspec.add_dummy_prefix and not spec.treat_whitespace_as_suffix:
+        parts.append(decoders.Strip(" ", 1, 0))
+    tokenizer.decoder = decoders.Sequence(parts)
     added = [AddedToken(p.piece, normalized=False, special=p.type == PieceType.CONTROL)
              for p in proto.pieces if p.type in (PieceType.CONTROL, PieceType.USER_DEFINED)]
     if added:
         tokenizer.add_tokens(added)
+    bos = _control_id(proto, spec.bos_piece) if add_bos else None
+    if bos is not None:
+        piece = proto.pieces[bos].piece
+        tokenizer.post_processor = TemplateProcessing(single=f"{piece}:0 $A:0", pair=f"{piece}:0 $A:0 {piece}:1 $B:1",
+                                                      special_tokens=[(piece, bos)])
     return tokenizer
+
+
+def _control_id(proto: ModelProto, piece: str) -> int | None:
+    """The id of ``piece`` when it is a control piece of the model (sentencepiece's ``bos_id()`` rule)."""
+    for i, p in enumerate(proto.pieces):
+        if p.piece == piece:
+            return i if p.type == PieceType.CONTROL else None
+    return None
 
 
 def _find(component: Any, kind: type) -> Any:
@@ -171,8 +229,16 @@ def proto_from_tokenizer(tokenizer: Any) -> ModelProto:
         pieces.append(SentencePiece(piece, 0.0 if kind != PieceType.NORMAL else score, kind))
     precompiled = _find(tokenizer.normalizer, normalizers.Precompiled)
     metaspace = _find(tokenizer.pre_tokenizer, pre_tokenizers.Metaspace)
-    add_dummy_prefix = metaspace is None or metaspace.prepend_scheme != "never"
+    prepend = _find(tokenizer.normalizer, normalizers.Prepend)
+    add_dummy_prefix = prepend is not None or (metaspace is not None and metaspace.prepend_scheme != "never")
+    if prepend is None and metaspace is None:
+        add_dummy_prefix = True
     normalizer_values: dict[str, Any] = {"name": "identity", "add_dummy_prefix": add_dummy_prefix}
+    if _find(tokenizer.normalizer, normalizers.Replace) is not None or prepend is not None:
+        # (a normalizer from normalizer_from_spec: whitespace removal only when its two Replace steps are there)
+        patterns = [str(getattr(step, "pattern", "")) for step in getattr(tokenizer.normalizer, "normalizers", ()) or ()]
+        if prepend is not None and not any("^ +" in p for p in patterns):
+            normalizer_values["remove_extra_whitespaces"] = False
     if precompiled is not None:
         normalizer_values = {"name": "user_defined", "precompiled_charsmap": precompiled.precompiled_charsmap,
                              "add_dummy_prefix": add_dummy_prefix}
@@ -189,8 +255,8 @@ def proto_from_tokenizer(tokenizer: Any) -> ModelProto:
 
 
 def from_model_bytes(data: bytes) -> Any:
-    """``.model`` bytes -> tokviz ``Tokenizer``."""
-    return tokenizer_from_proto(ModelProto.from_bytes(data))
+    """``.model`` bytes -> tokviz ``Tokenizer``, as transformers' ``LlamaTokenizerFast`` reads the file (BOS in front)."""
+    return tokenizer_from_proto(ModelProto.from_bytes(data), add_bos=True)
 
 
 def to_model_bytes(tokenizer: Any) -> bytes:

@@ -27,6 +27,7 @@ import heapq
 import math
 import random
 import struct
+import time
 from typing import Any, Sequence
 
 from tokviz.errors import SerializationError
@@ -94,9 +95,12 @@ class _Heap:
         items.pop()
 
 
-def sentencepiece_nbest(size: int, nodes: Sequence[tuple[int, int, int, float]], n: int
+def sentencepiece_nbest(size: int, nodes: Sequence[tuple[int, int, int, float]], n: int, deadline: float | None = None
                         ) -> list[tuple[list[tuple[int, int, int]], float]]:
     """sentencepiece's ``Lattice::NBest`` (A* from the end, float32 scores) over ``(start, end, id, score)`` nodes.
+
+    With a ``deadline`` (``time.monotonic()`` seconds) passed, the search stops and returns ``[]``
+    (sentencepiece's n-best timeout; the caller then gives the best segmentation alone).
 
     >>> sentencepiece_nbest(2, [(0, 1, 1, -1.0), (0, 2, 3, -1.5), (1, 2, 2, -1.0)], 3)
     [([(0, 2, 3)], -1.5), ([(0, 1, 1), (1, 2, 2)], -2.0)]
@@ -125,7 +129,11 @@ def sentencepiece_nbest(size: int, nodes: Sequence[tuple[int, int, int, float]],
     results: list[tuple[list[tuple[int, int, int]], float]] = []
     agenda = _Heap()
     agenda.push((backtrace[eos], (eos, 0.0, None)))
+    steps = 0
     while len(agenda):
+        steps += 1
+        if deadline is not None and not steps & 1023 and time.monotonic() > deadline:
+            return []
         fx, (node, gx, nxt) = agenda.top()
         agenda.pop()
         if node == bos:
@@ -182,6 +190,8 @@ class SentencePieceModel:
             raise SerializationError("This .model has no unknown piece (<unk>); sentencepiece cannot load it either.")
         self.matchable = matchable
         self.max_piece_length = max((len(p) for p in matchable), default=1)
+        #: every string a longer piece starts with (Viterbi stops extending a candidate outside it)
+        self._prefixes = {piece[:cut] for piece in matchable for cut in range(1, len(piece))}
         normal = [s for s, k in zip(self.scores, self.types) if k == PieceType.NORMAL]
         self.min_score = min(normal) if normal else 0.0
         self.max_score = max([_FLT_MIN, *normal])
@@ -205,6 +215,12 @@ class SentencePieceModel:
         for sym in sorted(set(user_defined), key=len, reverse=True):
             self._user_first.setdefault(sym[0], []).append(sym)
         self._cache: dict[str, list[tuple[str, int]]] = {}
+        # Every piece segmentation can pick starts a word or holds no "▁": then no piece crosses the
+        # place before a "▁", the lattice (and BPE's merges) fall apart into words, and a long text
+        # is segmented word by word, each distinct word once (sentencepiece's result, found faster).
+        self._by_words = not spec.treat_whitespace_as_suffix and not any(
+            "\u2581" in piece[1:] for piece in matchable)
+        self._word_segments: dict[str, list[tuple[str, int]]] = {}
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -239,12 +255,16 @@ class SentencePieceModel:
         back: list[tuple[int, int] | None] = [None] * (n + 1)  # (start, piece id)
         unk_score = self.min_score - UNK_PENALTY
         matchable, types, max_len = self.matchable, self.types, self.max_piece_length
+        prefixes = self._prefixes
         for start in range(n):
             base = best[start]
             has_single = False
             for end in range(start + 1, min(n, start + max_len) + 1):
-                piece_id = matchable.get(text[start:end])
+                sub = text[start:end]
+                piece_id = matchable.get(sub)
                 if piece_id is None or types[piece_id] == PieceType.UNUSED:
+                    if sub not in prefixes:  # (no longer piece starts with it: stop looking)
+                        break
                     continue
                 if types[piece_id] == PieceType.USER_DEFINED:
                     score = len(text[start:end].encode("utf-8")) * self.max_score - 0.1
@@ -370,12 +390,29 @@ class SentencePieceModel:
             prev_unk = is_unk
         return out
 
+    def segment_text(self, normalized: str) -> list[tuple[str, int]]:
+        """:meth:`segment` of a whole normalized text, word by word when that is the same (see ``__init__``)."""
+        if not self._by_words:
+            return self.segment(normalized)
+        words = normalized.split("\u2581")
+        cache, segment = self._word_segments, self.segment
+        out: list[tuple[str, int]] = segment(words[0]) if words[0] else []
+        for word in words[1:]:
+            word = "\u2581" + word
+            found = cache.get(word)
+            if found is None:
+                found = segment(word)
+                if len(cache) < 200_000:
+                    cache[word] = found
+            out += found
+        return out
+
     def encode(self, text: str) -> list[tuple[str, int]]:
         """``[(piece, id), ...]`` for raw text (normalization included), as sentencepiece encodes it."""
         cached = self._cache.get(text)
         if cached is not None:
             return list(cached)
-        result = self.finish(self.segment(self.normalizer.normalize(text)))
+        result = self.finish(self.segment_text(self.normalizer.normalize(text)))
         if len(self._cache) < 20_000:
             self._cache[text] = result
         return list(result)
@@ -403,7 +440,7 @@ class SentencePieceModel:
                 nodes.append((start, start + 1, self.unk_id, unk_score))  # type: ignore[arg-type]
         return Lattice(normalized, nodes)
 
-    def nbest(self, text: str, n: int) -> list[tuple[list[tuple[str, int]], float]]:
+    def nbest(self, text: str, n: int, deadline: float | None = None) -> list[tuple[list[tuple[str, int]], float]]:
         """The ``n`` best unigram segmentations with their scores, best first, in sentencepiece's order.
 
         sentencepiece runs A* from the end with a ``std::priority_queue`` on float32 scores; equal
@@ -418,8 +455,11 @@ class SentencePieceModel:
         if n == 1:
             return [(self.finish(self.segment(normalized)), 0.0)]
         spec = self._lattice_spec(normalized)
+        paths = sentencepiece_nbest(len(normalized), spec, n, deadline)
+        if not paths:  # (out of time: the best one, as sentencepiece's n-best timeout gives)
+            return [(self.finish(self.segment(normalized)), 0.0)]
         return [(self.finish([(normalized[start:end], piece_id) for start, end, piece_id in path]), score)
-                for path, score in sentencepiece_nbest(len(normalized), spec, n)]
+                for path, score in paths]
 
     def _lattice_spec(self, normalized: str) -> list[tuple[int, int, int, float]]:
         """``(start, end, id, float32 score)`` in sentencepiece's insertion order (by start, then length)."""

@@ -386,6 +386,65 @@ class SentencePieceNormalizer:
                 return candidate
         return None
 
+    def normalize_with_offsets(self, text: str) -> tuple[str, list[int]]:
+        """``(normalized, norm_to_orig)``: for every UTF-8 byte of the normalized string, the byte
+        offset in ``text`` of the input it came from, then one more entry (where the input ends,
+        or where the trailing spaces that were removed begin), as sentencepiece's ``Normalize``.
+
+        >>> SentencePieceNormalizer(b"").normalize_with_offsets(" ab")
+        ('▁ab', [1, 1, 1, 1, 2, 3])
+        """
+        self._index.load(set(text))
+        space = SPACE_SYMBOL if self.escape_whitespaces else " "
+        space_len = len(space.encode("utf-8"))
+        out: list[str] = []
+        align: list[int] = []
+        pos, n, consumed = 0, len(text), 0
+        if self.remove_extra_whitespaces:
+            while pos < n:
+                piece, length = self._prefix(text, pos)
+                if piece != " ":
+                    break
+                consumed += len(text[pos:pos + length].encode("utf-8"))
+                pos += length
+        if pos >= n:  # (sentencepiece gives no offsets at all for an empty or all-space text)
+            return "", []
+
+        def add_space() -> None:
+            out.append(space)
+            align.extend([consumed] * space_len)
+
+        if not self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            add_space()
+        is_prev_space = self.remove_extra_whitespaces
+        while pos < n:
+            piece, length = self._prefix(text, pos)
+            if is_prev_space:
+                piece = piece.lstrip(" ")
+            if piece:
+                for char in piece:
+                    if char == " " and self.escape_whitespaces:
+                        out.append(SPACE_SYMBOL)
+                        align.extend([consumed] * 3)
+                    else:
+                        out.append(char)
+                        align.extend([consumed] * len(char.encode("utf-8")))
+                is_prev_space = piece.endswith(" ")
+            consumed += len(text[pos:pos + length].encode("utf-8"))
+            pos += length
+            if not self.remove_extra_whitespaces:
+                is_prev_space = False
+        if self.remove_extra_whitespaces:
+            while out and out[-1] == space:
+                out.pop()
+                length = len(align) - space_len
+                consumed = align[length]  # (sentencepiece: the end is where the removed spaces came from)
+                del align[length:]
+        if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            add_space()
+        align.append(consumed)
+        return "".join(out), align
+
     def normalize_reference(self, text: str) -> str:
         """sentencepiece's ``Normalizer::Normalize`` loop written out piece by piece (the test oracle)."""
         self._index.load(set(text))

@@ -1,4 +1,4 @@
-"""``SentencePieceProcessor`` with the ``sentencepiece`` package's Python names (snake_case and CamelCase).
+"""``SentencePieceProcessor`` with the ``sentencepiece`` package's Python API (0.2.x, snake_case and CamelCase).
 
     >>> from tokviz.sentencepiece import SentencePieceTrainer
     >>> import io
@@ -10,19 +10,41 @@
     ['▁hugs']
     >>> sp.decode(sp.encode("the pug"))
     'the pug'
+    >>> sp.encode("hugs", return_type="offset_mapping")
+    {'ids': [15], 'pieces': ['▁hugs'], 'offsets': [(0, 4)]}
+
+What each call returns is chosen by ``return_type`` (``out_type`` is its older name; give one):
+``int`` ids, ``str`` pieces, ``bytes`` pieces as UTF-8, ``"numpy"`` a read-only ``int32`` array,
+``"proto"`` a :class:`~tokviz.sentencepiece.sentencepiece_pb2.SentencePieceText` (pieces with their
+``surface`` and byte ``begin`` / ``end`` in the input), ``"serialized_proto"`` its bytes,
+``"offset_mapping"`` a dict of ids, pieces and character offsets (byte offsets for bytes input or
+``return_bytes=True``). Inputs may be ``str`` or UTF-8 ``bytes``, one or a list; decode takes ids,
+pieces, numpy arrays (1-D, or 2-D for a batch) and lists of them.
+
+Threads: sentencepiece encodes a batch (and ``parallel_encode``'s chunks of one long text) on a
+thread pool. Python threads would not run tokviz's pure-Python encoder in parallel, so
+``num_threads``, ``thread_pool`` and ``chunk_len`` are accepted and checked, and the text is
+encoded in the calling thread in one pass (the results are those of ``encode``; the interpreter
+switches threads while it runs, so other threads are not blocked).
+
+This version leaves out ``SetDataDir`` and the FlatBuffer model format (``ConvertToFlatbuffer``
+raises a :class:`SentencePieceError` saying so).
 """
 
 from __future__ import annotations
 
 import os
 import random
+import time
 from typing import Any, Sequence
 
 from tokviz.errors import TokvizError
 from tokviz.sentencepiece.model import SentencePieceModel
-from tokviz.sentencepiece.model_proto import ModelProto, PieceType
+from tokviz.sentencepiece.model_proto import ModelProto, ModelType, PieceType
 
-__all__ = ["SentencePieceProcessor", "SentencePieceError"]
+__all__ = ["SentencePieceProcessor", "SentencePieceError", "ThreadPool", "SetRandomGeneratorSeed", "SetMinLogLevel",
+           "SetNBestTimeout", "ConvertToFlatbuffer", "set_random_generator_seed", "set_min_log_level",
+           "set_nbest_timeout", "convert_to_flatbuffer"]
 
 _SPACE = "\u2581"
 
@@ -34,8 +56,118 @@ class SentencePieceError(TokvizError, RuntimeError):
     """
 
 
-def _piece_to_byte(piece: str) -> int:
-    return int(piece[3:5], 16)
+# -- process-wide settings, as sentencepiece's are ---------------------------------------
+
+_RANDOM = random.Random()
+_NBEST_TIMEOUT = [0.0]  # seconds; 0 = none
+_LOG_LEVEL = [0]
+
+
+def SetRandomGeneratorSeed(seed: int) -> None:
+    """Seed the generator every processor samples with (``enable_sampling``), as sentencepiece's global seed."""
+    _RANDOM.seed(int(seed))
+
+
+def SetMinLogLevel(level: int) -> None:
+    """Accepted for compatibility: tokviz's SentencePiece writes no log lines to stderr at any level."""
+    _LOG_LEVEL[0] = int(level)
+
+
+def SetNBestTimeout(seconds: float) -> None:
+    """n-best search longer than ``seconds`` stops and returns only the best segmentation (0: no limit)."""
+    if seconds < 0:
+        raise ValueError("the n-best timeout must be 0 (none) or positive seconds.")
+    _NBEST_TIMEOUT[0] = float(seconds)
+
+
+set_random_generator_seed = SetRandomGeneratorSeed
+set_min_log_level = SetMinLogLevel
+set_nbest_timeout = SetNBestTimeout
+
+
+class ThreadPool:
+    """``sentencepiece.ThreadPool(n)``: accepted by ``encode(..., thread_pool=pool)`` (see the module docstring)."""
+
+    def __init__(self, num_threads: int = -1) -> None:
+        if not isinstance(num_threads, int) or isinstance(num_threads, bool):
+            raise TypeError("num_threads must be an int.")
+        self._num_threads = num_threads if num_threads > 0 else (os.cpu_count() or 1)
+
+    def num_threads(self) -> int:
+        return self._num_threads
+
+
+def ConvertToFlatbuffer(model_file: str | os.PathLike | None = None, serialized_model_proto: bytes | None = None,
+                        model_proto: Any = None, output_file: str | None = None, skip_char_bigrams: bool = False,
+                        allow_unsupported_model_type: bool = False) -> bytes | None:
+    """Checks its arguments as sentencepiece does, then says that tokviz cannot write the FlatBuffer format."""
+    given = [x for x in (model_file, serialized_model_proto, model_proto) if x is not None]
+    if len(given) != 1:
+        raise ValueError("give exactly one of model_file, serialized_model_proto and model_proto.")
+    if model_file is not None and not os.fspath(model_file):
+        raise ValueError("model_file is empty.")
+    if output_file is not None and not output_file:
+        raise ValueError("output_file is empty.")
+    if serialized_model_proto is not None and not isinstance(serialized_model_proto, (bytes, bytearray)):
+        raise TypeError("serialized_model_proto must be bytes.")
+    if model_proto is not None and not isinstance(model_proto, (bytes, bytearray)) and not hasattr(model_proto, "SerializeToString"):
+        raise TypeError("model_proto must be bytes or a ModelProto.")
+    data = serialized_model_proto if serialized_model_proto is not None else model_proto
+    if model_file is not None:
+        with open(model_file, "rb") as handle:
+            data = handle.read()
+    elif hasattr(data, "SerializeToString"):
+        data = data.SerializeToString()
+    try:
+        ModelProto.from_bytes(bytes(data))
+    except TokvizError as exc:
+        raise ValueError(f"the model is not a valid ModelProto: {exc}") from exc
+    raise SentencePieceError("UNIMPLEMENTED: tokviz does not write sentencepiece's FlatBuffer model format (.spm.fb); "
+                             "use the .model file (ModelProto) it was made from.")
+
+
+convert_to_flatbuffer = ConvertToFlatbuffer
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+_RETURN_TYPES: dict[Any, str] = {int: "int", str: "str", bytes: "bytes", "int": "int", "str": "str", "bytes": "bytes",
+                                 "serialized_proto": "serialized_proto", "proto": "proto",
+                                 "offset_mapping": "offset_mapping", "numpy": "numpy"}
+
+
+def _return_kind(return_type: Any, out_type: Any, default: Any) -> str:
+    if return_type is not None and out_type is not None:
+        raise ValueError("return_type and out_type are two names of one option: give only one.")
+    chosen = return_type if return_type is not None else out_type if out_type is not None else default
+    try:
+        return _RETURN_TYPES[chosen]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown return_type={chosen!r}: use int, str, bytes, 'numpy', 'proto', "
+                         "'serialized_proto' or 'offset_mapping'.") from None
+
+
+def _check_return_bytes(kind: str, return_bytes: bool | None) -> None:
+    if return_bytes is None or kind == "offset_mapping":
+        return
+    if kind == "bytes" and return_bytes:
+        return
+    if kind == "str" and not return_bytes:
+        return
+    raise ValueError(f"return_bytes={return_bytes} does not go with return_type={kind}.")
+
+
+def _as_text(value: Any) -> tuple[str, bool]:
+    """``(text, was_bytes)`` of one encode input."""
+    if isinstance(value, str):
+        return value, False
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", errors="replace"), True
+    raise TypeError(f"encode takes text (str or UTF-8 bytes), got {type(value).__name__}.")
+
+
+def _is_batch(value: Any) -> bool:
+    return isinstance(value, (list, tuple))
 
 
 def _utf8_len(data: bytes, pos: int) -> int:
@@ -60,24 +192,90 @@ def _utf8_len(data: bytes, pos: int) -> int:
     return need
 
 
+def _char_offsets(text: str) -> list[int]:
+    """Character index of every UTF-8 byte offset of ``text`` (and of its end): ``_char_offsets("é!") == [0, 0, 1, 2]``."""
+    out: list[int] = []
+    for index, char in enumerate(text):
+        out.extend([index] * len(char.encode("utf-8")))
+    out.append(len(text))
+    return out
+
+
+class VectorBuffer(bytearray):
+    """The buffer under an ``encode(..., return_type="numpy")`` array (the array shares its memory)."""
+
+    def data_address(self) -> int:
+        import ctypes
+
+        if not self:
+            return 0
+        return ctypes.addressof((ctypes.c_char * len(self)).from_buffer(self))
+
+
+def _numpy_ids(ids: Sequence[int]) -> Any:
+    import numpy as np
+
+    buffer = VectorBuffer(np.asarray(ids, dtype=np.int32).tobytes())
+    array = np.frombuffer(memoryview(buffer), dtype=np.int32)
+    array.flags.writeable = False
+    return array
+
+
+# A piece with where it is: (piece, id, surface, begin, end), begin / end UTF-8 byte offsets.
+_Record = tuple[str, int, str, int, int]
+
+
 class SentencePieceProcessor:
     """Load a ``.model`` and encode / decode like ``sentencepiece.SentencePieceProcessor``."""
 
     def __init__(self, model_file: str | os.PathLike | None = None, model_proto: bytes | None = None,
-                 out_type: type = int, add_bos: bool = False, add_eos: bool = False, reverse: bool = False,
+                 out_type: Any = None, add_bos: bool = False, add_eos: bool = False, reverse: bool = False,
                  emit_unk_piece: bool = False, enable_sampling: bool = False, nbest_size: int = -1,
-                 alpha: float = 0.1, num_threads: int = -1) -> None:
+                 alpha: float = 0.1, num_threads: int = -1, return_type: Any = None) -> None:
         self._model: SentencePieceModel | None = None
-        self._defaults = dict(out_type=out_type, add_bos=add_bos, add_eos=add_eos, reverse=reverse,
+        kind = _return_kind(return_type, out_type, int)
+        self._defaults = dict(return_type=kind, add_bos=add_bos, add_eos=add_eos, reverse=reverse,
                               emit_unk_piece=emit_unk_piece, enable_sampling=enable_sampling,
-                              nbest_size=nbest_size, alpha=alpha)
-        self._rng = random.Random()
+                              nbest_size=nbest_size, alpha=alpha, num_threads=num_threads)
         if model_file is not None or model_proto is not None:
             self.Load(model_file=model_file, model_proto=model_proto)
+
+    @classmethod
+    def from_file(cls, model_file: str | os.PathLike, **options: Any) -> "SentencePieceProcessor":
+        if options.get("model_proto") is not None:
+            raise ValueError("from_file takes a model file, not model_proto.")
+        return cls(model_file=model_file, **options)
+
+    @classmethod
+    def from_proto(cls, model_proto: bytes, **options: Any) -> "SentencePieceProcessor":
+        if options.get("model_file") is not None:
+            raise ValueError("from_proto takes the model's bytes, not model_file.")
+        return cls(model_proto=model_proto, **options)
+
+    # -- pickling (the model's bytes and the options) -------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        model = state.pop("_model", None)
+        state["_model_bytes"] = model.proto.to_bytes() if model is not None else None
+        return state
+
+    def __setstate__(self, state: Any) -> None:
+        if isinstance(state, (bytes, bytearray)):  # older pickles hold only the model
+            state = {"_model_bytes": bytes(state)}
+        state = dict(state)
+        data = state.pop("_model_bytes", None)
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_defaults", SentencePieceProcessor().__dict__["_defaults"])
+        self._model = None
+        if data is not None:
+            self.LoadFromSerializedProto(data)
 
     # -- loading ----------------------------------------------------------------------
 
     def Load(self, model_file: str | os.PathLike | None = None, model_proto: bytes | None = None) -> bool:
+        if model_file is not None and model_proto is not None:
+            raise ValueError("give model_file or model_proto, not both.")
         if model_proto is not None:
             return self.LoadFromSerializedProto(model_proto)
         if model_file is None:
@@ -92,7 +290,9 @@ class SentencePieceProcessor:
             raise SentencePieceError(f'NOT_FOUND: "{os.fspath(filename)}": {exc.strerror or exc}') from exc
         return self.LoadFromSerializedProto(data)
 
-    def LoadFromSerializedProto(self, serialized: bytes) -> bool:
+    def LoadFromSerializedProto(self, serialized: Any) -> bool:
+        if hasattr(serialized, "SerializeToString"):  # a sentencepiece_model_pb2.ModelProto
+            serialized = serialized.SerializeToString()
         self.load_proto(ModelProto.from_bytes(serialized))
         return True
 
@@ -119,30 +319,37 @@ class SentencePieceProcessor:
     def GetPieceSize(self) -> int:
         return len(self.model.pieces)
 
-    def _check_id(self, id: int) -> int:
-        if not 0 <= id < len(self.model.pieces):
-            raise IndexError("piece id is out of range.")
-        return id
+    def _check_id(self, id: Any) -> int:
+        if isinstance(id, (str, bytes, float)) or isinstance(id, bool) or not hasattr(id, "__index__"):
+            raise TypeError(f"a piece id must be an int, got {type(id).__name__}.")
+        index = int(id)
+        if not 0 <= index < len(self.model.pieces):
+            raise IndexError(f"piece id {index} is out of range (0..{len(self.model.pieces) - 1}).")
+        return index
 
-    def IdToPiece(self, id: int | Sequence[int]) -> Any:
-        if isinstance(id, (list, tuple)):
-            return [self.IdToPiece(i) for i in id]
-        return self.model.pieces[self._check_id(int(id))]
+    def _each_id(self, id: Any, get: Any) -> Any:
+        if _is_batch(id) or hasattr(id, "ndim"):
+            return [get(self._check_id(i)) for i in list(id)]
+        return get(self._check_id(id))
 
-    def PieceToId(self, piece: str | Sequence[str]) -> Any:
-        if isinstance(piece, (list, tuple)):
+    def IdToPiece(self, id: Any) -> Any:
+        return self._each_id(id, self.model.pieces.__getitem__)
+
+    def PieceToId(self, piece: Any) -> Any:
+        if _is_batch(piece):
             return [self.PieceToId(p) for p in piece]
+        if isinstance(piece, (bytes, bytearray)):
+            piece = bytes(piece).decode("utf-8", errors="replace")
+        if not isinstance(piece, str):
+            raise TypeError(f"a piece must be str, got {type(piece).__name__}.")
         return self.model.piece_to_id.get(piece, self.model.unk_id)
 
-    def GetScore(self, id: int | Sequence[int]) -> Any:
-        if isinstance(id, (list, tuple)):
-            return [self.GetScore(i) for i in id]
-        return self.model.scores[self._check_id(int(id))]
+    def GetScore(self, id: Any) -> Any:
+        return self._each_id(id, self.model.scores.__getitem__)
 
     def _is(self, id: Any, kind: PieceType) -> Any:
-        if isinstance(id, (list, tuple)):
-            return [self._is(i, kind) for i in id]
-        return self.model.types[self._check_id(int(id))] == kind
+        types = self.model.types
+        return self._each_id(id, lambda i: types[i] == kind)
 
     def IsUnknown(self, id: Any) -> Any:
         return self._is(id, PieceType.UNKNOWN)
@@ -158,10 +365,9 @@ class SentencePieceProcessor:
 
     def _special_id(self, name: str) -> int:
         spec = self.model.proto.trainer_spec
-        piece = getattr(spec, f"{name}_piece")
-        found = self.model.piece_to_id.get(piece)
         if name == "unk":
             return self.model.unk_id  # type: ignore[return-value]
+        found = self.model.piece_to_id.get(getattr(spec, f"{name}_piece"))
         if found is not None and self.model.types[found] == PieceType.CONTROL:
             return found
         return -1
@@ -185,83 +391,240 @@ class SentencePieceProcessor:
         options.update({k: v for k, v in given.items() if v is not None})
         return options
 
-    def _shape(self, pairs: list[tuple[str, int]], options: dict[str, Any]) -> list[Any]:
+    def _records(self, text: str, pairs: list[tuple[str, int]]) -> list[_Record]:
+        """Where each piece of ``pairs`` (the model's pieces of ``text``) is in ``text``, as sentencepiece's proto says."""
+        normalized, align = self.model.normalizer.normalize_with_offsets(text)
+        data = text.encode("utf-8")
+        types = self.model.types
+        records: list[_Record] = []
+        pos = 0
+        for piece, piece_id in pairs:
+            length = 1 if types[piece_id] == PieceType.BYTE else len(piece.encode("utf-8"))
+            end = min(pos + length, len(align) - 1)
+            begin_at, end_at = align[min(pos, len(align) - 1)], align[end]
+            surface = data[begin_at:end_at].decode("utf-8", errors="replace")
+            records.append((piece, piece_id, surface, begin_at, end_at))
+            pos += length
+        return records
+
+    def _shape_records(self, records: list[_Record], options: dict[str, Any], text_bytes: int) -> list[_Record]:
         model = self.model
         if options["emit_unk_piece"]:
             unk_piece = model.pieces[model.unk_id]  # type: ignore[index]
-            pairs = [(unk_piece if i == model.unk_id else p, i) for p, i in pairs]
+            records = [(unk_piece if r[1] == model.unk_id else r[0], *r[1:]) for r in records]  # type: ignore[misc]
         if options["reverse"]:
-            pairs = pairs[::-1]
-        if options["add_bos"] and self.bos_id() >= 0:
-            pairs = [(model.pieces[self.bos_id()], self.bos_id()), *pairs]
-        if options["add_eos"] and self.eos_id() >= 0:
-            pairs = [*pairs, (model.pieces[self.eos_id()], self.eos_id())]
-        out_type = options["out_type"]
-        if out_type is str or out_type == "str":
-            return [p for p, _ in pairs]
-        if out_type is int or out_type == "int":
-            return [i for _, i in pairs]
-        raise SentencePieceError(f"out_type must be int or str, got {out_type!r}.")
+            records = records[::-1]
+        if options["add_bos"]:
+            bos = self.bos_id()
+            if bos < 0:
+                raise ValueError("add_bos=True, but this model has no BOS control piece (bos_id() is -1).")
+            records = [(model.pieces[bos], bos, "", 0, 0), *records]
+        if options["add_eos"]:
+            eos = self.eos_id()
+            if eos < 0:
+                raise ValueError("add_eos=True, but this model has no EOS control piece (eos_id() is -1).")
+            records = [*records, (model.pieces[eos], eos, "", text_bytes, text_bytes)]
+        return records
 
-    def _encode_one(self, text: str, options: dict[str, Any]) -> list[Any]:
-        if not isinstance(text, str):
-            raise TypeError(f"encode takes text (str), got {type(text).__name__}")
-        if options["enable_sampling"]:
-            pairs = self.model.sample(text, int(options["nbest_size"]), float(options["alpha"]), self._rng)
+    def _spt(self, text: str, records: list[_Record], score: float | None = None) -> Any:
+        from tokviz.sentencepiece.sentencepiece_pb2 import SentencePieceText
+
+        spt = SentencePieceText(text=text)
+        for piece, piece_id, surface, begin, end in records:
+            spt.pieces.add(piece=piece, id=piece_id, surface=surface, begin=begin, end=end)
+        if score is not None:
+            spt.score = score
+        return spt
+
+    def _output(self, kind: str, text: str, was_bytes: bool, records: list[_Record], return_bytes: bool | None,
+                score: float | None = None) -> Any:
+        if kind == "int":
+            return [r[1] for r in records]
+        if kind == "str":
+            return [r[0] for r in records]
+        if kind == "bytes":
+            return [r[0].encode("utf-8") for r in records]
+        if kind == "numpy":
+            return _numpy_ids([r[1] for r in records])
+        if kind == "proto":
+            return self._spt(text, records, score)
+        if kind == "serialized_proto":
+            return self._spt(text, records, score).SerializeToString()
+        as_bytes = was_bytes if return_bytes is None else return_bytes
+        if as_bytes:
+            offsets = [(r[3], r[4]) for r in records]
+            pieces: list[Any] = [r[0].encode("utf-8") for r in records]
         else:
-            pairs = self.model.encode(text)
-        return self._shape(pairs, options)
+            chars = _char_offsets(text)
+            offsets = [(chars[r[3]], chars[r[4]]) for r in records]
+            pieces = [r[0] for r in records]
+        return {"ids": [r[1] for r in records], "pieces": pieces, "offsets": offsets}
 
-    def Encode(self, input: str | Sequence[str], out_type: type | None = None, add_bos: bool | None = None,
-               add_eos: bool | None = None, reverse: bool | None = None, emit_unk_piece: bool | None = None,
-               enable_sampling: bool | None = None, nbest_size: int | None = None, alpha: float | None = None,
-               num_threads: int | None = None) -> Any:
-        options = self._options(out_type=out_type, add_bos=add_bos, add_eos=add_eos, reverse=reverse,
-                                emit_unk_piece=emit_unk_piece, enable_sampling=enable_sampling,
-                                nbest_size=nbest_size, alpha=alpha)
-        if isinstance(input, str):
-            return self._encode_one(input, options)
-        return [self._encode_one(text, options) for text in input]
+    def _encode_one(self, value: Any, kind: str, options: dict[str, Any], return_bytes: bool | None) -> Any:
+        text, was_bytes = _as_text(value)
+        model = self.model
+        if options["enable_sampling"]:
+            pairs = model.sample(text, int(options["nbest_size"]), float(options["alpha"]), _RANDOM)
+        else:
+            pairs = model.encode(text)
+        if kind in ("int", "str") and not (options["add_bos"] or options["add_eos"] or options["reverse"]
+                                          or options["emit_unk_piece"]):
+            return [i for _, i in pairs] if kind == "int" else [p for p, _ in pairs]  # (the common call, kept short)
+        if kind in ("int", "str", "bytes", "numpy"):  # no offsets needed
+            records = [(p, i, "", 0, 0) for p, i in pairs]
+        else:
+            records = self._records(text, pairs)
+        records = self._shape_records(records, options, len(text.encode("utf-8")))
+        return self._output(kind, text, was_bytes, records, return_bytes)
+
+    def _check_offset_options(self, kind: str, options: dict[str, Any]) -> None:
+        if kind in ("offset_mapping", "proto", "serialized_proto") and any(
+                options[k] for k in ("add_bos", "add_eos", "reverse", "emit_unk_piece")):
+            raise SentencePieceError(f"UNIMPLEMENTED: add_bos, add_eos, reverse and emit_unk_piece do not go with "
+                                     f"return_type={kind!r} (its offsets are into the input text).")
+
+    def Encode(self, input: Any, add_bos: bool | None = None, add_eos: bool | None = None, reverse: bool | None = None,
+               emit_unk_piece: bool | None = None, enable_sampling: bool | None = None, nbest_size: int | None = None,
+               alpha: float | None = None, num_threads: int | None = None, thread_pool: ThreadPool | None = None,
+               return_type: Any = None, out_type: Any = None, return_bytes: bool | None = None) -> Any:
+        options = self._options(add_bos=add_bos, add_eos=add_eos, reverse=reverse, emit_unk_piece=emit_unk_piece,
+                                enable_sampling=enable_sampling, nbest_size=nbest_size, alpha=alpha)
+        kind = _return_kind(return_type, out_type, options["return_type"])
+        _check_return_bytes(kind, return_bytes)
+        self._check_offset_options(kind, options)
+        _check_threads(num_threads, thread_pool)
+        if _is_batch(input):
+            return [self._encode_one(text, kind, options, return_bytes) for text in input]
+        return self._encode_one(input, kind, options, return_bytes)
+
+    def _encode_as(self, kind: Any, input: Any, **options: Any) -> Any:
+        options.pop("out_type", None)
+        options.pop("return_type", None)
+        return self.Encode(input, return_type=kind, **options)
 
     def EncodeAsPieces(self, input: Any, **options: Any) -> Any:
-        return self.Encode(input, out_type=str, **options)
+        return self._encode_as(str, input, **options)
 
     def EncodeAsIds(self, input: Any, **options: Any) -> Any:
-        return self.Encode(input, out_type=int, **options)
+        return self._encode_as(int, input, **options)
 
-    def NBestEncode(self, input: Any, out_type: type | None = None, nbest_size: int | None = None, **options: Any) -> Any:
-        if not isinstance(input, str):
-            return [self.NBestEncode(text, out_type, nbest_size, **options) for text in input]
-        shaped = self._options(out_type=out_type, **options)
-        paths = self.model.nbest(input, int(nbest_size if nbest_size is not None else 1))
-        return [self._shape(pairs, shaped) for pairs, _ in paths]
+    def EncodeAsProto(self, input: Any, **options: Any) -> Any:
+        return self._encode_as("proto", input, **options)
+
+    def EncodeAsNumpy(self, input: Any, **options: Any) -> Any:
+        return self._encode_as("numpy", input, **options)
+
+    def EncodeAsOffsetMapping(self, input: Any, **options: Any) -> Any:
+        return self._encode_as("offset_mapping", input, **options)
+
+    def ParallelEncode(self, input: Any, add_bos: bool | None = None, add_eos: bool | None = None,
+                       reverse: bool | None = None, emit_unk_piece: bool | None = None, chunk_len: int | None = None,
+                       num_threads: int | None = None, thread_pool: ThreadPool | None = None, return_type: Any = None,
+                       out_type: Any = None) -> Any:
+        """``encode`` of long texts; sentencepiece cuts them into chunks for its threads, with the
+        same result as one pass, which is what tokviz does (see the module docstring)."""
+        if chunk_len is not None and (not isinstance(chunk_len, int) or chunk_len <= 0):
+            raise ValueError("chunk_len must be a positive int.")
+        return self.Encode(input, add_bos=add_bos, add_eos=add_eos, reverse=reverse, emit_unk_piece=emit_unk_piece,
+                           enable_sampling=False, num_threads=num_threads, thread_pool=thread_pool,
+                           return_type=return_type, out_type=out_type)
+
+    def ParallelEncodeAsPieces(self, input: Any, **options: Any) -> Any:
+        return self.ParallelEncode(input, return_type=str, **options)
+
+    def ParallelEncodeAsIds(self, input: Any, **options: Any) -> Any:
+        return self.ParallelEncode(input, return_type=int, **options)
+
+    def ParallelEncodeAsProto(self, input: Any, **options: Any) -> Any:
+        return self.ParallelEncode(input, return_type="proto", **options)
+
+    def ParallelEncodeAsNumpy(self, input: Any, **options: Any) -> Any:
+        return self.ParallelEncode(input, return_type="numpy", **options)
+
+    def NBestEncode(self, input: Any, add_bos: bool | None = None, add_eos: bool | None = None,
+                    reverse: bool | None = None, emit_unk_piece: bool | None = None, nbest_size: int | None = None,
+                    return_type: Any = None, out_type: Any = None) -> Any:
+        options = self._options(add_bos=add_bos, add_eos=add_eos, reverse=reverse, emit_unk_piece=emit_unk_piece)
+        kind = _return_kind(return_type, out_type, options["return_type"])
+        self._check_offset_options(kind, options)
+        if self.model.model_type != ModelType.UNIGRAM:
+            raise SentencePieceError("UNIMPLEMENTED: n-best segmentation needs a unigram model "
+                                     f"(this one is {self.model.model_type.name.lower()}).")
+        size = int(nbest_size if nbest_size is not None else self._defaults.get("nbest_size", 1))
+        if _is_batch(input):
+            return [self._nbest_one(text, kind, options, size) for text in input]
+        return self._nbest_one(input, kind, options, size)
+
+    def _nbest_one(self, value: Any, kind: str, options: dict[str, Any], size: int) -> Any:
+        text, was_bytes = _as_text(value)
+        timeout = _NBEST_TIMEOUT[0]
+        deadline = time.monotonic() + timeout if timeout > 0 else None
+        paths = self.model.nbest(text, max(1, size), deadline=deadline)
+        text_bytes = len(text.encode("utf-8"))
+        results = []
+        for pairs, score in paths:
+            records = self._records(text, pairs) if kind in ("proto", "serialized_proto", "offset_mapping") else \
+                [(p, i, "", 0, 0) for p, i in pairs]
+            records = self._shape_records(records, options, text_bytes)
+            results.append((records, score))
+        if kind in ("proto", "serialized_proto"):
+            from tokviz.sentencepiece.sentencepiece_pb2 import NBestSentencePieceText
+
+            nbest = NBestSentencePieceText()
+            for records, score in results:
+                nbest.nbests.append(self._spt(text, records, score))
+            return nbest if kind == "proto" else nbest.SerializeToString()
+        return [self._output(kind, text, was_bytes, records, None) for records, _ in results]
 
     def NBestEncodeAsPieces(self, input: Any, nbest_size: int | None = None, **options: Any) -> Any:
-        return self.NBestEncode(input, out_type=str, nbest_size=nbest_size, **options)
+        return self.NBestEncode(input, nbest_size=nbest_size, return_type=str, **options)
 
     def NBestEncodeAsIds(self, input: Any, nbest_size: int | None = None, **options: Any) -> Any:
-        return self.NBestEncode(input, out_type=int, nbest_size=nbest_size, **options)
+        return self.NBestEncode(input, nbest_size=nbest_size, return_type=int, **options)
+
+    def NBestEncodeAsProto(self, input: Any, nbest_size: int | None = None, **options: Any) -> Any:
+        return self.NBestEncode(input, nbest_size=nbest_size, return_type="proto", **options)
+
+    def NBestEncodeAsNumpy(self, input: Any, nbest_size: int | None = None, **options: Any) -> Any:
+        return self.NBestEncode(input, nbest_size=nbest_size, return_type="numpy", **options)
+
+    def _sample_as(self, kind: Any, input: Any, nbest_size: int | None, alpha: float | None, options: dict[str, Any]) -> Any:
+        options.pop("out_type", None)
+        options.pop("return_type", None)
+        return self.Encode(input, return_type=kind, enable_sampling=True, nbest_size=nbest_size, alpha=alpha, **options)
 
     def SampleEncodeAsPieces(self, input: Any, nbest_size: int | None = None, alpha: float | None = None, **options: Any) -> Any:
-        return self.Encode(input, out_type=str, enable_sampling=True, nbest_size=nbest_size, alpha=alpha, **options)
+        return self._sample_as(str, input, nbest_size, alpha, options)
 
     def SampleEncodeAsIds(self, input: Any, nbest_size: int | None = None, alpha: float | None = None, **options: Any) -> Any:
-        return self.Encode(input, out_type=int, enable_sampling=True, nbest_size=nbest_size, alpha=alpha, **options)
+        return self._sample_as(int, input, nbest_size, alpha, options)
 
-    def Normalize(self, input: str) -> str:
-        return self.model.normalizer.normalize(input)
+    def SampleEncodeAsProto(self, input: Any, nbest_size: int | None = None, alpha: float | None = None, **options: Any) -> Any:
+        return self._sample_as("proto", input, nbest_size, alpha, options)
+
+    def SampleEncodeAsNumpy(self, input: Any, nbest_size: int | None = None, alpha: float | None = None, **options: Any) -> Any:
+        return self._sample_as("numpy", input, nbest_size, alpha, options)
+
+    # -- normalizing ------------------------------------------------------------------
+
+    def Normalize(self, input: Any, with_offsets: bool | None = None) -> Any:
+        """The normalized text sentencepiece segments; ``with_offsets=True`` adds, for every normalized
+        character (byte, for bytes input), where it came from in the input, then where the input ends."""
+        return normalize_like_sentencepiece(self.model.normalizer, input, bool(with_offsets))
 
     # -- decoding ---------------------------------------------------------------------
 
-    def _decode_pairs(self, pairs: Sequence[tuple[str, int]]) -> str:
+    def _decode_records(self, pairs: Sequence[tuple[str, int]]) -> tuple[str, list[_Record]]:
+        """The decoded text and, for each piece, its surface and byte offsets in that text (sentencepiece's rules)."""
         model = self.model
         spec, nspec = model.proto.trainer_spec, model.proto.normalizer_spec
         types = model.types
         unk_surface = spec.unk_surface
         strip_bos = nspec.add_dummy_prefix or nspec.remove_extra_whitespaces
         suffix = spec.treat_whitespace_as_suffix
-        parts: list[str] = []
+        surfaces: list[str] = [""] * len(pairs)
         pending = bytearray()
+        pending_owners: list[int] = []
         is_bos_ws = True
 
         def flush() -> None:
@@ -272,23 +635,25 @@ class SentencePieceProcessor:
             while pos < len(pending):
                 length = _utf8_len(pending, pos)
                 if length == 0:
-                    parts.append("\ufffd")
+                    surfaces[pending_owners[pos]] += "\ufffd"
                     pos += 1
-                else:
-                    parts.append(pending[pos:pos + length].decode("utf-8"))
+                else:  # the piece whose byte completes the character shows it
+                    surfaces[pending_owners[pos + length - 1]] += pending[pos:pos + length].decode("utf-8")
                     pos += length
             pending.clear()
+            pending_owners.clear()
 
-        for piece, piece_id in pairs:
+        for index, (piece, piece_id) in enumerate(pairs):
             kind = types[piece_id]
             if kind == PieceType.BYTE:
-                pending.append(_piece_to_byte(model.pieces[piece_id]))
+                pending.append(int(model.pieces[piece_id][3:5], 16))
+                pending_owners.append(index)
                 continue
             flush()
             if kind == PieceType.CONTROL:
                 continue
             if kind == PieceType.UNKNOWN:
-                parts.append(unk_surface if model.pieces[piece_id] == piece else piece)
+                surfaces[index] = unk_surface if model.pieces[piece_id] == piece else piece
                 is_bos_ws = False
                 continue
             consumed = False
@@ -297,37 +662,82 @@ class SentencePieceProcessor:
                 piece = piece[len(_SPACE):]
                 consumed = not nspec.remove_extra_whitespaces
             text = piece.replace(_SPACE, " ")
-            parts.append(text)
+            surfaces[index] = text
             if consumed or text:
                 is_bos_ws = False
         flush()
-        return "".join(parts)
+        records: list[_Record] = []
+        pos = 0
+        for (piece, piece_id), surface in zip(pairs, surfaces):
+            size = len(surface.encode("utf-8"))
+            records.append((piece, piece_id, surface, pos, pos + size))
+            pos += size
+        return "".join(surfaces), records
 
-    def DecodePieces(self, pieces: Sequence[str] | Sequence[Sequence[str]]) -> Any:
-        if pieces and not isinstance(pieces[0], str):
-            return [self.DecodePieces(p) for p in pieces]  # type: ignore[arg-type]
+    def _decode_pairs(self, pairs: Sequence[tuple[str, int]]) -> str:
+        return self._decode_records(pairs)[0]
+
+    def _pairs(self, items: Sequence[Any]) -> tuple[list[tuple[str, int]], bool]:
+        """``([(piece, id), ...], were the pieces bytes)`` of one decode input (ids or pieces)."""
         model = self.model
-        return self._decode_pairs([(p, model.piece_to_id.get(p, model.unk_id)) for p in pieces])  # type: ignore[misc]
+        pairs: list[tuple[str, int]] = []
+        as_bytes = False
+        for item in items:
+            if isinstance(item, (bytes, bytearray)):
+                as_bytes = True
+                item = bytes(item).decode("utf-8", errors="replace")
+            if isinstance(item, str):
+                pairs.append((item, model.piece_to_id.get(item, model.unk_id)))  # type: ignore[arg-type]
+            else:
+                index = self._check_id(item)
+                pairs.append((model.pieces[index], index))
+        return pairs, as_bytes
 
-    def DecodeIds(self, ids: Sequence[int] | Sequence[Sequence[int]]) -> Any:
-        if ids and isinstance(ids[0], (list, tuple)):
-            return [self.DecodeIds(i) for i in ids]  # type: ignore[arg-type]
-        pieces = self.model.pieces
-        return self._decode_pairs([(pieces[self._check_id(int(i))], int(i)) for i in ids])  # type: ignore[arg-type]
+    def _decode_one(self, items: Sequence[Any], kind: str, return_bytes: bool | None, chosen: bool = True) -> Any:
+        pairs, pieces_were_bytes = self._pairs(items)
+        text, records = self._decode_records(pairs)
+        if kind == "str" and not chosen and pieces_were_bytes:  # (bytes pieces in, bytes out, unless told)
+            kind = "bytes"
+        if kind == "str":
+            return text
+        if kind == "bytes":
+            return text.encode("utf-8")
+        if kind in ("proto", "serialized_proto"):
+            spt = self._spt(text, records)
+            return spt if kind == "proto" else spt.SerializeToString()
+        as_bytes = pieces_were_bytes if return_bytes is None else return_bytes
+        if as_bytes:
+            return {"text": text.encode("utf-8"), "ids": [r[1] for r in records],
+                    "pieces": [r[0].encode("utf-8") for r in records], "offsets": [(r[3], r[4]) for r in records]}
+        chars = _char_offsets(text)
+        return {"text": text, "ids": [r[1] for r in records], "pieces": [r[0] for r in records],
+                "offsets": [(chars[r[3]], chars[r[4]]) for r in records]}
 
-    def Decode(self, input: Any, out_type: type = str, num_threads: int | None = None) -> Any:
-        if isinstance(input, int):
-            return self.DecodeIds([input])
-        if isinstance(input, str):
-            return self.DecodePieces([input])
-        if not input:
-            return ""
-        first = input[0]
-        if isinstance(first, str):
-            return self.DecodePieces(input)
-        if isinstance(first, (list, tuple)):
-            return [self.Decode(item) for item in input]
-        return self.DecodeIds(input)
+    def Decode(self, input: Any, return_type: Any = None, out_type: Any = None, num_threads: int | None = None,
+               thread_pool: ThreadPool | None = None, return_bytes: bool | None = None) -> Any:
+        kind = _return_kind(return_type, out_type, str)
+        if kind in ("int", "numpy"):
+            raise ValueError(f"decode returns text: return_type={kind} is not one of str, bytes, 'proto', "
+                             "'serialized_proto', 'offset_mapping'.")
+        _check_return_bytes(kind, return_bytes)
+        _check_threads(num_threads, thread_pool)
+        items, batch = _decode_input(input)
+        chosen = return_type is not None or out_type is not None
+        if batch:
+            return [self._decode_one(item, kind, return_bytes, chosen) for item in items]
+        return self._decode_one(items, kind, return_bytes, chosen)
+
+    def DecodePieces(self, input: Any, out_type: Any = None, **options: Any) -> Any:
+        return self.Decode(input, out_type=out_type, **options)
+
+    def DecodeIds(self, input: Any, out_type: Any = None, **options: Any) -> Any:
+        return self.Decode(input, out_type=out_type, **options)
+
+    def DecodePiecesAsProto(self, input: Any, **options: Any) -> Any:
+        return self.Decode(input, return_type="proto", **options)
+
+    def DecodeIdsAsProto(self, input: Any, **options: Any) -> Any:
+        return self.Decode(input, return_type="proto", **options)
 
     # -- sizes ------------------------------------------------------------------------
 
@@ -350,14 +760,28 @@ class SentencePieceProcessor:
     encode = Encode
     encode_as_pieces = EncodeAsPieces
     encode_as_ids = EncodeAsIds
+    encode_as_proto = EncodeAsProto
+    encode_as_numpy = EncodeAsNumpy
+    encode_as_offset_mapping = EncodeAsOffsetMapping
+    parallel_encode = ParallelEncode
+    parallel_encode_as_pieces = ParallelEncodeAsPieces
+    parallel_encode_as_ids = ParallelEncodeAsIds
+    parallel_encode_as_proto = ParallelEncodeAsProto
+    parallel_encode_as_numpy = ParallelEncodeAsNumpy
     nbest_encode = NBestEncode
     nbest_encode_as_pieces = NBestEncodeAsPieces
     nbest_encode_as_ids = NBestEncodeAsIds
+    nbest_encode_as_proto = NBestEncodeAsProto
+    nbest_encode_as_numpy = NBestEncodeAsNumpy
     sample_encode_as_pieces = SampleEncodeAsPieces
     sample_encode_as_ids = SampleEncodeAsIds
+    sample_encode_as_proto = SampleEncodeAsProto
+    sample_encode_as_numpy = SampleEncodeAsNumpy
     decode = Decode
     decode_ids = DecodeIds
     decode_pieces = DecodePieces
+    decode_ids_as_proto = DecodeIdsAsProto
+    decode_pieces_as_proto = DecodePiecesAsProto
     normalize = Normalize
     get_piece_size = GetPieceSize
     id_to_piece = IdToPiece
@@ -369,4 +793,62 @@ class SentencePieceProcessor:
     is_byte = IsByte
     Tokenize = tokenize = Encode
     Detokenize = detokenize = Decode
+
+
+def _check_threads(num_threads: Any, thread_pool: Any) -> None:
+    if num_threads is not None and (not isinstance(num_threads, int) or isinstance(num_threads, bool)):
+        raise TypeError("num_threads must be an int.")
+    if thread_pool is not None and not isinstance(thread_pool, ThreadPool):
+        raise TypeError("thread_pool must be a sentencepiece ThreadPool.")
+
+
+def _decode_input(value: Any) -> tuple[Any, bool]:
+    """``(items, is_batch)``: one sequence of ids / pieces, or a batch of them (see ``Decode``)."""
+    if value is None:
+        return [], False
+    if hasattr(value, "ndim") and hasattr(value, "dtype"):  # numpy
+        if value.dtype.kind not in "iu":
+            raise TypeError(f"decode takes integer ids; this array holds {value.dtype}.")
+        if value.ndim == 0:
+            return [int(value)], False
+        if value.ndim == 1:
+            return value.tolist(), False
+        if value.ndim == 2:
+            return value.tolist(), True
+        raise TypeError(f"decode takes a 1-D array of ids or a 2-D batch, not {value.ndim}-D.")
+    if isinstance(value, (str, bytes, bytearray)) or hasattr(value, "__index__"):
+        return [value], False
+    items = list(value)  # (one read of the input: a sequence whose length changes is read once)
+    nested = [item for item in items if hasattr(item, "ndim") and getattr(item, "ndim", 0) > 0
+              or not isinstance(item, (str, bytes, bytearray)) and not hasattr(item, "__index__")]
+    if not nested:
+        return items, False
+    batch = []
+    for item in items:
+        inner, is_batch = _decode_input(item)
+        if is_batch:
+            raise TypeError("decode takes ids, pieces, or a batch of them (one level of nesting).")
+        batch.append(inner)
+    return batch, True
+
+
+def normalize_like_sentencepiece(normalizer: Any, input: Any, with_offsets: bool) -> Any:
+    """``Normalize`` of str / bytes / a list of them, with sentencepiece's offsets when asked."""
+    if _is_batch(input):
+        return [normalize_like_sentencepiece(normalizer, item, with_offsets) for item in input]
+    text, was_bytes = _as_text(input)
+    if not with_offsets:
+        normalized = normalizer.normalize(text)
+        return normalized.encode("utf-8") if was_bytes else normalized
+    normalized, align = normalizer.normalize_with_offsets(text)
+    if was_bytes:
+        return normalized.encode("utf-8"), align
+    chars = _char_offsets(text)
+    offsets: list[int] = []
+    pos = 0
+    for char in normalized:
+        offsets.append(chars[align[pos]])
+        pos += len(char.encode("utf-8"))
+    offsets.append(chars[align[-1]] if align else 0)
+    return normalized, offsets
 

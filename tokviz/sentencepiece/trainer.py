@@ -145,7 +145,15 @@ def build_specs(options: Mapping[str, Any]) -> tuple[TrainerSpec, NormalizerSpec
         check(bool(getattr(spec, piece_name)), piece_name, "non-empty")
     rule = normalizer_values.get("name", "nmt_nfkc")
     if normalizer_values.get("normalization_rule_tsv"):
-        raise SentencePieceError("UNIMPLEMENTED: normalization_rule_tsv is not supported by tokviz; use normalization_rule_name.")
+        from tokviz.sentencepiece.charsmap import compile_charsmap, read_rule_tsv
+
+        tsv = normalizer_values.pop("normalization_rule_tsv")
+        try:
+            charsmap = compile_charsmap(read_rule_tsv(tsv))
+        except OSError as exc:
+            raise SentencePieceError(f'NOT_FOUND: "{tsv}": {exc.strerror or exc}') from exc
+        normalizer_values.update(name="user_defined", precompiled_charsmap=charsmap)
+        return spec, NormalizerSpec(**normalizer_values)
     if rule not in RULE_NAMES:
         raise SentencePieceError(f"NOT_FOUND: No precompiled charsmap is found: {rule}; choose one of {', '.join(RULE_NAMES)}.")
     normalizer_values["name"] = rule
@@ -360,8 +368,34 @@ def _sample_lines(spec: TrainerSpec, lines: Iterable[str]) -> tuple[list[str], l
     return [line for line, _ in raw], [freq for _, freq in raw], too_long
 
 
+def _pretokenize(texts: list[str], pretokenizer: Callable[[str], Any], allow_inconsistent: bool) -> list[str]:
+    """Each normalized text cut where ``pretokenizer`` cuts it (a tab between its pieces, a boundary no
+    piece crosses, as for meta pieces); its pieces must spell the text unless ``allow_inconsistent``.
+
+    >>> _pretokenize(["▁ab▁c"], lambda t: t.replace("▁", " ▁").split(" "), False)
+    ['▁ab\t▁c']
+    """
+    out: list[str] = []
+    for text in texts:
+        try:
+            pieces = pretokenizer(text)
+        except (RuntimeError, ValueError):
+            raise
+        except Exception as exc:  # (a user's function: say which step failed)
+            raise SentencePieceError(f"INTERNAL: the pretokenizer raised {type(exc).__name__}: {exc}") from exc
+        if isinstance(pieces, str) or not all(isinstance(piece, str) for piece in pieces):
+            raise TypeError("the pretokenizer must return a list of str.")
+        if "".join(pieces) != text and not allow_inconsistent:
+            raise SentencePieceError(
+                f"INTERNAL: the pretokenizer's pieces {pieces[:5]!r} do not spell the normalized text {text[:60]!r}; "
+                "set allow_inconsistent_pretokenization=True to train on its pieces anyway.")
+        out.append("\t".join(piece for piece in pieces if piece))
+    return out
+
+
 def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str], metas: Mapping[int, tuple[str, PieceType]],
-                   with_words: bool = False) -> _Corpus:
+                   with_words: bool = False, pretokenizer: Callable[[str], Any] | None = None,
+                   allow_inconsistent: bool = False) -> _Corpus:
     """Steps 1-3 of the module docstring. With ``with_words`` (and whitespace-split words of
     unweighted lines) the corpus also has ``words`` (step 4's ``{word: count}``, rare characters
     already the unknown marker) and no ``sentences`` (``sentence_count`` is their number); a corpus
@@ -396,7 +430,7 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
     meta_list = sorted({p for p, _ in metas.values()}, key=len, reverse=True)
     counts: Counter[str] = Counter()
     words: dict[str, int] | None = None
-    if (with_words and spec.split_by_whitespace and not spec.treat_whitespace_as_suffix
+    if (with_words and pretokenizer is None and spec.split_by_whitespace and not spec.treat_whitespace_as_suffix
             and not spec.allow_whitespace_only_pieces and freqs is None):
         # the words partition the texts: count them once, and the characters from the distinct
         # words (78k on the 6.8 MB corpus) instead of from the whole text; a big corpus is
@@ -418,6 +452,8 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         counts.update(_weighted_char_counts(words))
     else:
         texts = normalizer.normalize_all(kept)
+        if pretokenizer is not None:
+            texts = _pretokenize(texts, pretokenizer, allow_inconsistent)
         _replace_metas(texts, meta_list)
         sentences = [(text, freq) for text, freq in zip(texts, freqs or repeat(1)) if text]
         if not sentences:
@@ -615,18 +651,22 @@ def train_sentencepiece(arg: str | Mapping[str, Any] | None = None, *, sentence_
 class SentencePieceTrainer:
     """``SentencePieceTrainer.train(**options)`` / ``.Train("--flag=value ...")`` as in the ``sentencepiece`` package.
 
-    Returns ``None`` like sentencepiece (so a notebook cell ending with it prints nothing); use
-    :func:`train_sentencepiece` for the training history.
+    Returns ``True`` like sentencepiece; use :func:`train_sentencepiece` for the training history.
+    Besides the flags, it takes ``pretokenizer`` (a function of a normalized sentence giving the
+    pieces no vocabulary piece may cross), ``allow_inconsistent_pretokenization`` and
+    ``normalizer`` (a :class:`~tokviz.sentencepiece.public_normalizer.SentencePieceNormalizer` whose
+    spec the model takes), as sentencepiece's Python wrapper does.
     """
 
     @staticmethod
     def train(arg: str | Mapping[str, Any] | None = None, logstream: Any = None, *,
-              sentence_iterator: Iterable[str] | None = None, model_writer: Any = None, **options: Any) -> None:
+              sentence_iterator: Iterable[str] | None = None, model_writer: Any = None, **options: Any) -> bool:
         merged: dict[str, Any] = parse_flags(arg) if isinstance(arg, str) else {}
         if isinstance(arg, Mapping):
             merged.update(arg)
         merged.update(options)
         _train(merged, sentence_iterator, model_writer, None, require_output=True)
+        return True
 
     Train = train
 
@@ -645,7 +685,23 @@ def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, mod
 def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None, model_writer: Any,
                 progress: Callable[[str, int, int], None] | None, require_output: bool) -> SentencePieceHistory:
     started = time.perf_counter()
+    options = dict(options)
+    pretokenizer = options.pop("pretokenizer", None)
+    allow_inconsistent = _convert("allow_inconsistent_pretokenization", "bool", False,
+                                  options.pop("allow_inconsistent_pretokenization", False))
+    normalizer = options.pop("normalizer", None)
+    if normalizer is not None:
+        given = sorted(name for name in _NORMALIZER_OPTIONS if name in options)
+        if given:
+            raise ValueError(f"normalizer= carries the normalization; do not give {', '.join(given)} as well.")
     spec, nspec = build_specs(options)
+    if normalizer is not None:
+        nspec = normalizer.spec
+    if pretokenizer is not None:
+        if not callable(pretokenizer):
+            raise TypeError("pretokenizer must be a function of a sentence returning its pieces.")
+        if spec.pretokenization_delimiter:
+            raise ValueError("pretokenizer and pretokenization_delimiter are two ways of one thing: give one.")
     if sentence_iterator is None and not spec.input:
         raise SentencePieceError("INTERNAL: give --input=<file> (or sentence_iterator=...).")
     if sentence_iterator is not None and spec.input:
@@ -659,7 +715,8 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     if progress:
         progress("load sentences", 0, 1)
     model_type = ModelType(spec.model_type)
-    corpus = load_sentences(spec, nspec, lines, metas, with_words=model_type == ModelType.BPE)
+    corpus = load_sentences(spec, nspec, lines, metas, with_words=model_type == ModelType.BPE, pretokenizer=pretokenizer,
+                            allow_inconsistent=allow_inconsistent)
     if model_type not in (ModelType.WORD, ModelType.CHAR) and len(corpus.required) + len(metas) > spec.vocab_size:
         raise SentencePieceError(
             f"INTERNAL: Vocabulary size is smaller than required_chars. {spec.vocab_size} vs {len(corpus.required) + len(metas)}. "

@@ -3,6 +3,7 @@ Pipeline / Inspect / Audit tokenizer select box, and Train's "Compare with Llama
 
 Choices are kept by name: ``catalog:Llama 3`` in a page's tokenizer choice, the names in
 ``workspace.compare.catalog`` (``"session"`` there is the Train page's tokenizer); links carry them.
+A Hugging Face Hub repository is chosen by its id the same way: ``hub:meta-llama/Llama-3.1-8B``.
 Each entry is read once per server process and shared (tokenizers are only read, never changed here).
 """
 
@@ -18,6 +19,9 @@ from tokviz.ui.shell import md_escape
 #: In ``workspace.compare.catalog``: the Train page's tokenizer, compared beside the catalog's.
 SESSION_CHOICE = "session"
 
+#: A Hub choice: ``hub:owner/name`` (``hub:`` alone: the repository id is still to be typed).
+HUB_PREFIX = "hub:"
+
 #: What Train's shortcut compares the session's tokenizer with.
 SHORTCUT_ENTRIES = ("Llama 3", "Tekken (Mistral NeMo)")
 
@@ -28,6 +32,48 @@ def catalog_tokenizer(name: str) -> Any:
     from tokviz.catalog import load
 
     return load(name)
+
+
+@st.cache_resource(max_entries=3, show_spinner="Fetching the tokenizer files from the Hugging Face Hub…")
+def hub_tokenizer(repo_id: str) -> Any:
+    """``tokviz.hub.load(repo_id)`` once per server process (files kept in huggingface_hub's cache)."""
+    from tokviz.hub import load
+
+    return load(repo_id)
+
+
+def hub_options(current: str) -> dict[str, str]:
+    """The Hub entry of a select box: the repository chosen now, or one to type."""
+    repo = current.removeprefix(HUB_PREFIX) if current.startswith(HUB_PREFIX) else ""
+    return {HUB_PREFIX + repo: f"Hugging Face Hub · {repo}" if repo else "Hugging Face Hub · type a repository id…"}
+
+
+def hub_chosen(state: Any, choice: str, key: str) -> tuple[Any | None, str]:
+    """A text input for the repository id (widget ``{key}_hub``, written to ``state.tokenizer``), then its tokenizer."""
+    from tokviz.errors import TokvizError
+    from tokviz.hub import parse_repo_id
+    from tokviz.ui.workspace import bind
+
+    repo = choice.removeprefix(HUB_PREFIX)
+
+    def write(value: str) -> None:
+        state.tokenizer = HUB_PREFIX + value.strip()
+
+    st.text_input("Hugging Face Hub repository id", key=f"{key}_hub", placeholder="meta-llama/Llama-3.1-8B or owner/name@revision",
+                  on_change=bind(f"{key}_hub", lambda: repo, write),
+                  help="Only its tokenizer files are fetched (never weights), through huggingface_hub's cache on this server; "
+                  "a gated repository needs the server's HF_TOKEN.")
+    if not repo:
+        st.info("Type a repository id, e.g. mistralai/Mistral-Nemo-Instruct-2407.")
+        return None, ""
+    try:
+        parse_repo_id(repo)
+        tokenizer = hub_tokenizer(repo)
+    except TokvizError as error:
+        st.error(md_escape(str(error)))
+        return None, ""
+    st.caption(f"From the Hugging Face Hub: {md_escape(repo)} (its tokenizer files only).")
+    return tokenizer, choice
 
 
 def catalog_options() -> dict[str, str]:
@@ -88,8 +134,9 @@ def compare_picker(workspace: Any, limit: int) -> list[Any]:
     compare = workspace.compare
     session = session_tokenizer(workspace) if SESSION_CHOICE in compare.catalog or workspace.train.trained is not None else None
     options = ({SESSION_CHOICE: session[1]} if session is not None else {}) | {
-        key.removeprefix(CHOICE_PREFIX): label for key, label in catalog_options().items()}
-    kept = [name for name in compare.catalog if name in options]
+        key.removeprefix(CHOICE_PREFIX): label for key, label in catalog_options().items()} | {
+        name: f"Hugging Face Hub · {name.removeprefix(HUB_PREFIX)}" for name in compare.catalog if name.startswith(HUB_PREFIX)}
+    kept = [name for name in compare.catalog if name in options][: max(limit, 1)]
     if kept != compare.catalog:
         compare.catalog = kept
         st.session_state.pop("compare_catalog", None)
@@ -103,8 +150,26 @@ def compare_picker(workspace: Any, limit: int) -> list[Any]:
                            help="Real tokenizers shipped by their authors' packages (llama-models, mistral-common), read on this "
                            "server without downloading; they encode as the authors' code does (BOS first).")
     missing_note()
+
+    def hub_written(value: str) -> None:
+        ids = [HUB_PREFIX + repo.strip() for repo in value.split(",") if repo.strip()]
+        compare.catalog = [name for name in compare.catalog if not name.startswith(HUB_PREFIX)] + ids[:limit]
+
+    st.text_input("Also from the Hugging Face Hub: repository ids, comma-separated", key="compare_hub",
+                  placeholder="mistralai/Mistral-Nemo-Instruct-2407, google-bert/bert-base-uncased",
+                  on_change=bind("compare_hub", lambda: ", ".join(n.removeprefix(HUB_PREFIX) for n in compare.catalog if n.startswith(HUB_PREFIX)),
+                                 hub_written),
+                  help="Only tokenizer files are fetched (never weights), through huggingface_hub's cache on this server.")
     result = []
     for name in names[:limit]:
+        if name.startswith(HUB_PREFIX):
+            from tokviz.errors import TokvizError
+
+            try:
+                result.append(FileTokenizer(name.removeprefix(HUB_PREFIX), hub_tokenizer(name.removeprefix(HUB_PREFIX)), name))
+            except TokvizError as error:
+                st.error(md_escape(str(error)))
+            continue
         if name == SESSION_CHOICE:
             if session is not None:
                 request = workspace.train.trained

@@ -10,7 +10,7 @@ import streamlit as st
 
 from tokviz.compare import Configuration
 from tokviz.ui.workspace import bind
-from tokviz.presets import SCORING_LABELS
+from tokviz.presets import SCORING_LABELS, preset_vocab
 from tokviz.ui.widgets import OPTION_HELP
 from tokviz.workspace import CompareEntry, CompareState, TrainingRequest
 
@@ -24,7 +24,7 @@ def configuration_count(compare: CompareState) -> int:
     def write(count: int) -> None:
         entries = compare.entries[:count]
         while len(entries) < count:
-            entries.append(CompareEntry(NEW_ENTRY_PRESETS[len(entries)]))
+            entries.append(CompareEntry(NEW_ENTRY_PRESETS[len(entries)], vocab=preset_vocab(NEW_ENTRY_PRESETS[len(entries)])))
         compare.entries = entries
 
     return st.radio("How many configurations", [2, 3, 4], horizontal=True, key="compare_count",
@@ -46,6 +46,8 @@ def configuration_form(compare: CompareState, position: int) -> Configuration:
 
     def field(name: str, key: str) -> Any:
         def write(value: Any) -> None:
+            if name == "choice" and entry.vocab == preset_vocab(entry.choice):  # the old preset's start: take the new one's
+                entry.vocab = preset_vocab(value)
             setattr(entry, name, value)
 
         return bind(key, lambda: getattr(entry, name), write)
@@ -164,6 +166,7 @@ def literature_metrics(entries: list[Compared], measurement: Any, presentation: 
     it comes from, a chart per metric and the tokens per language of the shipped parallel sample."""
     from tokviz.compare import language_frame, metrics_frame
     from tokviz.literature_metrics import METRICS
+    from tokviz.viz.charts import tokenizer_colors
     from tokviz.viz.choose import SHORT_LABELS, literature_table, metrics_figure, tokens_per_language_figure
 
     st.subheader("Metrics from the literature")
@@ -175,20 +178,37 @@ def literature_metrics(entries: list[Compared], measurement: Any, presentation: 
         for key, info in METRICS.items():
             if key in frame.columns:
                 st.markdown(f"**{SHORT_LABELS.get(key, info.label)}** — {info.definition} Better: {info.better}. *{info.source}*")
-    left, right = st.columns(2)
-    left.plotly_chart(metrics_figure(frame, presentation=presentation), width="stretch", key="compare_literature_chart")
-    right.plotly_chart(tokens_per_language_figure(per_language, presentation=presentation), width="stretch", key="compare_languages_chart")
+    # Full width, one colour per tokenizer (the page's one mapping): 8 tokenizers stay readable at 1280 px.
+    colors = tokenizer_colors(entry.name for entry in entries)
+    st.plotly_chart(metrics_figure(frame, presentation=presentation, colors=colors), width="stretch", key="compare_literature_chart")
+    st.plotly_chart(tokens_per_language_figure(per_language, presentation=presentation, colors=colors), width="stretch", key="compare_languages_chart")
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _transformers_zip_cached(key: str, _tokenizer: Any) -> bytes:
+    """The zip of one compared tokenizer (by its cache key), made once: every button holds its own bytes."""
+    from tokviz.export import transformers_zip
+
+    return transformers_zip(_tokenizer)
 
 
 def transformers_download(entries: list[Compared]) -> None:
-    """"Download for transformers": one tokenizer of the comparison as tokenizer.json, tokenizer_config.json and
-    special_tokens_map.json in a zip (``tokviz.export.transformers_zip``)."""
-    from tokviz.export import transformers_zip
+    """"Download for transformers": one button per tokenizer of the comparison, each named by it and holding
+    its own zip (tokenizer.json, tokenizer_config.json, special_tokens_map.json; ``tokviz.export.transformers_zip``).
 
-    names = [entry.name for entry in entries]
-    left, right = st.columns([3, 1], vertical_alignment="bottom")
-    choice = left.selectbox("Tokenizer to hand to transformers", names, key="compare_download_choice")
-    entry = entries[names.index(choice)]
-    right.download_button("Download for transformers", lambda: transformers_zip(entry.original),  # made on click "tokenizer.zip", "application/zip",
-                          key="compare_download", width="stretch",
-                          help="Unzip into a folder and load it with transformers' AutoTokenizer.from_pretrained(folder).")
+    One button per tokenizer, not a chooser and one button: a click right after a change could fetch what the
+    button held before the change (the previous tokenizer's zip, or a deferred file already gone).
+    """
+    from tokviz.compare import download_file_name
+    from tokviz.ui.shell import md_escape
+
+    st.caption("Download for transformers: unzip into a folder and load it with `AutoTokenizer.from_pretrained(folder)`. "
+               "Uploaded files keep their truncation and padding.")
+    columns = st.columns(min(len(entries), 4))
+    for index, entry in enumerate(entries):
+        columns[index % len(columns)].download_button(
+            md_escape(entry.name), _transformers_zip_cached(entry.key, _tokenizer=entry.original),
+            file_name=download_file_name(entry.name, "transformers.zip"), mime="application/zip",
+            key=f"compare_download_{entry.key}", icon=":material/download:", width="stretch",
+            help=md_escape(f"{entry.name}: tokenizer.json, tokenizer_config.json and special_tokens_map.json in a zip"),
+        )

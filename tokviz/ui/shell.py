@@ -9,6 +9,7 @@ and icons), drawn with ``st.page_link``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -84,9 +85,24 @@ PAGES: tuple[PageInfo, ...] = (
     ),
 )
 
+def _user_error_log() -> logging.Logger:
+    """The server log's line for user errors: ``tokviz`` at INFO, one line each (Streamlit's own loggers stay as they are)."""
+    log = logging.getLogger("tokviz.user_errors")
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s INFO tokviz: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+    return log
+
+
 def show_error(error: Exception) -> None:
-    """Show a user-caused error as ``st.error``; anything else is a bug and is shown with its trace."""
+    """Show a user-caused error as ``st.error`` and log it as one INFO line (no traceback: nothing broke);
+    anything else is a bug and is shown with its trace."""
     if isinstance(error, TokvizError):
+        message = " ".join(str(error).split())
+        _user_error_log().info("user error (%s): %s", type(error).__name__, message[:300])
         st.error(md_escape(str(error)))  # messages quote user text (patterns, tokens): show it as typed
     else:  # pragma: no cover - only bugs get here
         st.exception(error)

@@ -68,6 +68,7 @@ def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False
     for name in PRESETS:
         options[name] = f"{preset_label(name, preset_size_if_trained(name))}, trained on the sample"
     options |= catalog_choice.catalog_options()  # real tokenizers from installed packages, by family
+    options |= catalog_choice.hub_options(state.tokenizer)  # and any Hub repository, by id
     if state.tokenizer not in options:  # nothing trained yet, or no uploads on this page
         state.tokenizer = SESSION_TOKENIZER if session is not None else next(iter(PRESETS))
         st.session_state.pop(key, None)
@@ -85,6 +86,8 @@ def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False
         return tokenizer, f"preset:{choice}"
     if choice.startswith(catalog_choice.CHOICE_PREFIX):
         return catalog_choice.chosen(choice)
+    if choice.startswith(catalog_choice.HUB_PREFIX):
+        return catalog_choice.hub_chosen(state, choice, key)
     return _uploaded(state.files, f"{key}_file")
 
 

@@ -66,11 +66,16 @@ def pipeline_choice(train: TrainState) -> PipelineConfig:
     from tokviz.presets import TRAIN_PRESETS as PRESETS
 
     def chose(value: str) -> None:
+        from tokviz.presets import preset_vocab
+
+        if value in PRESETS and train.target_vocab == preset_vocab(train.preset):  # the size was the old preset's start: take the new one's
+            train.target_vocab = preset_vocab(value)
         train.preset = value
         if value in PRESETS:
             train.config = PRESETS[value].build()
         for key in _form_keys():  # Custom starts from the pipeline shown last
             st.session_state.pop(key, None)
+        st.session_state.pop(_FILLED_NOTE_KEY, None)
 
     choice = st.selectbox(
         "Pipeline", [*PRESETS, "custom"], key="preset", on_change=bind("preset", lambda: train.preset, chose),
@@ -93,6 +98,19 @@ def _param_widget(key: str, param: Param, label: str) -> None:
         st.selectbox(label, [None, True, False], key=key, format_func=lambda value: "auto" if value is None else str(value), help=help_text)
     else:
         st.text_input(label, key=key, help=help_text)
+
+
+_FILLED_NOTE_KEY = "_cfg_filled_note"
+
+
+def _model_changed() -> None:
+    """A new model in the Custom form: fill in the unknown and special tokens it needs, as HF's examples do."""
+    from tokviz.pipeline_config import form_tokens_for_model
+
+    state = st.session_state
+    specials, unk, note = form_tokens_for_model(state.get("cfg_model", ""), state.get("cfg_special_tokens") or "",
+                                                state.get("cfg_unk_token") or "", bool(state.get("cfg_byte_alphabet")))
+    state["cfg_special_tokens"], state["cfg_unk_token"], state[_FILLED_NOTE_KEY] = specials, unk, note
 
 
 def custom_pipeline_form(config: PipelineConfig) -> PipelineConfig:
@@ -132,7 +150,9 @@ def custom_pipeline_form(config: PipelineConfig) -> PipelineConfig:
             for param in PRE_TOKENIZERS[component_type(label)]:
                 _param_widget(f"cfg_p_{label}_{param.name}", param, f"{label} · {param.name}")
     with right:
-        model = st.selectbox("Model", MODELS, key="cfg_model", help="The algorithm that learns the vocabulary.")
+        model = st.selectbox("Model", MODELS, key="cfg_model", help="The algorithm that learns the vocabulary.", on_change=_model_changed)
+        if note := st.session_state.get(_FILLED_NOTE_KEY):
+            st.caption(note)
         st.text_input("Special tokens (separated by spaces)", key="cfg_special_tokens", help="Tokens added whole, never split, e.g. [CLS] [SEP].")
         st.text_input("Unknown token", key="cfg_unk_token", help="One of the special tokens, used for what the vocabulary cannot spell; empty for none.")
         if model != "Unigram":

@@ -44,6 +44,17 @@ _SUFFIXES = ("</w>",)
 #: Longest chart title: half a 1280 px page (about 470 px of plot) at the presentation title size.
 MAX_TITLE_CHARACTERS = 38
 MARKER_COLOR = "#e65100"
+#: One colour per tokenizer of a comparison, in page order (up to the comparison's 8): the same in every chart.
+TOKENIZER_COLORS = ("#1565c0", "#2e7d32", "#c62828", "#6a1b9a", "#ef6c00", "#00838f", "#ad1457", "#4e342e")
+
+
+def tokenizer_colors(names: Iterable[str]) -> dict[str, str]:
+    """Each tokenizer's colour, by its place on the page; every chart of a page takes this one mapping.
+
+    >>> tokenizer_colors(["gpt2", "bert", "t5"])
+    {'gpt2': '#1565c0', 'bert': '#2e7d32', 't5': '#c62828'}
+    """
+    return {str(name): TOKENIZER_COLORS[position % len(TOKENIZER_COLORS)] for position, name in enumerate(names)}
 
 
 @dataclass(frozen=True, slots=True)

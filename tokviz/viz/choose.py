@@ -18,18 +18,16 @@ What this leaves out: confidence intervals (one evaluation text gives one number
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from tokviz.viz.charts import MARKER_COLOR, font_sizes, style_figure
+from tokviz.viz.charts import MARKER_COLOR, TOKENIZER_COLORS, font_sizes, style_figure, tokenizer_colors
 
-#: Bar color of every tokenizer but the best one.
+#: Bar color of every tokenizer but the best one (when no colour per tokenizer is given).
 BAR_COLOR = "#90a4ae"
-#: One color per tokenizer in the per-language charts (up to the comparison's 8).
-TOKENIZER_COLORS = ("#1565c0", "#2e7d32", "#c62828", "#6a1b9a", "#ef6c00", "#00838f", "#ad1457", "#4e342e")
 
 
 def _names(frame: Any) -> list[str]:
@@ -40,22 +38,38 @@ def _format(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.2f}" if abs(value) >= 0.01 or value == 0 else f"{value:.2e}"
 
 
-def _metric_bars(frame: Any, metric: str) -> go.Bar:
+def _metric_bars(frame: Any, metric: str, colors: Mapping[str, str] | None = None) -> go.Bar:
+    """One bar per tokenizer, the best marked with ★; each bar in its tokenizer's colour when ``colors`` is given
+    (the page's one colour per tokenizer), else grey with the best in the marker colour."""
     from tokviz.compare import best_tokenizers
     from tokviz.literature_metrics import METRICS
 
     best = set(best_tokenizers(frame[[metric]]).get(metric, [])) if metric in METRICS else set()
     values = [float(value) for value in frame[metric]]
     is_best = [str(name) in best for name in frame.index]
+    if colors is None:
+        marker = dict(color=[MARKER_COLOR if flag else BAR_COLOR for flag in is_best])
+    else:
+        marker = dict(color=[colors.get(str(name), BAR_COLOR) for name in frame.index],
+                      line=dict(color=["#212121" if flag else "rgba(0,0,0,0)" for flag in is_best], width=2))
     return go.Bar(
         x=_names(frame),
         y=values,
         text=[("★ " if flag else "") + _format(value) for value, flag in zip(values, is_best)],
         textposition="outside",
-        marker=dict(color=[MARKER_COLOR if flag else BAR_COLOR for flag in is_best]),
+        cliponaxis=False,  # a value over the tallest bar stays readable
+        marker=marker,
         hovertemplate="%{x}: %{y:.4g}<extra></extra>",
         showlegend=False,
     )
+
+
+def _legend_entries(figure: go.Figure, colors: Mapping[str, str], **where: Any) -> None:
+    """One legend entry per tokenizer (its name and colour), for charts whose bars carry no names."""
+    for name, color in colors.items():
+        # A marker trace, not a bar: an empty bar would take a slot in its panel's group.
+        figure.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=html.escape(name), showlegend=True, hoverinfo="skip",
+                                    marker=dict(color=color, symbol="square", size=12)), **where)
 
 
 def metric_figure(frame: Any, metric: str, *, presentation: bool = False) -> go.Figure:
@@ -73,41 +87,54 @@ def metric_figure(frame: Any, metric: str, *, presentation: bool = False) -> go.
     return figure
 
 
-def metrics_figure(frame: Any, metrics: Sequence[str] | None = None, *, presentation: bool = False) -> go.Figure:
-    """Every metric across tokenizers, one small panel each (two columns), the best bar of each marked."""
+def metrics_figure(
+    frame: Any, metrics: Sequence[str] | None = None, *, presentation: bool = False, colors: Mapping[str, str] | None = None, columns: int = 3,
+) -> go.Figure:
+    """Every metric across tokenizers, one small panel each, the best bar of each marked with ★.
+
+    Panels carry short titles (:data:`SHORT_LABELS` and which way is better) and no rotated names under the
+    bars: each tokenizer has its colour (``colors``, the page's one mapping; by default by place) and the
+    legend under the panels names them once, so 8 tokenizers stay readable at 1280 px.
+    """
     from tokviz.literature_metrics import METRICS
 
     chosen = [key for key in (metrics or METRICS) if key in frame.columns]
-    columns = 2
+    colors = dict(colors) if colors is not None else tokenizer_colors(str(name) for name in frame.index)
     rows = max(1, -(-len(chosen) // columns))
-    titles = [f"{METRICS[key].label} ({METRICS[key].better})" if key in METRICS else key for key in chosen]
-    figure = make_subplots(rows=rows, cols=columns, subplot_titles=[html.escape(title) for title in titles], vertical_spacing=0.5 / rows)
+    titles = [f"{SHORT_LABELS.get(key, key)} ({METRICS[key].better})" if key in METRICS else key for key in chosen]
+    figure = make_subplots(rows=rows, cols=columns, subplot_titles=[html.escape(title) for title in titles],
+                           vertical_spacing=0.42 / rows, horizontal_spacing=0.06)
     for position, key in enumerate(chosen):
-        figure.add_trace(_metric_bars(frame, key), row=position // columns + 1, col=position % columns + 1)
+        figure.add_trace(_metric_bars(frame, key, colors), row=position // columns + 1, col=position % columns + 1)
+    _legend_entries(figure, {str(name): colors.get(str(name), BAR_COLOR) for name in frame.index}, row=1, col=1)
     sizes = font_sizes(presentation)
     style_figure(
-        figure, "Metrics across tokenizers", subtitle="★ best of each metric", presentation=presentation,
-        height=max(sizes.height, 230 * rows + 80),
+        figure, "Metrics across tokenizers", subtitle="★ best of each metric (outlined)", presentation=presentation,
+        height=max(sizes.height, 200 * rows + 140 + 26 * -(-len(frame.index) // 2)),
     )
-    figure.update_yaxes(rangemode="tozero")
+    figure.update_xaxes(showticklabels=False)  # the legend names the colours: no rotated names running into the next row
+    figure.update_yaxes(rangemode="tozero", automargin=True)
     figure.update_annotations(font=dict(size=sizes.tick))  # the panel titles
-    figure.update_layout(margin=dict(l=10, r=10, t=120, b=10))  # room for the subtitle above the first panels
+    figure.update_layout(margin=dict(l=10, r=10, t=110, b=10), bargap=0.25,
+                         legend=dict(orientation="h", yanchor="top", y=-0.04, x=0, xanchor="left"))
     return figure
 
 
-def tokens_per_language_figure(counts: Any, *, presentation: bool = False) -> go.Figure:
-    """Tokens for the whole parallel sample in each language, one bar per tokenizer (``tokens_per_language``)."""
+def tokens_per_language_figure(counts: Any, *, presentation: bool = False, colors: Mapping[str, str] | None = None) -> go.Figure:
+    """Tokens for the whole parallel sample in each language, one bar per tokenizer (``tokens_per_language``),
+    each in its colour (``colors``: the page's one mapping; by default by place), the legend under the plot."""
     from tokviz.literature_metrics import LANGUAGES
 
     languages = [str(code) for code in counts.columns]
     labels = [html.escape(LANGUAGES.get(code, code)) for code in languages]
+    colors = dict(colors) if colors is not None else tokenizer_colors(str(name) for name in counts.index)
     figure = go.Figure()
     for position, (name, row) in enumerate(counts.iterrows()):
         escaped = html.escape(str(name))
         figure.add_trace(
             go.Bar(
                 x=labels, y=[int(row[code]) for code in languages], name=escaped,
-                marker=dict(color=TOKENIZER_COLORS[position % len(TOKENIZER_COLORS)]),
+                marker=dict(color=colors.get(str(name), TOKENIZER_COLORS[position % len(TOKENIZER_COLORS)])),
                 hovertemplate=f"%{{x}}: %{{y:,}} tokens<extra>{escaped}</extra>",
             )
         )

@@ -23,9 +23,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from tokviz.metrics import CompressionMetrics, CurvePoint
-
-#: One color per configuration (up to four), the same in every panel.
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
+from tokviz.viz.charts import TOKENIZER_COLORS, tokenizer_colors
 
 
 def compression_table(rows: Mapping[str, CompressionMetrics]) -> pd.DataFrame:
@@ -147,12 +145,14 @@ def compression_curves_figure(
     *,
     markers: Mapping[str, int] | None = None,
     presentation: bool = False,
+    colors: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Tokens per word (left) and UTF-8 bytes per token (right) over vocab size, one line per configuration.
 
     Points come from ``history.model_at(k)``, so nothing is retrained. ``markers`` maps a
     configuration's name to the vocab size it was trained at; each is drawn as a dotted
-    vertical line in that configuration's color, in both panels.
+    vertical line in that configuration's color, in both panels. ``colors`` is the page's one colour per
+    tokenizer (:func:`tokviz.viz.charts.tokenizer_colors`), by default by place.
 
     >>> figure = compression_curves_figure({"A": [CurvePoint(100, 2.0, 2.5), CurvePoint(200, 1.5, 3.0)]})
     >>> [(trace.name, list(trace.y)) for trace in figure.data]
@@ -165,8 +165,9 @@ def compression_curves_figure(
     sizes_px = font_sizes(presentation)
     figure = make_subplots(rows=1, cols=2, subplot_titles=("Tokens per word (lower = better)", "Bytes per token (higher = better)"))
     names = {name: html.escape(name) for name in curves}
+    colors = dict(colors) if colors is not None else tokenizer_colors(curves)
     for position, (name, points) in enumerate(curves.items()):
-        color = COLORS[position % len(COLORS)]
+        color = colors.get(name, TOKENIZER_COLORS[position % len(TOKENIZER_COLORS)])
         sizes = [point.vocab_size for point in points]
         for column, values, unit in ((1, [point.tokens_per_word for point in points], "tokens per word"), (2, [point.bytes_per_token for point in points], "bytes per token")):
             figure.add_trace(

@@ -13,7 +13,7 @@ pytest.importorskip("mistral_common")
 
 from tokviz.ui.workspace import WORKSPACE_KEY  # noqa: E402
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def open_page(page: str) -> AppTest:
@@ -92,3 +92,57 @@ def test_links_carry_catalog_choices_by_name() -> None:
     assert notes == []
     _, notes = from_link({"ccat": "Llama 3,GPT-9", "ptok": "catalog:GPT-9"})
     assert any("no 'GPT-9'" in note for note in notes) and any("catalog entry" in note for note in notes)
+
+
+def test_audit_offers_the_catalog_and_its_link_names_an_entry() -> None:
+    from tokviz.links import from_link
+
+    app = open_page("pages/audit.py")
+    assert_clean(app)
+    options = app.selectbox(key="audit_tokenizer").options
+    assert [label.split(" (")[0] for label in options if label.startswith(("Llama · ", "Mistral · "))][:2] == ["Llama · Llama 3", "Llama · Llama 4"]
+    workspace, notes = from_link({"atok": "catalog:Tekken (Mistral NeMo)"})
+    assert workspace.audit.tokenizer == "catalog:Tekken (Mistral NeMo)" and notes == []
+
+
+@pytest.fixture()
+def stand_in_hub(monkeypatch, tmp_path):
+    """The Hub stand-in of tests/test_hub.py, reached by this process's huggingface_hub (endpoint and cache patched)."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    import huggingface_hub.constants as constants
+
+    from tests.test_hub import StandIn, _repos
+
+    StandIn.repos = _repos()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_hub_repository_by_id_on_inspect_and_compare(stand_in_hub) -> None:
+    app = open_page("pages/inspect.py")
+    app.selectbox(key="inspect_tokenizer").set_value("hub:").run()
+    assert [info.value for info in app.info][:1] == ["Type a repository id, e.g. mistralai/Mistral-Nemo-Instruct-2407."]
+    app.text_input(key="inspect_tokenizer_hub").input("tokviz-test/wordlevel").run()
+    assert_clean(app)
+    assert app.session_state[WORKSPACE_KEY].inspect.tokenizer == "hub:tokviz-test/wordlevel"
+    assert any("128" not in caption.value and "3 of 3 tokens" in caption.value for caption in app.caption)
+    app.text_input(key="inspect_tokenizer_hub").input("tokviz-test/gated").run()
+    assert any("is gated" in error.value for error in app.error)
+    app.switch_page("pages/compare.py")
+    app.run()
+    app.text_input(key="compare_hub").input("tokviz-test/wordlevel").run()
+    assert_clean(app)
+    frame = next(frame.value for frame in app.dataframe if "tokens/word" in frame.value.columns)
+    assert "tokviz-test/wordlevel" in set(frame["configuration"])
