@@ -195,14 +195,18 @@ class AuditReport:
             "summary": [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                         for row in self.summary(residue_threshold)],
             "findings": {f.key: {"title": f.title, "description": f.description, "count": f.count,
-                                 "items": [asdict(item) for item in f.items]} for f in self.findings},
+                                 "items": [{"tokens": list(i.tokens), "ids": list(i.ids), "shown": i.shown, "reason": i.reason,
+                                            "witness": i.witness, "detail": i.detail} for i in f.items]}
+                         for f in self.findings},
             "residues": {"source": self.residue_source, "threshold": residue_threshold,
-                         "tokens": [{"id": r.id, "token": r.token, "f1": r.f1, "f2": r.f2, "r": r.r} for r in self.residues]},
+                         "tokens": [{"id": r.id, "token": r.token, "f1": r.f1, "f2": r.f2,
+                                     "r": None if math.isnan(r.r) else r.r} for r in self.residues]},
             "round_trip": {"counts": dict(self.round_trip_counts), "examples": [asdict(e) for e in self.round_trip_examples]},
-            "verdicts": [asdict(v) for v in self.verdicts],
+            "verdicts": [{"id": v.id, "token": v.token, "shown": v.shown, "status": v.status, "reason": v.reason,
+                          "own_text": v.own_text, "segmentation": list(v.segmentation), "witness": v.witness} for v in self.verdicts],
             "notes": list(self.notes),
         }
-        return json.dumps(data, ensure_ascii=False, indent=1)
+        return json.dumps(data, ensure_ascii=False)
 
 
 # ---------------------------------------------------------------------------------------------- UTF-8 parts
