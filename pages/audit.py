@@ -6,7 +6,7 @@ from tokviz.errors import TokvizError
 from tokviz.ui import audit_views as views
 from tokviz.ui.shell import md_escape, metrics_row, page_setup, show_error
 from tokviz.ui.tokenizer_choice import tokenizer_choice
-from tokviz.ui.workspace import bind, copy_link
+from tokviz.ui.workspace import copy_link
 from tokviz.workspace import SESSION_TOKENIZER
 
 workspace = page_setup("pages/audit.py")
@@ -42,8 +42,8 @@ metrics_row({
     "unreachable": counts["unreachable"],
     "cannot decide": counts["undecided"],
     "partial UTF-8": counts["partial_utf8"],
-    "unused on the texts": f"{counts['unused'] / report.vocab_size:.1%}" if "unused" in counts else "no texts",
-}, helps={"unused on the texts": f"Share of the vocabulary that {texts_name} never produce."})
+    "unused": f"{counts['unused'] / report.vocab_size:.1%}" if "unused" in counts else "no texts",
+}, helps={"unused": f"Share of the vocabulary that the texts ({md_escape(texts_name)}) never produce."})
 for note in report.notes:
     st.caption(md_escape(note))
 
@@ -57,8 +57,9 @@ for column, chart in zip(st.columns(len(charts)) if charts else [], charts):
             def threshold_changed(value: float) -> None:
                 state.threshold = float(value)
 
-            threshold = st.slider("R(t) threshold for intermediate residues", 0.0, 1.0, step=0.01, key="audit_threshold",
-                                  on_change=bind("audit_threshold", lambda: state.threshold, threshold_changed),
+            # value=, not a seeded key: a widget drawn again after a run without it starts from its default
+            threshold = st.slider("R(t) threshold for intermediate residues", 0.0, 1.0, value=state.threshold, step=0.01,
+                                  key="audit_threshold", on_change=lambda: threshold_changed(st.session_state["audit_threshold"]),
                                   help="A merged BPE token whose uses are final in less than this share counts as a residue (LiteToken's R(t)).")
             figure = views.residue_figure(report, threshold, workspace.presentation)
         else:

@@ -110,6 +110,16 @@ def _history(training_merges: int = 40, repeat: int = 1, pipeline: dict[str, str
     return json.dumps(document).encode()
 
 
+def _charsmap_bomb() -> str:
+    """SentencePiece's nmt_nfkc map with every replacement from 'ﬁ''s on made 5,000 x's long (base64)."""
+    from tokviz.normalizers import _CharsMap
+    from tokviz.sentencepiece.normalizer import charsmap_for_rule
+
+    data = charsmap_for_rule("nmt_nfkc")
+    start = len(data) - len(_CharsMap(data).replacements) + _CharsMap(data).first_prefix_value("ﬁ".encode())
+    return base64.b64encode(data[:start] + b"x" * 5_000 + b"\0").decode("ascii")
+
+
 def _digits(count: int) -> str:
     return "9" * count
 
@@ -117,6 +127,8 @@ def _digits(count: int) -> str:
 @cache
 def cases() -> tuple[HostileCase, ...]:
     """Every case, refused ones first (see the module's docstring)."""
+    from tokviz.sentencepiece.normalizer import charsmap_for_rule
+
     big_int = _digits(5_000)
     out: list[HostileCase] = []
 
@@ -174,6 +186,11 @@ def cases() -> tuple[HostileCase, ...]:
     add("replace-bomb-3x2000", "tokenizer.json", _dumps(word_level(normalizer=nested_replace)), "2,000 characters")
     add("replace-bomb-3x1000", "tokenizer.json", _dumps(word_level(normalizer={"type": "Sequence", "normalizers": [
         {"type": "Replace", "pattern": {"String": "e"}, "content": "e" * 1_000}] * 3})), "longer")
+    add("precompiled-charsmap-bomb", "tokenizer.json", _dumps(word_level(normalizer={"type": "Precompiled", "precompiled_charsmap": _charsmap_bomb()})),
+        "Precompiled would make this text")
+    nmt_nfkc = base64.b64encode(charsmap_for_rule("nmt_nfkc")).decode("ascii")
+    add("precompiled-nmt-nfkc", "tokenizer.json", _dumps(word_level(normalizer={"type": "Precompiled", "precompiled_charsmap": nmt_nfkc})),
+        None, text="ﬁ ① ﷺ hello")
     add("replace-empty-regex-bomb", "tokenizer.json", _dumps(word_level(normalizer={
         "type": "Replace", "pattern": {"Regex": ""}, "content": "z" * 1_000})), "longer")
     add("replace-content-1025", "tokenizer.json", _dumps(word_level(normalizer={

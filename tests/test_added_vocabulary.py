@@ -115,3 +115,16 @@ def test_added_tokens_are_never_split():
     ours, _ = _pair_of_tokenizers()
     ours.add_special_tokens(["<|end of text|>"])
     assert ours.encode("hi<|end of text|>there").tokens == ["hi", "<|end of text|>", "there"]
+
+
+def test_tokens_up_to_the_length_limit_and_thousands_of_overlapping_ones_match_longest_first():
+    # The trie's regex nests a group per token that ends inside a longer one: 1,024 of them here.
+    vocab = AddedVocabulary()
+    chains = ["a" * length for length in range(1, 1025)] + ["b" * length for length in range(1, 1000)] + ["ab" * 500]
+    vocab.add_tokens([AddedToken(token) for token in chains], model=None)
+    ids = {token: vocab.token_to_id(token) for token in chains}
+    text = "x" + "a" * 1030 + " " + "ab" * 500 + "b" * 3
+    assert vocab.find_matches(text, normalized=True) == [
+        (None, (0, 1)), (ids["a" * 1024], (1, 1025)), (ids["a" * 6], (1025, 1031)), (None, (1031, 1032)),
+        (ids["ab" * 500], (1032, 2032)), (ids["bbb"], (2032, 2035)),
+    ]

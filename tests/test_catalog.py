@@ -37,11 +37,6 @@ MULTILINGUAL = (
     "",
 )
 
-SENTENCEPIECE_XFAIL = pytest.mark.xfail(
-    reason="tokviz.sentencepiece's .model -> Tokenizer conversion (issue 35) collapses runs of spaces as HF's "
-    "SpmConverter does; Mistral's models set remove_extra_whitespaces=false, which sentencepiece honours",
-    strict=False,
-)
 
 
 @cache
@@ -64,10 +59,7 @@ def _parity(name: str, texts) -> None:
     assert mismatches == []
 
 
-ENTRY_PARAMS = [
-    pytest.param(entry.name, marks=SENTENCEPIECE_XFAIL) if entry.kind == "sentencepiece" else entry.name
-    for entry in catalog.CATALOG
-]
+ENTRY_PARAMS = [entry.name for entry in catalog.CATALOG]
 
 
 @pytest.mark.parametrize("name", ENTRY_PARAMS)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import pytest
 
+import tokviz
 import tokviz.limits
 import tokviz.loaders
 from tokviz.errors import LimitExceededError
@@ -208,3 +210,89 @@ def test_default_limits_accept_real_sizes():
     # a 256k-piece SentencePiece model of 2-16 character pieces (lengths as in XLM-R: mostly 3-8)
     lengths = [2] * 20_000 + [4] * 100_000 + [6] * 100_000 + [8] * 30_000 + [16] * 6_000
     assert sum(n * (n - 1) // 2 for n in lengths) <= tokviz.limits.MAX_UNIGRAM_PREFIX_CHARS
+
+
+def test_training_options_from_a_link_or_the_form_are_bounded() -> None:
+    from tokviz.errors import LimitExceededError
+    from tokviz.limits import check_training_options
+    from tokviz.pipeline_config import PipelineConfig
+
+    unigram = PipelineConfig(model="Unigram", special_tokens=("<unk>",), unk_token="<unk>")
+    check_training_options(unigram, 800)  # the defaults pass
+    for change, message in [
+        ({"n_sub_iterations": 1_000_000_000}, "n_sub_iterations is 1,000,000,000, above this server's limit of 10"),
+        ({"max_piece_length": 65}, "max_piece_length is 65, above this server's limit of 64"),
+        ({"shrinking_factor": 0.9999}, "shrinking_factor is 0.9999, above this server's limit of 0.95"),
+        ({"special_tokens": ("<unk>", "x" * 1_025)}, "The longest of the special tokens is 1,025, above this server's limit of 1,024"),
+    ]:
+        with pytest.raises(LimitExceededError, match=re.escape(message)):
+            check_training_options(_replace(unigram, **change), 800)
+    with pytest.raises(LimitExceededError, match="The vocab size is 10,000,000, above this server's limit of 50,000"):
+        check_training_options(unigram, 10_000_000)
+    bpe = PipelineConfig(model="BPE", continuing_subword_prefix="#" * 17)
+    with pytest.raises(LimitExceededError, match="The length of continuing_subword_prefix is 17, above this server's limit of 16"):
+        check_training_options(bpe, 800)
+
+
+def _replace(config, **change):
+    import dataclasses
+
+    return dataclasses.replace(config, **change)
+
+
+# ---------------------------------------------------------------------- the guarded JSON entry (issue 38)
+def test_parse_json_refuses_long_numbers_but_not_long_digit_strings():
+    assert tokviz.limits.parse_json('{"' + "7" * 500 + '": 1}') == {"7" * 500: 1}  # digits inside a string are text
+    with pytest.raises(LimitExceededError, match=r"^x\.json has a number of 101 digits \(100000000000…\), above this server's limit of 100 digits"):
+        tokviz.limits.parse_json('{"a": 1' + "0" * 100 + "}", "x.json")
+    with pytest.raises(LimitExceededError, match="a number of 5,000 digits"):  # before Python's own 4,300-digit ValueError
+        tokviz.limits.parse_json("[" + "9" * 5000 + "]", "x.json")
+
+
+def test_parse_json_refuses_lone_surrogates_and_keeps_pairs_and_escaped_backslashes():
+    assert tokviz.limits.parse_json(r'["\ud83d\ude00", "\\ud800"]') == ["\U0001f600", "\\ud800"]  # a pair; a backslash then text
+    for text, shown in ((r'["a\ud800b"]', r"\ud800"), (r'["\udc00"]', r"\udc00"), (r'["\ude00\ud83d"]', r"\ude00"),
+                        ('["ok",\n "\\\\\\ud800"]', r"\ud800")):
+        with pytest.raises(LimitExceededError, match=r"^x\.json holds a lone surrogate \(" + re.escape(shown) + r", line \d\)"):
+            tokviz.limits.parse_json(text, "x.json")
+
+
+def test_parse_json_nesting_gives_one_sentence_whoever_finds_it():
+    from tokviz.errors import NestingError, SerializationError
+
+    for text in ('{"normalizer": ' + "[" * 50 + "]" * 50 + "}", "[" * 100_000 + "]" * 100_000):  # the walk's find, and the parser's
+        with pytest.raises(NestingError, match=r"^t\.json is nested too deeply: more than 40 levels") as caught:
+            tokviz.loaders.check_tokenizer_json_sections(tokviz.limits.parse_json(text, "t.json"), "t.json")
+        assert isinstance(caught.value, SerializationError)
+
+
+def test_token_ids_padding_and_pipeline_strings_are_bounded():
+    model = {"type": "WordLevel", "vocab": {"a": 0, "b": 1}, "unk_token": "a"}
+    check = tokviz.loaders.check_tokenizer_json_sections
+    check({"model": model, "padding": {"strategy": {"Fixed": 512}}, "truncation": {"max_length": 131_072}}, "ok.json")
+    with pytest.raises(LimitExceededError, match=r"uses the id 305,000 \(for 'b'\), outside this server's range of ids, 0 to 304,999"):
+        check({"model": {**model, "vocab": {"a": 0, "b": 305_000}}}, "ids.json")
+    with pytest.raises(LimitExceededError, match=r"uses the id 400,000, outside"):
+        check({"model": model, "post_processor": {"type": "BertProcessing", "sep": ["a", 400_000], "cls": ["a", 0]}}, "pp.json")
+    with pytest.raises(LimitExceededError, match=r"asks for a padding length of 131,073 tokens, outside this server's range of 0 to 131,072"):
+        check({"model": model, "padding": {"strategy": {"Fixed": 131_073}}}, "pad.json")
+    with pytest.raises(LimitExceededError, match=r"has a string of 1,025 characters in its pre-tokenizer \('Regex'\)"):
+        check({"model": model, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a" * 1025}}}, "re.json")
+    check({"model": model, "normalizer": {"type": "Precompiled", "precompiled_charsmap": "A" * 300_000}}, "spm.json")
+
+
+def test_from_str_from_file_and_load_are_one_reader_with_one_sentence(tmp_path):
+    from tokviz import Tokenizer
+
+    text = tokenizer_json({"type": "WordLevel", "vocab": {"a": 0, "b\ud800": 1}, "unk_token": "a"}).decode()
+    path = tmp_path / "tokenizer.json"
+    path.write_text(text)
+    sentence = "holds a lone surrogate (\\ud800, line 1): half of a UTF-16 pair is not a character, so it is not valid Unicode text."
+    with pytest.raises(LimitExceededError) as from_str:
+        Tokenizer.from_str(text)
+    with pytest.raises(LimitExceededError) as from_file:
+        Tokenizer.from_file(str(path))
+    with pytest.raises(LimitExceededError) as load:
+        tokviz.load(path)
+    assert str(from_str.value) == "This tokenizer.json " + sentence
+    assert str(from_file.value) == str(load.value) == "tokenizer.json " + sentence

@@ -281,3 +281,37 @@ def test_unicode_normalizer_from_str_like_hf():
         assert ours.normalize_str("ﬁé") == hf.unicode_normalizer_from_str(name).normalize_str("ﬁé")
     with pytest.raises(ValueError, match="NFKD"):
         normalizers.unicode_normalizer_from_str("NFKD")
+
+
+# ---------------------------------------------------------------------- output bounds (issue 38)
+def test_replace_and_prepend_cannot_make_a_text_more_than_8_times_longer():
+    from tokviz.errors import LimitExceededError
+
+    bomb = normalizers.Sequence([normalizers.Replace("a", "a" * 1000)] * 3)
+    with pytest.raises(LimitExceededError, match=r"^The normalizer Replace would make this text of 100 characters 1,000 times longer "
+                                                 r"\(100,000 characters\); this server lets a Replace or Prepend make a text at most 8 times longer, "
+                                                 r"plus 1,024 characters"):
+        bomb.normalize_str("a" * 100)
+    with pytest.raises(LimitExceededError, match="1,000 times longer"):  # the same bound on the aligned path, before the text is made
+        bomb.normalize(NormalizedString("a" * 100))
+    with pytest.raises(LimitExceededError, match="times longer"):  # an empty regex matches between every two characters
+        normalizers.Replace(Regex(""), "z" * 10).normalize_str("b" * 2000)
+    with pytest.raises(LimitExceededError, match="Prepend would make this text of 3 characters"):
+        normalizers.Prepend("x" * 2_000).normalize(NormalizedString("abc"))
+    # At the bound, and real markers: unchanged.
+    assert normalizers.Replace("a", "b" * 8).normalize_str("a" * 1000) == "b" * 8000
+    assert normalizers.Replace("\n", "<n>").normalize_str("\n" * 10_000) == "<n>" * 10_000
+    assert normalizers.Prepend("x" * 1024).normalize_str("abc") == "x" * 1024 + "abc"
+    # Growth that is not a Replace's (NFKD of a ligature is 18 characters) is not counted against it.
+    assert normalizers.Sequence([normalizers.NFKD(), normalizers.Replace(" ", "▁")]).normalize_str("\ufdfa") == unicodedata.normalize("NFKD", "\ufdfa").replace(" ", "▁")
+
+
+def test_a_loaded_file_whose_normalizer_blows_up_is_refused_with_its_name():
+    from tokviz import Tokenizer
+    from tokviz.errors import LimitExceededError
+    from tokviz.models import WordLevel
+
+    tokenizer = Tokenizer(WordLevel({"a": 0}, unk_token="a"))
+    tokenizer.normalizer = normalizers.Sequence([normalizers.Replace("e", "e" * 100)] * 2)
+    with pytest.raises(LimitExceededError, match=r"^This tokenizer.json: The normalizer Replace would make this text of 792 characters"):
+        Tokenizer.from_str(tokenizer.to_str())

@@ -50,7 +50,7 @@ def test_opens_on_the_gpt2_preset_with_every_section() -> None:
     values = metrics(app)
     assert values["vocab size"] == "1,000"
     assert values["unreachable"] == "13"  # the byte tokens C0, C1, F5..FF: no UTF-8 text holds them
-    assert values["unused on the texts"].endswith("%")
+    assert values["unused"].endswith("%")
     summary = app.dataframe[0].value
     assert list(summary["finding"])[:3] == ["Unreachable from its own text", "Unreachable at all", "Cannot decide"]
     assert app.slider(key="audit_threshold").value == 0.05
@@ -60,11 +60,11 @@ def test_opens_on_the_gpt2_preset_with_every_section() -> None:
 def test_texts_choice_none_and_multilingual() -> None:
     app = open_audit()
     app.radio(key="audit_texts").set_value("none").run()
-    assert metrics(app)["unused on the texts"] == "no texts"
+    assert metrics(app)["unused"] == "no texts"
     assert len(app.get("plotly_chart")) == 0
     app.radio(key="audit_texts").set_value("multilingual").run()
     assert not app.exception
-    assert metrics(app)["unused on the texts"].endswith("%")
+    assert metrics(app)["unused"].endswith("%")
 
 
 def test_uploaded_tokenizer_shows_the_merge_order_proof_and_the_search_filters() -> None:

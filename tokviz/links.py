@@ -108,6 +108,13 @@ MAX_LINK_COMPONENTS = 32
 def _decode(kind: str, text: str, where: str) -> Any:
     if len(text) > MAX_LINK_TEXT:  # bounds what one value can hold: a list of special tokens, a pattern, …
         raise PipelineConfigError(f"The link's value for {where} is {len(text):,} characters long; links carry at most {MAX_LINK_TEXT:,}.")
+    from tokviz import limits
+    from tokviz.errors import LimitExceededError
+
+    try:  # the checks every file goes through: valid Unicode, and for JSON lists their numbers and escapes
+        (limits.check_json_text if kind == "list" else limits.check_unicode)(text, f"The link's value for {where}")
+    except LimitExceededError as error:
+        raise PipelineConfigError(str(error)) from None
     try:
         if kind in ("bool", "optional_bool"):
             value = {"true": True, "false": False, "none": None}[text.lower()]

@@ -489,7 +489,7 @@ class _CharsMap:
     Layout: ``[trie size in bytes: u32 LE][trie units: u32 LE ...][replacements]``.
     """
 
-    __slots__ = ("units", "replacements", "outputs")
+    __slots__ = ("units", "replacements", "outputs", "longest")
 
     def __init__(self, data: bytes) -> None:
         if len(data) < 4:
@@ -499,6 +499,8 @@ class _CharsMap:
             raise SerializationError("The Precompiled normalizer's charsmap is not a SentencePiece charsmap.")
         self.units = struct.unpack_from(f"<{trie_bytes // 4}I", data, 4)
         self.replacements = data[4 + trie_bytes :]
+        #: The longest replacement, in UTF-8 bytes (SentencePiece's NFKC maps: 33, 18 characters).
+        self.longest = max(map(len, self.replacements.split(b"\0")), default=0)
         #: Grapheme cluster -> what it becomes (see :func:`_precompiled_str`).
         self.outputs: dict[str, str] = {}
 
@@ -638,15 +640,34 @@ class Precompiled(Normalizer):
         object.__setattr__(self, "precompiled_charsmap", bytes(self.precompiled_charsmap))
 
     def normalize(self, normalized: NormalizedString) -> None:
-        changes = _precompiled_changes(_charsmap(self.precompiled_charsmap), normalized.normalized)
+        charsmap = _charsmap(self.precompiled_charsmap)
+        if charsmap.longest > _PRECOMPILED_REAL_LONGEST:
+            text = normalized.normalized
+            _check_growth(self, len(text), _precompiled_length(charsmap, text), len(normalized.original))
+        changes = _precompiled_changes(charsmap, normalized.normalized)
         if changes is not None:
             normalized.transform(changes)
 
     def normalize_str(self, sequence: str) -> str:
-        return _precompiled_str(_charsmap(self.precompiled_charsmap), sequence)
+        charsmap = _charsmap(self.precompiled_charsmap)
+        if charsmap.longest > _PRECOMPILED_REAL_LONGEST:
+            _check_growth(self, len(sequence), _precompiled_length(charsmap, sequence), len(sequence))
+        return _precompiled_str(charsmap, sequence)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(self.precompiled_charsmap).decode("ascii")}
+
+
+#: SentencePiece's own maps replace a character by at most 33 bytes (18 characters: NFKC of U+FDFA);
+#: a map with longer replacements (a hand-made one) has its output counted against the growth bound
+#: before it is made, as a Replace's is.
+_PRECOMPILED_REAL_LONGEST = 64
+
+
+def _precompiled_length(charsmap: _CharsMap, text: str) -> int:
+    """The length of ``Precompiled`` output for ``text``, counted grapheme by grapheme (nothing joined)."""
+    outputs = charsmap.outputs
+    return sum(len(outputs.get(grapheme) or _grapheme_output(charsmap, grapheme)) for grapheme in _GRAPHEME.findall(text))
 
 
 # --------------------------------------------------------------------------- composition
@@ -673,7 +694,7 @@ class Sequence(Normalizer):
         for normalizer in self.normalizers:
             before = len(sequence)
             sequence = normalizer.normalize_str(sequence)
-            if isinstance(normalizer, (Replace, Prepend, Sequence)):
+            if isinstance(normalizer, (Replace, Prepend, Precompiled, Sequence)):
                 _check_growth(normalizer, before, len(sequence), given)
         return sequence
 

@@ -44,3 +44,46 @@ def test_audit_page_fits(app_url: str, page, screenshot_dir, width: int, height:
     main = page.locator('[data-testid="stMainBlockContainer"]').first
     assert main.evaluate("node => node.scrollWidth <= node.clientWidth + 1")  # nothing wider than the window
     page.screenshot(path=str(screenshot_dir / f"audit_{width}x{height}{'_present' if present else ''}.png"))
+
+
+def test_an_upload_keeps_the_threshold_and_the_session_training_keeps_its_slider(app_url: str, page, tmp_path) -> None:
+    """Widgets drawn again after a run without them keep the workspace's value (the front end restarts them from their default)."""
+    from app_driver import choose, go_to, selected, slider_value, step_slider
+
+    from tokviz import Tokenizer, models, pre_tokenizers
+
+    vocab = ["a", "b", "c", "bc", "ab", "abc"]
+    tokenizer = Tokenizer(models.BPE({t: i for i, t in enumerate(vocab)}, [("b", "c"), ("a", "b"), ("ab", "c")]))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    path = tmp_path / "toy.json"
+    path.write_text(tokenizer.to_str(), encoding="utf-8")
+
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    open_page(page, f"{app_url}/audit?atexts=multilingual")
+    audit_done(page)
+    choose(page, "audit_tokenizer", "Upload tokenizer files (tokenizer.json, .model, .tiktoken, vocab.txt, vocab.json + merges.txt)")
+    act(page, lambda: page.locator(".st-key-audit_tokenizer_file input[type=file]").set_input_files(str(path)))
+    audit_done(page)
+    assert "0.05" in page.locator(".st-key-audit_threshold").inner_text().split()
+    assert page.locator('[data-testid="stMetricValue"]').nth(1).inner_text() == "1"  # 'abc': merge order
+
+    # the session's training (the Train page trains the sample live), then its slider on Audit; the session survives
+    # only sidebar navigation, not a new page load
+    open_page(page, f"{app_url}/train")
+    page.get_by_role("heading", name="Train a tokenizer").wait_for()
+    go_to(page, "Audit")
+    audit_done(page)
+    session_label = selected(page, "audit_tokenizer")
+    assert session_label.startswith("Trained on the Train page")
+    assert slider_value(page, "audit_vocab") == 1000
+    smaller = step_slider(page, "audit_vocab", 3)
+    audit_done(page)
+    assert smaller < 1000
+    assert page.locator('[data-testid="stMetricValue"]').first.inner_text() == f"{smaller:,}"
+    # away to a preset (the slider goes) and back: the slider comes back where it was
+    page.locator(".st-key-audit_tokenizer button[aria-haspopup=listbox]").first.click()
+    act(page, page.get_by_role("option").filter(has_text="BERT-like").first.click)  # its label names its size once trained
+    audit_done(page)
+    choose(page, "audit_tokenizer", session_label)
+    audit_done(page)
+    assert slider_value(page, "audit_vocab") == smaller

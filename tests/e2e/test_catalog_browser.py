@@ -23,6 +23,7 @@ def test_train_to_compare_with_llama3_and_tekken_in_one_click(app_url: str, page
     names = page.locator("[data-testid=stMarkdownContainer] strong").all_text_contents()
     assert "This session's tokenizer" in names and "Llama 3" in names and "Tekken (Mistral NeMo)" in names
     assert page.locator(".tokviz-spans").count() == 6  # three configurations, the session's, Llama 3, Tekken
+    page.locator(".st-key-compare_catalog").scroll_into_view_if_needed()  # the picker, open with the three chosen
     page.screenshot(path=str(screenshot_dir / "catalog_compare_1280x720.png"))
     page.set_viewport_size({"width": 1440, "height": 900})
     page.locator(".tokviz-spans").nth(4).scroll_into_view_if_needed()
@@ -39,3 +40,17 @@ def test_inspect_a_catalog_entry(app_url: str, page, screenshot_dir) -> None:
     page.get_by_text("128,256 of 128,256 tokens").first.wait_for()
     assert "itok=catalog%3ALlama+3" in page.url or "itok=catalog:Llama" in page.url
     page.screenshot(path=str(screenshot_dir / "catalog_inspect_1440x900.png"))
+
+
+def test_download_kinds_on_inspect_name_what_is_lost(app_url: str, page, screenshot_dir) -> None:
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_page(page, f"{app_url}/inspect?itok=gpt2")
+    choose(page, "inspect_export_format", "tiktoken ranks (.tiktoken + .tiktoken.json sidecar: pattern, special tokens)")
+    lost = page.get_by_text("What this file kind does not keep").first
+    lost.wait_for()
+    assert page.locator(".st-key-inspect_export_format").is_visible()
+    assert "tiktoken merges any two adjacent pieces" in page.locator("[data-testid=stMarkdownContainer]", has=lost).first.text_content()
+    lost.scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot_dir / "downloads_inspect_1280x720.png"))
+    choose(page, "inspect_export_format", "BERT vocab.txt (WordPiece)")
+    page.get_by_text("A vocab.txt holds a WordPiece vocabulary").first.wait_for()

@@ -255,8 +255,13 @@ def proto_from_tokenizer(tokenizer: Any) -> ModelProto:
 
 
 def from_model_bytes(data: bytes) -> Any:
-    """``.model`` bytes -> tokviz ``Tokenizer``, as transformers' ``LlamaTokenizerFast`` reads the file (BOS in front)."""
-    return tokenizer_from_proto(ModelProto.from_bytes(data), add_bos=True)
+    """``.model`` bytes -> tokviz ``Tokenizer`` that encodes as sentencepiece's ``encode`` (what the app's
+    views show); its ``transformers_post_processor`` is the BOS template transformers' ``LlamaTokenizerFast``
+    puts on the same file, which :func:`tokviz.export.transformers_files` writes into the folder."""
+    proto = ModelProto.from_bytes(data)
+    tokenizer = tokenizer_from_proto(proto)
+    tokenizer.transformers_post_processor = tokenizer_from_proto(proto, add_bos=True).post_processor
+    return tokenizer
 
 
 def to_model_bytes(tokenizer: Any) -> bytes:

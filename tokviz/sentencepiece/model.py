@@ -190,6 +190,8 @@ class SentencePieceModel:
             raise SerializationError("This .model has no unknown piece (<unk>); sentencepiece cannot load it either.")
         self.matchable = matchable
         self.max_piece_length = max((len(p) for p in matchable), default=1)
+        #: every string a longer piece starts with (Viterbi stops extending a candidate outside it)
+        self._prefixes = {piece[:cut] for piece in matchable for cut in range(1, len(piece))}
         normal = [s for s, k in zip(self.scores, self.types) if k == PieceType.NORMAL]
         self.min_score = min(normal) if normal else 0.0
         self.max_score = max([_FLT_MIN, *normal])
@@ -253,12 +255,16 @@ class SentencePieceModel:
         back: list[tuple[int, int] | None] = [None] * (n + 1)  # (start, piece id)
         unk_score = self.min_score - UNK_PENALTY
         matchable, types, max_len = self.matchable, self.types, self.max_piece_length
+        prefixes = self._prefixes
         for start in range(n):
             base = best[start]
             has_single = False
             for end in range(start + 1, min(n, start + max_len) + 1):
-                piece_id = matchable.get(text[start:end])
+                sub = text[start:end]
+                piece_id = matchable.get(sub)
                 if piece_id is None or types[piece_id] == PieceType.UNUSED:
+                    if sub not in prefixes:  # (no longer piece starts with it: stop looking)
+                        break
                     continue
                 if types[piece_id] == PieceType.USER_DEFINED:
                     score = len(text[start:end].encode("utf-8")) * self.max_score - 0.1
@@ -368,9 +374,12 @@ class SentencePieceModel:
 
     def finish(self, segments: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
         """Byte fallback for unknown pieces, else merge runs of unknowns (sentencepiece's rule)."""
+        unk = self.unk_id
+        if not any(piece_id == unk for _, piece_id in segments):
+            # (the usual case: nothing to change, and no new pair per piece for the collector to walk)
+            return segments if isinstance(segments, list) else list(segments)
         out: list[tuple[str, int]] = []
         prev_unk = False
-        unk = self.unk_id
         for piece, piece_id in segments:
             is_unk = piece_id == unk
             if is_unk and self.byte_fallback:
@@ -386,7 +395,7 @@ class SentencePieceModel:
 
     def segment_text(self, normalized: str) -> list[tuple[str, int]]:
         """:meth:`segment` of a whole normalized text, word by word when that is the same (see ``__init__``)."""
-        if not self._by_words or len(normalized) < 32:
+        if not self._by_words:
             return self.segment(normalized)
         words = normalized.split("\u2581")
         cache, segment = self._word_segments, self.segment
@@ -407,7 +416,7 @@ class SentencePieceModel:
         if cached is not None:
             return list(cached)
         result = self.finish(self.segment_text(self.normalizer.normalize(text)))
-        if len(self._cache) < 20_000:
+        if len(self._cache) < 20_000 and len(text) < 10_000:  # (lines, not whole books)
             self._cache[text] = result
         return list(result)
 

@@ -157,22 +157,42 @@ def search_box(state: AuditState) -> str:
     def write(value: str) -> None:
         state.search = value
 
-    return st.text_input("Search the tables (plain text: token, reason or witness)", key="audit_search",
-                         on_change=bind("audit_search", lambda: state.search, write))
+    return st.text_input("Search the tables (plain text: token, reason or witness)", value=state.search, key="audit_search",
+                         on_change=lambda: write(st.session_state["audit_search"]))
 
 
 def downloads(report: Any, threshold: float, name: str) -> None:
-    """The whole report as JSON, and every token's verdict as CSV."""
+    """The whole report as JSON, and every token's verdict as CSV; both made only when clicked (50,000 tokens take seconds)."""
     import pandas as pd
 
-    left, right = st.columns(2)
-    left.download_button("Download the report (JSON)", report.to_json(threshold), file_name=f"audit-{name}.json",
-                         mime="application/json", key="audit_json", icon=":material/download:", width="stretch")
-    verdicts = pd.DataFrame([[v.id, v.token, v.shown, v.status, v.reason, v.own_text or "", " ".join(v.segmentation), v.witness or ""]
+    def verdicts_csv() -> str:
+        return pd.DataFrame([[v.id, v.token, v.shown, v.status, v.reason, v.own_text or "", " ".join(v.segmentation), v.witness or ""]
                              for v in report.verdicts],
-                            columns=["id", "token", "shown as", "status", "reason", "own text", "own text gives", "witness"])
-    right.download_button("Download every token's verdict (CSV)", verdicts.to_csv(index=False), file_name=f"audit-{name}.csv",
-                          mime="text/csv", key="audit_csv", icon=":material/download:", width="stretch")
+                            columns=["id", "token", "shown as", "status", "reason", "own text", "own text gives", "witness"]).to_csv(index=False)
+
+    left, right = st.columns(2)
+    left.download_button("Download the report (JSON)", lambda: report.to_json(threshold), file_name=f"audit-{name}.json",
+                         mime="application/json", key="audit_json", icon=":material/download:", width="stretch", on_click="ignore")
+    right.download_button("Download every token's verdict (CSV)", verdicts_csv, file_name=f"audit-{name}.csv",
+                          mime="text/csv", key="audit_csv", icon=":material/download:", width="stretch", on_click="ignore")
+
+
+#: Each report's findings tables, built once (a 50,000-row table takes a second or two); keyed by the report itself.
+_FRAMES: OrderedDict[tuple[int, str], tuple[Any, Any]] = OrderedDict()
+
+
+def finding_frame(report: Any, key: str) -> Any:
+    """:func:`tokviz.audit.items_frame` of one finding, kept while its report is among the last few."""
+    with _AUDITS_LOCK:
+        kept = _FRAMES.get((id(report), key))
+        if kept is not None and kept[0] is report:
+            return kept[1]
+    frame = audit_lib.items_frame(report.finding(key))
+    with _AUDITS_LOCK:
+        _FRAMES[(id(report), key)] = (report, frame)
+        while len(_FRAMES) > AUDITS_KEPT * len(TABS):
+            _FRAMES.popitem(last=False)
+    return frame
 
 
 def findings_tabs(report: Any, threshold: float, query: str) -> tuple[str, str] | None:
@@ -190,7 +210,7 @@ def findings_tabs(report: Any, threshold: float, query: str) -> tuple[str, str] 
             if key in keys:
                 finding = report.finding(key)
                 st.caption(md_escape(finding.description))
-                frame = audit_lib.filter_frame(audit_lib.items_frame(finding), query)
+                frame = audit_lib.filter_frame(finding_frame(report, key), query)
                 chosen = _selectable(frame, f"audit_table_{key}", "tokens") or chosen
             elif key.startswith("Residues"):
                 frame = audit_lib.residues_frame(report)
@@ -205,10 +225,19 @@ def findings_tabs(report: Any, threshold: float, query: str) -> tuple[str, str] 
     return chosen
 
 
+#: Rows a findings table sends to the browser (every tab is drawn on every run); the downloads hold all of them.
+MAX_TABLE_ROWS = 5000
+
+
 def _selectable(frame: Any, key: str, token_column: str) -> tuple[str, str] | None:
     """A table whose rows can be clicked; returns the clicked row's first token and its witness."""
-    st.caption(f"{len(frame):,} rows. Click a row to open its token in Inspect or on Train.")
-    height = min(300, 35 * (len(frame) + 1) + 3)  # short tables stay short
+    if len(frame) > MAX_TABLE_ROWS:
+        st.caption(f"The first {MAX_TABLE_ROWS:,} of {len(frame):,} rows: search to narrow them, or download the report for all. "
+                   "Click a row to open its token in Inspect or on Train.")
+        frame = frame.iloc[:MAX_TABLE_ROWS]
+    else:
+        st.caption(f"{len(frame):,} rows. Click a row to open its token in Inspect or on Train.")
+    height = min(300, 35 * (max(len(frame), 1) + 1) + 3)  # short tables stay short (an empty one keeps a row for its note)
     event = st.dataframe(frame, hide_index=True, width="stretch", height=height, key=key, on_select="rerun", selection_mode="single-row")
     rows = event.selection.rows if event is not None else []
     if not rows or rows[0] >= len(frame):
@@ -260,8 +289,10 @@ def session_at_size(workspace: Workspace) -> tuple[Any, Any, int] | None:
         state.size = None if int(value) == trained else int(value)
 
     size = min(max(state.size or trained, low), high)
-    st.slider("Vocab size", low, high, key="audit_vocab", disabled=low == high,
-              on_change=bind("audit_vocab", lambda: size, write),
+    # value=, not a key seeded from the workspace: Streamlit's front end gives a widget drawn again after a run
+    # without it its default, so the default must be the workspace's value (else it jumps to the minimum)
+    size = st.slider("Vocab size", low, high, value=size, key="audit_vocab", disabled=low == high,
+              on_change=lambda: write(st.session_state["audit_vocab"]),
               help="The session's training at any size it went through (derived from its record, no retraining): "
                    "the findings follow the slider.")
     return tokenizer_at(request, size, history), history, size
