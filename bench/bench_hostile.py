@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 CHILD = r"""
 import json, resource, sys, time
@@ -37,7 +38,10 @@ def rss_mb():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
 
-case = next(c for c in hostile_files.cases() if c.case == sys.argv[3])
+sys.path.insert(0, sys.argv[1] + "/bench")
+import bench_hostile
+case = next(c for c in (*hostile_files.cases(), *bench_hostile.largest_accepted()) if c.case == sys.argv[3])
+import gc; gc.collect()
 idle = rss_mb()
 start = time.perf_counter()
 try:
@@ -57,6 +61,36 @@ seconds = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"idle": idle, "after": rss_mb(), "peak": peak, "seconds": seconds, "outcome": outcome}))
 """
+
+
+def largest_accepted() -> list:
+    """Files at the limits, which must load: the worst an upload can cost (bench only: they are big)."""
+    import json
+
+    from hostile_files import HostileCase, added, word_level
+
+    chars = [chr(0x4E00 + i) for i in range(550)]
+    vocab = {char: i for i, char in enumerate(chars)}
+    merges = []
+    for left in chars:
+        for right in chars:
+            if len(vocab) < 300_000:
+                vocab[left + right] = len(vocab)
+                merges.append([left, right])
+    bpe = word_level()
+    bpe["model"] = {"type": "BPE", "vocab": vocab, "merges": merges, "unk_token": None, "fuse_unk": False, "byte_fallback": False}
+    text = "".join(chars[(i * 7) % 550] for i in range(20_000))
+    nested: dict = {"type": "Lowercase"}
+    for _ in range(18):
+        nested = {"type": "Sequence", "normalizers": [nested, {"type": "Replace", "pattern": {"String": "a"}, "content": "b" * 7}]}
+    return [
+        HostileCase("largest-bpe-300k-vocab-299k-merges", (("largest-bpe.json", json.dumps(bpe).encode()),), None, text=text),
+        HostileCase("added-5000-tokens", (("added-5000.json", json.dumps(word_level(
+            added_tokens=[added(f"<tok{i}>" * 3, 4 + i, special=i % 2 == 0) for i in range(5_000)])).encode()),), None,
+            text=" ".join(f"<tok{i}>" * 3 for i in range(0, 5_000, 7))),
+        HostileCase("replace-7x-18-deep-100k-text", (("deep-replace.json", json.dumps(word_level(normalizer=nested)).encode()),), None,
+                    text="a" * 100_000),
+    ]
 
 
 def run(case: str, cap_gb: int, timeout: float) -> dict:
@@ -82,13 +116,11 @@ def main(argv: list[str]) -> None:
             timeout = float(arg.split("=", 1)[1])
         else:
             words.append(arg)
-    sys.path.insert(0, str(ROOT / "tests"))
-    sys.path.insert(0, str(ROOT))
     import hostile_files
 
     print("| case | idle RSS MB | peak RSS MB | after RSS MB | seconds | outcome |")
     print("| --- | ---: | ---: | ---: | ---: | --- |")
-    for case in hostile_files.cases():
+    for case in (*hostile_files.cases(), *largest_accepted()):
         if words and not any(word in case.case for word in words):
             continue
         result = run(case.case, cap_gb, timeout)

@@ -83,11 +83,17 @@ def text_changed(value: str) -> None:
 
 text = capped_text(st.text_area("Text to tokenize", key="compare_text", height=100,
                                 on_change=bind("compare_text", lambda: default_text if compare.text is None else compare.text, text_changed)), "text")
-encodings = [entry.tokenizer.encode(text) for entry in compared]
+encodings, segmented = [], []
+for entry in compared:  # a tokenizer whose pattern times out on this text is named with the reason; the others are drawn
+    try:
+        encodings.append(entry.tokenizer.encode(text))
+        segmented.append(entry)
+    except TokvizError as error:
+        st.error(f"{md_escape(entry.name)}: {md_escape(str(error))}")
 diff = segmentation_differences(text, encodings)
 st.caption(f"Outlined: tokens that cut where no other tokenizer cuts, or join across a cut every other one makes "
            f"({len(diff.ranges)} places in this text).")
-for entry, encoding, outlined in zip(compared, encodings, diff.differing):
+for entry, encoding, outlined in zip(segmented, encodings, diff.differing):
     spans = spans_from_encoding(encoding, entry.unk_id)
     st.markdown(f"**{md_escape(entry.name)}** — {len(spans):,} tokens, {len(outlined):,} outlined")
     st.html(render_token_spans(text, spans, byte_level=entry.byte_level, max_tokens=MAX_RENDERED_TOKENS, outlined=outlined).html)

@@ -158,3 +158,13 @@ def test_inspect_opens_a_training_or_says_why(case, sentences) -> None:
         assert not shown, shown
     else:
         assert shown == [md_escape(sentences[case.case])], shown
+
+
+def test_compare_names_a_pattern_that_times_out_and_draws_the_others(sentences) -> None:
+    case = next(case for case in CASES if case.case == "regex-times-out")
+    app = open_page("pages/compare.py")
+    upload(app, "compare_files", case.files)
+    app.text_area(key="compare_text").set_value(case.text).run()
+    assert_no_exception(app)
+    assert [error.value for error in app.error] == [f"{md_escape(case.name)}: {md_escape(sentences[case.case])}"]
+    assert len([block for block in app.html if "tokviz-spans" in block.proto.body]) >= 2  # the trained configurations still drawn

@@ -1,4 +1,4 @@
-"""tokviz.jobs on a real Dask LocalCluster (one per module, one worker process): trainings run on the
+"""tokviz.jobs on a real Dask LocalCluster (one per module: a small-lane and a big-lane worker process): trainings run on the
 worker and equal the in-thread training, progress comes back, the same request trains once, user
 errors keep their messages, and a training nobody waits for any more stops."""
 
@@ -154,17 +154,148 @@ def test_the_workers_do_not_rerun_the_callers_main_script(tmp_path, monkeypatch)
     # The server's SIGTERM reaches its worker process too, and the nanny starts a new worker while the
     # server shuts down: that restart must not run the app script either.
     client = jobs.client()
-    (old_pid,) = client.run(os.getpid).values()
-    os.kill(old_pid, signal.SIGTERM)
+    old_pids = set(client.run(os.getpid).values())  # the small lane's worker and the big lane's
+    for old_pid in old_pids:
+        os.kill(old_pid, signal.SIGTERM)
     deadline = time.monotonic() + 60
-    new_pids: list[int] = []
-    while time.monotonic() < deadline and not (new_pids and old_pid not in new_pids):
+    new_pids: set[int] = set()
+    while time.monotonic() < deadline and not (len(new_pids) == len(old_pids) and not new_pids & old_pids):
         time.sleep(0.2)
         try:
-            new_pids = list(client.run(os.getpid).values())
+            new_pids = set(client.run(os.getpid).values())
         except Exception:  # the worker is between processes
-            new_pids = []
-    assert new_pids and old_pid not in new_pids, "the nanny did not restart its worker"
+            new_pids = set()
+    assert len(new_pids) == len(old_pids) and not new_pids & old_pids, "the nanny did not restart its workers"
     history = jobs.train(jobs.task_key("main-script-2", repr(config), 300), config, 300, SAMPLE).history
     assert history.algorithm == "BPE"  # the restarted worker trains
     assert not marker.exists()
+
+
+# --- a shared server: lanes, one training per session, sessions that leave, memory -----------------------
+
+def _big_corpus(tag: str, lines: int = 6000) -> tuple[str, ...]:
+    """Over SMALL_TRAINING_CHARS, with many distinct words: a training that runs for a while on the big lane."""
+    return tuple(" ".join(f"{tag}{index * 7 + offset:x}q{index % 13}" for offset in range(40)) for index in range(lines))
+
+
+def _wait_until(condition, seconds: float) -> float:
+    """Seconds until ``condition()`` held (polled every 0.1 s), or raise after ``seconds``."""
+    started = time.monotonic()
+    while not condition():
+        if time.monotonic() - started > seconds:
+            raise AssertionError(f"not within {seconds} s")
+        time.sleep(0.1)
+    return time.monotonic() - started
+
+
+def _executing(_cluster=None) -> int:
+    """Tasks executing on the workers (of the process's client: an earlier test may have made a new one);
+    -1 while a worker is between processes."""
+    try:
+        return sum(jobs.client().run(lambda dask_worker: len(dask_worker.state.executing)).values())
+    except OSError:  # CommClosedError: a worker process just ended
+        return -1
+
+
+def test_a_sample_training_runs_while_another_session_s_big_training_runs(cluster) -> None:
+    """Two sessions: A's big training (big lane) is running when B asks for a sample training (small lane);
+    B's finishes while A's still runs. Before the lanes, B waited for A (150 s and more)."""
+    big = _big_corpus("a")
+    assert jobs.lane_for(sum(map(len, big))) == "big" and jobs.lane_for(sum(map(len, SAMPLE))) == "small"
+    config = PipelineConfig(model="BPE")
+    big_key = jobs.task_key("session-a", repr(config), 60_000)
+    started = threading.Event()
+    outcome: list = []
+
+    def session_a() -> None:
+        try:
+            jobs.train(big_key, config, 60_000, big, lambda *report: started.set(), owner="session-a", wanted=lambda: not stop.is_set())
+        except BaseException as error:  # noqa: BLE001 - the test ends A's wait below
+            outcome.append(error)
+
+    stop = threading.Event()
+    thread = threading.Thread(target=session_a)
+    thread.start()
+    try:
+        assert started.wait(120), "A's training did not start"
+        small = PipelineConfig(model="WordPiece", special_tokens=("[UNK]",), unk_token="[UNK]")
+        history = jobs.train(jobs.task_key("session-b", repr(small), 500), small, 500, SAMPLE, owner="session-b").history
+        assert history.algorithm == "WordPiece"
+        assert jobs.is_running(big_key)  # B was served while A's training went on
+    finally:
+        stop.set()
+        thread.join(60)
+    assert outcome and isinstance(outcome[0], jobs.TrainingCancelled) and "has gone" in str(outcome[0])
+    _wait_until(lambda: not jobs.is_running(big_key) and _executing(cluster) == 0, 30)
+
+
+def test_a_session_holds_one_training_its_newer_one_replaces_the_older(cluster) -> None:
+    config = PipelineConfig(model="BPE")
+    old_key = jobs.task_key("replaced", repr(config), 60_000)
+    started = threading.Event()
+    outcome: list = []
+
+    def first() -> None:
+        try:
+            jobs.train(old_key, config, 60_000, _big_corpus("r"), lambda *report: started.set(), owner="session-c")
+        except BaseException as error:  # noqa: BLE001
+            outcome.append(error)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert started.wait(120)
+    jobs.train(jobs.task_key("replacing", repr(config), 400), config, 400, SAMPLE, owner="session-c")
+    thread.join(60)
+    assert outcome and isinstance(outcome[0], jobs.TrainingCancelled) and "started another training" in str(outcome[0])
+    _wait_until(lambda: not jobs.is_running(old_key) and _executing(cluster) == 0, 30)
+
+
+def test_a_training_whose_session_left_stops_within_10_s(cluster) -> None:
+    config = PipelineConfig(model="BPE")
+    key = jobs.task_key("gone", repr(config), 60_000)
+    left = time.monotonic()
+    with pytest.raises(jobs.TrainingCancelled, match="has gone"):
+        jobs.train(key, config, 60_000, _big_corpus("g"), owner="session-d", wanted=lambda: False)
+    _wait_until(lambda: _executing(cluster) == 0, 30)
+    stopped_after = time.monotonic() - left
+    assert not jobs.is_running(key)
+    print(f"stopped {stopped_after:.1f} s after its session left")
+    assert stopped_after < 10 + 5  # 10 s asked; 5 s of slack for this loaded test machine
+
+
+def _sleep_without_reports(seconds: float) -> str:
+    time.sleep(seconds)
+    return "done"
+
+
+def test_a_cancelled_task_that_never_reports_has_its_worker_restarted(cluster) -> None:
+    """A phase without progress reports never sees its cancellation: the worker process is restarted
+    REAP_SECONDS after the scheduler let the task go, and the lane trains again."""
+    key = "tokviz-train-silent-phase"
+    future = jobs.client().submit(_sleep_without_reports, 300, key=key, pure=False, resources={"big": 1})
+    _wait_until(lambda: _executing(cluster) == 1, 60)
+    before = set(jobs.client().run(os.getpid).values())
+    left = time.monotonic()
+    future.release()
+    jobs._abandoned(key)
+    _wait_until(lambda: _executing(cluster) == 0, 30)
+    print(f"worker freed {time.monotonic() - left:.1f} s after the task was given up")
+    _wait_until(lambda: len(jobs.client().scheduler_info()["workers"]) == 2, 60)
+    assert set(jobs.client().run(os.getpid).values()) != before  # the big lane's process was restarted
+    config = PipelineConfig(model="BPE")
+    assert jobs.train(jobs.task_key("after-silent", repr(config), 300), config, 300, _big_corpus("s", 3000)).history.algorithm == "BPE"
+
+
+def test_a_training_past_its_memory_bound_is_stopped_with_a_sentence(monkeypatch) -> None:
+    """The big lane's worker may hold TOKVIZ_TRAINING_MEMORY_MB; a Unigram seed of ~2 M distinct characters
+    needs more than 400 MB, so the nanny stops it and the waiter is told why (the task is not run again)."""
+    monkeypatch.setenv(jobs.MEMORY_ENV, "400")
+    jobs.close()
+    try:
+        config = PipelineConfig(model="Unigram", special_tokens=("<unk>",), unk_token="<unk>")
+        lines = tuple(" ".join(f"{index * 31 + offset:x}{chr(0x4E00 + (index * 7 + offset) % 2000)}" for offset in range(30))
+                      for index in range(8000))
+        with pytest.raises(jobs.TrainingMemoryError, match=r"more memory than this server gives one training \(400 MB, TOKVIZ_TRAINING_MEMORY_MB\)"):
+            jobs.train(jobs.task_key("too-big", repr(config), 8000), config, 8000, lines)
+    finally:
+        jobs.close()

@@ -212,6 +212,34 @@ def test_default_limits_accept_real_sizes():
     assert sum(n * (n - 1) // 2 for n in lengths) <= tokviz.limits.MAX_UNIGRAM_PREFIX_CHARS
 
 
+def test_training_options_from_a_link_or_the_form_are_bounded() -> None:
+    from tokviz.errors import LimitExceededError
+    from tokviz.limits import check_training_options
+    from tokviz.pipeline_config import PipelineConfig
+
+    unigram = PipelineConfig(model="Unigram", special_tokens=("<unk>",), unk_token="<unk>")
+    check_training_options(unigram, 800)  # the defaults pass
+    for change, message in [
+        ({"n_sub_iterations": 1_000_000_000}, "n_sub_iterations is 1,000,000,000, above this server's limit of 10"),
+        ({"max_piece_length": 65}, "max_piece_length is 65, above this server's limit of 64"),
+        ({"shrinking_factor": 0.9999}, "shrinking_factor is 0.9999, above this server's limit of 0.95"),
+        ({"special_tokens": ("<unk>", "x" * 1_025)}, "The longest of the special tokens is 1,025, above this server's limit of 1,024"),
+    ]:
+        with pytest.raises(LimitExceededError, match=re.escape(message)):
+            check_training_options(_replace(unigram, **change), 800)
+    with pytest.raises(LimitExceededError, match="The vocab size is 10,000,000, above this server's limit of 50,000"):
+        check_training_options(unigram, 10_000_000)
+    bpe = PipelineConfig(model="BPE", continuing_subword_prefix="#" * 17)
+    with pytest.raises(LimitExceededError, match="The length of continuing_subword_prefix is 17, above this server's limit of 16"):
+        check_training_options(bpe, 800)
+
+
+def _replace(config, **change):
+    import dataclasses
+
+    return dataclasses.replace(config, **change)
+
+
 # ---------------------------------------------------------------------- the guarded JSON entry (issue 38)
 def test_parse_json_refuses_long_numbers_but_not_long_digit_strings():
     assert tokviz.limits.parse_json('{"' + "7" * 500 + '": 1}') == {"7" * 500: 1}  # digits inside a string are text

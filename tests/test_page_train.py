@@ -498,7 +498,7 @@ def test_a_deeply_nested_json_corpus_gets_a_sentence_and_the_page_still_draws(na
     app = open_train()
     app.file_uploader(key="corpus_file").set_value((name, data, "application/json")).run()
     assert_clean(app)
-    assert any("nests its values more than 100 levels deep" in error.value for error in app.error)
+    assert any("nests its values more than 40 levels deep" in error.value for error in app.error)
     assert app.button(key="train") is not None and app.slider(key="vocab_slider") is not None  # the rest of Train is drawn
 
 
@@ -510,6 +510,15 @@ def test_a_csv_of_10000_columns_offers_every_column() -> None:
     assert_clean(app)
     picker = app.selectbox(key="corpus_column")
     assert len(picker.options) == 10_000 and picker.value == "c6"
+
+
+def test_the_link_that_locked_the_worker_gets_a_sentence_and_no_training() -> None:
+    """/train?vocab=800&model=Unigram&p0=Whitespace&n_sub_iterations=1000000000&...: refused before any training."""
+    app = open_train({"vocab": "800", "model": "Unigram", "p0": "Whitespace", "n_sub_iterations": "1000000000",
+                      "special_tokens": '["<unk>"]', "unk_token": "<unk>"})
+    assert_clean(app)
+    assert any("n_sub_iterations is 1,000,000,000, above this server" in error.value.replace("\\", "") for error in app.error)
+    assert app.button(key="train") is not None
 
 
 @pytest.mark.parametrize("model", ["Unigram", "WordPiece", "WordLevel", "BPE"])

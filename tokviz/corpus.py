@@ -196,7 +196,7 @@ def read_table(text: str, name: str) -> "pd.DataFrame":
             try:
                 loaded = json.loads(text)
             except RecursionError:  # Python's parser gives up near 1,000 levels: the same sentence as above the limit
-                _check_depth(([],), name, MAX_FIELD_DEPTH + 1)
+                _check_depth(([],), name, _max_depth() + 1)
             _check_depth((loaded,), name, 0)
             if isinstance(loaded, dict):
                 # {"text": [...], ...} (columns) or {"data": [{...}, ...]} (records under one key)
@@ -212,7 +212,7 @@ def read_table(text: str, name: str) -> "pd.DataFrame":
         raise
     except (ValueError, TypeError) as error:
         if "depth limit" in str(error):  # pandas' JSON Lines parser stops at 1,024 levels
-            _check_depth(([],), name, MAX_FIELD_DEPTH + 1)
+            _check_depth(([],), name, _max_depth() + 1)
         raise CorpusReadError(f"{name} could not be read as {suffix[1:].upper()}: {str(error).splitlines()[0]}") from error
     if frame.empty or not len(frame.columns):
         raise CorpusReadError(f"{name} has no rows or no columns to train on.")
@@ -220,30 +220,35 @@ def read_table(text: str, name: str) -> "pd.DataFrame":
     return frame
 
 
-#: Deepest nesting of values in a JSON / JSON Lines corpus. A corpus is text in fields; a nested
-#: field is trained on as its JSON text, and real records nest a few levels. Far deeper values (a
-#: ``.json`` of 100,000 ``[``, a JSON Lines object 1,000 deep) raised ``RecursionError`` when read
-#: or turned into text, and the rest of the page, its Train button included, was not drawn.
-MAX_FIELD_DEPTH = 100
+#: Deepest nesting of values in a JSON / JSON Lines corpus: the server's one JSON depth limit
+#: (:data:`tokviz.limits.MAX_JSON_DEPTH`, 40). A corpus is text in fields; a nested field is trained on
+#: as its JSON text, and real records nest a few levels. Far deeper values (a ``.json`` of 100,000
+#: ``[``, a JSON Lines object 1,000 deep) raised ``RecursionError`` when read or turned into text, and
+#: the rest of the page, its Train button included, was not drawn.
+def _max_depth() -> int:
+    from tokviz.limits import MAX_JSON_DEPTH
+
+    return MAX_JSON_DEPTH
 
 
 def _check_depth(values: Any, name: str, start: int) -> None:
-    """Refuse values nested deeper than :data:`MAX_FIELD_DEPTH` (``start``: the depth of ``values``
+    """Refuse values nested deeper than :func:`_max_depth` (``start``: the depth of ``values``
     themselves), walked without recursion.
 
     >>> _check_depth(([[["a"]]],), "a.json", 0)
-    >>> _check_depth(([[["a"]]],), "a.json", MAX_FIELD_DEPTH - 1)
+    >>> _check_depth(([[["a"]]],), "a.json", _max_depth() - 1)
     Traceback (most recent call last):
     ...
-    tokviz.errors.CorpusReadError: a.json nests its values more than 100 levels deep; a corpus is text in fields (JSON Lines: one object per line, each field text).
+    tokviz.errors.CorpusReadError: a.json nests its values more than 40 levels deep (TOKVIZ_MAX_JSON_DEPTH); a corpus is text in fields (JSON Lines: one object per line, each field text).
     """
     from tokviz.errors import CorpusReadError
 
+    limit = _max_depth()
     stack = [(value, start) for value in values]
     while stack:
         value, depth = stack.pop()
-        if depth > MAX_FIELD_DEPTH:
-            raise CorpusReadError(f"{name} nests its values more than {MAX_FIELD_DEPTH} levels deep; a corpus is text in fields "
+        if depth > limit:
+            raise CorpusReadError(f"{name} nests its values more than {limit} levels deep (TOKVIZ_MAX_JSON_DEPTH); a corpus is text in fields "
                                   "(JSON Lines: one object per line, each field text).")
         children = value.values() if isinstance(value, dict) else value
         stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))

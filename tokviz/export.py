@@ -277,7 +277,10 @@ def _with_explicit_post_processor(tokenizer: Any) -> Any:
     from tokviz.processors import TemplateProcessing
 
     copy = type(tokenizer).from_str(tokenizer.to_str())
-    copy.post_processor = TemplateProcessing(single="$A:0", pair="$A:0 $B:1", special_tokens=[])
+    # a SentencePiece .model's tokenizer carries the BOS template transformers puts on that file
+    # (tokviz.sentencepiece.convert.from_model_bytes); the app's views encode without it, as sentencepiece
+    template = getattr(tokenizer, "transformers_post_processor", None)
+    copy.post_processor = template or TemplateProcessing(single="$A:0", pair="$A:0 $B:1", special_tokens=[])
     return copy
 
 

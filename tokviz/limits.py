@@ -137,6 +137,80 @@ def check_vocab_request(vocab_size: int) -> None:
         )
 
 
+#: Bounds on the training options a link or the Custom form can set. Each option below scales a
+#: training's time or memory with no ceiling of its own, so one link could hold a shared worker for
+#: as long as the server's time bound (a link with ``n_sub_iterations=1000000000`` held it 10 minutes).
+#: Options that only make a training cheaper (``min_frequency``, ``limit_alphabet``,
+#: ``max_token_length``) need no bound; the corpus, the vocab size and each word have theirs above.
+#:
+#: - EM passes per pruning round (``n_sub_iterations``): each pass reads every word once; HF and
+#:   SentencePiece use 2, so 10 (``TOKVIZ_MAX_SUB_ITERATIONS``) leaves room to experiment.
+MAX_SUB_ITERATIONS: int = _env_int("TOKVIZ_MAX_SUB_ITERATIONS", 10)
+#: - Longest seed piece of a Unigram training (``max_piece_length``): the seed holds substrings up to
+#:   this length, so its memory grows with it; HF and SentencePiece use 16; 64 (``TOKVIZ_MAX_PIECE_LENGTH``).
+MAX_PIECE_LENGTH: int = _env_int("TOKVIZ_MAX_PIECE_LENGTH", 64)
+#: - Unigram's ``shrinking_factor``: the pruning rounds number log(seed / target) / log(1 / factor), each
+#:   with its EM passes; at the default 0.75 a 1M seed reaches 8,000 in 17 rounds, at 0.95 in 95, at
+#:   0.9999 in 48,000. Above 0.95 it is refused.
+MAX_SHRINKING_FACTOR: float = 0.95
+#: - Normalizers and pre-tokenizers of one pipeline, each (``TOKVIZ_MAX_PIPELINE_COMPONENTS``): every one
+#:   is a pass over the whole corpus; real pipelines use at most 6.
+MAX_PIPELINE_COMPONENTS: int = _env_int("TOKVIZ_MAX_PIPELINE_COMPONENTS", 16)
+#: - ``continuing_subword_prefix`` / ``end_of_word_suffix``: written onto every symbol of every word
+#:   (memory grows with it), "##" and "</w>" in practice; 16 characters.
+MAX_AFFIX_CHARS: int = 16
+#: - SentencePiece's ``max_sentence_length`` (bytes of the longest line it keeps): its default is 4,192;
+#:   65,536 bytes. Special tokens and user-defined symbols are bounded as an uploaded tokenizer's added
+#:   tokens are (:data:`MAX_ADDED_TOKENS` of :data:`MAX_TOKEN_CHARS` characters at most).
+MAX_SENTENCE_BYTES: int = _env_int("TOKVIZ_MAX_SENTENCE_BYTES", 65_536)
+
+
+def check_training_options(config: object, vocab_size: int) -> None:
+    """Refuse a training whose options pass the bounds above (one sentence naming the option, its value and
+    the bound). The app calls it before any training it runs; the library and the command line do not.
+
+    >>> from tokviz.pipeline_config import PipelineConfig
+    >>> check_training_options(PipelineConfig(model="Unigram"), 800)
+    >>> check_training_options(PipelineConfig(model="Unigram", n_sub_iterations=1_000_000_000), 800)
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: n_sub_iterations is 1,000,000,000, above this server's limit of 10 (EM passes per pruning round; HF and SentencePiece use 2).
+    """
+
+    def refuse(option: str, value: object, bound: object, why: str) -> None:
+        shown = f"{value:,}" if isinstance(value, int) else repr(value)
+        limit = f"{bound:,}" if isinstance(bound, int) else bound
+        raise LimitExceededError(f"{option} is {shown}, above this server's limit of {limit} ({why}).")
+
+    get = lambda name, default=None: getattr(config, name, default)  # noqa: E731
+    if not 1 <= int(vocab_size) <= MAX_VOCAB_SIZE:
+        refuse("The vocab size", int(vocab_size), MAX_VOCAB_SIZE, "TOKVIZ_MAX_VOCAB")
+    model = get("model")
+    if model == "Unigram":
+        if get("n_sub_iterations", 0) > MAX_SUB_ITERATIONS:
+            refuse("n_sub_iterations", get("n_sub_iterations"), MAX_SUB_ITERATIONS, "EM passes per pruning round; HF and SentencePiece use 2")
+        if get("max_piece_length", 0) > MAX_PIECE_LENGTH:
+            refuse("max_piece_length", get("max_piece_length"), MAX_PIECE_LENGTH, "the longest seed piece; HF and SentencePiece use 16")
+        if float(get("shrinking_factor", 0.75)) > MAX_SHRINKING_FACTOR:
+            refuse("shrinking_factor", get("shrinking_factor"), MAX_SHRINKING_FACTOR, "closer to 1 means many more pruning rounds; HF uses 0.75")
+    for what in ("normalizers", "pre_tokenizers"):
+        if len(get(what, ())) > MAX_PIPELINE_COMPONENTS:
+            refuse(f"The number of {what.replace('_', '-')}", len(get(what, ())), MAX_PIPELINE_COMPONENTS, "each is a pass over the corpus")
+    for what in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model in ("BPE", "WordPiece") and get(what) and len(get(what)) > MAX_AFFIX_CHARS:
+            refuse(f"The length of {what}", len(get(what)), MAX_AFFIX_CHARS, "it is written onto every symbol of every word")
+    for what in ("special_tokens", "user_defined_symbols"):
+        tokens = tuple(get(what, ()) or ())
+        if what == "user_defined_symbols" and model != "SentencePiece":
+            continue
+        if len(tokens) > MAX_ADDED_TOKENS:
+            refuse(f"The number of {what.replace('_', ' ')}", len(tokens), MAX_ADDED_TOKENS, "TOKVIZ_MAX_ADDED_TOKENS")
+        if tokens and max(map(len, tokens)) > MAX_TOKEN_CHARS:
+            refuse(f"The longest of the {what.replace('_', ' ')}", max(map(len, tokens)), MAX_TOKEN_CHARS, "characters; TOKVIZ_MAX_TOKEN_CHARS")
+    if model == "SentencePiece" and get("max_sentence_length", 0) > MAX_SENTENCE_BYTES:
+        refuse("max_sentence_length", get("max_sentence_length"), MAX_SENTENCE_BYTES, "bytes; sentencepiece's default is 4,192")
+
+
 def check_test_text(text_chars: int) -> None:
     """Raise :class:`LimitExceededError` for a test text above :data:`MAX_TEST_TEXT_CHARS`.
 

@@ -106,6 +106,7 @@ def train_cached(request: TrainingRequest, lines: tuple[str, ...], progress: Cal
     """
     from tokviz import jobs
     from tokviz.cache_store import store
+    from tokviz.limits import check_training_options
     from tokviz.patterns import time_budget
 
     key = store_key(request)
@@ -113,18 +114,33 @@ def train_cached(request: TrainingRequest, lines: tuple[str, ...], progress: Cal
     history = store().get(key)
     if history is None:
         config = request.config
+        check_training_options(config, request.vocab_size)  # a link or the form cannot ask for an unbounded training
         words = counted_words(request.corpus_key, config.normalizers, config.pre_tokenizers)
         if words is None and jobs.backend() == "thread":
             with time_budget():
                 words = word_counts_cached(request.corpus_key, config.normalizers, config.pre_tokenizers, lines)
         # Words not counted yet (a large corpus) are counted by the worker, which sends them back for the views.
+        owner, wanted = _session_watch()
         result = jobs.train(jobs.task_key(request.corpus_key, repr(config), request.vocab_size), config,
-                            request.vocab_size, lines, progress, words=words)
+                            request.vocab_size, lines, progress, words=words, owner=owner, wanted=wanted)
         if result.words is not None:
             _WORD_COUNTS.get((request.corpus_key, config.normalizers, config.pre_tokenizers), lambda: result.words)
         history = result.history
         store().put(key, history, result.text)
     return history
+
+
+def _session_watch() -> tuple[str | None, Callable[[], bool] | None]:
+    """This session's id (it holds one training at a time) and whether it is still connected (a closed
+    tab gives its training up); ``(None, None)`` outside a Streamlit server (AppTest, scripts)."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    context = get_script_run_ctx()
+    if context is None or not Runtime.exists():
+        return None, None
+    runtime, session_id = Runtime.instance(), context.session_id
+    return session_id, lambda: runtime.is_active_session(session_id)
 
 
 def train_with_progress(request: TrainingRequest, lines: tuple[str, ...]) -> Any:
