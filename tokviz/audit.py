@@ -922,6 +922,10 @@ _UNKNOWN_CANDIDATES = ("\U0001d518", "\u16a0", "\u2603", "\U0001f9ec", "\ua000",
 def _unk_verdict(pipeline: _Pipeline, token: str, token_id: int, text_witness: str | None) -> TokenVerdict:
     """The unknown token stands for text the vocabulary cannot cover: its own text says nothing about it."""
     shown = pipeline.shown(token)
+    if pipeline.model.get("byte_fallback") and all(f"<0x{byte:02X}>" in pipeline.model_vocab for byte in range(256)):
+        return TokenVerdict(token_id, token, shown, UNREACHABLE,
+                            "unreachable: the unknown token, and byte fallback spells every character the vocabulary lacks "
+                            "with its bytes (all 256 <0xNN> tokens are in the vocabulary)")
     for candidate in ((text_witness,) if text_witness else ()) + _UNKNOWN_CANDIDATES:
         if _contains(pipeline, candidate, token_id):
             return TokenVerdict(token_id, token, shown, REACHABLE, "the unknown token: a character the vocabulary lacks gives it",
