@@ -208,7 +208,13 @@ def proto_from_tokenizer(tokenizer: Any) -> ModelProto:
         ordered = sorted(vocab.items(), key=lambda item: item[1])
         if [i for _, i in ordered] != list(range(len(ordered))):
             raise SerializationError("The BPE vocabulary has gaps in its ids; a .model needs ids 0..n-1.")
-        pairs = [(piece, -float(i)) for piece, i in ordered]
+        # sentencepiece's BPE merges the pair whose piece scores highest: a piece made by merge r scores -r,
+        # a piece no merge makes (characters, bytes, Mistral's '▁▁') scores below every merge
+        rank_of: dict[str, int] = {}
+        for rank, (left, right) in enumerate(model.merges):
+            rank_of.setdefault(left + right, rank)
+        below = len(rank_of) + len(ordered)
+        pairs = [(piece, -float(rank_of[piece]) if piece in rank_of else -float(below + i)) for piece, i in ordered]
         model_type = ModelType.BPE
         unk_id = vocab.get(model.unk_token) if getattr(model, "unk_token", None) else None
         byte_fallback = bool(getattr(model, "byte_fallback", False))

@@ -78,6 +78,7 @@ def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False
 
     choice = st.selectbox("Tokenizer", list(options), key=key, format_func=options.__getitem__,
                           on_change=bind(key, lambda: state.tokenizer, write))
+    catalog_choice.missing_note()  # a catalog package not installed: what to install
     if choice == SESSION_TOKENIZER and session is not None:
         request = workspace.train.trained
         return session[0], f"session:{hash(request)}:{session[0].get_vocab_size()}"
