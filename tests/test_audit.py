@@ -452,3 +452,26 @@ def test_a_lead_byte_whose_characters_all_have_symbols_never_falls_back():
     assert report.verdict("<0xC3>").reason == ("unreachable: the byte 0xC3 occurs only in 64 characters (À to ÿ), and the "
                                                "vocabulary has each as a symbol, so none falls back to bytes")
     assert report.verdict("<0xC4>").status == REACHABLE  # 'Ā' is no symbol: it falls back to C4 80
+
+
+def test_a_real_sentencepiece_model_own_texts_and_witnesses_match_sentencepiece():
+    """Mistral v1's tokenizer.model (32,000 pieces, byte fallback, Llama's legacy Prepend form) from the catalog."""
+    spm = pytest.importorskip("sentencepiece")
+    from tokviz import catalog
+
+    if "Mistral v1" not in [entry.name for entry in catalog.available()]:
+        pytest.skip("mistral-common is not installed (requirements.txt installs it)")
+    processor = spm.SentencePieceProcessor(model_proto=catalog.file_bytes("Mistral v1"))
+    report = audit(catalog.load("Mistral v1"))
+    checked = 0
+    for verdict in report.verdicts:
+        if verdict.status != "added token" and verdict.own_text:
+            assert verdict.segmentation == tuple(processor.encode(verdict.own_text, out_type=str)), verdict
+            checked += 1
+        if verdict.witness is not None and verdict.id != processor.unk_id():
+            assert verdict.id in processor.encode(verdict.witness), verdict
+    assert checked == 31_869
+    assert report.verdict("▁the").own_text == "the"
+    assert report.finding("undecided").count == 0
+    assert report.verdict("<unk>").reason == ("unreachable: the unknown token, and byte fallback spells every character the "
+                                              "vocabulary lacks with its bytes (all 256 <0xNN> tokens are in the vocabulary)")

@@ -922,6 +922,10 @@ _UNKNOWN_CANDIDATES = ("\U0001d518", "\u16a0", "\u2603", "\U0001f9ec", "\ua000",
 def _unk_verdict(pipeline: _Pipeline, token: str, token_id: int, text_witness: str | None) -> TokenVerdict:
     """The unknown token stands for text the vocabulary cannot cover: its own text says nothing about it."""
     shown = pipeline.shown(token)
+    if pipeline.model.get("byte_fallback") and all(f"<0x{byte:02X}>" in pipeline.model_vocab for byte in range(256)):
+        return TokenVerdict(token_id, token, shown, UNREACHABLE,
+                            "unreachable: the unknown token, and byte fallback spells every character the vocabulary lacks "
+                            "with its bytes (all 256 <0xNN> tokens are in the vocabulary)")
     for candidate in ((text_witness,) if text_witness else ()) + _UNKNOWN_CANDIDATES:
         if _contains(pipeline, candidate, token_id):
             return TokenVerdict(token_id, token, shown, REACHABLE, "the unknown token: a character the vocabulary lacks gives it",
@@ -1031,7 +1035,8 @@ def _verdict(pipeline: _Pipeline, engine: MergeEngine | None, token: str, token_
     witness = None
     if byte is not None:
         witness = _byte_witness(pipeline, token_id, byte)
-        bound = f"{BYTE_CANDIDATES} characters holding that byte"
+        bound = (f"the one character holding that byte, {chr(byte)!r}" if byte < 0x80
+                 else f"{BYTE_CANDIDATES} characters holding that byte")
     elif own_text is None and data is not None:
         witness = _fragment_witness(pipeline, token_id, data)
         bound = f"{2 * CONTEXT_BOUND} texts made of characters its bytes are part of"
