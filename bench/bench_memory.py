@@ -1,7 +1,8 @@
 """Memory bounds (issue 18 item 4): hostile uploads, the Unigram trainer's peak vs HF, what a training retains.
 
-Run from the project root:  ``python bench/bench_memory.py [--quick] [hostile] [unigram] [retained]``
-(no section named: all three). Every measurement runs in its own fresh process (``spawn``), so a
+Run from the project root:  ``python bench/bench_memory.py [--quick] [hostile] [unigram] [retained] [unigram_distinct]``
+(no section named: the first three; ``unigram_distinct`` -- the Unigram trainer's peak on 20 M characters of
+distinct text, issue 39's case, vs HF -- runs only when named). Every measurement runs in its own fresh process (``spawn``), so a
 peak RSS is that process's high-water mark and nothing one measurement leaves behind reaches another.
 
 1. **Hostile uploads.** Tokenizer files generated to hold far more than a real one: a tokenizer.json
@@ -183,6 +184,59 @@ def unigram(vocab_size: int = 8000) -> None:
     print(f"| HF `UnigramTrainer` (count + train) | {theirs['peak']:.0f} MB | {theirs['total']:.2f} | {theirs['size']:,} |")
     print(f"| tokviz `UnigramTrainer` (count + train) | {ours['peak']:.0f} MB | {ours['total']:.2f} | {ours['size']:,} |")
     print(f"\ntokviz / HF peak: **{ratio:.2f}x** (goal ≤ 2x: {'met' if ratio <= 2 else 'NOT met'})\n")
+
+
+def distinct_corpus(chars: int = 20_000_000) -> list[str]:
+    """``chars`` characters of text whose words are mostly distinct (the shape of issue 39's report: 20 M
+    characters, ~830k distinct words): the shared corpora's lines, every third word given a base-36 serial
+    number, so the text reads like prose but its vocabulary does not repeat."""
+    from bench_load import training_corpus as load_corpus
+
+    lines, serial = [], 0
+    for line in load_corpus(chars).splitlines():
+        words = line.split(" ")
+        for index in range(0, len(words), 3):
+            serial += 1
+            words[index] = f"{words[index]}{serial:x}"
+        lines.append(" ".join(words))
+    return lines
+
+
+def _distinct_child(who: str, vocab_size: int, chars: int, queue) -> None:
+    lines = distinct_corpus(chars)
+    reset_peak()
+    base = rss_mb()
+    started = time.perf_counter()
+    if who == "hf":
+        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+        tokenizer = Tokenizer(models.Unigram())
+        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+        trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=["<unk>"], unk_token="<unk>", show_progress=False)
+        tokenizer.train_from_iterator(lines, trainer=trainer)
+        size, words = tokenizer.get_vocab_size(), None
+    else:
+        from tokviz import pre_tokenizers
+        from tokviz.models.unigram.trainer import UnigramTrainer
+        from tokviz.word_counts import count_words
+
+        counted = count_words(lines, pre_tokenizer=pre_tokenizers.Metaspace())
+        words = len(counted)
+        history = UnigramTrainer(vocab_size=vocab_size, special_tokens=["<unk>"], unk_token="<unk>").train_from_word_counts(counted)
+        size = history.model.get_vocab_size()
+    queue.put(dict(peak=peak_mb(), base=base, seconds=time.perf_counter() - started, size=size, words=words))
+
+
+def unigram_distinct(vocab_size: int = 50_000, chars: int = 20_000_000) -> None:
+    """The Unigram trainer's peak on 20 M characters of distinct text vs HF's, each in a fresh process."""
+    ours = in_fresh_process(_distinct_child, "tokviz", vocab_size, chars)
+    theirs = in_fresh_process(_distinct_child, "hf", vocab_size, chars)
+    print(f"### Unigram peak on {chars:,} characters of distinct text ({ours['words']:,} distinct words), vocab {vocab_size:,}\n")
+    print("| trainer | peak RSS | above the corpus in memory | wall seconds | vocab |")
+    print("|---|---:|---:|---:|---:|")
+    for label, r in (("HF `UnigramTrainer`", theirs), ("tokviz `UnigramTrainer`", ours)):
+        print(f"| {label} | {r['peak']:.0f} MB | {r['peak'] - r['base']:.0f} MB | {r['seconds']:.1f} | {r['size']:,} |")
+    print(f"\ntokviz / HF peak: **{ours['peak'] / theirs['peak']:.2f}x**\n")
 
 
 # --------------------------------------------------------------------------- 3. what a training retains

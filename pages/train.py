@@ -18,9 +18,9 @@ workspace = page_setup("pages/train.py")
 train = workspace.train
 title, link = st.columns([5, 1], vertical_alignment="bottom")
 title.title("Train a tokenizer")
-link_slot = link.empty()  # the results fragment redraws Copy link here: its runs change the slider and the test text
-with link_slot.container():
-    copy_link(workspace, "pages/train.py")
+if train.trained is None:  # with results, the results fragment draws Copy link: its runs change the slider and the test text
+    with link:
+        copy_link(workspace, "pages/train.py")
 
 corpus = session_corpus(workspace)
 trained = train.trained
@@ -129,9 +129,18 @@ catalog_choice.compare_shortcut(workspace)
 def results() -> None:
     """The slider and everything that follows it: a slider move (or a new test text) reruns only this,
     and only the open result tab is built."""
-    size = widgets.vocab_slider(train, history, size_now)
+    with st.container(key="train_results_stale" if stale else "train_results"):
+        result_views()
+
+
+def result_views() -> None:
+    slider_column, link_column = st.columns([6, 1], vertical_alignment="center")
+    with slider_column:
+        size = widgets.vocab_slider(train, history, size_now)
     sync_link(workspace)  # the link follows the slider (a fragment's run does not reach page_setup)
-    with link_slot.container():  # and so does Copy link: one link, the address bar's
+    # Copy link lives here, beside the slider, not beside the title: a fragment's run redraws only the fragment, and
+    # the link must follow the slider, the test text and the tab (drawing into the title row from here breaks the page).
+    with link_column:
         copy_link(workspace, "pages/train.py")
     run_marker()
     tokenizer = tokenizer_at(request, size, history)
@@ -191,5 +200,4 @@ TAB_WIDGET_KEYS = ("merge_step", "lattice_word", "sample_alpha", "trace_word")
 
 if stale:  # results that no longer match the inputs are greyed, not passed off as current
     st.html("<style>.st-key-train_results_stale { opacity: 0.45; filter: grayscale(0.8); }</style>")
-with st.container(key="train_results_stale" if stale else "train_results"):
-    results()
+results()

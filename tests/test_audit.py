@@ -219,7 +219,7 @@ def test_byte_fallback_tokens_duplicates_and_the_byte_symbol_proof():
     tokenizer = Tokenizer(models.BPE({t: i for i, t in enumerate(vocab)}, [], unk_token="<unk>", byte_fallback=True))
     report = audit(tokenizer)
     assert report.verdict("<0x41>").reason == (
-        "unreachable: the byte 0x41 occurs only in the character 'A', which the vocabulary has as 'A', so it never falls back to bytes")
+        "unreachable: the byte 0x41 occurs only in the character 'A', which the vocabulary has as a symbol, so it never falls back to bytes")
     assert report.verdict("<0xC3>").status == REACHABLE
     assert "<0xC3>" in tokenizer.encode(report.verdict("<0xC3>").witness).tokens
     duplicates = report.finding("duplicates").items
@@ -428,3 +428,50 @@ def test_every_file_kind_tokviz_loads_is_audited(tmp_path):
     gpt2 = audit(load(tmp_path / "vocab.json"), ["abc ab"])
     assert gpt2.verdict("abc").own_text_ok and gpt2.finding("unreachable").count == 13
     assert {r.token: (r.f1, r.f2) for r in gpt2.residues} == {"ab": (1, 1), "abc": (1, 0)}
+
+
+def test_a_pipeline_that_prepends_the_marker_gives_the_own_text_without_its_space():
+    # Llama 2's legacy form: Replace(' ', '▁') then Prepend('▁'), no pre-tokenizer: '▁the' comes from 'the'
+    vocab = ["▁", "t", "h", "e", "▁t", "▁th", "▁the", "th", "the"]
+    tokenizer = Tokenizer(models.BPE({t: i for i, t in enumerate(vocab)}, [("▁", "t"), ("▁t", "h"), ("▁th", "e"), ("t", "h"), ("th", "e")]))
+    tokenizer.normalizer = normalizers.Sequence([normalizers.Replace(" ", "▁"), normalizers.Prepend("▁")])
+    report = audit(tokenizer)
+    the = report.verdict("▁the")
+    assert (the.own_text, the.segmentation, the.shown) == ("the", ("▁the",), " the")
+    assert tokenizer.encode(" the").tokens == ["▁", "▁the"]  # the space typed too would be doubled
+    inner = report.verdict("the")  # a piece inside a word: its own text gets the prefix, a context finds it
+    assert inner.segmentation == ("▁the",) and inner.status == REACHABLE and "the" in tokenizer.encode(inner.witness).tokens
+    assert report.finding("duplicates").count == 0  # ' the' and 'the' differ
+
+
+def test_a_lead_byte_whose_characters_all_have_symbols_never_falls_back():
+    chars = [bytes([0xC3, second]).decode("utf-8") for second in range(0x80, 0xC0)]
+    vocab = ["<unk>", "<0xC3>", "<0xC4>", "<0x80>"] + chars
+    tokenizer = Tokenizer(models.BPE({t: i for i, t in enumerate(vocab)}, [], unk_token="<unk>", byte_fallback=True))
+    report = audit(tokenizer)
+    assert report.verdict("<0xC3>").reason == ("unreachable: the byte 0xC3 occurs only in 64 characters (À to ÿ), and the "
+                                               "vocabulary has each as a symbol, so none falls back to bytes")
+    assert report.verdict("<0xC4>").status == REACHABLE  # 'Ā' is no symbol: it falls back to C4 80
+
+
+def test_a_real_sentencepiece_model_own_texts_and_witnesses_match_sentencepiece():
+    """Mistral v1's tokenizer.model (32,000 pieces, byte fallback, Llama's legacy Prepend form) from the catalog."""
+    spm = pytest.importorskip("sentencepiece")
+    from tokviz import catalog
+
+    if "Mistral v1" not in [entry.name for entry in catalog.available()]:
+        pytest.skip("mistral-common is not installed (requirements.txt installs it)")
+    processor = spm.SentencePieceProcessor(model_proto=catalog.file_bytes("Mistral v1"))
+    report = audit(catalog.load("Mistral v1"))
+    checked = 0
+    for verdict in report.verdicts:
+        if verdict.status != "added token" and verdict.own_text:
+            assert verdict.segmentation == tuple(processor.encode(verdict.own_text, out_type=str)), verdict
+            checked += 1
+        if verdict.witness is not None and verdict.id != processor.unk_id():
+            assert verdict.id in processor.encode(verdict.witness), verdict
+    assert checked == 31_869
+    assert report.verdict("▁the").own_text == "the"
+    assert report.finding("undecided").count == 0
+    assert report.verdict("<unk>").reason == ("unreachable: the unknown token, and byte fallback spells every character the "
+                                              "vocabulary lacks with its bytes (all 256 <0xNN> tokens are in the vocabulary)")

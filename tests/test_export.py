@@ -206,9 +206,6 @@ def test_sentencepiece_model_round_trips_through_sentencepiece(model_type, texts
     assert differing == []
 
 
-@pytest.mark.xfail(reason="tokviz.sentencepiece.convert.proto_from_tokenizer (issue 35) scores a BPE's pieces -id; Mistral's "
-                   "'▁▁' (id 259) has score -1e9 (never made by a merge), so the written .model merges 'a  b' as ▁a ▁▁ b, "
-                   "sentencepiece's original as ▁a ▁ ▁b", strict=False)
 def test_mistral_model_round_trips_through_sentencepiece(texts) -> None:
     spm = pytest.importorskip("sentencepiece")
     from tokviz import catalog
@@ -268,3 +265,14 @@ def test_every_format_is_listed_and_unknown_ones_refused() -> None:
     files = ExportedFiles("tiktoken", {"a.tiktoken": b"x", "a.tiktoken.json": b"{}"})
     assert files.download_name == "tokenizer-tiktoken.zip"
     assert zipfile.ZipFile(io.BytesIO(files.data())).namelist() == ["a.tiktoken", "a.tiktoken.json"]
+
+
+def test_tokens_merges_txt_cannot_hold_are_refused_with_the_reason() -> None:
+    from tokviz import Tokenizer, models
+
+    tok = Tokenizer(models.BPE({"a": 0, "\r": 1, "a\r": 2, "b": 3}, [("a", "\r")]))
+    with pytest.raises(ConversionError, match=r"1 of this model's merges hold a token with a space or a line break \(e\.g\. \('a', '\\r'\)\)"):
+        export(tok, "vocab.json+merges.txt")
+    wordpiece = Tokenizer(models.WordPiece({"[UNK]": 0, "a\n": 1}, unk_token="[UNK]"))
+    with pytest.raises(ConversionError, match="1 tokens hold a line break"):
+        export(wordpiece, "vocab.txt")

@@ -190,6 +190,9 @@ def test_model_file_through_tokviz_sentencepiece_round_trips(tmp_path, corpus):
     tokenizer = load(tmp_path / "m.model")
     save_pretrained(tokenizer, tmp_path / "hf")
     hf = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "hf"))
+    # tokviz shows sentencepiece's encode; the folder puts <s> in front, as LlamaTokenizerFast on the .model
+    assert hf("hello")["input_ids"][0] == tokenizer.token_to_id("<s>")
+    tokenizer.post_processor = tokenizer.transformers_post_processor
     for stride in (0, 2):
         out = hf(FIRSTS, truncation="longest_first", max_length=12, return_overflowing_tokens=True, stride=stride)
         assert_same(out, tokviz_rows(tokenizer, FIRSTS, None, "longest_first", stride), FIRSTS)

@@ -134,15 +134,14 @@ def test_real_mistral_files_encode_as_mistral_common(hub_url, tmp_path) -> None:
     out = run_hub(
         "text = 'Hello world, tokenizers 東京 2024!'\n"
         "out['tekken'] = hub.load('mistralai/Mistral-Nemo-Instruct-2407').encode(text).ids\n"
-        "out['spm'] = hub.load('mistralai/Mistral-7B-v0.3').encode(text).ids",
+        "out['spm'] = hub.load('mistralai/Mistral-7B-v0.3').encode(text, add_special_tokens=False).ids",
         hub_url, tmp_path)
     from tokviz import catalog
 
     text = "Hello world, tokenizers 東京 2024!"
     assert out["tekken"] == catalog.reference_encoder("Tekken (Mistral NeMo)")(text)
     pytest.importorskip("sentencepiece")
-    # The .model read from the Hub has no BOS template (that is mistral-common's caller's): compare without it.
-    assert out["spm"] == catalog.reference_encoder("Mistral v3")(text)[1:]
+    assert out["spm"] == catalog.reference_encoder("Mistral v3")(text)[1:]  # the pieces, whatever BOS rule the .model reader follows
 
 
 def test_gated_repository_needs_hf_token(hub_url, tmp_path) -> None:

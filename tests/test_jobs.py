@@ -49,13 +49,17 @@ def test_task_key_is_deterministic_and_distinguishes_requests() -> None:
 def test_a_training_on_the_worker_equals_the_one_in_this_thread_and_reports_progress(cluster) -> None:
     config = PipelineConfig(model="BPE")
     reports: list[tuple[str, int, int]] = []
-    history, text, words = jobs.train(jobs.task_key("sample", repr(config), 400), config, 400, SAMPLE, lambda *report: reports.append(report))
+    history, text, words, retained = jobs.train(jobs.task_key("sample", repr(config), 400), config, 400, SAMPLE,
+                                                lambda *report: reports.append(report))
     local = run_training(config, 400, SAMPLE)
     assert text.startswith('{"format": "tokviz-training-history"') or '"tokviz-training-history"' in text[:80]
     assert [(step.left, step.right, step.count) for step in history.merges] == [(step.left, step.right, step.count) for step in local.merges]
     assert history.model.get_vocab() == local.model.get_vocab()
     assert reports and all(done <= total for _, done, total in reports)
     assert words == count_config_words(config, SAMPLE)  # counted on the worker (none were given), sent back for the views
+    from tokviz.history import retained_bytes
+
+    assert 0.5 < retained / retained_bytes(history) < 2  # measured on the worker, for the store's budget
 
 
 def test_the_same_request_from_two_sessions_at_once_trains_once(cluster) -> None:
@@ -113,8 +117,8 @@ def test_a_training_nobody_waits_for_stops_on_the_worker(cluster) -> None:
 def test_the_backend_is_named_by_the_environment(monkeypatch) -> None:
     monkeypatch.setenv(jobs.BACKEND_ENV, "thread")
     config = PipelineConfig(model="BPE")
-    history, text, words = jobs.train("unused", config, 300, SAMPLE)
-    assert text is None and words is None and history.algorithm == "BPE"
+    history, text, words, retained = jobs.train("unused", config, 300, SAMPLE)
+    assert text is None and words is None and retained is None and history.algorithm == "BPE"
     monkeypatch.setenv(jobs.BACKEND_ENV, "carrier-pigeon")
     with pytest.raises(ValueError, match="TOKVIZ_TRAINING_BACKEND must be"):
         jobs.backend()

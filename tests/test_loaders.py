@@ -25,7 +25,6 @@ from tokviz.loaders import (
     load,
     load_bytes,
     parse_tiktoken_ranks,
-    sentencepiece_available,
     tiktoken_encodings,
     tiktoken_vocab_and_merges,
 )
@@ -222,13 +221,6 @@ def test_load_is_exported_lazily():
     assert tokviz.load is load
 
 
-@pytest.mark.skipif(sentencepiece_available(), reason="tokviz.sentencepiece is installed")
-def test_sentencepiece_model_without_the_package_says_not_supported():
-    with pytest.raises(TokenizerFileError, match="not supported yet"):
-        load_bytes("spiece.model", b"\n\x0b\n\x05<unk>\x15\x00\x00\x00\x00\x18\x02")
-
-
-@pytest.mark.skipif(not sentencepiece_available(), reason="tokviz.sentencepiece is not in this tokviz yet")
 def test_sentencepiece_model_encodes_as_sentencepiece(tmp_path, training_text, eval_lines):
     spm = pytest.importorskip("sentencepiece")
     model = io.BytesIO()

@@ -529,6 +529,7 @@ class _Pipeline:
     suffix: str  # end_of_word_suffix ("</w>")
     scores: dict[str, float] = field(default_factory=dict)
     unk_id: int | None = None
+    prepends: bool = False  # a Prepend normalizer adds the space marker to every text
     _word_starts: list[str] | None = None
 
     @classmethod
@@ -548,6 +549,7 @@ class _Pipeline:
         for c in _flatten(data.get("normalizer")):
             if c.get("type") == "Replace" and c.get("pattern", {}).get("String") == " " and len(c.get("content", "")) == 1:
                 markers.add(c["content"])
+        prepends = any(c.get("type") == "Prepend" and c.get("prepend") in markers for c in _flatten(data.get("normalizer")))
         scores: dict[str, float] = {}
         if kind == "Unigram":
             pieces = model.get("vocab") or []
@@ -562,7 +564,7 @@ class _Pipeline:
             decoder=data.get("decoder"), model_vocab=model_vocab, added=dict(tokenizer.get_added_tokens_decoder()),
             byte_level=byte_level, markers=frozenset(markers), marker_from_pre_tokenizer=from_pre,
             prefix=model.get("continuing_subword_prefix") or "" if kind in ("BPE", "WordPiece") else "",
-            suffix=model.get("end_of_word_suffix") or "" if kind == "BPE" else "", scores=scores,
+            suffix=model.get("end_of_word_suffix") or "" if kind == "BPE" else "", scores=scores, prepends=prepends,
         )
 
     @property
@@ -624,6 +626,17 @@ class _Pipeline:
         for marker in self.markers:
             body = body.replace(marker, " ")
         return body
+
+    def own_text(self, token: str) -> str | None:
+        """The text a user types for the token alone: its :meth:`surface`, less the space a pipeline that always
+        prepends ``▁`` (a ``Prepend`` normalizer, Llama's legacy form) adds itself.
+
+        Metaspace's own prepending already skips a text that starts with a space, so its pieces keep theirs.
+        """
+        text = self.surface(token)
+        if text and self.prepends and token[:1] in self.markers and text.startswith(" ") and len(text) > 1:
+            return text[1:]
+        return text
 
     def shown(self, token: str) -> str:
         text = self.surface(token)
@@ -909,6 +922,10 @@ _UNKNOWN_CANDIDATES = ("\U0001d518", "\u16a0", "\u2603", "\U0001f9ec", "\ua000",
 def _unk_verdict(pipeline: _Pipeline, token: str, token_id: int, text_witness: str | None) -> TokenVerdict:
     """The unknown token stands for text the vocabulary cannot cover: its own text says nothing about it."""
     shown = pipeline.shown(token)
+    if pipeline.model.get("byte_fallback") and all(f"<0x{byte:02X}>" in pipeline.model_vocab for byte in range(256)):
+        return TokenVerdict(token_id, token, shown, UNREACHABLE,
+                            "unreachable: the unknown token, and byte fallback spells every character the vocabulary lacks "
+                            "with its bytes (all 256 <0xNN> tokens are in the vocabulary)")
     for candidate in ((text_witness,) if text_witness else ()) + _UNKNOWN_CANDIDATES:
         if _contains(pipeline, candidate, token_id):
             return TokenVerdict(token_id, token, shown, REACHABLE, "the unknown token: a character the vocabulary lacks gives it",
@@ -925,29 +942,52 @@ def _unk_id(pipeline: _Pipeline) -> int | None:
     return pipeline.model_vocab.get(unk) if isinstance(unk, str) else None
 
 
+def _chars_with_byte(byte: int) -> list[str] | None:
+    """Every character whose UTF-8 holds ``byte``, when there are few (ASCII, or a lead byte); ``None`` otherwise.
+
+    >>> len(_chars_with_byte(0xC3)), _chars_with_byte(0x41), _chars_with_byte(0x80) is None
+    (64, ['A'], True)
+    """
+    if byte < 0x80:
+        return [chr(byte)]
+    if not 0xC2 <= byte <= 0xEF:
+        return None  # continuation bytes and 4-byte leads sit in tens of thousands of characters
+    length = 2 if byte < 0xE0 else 3
+    chars = []
+    for second in _second_range(byte):
+        for third in (range(0x80, 0xC0) if length == 3 else (None,)):
+            raw = bytes([byte, second] + ([third] if third is not None else []))
+            chars.append(raw.decode("utf-8"))
+    return chars
+
+
 def _byte_symbol_proof(pipeline: _Pipeline, byte: int) -> str | None:
-    """An ASCII byte occurs only in its own character: if the vocabulary has that character, it never falls back."""
-    if byte >= 0x80:
+    """A byte-fallback token ``<0xNN>`` is produced only for a character the vocabulary has no symbol for: when every
+    character holding the byte has one (in every place of a word), the token never comes out."""
+    chars = _chars_with_byte(byte)
+    if chars is None:
         return None
-    char = chr(byte)
-    symbols = [char]
-    if pipeline.markers and char == " ":
-        symbols = sorted(pipeline.markers)
-    if pipeline.prefix:
-        symbols = symbols + [pipeline.prefix + symbol for symbol in symbols]
-    if pipeline.suffix:
-        symbols = symbols + [symbol + pipeline.suffix for symbol in symbols]
-    if all(symbol in pipeline.model_vocab for symbol in symbols):
-        return (f"the byte 0x{byte:02X} occurs only in the character {char!r}, which the vocabulary has as "
-                f"{' and '.join(map(repr, symbols))}, so it never falls back to bytes")
-    return None
+    vocab = pipeline.model_vocab
+    for char in chars:
+        symbols = sorted(pipeline.markers) if pipeline.markers and char == " " else [char]
+        if pipeline.prefix:
+            symbols = symbols + [pipeline.prefix + symbol for symbol in symbols]
+        if pipeline.suffix:
+            symbols = symbols + [symbol + pipeline.suffix for symbol in symbols]
+        if not all(symbol in vocab for symbol in symbols):
+            return None
+    if len(chars) == 1:
+        return (f"the byte 0x{byte:02X} occurs only in the character {chars[0]!r}, which the vocabulary has as a symbol, "
+                "so it never falls back to bytes")
+    return (f"the byte 0x{byte:02X} occurs only in {len(chars):,} characters ({chars[0]} to {chars[-1]}), and the vocabulary "
+            "has each as a symbol, so none falls back to bytes")
 
 
 def _verdict(pipeline: _Pipeline, engine: MergeEngine | None, token: str, token_id: int, text_witness: str | None) -> TokenVerdict:
     if token_id == pipeline.unk_id:
         return _unk_verdict(pipeline, token, token_id, text_witness)
     shown = pipeline.shown(token)
-    own_text = pipeline.surface(token)
+    own_text = pipeline.own_text(token)
     continuation, body, word_end = pipeline.parts(token)
     segmentation: tuple[str, ...] = ()
     if own_text is not None and own_text != "":
@@ -956,7 +996,8 @@ def _verdict(pipeline: _Pipeline, engine: MergeEngine | None, token: str, token_
             return TokenVerdict(token_id, token, shown, REACHABLE, "its own text gives it", own_text, segmentation, own_text)
     # proofs of unreachability
     data = pipeline.token_bytes(token)
-    chars = own_text if own_text is not None else (data or b"").decode("utf-8", "ignore")
+    surface = pipeline.surface(token)
+    chars = surface if surface is not None else (data or b"").decode("utf-8", "ignore")
     model_chars = body if not pipeline.byte_level else chars
     kill_chars = chars if (pipeline.byte_level or pipeline.marker_from_pre_tokenizer or data is not None) else model_chars
     if data is not None and pipeline.byte_level and not _in_some_utf8(data):
@@ -999,7 +1040,7 @@ def _verdict(pipeline: _Pipeline, engine: MergeEngine | None, token: str, token_
         witness = _fragment_witness(pipeline, token_id, data)
         bound = f"{2 * CONTEXT_BOUND} texts made of characters its bytes are part of"
     elif own_text:
-        needs_left = continuation or (bool(pipeline.markers) and not own_text.startswith(" "))
+        needs_left = continuation or (bool(pipeline.markers) and token[:1] not in pipeline.markers and not own_text.startswith(" "))
         witness = _context_witness(pipeline, token, token_id, own_text, needs_left)
         bound = (f"{len(_context_candidates(pipeline, own_text, needs_left))} contexts around its text "
                  f"(one character, or one of the vocabulary's {WORD_START_CONTEXTS} longest whole words, before or after it)")
@@ -1251,7 +1292,7 @@ def _duplicates_finding(pipeline: _Pipeline, verdicts: Sequence[TokenVerdict], v
         if verdict.status == ADDED or verdict.own_text is None:
             continue
         continuation, _, word_end = pipeline.parts(verdict.token)
-        groups[(continuation, word_end, verdict.own_text)].append(verdict)
+        groups[(continuation, word_end, pipeline.surface(verdict.token))].append(verdict)
     items = []
     for (continuation, word_end, text), group in groups.items():
         if len(group) > 1:

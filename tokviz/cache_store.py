@@ -136,14 +136,16 @@ class TrainingStore:
         self.local.put(key, history, _memory_of(history))
         return history
 
-    def put(self, key: str, history: Any, text: str | None = None) -> None:
-        """Store ``history`` (``text``: its JSON, if the caller has it already)."""
-        if text is None:
-            from tokviz import history_io
-
-            text = history_io.dumps(history)
-        self.local.put(key, history, _memory_of(history))
+    def put(self, key: str, history: Any, text: str | None = None, size: int | None = None) -> None:
+        """Store ``history`` (``text``: its JSON, if the caller has it already; made only for Redis; ``size``:
+        its :func:`~tokviz.history.retained_bytes` if known -- a training worker measures it, so the app
+        process does not walk a large history's every object while other sessions wait for it)."""
+        self.local.put(key, history, _memory_of(history) if size is None else size)
         if self.shared is not None:
+            if text is None:
+                from tokviz import history_io
+
+                text = history_io.dumps(history)
             self.shared.put_json(key, text)
 
     def __contains__(self, key: str) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from array import array
 from itertools import accumulate, chain, compress, count, islice, repeat
 from operator import attrgetter
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 Offsets = tuple[int, int]
@@ -807,3 +808,99 @@ def _direction(direction: str, what: str) -> str:
 
         raise TokvizError(f"The {what} direction must be 'left' or 'right', not {direction!r}.")
     return value
+
+
+# ---------------------------------------------------------------------- truncation and padding of sequences and batches
+@dataclass(frozen=True, slots=True)
+class TruncationParams:
+    max_length: int
+    stride: int = 0
+    strategy: str = "longest_first"
+    direction: str = "right"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"max_length": self.max_length, "stride": self.stride, "strategy": self.strategy, "direction": self.direction}
+
+
+@dataclass(frozen=True, slots=True)
+class PaddingParams:
+    length: int | None = None  # None: pad to the longest of the batch
+    pad_to_multiple_of: int | None = None
+    pad_id: int = 0
+    pad_type_id: int = 0
+    pad_token: str = "[PAD]"
+    direction: str = "right"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "length": self.length,
+            "pad_to_multiple_of": self.pad_to_multiple_of,
+            "pad_id": self.pad_id,
+            "pad_token": self.pad_token,
+            "pad_type_id": self.pad_type_id,
+            "direction": self.direction,
+        }
+
+
+def truncate_encodings(
+    encoding: Encoding, pair: Encoding | None, params: TruncationParams
+) -> tuple[Encoding, Encoding | None]:
+    """Cut one sequence or a pair down to ``params.max_length`` tokens in all, as HF does.
+
+    ``longest_first`` shares the budget: with max_length 6 and lengths (5, 3), the pair
+    keeps (3, 3); with (2, 9) it keeps (2, 4).
+    """
+    from tokviz.errors import TokvizError
+
+    max_length, stride, direction = params.max_length, params.stride, params.direction
+    if max_length == 0:
+        encoding.truncate(0, stride, direction)
+        if pair is not None:
+            pair.truncate(0, stride, direction)
+        return encoding, pair
+    total = len(encoding) + (len(pair) if pair is not None else 0)
+    if total <= max_length:
+        return encoding, pair
+    to_remove = total - max_length
+    if params.strategy == "longest_first":
+        if pair is None:
+            encoding.truncate(total - to_remove, stride, direction)
+            return encoding, pair
+        n1, n2 = len(encoding), len(pair)
+        swap = n1 > n2
+        if swap:
+            n1, n2 = n2, n1
+        n2 = n1 if n1 > max_length else max(n1, max_length - n1)
+        if n1 + n2 > max_length:
+            n1 = max_length // 2
+            n2 = n1 + max_length % 2
+        if swap:
+            n1, n2 = n2, n1
+        encoding.truncate(n1, stride, direction)
+        pair.truncate(n2, stride, direction)
+        return encoding, pair
+    if params.strategy == "only_first":
+        target = encoding
+    else:
+        if pair is None:
+            raise TokvizError("Truncation strategy 'only_second' needs a pair of sequences, but only one was given.")
+        target = pair
+    if len(target) <= to_remove:
+        raise TokvizError(
+            f"Cannot truncate to {max_length} tokens with strategy {params.strategy!r}: the sequence it may "
+            f"cut has only {len(target)} tokens but {to_remove} must go. Use 'longest_first' or a larger max_length."
+        )
+    target.truncate(len(target) - to_remove, stride, direction)
+    return encoding, pair
+
+
+def pad_encodings(encodings: list[Encoding], params: PaddingParams) -> None:
+    """Pad every encoding to the batch's longest (or the fixed length), rounded up to the multiple."""
+    if not encodings:
+        return
+    length = params.length if params.length is not None else max(len(e) for e in encodings)
+    multiple = params.pad_to_multiple_of
+    if multiple and length % multiple:
+        length += multiple - length % multiple
+    for encoding in encodings:
+        encoding.pad(length, params.direction, params.pad_id, params.pad_type_id, params.pad_token)

@@ -277,7 +277,10 @@ def _with_explicit_post_processor(tokenizer: Any) -> Any:
     from tokviz.processors import TemplateProcessing
 
     copy = type(tokenizer).from_str(tokenizer.to_str())
-    copy.post_processor = TemplateProcessing(single="$A:0", pair="$A:0 $B:1", special_tokens=[])
+    # a SentencePiece .model's tokenizer carries the BOS template transformers puts on that file
+    # (tokviz.sentencepiece.convert.from_model_bytes); the app's views encode without it, as sentencepiece
+    template = getattr(tokenizer, "transformers_post_processor", None)
+    copy.post_processor = template or TemplateProcessing(single="$A:0", pair="$A:0 $B:1", special_tokens=[])
     return copy
 
 
@@ -418,9 +421,16 @@ def _gpt2_files(tokenizer: Any) -> dict[str, bytes]:
             "which has no merges." + (" Write a vocab.txt instead." if _model_name(tokenizer) == "WordPiece" else ""))
     vocab = tokenizer.model.get_vocab()
     ordered = dict(sorted(vocab.items(), key=lambda item: item[1]))
+    merges = model_merges(tokenizer.model) or []
+    unwritable = [pair for pair in merges if any(" " in part or "\n" in part or "\r" in part or not part for part in pair)]
+    if unwritable:
+        raise ConversionError(
+            f"merges.txt holds one merge per line, its two tokens separated by a space; {len(unwritable):,} of this model's "
+            f"merges hold a token with a space or a line break (e.g. {unwritable[0]!r}), which the file cannot hold: "
+            "write a tokenizer.json instead.")
     return {
         "vocab.json": json.dumps(ordered, ensure_ascii=False).encode("utf-8"),
-        "merges.txt": merges_txt(model_merges(tokenizer.model) or []).encode("utf-8"),
+        "merges.txt": merges_txt(merges).encode("utf-8"),
     }
 
 
@@ -435,6 +445,10 @@ def _vocab_txt_files(tokenizer: Any) -> dict[str, bytes]:
     ids = sorted(vocab.values())
     if ids != list(range(len(ids))):
         raise ConversionError("A vocab.txt gives each token the id of its line; this vocabulary's ids have gaps.")
+    broken = [token for token in vocab if "\n" in token or "\r" in token or token != token.rstrip()]
+    if broken:
+        raise ConversionError(f"A vocab.txt holds one token per line, its end trimmed; {len(broken):,} tokens hold a line break "
+                              f"or end in a space (e.g. {broken[0]!r}), which the file cannot hold: write a tokenizer.json instead.")
     return {"vocab.txt": vocab_txt(vocab).encode("utf-8")}
 
 

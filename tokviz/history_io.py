@@ -370,8 +370,27 @@ class _Reader:
             raise self.fail(where, f"refers to string {index}, but there are {len(self.strings)}")
         return self.strings[index]
 
+    def _all_tokens(self, ids: list[Any]) -> list[str] | None:
+        """The strings of ``ids`` if every one is a valid string index (checked in bulk: a history holds
+        hundreds of thousands), else None, and the caller's item-by-item reading names the bad one."""
+        count = len(self.strings)
+        if all(type(index) is int and 0 <= index < count for index in ids):
+            return list(map(self.strings.__getitem__, ids))
+        return None
+
+    @staticmethod
+    def _all_floats(values: list[Any]) -> list[float] | None:
+        """``values`` as floats if every one is a number (or "nan"/"inf"/"-inf", as written), else None."""
+        if all(type(value) is float or type(value) is int or value in ("nan", "inf", "-inf") for value in values):
+            return list(map(float, values))
+        return None
+
     def tokens(self, value: Any, where: str) -> tuple[str, ...]:
-        return tuple(self.token(item, f"{where}[{i}]") for i, item in enumerate(self.list(value, where)))
+        items = self.list(value, where)
+        fast = self._all_tokens(items)
+        if fast is not None:
+            return tuple(fast)
+        return tuple(self.token(item, f"{where}[{i}]") for i, item in enumerate(items))
 
     def strs(self, value: Any, where: str) -> tuple[str, ...]:
         return tuple(self.str(item, f"{where}[{i}]") for i, item in enumerate(self.list(value, where)))
@@ -380,6 +399,9 @@ class _Reader:
         flat = self.list(value, where)
         if len(flat) % 2:
             raise self.fail(where, "should hold (string, score) pairs, but has an odd number of entries")
+        pieces, scores = self._all_tokens(flat[0::2]), self._all_floats(flat[1::2])
+        if pieces is not None and scores is not None:
+            return tuple(zip(pieces, scores))
         return tuple(
             (self.token(flat[i], f"{where}[{i}]"), self.float(flat[i + 1], f"{where}[{i + 1}]"))
             for i in range(0, len(flat), 2)
@@ -399,10 +421,14 @@ class _Reader:
         flat = self.list(row[7], f"{where} candidates")
         if len(flat) % 3:
             raise self.fail(f"{where} candidates", "should hold (left, right, score) triples")
-        candidates = tuple(
-            ((self.token(flat[i], where), self.token(flat[i + 1], where)), self.float(flat[i + 2], where))
-            for i in range(0, len(flat), 3)
-        )
+        lefts, rights, scores = self._all_tokens(flat[0::3]), self._all_tokens(flat[1::3]), self._all_floats(flat[2::3])
+        if lefts is not None and rights is not None and scores is not None:
+            candidates = tuple(zip(zip(lefts, rights), scores))
+        else:  # item by item, to name the damaged entry
+            candidates = tuple(
+                ((self.token(flat[i], where), self.token(flat[i + 1], where)), self.float(flat[i + 2], where))
+                for i in range(0, len(flat), 3)
+            )
         return MergeStep(
             rank=self.int(row[0], f"{where} rank"),
             left=self.token(row[1], f"{where} left"),

@@ -8,8 +8,8 @@ sorts, and, for BPE, the merges by rank and the tree of merges that builds any t
 >>> from tokviz.models import BPE
 >>> model = BPE({"h": 0, "u": 1, "g": 2, "hu": 3, "hug": 4}, [("h", "u"), ("hu", "g")])
 >>> print(render_merge_tree(merge_tree(model, "hug")))
-hug  ← merge #1: 'hu' + 'g'
-├── hu  ← merge #0: 'h' + 'u'
+hug  ← merge #2: 'hu' + 'g'
+├── hu  ← merge #1: 'h' + 'u'
 │   ├── h
 │   └── u
 └── g

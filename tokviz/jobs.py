@@ -293,9 +293,12 @@ def _training_task(key: str, config: Any, vocab_size: int, lines: Sequence[str],
     if counted_here:  # a large corpus: its words are counted here, not in the page's process
         with time_budget():
             words = count_config_words(config, lines)
-    # The history goes back as its JSON: the form the shared cache stores, and no pickle of a large record.
-    text = history_io.dumps(run_training(config, vocab_size, lines, report, words=words))
-    return text, (words if counted_here else None)
+    # The history goes back as its JSON: the form the shared cache stores, and no pickle of a large record;
+    # with it the memory it holds once decoded, measured here so that the app process need not.
+    from tokviz.history import retained_bytes
+
+    history = run_training(config, vocab_size, lines, report, words=words)
+    return history_io.dumps(history), (words if counted_here else None), retained_bytes(history)
 
 
 # --- waiting for a training ------------------------------------------------------------------------
@@ -308,6 +311,7 @@ class TrainingResult(NamedTuple):
     history: Any
     text: str | None
     words: Any
+    retained: int | None = None  # tokviz.history.retained_bytes(history), measured on the worker
 
 
 def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress: Progress | None = None,
@@ -339,7 +343,7 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
     try:
         while True:
             try:
-                text, counted = future.result(timeout=POLL_SECONDS)  # the task's error is re-raised here, message and all
+                text, counted, retained = future.result(timeout=POLL_SECONDS)  # the task's error is re-raised here, message and all
             except TimeoutError:
                 pass
             except Exception as error:
@@ -357,7 +361,7 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
                 if state is not None and state != seen:
                     progress(*state)
                 _forget(dask, key)
-                return TrainingResult(_decode_once(key, text), text, counted)
+                return TrainingResult(_decode_once(key, text), text, counted, retained)
             if replaced.is_set():
                 raise TrainingCancelled("This session started another training, which replaces this one.")
             if wanted is not None and not wanted():

@@ -41,6 +41,17 @@ UNICODE_WHITESPACE = frozenset(
 _TRIM_CHARS = UNICODE_WHITESPACE | {_SPACE_SYMBOL}
 
 
+def _middle_of(encoding: Encoding, parts: tuple[Any, ...] | None) -> Encoding | None:
+    """The tokens between a single sequence's special tokens (``parts`` as ``single_parts``
+    gives them), type ids 0."""
+    if parts is None:
+        return None
+    before, after = len(parts[1][0]), len(parts[2][0])
+    middle = encoding._slice(before, len(encoding) - after)
+    middle._type_ids = (0,) * len(middle._ids)
+    return middle
+
+
 class PostProcessor(JsonComponent):
     """Base class: subclasses implement ``process_encodings`` and ``num_special_tokens_to_add``."""
 
@@ -54,6 +65,21 @@ class PostProcessor(JsonComponent):
     def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
         """:meth:`process` of one sequence without overflowing pieces, in one step (None:
         let :meth:`process` do it). Like it, it marks ``encoding`` as sequence 0."""
+        return None
+
+    def single_middle(self, encoding: Encoding) -> Encoding | None:
+        """What the encoding engine asks: the encoding of a single sequence as it was before
+        this processor added its special tokens, taken from between them in ``encoding`` (type
+        ids 0, as a first sequence is encoded), or None when the processor changes more than
+        its ends (RoBERTa's trims offsets). A tokenizer truncating a processed sequence cuts
+        this, not the text again.
+
+        >>> template = TemplateProcessing(single="<s> $A:1 </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+        >>> processed = template.process(Encoding.from_tokens([(7, "hi", (0, 2)), (8, "!", (2, 3))], type_id=0))
+        >>> middle = template.single_middle(processed)
+        >>> middle.ids, middle.type_ids, middle.offsets, middle.special_tokens_mask
+        ([7, 8], [0, 0], [(0, 2), (2, 3)], [0, 0])
+        """
         return None
 
     # HF's Rust name, kept for readers of its source.
@@ -234,6 +260,9 @@ class BertProcessing(PostProcessor):
 
     def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
         return _single_between(encoding, self.cls, self.sep, add_special_tokens)
+
+    def single_middle(self, encoding: Encoding) -> Encoding | None:
+        return _middle_of(encoding, self.single_parts())
 
     def single_parts(self) -> tuple[Any, ...]:
         """``[CLS] $A [SEP]`` as :meth:`TemplateProcessing.single_parts` gives a template."""
@@ -530,6 +559,9 @@ class TemplateProcessing(PostProcessor):
                 f"Missing SpecialToken(s) with id(s) `{', '.join(missing)}`: the template uses them, so special_tokens "
                 "must give their ids, e.g. special_tokens=[(\"[CLS]\", 1)]."
             )
+
+    def single_middle(self, encoding: Encoding) -> Encoding | None:
+        return _middle_of(encoding, self.single_parts())
 
     def single_parts(self) -> tuple[Any, ...] | None:
         """The single template as ``(type id of $A, before, after, {})``, each side ``(ids,

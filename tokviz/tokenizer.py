@@ -21,7 +21,7 @@ and returns the trainer's :class:`~tokviz.history.TrainingHistory`.
 [1]
 
 Speed: pipelines whose stages are local encode each distinct chunk of text once and reuse
-it (:mod:`tokviz.fast_paths`; GPT-2 byte-level ones have their own lane below); the
+it (:mod:`tokviz.engine.chunks`; GPT-2 byte-level ones have their own lane below); the
 general path handles everything else. ``encode_batch(..., processes=2)`` spreads a large
 batch over processes (the GIL rules out threads).
 
@@ -34,215 +34,27 @@ from __future__ import annotations
 import copy
 import importlib
 import json
-import re
-import unicodedata
-from dataclasses import dataclass
-from functools import partial
-from itertools import accumulate, chain, count, islice, repeat
-from operator import add, itemgetter, lt, sub
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
-from tokviz.encoding import Encoding, flat_offsets_encoding, whole_sequence_ranges
-from tokviz.engine.cut import CutPlan, added_pieces, cut_plan, encode_cut
+from tokviz.encoding import Encoding, PaddingParams, TruncationParams, pad_encodings, truncate_encodings, whole_sequence_ranges
+from tokviz.engine.byte_level import ByteLevelState, encode_byte_level, lane_plan
+from tokviz.engine.chunks import encode_chunked, encode_processed, plan_for
+from tokviz.engine.cut import CutPlan, cut_plan, encode_cut
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
-from tokviz.fast_paths import encode_chunked, encode_processed, plan_for
+from tokviz.models.trainer import finish_progress_lines, training_for
 from tokviz.models.base import Token
-from tokviz.models.bpe.fast import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder, byte_symbol_tokens, symbol_offsets_to_chars
 from tokviz.processors import ByteLevel as ByteLevelProcessor
 from tokviz.processors import BertProcessing as BertProcessor
 from tokviz.processors import RobertaProcessing as RobertaProcessor
 from tokviz.processors import TemplateProcessing as TemplateProcessor
-from tokviz.processors import _TRIM_CHARS, trim_token_offsets
 from tokviz.processes import PARALLEL_MIN_INPUTS, encode_in_processes
+from tokviz.trace import TokenizerTrace, sequence_trace
 
 _STRATEGIES = ("longest_first", "only_first", "only_second")
-
-
-# ---------------------------------------------------------------------- truncation / padding
-@dataclass(frozen=True, slots=True)
-class TruncationParams:
-    max_length: int
-    stride: int = 0
-    strategy: str = "longest_first"
-    direction: str = "right"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"max_length": self.max_length, "stride": self.stride, "strategy": self.strategy, "direction": self.direction}
-
-
-@dataclass(frozen=True, slots=True)
-class PaddingParams:
-    length: int | None = None  # None: pad to the longest of the batch
-    pad_to_multiple_of: int | None = None
-    pad_id: int = 0
-    pad_type_id: int = 0
-    pad_token: str = "[PAD]"
-    direction: str = "right"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "length": self.length,
-            "pad_to_multiple_of": self.pad_to_multiple_of,
-            "pad_id": self.pad_id,
-            "pad_token": self.pad_token,
-            "pad_type_id": self.pad_type_id,
-            "direction": self.direction,
-        }
-
-
-def truncate_encodings(
-    encoding: Encoding, pair: Encoding | None, params: TruncationParams
-) -> tuple[Encoding, Encoding | None]:
-    """Cut one sequence or a pair down to ``params.max_length`` tokens in all, as HF does.
-
-    ``longest_first`` shares the budget: with max_length 6 and lengths (5, 3), the pair
-    keeps (3, 3); with (2, 9) it keeps (2, 4).
-    """
-    max_length, stride, direction = params.max_length, params.stride, params.direction
-    if max_length == 0:
-        encoding.truncate(0, stride, direction)
-        if pair is not None:
-            pair.truncate(0, stride, direction)
-        return encoding, pair
-    total = len(encoding) + (len(pair) if pair is not None else 0)
-    if total <= max_length:
-        return encoding, pair
-    to_remove = total - max_length
-    if params.strategy == "longest_first":
-        if pair is None:
-            encoding.truncate(total - to_remove, stride, direction)
-            return encoding, pair
-        n1, n2 = len(encoding), len(pair)
-        swap = n1 > n2
-        if swap:
-            n1, n2 = n2, n1
-        n2 = n1 if n1 > max_length else max(n1, max_length - n1)
-        if n1 + n2 > max_length:
-            n1 = max_length // 2
-            n2 = n1 + max_length % 2
-        if swap:
-            n1, n2 = n2, n1
-        encoding.truncate(n1, stride, direction)
-        pair.truncate(n2, stride, direction)
-        return encoding, pair
-    if params.strategy == "only_first":
-        target = encoding
-    else:
-        if pair is None:
-            raise TokvizError("Truncation strategy 'only_second' needs a pair of sequences, but only one was given.")
-        target = pair
-    if len(target) <= to_remove:
-        raise TokvizError(
-            f"Cannot truncate to {max_length} tokens with strategy {params.strategy!r}: the sequence it may "
-            f"cut has only {len(target)} tokens but {to_remove} must go. Use 'longest_first' or a larger max_length."
-        )
-    target.truncate(len(target) - to_remove, stride, direction)
-    return encoding, pair
-
-
-def pad_encodings(encodings: list[Encoding], params: PaddingParams) -> None:
-    """Pad every encoding to the batch's longest (or the fixed length), rounded up to the multiple."""
-    if not encodings:
-        return
-    length = params.length if params.length is not None else max(len(e) for e in encodings)
-    multiple = params.pad_to_multiple_of
-    if multiple and length % multiple:
-        length += multiple - length % multiple
-    for encoding in encodings:
-        encoding.pad(length, params.direction, params.pad_id, params.pad_type_id, params.pad_token)
-
-
-def _template_middle(processor: Any, encoding: Encoding) -> Encoding | None:
-    """The encoding of a single sequence before ``processor`` (a template or BERT's) added its
-    special tokens to it, taken from between them in ``encoding`` (type ids 0, as
-    :meth:`Tokenizer.encode` encodes a first sequence before processing), or None for other
-    processors: RoBERTa's trims offsets, so its output is not its input.
-
-    >>> from tokviz.processors import TemplateProcessing
-    >>> template = TemplateProcessing(single="<s> $A:1 </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
-    >>> processed = template.process(Encoding.from_tokens([(7, "hi", (0, 2)), (8, "!", (2, 3))], type_id=0))
-    >>> middle = _template_middle(template, processed)
-    >>> middle.ids, middle.type_ids, middle.offsets, middle.special_tokens_mask
-    ([7, 8], [0, 0], [(0, 2), (2, 3)], [0, 0])
-    """
-    kind = type(processor)
-    if kind is BertProcessor:
-        before = after = 1
-    elif kind is TemplateProcessor:
-        split = processor.single_parts()
-        if split is None:
-            return None
-        before, after = len(split[1][0]), len(split[2][0])
-    else:
-        return None
-    middle = encoding._slice(before, len(encoding) - after)
-    middle._type_ids = (0,) * len(middle._ids)
-    return middle
-
-
-# ---------------------------------------------------------------------- trace records
-@dataclass(frozen=True, slots=True)
-class PreTokenTrace:
-    """One pre-token: its (normalized) text, original char offsets, and the model's tokens.
-
-    ``tokens`` carry offsets into the ORIGINAL text. ``added`` marks an added/special
-    token that was cut out before normalization and never reached the model.
-    """
-
-    text: str
-    offsets: tuple[int, int]
-    tokens: tuple[Token, ...]
-    added: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SequenceTrace:
-    """Every stage of one input sequence.
-
-    ``alignments[i]`` is the original span of normalized char ``i``; ``changed[i]`` says
-    whether the normalizer changed that char (replaced, inserted, or merged several).
-    ``decoded`` is the decoder's output for this sequence's tokens, and ``round_trip``
-    whether it equals the normalized text.
-    """
-
-    original: str
-    normalized: str
-    alignments: tuple[tuple[int, int], ...]
-    changed: tuple[bool, ...]
-    pre_tokens: tuple[PreTokenTrace, ...]
-    decoded: str
-    round_trip: bool
-
-    @property
-    def tokens(self) -> tuple[Token, ...]:
-        return tuple(token for pre_token in self.pre_tokens for token in pre_token.tokens)
-
-
-@dataclass(frozen=True, slots=True)
-class TokenizerTrace:
-    """What :meth:`Tokenizer.trace` returns: one :class:`SequenceTrace` per input sequence,
-    the final post-processed :class:`Encoding` (truncation and padding applied), and the
-    decoded text of that encoding (special tokens skipped)."""
-
-    sequences: tuple[SequenceTrace, ...]
-    encoding: Encoding
-    decoded: str
-
-    @property
-    def original(self) -> str:
-        return self.sequences[0].original
-
-    @property
-    def normalized(self) -> str:
-        return self.sequences[0].normalized
-
-    @property
-    def round_trip(self) -> bool:
-        return all(sequence.round_trip for sequence in self.sequences)
 
 
 # ---------------------------------------------------------------------- the tokenizer
@@ -273,16 +85,11 @@ class Tokenizer:
         self._added = AddedVocabulary()
         self._truncation: TruncationParams | None = None
         self._padding: PaddingParams | None = None
-        self._word_cache: dict[str, tuple[tuple[int, ...], tuple[str, ...], tuple[tuple[int, int], ...]]] = {}
-        self._word_cache_model: Any = None
-        self._word_cache_epoch: int | None = None  # the model's count of cache clears it follows
+        self._byte_lane = ByteLevelState()  # the byte-level lane's plan and word cache (tokviz.engine.byte_level)
         #: The byte-level fast path gives the same encodings as the general one (the
         #: tests compare both); set False to always take the general path.
         self.use_fast_path = True
-        self._fast_plan: Any = None
-        self._fast_plan_for: Any = None
-        self._fast_plan_generation = -1
-        # (normalizer, pre_tokenizer, model, edit generation, ChunkPlan or None): see tokviz.fast_paths.
+        # (normalizer, pre_tokenizer, model, edit generation, ChunkPlan or None): see tokviz.engine.chunks.
         self._chunk_plan: Any = None
         self._cut_plan: Any = None  # (normalizer, pre_tokenizer, model, edit generation, CutPlan or None)
         #: The TrainingHistory of the last ``train`` / ``train_from_iterator`` (HF returns None from both;
@@ -381,10 +188,7 @@ class Tokenizer:
         plan = self._chunk_plan
         if plan is not None:
             self._chunk_plan = tuple(private if part is shared else part for part in plan[:3]) + tuple(plan[3:])
-        if self._word_cache_model is shared:
-            self._word_cache_model = private
-        if self._fast_plan_for is shared:
-            self._fast_plan_for = private
+        self._byte_lane.rekey(shared, private)
         return private
 
     def _own_added(self) -> AddedVocabulary:
@@ -410,6 +214,7 @@ class Tokenizer:
         """
         twin = Tokenizer.__new__(Tokenizer)
         twin.__dict__.update(self.__dict__)
+        twin._byte_lane = copy.copy(self._byte_lane)
         names = {"model", "normalizer", "pre_tokenizer", "post_processor", "decoder", "added"}
         self._shared = set(names)
         twin._shared = set(names)
@@ -559,7 +364,8 @@ class Tokenizer:
                 return encoding
             # Too long: truncate the sequence's own encoding, which is the fast lane's
             # between the template's special tokens (not encoded again).
-            middle = _template_middle(self._post_processor, encoding) if add_special_tokens else None
+            processor = self._post_processor
+            middle = processor.single_middle(encoding) if add_special_tokens and processor is not None else None
             if middle is not None:
                 return self.post_process(middle, None, add_special_tokens)
         encoding = self._encode_input(sequence, 0, is_pretokenized)
@@ -808,157 +614,25 @@ class Tokenizer:
         return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
 
     def _byte_level_lane(self, pre_tokenizer: Any, model: Any) -> tuple[Any, ...] | None:
-        """The byte-level lane's plan for these components (``(add_prefix_space, findall,
-        word_entry)``), made when one is replaced or edited, or None when the lane does not apply."""
-        generation = _mutation.generation()
-        if (
-            self._word_cache_model is not model
-            or self._fast_plan_for is not pre_tokenizer
-            or self._fast_plan_generation != generation
-        ):
-            # The plan and the word cache hold until a component is replaced or edited.
-            self._word_cache = {}
-            self._word_cache_epoch = getattr(model, "_cache_epoch", None)
-            self._word_cache_model = model
-            self._fast_plan_for = pre_tokenizer
-            self._fast_plan_generation = generation
-            plan = _byte_level_plan(pre_tokenizer)
-            if plan is not None and _is_deterministic(model):
-                # The chunk plan's word encoder when it has one for this model (made with the
-                # tokenizer's load): one set of proofs, and no tables built in a first encode.
-                chunk_plan = self._chunk_plan
-                shared = None
-                if chunk_plan is not None and chunk_plan[2] is model and chunk_plan[3] == generation and chunk_plan[4] is not None:
-                    shared = chunk_plan[4].bpe
-                self._fast_plan = (*plan, _byte_word_entries(model, shared))
-            else:
-                self._fast_plan = None
-        return self._fast_plan
+        """The byte-level lane's plan for these components (see :func:`tokviz.engine.byte_level.lane_plan`)."""
+        return lane_plan(self._byte_lane, pre_tokenizer, model, self._chunk_plan)
 
-    # ----------------------------------------------------------------- byte-level fast path
     def _fast_byte_level(
         self, sequence: str, type_id: int, word_index: int | None, trim: tuple[bool] | tuple[()] = ()
     ) -> Encoding | None:
-        """The GPT-2 / RoBERTa pipeline without per-character objects (same result as the
-        general path, which the tests check): no normalizer, a ByteLevel pre-tokenizer, a
-        deterministic model. Returns None when it does not apply.
-
-        ``trim=(add_prefix_space,)`` also applies the ByteLevel post-processor's offset
-        trimming (from offsets precomputed per word), for :meth:`encode`'s fast lane.
-        """
+        """The byte-level lane's encoding (:func:`tokviz.engine.byte_level.encode_byte_level`), or None."""
         pre_tokenizer = self._pre_tokenizer
         if pre_tokenizer is None:
             return None
-        normalizer = self._normalizer
-        if normalizer is not None:
-            # A Unicode normal form (Qwen2's NFC) that leaves this text as it is: nothing to align.
-            form = type(normalizer).__name__
-            if form not in _NORMAL_FORMS or type(normalizer).__module__ != "tokviz.normalizers":
-                return None
-            if not sequence.isascii() and not unicodedata.is_normalized(form, sequence):
-                return None
-        model = self._model
-        plan = self._byte_level_lane(pre_tokenizer, model)
-        if plan is None:
-            return None
-        if self._word_cache_epoch is not None and self._word_cache_epoch != model._cache_epoch:
-            self._word_cache = {}  # model._clear_cache()
-            self._word_cache_epoch = model._cache_epoch
-        add_prefix_space, findall, word_entry = plan
-        cache = self._word_cache
-        cache_get = cache.get
-        starts_field = _FIELD_TRIMMED_STARTS if trim else _FIELD_STARTS
-        ends_field = _FIELD_TRIMMED_ENDS if trim else _FIELD_ENDS
-
-        ids: list[int] = []
-        tokens: list[str] = []
-        starts: list[int] = []  # (the offsets as two runs of ints: see flat_offsets_encoding)
-        ends: list[int] = []
-        words: list[int | None] = []
-        split_index = 0
-
-        if not sequence:
-            pieces: list[tuple[int | None, int, int]] = []
-        elif self._added.is_empty or not self._added.may_occur_in(sequence):
-            pieces = [(None, 0, len(sequence))]
-        else:
-            pieces = added_pieces(self._added, sequence)
-
-        for token_id, start, end in pieces:
-            if token_id is not None:
-                value = sequence[start:end]
-                ids.append(token_id)
-                tokens.append(value)
-                if trim:
-                    start, end = trim_token_offsets(value, start, end, not starts or start == 0, trim[0])
-                starts.append(start)
-                ends.append(end)
-                words.append(split_index if word_index is None else word_index)
-                split_index += 1
-                continue
-            text = sequence[start:end] if (start or end != len(sequence)) else sequence
-            prefixed = add_prefix_space and not text.startswith(" ")
-            if prefixed:
-                text = " " + text
-            word_list = findall(text) if findall is not None else [text]
-            if word_list is None:
-                return None  # a Split whose matches leave gaps in this text: the general path
-            entries = list(map(cache_get, word_list))
-            if None in entries:
-                for position, entry in enumerate(entries):
-                    if entry is None:
-                        # Looked up again: a word repeated in this text is tokenized once.
-                        entry = cache_get(word_list[position]) or word_entry(word_list[position])
-                        if len(cache) < 200_000:
-                            cache[word_list[position]] = entry
-                        entries[position] = entry
-            # Char j of ``text`` is original char start + j, or start + j - 1 after the
-            # prefix space (which shares the first char's alignment, as HF's prepend does).
-            # Everything below runs in C (map/chain/zip/accumulate), no Python loop per token.
-            origin = start - 1 if prefixed else start
-            first = len(ids)
-            ids.extend(chain.from_iterable(map(_FIELD_IDS, entries)))
-            added_count = len(ids) - first
-            tokens.extend(chain.from_iterable(map(_FIELD_VALUES, entries)))
-            if all(map(_FIELD_CONTIGUOUS, entries)):
-                # The tokens tile the text, each starting where the previous one ended.
-                token_starts = list(accumulate(chain.from_iterable(map(_FIELD_LENGTHS, entries)), initial=origin))
-                if trim:
-                    starts.extend(map(add, token_starts, chain.from_iterable(map(_FIELD_TRIM_START, entries))))
-                    ends.extend(map(add, token_starts, chain.from_iterable(map(_FIELD_TRIM_END, entries))))
-                else:
-                    starts.extend(islice(token_starts, len(token_starts) - 1))
-                    ends.extend(islice(token_starts, 1, None))
-            else:
-                # A char split across tokens: its tokens overlap, so shift each word's offsets.
-                counts = list(map(len, map(_FIELD_IDS, entries)))
-                bases = list(chain.from_iterable(map(repeat, accumulate(map(len, word_list), initial=origin), counts)))
-                starts.extend(map(add, chain.from_iterable(map(starts_field, entries)), bases))
-                ends.extend(map(add, chain.from_iterable(map(ends_field, entries)), bases))
-            if word_index is not None:
-                words.extend(repeat(word_index, added_count))
-            elif added_count == len(entries):
-                words.extend(range(split_index, split_index + added_count))
-            else:
-                counts = list(map(len, map(_FIELD_IDS, entries)))
-                words.extend(chain.from_iterable(map(repeat, count(split_index), counts)))
-            split_index += len(entries)
-            if prefixed or (trim and (first == 0 or start == 0)):
-                # The first word: redo its offsets by the general rules (prefix space, is_first).
-                head = entries[0]
-                for k, (s, e, value) in enumerate(zip(head[2], head[3], head[1])):
-                    if prefixed:
-                        s, e = start + max(s - 1, 0), start + max(e - 1, 1)
-                    else:
-                        s, e = s + start, e + start
-                    if trim and (value[:1] in _TRIM_CHARS or value[-1:] in _TRIM_CHARS):  # (others keep theirs)
-                        s, e = trim_token_offsets(value, s, e, first + k == 0 or s == 0, trim[0])
-                    starts[first + k] = s
-                    ends[first + k] = e
-        n = len(ids)
-        return flat_offsets_encoding(
-            tuple(ids), (type_id,) * n, tuple(tokens), tuple(words), (tuple(starts), tuple(ends), 0, 0), (0,) * n, (1,) * n, {}
+        return encode_byte_level(
+            self._byte_lane, self._normalizer, pre_tokenizer, self._model, self._added, self._chunk_plan,
+            sequence, type_id, word_index, trim,
         )
+
+    @property
+    def _word_cache(self) -> dict[str, Any]:
+        """The byte-level lane's word cache (word -> its entry)."""
+        return self._byte_lane.words
 
     # ----------------------------------------------------------------- decoding
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
@@ -1010,46 +684,11 @@ class Tokenizer:
                 continue
             splits, added = self._pipeline(item)
             encodings.append(self._encoding_from_splits(splits, type_id, None))
-            sequences.append(self._trace_sequence(item, splits, added))
+            normalized_splits = self._extract_and_normalize(item).splits
+            sequences.append(sequence_trace(item, normalized_splits, splits, added, self._decoder))
         encoding = self.post_process(encodings[0], encodings[1] if len(encodings) > 1 else None, True)
         decoded = self.decode(encoding._ids, skip_special_tokens=True)
         return TokenizerTrace(tuple(sequences), encoding, decoded)
-
-    def _trace_sequence(self, text: str, splits: list[Any], added_splits: set[int]) -> SequenceTrace:
-        # The normalized text of the whole sequence (before pre-tokenization), with its alignment.
-        from tokviz.normalized import NormalizedString
-
-        normalized_parts: list[str] = []
-        alignments: list[tuple[int, int]] = []
-        for split in self._extract_and_normalize(text).splits:
-            normalized_parts.append(split.normalized.normalized)
-            alignments.extend(split.normalized.alignments)
-        normalized = "".join(normalized_parts)
-        changed = tuple(
-            end - start != 1 or text[start:end] != char for char, (start, end) in zip(normalized, alignments)
-        )
-        pre_tokens = []
-        for split in splits:
-            ns: NormalizedString = split.normalized
-            convert = ns.convert_offsets_to_original
-            model_tokens = tuple(
-                Token(t.id, t.value, convert(t.offsets[0], t.offsets[1]) or tuple(t.offsets)) for t in split.tokens
-            )
-            pre_tokens.append(PreTokenTrace(ns.normalized, ns.offsets_original(), model_tokens, id(ns) in added_splits))
-        sequence_tokens = [t.value for p in pre_tokens for t in p.tokens]
-        if self._decoder is not None:
-            decoded = self._decoder.decode(sequence_tokens)
-        else:
-            decoded = " ".join(sequence_tokens)
-        return SequenceTrace(
-            original=text,
-            normalized=normalized,
-            alignments=tuple(alignments),
-            changed=changed,
-            pre_tokens=tuple(pre_tokens),
-            decoded=decoded,
-            round_trip=decoded == normalized,
-        )
 
     # ----------------------------------------------------------------- training
     def train_from_iterator(
@@ -1074,7 +713,8 @@ class Tokenizer:
         if length is not None and not hasattr(iterator, "__len__"):
             texts = _SizedIterable(iterator, length)
         word_counts = count_words(texts, self._normalizer, self._pre_tokenizer, progress)
-        history = trainer.train_from_word_counts(word_counts, progress)
+        with training_for(self._model):  # (the trained model is built once, with this model's options)
+            history = trainer.train_from_word_counts(word_counts, progress)
         # HF's trainers keep the options of the model they train (unk_token, dropout, ...):
         # the history carries them into its model and every model_at(k).
         if hasattr(history, "for_model"):
@@ -1247,28 +887,6 @@ def _tokenizer_from_state(state: bytes, training_history: Any = None, use_fast_p
     return tokenizer
 
 
-#: How many progress stages HF's trainers finish (each prints an empty line when shown).
-_PROGRESS_STAGES = {"BpeTrainer": 3, "WordPieceTrainer": 3, "UnigramTrainer": 2, "ParityBpeTrainer": 1}
-
-
-def finish_progress_lines(trainer: Any) -> None:
-    """HF's trainers with ``show_progress=True`` end every progress stage with an empty line
-    on the process's standard output (file descriptor 1, as Rust's ``println!``; the bars
-    themselves go to a terminal only). tokviz writes the same lines the same way, so a
-    script or notebook prints the same on both libraries."""
-    stages = _PROGRESS_STAGES.get(type(trainer).__name__, 0)
-    if not stages or getattr(trainer, "show_progress", False) is not True:
-        return
-    import os
-    import sys
-
-    try:
-        sys.stdout.flush()
-        os.write(1, b"\n" * stages)
-    except (OSError, ValueError, AttributeError):  # no standard output (a service, a closed stream)
-        pass
-
-
 _BUILDERS = {
     "model": "tokviz.serialization:model_from_dict",
     "normalizer": "tokviz.normalizers:from_dict",
@@ -1371,279 +989,3 @@ class _SizedIterable:
 
     def __len__(self) -> int:
         return self._length
-
-
-def _is_deterministic(model: Any) -> bool:
-    """Whether ``model.tokenize`` always gives the same tokens for the same word (cacheable)."""
-    return not getattr(model, "dropout", None) and type(model).__name__ in ("BPE", "WordLevel", "WordPiece")
-
-
-_NORMAL_FORMS = frozenset({"NFC", "NFD", "NFKC", "NFKD"})
-
-
-def _byte_level_plan(pre_tokenizer: Any) -> tuple[bool, Any] | None:
-    """``(add_prefix_space, findall or None)`` when the pre-tokenizer is tokviz's ByteLevel, or
-    a Split by a regex (behavior "isolated") before a ByteLevel without its own regex: Llama 3's
-    and tiktoken-style tokenizers (see :func:`_isolated_findall`)."""
-    from tokviz.fast_paths import unwrapped_pre_tokenizer
-
-    pre_tokenizer = unwrapped_pre_tokenizer(pre_tokenizer)
-    if type(pre_tokenizer).__module__ != "tokviz.pre_tokenizers":
-        return None
-    kind = type(pre_tokenizer).__name__
-    if kind == "Sequence" and len(pre_tokenizer.pretokenizers) == 2:
-        split, byte_level = pre_tokenizer.pretokenizers
-        if (
-            type(split).__name__ == "Split" and type(split).__module__ == "tokviz.pre_tokenizers"
-            and type(byte_level).__name__ == "ByteLevel" and type(byte_level).__module__ == "tokviz.pre_tokenizers"
-            and not byte_level.use_regex
-            and split.behavior == "isolated"
-            and not split.invert
-            and type(split.pattern).__name__ == "Regex"
-            and split.pattern.compiled.groups == 0
-        ):
-            return bool(byte_level.add_prefix_space), _isolated_findall(split.pattern)
-        if (
-            type(split).__name__ == "Digits" and type(split).__module__ == "tokviz.pre_tokenizers"
-            and type(byte_level).__name__ == "ByteLevel" and type(byte_level).__module__ == "tokviz.pre_tokenizers"
-            and byte_level.use_regex
-            and not byte_level.add_prefix_space  # (it would prefix every piece: the general path)
-        ):
-            return False, _digits_findall(split.individual_digits)
-        return None
-    if kind != "ByteLevel":
-        return None
-    findall = None
-    if pre_tokenizer.use_regex:
-        findall = _gpt2_findall()
-    return bool(pre_tokenizer.add_prefix_space), findall
-
-
-#: Split patterns of well-known tokenizers, searched without a time limit (each alternative is
-#: a run of one class: linear time): Llama 3's / tiktoken's cl100k_base, Qwen2's, o200k_base.
-_TRUSTED_SPLIT_PATTERNS = frozenset({
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
-    r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
-    " ?[^(\\s|[.,!?…。，、।۔،])]+",  # BLOOM's (a class nested in a class: see patterns.has_nested_class)
-})
-
-
-def _isolated_findall(pattern: Any) -> Any:
-    """The words a Split(pattern, "isolated") makes of a text, for the byte-level lane: the
-    matches, in C when they tile the text (as the patterns of Llama 3 and tiktoken do: every
-    char is in a match), else the matches and the gaps between them (BLOOM's pattern leaves
-    spaces and punctuation out); None if a match is empty (the general path then splits it).
-
-    >>> from tokviz import Regex
-    >>> findall = _isolated_findall(Regex(r"\\p{L}+|\\s+|\\p{N}{1,3}"))
-    >>> findall("ab 12345"), findall("ab!? c"), _isolated_findall(Regex(r"\\p{L}*"))("ab!")
-    (['ab', ' ', '123', '45'], ['ab', '!?', ' ', 'c'], None)
-    """
-    from tokviz.patterns import find_all, match_spans
-    from tokviz.pre_tokenizers import GPT2_PATTERN, gpt2_findall
-
-    compiled = pattern.compiled
-    trusted = pattern.pattern in _TRUSTED_SPLIT_PATTERNS
-    untimed = compiled.findall if trusted else None
-    if pattern.pattern == GPT2_PATTERN:
-        # GPT-2's own pattern in a Split (tiktoken files converted by transformers: GPT-2's,
-        # Whisper's): its pre-tokenizer's split, in re for ASCII text.
-        trusted = True
-        untimed = gpt2_findall
-
-    def findall(text: str) -> list[str] | None:
-        words = untimed(text) if untimed is not None else find_all(compiled, text)
-        if "" in words:
-            return None
-        if sum(map(len, words)) == len(text):
-            return words
-        words = []
-        end = 0
-        spans = [match.span() for match in compiled.finditer(text)] if trusted else match_spans(compiled, text)
-        for start, match_end in spans:
-            if start != end:
-                words.append(text[end:start])
-            words.append(text[start:match_end])
-            end = match_end
-        if end != len(text):
-            words.append(text[end:])
-        return words
-
-    return findall
-
-
-def _digits_findall(individual: bool) -> Any:
-    """The words of Digits (each digit alone, or runs of them) then ByteLevel's own regex, as
-    StarCoder's pre-tokenizer makes them, for the byte-level lane: the numbers, and GPT-2's
-    pre-tokens of the text between them; None if a char the regex takes for a number is not
-    one to :func:`~tokviz.pre_tokenizers.is_numeric` (the general path then splits it).
-
-    >>> findall = _digits_findall(True)
-    >>> findall("Call 123, x2"), _digits_findall(False)("Call 123, x2 ½")
-    (['Call', ' ', '1', '2', '3', ',', ' x', '2'], ['Call', ' ', '123', ',', ' x', '2', ' ', '½'])
-    """
-    import regex
-
-    from tokviz.pre_tokenizers import gpt2_findall, is_numeric
-
-    ascii_split = re.compile("([0-9])" if individual else "([0-9]+)").split
-    number = regex.compile(r"(\p{N})" if individual else r"(\p{N}+)")
-
-    def findall(text: str) -> list[str] | None:
-        if text.isascii():
-            pieces = ascii_split(text)
-        else:
-            pieces = number.split(text)
-            if not all(map(is_numeric, "".join(pieces[1::2]))):
-                return None
-        words: list[str] = []
-        for index, piece in enumerate(pieces):
-            if index % 2:
-                words.append(piece)
-            elif piece:
-                words += gpt2_findall(piece)
-        return words
-
-    return findall
-
-
-def _gpt2_findall() -> Any:
-    # The pre-tokenizer's own split (pre_tokenizers.gpt2_findall), so both paths split alike.
-    from tokviz.pre_tokenizers import gpt2_findall
-
-    return gpt2_findall
-
-
-def _byte_word_entries(model: Any, encoder: Any = None) -> Any:
-    """``word -> word-cache entry`` (:func:`_tokenize_byte_word`) for the model: a BPE model's
-    tuples come from its :func:`bpe_word_encoder` (``encoder``, if one is made already; no
-    ``Token`` objects), others' from ``model.tokenize``."""
-    return partial(_tokenize_byte_word, model.tokenize, encoder or bpe_word_encoder(model))
-
-
-# The last six fields of a word's entry when it is one ASCII token covering it (size < 256):
-# with one leading 'Ġ' trimmed (a word after a space), or with nothing to trim.
-_SPACE_TAILS = tuple(
-    (ONE_TUPLES[1], ONE_TUPLES[size], ONE_TUPLES[size], ONE_TUPLES[1], ONE_TUPLES[size], True) for size in range(ONE_TUPLE_LIMIT)
-)
-_PLAIN_TAILS = tuple(
-    (ONE_TUPLES[0], ONE_TUPLES[size], ONE_TUPLES[size], ONE_TUPLES[0], ONE_TUPLES[size], True) for size in range(ONE_TUPLE_LIMIT)
-)
-
-
-def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[Any, ...]:
-    """A pre-token's word-cache entry (fields below): ids, tokens, start and end offsets in
-    chars of ``word`` (not of its byte symbols), the same trimmed by the ByteLevel
-    post-processor's rule for a token that is not the first of the text, token lengths,
-    trimmed offsets relative to each token's start, and whether the tokens tile the word.
-    ``encode``: the model's :func:`~tokviz.models.bpe.fast.bpe_word_encoder`, if it has one."""
-    symbols, entry = byte_symbol_tokens(word, model_tokenize, encode)
-    ids, values, starts, ends = entry
-    size = len(word)
-    same_length = len(symbols) == size
-    if len(ids) == 1 and same_length and ends[0] == size < ONE_TUPLE_LIMIT and not starts[0]:
-        # The usual word: one token covering it, trimmed by one leading space or not at all.
-        value = values[0]
-        if value[0] == "Ġ":
-            if size > 1 and value[1] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
-                return entry + _SPACE_TAILS[size]
-        elif value[0] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
-            return entry + _PLAIN_TAILS[size]
-    if len(ids) == 1 and same_length:
-        # The common case (a known word of ASCII text), built without intermediate lists.
-        value = values[0]
-        start = starts[0]
-        end = ends[0]
-        if not value:
-            trimmed_start, trimmed_end = start, end
-        elif value[0] == "Ġ" and len(value) > 1 and value[1] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
-            trimmed_start, trimmed_end = min(start + 1, end), end  # one leading space (trim_token_offsets)
-        elif value[0] in _TRIM_CHARS or value[-1] in _TRIM_CHARS:
-            trimmed_start, trimmed_end = trim_token_offsets(value, start, end, False, False)
-        else:
-            trimmed_start, trimmed_end = start, end
-        if end < ONE_TUPLE_LIMIT:  # 0 <= start <= trimmed start <= trimmed end <= end: shared (n,) tuples
-            return (
-                ids, values, starts, ends, ONE_TUPLES[trimmed_start], ONE_TUPLES[trimmed_end], ONE_TUPLES[end - start],
-                ONE_TUPLES[trimmed_start - start], ONE_TUPLES[trimmed_end - start], start == 0 and start < end == size,
-            )
-        return (
-            ids, values, starts, ends, (trimmed_start,), (trimmed_end,), (end - start,),
-            (trimmed_start - start,), (trimmed_end - start,), start == 0 and start < end == size,
-        )
-    trim_chars = _TRIM_CHARS
-    if same_length and ids and all(values) and starts[0] == 0 and ends[-1] == size and starts[1:] == ends[:-1]:
-        # Several tokens tiling a word of one-byte chars (BPE's tokens tile it): when no token
-        # but the first starts with a space symbol and none ends with one, the trimmed offsets
-        # are the offsets, the first start moved past its leading 'Ġ' (as below, in C).
-        first = values[0]
-        if (
-            trim_chars.isdisjoint(map(_LAST_CHAR, values))
-            and trim_chars.isdisjoint(map(_FIRST_CHAR, islice(values, 1, None)))
-            and (first[0] not in trim_chars or (first[0] == "Ġ" and len(first) > 1 and first[1] not in trim_chars))
-        ):
-            lengths = tuple(map(sub, ends, starts))
-            if first[0] == "Ġ":
-                return (
-                    ids, values, starts, ends, (1, *starts[1:]), ends, lengths,
-                    (1, *repeat(0, len(ids) - 1)), lengths, True,
-                )
-            return ids, values, starts, ends, starts, ends, lengths, (0,) * len(ids), lengths, True
-    if not same_length:
-        starts, ends = symbol_offsets_to_chars(word, starts, ends)  # a char's bytes align to the char
-        if ids and all(values) and trim_chars.isdisjoint(map(_FIRST_CHAR, values)) and trim_chars.isdisjoint(map(_LAST_CHAR, values)):
-            # No token to trim (a run of Chinese: tokens of its UTF-8 bytes, offsets of its chars).
-            lengths = tuple(map(sub, ends, starts))
-            contiguous = starts[0] == 0 and starts[1:] == ends[:-1] and ends[-1] == size and all(map(lt, starts, ends))
-            return ids, values, starts, ends, starts, ends, lengths, (0,) * len(ids), lengths, contiguous
-    trimmed_starts_list = list(starts)
-    trimmed_ends_list = list(ends)
-    for index, value in enumerate(values):
-        if value and (value[0] in trim_chars or value[-1] in trim_chars):
-            s = starts[index]
-            e = ends[index]
-            if value[0] == "Ġ" and len(value) > 1 and value[1] not in trim_chars and value[-1] not in trim_chars:
-                trimmed_starts_list[index] = min(s + 1, e)  # one leading space (trim_token_offsets)
-            else:
-                trimmed_starts_list[index], trimmed_ends_list[index] = trim_token_offsets(value, s, e, False, False)
-    contiguous = (
-        bool(ids)
-        and starts[0] == 0
-        and starts[1:] == ends[:-1]
-        and ends[-1] == size
-        and all(map(lt, starts, ends))
-    )
-    trimmed_starts = tuple(trimmed_starts_list)
-    trimmed_ends = tuple(trimmed_ends_list)
-    return (
-        ids,
-        values,
-        starts,
-        ends,
-        trimmed_starts,
-        trimmed_ends,
-        tuple(map(sub, ends, starts)),
-        # Trimmed offsets relative to each token's own start.
-        tuple(map(sub, trimmed_starts, starts)),
-        tuple(map(sub, trimmed_ends, starts)),
-        contiguous,
-    )
-
-
-_FIRST_CHAR = itemgetter(0)
-_LAST_CHAR = itemgetter(-1)
-
-# Fields of a word-cache entry (see _tokenize_byte_word).
-_FIELD_IDS = itemgetter(0)
-_FIELD_VALUES = itemgetter(1)
-_FIELD_STARTS = itemgetter(2)
-_FIELD_ENDS = itemgetter(3)
-_FIELD_TRIMMED_STARTS = itemgetter(4)
-_FIELD_TRIMMED_ENDS = itemgetter(5)
-_FIELD_LENGTHS = itemgetter(6)
-_FIELD_TRIM_START = itemgetter(7)
-_FIELD_TRIM_END = itemgetter(8)
-_FIELD_CONTIGUOUS = itemgetter(9)

@@ -1,7 +1,10 @@
 """Real browser: the Audit page audits the GPT-2-like preset, a clicked row of a findings table opens its token in
-Inspect (the merge-tree box holds it), and the page fits 1280x720 and 1440x900, also in presentation mode. Screenshots."""
+Inspect (the merge-tree box holds it) or its witness on Train; an upload keeps the threshold and the session's training
+keeps its slider; the page fits 1280x720 and 1440x900, also in presentation mode. Screenshots."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -87,3 +90,15 @@ def test_an_upload_keeps_the_threshold_and_the_session_training_keeps_its_slider
     choose(page, "audit_tokenizer", session_label)
     audit_done(page)
     assert slider_value(page, "audit_vocab") == smaller
+    # a reachable token's witness, seen on Train at this size
+    page.get_by_role("tab", name=re.compile(r"^Reachable \(")).click()  # tabs switch in the browser: no run
+    grid = page.locator(".st-key-audit_table_reachable")
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    act(page, lambda: page.mouse.click(box["x"] + 18, box["y"] + 35 + 17))
+    selected_line = page.get_by_text("Selected token:").inner_text()
+    witness = selected_line.split(" · witness: ", 1)[1]
+    act(page, page.get_by_role("button", name="See it on Train").click)
+    page.get_by_role("heading", name="Train a tokenizer").wait_for()
+    assert page.locator(".st-key-test_text textarea").first.input_value() == witness
+    assert slider_value(page) == smaller

@@ -1,4 +1,4 @@
-"""Issue 13, cold BPE encoding: ``bpe_word_encoder`` (tokviz.models.bpe.fast) and the byte-level
+"""Issue 13, cold BPE encoding: ``bpe_word_encoder`` (tokviz.engine.bpe) and the byte-level
 lane's word entries (``Tokenizer._fast_byte_level``) against the model, the general path and HF.
 
 ``bpe_word_encoder`` merges inline (a two-symbol word with one lookup), carries no lengths when
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from tokviz import Tokenizer, models, pre_tokenizers, processors
 from tokviz.byte_level import BYTES_TO_UNICODE
 from tokviz.errors import VocabularyError
-from tokviz.fast_paths import _model_word_entry, bpe_word_encoder
+from tokviz.engine.chunks import _model_word_entry, bpe_word_encoder
 
 WORD_CHARS = ["a", "b", "c", "▁", "é", "中", "😀", "a", "b", "\n"]
 BPE_WORD = st.lists(st.sampled_from(WORD_CHARS), max_size=10).map("".join)
@@ -300,7 +300,7 @@ def test_a_word_the_merges_hardly_join_gives_up_guessing_and_merges() -> None:
     """The first guess gives up at its second one-char token (a word of a script the
     vocabulary has few tokens of: a look-up per char and length otherwise); the merges then
     say what the word is, as the model."""
-    from tokviz.models.bpe.fast import GIVEN_UP
+    from tokviz.engine.bpe import GIVEN_UP
 
     vocab = {char: index for index, char in enumerate("abcdxyz")}
     vocab.update({"ab": 7, "abc": 8, "yz": 9})
@@ -386,14 +386,14 @@ def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_ma
     producer = dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents
     assert producer == {256: (vocab["a"], vocab["b"]), 257: (vocab["Ġ"], 256), 258: (vocab["Ġ"], vocab["a"])}
     assert loaded.encode("ab ab a").ids == [256, 257, 258]
-    assert loaded._fast_plan[-1].args[1] is encoder
+    assert loaded._byte_lane.plan[-1].args[1] is encoder
     assert _proof_memo(encoder)[257] == 1  # 'Ġab' proven by the merge of rank 1, in that encoder
     # StarCoder's pre-tokenizer (Digits, then ByteLevel) has no chunk plan: the lane makes its
     # own encoder, at load too.
     built.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)])
     loaded = Tokenizer.from_str(built.to_str())
     assert loaded._chunk_plan[4] is None
-    encoder = loaded._fast_plan[-1].args[1]
+    encoder = loaded._byte_lane.plan[-1].args[1]
     assert len(dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents) == 3
     assert loaded.encode("ab1 ab").ids == [256, vocab["1"], 257]
 
@@ -479,7 +479,7 @@ def test_a_converted_sentencepiece_model_proves_tokens_once_its_word_caches_are_
     # and proves tokens, memoized, once its caches are cleared and the same words come again.
     # The tokens are HF's either way.
     hf = pytest.importorskip("tokenizers")
-    from tokviz.fast_paths import plan_for
+    from tokviz.engine.chunks import plan_for
 
     vocab, merges, words = converted_sentencepiece
     options = {"unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True}
@@ -513,7 +513,7 @@ def test_words_of_a_sentencepiece_vocabulary_are_cut_between_letters_and_other_c
     hf = pytest.importorskip("tokenizers")
     from pathlib import Path
 
-    from tokviz.fast_paths import plan_for
+    from tokviz.engine.chunks import plan_for
 
     vocab, merges, _ = converted_sentencepiece
     joined_vocab = {**vocab, "u,": len(vocab)}

@@ -1,4 +1,4 @@
-"""The chunk-cached fast path (tokviz.fast_paths) against the general path and HF.
+"""The chunk-cached fast path (tokviz.engine.chunks) against the general path and HF.
 
 Each pipeline kind of issue 13 is built with HF ``tokenizers`` (trained on a slice of the
 shared corpora, with the real tokenizers' components) and loaded by tokviz. On random text
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokviz import Tokenizer, _mutation
-from tokviz.fast_paths import build_plan, plan_for, split_chunks
+from tokviz.engine.chunks import build_plan, plan_for, split_chunks
 from tokviz.pre_tokenizers import GPT2_PATTERN
 
 hf = pytest.importorskip("tokenizers")
@@ -182,12 +182,12 @@ long_text = st.lists(st.one_of(random_text, st.sampled_from(["The cat sat.", "He
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_long_texts_join_only_the_chunks_around_an_unsafe_boundary(pipelines, kind, monkeypatch):
-    import tokviz.fast_paths as fast_paths
+    import tokviz.engine.chunks as chunks
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
     joins = []
-    real_joined = fast_paths._joined
+    real_joined = chunks._joined
 
     def counting_joined(plan, chunks, entries, *flags):
         count = len(chunks)
@@ -195,7 +195,7 @@ def test_long_texts_join_only_the_chunks_around_an_unsafe_boundary(pipelines, ki
         joins.append(result is not None and 1 < len(chunks) < count)
         return result
 
-    monkeypatch.setattr(fast_paths, "_joined", counting_joined)
+    monkeypatch.setattr(chunks, "_joined", counting_joined)
 
     @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
     @given(long_text)
@@ -232,18 +232,18 @@ def test_bert_text_with_unicode_punctuation_stays_on_the_whole_piece_path(pipeli
     """Curly quotes, dashes and accents (English prose) under BertPreTokenizer: the whole-piece
     path splits them with a Unicode regex (checked char by char against BertPreTokenizer's own
     test), so a line with ’ is not left to the chunks."""
-    import tokviz.fast_paths as fast_paths
+    import tokviz.engine.chunks as chunks
 
     json_text = pipelines[name][0] if name == "bert" else _small_pipelines()[name]
     reference = hf.Tokenizer.from_str(json_text)
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
     plan = plan_for(fast)
     for text in ["“Don’t,” she said — «déjà vu»?", "l’été\u00a0est là… ¿Qué?", "It’s a “test”."]:
-        assert fast_paths._line_fields(plan, text, True) is not None, repr(text)
+        assert chunks._line_fields(plan, text, True) is not None, repr(text)
         ours, expected = fast.encode(text), reference.encode(text)
         assert _fields(ours) == _fields(general.encode(text)), repr(text)
         assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
-    assert [m.group() for m in fast_paths._bert_words_finditer("a’b")("a’b")] == ["a", "’", "b"]
+    assert [m.group() for m in chunks._bert_words_finditer("a’b")("a’b")] == ["a", "’", "b"]
 
 
 @pytest.mark.parametrize("name", ["bert", "bert_cased"])
@@ -252,14 +252,14 @@ def test_chinese_under_bert_stays_on_the_whole_piece_path(pipelines, name):
     Chinese is one whole piece with an origin per normalized char, not a chunk per char
     through the general machinery (~9x HF's time on a cold line of it); same ids and offsets
     as HF, a ligature and full-width letters among them."""
-    import tokviz.fast_paths as fast_paths
+    import tokviz.engine.chunks as chunks
 
     json_text = pipelines[name][0] if name == "bert" else _small_pipelines()[name]
     reference = hf.Tokenizer.from_str(json_text)
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
     plan = plan_for(fast)
     for text in ["我们今天去公园散步，天气非常好。", "東京は日本の首都です。", "ﬁne 中文 Ｆｕｌｌ", "中", "a中b  文\tc"]:
-        fields = fast_paths._line_fields(plan, text, True)
+        fields = chunks._line_fields(plan, text, True)
         assert fields is not None, repr(text)
         ours, expected = fast.encode(text), reference.encode(text)
         assert _fields(ours) == _fields(general.encode(text)), repr(text)
@@ -270,27 +270,27 @@ def test_chinese_under_bert_stays_on_the_whole_piece_path(pipelines, name):
 
 @pytest.mark.parametrize("kind", ["clip", "albert", "t5"])
 def test_whitespace_runs_and_one_char_changes_stay_on_the_whole_piece_path(pipelines, kind):
-    import tokviz.fast_paths as fast_paths
+    import tokviz.engine.chunks as chunks
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
     plan = plan_for(fast)
     for text in WHOLE_PIECE_TEXTS:
-        assert fast_paths._line_fields(plan, text, True) is not None, repr(text)
+        assert chunks._line_fields(plan, text, True) is not None, repr(text)
         ours, expected = fast.encode(text), reference.encode(text)
         assert _fields(ours) == _fields(general.encode(text)), repr(text)
         assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
     # A combining mark joins the char before it: such pieces are left to the chunks (and
     # still agree). Korean syllables become three jamo under ALBERT's NFKD, each aligned to
     # its syllable, and a ligature its letters: the whole piece, offsets mapped back.
-    assert fast_paths._line_fields(plan, "e\u0301 x", True) is None
+    assert chunks._line_fields(plan, "e\u0301 x", True) is None
     for text in ["한국어 ﬁn", "ﬁ한"]:
-        assert fast_paths._line_fields(plan, text, True) is not None, repr(text)
+        assert chunks._line_fields(plan, text, True) is not None, repr(text)
         ours, expected = fast.encode(text), reference.encode(text)
         assert _fields(ours) == _fields(general.encode(text)), repr(text)
         assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
     if kind == "albert":
-        jamo = fast_paths._line_fields(plan, "한국", True)
+        jamo = chunks._line_fields(plan, "한국", True)
         assert jamo[1] == ("▁", "ᄒ", "ᅡ", "ᆫ", "ᄀ", "ᅮ", "ᆨ")
         assert jamo[2] == ((0, 1), (0, 1), (0, 1), (0, 1), (1, 2), (1, 2), (1, 2))
 
@@ -487,7 +487,7 @@ def test_a_token_holding_a_greater_than_before_the_space_keeps_the_fast_path(byt
     from tokenizers import models as hf_models
     from tokenizers import normalizers as hf_normalizers
 
-    from tokviz.fast_paths import _model_splits_at
+    from tokviz.engine.chunks import _model_splits_at
 
     chars = ["▁", "a", "b", ">", "<", "/", "x"]
     vocab = {"<unk>": 0, **{f"<0x{byte:02X}>": 1 + byte for byte in range(256)}}
@@ -565,9 +565,9 @@ def test_multi_word_vocabularies_cut_only_where_no_token_reaches_over(train_line
     check()
     # The chunks (cut before spaces) when the whole-piece path is not taken: a chunk that
     # ends in a char some token joins to '▁' is joined to the next one.
-    import tokviz.fast_paths as fast_paths
+    import tokviz.engine.chunks as chunks
 
-    monkeypatch.setattr(fast_paths, "_line_fields", lambda *args, **kwargs: None)
+    monkeypatch.setattr(chunks, "_line_fields", lambda *args, **kwargs: None)
     fast = Tokenizer.from_str(tok.to_str())
     check()
     for text in lines[:100]:
@@ -580,21 +580,21 @@ def test_long_texts_in_segments_equal_the_general_path(pipelines, kind, monkeypa
     """A long text the whole-piece path refuses (a few awkward chars) is cut into segments at
     safe chunk boundaries, each taken whole or by the chunks; thresholds are lowered here so
     that the random texts are cut many times. Same fields as the general path, and as HF."""
-    import tokviz.fast_paths as fast_paths
+    import tokviz.engine.chunks as chunks
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
-    monkeypatch.setattr(fast_paths, "SEGMENTED_MIN_LENGTH", 8)
-    monkeypatch.setattr(fast_paths, "SEGMENT_MIN_LENGTH", 6)
+    monkeypatch.setattr(chunks, "SEGMENTED_MIN_LENGTH", 8)
+    monkeypatch.setattr(chunks, "SEGMENT_MIN_LENGTH", 6)
     segmented = []
-    real = fast_paths._segmented_fields
+    real = chunks._segmented_fields
 
     def counting(plan, text):
         result = real(plan, text)
         segmented.append(result is not None)
         return result
 
-    monkeypatch.setattr(fast_paths, "_segmented_fields", counting)
+    monkeypatch.setattr(chunks, "_segmented_fields", counting)
 
     @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
     @given(long_text)
@@ -754,7 +754,7 @@ def test_whole_piece_path_equals_general_path_and_hf(name):
 
 def test_whole_piece_fields_literal():
     from tokviz import models, normalizers, pre_tokenizers
-    from tokviz.fast_paths import _line_fields
+    from tokviz.engine.chunks import _line_fields
 
     vocab = {"[UNK]": 0, "hi": 1, "!": 2, "▁": 3, "▁a": 4, "b": 5, "a": 6}
     plan = build_plan(normalizers.Lowercase(), pre_tokenizers.Whitespace(), models.WordLevel(vocab, unk_token="[UNK]"))
@@ -801,14 +801,14 @@ def test_clip_as_converted_takes_the_whole_piece_path_but_for_the_specials_liter
     a contraction), so a line takes the whole-piece path (it was the chunks, 4.3x HF cold on the
     real file); the specials' literals are cut in three by it, so a text holding one where they
     are not added tokens goes to the chunks. Same fields as the general path and as HF."""
-    import tokviz.fast_paths as fast_paths
+    import tokviz.engine.chunks as chunks
 
     json_text, reference = pipelines["clip_converted"]
     fast = Tokenizer.from_str(json_text)
     plan = plan_for(fast)
     assert plan.splitter == "clip" and plan.clip_literals
     for text in ["Hello world, it's 42!", "don't  stop—now «quoted» café ①"]:
-        assert fast_paths._line_fields(plan, text, True) is not None, text
+        assert chunks._line_fields(plan, text, True) is not None, text
     for text in ["Hello world, it's 42!", "don't  stop—now «quoted» café ①", "a<|endoftext|>b"]:  # (a special is cut out first)
         assert (fast.encode(text).ids, fast.encode(text).offsets) == (reference.encode(text).ids, reference.encode(text).offsets)
     data = json.loads(json_text)
@@ -816,8 +816,8 @@ def test_clip_as_converted_takes_the_whole_piece_path_but_for_the_specials_liter
     bare_json = json.dumps(data)
     bare, bare_reference, bare_general = Tokenizer.from_str(bare_json), hf.Tokenizer.from_str(bare_json), _general(bare_json)
     bare_plan = plan_for(bare)
-    assert fast_paths._line_fields(bare_plan, "a <|endoftext|> b", True) is None
-    assert fast_paths._line_fields(bare_plan, "a <| b |>", True) is not None
+    assert chunks._line_fields(bare_plan, "a <|endoftext|> b", True) is None
+    assert chunks._line_fields(bare_plan, "a <| b |>", True) is not None
     for text in ["a <|endoftext|> b", "<|startoftext|>x", "a <| b |>", "plain text"]:
         ours, expected = bare.encode(text), bare_reference.encode(text)
         assert _fields(ours) == _fields(bare_general.encode(text)), text
@@ -829,7 +829,7 @@ def test_clip_as_converted_takes_the_whole_piece_path_but_for_the_specials_liter
 def test_clip_ascii_regex_splits_as_the_clip_pattern(text):
     import regex
 
-    from tokviz.fast_paths import _CLIP_ASCII
+    from tokviz.engine.chunks import _CLIP_ASCII
 
     assert [m.span() for m in _CLIP_ASCII.finditer(text)] == [m.span() for m in regex.finditer(CLIP_PATTERN, text)]
 
@@ -869,7 +869,7 @@ def test_precompiled_normalize_str_equals_its_changes(pipelines):
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30))
 def test_whitespace_ascii_regex_splits_as_whitespace(text):
-    from tokviz.fast_paths import _WORD_OR_SYMBOLS_ASCII
+    from tokviz.engine.chunks import _WORD_OR_SYMBOLS_ASCII
     from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
 
     assert [m.span() for m in _WORD_OR_SYMBOLS_ASCII.finditer(text)] == [m.span() for m in _WORD_OR_SYMBOLS.finditer(text)]
@@ -960,7 +960,7 @@ def test_fast_lane_encodings_keep_their_offsets_flat_through_the_post_processor(
 def test_a_chars_expansion_is_taken_only_where_each_new_char_is_aligned_to_it():
     """The whole-piece path maps a char's several chars back to it; a stage that aligns them
     otherwise (here one of them to nothing) leaves such pieces to the chunks."""
-    from tokviz.fast_paths import _aligned_to_their_chars
+    from tokviz.engine.chunks import _aligned_to_their_chars
     from tokviz.normalized import NormalizedString
     from tokviz.normalizers import BertNormalizer, NFKD
 

@@ -1,4 +1,4 @@
-"""Issue 13's per-model fast encoders (tokviz.fast_paths) against the models themselves.
+"""Issue 13's per-model fast encoders (tokviz.engine.chunks) against the models themselves.
 
 ``unigram_word_encoder`` walks the piece dict directly instead of the model's prefix dict;
 on random vocabularies (scores with ties, unk or not, byte fallback or not) and random
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tokviz import Tokenizer, models, normalizers, pre_tokenizers
 from tokviz.errors import VocabularyError
-from tokviz.fast_paths import (
+from tokviz.engine.chunks import (
     _byte_word_tokens,
     _model_word_entry,
     bpe_word_encoder,

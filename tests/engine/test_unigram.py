@@ -1,4 +1,4 @@
-"""``unigram_word_encoder`` (tokviz/models/unigram/fast.py) against ``Unigram.tokenize`` and HF.
+"""``unigram_word_encoder`` (tokviz/engine/unigram.py) against ``Unigram.tokenize`` and HF.
 
 The encoder walks the piece dict directly with scores starting at -inf and reads the best
 path back from the starts alone; vocabularies with NaN or infinite scores and words holding
@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from tokviz import models
 from tokviz.errors import VocabularyError
-from tokviz.fast_paths import _model_word_entry
-from tokviz.models.unigram.fast import _UNIGRAM_MAX_WORD, unigram_word_encoder
+from tokviz.engine.chunks import _model_word_entry
+from tokviz.engine.unigram import _UNIGRAM_MAX_WORD, unigram_word_encoder
 
 KNOWN = ["a", "b", "c", "▁", "é", "中"]
 UNKNOWN = ["x", "😀", "e\u0301", "<", "k"]
@@ -242,7 +242,7 @@ def ordered_vocabularies(draw):
 def test_ordered_vocabularies_equal_the_model(spec, data) -> None:
     """Entries made on first use, a first floor from the longest piece a word starts with and
     the rest (the seed), unknown chars met before and after their entries: same as the model."""
-    from tokviz.models.unigram.fast import _char_table
+    from tokviz.engine.unigram import _char_table
 
     vocab, unk_at = spec
     model = unigram(vocab, unk_at)
@@ -271,7 +271,7 @@ def vocabularies_in_runs(draw):
 def test_vocabularies_in_runs_equal_the_model(spec, exact, data) -> None:
     """Bounds from runs in score order, and past a run's first ``exact`` pieces the highest
     score left in it (a larger bound than a char's own: it skips less): same as the model."""
-    import tokviz.models.unigram.fast as unigram_fast
+    import tokviz.engine.unigram as unigram_fast
 
     vocab, unk_at = spec
     model = unigram(vocab, unk_at)
@@ -294,7 +294,7 @@ def test_a_large_vocabulary_in_runs_gets_a_tail_bound() -> None:
     """Past ``_EXACT_PIECES`` pieces of a run the table is not made piece by piece: a char met
     only there gets the highest score left in the run (here -3.0, the piece after the first
     two), and a char in the table at least that."""
-    import tokviz.models.unigram.fast as unigram_fast
+    import tokviz.engine.unigram as unigram_fast
 
     vocab = [("<unk>", 0.0), ("a", -1.0), ("b", -3.0), ("c", -4.0), ("cb", -5.0), ("<mask>", 0.0)]
     model = unigram(vocab, 0)

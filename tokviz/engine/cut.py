@@ -23,12 +23,11 @@ steps aside and the general path (:meth:`Tokenizer._pipeline`) does that sequenc
 ([0, 1, 2], [(0, 2), (4, 7), (7, 8)], [0, 1, 2])
 
 Left out: text a normalizer changes (the general path does it) and pre-tokenizers that change
-the text (ByteLevel and Metaspace have the chunk lanes of :mod:`tokviz.fast_paths`).
+the text (ByteLevel and Metaspace have the chunk lanes of :mod:`tokviz.engine.chunks`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from tokviz.encoding import Encoding

@@ -208,7 +208,13 @@ def proto_from_tokenizer(tokenizer: Any) -> ModelProto:
         ordered = sorted(vocab.items(), key=lambda item: item[1])
         if [i for _, i in ordered] != list(range(len(ordered))):
             raise SerializationError("The BPE vocabulary has gaps in its ids; a .model needs ids 0..n-1.")
-        pairs = [(piece, -float(i)) for piece, i in ordered]
+        # sentencepiece's BPE merges the pair whose piece scores highest: a piece made by merge r scores -r,
+        # a piece no merge makes (characters, bytes, Mistral's '▁▁') scores below every merge
+        rank_of: dict[str, int] = {}
+        for rank, (left, right) in enumerate(model.merges):
+            rank_of.setdefault(left + right, rank)
+        below = len(rank_of) + len(ordered)
+        pairs = [(piece, -float(rank_of[piece]) if piece in rank_of else -float(below + i)) for piece, i in ordered]
         model_type = ModelType.BPE
         unk_id = vocab.get(model.unk_token) if getattr(model, "unk_token", None) else None
         byte_fallback = bool(getattr(model, "byte_fallback", False))
@@ -255,8 +261,13 @@ def proto_from_tokenizer(tokenizer: Any) -> ModelProto:
 
 
 def from_model_bytes(data: bytes) -> Any:
-    """``.model`` bytes -> tokviz ``Tokenizer``, as transformers' ``LlamaTokenizerFast`` reads the file (BOS in front)."""
-    return tokenizer_from_proto(ModelProto.from_bytes(data), add_bos=True)
+    """``.model`` bytes -> tokviz ``Tokenizer`` that encodes as sentencepiece's ``encode`` (what the app's
+    views show); its ``transformers_post_processor`` is the BOS template transformers' ``LlamaTokenizerFast``
+    puts on the same file, which :func:`tokviz.export.transformers_files` writes into the folder."""
+    proto = ModelProto.from_bytes(data)
+    tokenizer = tokenizer_from_proto(proto)
+    tokenizer.transformers_post_processor = tokenizer_from_proto(proto, add_bos=True).post_processor
+    return tokenizer
 
 
 def to_model_bytes(tokenizer: Any) -> bytes:

@@ -374,9 +374,12 @@ class SentencePieceModel:
 
     def finish(self, segments: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
         """Byte fallback for unknown pieces, else merge runs of unknowns (sentencepiece's rule)."""
+        unk = self.unk_id
+        if not any(piece_id == unk for _, piece_id in segments):
+            # (the usual case: nothing to change, and no new pair per piece for the collector to walk)
+            return segments if isinstance(segments, list) else list(segments)
         out: list[tuple[str, int]] = []
         prev_unk = False
-        unk = self.unk_id
         for piece, piece_id in segments:
             is_unk = piece_id == unk
             if is_unk and self.byte_fallback:
@@ -413,7 +416,7 @@ class SentencePieceModel:
         if cached is not None:
             return list(cached)
         result = self.finish(self.segment_text(self.normalizer.normalize(text)))
-        if len(self._cache) < 20_000:
+        if len(self._cache) < 20_000 and len(text) < 10_000:  # (lines, not whole books)
             self._cache[text] = result
         return list(result)
 

@@ -614,15 +614,18 @@ class SentencePieceProcessor:
 
     # -- decoding ---------------------------------------------------------------------
 
-    def _decode_records(self, pairs: Sequence[tuple[str, int]]) -> tuple[str, list[_Record]]:
-        """The decoded text and, for each piece, its surface and byte offsets in that text (sentencepiece's rules)."""
+    def _decode_records(self, pieces: Sequence[str], ids: Sequence[int], with_records: bool = True
+                        ) -> tuple[str, list[_Record]]:
+        """The decoded text and (``with_records``), for each piece, its surface and byte offsets in that
+        text (sentencepiece's rules)."""
         model = self.model
         spec, nspec = model.proto.trainer_spec, model.proto.normalizer_spec
-        types = model.types
+        types, model_pieces = model.types, model.pieces
         unk_surface = spec.unk_surface
         strip_bos = nspec.add_dummy_prefix or nspec.remove_extra_whitespaces
         suffix = spec.treat_whitespace_as_suffix
-        surfaces: list[str] = [""] * len(pairs)
+        byte, control, unknown = PieceType.BYTE, PieceType.CONTROL, PieceType.UNKNOWN
+        surfaces: list[str] = [""] * len(ids)
         pending = bytearray()
         pending_owners: list[int] = []
         is_bos_ws = True
@@ -643,61 +646,78 @@ class SentencePieceProcessor:
             pending.clear()
             pending_owners.clear()
 
-        for index, (piece, piece_id) in enumerate(pairs):
+        index = -1
+        for piece, piece_id in zip(pieces, ids):
+            index += 1
             kind = types[piece_id]
-            if kind == PieceType.BYTE:
-                pending.append(int(model.pieces[piece_id][3:5], 16))
+            if kind == byte:
+                pending.append(int(model_pieces[piece_id][3:5], 16))
                 pending_owners.append(index)
                 continue
-            flush()
-            if kind == PieceType.CONTROL:
+            if pending:
+                flush()
+            if kind == control:
                 continue
-            if kind == PieceType.UNKNOWN:
-                surfaces[index] = unk_surface if model.pieces[piece_id] == piece else piece
+            if kind == unknown:
+                surfaces[index] = unk_surface if model_pieces[piece_id] == piece else piece
                 is_bos_ws = False
                 continue
-            consumed = False
-            # sentencepiece 0.2.3 strips the dummy prefix only; a suffix "▁" decodes to a space
-            if not suffix and is_bos_ws and strip_bos and piece.startswith(_SPACE):
-                piece = piece[len(_SPACE):]
-                consumed = not nspec.remove_extra_whitespaces
-            text = piece.replace(_SPACE, " ")
+            if is_bos_ws:
+                consumed = False
+                # sentencepiece 0.2.3 strips the dummy prefix only; a suffix "▁" decodes to a space
+                if not suffix and strip_bos and piece.startswith(_SPACE):
+                    piece = piece[len(_SPACE):]
+                    consumed = not nspec.remove_extra_whitespaces
+                text = piece.replace(_SPACE, " ")
+                if consumed or text:
+                    is_bos_ws = False
+            else:
+                text = piece.replace(_SPACE, " ")
             surfaces[index] = text
-            if consumed or text:
-                is_bos_ws = False
         flush()
+        if not with_records:
+            return "".join(surfaces), []
         records: list[_Record] = []
         pos = 0
-        for (piece, piece_id), surface in zip(pairs, surfaces):
+        for piece, piece_id, surface in zip(pieces, ids, surfaces):
             size = len(surface.encode("utf-8"))
             records.append((piece, piece_id, surface, pos, pos + size))
             pos += size
         return "".join(surfaces), records
 
     def _decode_pairs(self, pairs: Sequence[tuple[str, int]]) -> str:
-        return self._decode_records(pairs)[0]
+        return self._decode_records([p for p, _ in pairs], [i for _, i in pairs], with_records=False)[0]
 
-    def _pairs(self, items: Sequence[Any]) -> tuple[list[tuple[str, int]], bool]:
-        """``([(piece, id), ...], were the pieces bytes)`` of one decode input (ids or pieces)."""
+    def _pieces_and_ids(self, items: Sequence[Any]) -> tuple[list[str], list[int], bool]:
+        """``(pieces, ids, were the pieces bytes)`` of one decode input (ids or pieces)."""
         model = self.model
-        pairs: list[tuple[str, int]] = []
+        if items and all(type(item) is int for item in items):  # (the usual input: plain ids)
+            size = len(model.pieces)
+            for item in items:
+                if not 0 <= item < size:
+                    raise IndexError(f"piece id {item} is out of range (0..{size - 1}).")
+            return [model.pieces[i] for i in items], list(items), False
+        pieces: list[str] = []
+        ids: list[int] = []
         as_bytes = False
         for item in items:
             if isinstance(item, (bytes, bytearray)):
                 as_bytes = True
                 item = bytes(item).decode("utf-8", errors="replace")
             if isinstance(item, str):
-                pairs.append((item, model.piece_to_id.get(item, model.unk_id)))  # type: ignore[arg-type]
+                pieces.append(item)
+                ids.append(model.piece_to_id.get(item, model.unk_id))  # type: ignore[arg-type]
             else:
                 index = self._check_id(item)
-                pairs.append((model.pieces[index], index))
-        return pairs, as_bytes
+                pieces.append(model.pieces[index])
+                ids.append(index)
+        return pieces, ids, as_bytes
 
     def _decode_one(self, items: Sequence[Any], kind: str, return_bytes: bool | None, chosen: bool = True) -> Any:
-        pairs, pieces_were_bytes = self._pairs(items)
-        text, records = self._decode_records(pairs)
+        pieces, ids, pieces_were_bytes = self._pieces_and_ids(items)
         if kind == "str" and not chosen and pieces_were_bytes:  # (bytes pieces in, bytes out, unless told)
             kind = "bytes"
+        text, records = self._decode_records(pieces, ids, with_records=kind not in ("str", "bytes"))
         if kind == "str":
             return text
         if kind == "bytes":

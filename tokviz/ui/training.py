@@ -126,7 +126,7 @@ def train_cached(request: TrainingRequest, lines: tuple[str, ...], progress: Cal
         if result.words is not None:
             _WORD_COUNTS.get((request.corpus_key, config.normalizers, config.pre_tokenizers), lambda: result.words)
         history = result.history
-        store().put(key, history, result.text)
+        store().put(key, history, result.text, result.retained)
     return history
 
 

@@ -50,7 +50,7 @@ def alignment_columns(sequence: Any) -> list[AlignedColumn]:
     (``'ﬁ'`` over ``'fi'`` under NFKC); original characters no normalized character comes from
     form ``removed`` columns (a stripped accent, a dropped control character); normalized
     characters aligned to nothing (or to characters an earlier column already showed) are
-    ``inserted``. ``sequence`` is a :class:`tokviz.tokenizer.SequenceTrace`.
+    ``inserted``. ``sequence`` is a :class:`tokviz.trace.SequenceTrace`.
     """
     original, normalized, alignments = sequence.original, sequence.normalized, sequence.alignments
     columns: list[AlignedColumn] = []

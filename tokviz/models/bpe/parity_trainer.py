@@ -107,6 +107,8 @@ class ParityBpeTrainer:
     refuses it, as HF does); train with its own :meth:`train_from_iterator`, one iterator of
     texts per language. Options are settable and checked as in the constructor."""
 
+    PROGRESS_STAGES = 1  # (see tokviz.models.trainer.finish_progress_lines)
+
     def __init__(
         self,
         *,
@@ -202,7 +204,7 @@ class ParityBpeTrainer:
             vocab, merges, continuing_subword_prefix=self.continuing_subword_prefix, end_of_word_suffix=self.end_of_word_suffix
         )
         tokenizer.training_history = None
-        from tokviz.tokenizer import finish_progress_lines
+        from tokviz.models.trainer import finish_progress_lines
 
         finish_progress_lines(self)
         if self._special_tokens:

@@ -58,7 +58,7 @@ from tokviz.errors import EmptyCorpusError, VocabSizeError
 from tokviz.history import EmStep, ProgressCallback, PruneRound, TrainingHistory, WordCountSummary
 from tokviz.models.unigram import _em
 from tokviz.models.unigram.model import Unigram
-from tokviz.models.trainer import OptionTypeError, Trainer, check_bool, check_count, check_float, check_optional_str
+from tokviz.models.trainer import Trainer, check_bool, check_count, check_float, check_initial_alphabet, check_optional_str
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -267,18 +267,6 @@ def _check_shrinking_factor(name: str, value: Any) -> float:
     return value
 
 
-def _check_unigram_alphabet(name: str, value: Any) -> list[str]:
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise OptionTypeError(f"{name} must be a list of characters, got {type(value).__name__} {value!r:.60}.")
-    alphabet: list[str] = []
-    for entry in value:
-        if not isinstance(entry, str):
-            raise OptionTypeError(f"{name} entries must be strings, got {type(entry).__name__} {entry!r}.")
-        if entry and entry[0] not in alphabet:  # HF keeps the first character of each entry
-            alphabet.append(entry[0])
-    return alphabet
-
-
 class UnigramTrainer(Trainer):
     """``UnigramTrainer(vocab_size=8000, ...)`` as in HF, plus ``method`` ("em" or "course").
 
@@ -288,6 +276,7 @@ class UnigramTrainer(Trainer):
     """
 
     MODEL_TYPE = "Unigram"
+    PROGRESS_STAGES = 2
 
     _HF_FIELDS = (
         "show_progress", "vocab_size", "n_sub_iterations", "shrinking_factor", "special_tokens", "initial_alphabet",
@@ -303,7 +292,7 @@ class UnigramTrainer(Trainer):
         "max_piece_length": lambda name, value: check_count(name, value, 1),
         "n_sub_iterations": lambda name, value: check_count(name, value, 1),
         "seed_size": lambda name, value: check_count(name, value, 1),
-        "initial_alphabet": _check_unigram_alphabet,
+        "initial_alphabet": check_initial_alphabet,
         "method": _check_method,
     }
 

@@ -24,12 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tokviz.history import ProgressCallback, TrainingHistory
-from tokviz.models.trainer import Trainer, check_bool, check_count
-from tokviz.models.bpe.trainer import (
-    check_word_counts,
-    finish_history,
-    with_model_options_of,
-)
+from tokviz.models.trainer import Trainer, check_bool, check_count, check_word_counts, finish_history, with_model_options_of
 from tokviz.word_counts import summarize_word_counts
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -58,27 +58,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from tokviz.errors import TokvizError
 from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
-from tokviz.models.bpe.trainer import (
-    first_occurrence,
-    MergeTrainerOptions,
-    N_CANDIDATES,
-    _BITS,
-    _MASK,
-    _SHIFT,
-    _merges_frame,
-    _progress_every,
-    _Symbols,
-    check_word_counts,
-    compute_alphabet,
-    count_pairs,
-    finish_history,
-    merge_loop_first_seen,
-    merge_loop_hf,
-    paused_gc,
-    records_to_steps,
-    tokenize_words,
-    with_model_options_of,
+from tokviz.models.merges import (
+    N_CANDIDATES, PAIR_BITS, PAIR_MASK, PAIR_SHIFT, MergeTrainerOptions, Symbols, compute_alphabet, count_pairs,
+    first_occurrence, merge_loop_first_seen, merge_loop_hf, merges_frame, progress_every, records_to_steps, tokenize_words,
 )
+from tokviz.models.trainer import check_word_counts, finish_history, paused_gc, with_model_options_of
 from tokviz.word_counts import summarize_word_counts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -135,7 +119,7 @@ class WordPieceTrainingHistory(TrainingHistory):
 
     def to_frame(self) -> "pd.DataFrame":
         """One row per merge: rank, left, right, token, count, score, vocab_size, candidates."""
-        return _merges_frame(self.merges)
+        return merges_frame(self.merges)
 
 
 def course_alphabet(word_counts: Mapping[str, int], kept_chars: set[str], prefix: str) -> list[str]:
@@ -166,7 +150,7 @@ class _ScoredRecord:
 def likelihood_loop(
     words: list[list[int]],
     counts: list[int],
-    symbols: _Symbols,
+    symbols: Symbols,
     vocab_size: int,
     min_frequency: int,
     max_token_length: int | None,
@@ -190,15 +174,15 @@ def likelihood_loop(
             token_freq[token] += count
     pairs_of: dict[int, set[int]] = {}
     for code in pair_counts:
-        pairs_of.setdefault(code >> _BITS, set()).add(code)
-        pairs_of.setdefault(code & _MASK, set()).add(code)
+        pairs_of.setdefault(code >> PAIR_BITS, set()).add(code)
+        pairs_of.setdefault(code & PAIR_MASK, set()).add(code)
     first_seen = tie_break == "first_seen"
 
     def entry(code: int) -> tuple | None:
         count = pair_counts.get(code, 0)
         if count <= 0 or count < min_frequency:
             return None
-        left, right = code >> _BITS, code & _MASK
+        left, right = code >> PAIR_BITS, code & PAIR_MASK
         if token_len[left] + token_len[right] >= max_len and max_token_length is not None:
             return None
         score = count / (token_freq[left] * token_freq[right])
@@ -238,14 +222,14 @@ def likelihood_loop(
         for changed in pairs_of[token]:  # entry() inlined: the hot loop of "hf" ties
             count = pair_counts[changed]
             if count >= min_frequency:
-                heappush(heap, (-count / (token_freq[changed >> _BITS] * token_freq[changed & _MASK]), changed))
+                heappush(heap, (-count / (token_freq[changed >> PAIR_BITS] * token_freq[changed & PAIR_MASK]), changed))
 
     def best_score(token: int) -> float:
         best = 0.0
         for changed in pairs_of[token]:
             count = pair_counts[changed]
             if count >= min_frequency:
-                score = count / (token_freq[changed >> _BITS] * token_freq[changed & _MASK])
+                score = count / (token_freq[changed >> PAIR_BITS] * token_freq[changed & PAIR_MASK])
                 if score > best:
                     best = score
         return best
@@ -255,7 +239,7 @@ def likelihood_loop(
         pair tied with the last of them), and a sentinel bounding the rest, strictly lower:
         a token's many other pairs are only re-scored if the bound ever reaches the top."""
         scored = [
-            (-count / (token_freq[changed >> _BITS] * token_freq[changed & _MASK]), changed)
+            (-count / (token_freq[changed >> PAIR_BITS] * token_freq[changed & PAIR_MASK]), changed)
             for changed in pairs_of[token]
             if (count := pair_counts[changed]) >= min_frequency
         ]
@@ -302,7 +286,7 @@ def likelihood_loop(
                 count = pair_counts.get(code, 0)
                 if count <= 0 or count < min_frequency:
                     continue
-                fresh = (-count / (token_freq[code >> _BITS] * token_freq[code & _MASK]), code)
+                fresh = (-count / (token_freq[code >> PAIR_BITS] * token_freq[code & PAIR_MASK]), code)
             if fresh == item:
                 return item
             # Worse than recorded (fewer occurrences now): no entry holds it yet. Better than
@@ -314,7 +298,7 @@ def likelihood_loop(
     records: list[_ScoredRecord] = []
     start_size = len(token_to_id)
     total = max(1, vocab_size - start_size)
-    every = _progress_every(total)
+    every = progress_every(total)
     while True:
         if len(token_to_id) >= vocab_size:
             stop_reason = f"reached the target vocab size of {vocab_size}"
@@ -339,7 +323,7 @@ def likelihood_loop(
         for other in taken:
             heappush(heap, other)
 
-        left, right = code >> _BITS, code & _MASK
+        left, right = code >> PAIR_BITS, code & PAIR_MASK
         count = pair_counts[code]
         part_b = id_to_token[right]
         if prefix and part_b.startswith(prefix):
@@ -354,7 +338,7 @@ def likelihood_loop(
         # Merge in place, left to right, with local count changes (as HF's Word::merge,
         # plus the exact bookkeeping the score needs: token frequencies).
         get_count = pair_counts.get
-        new_base = new_id * _SHIFT
+        new_base = new_id * PAIR_SHIFT
         merged_total = 0
         new_pairs: set[int] = pairs_of.setdefault(new_id, set())
         for word_index in where.pop(code, ()):
@@ -372,13 +356,13 @@ def likelihood_loop(
                     merged_total += weight
                     if position > 0:
                         before = word[position - 1]
-                        changed = before * _SHIFT + left
+                        changed = before * PAIR_SHIFT + left
                         remaining = get_count(changed, 0) - weight
                         pair_counts[changed] = remaining
                         if remaining <= 0:
                             pairs_of[before].discard(changed)
                             pairs_of[left].discard(changed)
-                        changed = before * _SHIFT + new_id
+                        changed = before * PAIR_SHIFT + new_id
                         pair_counts[changed] = get_count(changed, 0) + weight
                         where.setdefault(changed, set()).add(word_index)
                         pairs_of.setdefault(before, set()).add(changed)
@@ -386,7 +370,7 @@ def likelihood_loop(
                     word[position : position + 2] = (new_id,)
                     if position + 1 < len(word):
                         after = word[position + 1]
-                        changed = right * _SHIFT + after
+                        changed = right * PAIR_SHIFT + after
                         remaining = get_count(changed, 0) - weight
                         pair_counts[changed] = remaining
                         if remaining <= 0:
@@ -427,6 +411,7 @@ class WordPieceTrainer(MergeTrainerOptions):
     """
 
     MODEL_TYPE = "WordPiece"
+    PROGRESS_STAGES = 3
 
     def __init__(
         self,
@@ -486,7 +471,7 @@ class WordPieceTrainer(MergeTrainerOptions):
         started = time.perf_counter()
         word_counts = check_word_counts(word_counts)
         prefix = self.continuing_subword_prefix or ""  # None (settable, as in HF) trains without a prefix
-        symbols = _Symbols.start(self.special_token_contents)
+        symbols = Symbols.start(self.special_token_contents)
         chars = compute_alphabet(word_counts, self.initial_alphabet, self.limit_alphabet)
         if self.scoring == "frequency":
             alphabet = chars

@@ -1,5 +1,5 @@
 """WordPiece words straight to ``(ids, values, starts, ends)`` tuples for the chunk cache of
-:mod:`tokviz.fast_paths`: :func:`wordpiece_word_encoder`."""
+:mod:`tokviz.engine.chunks`: :func:`wordpiece_word_encoder`."""
 
 from __future__ import annotations
 

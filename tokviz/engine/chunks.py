@@ -54,11 +54,11 @@ import regex
 from tokviz import _mutation
 from tokviz.encoding import Encoding, FlatOffsets, flat_offsets_encoding, new_encoding
 from tokviz.engine.cut import added_pieces
-from tokviz.models.bpe.fast import bpe_word_encoder
-from tokviz.models.bpe.fast import byte_word_tokens as _byte_word_tokens
+from tokviz.engine.bpe import bpe_word_encoder
+from tokviz.engine.bpe import byte_word_tokens as _byte_word_tokens
 from tokviz.models.bpe.model import _ID_MASK, BYTE_FALLBACK_TOKENS
-from tokviz.models.unigram.fast import _UNIGRAM_MAX_WORD, unigram_word_encoder
-from tokviz.models.wordpiece.fast import wordpiece_word_encoder
+from tokviz.engine.unigram import _UNIGRAM_MAX_WORD, unigram_word_encoder
+from tokviz.engine.wordpiece import wordpiece_word_encoder
 from tokviz.normalized import WHITESPACE
 from tokviz.patterns import Regex
 from tokviz.pre_tokenizers import is_bert_punctuation

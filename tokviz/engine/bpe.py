@@ -1,5 +1,5 @@
 """BPE words straight to ``(ids, values, starts, ends)`` tuples for the chunk cache of
-:mod:`tokviz.fast_paths` (no ``Token`` objects): :func:`bpe_word_encoder` and, for byte-level
+:mod:`tokviz.engine.chunks` (no ``Token`` objects): :func:`bpe_word_encoder` and, for byte-level
 pipelines, :func:`byte_word_tokens`."""
 
 from __future__ import annotations

@@ -1,0 +1,658 @@
+"""The merge engine BPE and WordPiece training share, and the parity trainer's building blocks.
+
+Training by merges (Sennrich et al., 2016): words become lists of symbol ids; every adjacent
+pair is counted (weighted by the word's count); the best pair is merged into a new symbol
+everywhere, the counts of the pairs around each merge are patched, and so on until the
+vocabulary is full. With the HF course's corpus:
+
+>>> words, counts = [[0, 1, 2], [3, 1, 2]], [10, 5]   # "hug" x10, "pug" x5 (ids: h u g p)
+>>> pair_counts, where = count_pairs(words, counts)
+>>> sorted((divmod(code, PAIR_SHIFT), n) for code, n in pair_counts.items())
+[((0, 1), 10), ((1, 2), 15), ((3, 1), 5)]
+
+What lives here: pairs coded as one int (``left * PAIR_SHIFT + right``) and heap keys that
+order by count then pair (HF's order, compared as plain ints); :func:`merge_loop_hf` (HF's
+queue: best count, ties by the smallest pair) and :func:`merge_loop_first_seen`; the growing
+vocabulary (:class:`Symbols`); the options both trainers take and check alike
+(:class:`MergeTrainerOptions`: ``limit_alphabet`` and ``initial_alphabet`` by HF's rules,
+prefixes and suffixes, ``max_token_length``); and the steps' table (:func:`merges_frame`).
+:mod:`tokviz.models.bpe.trainer` and :mod:`tokviz.models.wordpiece.trainer` are built on it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tokviz.errors import TokvizError
+from tokviz.history import MergeStep, ProgressCallback
+from tokviz.models.trainer import (
+    Trainer, check_bool, check_count, check_initial_alphabet, check_optional_count, check_optional_str,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+TIE_BREAKS = ("hf", "first_seen")
+N_CANDIDATES = 10
+
+# A pair (left id, right id) is coded as one int, left * PAIR_SHIFT + right; a heap key is
+# pair_code - count * PAIR_SPAN, so the smallest key is the highest count, then the smallest
+# (left, right): HF's order, compared as plain ints.
+PAIR_BITS = 24
+PAIR_SHIFT = 1 << PAIR_BITS
+PAIR_MASK = PAIR_SHIFT - 1
+PAIR_SPAN = PAIR_SHIFT * PAIR_SHIFT
+
+
+def merges_frame(merges: Sequence[MergeStep]) -> "pd.DataFrame":
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "rank": [step.rank for step in merges],
+            "left": [step.left for step in merges],
+            "right": [step.right for step in merges],
+            "token": [step.token for step in merges],
+            "count": [step.count for step in merges],
+            "score": [step.score for step in merges],
+            "vocab_size": [step.vocab_size for step in merges],
+            "candidates": [
+                ", ".join(f"{left}+{right} ({score:g})" for (left, right), score in step.candidates)
+                for step in merges
+            ],
+        },
+        columns=["rank", "left", "right", "token", "count", "score", "vocab_size", "candidates"],
+    )
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def compute_alphabet(
+    word_counts: Mapping[str, int], initial_alphabet: Iterable[str], limit_alphabet: int | None
+) -> list[str]:
+    """The characters kept as the initial symbols, sorted by code point (HF's ``compute_alphabet``).
+
+    With ``limit_alphabet`` the rarest characters go first (ties: the larger code point
+    goes first; HF's order among ties is unspecified); ``initial_alphabet`` characters
+    count as infinitely frequent.
+
+    >>> compute_alphabet({"aab": 1, "c": 1}, [], limit_alphabet=2)
+    ['a', 'b']
+    """
+    char_counts: dict[str, int] = {}
+    for word, count in word_counts.items():
+        for char in word:
+            char_counts[char] = char_counts.get(char, 0) + count
+    infinite = float("inf")
+    for char in initial_alphabet:
+        char_counts[char] = infinite  # type: ignore[assignment]
+    kept = list(char_counts)
+    if limit_alphabet is not None and len(kept) > limit_alphabet:
+        kept.sort(key=lambda char: (char_counts[char], -ord(char)))
+        kept = kept[len(kept) - limit_alphabet :]
+    kept.sort()
+    return kept
+
+
+def progress_every(total: int) -> int:
+    return max(1, total // 100)
+
+
+# --------------------------------------------------------------------------- the merge engine
+
+
+@dataclass(slots=True)
+class Symbols:
+    """The growing vocabulary during training: id <-> string and each id's length in
+    initial symbols (what ``max_token_length`` measures, as in HF)."""
+
+    id_to_token: list[str]
+    token_to_id: dict[str, int]
+    token_len: list[int]
+
+    @classmethod
+    def start(cls, tokens: Iterable[str]) -> "Symbols":
+        symbols = cls([], {}, [])
+        for token in tokens:
+            symbols.add(token, 1)
+        return symbols
+
+    def add(self, token: str, length: int) -> int:
+        index = self.token_to_id.get(token)
+        if index is None:
+            index = len(self.id_to_token)
+            self.id_to_token.append(token)
+            self.token_to_id[token] = index
+            self.token_len.append(length)
+        return index
+
+
+def tokenize_words(
+    word_counts: Mapping[str, int],
+    symbols: Symbols,
+    prefix: str | None,
+    suffix: str | None,
+    allowed: set[str] | None = None,
+) -> tuple[list[list[int]], list[int]]:
+    """Words as lists of symbol ids (characters outside the alphabet are dropped, as HF does);
+    prefixed / suffixed forms are added to the vocabulary in first-seen order. ``allowed``
+    is the alphabet when it is not simply the one-character tokens of the vocabulary."""
+    char_ids = {token: index for token, index in symbols.token_to_id.items() if len(token) == 1}
+    if allowed is not None:
+        char_ids = {char: char_ids.get(char, -1) for char in allowed}
+    words: list[list[int]] = []
+    counts: list[int] = []
+    if prefix is None and suffix is None and allowed is None:
+        get = char_ids.get
+        for word, count in word_counts.items():
+            ids = [get(char) for char in word]
+            if None in ids:
+                ids = [index for index in ids if index is not None]
+            words.append(ids)  # type: ignore[arg-type]
+            counts.append(count)
+        return words, counts
+    if suffix is None and prefix is not None:
+        # The hot case (WordPiece): two auto-numbering maps, so a list comprehension does
+        # the work and new ##-forms still get their ids in first-seen order.
+        first, rest = AutoIds(lambda char: symbols.add(char, 1)), AutoIds(lambda char: symbols.add(prefix + char, 1))
+        outside = {char for word in word_counts for char in word} - char_ids.keys()
+        for word, count in word_counts.items():
+            if outside and not outside.isdisjoint(word):
+                word = "".join(char for char in word if char in char_ids)
+            if word:
+                ids = [first[word[0]]]
+                ids += [rest[char] for char in word[1:]]
+            else:
+                ids = []
+            words.append(ids)
+            counts.append(count)
+        return words, counts
+    for word, count in word_counts.items():
+        kept = [char for char in word if char in char_ids]
+        ids = []
+        last = len(kept) - 1
+        for position, char in enumerate(kept):
+            token = char
+            if position > 0 and prefix is not None:
+                token = prefix + token
+            if position == last and suffix is not None:
+                token = token + suffix
+            ids.append(symbols.add(token, 1))
+        words.append(ids)
+        counts.append(count)
+    return words, counts
+
+
+class AutoIds(dict):
+    """A dict that fills a missing key with ``make(key)``: ``ids['a']`` numbers 'a' on first use."""
+
+    def __init__(self, make: Callable[[str], int]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: str) -> int:
+        value = self[key] = self.make(key)
+        return value
+
+
+@dataclass(slots=True)
+class MergeRecord:
+    pair_code: int
+    count: int
+    new_id: int
+    vocab_size: int
+    candidates: list[tuple[int, int]]  # (pair_code, count)
+
+
+def count_pairs(words: list[list[int]], counts: list[int]) -> tuple[dict[int, int], dict[int, set[int]]]:
+    """Weighted adjacent-pair counts and the words holding each pair, pairs coded as ints.
+
+    >>> pair_counts, where = count_pairs([[1, 2, 3, 1, 2]], [1])
+    >>> {divmod(code, PAIR_SHIFT): count for code, count in pair_counts.items()}
+    {(1, 2): 2, (2, 3): 1, (3, 1): 1}
+    """
+    pair_counts: dict[int, int] = {}
+    where: dict[int, set[int]] = {}
+    get = pair_counts.get
+    for word_index, word in enumerate(words):
+        count = counts[word_index]
+        for left, right in zip(word, word[1:]):
+            code = left * PAIR_SHIFT + right
+            pair_counts[code] = get(code, 0) + count
+            holders = where.get(code)
+            if holders is None:
+                where[code] = {word_index}
+            else:
+                holders.add(word_index)
+    return pair_counts, where
+
+
+def merge_loop_hf(
+    words: list[list[int]],
+    counts: list[int],
+    symbols: Symbols,
+    vocab_size: int,
+    min_frequency: int,
+    max_token_length: int | None,
+    prefix: str | None,
+    progress: ProgressCallback | None,
+) -> tuple[list[MergeRecord], str]:
+    """HF's BPE merge loop (``BpeTrainer::do_train`` step 5), merge for merge.
+
+    Mirrors HF's bookkeeping exactly: the winning pair's own count is left alone, a pair
+    whose merged length would reach ``max_token_length`` is not counted when it forms
+    (HF's ``Word::merge``), and a stale heap entry is pushed back with its current count.
+    """
+    max_len = max_token_length if max_token_length is not None else 1 << 62
+    if progress is not None:
+        progress("count pairs", 0, 1)
+    pair_counts, where = count_pairs(words, counts)
+    if progress is not None:
+        progress("count pairs", 1, 1)
+    heap = [code - count * PAIR_SPAN for code, count in pair_counts.items() if count > 0]
+    heapq.heapify(heap)
+    heappush, heappop = heapq.heappush, heapq.heappop
+    token_to_id = symbols.token_to_id
+    id_to_token = symbols.id_to_token
+    token_len = symbols.token_len
+    get_count = pair_counts.get
+
+    records: list[MergeRecord] = []
+    start_size = len(token_to_id)
+    total = max(1, vocab_size - start_size)
+    every = progress_every(total)
+    stop_reason = ""
+    while True:
+        if len(token_to_id) >= vocab_size:
+            stop_reason = f"reached the target vocab size of {vocab_size}"
+            break
+        if not heap:
+            stop_reason = (
+                f"no pair left to merge (every word is a single token) at vocab size {len(token_to_id)}, "
+                f"below the target of {vocab_size}"
+            )
+            break
+        key = heappop(heap)
+        code = key % PAIR_SPAN
+        count = -(key // PAIR_SPAN)
+        current = pair_counts[code]
+        if count != current:
+            if current > 0:  # HF re-pushes zeros too; they can only surface when nothing else is left
+                heappush(heap, code - current * PAIR_SPAN)
+            continue
+        if count < min_frequency:
+            stop_reason = (
+                f"the most frequent pair left occurs {count} times, below min_frequency={min_frequency} "
+                f"(vocab size {len(token_to_id)}, target {vocab_size})"
+            )
+            break
+
+        # The competitors at this moment: the next valid heap entries (pushed back after).
+        candidates: list[tuple[int, int]] = []
+        taken: list[int] = []
+        while len(candidates) < N_CANDIDATES and heap:
+            other = heappop(heap)
+            other_code = other % PAIR_SPAN
+            other_count = -(other // PAIR_SPAN)
+            other_current = pair_counts[other_code]
+            if other_count != other_current:
+                if other_current > 0:
+                    heappush(heap, other_code - other_current * PAIR_SPAN)
+                continue
+            candidates.append((other_code, other_count))
+            taken.append(other)
+        for other in taken:
+            heappush(heap, other)
+
+        left = code >> PAIR_BITS
+        right = code & PAIR_MASK
+        part_b = id_to_token[right]
+        if prefix and part_b.startswith(prefix):
+            part_b = part_b[len(prefix) :]
+        new_id = symbols.add(id_to_token[left] + part_b, token_len[left] + token_len[right])
+        new_len = token_len[new_id]
+        records.append(MergeRecord(code, count, new_id, len(token_to_id), candidates))
+
+        # Merge the pair in every word that held it, collecting HF's pair-count changes.
+        new_where: dict[int, set[int]] = {}
+        holders = where.pop(code, ())
+        new_base = new_id * PAIR_SHIFT
+        for word_index in holders:
+            word = words[word_index]
+            if left not in word:
+                continue
+            weight = counts[word_index]
+            position = 0
+            while True:
+                try:
+                    position = word.index(left, position)
+                except ValueError:
+                    break
+                if position + 1 < len(word) and word[position + 1] == right:
+                    if position > 0:
+                        before = word[position - 1]
+                        changed = before * PAIR_SHIFT + left
+                        # A pair too long to count was never counted: HF lets it go negative.
+                        pair_counts[changed] = get_count(changed, 0) - weight
+                        if token_len[before] + new_len < max_len:
+                            changed = before * PAIR_SHIFT + new_id
+                            pair_counts[changed] = get_count(changed, 0) + weight
+                            bucket = new_where.get(changed)
+                            if bucket is None:
+                                new_where[changed] = {word_index}
+                            else:
+                                bucket.add(word_index)
+                    word[position : position + 2] = (new_id,)
+                    if position + 1 < len(word):
+                        after = word[position + 1]
+                        changed = right * PAIR_SHIFT + after
+                        pair_counts[changed] = get_count(changed, 0) - weight
+                        if new_len + token_len[after] < max_len:
+                            changed = new_base + after
+                            pair_counts[changed] = get_count(changed, 0) + weight
+                            bucket = new_where.get(changed)
+                            if bucket is None:
+                                new_where[changed] = {word_index}
+                            else:
+                                bucket.add(word_index)
+                position += 1
+
+        for changed, bucket in new_where.items():
+            changed_count = pair_counts[changed]
+            if changed_count > 0:
+                heappush(heap, changed - changed_count * PAIR_SPAN)
+            known = where.get(changed)
+            if known is None:
+                where[changed] = bucket
+            else:
+                known |= bucket
+        if progress is not None and len(records) % every == 0:
+            progress("merges", min(len(token_to_id) - start_size, total), total)
+    if progress is not None:
+        progress("merges", total, total)
+    return records, stop_reason
+
+
+def first_occurrence(
+    code: int, where: dict[int, set[int]], words: list[list[int]], token_len: list[int]
+) -> tuple[int, int] | None:
+    """Where the course's scan meets pair ``code`` first: ``(word index, character offset)``.
+
+    ``where`` maps a pair to the words holding it; a word that lost the pair for good is
+    dropped from it on the way (adjacent tokens never come apart, and a merge registers the
+    pairs it creates). None when no word holds the pair any more.
+    """
+    left, right = code >> PAIR_BITS, code & PAIR_MASK
+    holders = where.get(code)
+    while holders:
+        word_index = min(holders)
+        word = words[word_index]
+        offset = 0
+        for position in range(len(word) - 1):
+            if word[position] == left and word[position + 1] == right:
+                return word_index, offset
+            offset += token_len[word[position]]
+        holders.discard(word_index)
+    return None
+
+
+def merge_loop_first_seen(
+    words: list[list[int]],
+    counts: list[int],
+    symbols: Symbols,
+    vocab_size: int,
+    min_frequency: int,
+    max_token_length: int | None,
+    prefix: str | None,
+    progress: ProgressCallback | None,
+) -> tuple[list[MergeRecord], str]:
+    """The HF course's loop: highest count, ties to the pair met first scanning the words
+    in first-seen order, left to right. Incremental like :func:`merge_loop_hf`, with exact
+    counts (the course recounts every pair each step); the heap key is
+    ``(-count, first word index, position in it in initial symbols, pair)``.
+    """
+    max_len = max_token_length if max_token_length is not None else 1 << 62
+    pair_counts, where = count_pairs(words, counts)
+    token_to_id = symbols.token_to_id
+    id_to_token = symbols.id_to_token
+    token_len = symbols.token_len
+
+    def entry(code: int) -> tuple[int, int, int, int] | None:
+        count = pair_counts.get(code, 0)
+        if count <= 0:
+            return None
+        first = first_occurrence(code, where, words, token_len)
+        if first is None:
+            return None
+        return (-count, first[0], first[1], code)
+
+    heap = [item for item in (entry(code) for code in pair_counts) if item is not None]
+    heapq.heapify(heap)
+
+    def pop_valid() -> tuple[int, int, int, int] | None:
+        while heap:
+            item = heapq.heappop(heap)
+            fresh = entry(item[3])
+            if fresh == item:
+                return item
+            if fresh is not None:
+                heapq.heappush(heap, fresh)
+        return None
+
+    records: list[MergeRecord] = []
+    start_size = len(token_to_id)
+    total = max(1, vocab_size - start_size)
+    every = progress_every(total)
+    while True:
+        if len(token_to_id) >= vocab_size:
+            stop_reason = f"reached the target vocab size of {vocab_size}"
+            break
+        best = pop_valid()
+        if best is None:
+            stop_reason = (
+                f"no pair left to merge (every word is a single token) at vocab size {len(token_to_id)}, "
+                f"below the target of {vocab_size}"
+            )
+            break
+        count, code = -best[0], best[3]
+        if count < min_frequency:
+            stop_reason = (
+                f"the most frequent pair left occurs {count} times, below min_frequency={min_frequency} "
+                f"(vocab size {len(token_to_id)}, target {vocab_size})"
+            )
+            break
+        taken = []
+        while len(taken) < N_CANDIDATES:
+            other = pop_valid()
+            if other is None:
+                break
+            taken.append(other)
+        for other in taken:
+            heapq.heappush(heap, other)
+        candidates = [(other[3], -other[0]) for other in taken]
+
+        left, right = code >> PAIR_BITS, code & PAIR_MASK
+        part_b = id_to_token[right]
+        if prefix and part_b.startswith(prefix):
+            part_b = part_b[len(prefix) :]
+        new_id = symbols.add(id_to_token[left] + part_b, token_len[left] + token_len[right])
+        records.append(MergeRecord(code, count, new_id, len(token_to_id), candidates))
+
+        # Net count change per pair over the merged words: a pair whose count did not move
+        # kept all its occurrences, so its heap entry (and first occurrence) still holds.
+        delta: dict[int, int] = {}
+        for word_index in where.pop(code, ()):
+            word = words[word_index]
+            weight = counts[word_index]
+            merged = merge_word(word, left, right, new_id)
+            if merged is None:
+                continue
+            for a, b in zip(word, word[1:]):
+                changed = a * PAIR_SHIFT + b
+                delta[changed] = delta.get(changed, 0) - weight
+            words[word_index] = merged
+            for a, b in zip(merged, merged[1:]):
+                if a != new_id and b != new_id:
+                    changed = a * PAIR_SHIFT + b
+                    delta[changed] = delta.get(changed, 0) + weight
+                    continue
+                if token_len[a] + token_len[b] >= max_len:
+                    continue  # as HF: a pair too long to become a token is never counted
+                changed = a * PAIR_SHIFT + b
+                delta[changed] = delta.get(changed, 0) + weight
+                where.setdefault(changed, set()).add(word_index)
+        touched = [changed for changed, change in delta.items() if change]
+        for changed in touched:
+            pair_counts[changed] = pair_counts.get(changed, 0) + delta[changed]
+        pair_counts.pop(code, None)
+        for changed in touched:
+            fresh = entry(changed)
+            if fresh is not None:
+                heapq.heappush(heap, fresh)
+        if progress is not None and len(records) % every == 0:
+            progress("merges", min(len(token_to_id) - start_size, total), total)
+    if progress is not None:
+        progress("merges", total, total)
+    return records, stop_reason
+
+
+def merge_word(word: list[int], left: int, right: int, new_id: int) -> list[int] | None:
+    """``[1, 2, 3, 1, 2]`` merging (1, 2) -> 9 gives ``[9, 3, 9]``; None when absent.
+
+    >>> merge_word([1, 2, 3, 1, 2], 1, 2, 9)
+    [9, 3, 9]
+    """
+    merged: list[int] = []
+    position = 0
+    length = len(word)
+    found = False
+    while position < length:
+        if position + 1 < length and word[position] == left and word[position + 1] == right:
+            merged.append(new_id)
+            position += 2
+            found = True
+        else:
+            merged.append(word[position])
+            position += 1
+    return merged if found else None
+
+
+def records_to_steps(records: Sequence[Any], id_to_token: list[str]) -> tuple[MergeStep, ...]:
+    """Turn a merge loop's integer records into :class:`MergeStep` rows (strings, candidates).
+
+    BPE records carry counts, which are their scores; WordPiece likelihood records carry a
+    ``score`` of their own and score their candidates the same way.
+    """
+
+    # A pair stays among the best candidates for many merges in a row, with the same score:
+    # its (pair, score) entry is built once and shared by every step that lists it (a 50k
+    # training's steps hold 70 MB of candidate tuples otherwise; shared, about a quarter).
+    pairs: dict[int, tuple[str, str]] = {}
+    entries: dict[tuple[int, Any], tuple[tuple[str, str], float]] = {}
+
+    def pair_strings(code: int) -> tuple[str, str]:
+        pair = pairs.get(code)
+        if pair is None:
+            pair = pairs[code] = (id_to_token[code >> PAIR_BITS], id_to_token[code & PAIR_MASK])
+        return pair
+
+    def entry(code: int, value: Any) -> tuple[tuple[str, str], float]:
+        key = (code, value)
+        found = entries.get(key)
+        if found is None:
+            found = entries[key] = (pair_strings(code), float(value))
+        return found
+
+    steps = []
+    for rank, record in enumerate(records):
+        left, right = pair_strings(record.pair_code)
+        score = getattr(record, "score", None)
+        steps.append(
+            MergeStep(
+                rank=rank,
+                left=left,
+                right=right,
+                token=id_to_token[record.new_id],
+                count=record.count,
+                score=float(record.count) if score is None else score,
+                vocab_size=record.vocab_size,
+                candidates=tuple([entry(other, value) for other, value in record.candidates]),
+            )
+        )
+    return tuple(steps)
+
+
+# --------------------------------------------------------------------------- the trainer
+
+
+def check_tie_break(name: str, value: Any) -> str:
+    if value not in TIE_BREAKS:
+        raise TokvizError(f"{name} must be one of {', '.join(TIE_BREAKS)}; got {value!r}.")
+    return value
+
+
+class MergeTrainerOptions(Trainer):
+    """The options BpeTrainer and WordPieceTrainer share, checked once, in HF's order.
+
+    Subclasses pass their own prefix / suffix defaults and add what is theirs (``scoring``).
+    Every option can be set afterwards (``trainer.vocab_size = 500``), checked the same way.
+    """
+
+    _HF_FIELDS = (
+        "min_frequency", "vocab_size", "show_progress", "progress_format", "special_tokens", "limit_alphabet",
+        "initial_alphabet", "continuing_subword_prefix", "end_of_word_suffix", "max_token_length", "words",
+    )
+    _HF_CONSTANTS = {"progress_format": "Indicatif", "words": {}}
+    _TOKVIZ_FIELDS = {"tie_break": "hf"}
+    _VALIDATORS = {
+        "vocab_size": lambda name, value: check_count(name, value, 1),
+        "min_frequency": check_count,
+        "show_progress": check_bool,
+        "limit_alphabet": lambda name, value: check_optional_count(name, value, 1),
+        "initial_alphabet": check_initial_alphabet,
+        "continuing_subword_prefix": check_optional_str,
+        "end_of_word_suffix": lambda name, value: check_optional_str(name, value) or None,
+        "max_token_length": lambda name, value: check_optional_count(name, value, 1),
+        "tie_break": check_tie_break,
+    }
+
+    def __init__(
+        self,
+        vocab_size: int,
+        min_frequency: int,
+        show_progress: bool,
+        special_tokens: Sequence[Any],
+        limit_alphabet: int | None,
+        initial_alphabet: Iterable[str],
+        continuing_subword_prefix: str | None,
+        end_of_word_suffix: str | None,
+        max_token_length: int | None,
+        tie_break: str,
+    ) -> None:
+        self.vocab_size = vocab_size
+        self.min_frequency = min_frequency
+        self.show_progress = show_progress
+        self.special_tokens = special_tokens
+        self.limit_alphabet = limit_alphabet
+        self.initial_alphabet = initial_alphabet
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.end_of_word_suffix = end_of_word_suffix
+        self.max_token_length = max_token_length
+        self.tie_break = tie_break
+
+    def config(self) -> tuple[tuple[str, Any], ...]:
+        return (
+            ("vocab_size", self.vocab_size),
+            ("min_frequency", self.min_frequency),
+            ("special_tokens", self.special_token_contents),
+            ("limit_alphabet", self.limit_alphabet),
+            ("initial_alphabet", tuple(self.initial_alphabet)),
+            ("continuing_subword_prefix", self.continuing_subword_prefix),
+            ("end_of_word_suffix", self.end_of_word_suffix),
+            ("max_token_length", self.max_token_length),
+            ("tie_break", self.tie_break),
+        )
