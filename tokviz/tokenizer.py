@@ -539,7 +539,9 @@ class Tokenizer:
         cached = self._cut_plan
         if cached is not None and cached[0] is normalizer and cached[1] is pre_tokenizer and cached[2] is model and cached[3] == generation:
             return cached[4]
-        plan = cut_plan(normalizer, pre_tokenizer, model)
+        chunks = plan_for(self)  # (its word encoder, when it has one, is shared: one set of tables and proofs)
+        encoder = None if chunks is None else chunks.bpe or chunks.wordpiece or chunks.unigram
+        plan = cut_plan(normalizer, pre_tokenizer, model, encoder)
         self._cut_plan = (normalizer, pre_tokenizer, model, generation, plan)
         return plan
 

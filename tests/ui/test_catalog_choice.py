@@ -146,3 +146,15 @@ def test_a_hub_repository_by_id_on_inspect_and_compare(stand_in_hub) -> None:
     assert_clean(app)
     frame = next(frame.value for frame in app.dataframe if "tokens/word" in frame.value.columns)
     assert "tokviz-test/wordlevel" in set(frame["configuration"])
+
+
+def test_a_missing_package_is_named_with_what_to_install(monkeypatch) -> None:
+    from tokviz import catalog
+
+    monkeypatch.setattr(catalog, "_installed", lambda module: module != "mistral_common")
+    app = open_page("pages/pipeline.py")
+    assert_clean(app)
+    labels = app.selectbox(key="pipeline_tokenizer").options
+    assert any(label.startswith("Llama · Llama 3") for label in labels) and not any(label.startswith("Mistral · ") for label in labels)
+    assert any("python3 \\-m pip install mistral\\-common" in caption.value or "pip install mistral" in caption.value
+               for caption in app.caption), [caption.value for caption in app.caption]

@@ -28,9 +28,14 @@ the text (ByteLevel and Metaspace have the chunk lanes of :mod:`tokviz.engine.ch
 
 from __future__ import annotations
 
+from itertools import chain, repeat
+from operator import add, itemgetter
 from typing import Any, Callable
 
 from tokviz.encoding import Encoding
+from tokviz.engine.bpe import bpe_word_encoder
+from tokviz.engine.unigram import unigram_word_encoder
+from tokviz.engine.wordpiece import wordpiece_word_encoder
 
 Spans = list[tuple[int, int]]
 
@@ -44,18 +49,25 @@ class CutPlan:
     ``word -> (ids, values, offsets in the word)`` while the model is deterministic; emptied
     when the model's own caches are (``model.cache_epoch``)."""
 
-    __slots__ = ("normalize_steps", "cut", "model", "words", "epoch")
+    __slots__ = ("normalize_steps", "cut", "model", "encoder", "words", "epoch")
 
-    def __init__(self, normalize_steps: tuple[Callable[[str], str], ...], cut: Callable[[str], Spans] | None, model: Any) -> None:
+    def __init__(
+        self, normalize_steps: tuple[Callable[[str], str], ...], cut: Callable[[str], Spans] | None, model: Any, encoder: Any = None
+    ) -> None:
         self.normalize_steps = normalize_steps  # each step's normalize_str
         self.cut = cut  # None: no pre-tokenizer, a piece is one word
         self.model = model
+        #: The model's word encoder (``word -> (ids, values, starts, ends)`` or None for a word it
+        #: leaves to ``model.tokenize``): BPE's, WordPiece's or Unigram's, no Token objects.
+        self.encoder = encoder
         self.words: dict[str, tuple[Any, ...]] | None = {} if model.deterministic else None
         self.epoch = model.cache_epoch
 
 
-def cut_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> CutPlan | None:
-    """The plan for these components, or None when one of them does not answer."""
+def cut_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = None) -> CutPlan | None:
+    """The plan for these components, or None when one of them does not answer. ``encoder``:
+    the model's word encoder when the tokenizer has one made already (its chunk plan's: one
+    set of tables and proofs), else the engine makes it for a deterministic model."""
     steps = () if normalizer is None else normalizer.steps()
     if not all(getattr(step, "aligned_if_unchanged", False) for step in steps):
         return None
@@ -66,23 +78,39 @@ def cut_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> CutPlan | None:
         cut = pre_tokenizer.cut_spans
     if not hasattr(model, "deterministic"):
         return None
-    return CutPlan(tuple(step.normalize_str for step in steps), cut, model)
+    if encoder is None and model.deterministic:
+        encoder = bpe_word_encoder(model) or wordpiece_word_encoder(model) or unigram_word_encoder(model)
+    return CutPlan(tuple(step.normalize_str for step in steps), cut, model, encoder if model.deterministic else None)
 
 
 def _word_fields(plan: CutPlan, word: str) -> tuple[Any, ...]:
-    """``(ids, values, offsets)`` of one word, from the plan's cache or the model."""
+    """``(ids, values, starts, ends, whole)`` of one word (offsets in the word; ``whole``: one
+    token covering it), from the plan's cache or the model's word encoder (or ``tokenize``)."""
     words = plan.words
     if words is not None:
         fields = words.get(word)
         if fields is not None:
             return fields
-    tokens = plan.model.tokenize(word)
-    fields = (tuple([token.id for token in tokens]), tuple([token.value for token in tokens]), tuple([token.offsets for token in tokens]))
+    encoded = plan.encoder(word) if plan.encoder is not None else None
+    if encoded is not None:
+        ids, values, starts, ends = encoded
+    else:
+        tokens = plan.model.tokenize(word)
+        ids = tuple([token.id for token in tokens])
+        values = tuple([token.value for token in tokens])
+        starts = tuple([token.offsets[0] for token in tokens])
+        ends = tuple([token.offsets[1] for token in tokens])
+    fields = (ids, values, starts, ends, len(ids) == 1 and starts[0] == 0 and ends[0] == len(word))
     if words is not None:
         if len(words) >= MAX_CACHED_WORDS:
             words.clear()
         words[word] = fields
     return fields
+
+
+_IDS, _VALUES, _STARTS, _ENDS, _WHOLE = (itemgetter(index) for index in range(5))
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 
 def added_pieces(added: Any, sequence: str) -> list[tuple[int | None, int, int]]:
@@ -111,6 +139,9 @@ def encode_cut(plan: CutPlan, added: Any, sequence: str, type_id: int, word_inde
         plan.epoch = model.cache_epoch
         if plan.words is not None:
             plan.words = {}
+        use_proofs = getattr(plan.encoder, "use_proofs", None)
+        if use_proofs is not None:
+            use_proofs()  # (the same words again: see bpe_word_encoder)
     has_raw, has_normalized = added.has_matchers()
     segments = added.find_matches(sequence, False) if has_raw else ((None, (0, len(sequence))),)
     steps = plan.normalize_steps
@@ -148,23 +179,29 @@ def encode_cut(plan: CutPlan, added: Any, sequence: str, type_id: int, word_inde
                 offsets.append((base, base + len(piece)))
                 words.append(word)
                 continue
-            for word_start, word_end in cut(piece) if cut is not None else ((0, len(piece)),):
-                word += 1
-                text_of_word = piece[word_start:word_end]
-                fields = cached(text_of_word) or _word_fields(plan, text_of_word)
-                word_ids, values, word_offsets = fields
-                shift = base + word_start
-                if len(word_ids) == 1:  # (most words)
-                    ids.append(word_ids[0])
-                    tokens.append(values[0])
-                    offsets.append((shift, shift + word_end - word_start) if word_offsets[0] == (0, word_end - word_start)
-                                   else (shift + word_offsets[0][0], shift + word_offsets[0][1]))
-                    words.append(word)
-                    continue
-                ids.extend(word_ids)
-                tokens.extend(values)
-                offsets.extend([(shift + token_start, shift + token_end) for token_start, token_end in word_offsets])
-                words.extend([word] * len(word_ids))
+            spans = cut(piece) if cut is not None else ((0, len(piece)),)
+            if not spans:
+                continue
+            texts = [piece[word_start:word_end] for word_start, word_end in spans]
+            entries = list(map(cached, texts))
+            if None in entries:
+                for position, entry in enumerate(entries):
+                    if entry is None:
+                        entries[position] = cached(texts[position]) or _word_fields(plan, texts[position])
+            # The fields of every word at once, in C (map / chain), no Python loop per token.
+            ids.extend(chain.from_iterable(map(_IDS, entries)))
+            tokens.extend(chain.from_iterable(map(_VALUES, entries)))
+            first_word = word + 1
+            word += len(entries)
+            if all(map(_WHOLE, entries)):  # one token a word (most words): the word's span
+                offsets.extend(zip(map(add, map(_FIRST, spans), repeat(base)), map(add, map(_SECOND, spans), repeat(base))))
+                words.extend(range(first_word, word + 1))
+            else:
+                counts = list(map(len, map(_IDS, entries)))
+                shifts = list(chain.from_iterable(map(repeat, map(add, map(_FIRST, spans), repeat(base)), counts)))
+                offsets.extend(zip(map(add, chain.from_iterable(map(_STARTS, entries)), shifts),
+                                   map(add, chain.from_iterable(map(_ENDS, entries)), shifts)))
+                words.extend(chain.from_iterable(map(repeat, range(first_word, word + 1), counts)))
     n = len(ids)
     if word_index is not None:
         words = [word_index] * n
