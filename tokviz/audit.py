@@ -1035,7 +1035,8 @@ def _verdict(pipeline: _Pipeline, engine: MergeEngine | None, token: str, token_
     witness = None
     if byte is not None:
         witness = _byte_witness(pipeline, token_id, byte)
-        bound = f"{BYTE_CANDIDATES} characters holding that byte"
+        bound = (f"the one character holding that byte, {chr(byte)!r}" if byte < 0x80
+                 else f"{BYTE_CANDIDATES} characters holding that byte")
     elif own_text is None and data is not None:
         witness = _fragment_witness(pipeline, token_id, data)
         bound = f"{2 * CONTEXT_BOUND} texts made of characters its bytes are part of"
