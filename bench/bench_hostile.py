@@ -1,10 +1,11 @@
 """RSS and time of every hostile file (tests/hostile_files.py), each in a fresh process.
 
-For each case a child process imports tokviz, notes its RSS (``idle``), then does what the app
+For each case (made once, here) a child process imports tokviz, reads the case, notes its RSS
+(``idle``) and resets its peak (``/proc/self/clear_refs``), then does what the app
 does with an upload -- ``tokviz.loaders.load_bytes`` (Inspect's and Compare's uploaders) or
 ``tokviz.inspect.open_training`` for a history.json -- and, when that loads, encodes the case's
 text (or a sentence); then it reports the outcome (the sentence, or "loaded"), the wall time and
-its peak RSS. The child runs under an address-space cap (``--cap-gb``, default 4) and a time
+its peak RSS since the reset (``VmHWM``). The child runs under an address-space cap (``--cap-gb``, default 4) and a time
 limit (``--timeout``, default 120 s), so a case that would still blow up ends as ``MemoryError``
 or ``timeout`` here instead of taking the machine down.
 
@@ -17,8 +18,10 @@ The machine may be loaded (other work on its 2 cores): times are wall times of t
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,17 +35,18 @@ sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
 import tokviz, tokviz.loaders, tokviz.inspect, hostile_files
 from tokviz.errors import TokvizError
 
-def rss_mb():
+def rss_mb(field="VmRSS:"):
     with open("/proc/self/status") as status:
         for line in status:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1]) / 1024
 
-sys.path.insert(0, sys.argv[1] + "/bench")
-import bench_hostile
-case = next(c for c in (*hostile_files.cases(), *bench_hostile.largest_accepted()) if c.case == sys.argv[3])
-import gc; gc.collect()
+import pickle
+with open(sys.argv[3], "rb") as stored:  # the case, made once by the parent: its making is not the upload's cost
+    case = pickle.load(stored)
 idle = rss_mb()
+with open("/proc/self/clear_refs", "w") as refs:  # the peak (VmHWM) counts from here: the upload's own
+    refs.write("5")
 start = time.perf_counter()
 try:
     if case.kind == "training":
@@ -58,8 +62,7 @@ except TokvizError as error:
 except BaseException as error:  # what must not happen: shown as such in the table
     outcome = f"UNCAUGHT {type(error).__name__}: {str(error)[:200]}"
 seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"idle": idle, "after": rss_mb(), "peak": peak, "seconds": seconds, "outcome": outcome}))
+print(json.dumps({"idle": idle, "after": rss_mb(), "peak": rss_mb("VmHWM:"), "seconds": seconds, "outcome": outcome}))
 """
 
 
@@ -93,9 +96,16 @@ def largest_accepted() -> list:
     ]
 
 
-def run(case: str, cap_gb: int, timeout: float) -> dict:
+def run(case, cap_gb: int, timeout: float) -> dict:
+    with tempfile.NamedTemporaryFile(suffix=".pickle") as stored:
+        pickle.dump(case, stored)
+        stored.flush()
+        return _run(stored.name, cap_gb, timeout)
+
+
+def _run(case_file: str, cap_gb: int, timeout: float) -> dict:
     try:
-        done = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(cap_gb), case],
+        done = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(cap_gb), case_file],
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"idle": None, "after": None, "peak": None, "seconds": timeout, "outcome": f"TIMEOUT after {timeout:.0f} s"}
@@ -123,7 +133,7 @@ def main(argv: list[str]) -> None:
     for case in (*hostile_files.cases(), *largest_accepted()):
         if words and not any(word in case.case for word in words):
             continue
-        result = run(case.case, cap_gb, timeout)
+        result = run(case, cap_gb, timeout)
         number = lambda value, digits=0: "–" if value is None else f"{value:,.{digits}f}"  # noqa: E731
         outcome = result["outcome"].replace("|", "\\|").replace("\n", " ")
         if len(outcome) > 160:

@@ -12,7 +12,7 @@ from tokviz.ui.workspace import bind, copy_link
 
 workspace = page_setup("pages/learn.py")
 learn = workspace.learn
-learn_views.learn_compact_layout()
+learn_views.learn_compact_layout(workspace.presentation)
 title, link = st.columns([5, 1], vertical_alignment="bottom")
 title.title("Learn how tokenizers are trained")
 with link:
@@ -88,7 +88,7 @@ total = len(lesson.steps)
 current = learn.step = min(max(learn.step, 1), total)
 st.session_state["learn_step"] = current
 
-back, slider, forward = st.columns([1, 8, 1], vertical_alignment="bottom")
+back, slider, forward = st.columns([1.4, 7.2, 1.4], vertical_alignment="bottom")  # "◀ Back" whole at presentation size
 back.button("◀ Back", key="learn_back", on_click=go_to, args=(current - 1,), disabled=current <= 1, width="stretch")
 forward.button("Next ▶", key="learn_next", on_click=go_to, args=(current + 1,), disabled=current >= total, width="stretch")
 if total > 1:

@@ -120,6 +120,21 @@ def _charsmap_bomb() -> str:
     return base64.b64encode(data[:start] + b"x" * 5_000 + b"\0").decode("ascii")
 
 
+def _sentencepiece_model_with(piece: bytes, replacement: bytes) -> bytes:
+    """A small real SentencePiece .model (trained by the ``sentencepiece`` package) with the piece
+    ``piece`` swapped for ``replacement`` of the same length (here the CESU-8 bytes of a lone surrogate)."""
+    import io
+
+    import sentencepiece
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(["hello world this is a test"] * 50), model_writer=model,
+                                             vocab_size=30, hard_vocab_limit=False, minloglevel=2)
+    data = model.getvalue()
+    at = data.index(b"\x0a" + bytes([len(piece)]) + piece)  # the piece's field: tag, length, bytes
+    return data[: at + 2] + replacement + data[at + 2 + len(piece):]
+
+
 def _digits(count: int) -> str:
     return "9" * count
 
@@ -234,6 +249,7 @@ def cases() -> tuple[HostileCase, ...]:
     out.append(HostileCase("vocab-json-alone", (("alone-vocab.json", b'{"a": 0, "b": 1}'),), "merges.txt"))
     pair("merges-600001", b'{"a": 0, "b": 1, "ab": 2}', b"#version: 0.2\n" + b"a b\n" * 600_001, "600,001 merges")
     pair("gpt2-merge-not-in-vocab", b'{"a": 0, "b": 1, "ab": 2}', b"#version: 0.2\nq z\n", "'q'")
+    add("sentencepiece-surrogate-piece", "spm.model", _sentencepiece_model_with(b"\xe2\x96\x81", b"\xed\xa0\x80"), "not UTF-8")
     add("sentencepiece-garbage", "spm.model", b"\x0a\xff\xff\xff\xff\x0f" + bytes(range(200)), "model")
 
     # -------------------------------------------------------------- loads, and must keep loading

@@ -231,3 +231,23 @@ def test_sentencepiece_char_and_word_trainings_of_the_app_round_trip(name):
     assert loaded.model.to_dict() == original.model.to_dict()
     for size in (original.min_vocab_size, original.max_vocab_size):
         assert _encoded(Tokenizer(loaded.model_at(size)), TEXT) == _encoded(Tokenizer(original.model_at(size)), TEXT)
+
+
+def test_bulk_read_entries_still_name_a_damaged_one():
+    """Candidates, token lists and scored pieces are checked in bulk; a bad entry is still named."""
+    document = _document()
+    document["history"]["merges"][2][7][1] = 10 ** 6  # a candidate's right string
+    with pytest.raises(HistoryFormatError, match=r"merges\[2\] refers to string 1000000"):
+        history_io.loads(json.dumps(document))
+    document = _document()
+    document["history"]["merges"][2][7][2] = "lots"  # a candidate's score
+    with pytest.raises(HistoryFormatError, match=r"merges\[2\] should be a number, not text \"lots\""):
+        history_io.loads(json.dumps(document))
+    document = _document()
+    document["history"]["merges"][2][7][0] = True  # true is not a string index
+    with pytest.raises(HistoryFormatError, match=r"merges\[2\] should be a whole number, not true/false"):
+        history_io.loads(json.dumps(document))
+    document = _document()
+    document["history"]["vocab"][1] = -1
+    with pytest.raises(HistoryFormatError, match=r"vocab\[1\] refers to string -1"):
+        history_io.loads(json.dumps(document))

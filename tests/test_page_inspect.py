@@ -158,3 +158,13 @@ def test_the_train_pages_run_can_be_inspected() -> None:
     assert app.metric[0].value == "BPE"
     tree = app.code[0].value.splitlines()
     assert tree[0].endswith("'") and "</w>" in tree[0]  # the longest word, built up to its end-of-word suffix
+
+
+def test_the_upload_box_is_there_at_once_and_an_upload_is_shown(shared_corpus_lines: list[str]) -> None:
+    """The page says "Upload a tokenizer": the box is on the page from the start, and a file dropped in it is inspected."""
+    app = open_inspect()
+    assert app.selectbox(key="inspect_tokenizer").value != "upload"
+    data = hf_tokenizer("bpe", shared_corpus_lines[:100]).to_str().encode("utf-8")
+    app.file_uploader(key="inspect_tokenizer_file").set_value(("mine.json", data, "application/json")).run()
+    assert_no_exception(app)
+    assert app.selectbox(key="inspect_tokenizer").value == "upload"

@@ -56,3 +56,39 @@ def test_copy_link_after_moving_the_slider_opens_the_same_tokenizer_in_a_fresh_c
         assert slider_value(page) == size  # and a reload agrees
     finally:
         context.close()
+
+
+BOTTOM_JS = """() => { let bottom = 0;
+  for (const el of document.querySelectorAll('[data-testid=stMainBlockContainer] [data-testid=stElementContainer]')) {
+    const r = el.getBoundingClientRect(); if (r.height > 0) bottom = Math.max(bottom, r.bottom); }
+  return bottom; }"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1440, 900)])
+def test_learn_in_presentation_mode_fits_the_projector(app_url: str, browser, screenshot_dir, width: int, height: int) -> None:
+    """Title and Copy link clear of the header, '◀ Back' whole, table text enlarged, every BPE step inside the screen."""
+    context, page = new_session(browser, width, height)
+    try:
+        open_page(page, f"{app_url}/learn?present=true&lesson=bpe")
+        header = page.locator("header[data-testid=stHeader]").first.bounding_box()
+        assert page.locator("h1").first.bounding_box()["y"] >= header["y"] + header["height"]
+        link = page.get_by_role("button", name="Copy link").first
+        link.click()  # clickable: not under the header
+        page.locator("[data-testid=stPopoverBody] code", has_text="/learn?").first.wait_for(state="visible")
+        page.keyboard.press("Escape")
+        back = page.locator(".st-key-learn_back button").first
+        assert back.evaluate("b => b.scrollWidth <= b.clientWidth + 1") and "Back" in back.inner_text()
+        step = 1
+        while True:
+            assert page.evaluate(BOTTOM_JS) <= height, f"BPE step {step} runs past {height} px"
+            if step == 2:
+                cell = page.locator("[data-testid=stTable] td").first
+                assert float(cell.evaluate("c => parseFloat(getComputedStyle(c).fontSize)")) >= 18  # 1.15rem, not the grid's 14 px
+                page.screenshot(path=str(screenshot_dir / f"journey_learn_present_{width}.png"))
+            forward = page.locator(".st-key-learn_next button").first
+            if forward.is_disabled():
+                break
+            act(page, forward.click)
+            step += 1
+    finally:
+        context.close()

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.e2e
 
 # (lesson label, Next clicks, text the step must show, screenshot name)
 STEPS = [
-    ("BPE, merge by merge", 3, "Merge 3: 'h' + 'ug' → 'hug'", "learn_bpe.png"),
+    ("BPE, merge by merge", 3, "Merge #3: 'h' + 'ug' → 'hug'", "learn_bpe.png"),
     ("WordPiece: scores, not counts", 6, "Encoding: greedy longest match", "learn_wordpiece.png"),
     ("Unigram: start big, prune", 1, "Every way to cut 'pug', with its probability", "learn_unigram.png"),
     ("Byte-level BPE", 0, "4 characters, 8 bytes", "learn_byte_level.png"),

@@ -35,9 +35,47 @@ _LEARN_COMPACT_CSS = """<style>
 </style>"""
 
 
-def learn_compact_layout() -> None:
+#: Presentation mode on Learn (the page teachers project): the title clears Streamlit's header (Copy link clickable),
+#: tighter spacing between blocks so a step fits 1280×720, and the lesson tables are HTML tables whose text grows.
+_LEARN_PRESENTATION_CSS = """<style>
+[data-testid=stMainBlockContainer] { padding-top: 3.75rem !important; padding-bottom: 0.5rem; }
+[data-testid=stMainBlockContainer] h1 { font-size: 1.6rem; padding: 0; }
+[data-testid=stMainBlockContainer] h3 { font-size: 1.35rem; padding: 0.1rem 0; }
+[data-testid=stMainBlockContainer] [data-testid=stVerticalBlock] { gap: 0.35rem; }
+[data-testid=stMainBlockContainer] [data-testid=stCaptionContainer] { font-size: 1rem !important; line-height: 1.4; }
+[data-testid=stMainBlockContainer] [data-testid=stTable] td, [data-testid=stMainBlockContainer] [data-testid=stTable] th {
+  font-size: 1.15rem !important; padding: 0.15rem 0.5rem !important; }
+</style>"""
+
+
+def learn_compact_layout(presentation: bool = False) -> None:
     """Less padding and smaller headings on the Learn page, so a lesson step fits a projected 1280×720 screen."""
-    st.html(_LEARN_COMPACT_CSS)
+    st.html(_LEARN_COMPACT_CSS + (_LEARN_PRESENTATION_CSS if presentation else ""))
+
+
+#: Most rows a lesson table shows as one HTML table in presentation mode.
+_PRESENTATION_TABLE_ROWS = 8
+
+
+def _table(data: Any, **dataframe_options: Any) -> None:
+    """A lesson table: ``st.dataframe`` at a desk; in presentation mode an HTML table, whose text grows with the page
+    (a data grid draws on a canvas at a fixed size)."""
+    from tokviz.ui.workspace import current
+
+    if not current().presentation:
+        st.dataframe(data, **dataframe_options)
+        return
+    from pandas.io.formats.style import Styler
+
+    rows = len(data.data) if isinstance(data, Styler) else len(data)
+    if rows <= _PRESENTATION_TABLE_ROWS:
+        styler = data if isinstance(data, Styler) else data.style
+        st.table(styler.hide(axis="index"))
+    elif not isinstance(data, Styler) and rows <= 3 * _PRESENTATION_TABLE_ROWS:  # side by side: the step keeps its screen
+        for column, start in zip(st.columns(3), range(0, rows, -(-rows // 3))):
+            column.table(data.iloc[start:start + -(-rows // 3)].style.hide(axis="index"))
+    else:  # too long for the screen even side by side: the scrolling grid (its text does not grow)
+        st.dataframe(data, **dataframe_options)
 
 
 def learn_corpus_editor(learn: LearnState, default_counts: dict[str, int]) -> dict[str, int] | None:
@@ -111,7 +149,7 @@ def _merge_view(view: Any, hidden: bool, step_key: str) -> None:
     left, right = st.columns([1, 1])
     with left:
         st.markdown("**Current splits**")
-        st.dataframe(splits_frame(view.splits), hide_index=True, width="stretch")
+        _table(splits_frame(view.splits), hide_index=True, width="stretch")
         verdict = None if hidden else st.session_state.get(f"learn_verdict_{step_key}")
         if verdict is not None:
             (st.success if verdict.correct else st.warning)(md_escape(verdict.headline))
@@ -129,7 +167,7 @@ def _merge_view(view: Any, hidden: bool, step_key: str) -> None:
             return
         st.markdown("**Pairs now** (winner green, ties yellow)")
         styles = [_WINNER_STYLE if row.winner else _TIED_STYLE if row.tied else "" for row in view.pairs]
-        st.dataframe(_highlight_rows(pairs_frame(view), styles), hide_index=True, width="stretch", height=_rows_height(len(view.pairs), 280))
+        _table(_highlight_rows(pairs_frame(view), styles), hide_index=True, width="stretch", height=_rows_height(len(view.pairs), 280))
         st.success(md_escape(f"New vocabulary entry: {view.token!r} (= {view.left!r} + {view.right!r})"))
 
 
@@ -176,7 +214,7 @@ def _wordpiece_encode_view(data: Any, hidden: bool, step_key: str) -> None:
         word = st.selectbox("Trace the search for", words, key="learn_trace_word")
         traced = next(item for item in traces if item.trace.word == word)
         trace = traced.trace
-        st.dataframe(tables.wordpiece_trace_table(trace), hide_index=True, width="stretch", height=_rows_height(4, 200))
+        _table(tables.wordpiece_trace_table(trace), hide_index=True, width="stretch", height=_rows_height(4, 200))
         if trace.unk_reason:
             bpe = traced.bpe_tokens
             st.warning(md_escape(f"{trace.unk_reason}. BPE only replaces the unknown character: {list(bpe)}."))
@@ -186,7 +224,7 @@ def _seed_view(rows: Any, hidden: bool, step_key: str) -> None:
     import pandas as pd
 
     frame = pd.DataFrame([(row.piece, row.count, round(row.probability, 4)) for row in rows], columns=["piece", "count", "P(piece)"])
-    st.dataframe(_highlight_rows(frame), hide_index=True, width="stretch", height=_rows_height(len(frame), 390))
+    _table(_highlight_rows(frame), hide_index=True, width="stretch", height=_rows_height(len(frame), 390))
 
 
 def _segmentations_view(data: Any, hidden: bool, step_key: str) -> None:
@@ -201,7 +239,7 @@ def _segmentations_view(data: Any, hidden: bool, step_key: str) -> None:
          for row in rows],
         columns=["segmentation", "P(piece) × …", "probability", "share of all cuts"],
     )
-    st.dataframe(_highlight_rows(frame, [_WINNER_STYLE if row.best else "" for row in rows]), hide_index=True, width="stretch")
+    _table(_highlight_rows(frame, [_WINNER_STYLE if row.best else "" for row in rows]), hide_index=True, width="stretch")
 
 
 def _viterbi_view(data: Any, hidden: bool, step_key: str) -> None:
@@ -212,7 +250,7 @@ def _viterbi_view(data: Any, hidden: bool, step_key: str) -> None:
         [(cell.end, f"{cell.piece} ({cell.start}→{cell.end})", round(cell.piece_log_prob, 3), round(cell.total, 3)) for cell in cells],
         columns=["position", "piece ending here", "log P(piece)", "best[start] + log P"],
     )
-    st.dataframe(_highlight_rows(frame, [_WINNER_STYLE if cell.chosen else "" for cell in cells]), hide_index=True, width="stretch",
+    _table(_highlight_rows(frame, [_WINNER_STYLE if cell.chosen else "" for cell in cells]), hide_index=True, width="stretch",
                  height=_rows_height(len(cells), 390))
 
 
@@ -288,7 +326,7 @@ def _byte_pieces_view(data: Any, hidden: bool, step_key: str) -> None:
         [(piece, readable_byte_level(piece), str(offsets), repr(text[offsets[0]:offsets[1]])) for piece, offsets in pieces],
         columns=["pre-token (byte symbols)", "readable", "offsets", "original text"],
     )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    _table(frame, hide_index=True, width="stretch")
 
 
 def _no_unk_view(data: Any, hidden: bool, step_key: str) -> None:

@@ -62,7 +62,7 @@ def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False
     session = session_tokenizer(workspace)
     options: dict[str, str] = {}
     if allow_upload:
-        options[UPLOADED_TOKENIZER] = "Upload tokenizer files (tokenizer.json, .model, .tiktoken, vocab.txt, vocab.json + merges.txt)"
+        options[UPLOADED_TOKENIZER] = "The uploaded tokenizer files (the box above: tokenizer.json, .model, .tiktoken, vocab.txt, vocab.json + merges.txt)"
     if session is not None:
         options[SESSION_TOKENIZER] = session[1]
     for name in PRESETS:
@@ -72,6 +72,13 @@ def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False
     if state.tokenizer not in options:  # nothing trained yet, or no uploads on this page
         state.tokenizer = SESSION_TOKENIZER if session is not None else next(iter(PRESETS))
         st.session_state.pop(key, None)
+    upload = None
+    if allow_upload:  # the upload box is there at once (the page says "Upload a tokenizer"), not behind an option
+        seen_key = f"_{key}_files_seen"
+        upload = _uploaded(state.files, f"{key}_file", hint=False)
+        if len(state.files) > st.session_state.get(seen_key, len(state.files)):  # a new upload: show it
+            state.tokenizer = UPLOADED_TOKENIZER
+        st.session_state[seen_key] = len(state.files)
 
     def write(value: str) -> None:
         state.tokenizer = value
@@ -89,10 +96,14 @@ def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False
         return catalog_choice.chosen(choice)
     if choice.startswith(catalog_choice.HUB_PREFIX):
         return catalog_choice.hub_chosen(state, choice, key)
+    if upload is not None:
+        if upload[0] is None:
+            st.info("Upload a tokenizer file above, or pick another tokenizer.")
+        return upload
     return _uploaded(state.files, f"{key}_file")
 
 
-def _uploaded(files: list, key: str) -> tuple[Any | None, str]:
+def _uploaded(files: list, key: str, hint: bool = True) -> tuple[Any | None, str]:
     """The tokenizer of the files uploaded for this page (kept in the workspace across pages)."""
     from tokviz.ui.tokenizer_files import tokenizer_files
 
@@ -102,10 +113,11 @@ def _uploaded(files: list, key: str) -> tuple[Any | None, str]:
         show_error(error)
         return None, ""
     if not loaded:
-        if not files:
+        if not files and hint:
             st.info("Upload a tokenizer file, or pick a tokenizer above.")
         return None, ""
-    st.caption(f"Showing {md_escape(loaded[0].name)}.")
+    if hint:
+        st.caption(f"Showing {md_escape(loaded[0].name)}.")
     return loaded[0].tokenizer, loaded[0].key
 
 
