@@ -92,3 +92,27 @@ def test_learn_in_presentation_mode_fits_the_projector(app_url: str, browser, sc
             step += 1
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1440, 900)])
+def test_the_token_card_opens_next_to_the_clicked_token_inside_the_screen(app_url: str, browser, screenshot_dir, width: int, height: int) -> None:
+    context, page = new_session(browser, width, height)
+    try:
+        open_page(page, f"{app_url}/train")
+        act(page, lambda: page.locator(".st-key-show_all_lines label").first.click())  # many lines: a card docked at the end was off screen
+        tokens = page.locator(".tokviz-spans summary.tok")
+        token = tokens.nth(min(tokens.count() - 1, 60))
+        token.scroll_into_view_if_needed()
+        page.mouse.wheel(0, 0)
+        token.click()
+        card = page.locator(".tokviz-spans details[open] .card").first
+        card.wait_for(state="visible")
+        at, box = token.bounding_box(), card.bounding_box()
+        below = 0 <= box["y"] - (at["y"] + at["height"]) <= 16
+        above = 0 <= at["y"] - (box["y"] + box["height"]) <= 16  # flipped: the token is on the screen's last line
+        assert below or above, (at, box)
+        assert box["x"] <= at["x"] + at["width"] and box["x"] + box["width"] >= at["x"], (at, box)  # beside it, not at the view's end
+        assert box["y"] + box["height"] <= height and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+        page.screenshot(path=str(screenshot_dir / f"journey_token_card_{width}.png"))
+    finally:
+        context.close()

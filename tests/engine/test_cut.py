@@ -148,7 +148,9 @@ def test_fuzzed_text_encodes_as_in_hf(kind, pairs) -> None:
 def test_the_untuned_kinds_take_the_engine_and_it_agrees_with_the_general_path(pairs, test_lines) -> None:
     for kind in ("wordlevel", "split_added", "wordpiece_punct"):
         _, ours = pairs[kind]
-        assert ours._engine_cut_plan() is not None, kind
+        plan = ours._engine_cut_plan()
+        assert plan is not None, kind
+        assert all(encode_cut(plan, ours._added, line, 0, None) is not None for line in test_lines), kind
         general = Tokenizer.from_str(ours.to_str())
         general.use_fast_path = False
         for line in test_lines:
@@ -166,8 +168,10 @@ def test_a_worked_example_with_added_tokens() -> None:
     encoding = encode_cut(plan, added, "king<x>kin", 0, None)
     assert (encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids) == (
         [6, 8, 4, 2], ["king", "<x>", "ki", "n"], [(0, 4), (4, 7), (7, 9), (9, 10)], [0, 1, 2, 2])
-    # A normalizer that changes the text: the engine steps aside for the general path.
-    assert encode_cut(plan, added, "KING", 0, None) is None
+    # A normalizer that changes the text: that segment is normalized with its alignments.
+    encoding = encode_cut(plan, added, "KING<x>ＫＩ", 0, None)
+    assert (encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids) == (
+        [6, 8, 4], ["king", "<x>", "ki"], [(0, 4), (4, 7), (7, 9)], [0, 1, 2])
 
 
 def test_a_custom_normalizer_or_a_text_changing_pre_tokenizer_gets_no_cut_plan() -> None:
