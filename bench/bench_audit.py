@@ -4,6 +4,7 @@ witness, and the texts encoded and decoded back.
 
     python3 bench/bench_audit.py                       # both kinds, texts from ../shared/corpora
     python3 bench/bench_audit.py --kinds bpe --mb 1
+    python3 bench/bench_audit.py --kinds "catalog:Llama 3,catalog:Mistral v1"   # real tokenizers (tokviz.catalog)
 
 The tokenizers are trained here by HF (BPE) and sentencepiece (Unigram) on the shared corpora, so the
 bench needs ``../shared/corpora`` (or ``--corpus FILE``). The audit runs in this one process, on one core;
@@ -68,7 +69,22 @@ def run(kind: str, train_text: str, texts: list[str], folder: str, unigram_text:
     import tokviz
     from tokviz.audit import audit
 
-    if kind == "bpe":
+    if kind.startswith("catalog:"):  # a real tokenizer from the installed packages (tokviz.catalog)
+        from tokenizers import Tokenizer as HfTokenizer
+
+        from tokviz import catalog
+
+        tokenizer = catalog.load(kind.removeprefix("catalog:"))
+        hf = HfTokenizer.from_str(tokenizer.to_str())
+
+        def encode_texts(items):
+            return [e.ids for e in hf.encode_batch(items, add_special_tokens=False)]
+
+        def decode_ids(ids):
+            return hf.decode_batch(ids)
+
+        peer = "HF tokenizers on the same tokenizer.json (encode_batch, all its threads)"
+    elif kind == "bpe":
         hf = train_bpe(train_text, 50_000)
         tokenizer = tokviz.Tokenizer.from_str(hf.to_str())
 

@@ -475,3 +475,34 @@ def test_a_real_sentencepiece_model_own_texts_and_witnesses_match_sentencepiece(
     assert report.finding("undecided").count == 0
     assert report.verdict("<unk>").reason == ("unreachable: the unknown token, and byte fallback spells every character the "
                                               "vocabulary lacks with its bytes (all 256 <0xNN> tokens are in the vocabulary)")
+
+
+def test_merge_engine_equals_the_plain_rank_loop_on_random_words():
+    """The heap replay (O(n log n)) against the plain loop 'lowest rank first, leftmost among equals', merges recorded."""
+    import random
+
+    def plain(symbols, ranks):
+        symbols, steps = list(symbols), []
+        while len(symbols) > 1:
+            pairs = [(ranks[pair][0], index) for index, pair in enumerate(zip(symbols, symbols[1:])) if pair in ranks]
+            if not pairs:
+                break
+            _, where = min(pairs)
+            new = ranks[(symbols[where], symbols[where + 1])][1]
+            steps.append((symbols[where], symbols[where + 1], new))
+            symbols[where: where + 2] = [new]
+        return symbols, steps
+
+    rng = random.Random(37)
+    for _ in range(2000):
+        alphabet = "abc"[: rng.randint(1, 3)]
+        vocab, merges = set(alphabet), []
+        for _ in range(rng.randint(0, 8)):
+            pair = (rng.choice(sorted(vocab)), rng.choice(sorted(vocab)))
+            if pair not in merges:
+                merges.append(pair)
+                vocab.add(pair[0] + pair[1])
+        engine = MergeEngine({token: index for index, token in enumerate(sorted(vocab))}, merges, "")
+        word = [rng.choice(alphabet) for _ in range(rng.randint(0, 12))]
+        steps = []
+        assert (engine.apply(word, lambda *step: steps.append(step)), steps) == plain(word, engine.ranks), (word, merges)

@@ -27,6 +27,7 @@ and ``model.tokenize``.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import unicodedata
@@ -712,20 +713,49 @@ class MergeEngine:
                 self.ranks[(left, right)] = (rank, joined)
 
     def apply(self, symbols: list[str], record: Callable[[str, str, str], None] | None = None) -> list[str]:
+        """Merge ``symbols`` to the end; ``record(left, right, new)`` hears every merge, in order.
+
+        A heap of candidate pairs by (rank, position) over a linked list, as HF's ``merge_all``: O(n log n), so a
+        line with no pre-tokenizer (one long word) replays as fast as its words would.
+        """
         ranks = self.ranks
         symbols = list(symbols)
-        while len(symbols) > 1:
-            best, where = None, -1
-            for index in range(len(symbols) - 1):
-                found = ranks.get((symbols[index], symbols[index + 1]))
-                if found is not None and (best is None or found[0] < best[0]):
-                    best, where = found, index
-            if best is None:
-                break
+        count = len(symbols)
+        if count < 2:
+            return symbols
+        following = list(range(1, count + 1))
+        preceding = list(range(-1, count - 1))
+        heap: list[tuple[int, int, str, str]] = []
+        for index in range(count - 1):
+            found = ranks.get((symbols[index], symbols[index + 1]))
+            if found is not None:
+                heap.append((found[0], index, symbols[index], symbols[index + 1]))
+        heapq.heapify(heap)
+        alive = [True] * count
+        while heap:
+            rank, index, left, right = heapq.heappop(heap)
+            nxt = following[index]
+            if not alive[index] or nxt >= count or symbols[index] != left or symbols[nxt] != right:
+                continue  # a stale pair: one of its symbols merged since it was pushed
+            new = ranks[(left, right)][1]
             if record is not None:
-                record(symbols[where], symbols[where + 1], best[1])
-            symbols[where: where + 2] = [best[1]]
-        return symbols
+                record(left, right, new)
+            symbols[index] = new
+            alive[nxt] = False
+            following[index] = following[nxt]
+            if following[index] < count:
+                preceding[following[index]] = index
+            before = preceding[index]
+            if before >= 0:
+                found = ranks.get((symbols[before], new))
+                if found is not None:
+                    heapq.heappush(heap, (found[0], before, symbols[before], new))
+            after = following[index]
+            if after < count:
+                found = ranks.get((new, symbols[after]))
+                if found is not None:
+                    heapq.heappush(heap, (found[0], index, new, symbols[after]))
+        return [symbol for symbol, keep in zip(symbols, alive) if keep]
 
     def makers(self, token: str) -> list[tuple[str, str]]:
         """The merges whose result is ``token``."""

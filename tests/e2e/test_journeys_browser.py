@@ -92,3 +92,103 @@ def test_learn_in_presentation_mode_fits_the_projector(app_url: str, browser, sc
             step += 1
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1440, 900)])
+def test_the_token_card_opens_next_to_the_clicked_token_inside_the_screen(app_url: str, browser, screenshot_dir, width: int, height: int) -> None:
+    context, page = new_session(browser, width, height)
+    try:
+        open_page(page, f"{app_url}/train")
+        act(page, lambda: page.locator(".st-key-show_all_lines label").first.click())  # many lines: a card docked at the end was off screen
+        tokens = page.locator(".tokviz-spans summary.tok")
+        token = tokens.nth(min(tokens.count() - 1, 60))
+        token.scroll_into_view_if_needed()
+        page.mouse.wheel(0, 0)
+        token.click()
+        card = page.locator(".tokviz-spans details[open] .card").first
+        card.wait_for(state="visible")
+        at, box = token.bounding_box(), card.bounding_box()
+        below = 0 <= box["y"] - (at["y"] + at["height"]) <= 16
+        above = 0 <= at["y"] - (box["y"] + box["height"]) <= 16  # flipped: the token is on the screen's last line
+        assert below or above, (at, box)
+        assert box["x"] <= at["x"] + at["width"] and box["x"] + box["width"] >= at["x"], (at, box)  # beside it, not at the view's end
+        assert box["y"] + box["height"] <= height and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+        page.screenshot(path=str(screenshot_dir / f"journey_token_card_{width}.png"))
+    finally:
+        context.close()
+
+
+def _open_inputs(page) -> None:
+    """Unfold Train's "Corpus and pipeline" panel (it folds away once trained)."""
+    if not page.locator(".st-key-preset").first.is_visible():
+        page.locator("[data-testid=stExpander] summary", has_text="Corpus and pipeline").first.click()
+        page.locator(".st-key-preset").first.wait_for(state="visible")
+
+
+def test_custom_unigram_with_the_defaults_trains_on_a_first_try(app_url: str, browser, screenshot_dir) -> None:
+    from app_driver import choose
+
+    context, page = new_session(browser)
+    try:
+        open_page(page, f"{app_url}/train")
+        _open_inputs(page)
+        choose(page, "preset", "Custom…")
+        _open_inputs(page)
+        choose(page, "cfg_model", "Unigram")
+        _open_inputs(page)
+        assert page.get_by_text("Filled in as HF's examples do for Unigram", exact=False).first.is_visible()
+        assert page.locator(".st-key-cfg_unk_token input").first.input_value() == "<unk>"
+        assert page.locator("[data-testid=stAlertContentError]").count() == 0  # no "unk_id is missing", no stacked messages
+        assert page.get_by_text("Trained Unigram in", exact=False).first.is_visible()
+        page.screenshot(path=str(screenshot_dir / "journey_custom_unigram.png"))
+    finally:
+        context.close()
+
+
+def test_compare_measures_an_uploaded_file_without_its_truncation(app_url: str, browser, tmp_path, screenshot_dir) -> None:
+    import tokenizers as hf
+
+    from tokviz.corpus import held_out_split
+    from tokviz.samples import load_sample
+
+    peer = hf.Tokenizer(hf.models.WordLevel({"[UNK]": 0, "the": 1, "a": 2}, unk_token="[UNK]"))
+    peer.pre_tokenizer = hf.pre_tokenizers.Whitespace()
+    text = "\n".join(held_out_split(load_sample()).test_lines[:3])  # the page's default text to tokenize
+    whole = len(peer.encode(text).ids)
+    peer.enable_truncation(max_length=8)
+    path = tmp_path / "short.json"
+    path.write_text(peer.to_str(), encoding="utf-8")
+    context, page = new_session(browser, 1440, 900)
+    try:
+        open_page(page, f"{app_url}/compare?cmp=2")
+        page.locator("[data-testid=stExpander] summary", has_text="Pretrained tokenizers from files").first.click()
+        upload = page.locator(".st-key-compare_files input[type=file]").first
+        act(page, lambda: upload.set_input_files(str(path)))
+        assert page.get_by_text(f"short.json — {whole:,} tokens", exact=False).first.is_visible()  # not 8
+        assert page.get_by_text("short.json (truncation to 8 tokens)", exact=False).first.is_visible()
+        page.screenshot(path=str(screenshot_dir / "journey_compare_truncation.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def test_the_compare_download_right_after_a_change_holds_the_new_choice(app_url: str, browser, tmp_path) -> None:
+    import io
+    import json
+    import zipfile
+
+    from app_driver import choose
+
+    context, page = new_session(browser, 1440, 900)
+    try:
+        open_page(page, f"{app_url}/compare?cmp=2")
+        choose(page, "compare_preset_1", "Character BPE with </w> (original paper)")
+        button = page.locator("[data-testid=stDownloadButton] button", has_text="Character BPE").first
+        with page.expect_download() as download_info:
+            button.click()
+        download = download_info.value
+        assert download.suggested_filename == "2-character-bpe-with-w-original-paper-1000-transformers.zip"
+        data = zipfile.ZipFile(io.BytesIO(open(download.path(), "rb").read()))
+        model = json.loads(data.read("tokenizer.json"))["model"]
+        assert model["type"] == "BPE" and model["end_of_word_suffix"] == "</w>"  # the new choice, not BERT's WordPiece
+    finally:
+        context.close()

@@ -148,7 +148,9 @@ def test_fuzzed_text_encodes_as_in_hf(kind, pairs) -> None:
 def test_the_untuned_kinds_take_the_engine_and_it_agrees_with_the_general_path(pairs, test_lines) -> None:
     for kind in ("wordlevel", "split_added", "wordpiece_punct"):
         _, ours = pairs[kind]
-        assert ours._engine_cut_plan() is not None, kind
+        plan = ours._engine_cut_plan()
+        assert plan is not None, kind
+        assert all(encode_cut(plan, ours._added, line, 0, None) is not None for line in test_lines), kind
         general = Tokenizer.from_str(ours.to_str())
         general.use_fast_path = False
         for line in test_lines:
@@ -166,8 +168,10 @@ def test_a_worked_example_with_added_tokens() -> None:
     encoding = encode_cut(plan, added, "king<x>kin", 0, None)
     assert (encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids) == (
         [6, 8, 4, 2], ["king", "<x>", "ki", "n"], [(0, 4), (4, 7), (7, 9), (9, 10)], [0, 1, 2, 2])
-    # A normalizer that changes the text: the engine steps aside for the general path.
-    assert encode_cut(plan, added, "KING", 0, None) is None
+    # A normalizer that changes the text: that segment is normalized with its alignments.
+    encoding = encode_cut(plan, added, "KING<x>ＫＩ", 0, None)
+    assert (encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids) == (
+        [6, 8, 4], ["king", "<x>", "ki"], [(0, 4), (4, 7), (7, 9)], [0, 1, 2])
 
 
 def test_a_custom_normalizer_or_a_text_changing_pre_tokenizer_gets_no_cut_plan() -> None:
@@ -194,3 +198,17 @@ def test_the_engine_word_cache_empties_with_the_model_cache() -> None:
     assert list(plan.words) == ["a"]
     model.dropout = 0.5
     assert cut_plan(None, Whitespace(), model).words is None  # sampling: nothing kept
+
+
+def test_only_the_lines_a_line_local_normalizer_changes_are_aligned() -> None:
+    from tokviz.normalizers import Strip
+
+    model = WordLevel({"fi": 0, "x": 1, "[UNK]": 2}, unk_token="[UNK]")
+    plan = cut_plan(NFKC(), Whitespace(), model)
+    assert plan.by_lines and not cut_plan(Sequence([NFKC(), Strip()]), Whitespace(), model).by_lines
+    encoding = encode_cut(plan, AddedVocabulary(), "x x\nﬁ x\nx", 0, None)
+    assert (encoding.tokens, encoding.offsets, encoding.word_ids) == (
+        ["x", "x", "fi", "x", "x"], [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)], [0, 1, 2, 3, 4])
+    # Strip is not local to lines: the segment is normalized whole (its ends only).
+    stripped = encode_cut(cut_plan(Sequence([NFKC(), Strip()]), Whitespace(), model), AddedVocabulary(), " ﬁ\nx ", 0, None)
+    assert (stripped.tokens, stripped.offsets) == (["fi", "x"], [(1, 2), (3, 4)])

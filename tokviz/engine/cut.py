@@ -11,8 +11,9 @@ The questions (each component answers for itself):
 - model: ``tokenize(word)`` -- how to encode one piece (each model keeps its own word cache).
 
 With added tokens cut out first (raw ones before normalizing, normalized ones after), this
-gives HF's ids, offsets and word ids. Where a normalizer does change a piece of text, the lane
-steps aside and the general path (:meth:`Tokenizer._pipeline`) does that sequence.
+gives HF's ids, offsets and word ids. Where a normalizer does change a segment of text (between
+added tokens), that segment alone is normalized with its alignments (a NormalizedString) and
+each token's original span is read from them.
 
 >>> from tokviz.models import WordLevel
 >>> from tokviz.pre_tokenizers import Whitespace
@@ -22,8 +23,9 @@ steps aside and the general path (:meth:`Tokenizer._pipeline`) does that sequenc
 >>> encoding.ids, encoding.offsets, encoding.word_ids
 ([0, 1, 2], [(0, 2), (4, 7), (7, 8)], [0, 1, 2])
 
-Left out: text a normalizer changes (the general path does it) and pre-tokenizers that change
-the text (ByteLevel and Metaspace have the chunk lanes of :mod:`tokviz.engine.chunks`).
+Left out: pre-tokenizers that change the text (ByteLevel and Metaspace have the chunk lanes of
+:mod:`tokviz.engine.chunks` and :mod:`tokviz.engine.byte_level`), and a token covering no char
+in a segment the normalizer changed (the general path does that sequence).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from operator import add, itemgetter
 from typing import Any, Callable
 
 from tokviz.encoding import Encoding
+from tokviz.normalized import NormalizedString
 from tokviz.engine.bpe import bpe_word_encoder
 from tokviz.engine.unigram import unigram_word_encoder
 from tokviz.engine.wordpiece import wordpiece_word_encoder
@@ -49,12 +52,16 @@ class CutPlan:
     ``word -> (ids, values, offsets in the word)`` while the model is deterministic; emptied
     when the model's own caches are (``model.cache_epoch``)."""
 
-    __slots__ = ("normalize_steps", "cut", "model", "encoder", "words", "epoch")
+    __slots__ = ("normalize_steps", "normalize", "by_lines", "cut", "model", "encoder", "words", "epoch")
 
     def __init__(
         self, normalize_steps: tuple[Callable[[str], str], ...], cut: Callable[[str], Spans] | None, model: Any, encoder: Any = None
     ) -> None:
         self.normalize_steps = normalize_steps  # each step's normalize_str
+        #: The normalizer's in-place normalize (with alignments), for a text it changes.
+        self.normalize: Callable[[Any], None] | None = None
+        #: Every step is local to lines (normalizers' ``local_to_lines``): align changed lines only.
+        self.by_lines = False
         self.cut = cut  # None: no pre-tokenizer, a piece is one word
         self.model = model
         #: The model's word encoder (``word -> (ids, values, starts, ends)`` or None for a word it
@@ -80,7 +87,10 @@ def cut_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = Non
         return None
     if encoder is None and model.deterministic:
         encoder = bpe_word_encoder(model) or wordpiece_word_encoder(model) or unigram_word_encoder(model)
-    return CutPlan(tuple(step.normalize_str for step in steps), cut, model, encoder if model.deterministic else None)
+    plan = CutPlan(tuple(step.normalize_str for step in steps), cut, model, encoder if model.deterministic else None)
+    plan.normalize = normalizer.normalize if normalizer is not None else None
+    plan.by_lines = all(getattr(step, "local_to_lines", False) for step in steps)
+    return plan
 
 
 def _word_fields(plan: CutPlan, word: str) -> tuple[Any, ...]:
@@ -131,9 +141,72 @@ def added_pieces(added: Any, sequence: str) -> list[tuple[int | None, int, int]]
     return pieces
 
 
+def _normalized_with_alignments(plan: CutPlan, text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The segment normalized, and each normalized char's original span in it. When every step
+    is local to lines, only the lines it changes are normalized with alignments (the others keep
+    theirs, built in C); else the whole segment."""
+    if not plan.by_lines:
+        normalized = NormalizedString(text)
+        plan.normalize(normalized)
+        return normalized.normalized, normalized.alignments
+    steps = plan.normalize_steps
+    parts: list[str] = []
+    alignments: list[tuple[int, int]] = []
+    position = 0
+    for line in text.splitlines(keepends=True):
+        end = position + len(line)
+        if all(step(line) == line for step in steps):
+            parts.append(line)
+            alignments.extend(zip(range(position, end), range(position + 1, end + 1)))
+        else:
+            normalized = NormalizedString(line, original_shift=position)
+            plan.normalize(normalized)
+            parts.append(normalized.normalized)
+            alignments.extend(normalized.alignments)
+        position = end
+    return "".join(parts), alignments
+
+
+def _aligned_segment(
+    plan: CutPlan, added: Any, has_normalized: bool, text: str, start: int, word: int,
+    ids: list[int], tokens: list[str], offsets: list[tuple[int, int]], words: list[int | None],
+) -> int | None:
+    """A segment the normalizer changes, normalized with its alignments (a NormalizedString of
+    this segment only), cut and encoded like the others; each token's original span comes from
+    the alignments of its first and last chars, as HF converts offsets. Returns the last word
+    index used, or None for what only the general path does (a token of no char)."""
+    norm_text, alignments = _normalized_with_alignments(plan, text)
+    cut = plan.cut
+    pieces = added.find_matches(norm_text, True) if has_normalized else ((None, (0, len(norm_text))),)
+    for piece_id, (piece_start, piece_end) in pieces:
+        if piece_start == piece_end:
+            continue
+        piece = norm_text[piece_start:piece_end]
+        if piece_id is not None:
+            word += 1
+            ids.append(piece_id)
+            tokens.append(piece)
+            offsets.append((start + alignments[piece_start][0], start + alignments[piece_end - 1][1]))
+            words.append(word)
+            continue
+        for word_start, word_end in cut(piece) if cut is not None else ((0, len(piece)),):
+            word += 1
+            text_of_word = piece[word_start:word_end]
+            word_ids, values, starts, ends, _ = _word_fields(plan, text_of_word)
+            shift = piece_start + word_start
+            for token_id, value, token_start, token_end in zip(word_ids, values, starts, ends):
+                if token_start >= token_end:
+                    return None
+                ids.append(token_id)
+                tokens.append(value)
+                offsets.append((start + alignments[shift + token_start][0], start + alignments[shift + token_end - 1][1]))
+                words.append(word)
+    return word
+
+
 def encode_cut(plan: CutPlan, added: Any, sequence: str, type_id: int, word_index: int | None) -> Encoding | None:
-    """The sequence's Encoding before post-processing, or None when a normalizer changes some
-    of its text (the general path then does the whole sequence)."""
+    """The sequence's Encoding before post-processing, or None when only the general path can
+    make it (see :func:`_aligned_segment`)."""
     model = plan.model
     if plan.epoch != model.cache_epoch:
         plan.epoch = model.cache_epoch
@@ -163,9 +236,12 @@ def encode_cut(plan: CutPlan, added: Any, sequence: str, type_id: int, word_inde
             offsets.append((start, end))
             words.append(word)
             continue
-        for step in steps:
-            if step(text) != text:
+        if any(step(text) != text for step in steps):
+            # The normalizer changes this segment: its alignments, for it alone.
+            word = _aligned_segment(plan, added, has_normalized, text, start, word, ids, tokens, offsets, words)
+            if word is None:
                 return None
+            continue
         pieces = added.find_matches(text, True) if has_normalized else ((None, (0, end - start)),)
         for piece_id, (piece_start, piece_end) in pieces:
             if piece_start == piece_end:

@@ -420,9 +420,10 @@ SPAN_STYLE = """<style>
 .tokviz-spans.present { font-size: 1.45rem; line-height: 2.2; }
 </style>"""
 
-#: Styles of the click-to-pin cards (``pinned=True``): a ``<details>`` per token; an open card
-#: docks as a bar at the bottom of its view, in space the view reserves while a card is open
-#: (``:has``), so it never covers the tokens a reader may want to click next.
+#: Styles of the click-to-pin cards (``pinned=True``): a ``<details>`` per token; an open card opens
+#: right under its token (the open ``<details>`` is the card's positioning box), over the next line,
+#: so it is next to what was clicked and on the screen; the view reserves room under its last line
+#: while a card is open (``:has``), for a card opened there.
 PINNED_STYLE = """<style>
 .tokviz-spans.pinned { position: relative; }
 .tokviz-spans.pinned:has(details[open]) { padding-bottom: 5.6em; }
@@ -434,10 +435,23 @@ PINNED_STYLE = """<style>
 .tokviz-spans.pinned summary.tok:hover { filter: brightness(0.93); }
 .tokviz-spans.pinned summary.tok:focus-visible { outline: 2px solid #1565c0; outline-offset: 1px; }
 .tokviz-spans.pinned details.tw[open] > summary.tok { outline: 2px solid #263238; outline-offset: 1px; }
+.tokviz-spans.pinned details.tw[open] { position: relative; }
 .tokviz-spans.pinned .card {
-  position: absolute; left: 0; right: 0; bottom: 0; z-index: 30; display: flex; flex-wrap: wrap; gap: 0 14px;
+  position: absolute; left: 0; top: calc(100% + 6px); width: max-content; max-width: min(36em, 62vw);
+  z-index: 30; display: flex; flex-wrap: wrap; gap: 0 14px;
   padding: 4px 10px; background: #fff; color: #263238; border: 1px solid #90a4ae; border-radius: 6px;
   box-shadow: 0 2px 8px rgba(0,0,0,0.15); font-size: 0.85em; line-height: 1.6; white-space: normal; max-height: 5.4em; overflow-y: auto;
+}
+/* Where the browser anchors (Chromium 125+): the card follows its token and flips above it, or to its left,
+   rather than leave the screen (a token on the last visible line, or at the right edge). */
+.tokviz-spans.pinned details.tw { anchor-scope: --tokviz-token; }
+.tokviz-spans.pinned details.tw > summary.tok { anchor-name: --tokviz-token; }
+@supports (position-anchor: --tokviz-token) and (position-try-fallbacks: flip-block) {
+  .tokviz-spans.pinned details.tw[open] { position: static; }
+  .tokviz-spans.pinned .card {
+    position: fixed; position-anchor: --tokviz-token; top: anchor(bottom); left: anchor(left); margin: 6px 0;
+    position-try-fallbacks: flip-block, flip-inline, flip-block flip-inline;
+  }
 }
 .tokviz-spans.pinned .card .k { color: #607d8b; margin-right: 5px; }
 .tokviz-spans.pinned .card .v { white-space: pre-wrap; overflow-wrap: anywhere; font-weight: 600; }
