@@ -31,6 +31,7 @@ file would get instead.
 
 from __future__ import annotations
 
+import copy as copy_module
 import io
 import json
 import os
@@ -276,7 +277,7 @@ def _with_explicit_post_processor(tokenizer: Any) -> Any:
         return tokenizer
     from tokviz.processors import TemplateProcessing
 
-    copy = type(tokenizer).from_str(tokenizer.to_str())
+    copy = copy_module.copy(tokenizer)  # (an independent copy; re-reading its JSON put it through the upload limits)
     # a SentencePiece .model's tokenizer carries the BOS template transformers puts on that file
     # (tokviz.sentencepiece.convert.from_model_bytes); the app's views encode without it, as sentencepiece
     template = getattr(tokenizer, "transformers_post_processor", None)

@@ -81,6 +81,11 @@ class Normalizer(DataclassComponent):
     #: place, so an unchanged text was not edited), so the engine builds no alignments for
     #: such a text; False for one that could give the same text other alignments (a custom one).
     aligned_if_unchanged: ClassVar[bool] = True
+    #: What the encoding engine asks: does normalizing a text line by line (cut after each
+    #: line end) give the same text and alignments as normalizing it whole? True for the
+    #: normalizers that work char by char or per grapheme (a line end closes a grapheme and
+    #: composes with nothing), so the engine aligns only the lines they change.
+    local_to_lines: ClassVar[bool] = False
 
     @classmethod
     def _from_state_dict(cls, data: dict[str, Any]) -> "Normalizer | None":
@@ -123,6 +128,8 @@ class Normalizer(DataclassComponent):
 class NFD(Normalizer):
     """Canonical decomposition: ``'é' -> 'e' + U+0301``."""
 
+    local_to_lines: ClassVar[bool] = True
+
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.nfd()
 
@@ -133,6 +140,8 @@ class NFD(Normalizer):
 @dataclass(slots=True, repr=False)
 class NFKD(Normalizer):
     """Compatibility decomposition: ``'ﬁ' -> 'fi'``, ``'é' -> 'e' + U+0301``."""
+
+    local_to_lines: ClassVar[bool] = True
 
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.nfkd()
@@ -145,6 +154,8 @@ class NFKD(Normalizer):
 class NFC(Normalizer):
     """Canonical composition: ``'e' + U+0301 -> 'é'``."""
 
+    local_to_lines: ClassVar[bool] = True
+
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.nfc()
 
@@ -155,6 +166,8 @@ class NFC(Normalizer):
 @dataclass(slots=True, repr=False)
 class NFKC(Normalizer):
     """Compatibility composition: ``'ﬁ①Ａ' -> 'fi1A'``."""
+
+    local_to_lines: ClassVar[bool] = True
 
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.nfkc()
@@ -184,6 +197,8 @@ def lowercase_str(text: str) -> str:
 class Lowercase(Normalizer):
     """``'HeLLo İ' -> 'hello i̇'`` ('İ' becomes two chars, both aligned to it)."""
 
+    local_to_lines: ClassVar[bool] = True
+
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.lowercase()
 
@@ -205,6 +220,8 @@ def _drop_chars(text: str, drop) -> str:
 @dataclass(slots=True, repr=False)
 class StripAccents(Normalizer):
     """Remove combining marks; use after NFD: ``NFD('é') = 'e' + U+0301 -> 'e'``."""
+
+    local_to_lines: ClassVar[bool] = True
 
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.filter(lambda char: not is_combining_mark(char))
@@ -387,6 +404,8 @@ class BertNormalizer(Normalizer):
     'hello  中  文 !'
     """
 
+    local_to_lines: ClassVar[bool] = True
+
     clean_text: bool = True
     handle_chinese_chars: bool = True
     strip_accents: bool | None = None
@@ -455,6 +474,8 @@ _NMT_TABLE = {**{ord(char): None for char in _NMT_REMOVED}, **{ord(char): " " fo
 class Nmt(Normalizer):
     """SentencePiece's NMT cleanup: drop ASCII controls, map odd spaces (tab, ZWSP, BOM, '▁') to ' '."""
 
+    local_to_lines: ClassVar[bool] = True
+
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.filter(lambda char: char not in _NMT_REMOVED).map(lambda char: " " if char in _NMT_SPACES else char)
 
@@ -465,6 +486,8 @@ class Nmt(Normalizer):
 @dataclass(slots=True, repr=False)
 class ByteLevel(Normalizer):
     """Every UTF-8 byte becomes its GPT-2 symbol: ``'a b' -> 'aĠb'``, ``'é' -> 'Ã©'``."""
+
+    local_to_lines: ClassVar[bool] = True
 
     def normalize(self, normalized: NormalizedString) -> None:
         changes: list[tuple[str, int]] = []
@@ -631,6 +654,8 @@ class Precompiled(Normalizer):
     ...
     tokviz.errors.SerializationError: The Precompiled normalizer's charsmap is empty or truncated.
     """
+
+    local_to_lines: ClassVar[bool] = True
 
     precompiled_charsmap: bytes
 

@@ -97,12 +97,17 @@ def tokenizer_to_str(tokenizer: Any, pretty: bool = False) -> str:
 
 
 # ---------------------------------------------------------------------- reading
-def tokenizer_from_str(text: str | bytes, name: str = "This tokenizer.json") -> Any:
+def tokenizer_from_str(text: str | bytes, name: str = "This tokenizer.json", *, own: bool = False) -> Any:
     """Build a Tokenizer from tokenizer.json text (or its UTF-8 bytes) through the one guarded
     reader (:func:`tokviz.loaders.read_tokenizer_json`, every limit checked before anything is
-    built); a malformed or hostile file raises a :class:`~tokviz.errors.TokvizError` naming ``name``."""
+    built); a malformed or hostile file raises a :class:`~tokviz.errors.TokvizError` naming ``name``.
+
+    ``own=True`` is for a tokenizer's own state coming back (a pickle, a copy): this process made
+    it, within the training limits, so the upload limits (a token of 1,024 characters, ...) do not apply.
+    """
     if not isinstance(text, (str, bytes, bytearray)):
         raise SerializationError(f"A tokenizer.json must be text, not {type(text).__name__}.")
+    from tokviz.json_floats import loads_tokenizer_json
     from tokviz.loaders import read_tokenizer_json
 
     # Loading makes a few hundred thousand containers (the vocab, merges and their tables), none
@@ -116,12 +121,13 @@ def tokenizer_from_str(text: str | bytes, name: str = "This tokenizer.json") -> 
     if freezing:
         gc.freeze()
     try:
-        data = read_tokenizer_json(text, name)
+        data = loads_tokenizer_json(text if isinstance(text, str) else bytes(text).decode("utf-8")) if own else read_tokenizer_json(text, name)
         tokenizer = tokenizer_from_dict(data)
         del data  # (the JSON's lists and dicts: freed before the collection below)
         from tokviz.normalizers import check_growth_on_sample
 
-        check_growth_on_sample(tokenizer.normalizer, name)  # a Replace bomb refused now, not at the first encode
+        if not own:
+            check_growth_on_sample(tokenizer.normalizer, name)  # a Replace bomb refused now, not at the first encode
         # Ready to encode, as HF's loaded tokenizers are: the encoding plan (the model's word
         # encoder and its tables) is built now, not by the first encode. A Unigram model's
         # tables take passes over its pieces: 45 ms of XLM-R's 250k, a fifth of a cold pass

@@ -228,8 +228,10 @@ class Tokenizer:
         return self.to_str().encode("utf-8")
 
     def __setstate__(self, state: bytes | str) -> None:
+        from tokviz.serialization import tokenizer_from_str
+
         text = state.decode("utf-8") if isinstance(state, (bytes, bytearray)) else state
-        self.__dict__.update(Tokenizer.from_str(text).__dict__)
+        self.__dict__.update(tokenizer_from_str(text, own=True).__dict__)  # (its own state: not an upload's limits)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # HF's JSON state, plus what tokviz keeps beside it (the training history).

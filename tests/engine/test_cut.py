@@ -198,3 +198,17 @@ def test_the_engine_word_cache_empties_with_the_model_cache() -> None:
     assert list(plan.words) == ["a"]
     model.dropout = 0.5
     assert cut_plan(None, Whitespace(), model).words is None  # sampling: nothing kept
+
+
+def test_only_the_lines_a_line_local_normalizer_changes_are_aligned() -> None:
+    from tokviz.normalizers import Strip
+
+    model = WordLevel({"fi": 0, "x": 1, "[UNK]": 2}, unk_token="[UNK]")
+    plan = cut_plan(NFKC(), Whitespace(), model)
+    assert plan.by_lines and not cut_plan(Sequence([NFKC(), Strip()]), Whitespace(), model).by_lines
+    encoding = encode_cut(plan, AddedVocabulary(), "x x\nﬁ x\nx", 0, None)
+    assert (encoding.tokens, encoding.offsets, encoding.word_ids) == (
+        ["x", "x", "fi", "x", "x"], [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)], [0, 1, 2, 3, 4])
+    # Strip is not local to lines: the segment is normalized whole (its ends only).
+    stripped = encode_cut(cut_plan(Sequence([NFKC(), Strip()]), Whitespace(), model), AddedVocabulary(), " ﬁ\nx ", 0, None)
+    assert (stripped.tokens, stripped.offsets) == (["fi", "x"], [(1, 2), (3, 4)])

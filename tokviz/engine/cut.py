@@ -52,7 +52,7 @@ class CutPlan:
     ``word -> (ids, values, offsets in the word)`` while the model is deterministic; emptied
     when the model's own caches are (``model.cache_epoch``)."""
 
-    __slots__ = ("normalize_steps", "normalize", "cut", "model", "encoder", "words", "epoch")
+    __slots__ = ("normalize_steps", "normalize", "by_lines", "cut", "model", "encoder", "words", "epoch")
 
     def __init__(
         self, normalize_steps: tuple[Callable[[str], str], ...], cut: Callable[[str], Spans] | None, model: Any, encoder: Any = None
@@ -60,6 +60,8 @@ class CutPlan:
         self.normalize_steps = normalize_steps  # each step's normalize_str
         #: The normalizer's in-place normalize (with alignments), for a text it changes.
         self.normalize: Callable[[Any], None] | None = None
+        #: Every step is local to lines (normalizers' ``local_to_lines``): align changed lines only.
+        self.by_lines = False
         self.cut = cut  # None: no pre-tokenizer, a piece is one word
         self.model = model
         #: The model's word encoder (``word -> (ids, values, starts, ends)`` or None for a word it
@@ -87,6 +89,7 @@ def cut_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = Non
         encoder = bpe_word_encoder(model) or wordpiece_word_encoder(model) or unigram_word_encoder(model)
     plan = CutPlan(tuple(step.normalize_str for step in steps), cut, model, encoder if model.deterministic else None)
     plan.normalize = normalizer.normalize if normalizer is not None else None
+    plan.by_lines = all(getattr(step, "local_to_lines", False) for step in steps)
     return plan
 
 
@@ -138,6 +141,32 @@ def added_pieces(added: Any, sequence: str) -> list[tuple[int | None, int, int]]
     return pieces
 
 
+def _normalized_with_alignments(plan: CutPlan, text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The segment normalized, and each normalized char's original span in it. When every step
+    is local to lines, only the lines it changes are normalized with alignments (the others keep
+    theirs, built in C); else the whole segment."""
+    if not plan.by_lines:
+        normalized = NormalizedString(text)
+        plan.normalize(normalized)
+        return normalized.normalized, normalized.alignments
+    steps = plan.normalize_steps
+    parts: list[str] = []
+    alignments: list[tuple[int, int]] = []
+    position = 0
+    for line in text.splitlines(keepends=True):
+        end = position + len(line)
+        if all(step(line) == line for step in steps):
+            parts.append(line)
+            alignments.extend(zip(range(position, end), range(position + 1, end + 1)))
+        else:
+            normalized = NormalizedString(line, original_shift=position)
+            plan.normalize(normalized)
+            parts.append(normalized.normalized)
+            alignments.extend(normalized.alignments)
+        position = end
+    return "".join(parts), alignments
+
+
 def _aligned_segment(
     plan: CutPlan, added: Any, has_normalized: bool, text: str, start: int, word: int,
     ids: list[int], tokens: list[str], offsets: list[tuple[int, int]], words: list[int | None],
@@ -146,10 +175,7 @@ def _aligned_segment(
     this segment only), cut and encoded like the others; each token's original span comes from
     the alignments of its first and last chars, as HF converts offsets. Returns the last word
     index used, or None for what only the general path does (a token of no char)."""
-    normalized = NormalizedString(text)
-    plan.normalize(normalized)
-    norm_text = normalized.normalized
-    alignments = normalized.alignments
+    norm_text, alignments = _normalized_with_alignments(plan, text)
     cut = plan.cut
     pieces = added.find_matches(norm_text, True) if has_normalized else ((None, (0, len(norm_text))),)
     for piece_id, (piece_start, piece_end) in pieces:
