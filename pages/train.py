@@ -135,7 +135,7 @@ def results() -> None:
 
 
 def result_views() -> None:
-    slider_column, link_column = st.columns([6, 1], vertical_alignment="center")
+    slider_column, link_column = st.columns([4.6, 1] if workspace.presentation else [6, 1], vertical_alignment="center")  # "Copy link" whole
     with slider_column:
         size = widgets.vocab_slider(train, history, size_now)
     sync_link(workspace)  # the link follows the slider (a fragment's run does not reach page_setup)

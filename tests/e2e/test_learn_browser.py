@@ -65,7 +65,7 @@ def test_predict_the_next_merge_in_the_browser(app_url: str, page, screenshot_di
     _settle(page)
     page.locator(".st-key-learn_next button").click()
     _settle(page)
-    page.get_by_text("Merge 1: which pair is merged next?").wait_for(timeout=30_000)
+    page.get_by_text("Merge #1: which pair is merged next?").wait_for(timeout=30_000)
     assert page.get_by_text("Pairs now").count() == 0  # the pair counts would give the answer away
     page.screenshot(path=str(screenshot_dir / "learn_predict_hidden.png"))
     page.locator("[class*=st-key-learn_check_] button").click()
@@ -98,8 +98,8 @@ def test_word_counts_edited_in_the_table_retrain_the_lesson(app_url: str, page, 
     for _ in range(3):  # a click that only closes the popover does not press Next: try again
         page.locator(".st-key-learn_next button").click()
         _settle(page)
-        if page.get_by_text("Merge 1:", exact=False).count():
+        if page.get_by_text("Merge #1:", exact=False).count():
             break
     page.screenshot(path=str(screenshot_dir / "learn_table_next.png"))
     # "hug" 1 instead of 10: 'u'+'g' drops to 11, so 'p'+'u' (17) is merged first, before 'u'+'n' (16).
-    page.get_by_text("Merge 1: 'p' + 'u' → 'pu'", exact=True).wait_for(timeout=30_000)
+    page.get_by_text("Merge #1: 'p' + 'u' → 'pu'", exact=True).wait_for(timeout=30_000)
