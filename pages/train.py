@@ -27,13 +27,14 @@ trained = train.trained
 panel = f"Corpus and pipeline · {md_escape(corpus.source)} · {md_escape(widgets.pipeline_name(train))} · vocab {train.target_vocab:,}"
 with st.expander(panel, expanded=trained is None, icon=":material/tune:"):
     left, right = st.columns([3, 2])
+    form_area = st.container()  # Custom's form, under the corpus and across the page: Train stays in the first screen
     with left:
         corpus = corpus_input(workspace)
     config, words = None, None
     problem_shown = False  # one message per problem: the "settings changed" warning is not added under an error
     with right:
         try:
-            config = widgets.pipeline_choice(train)
+            config = widgets.pipeline_choice(train, form_area)
         except TokvizError as error:
             show_error(error)
             problem_shown = True

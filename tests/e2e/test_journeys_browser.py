@@ -140,6 +140,9 @@ def test_custom_unigram_with_the_defaults_trains_on_a_first_try(app_url: str, br
         assert page.locator(".st-key-cfg_unk_token input").first.input_value() == "<unk>"
         assert page.locator("[data-testid=stAlertContentError]").count() == 0  # no "unk_id is missing", no stacked messages
         assert page.get_by_text("Trained Unigram in", exact=False).first.is_visible()
+        page.evaluate("window.scrollTo(0, 0)")
+        button = page.locator(".st-key-train button").first.bounding_box()
+        assert button["y"] + button["height"] <= 720  # the form runs across the page under the corpus: Train in the first screen
         page.screenshot(path=str(screenshot_dir / "journey_custom_unigram.png"))
     finally:
         context.close()

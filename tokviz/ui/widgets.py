@@ -58,8 +58,9 @@ def _form_keys() -> list[str]:
     return [key for key in to_form_state(PipelineConfig())]
 
 
-def pipeline_choice(train: TrainState) -> PipelineConfig:
-    """The pipeline selectbox (key ``preset``: a preset or Custom…) and, for Custom, the full form.
+def pipeline_choice(train: TrainState, form_area: Any = None) -> PipelineConfig:
+    """The pipeline selectbox (key ``preset``: a preset or Custom…) and, for Custom, the full form (drawn in
+    ``form_area`` when given: the page puts it under the corpus, across the page's width).
 
     Raises ``TokvizError`` for a Custom form that does not make a valid pipeline.
     """
@@ -84,7 +85,8 @@ def pipeline_choice(train: TrainState) -> PipelineConfig:
     if choice != "custom":
         st.caption(PRESETS[choice].summary)
         return PRESETS[choice].build()
-    train.config = custom_pipeline_form(train.config)
+    with form_area if form_area is not None else st.container():
+        train.config = custom_pipeline_form(train.config)
     return train.config
 
 
@@ -124,12 +126,14 @@ def custom_pipeline_form(config: PipelineConfig) -> PipelineConfig:
     for key, value in to_form_state(config).items():
         if key not in st.session_state:
             st.session_state[key] = value
-    left, right = st.columns(2)
+    # Four columns across the page: text side | pre-tokenizers | model and its tokens | trainer options.
+    normalizer_column, pre_column, right, options = st.columns(4)
     if st.session_state.get("cfg_model") == "SentencePiece":
-        with right:
+        with normalizer_column:
             st.selectbox("Model", MODELS, key="cfg_model", help="The algorithm that learns the vocabulary.")
-        sentencepiece_form(left, right)
+        sentencepiece_form(pre_column, right)
         return from_form_state(st.session_state)
+    left = normalizer_column
     with left:
         # A type may be used twice (a Strip before and after): its second use is "Strip #2", with widgets of its own.
         chosen_normalizers = st.multiselect(
@@ -141,6 +145,7 @@ def custom_pipeline_form(config: PipelineConfig) -> PipelineConfig:
         for label in chosen_normalizers:
             for param in NORMALIZERS[component_type(label)]:
                 _param_widget(f"cfg_n_{label}_{param.name}", param, f"{label} · {param.name}")
+    with pre_column:
         chosen_pre = st.multiselect(
             "Pre-tokenizers, in order", component_choices(PRE_TOKENIZERS, st.session_state.get("cfg_pre_tokenizers") or []),
             key="cfg_pre_tokenizers", select_all=False,
@@ -155,6 +160,9 @@ def custom_pipeline_form(config: PipelineConfig) -> PipelineConfig:
             st.caption(note)
         st.text_input("Special tokens (separated by spaces)", key="cfg_special_tokens", help="Tokens added whole, never split, e.g. [CLS] [SEP].")
         st.text_input("Unknown token", key="cfg_unk_token", help="One of the special tokens, used for what the vocabulary cannot spell; empty for none.")
+        st.selectbox("Post-processor", POST_PROCESSORS, key="cfg_post_processor",
+                     help="What is added around each encoded text: BERT's [CLS] … [SEP], T5's … </s>, or byte-level offsets.")
+    with options:
         if model != "Unigram":
             st.number_input(OPTION_HELP["min_frequency"][0], min_value=0, step=1, key="cfg_min_frequency", help=OPTION_HELP["min_frequency"][1])
         if model in ("BPE", "WordPiece"):
@@ -188,8 +196,6 @@ def custom_pipeline_form(config: PipelineConfig) -> PipelineConfig:
             for name, low, high, step in (("shrinking_factor", 0.05, 0.95, 0.05), ("max_piece_length", 1, None, 1), ("n_sub_iterations", 1, None, 1)):
                 label, help_text = OPTION_HELP[name]
                 st.number_input(label, min_value=low, max_value=high, step=step, key=f"cfg_{name}", help=help_text)
-        st.selectbox("Post-processor", POST_PROCESSORS, key="cfg_post_processor",
-                     help="What is added around each encoded text: BERT's [CLS] … [SEP], T5's … </s>, or byte-level offsets.")
     return from_form_state(st.session_state)
 
 
