@@ -276,6 +276,8 @@ def test_a_cancelled_task_that_never_reports_has_its_worker_restarted(cluster) -
     """A phase without progress reports never sees its cancellation: the worker process is restarted
     REAP_SECONDS after the scheduler let the task go, and the lane trains again."""
     key = "tokviz-train-silent-phase"
+    _wait_until(lambda: not jobs._abandoned_at, 30)  # earlier tests' given-up trainings are settled (no restart pending)
+    _wait_until(lambda: len(jobs.client().scheduler_info()["workers"]) == 2 and _executing() == 0, 60)
     future = jobs.client().submit(_sleep_without_reports, 300, key=key, pure=False, resources={"big": 1})
     _wait_until(lambda: _executing(cluster) == 1, 60)
     before = set(jobs.client().run(os.getpid).values())
