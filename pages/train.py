@@ -118,12 +118,14 @@ if stale and not problem_shown:
                "The results below (greyed) are the last training's.")
 size_now = trained_size(history)
 status = f"Trained {algorithm_label(history.algorithm)} in {history.seconds:.2f} s (cached: revisiting is instant). Stopped because {history.stop_reason}."
-st.caption(md_escape(status))
+status_column, shortcut_column = st.columns([3, 2], vertical_alignment="center")
+status_column.caption(md_escape(status))
+with shortcut_column:
+    catalog_choice.compare_shortcut(workspace)
 train_views.training_note(history, training_lines(request), len(corpus.split.test_lines) if request.corpus_key == corpus.key else None)
 hint = vocab_target_hint(history, request.vocab_size)
 if hint:
     st.info(md_escape(hint), icon=":material/lightbulb:")
-catalog_choice.compare_shortcut(workspace)
 
 
 @st.fragment

@@ -41,8 +41,8 @@ def test_deep_link_on_a_fresh_server_runs_through_app_navigation(browser, fresh_
         page.get_by_role("heading", name="Train a tokenizer").wait_for()
         # The app's page titles and icons (tokviz.ui.shell.PAGES), not Streamlit's list of file names.
         sidebar = page.get_by_test_id("stSidebar")
-        assert [link.split()[-1] for link in sidebar.locator("a").all_inner_texts()][:6] == [
-            "Home", "Train", "Compare", "Pipeline", "Inspect", "Learn"]
+        assert [link.split()[-1] for link in sidebar.locator("a").all_inner_texts()][:7] == [
+            "Home", "Train", "Compare", "Pipeline", "Inspect", "Audit", "Learn"]
         assert sidebar.get_by_text("app", exact=True).count() == 0
         assert page.title() == "tokviz · tokenizer playground"
         page.screenshot(path=str(screenshot_dir / "deep_link_train.png"))
