@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app_driver import act, choose, open_page, set_text, span_ids
+from app_driver import act, open_page, set_text, span_ids
 
 pytestmark = pytest.mark.e2e
 
@@ -38,7 +38,7 @@ def test_inspect_page_opens_an_hf_tokenizer_json(app_url: str, page, screenshot_
     page.get_by_role("heading", name="Inspect a tokenizer").wait_for()
     page.screenshot(path=str(screenshot_dir / "inspect_preset.png"))
 
-    choose(page, "inspect_tokenizer", "Upload tokenizer files (tokenizer.json, .model, .tiktoken, vocab.txt, vocab.json + merges.txt)")
+    # the upload box is always shown; a new upload becomes the chosen tokenizer
     act(page, lambda: page.locator(".st-key-inspect_tokenizer_file input[type=file]").set_input_files(str(path)))
     page.get_by_role("heading", name="Merges").wait_for()
     set_text(page, "inspect_text", TEXT)
