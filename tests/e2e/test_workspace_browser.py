@@ -59,7 +59,9 @@ def test_train_home_train_keeps_everything(app_url: str, session, read_shared_co
     choose(page, "preset", "Custom…")
     open_inputs(page)  # the panel's title names the pipeline: a new title draws it folded
     choose(page, "cfg_model", "WordPiece")
-    for key, value in (("cfg_special_tokens", "[UNK] [CLS] [SEP]"), ("cfg_unk_token", "[UNK]"), ("target_vocab", "2000")):
+    # Custom fills in WordPiece's unknown token as HF's examples do; the user trims the special tokens.
+    assert page.locator(".st-key-cfg_unk_token input").first.input_value() == "[UNK]"
+    for key, value in (("cfg_special_tokens", "[UNK] [CLS] [SEP]"), ("target_vocab", "2000")):
         open_inputs(page)
         set_text(page, key, value)
     open_inputs(page)
