@@ -23,7 +23,7 @@ five small schemas on a codec tokviz already has for reading ``.model`` files.
     >>> p = Point(x=3)
     >>> p.SerializeToString()
     b'\\x08\\x03'
-    >>> q = Point(); q.ParseFromString(b'\\x08\\x03\\x12\\x01a'); (q.x, q.name, q.HasField("name"))
+    >>> q = Point(); _ = q.ParseFromString(b'\\x08\\x03\\x12\\x01a'); (q.x, q.name, q.HasField("name"))
     (3, 'a', True)
 
 This version leaves out extensions, ``oneof`` and the text format parser (``str()`` prints a text

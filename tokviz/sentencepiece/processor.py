@@ -11,7 +11,7 @@
     >>> sp.decode(sp.encode("the pug"))
     'the pug'
     >>> sp.encode("hugs", return_type="offset_mapping")
-    {'ids': [15], 'pieces': ['▁hugs'], 'offsets': [(0, 4)]}
+    {'ids': [11], 'pieces': ['▁hugs'], 'offsets': [(0, 4)]}
 
 What each call returns is chosen by ``return_type`` (``out_type`` is its older name; give one):
 ``int`` ids, ``str`` pieces, ``bytes`` pieces as UTF-8, ``"numpy"`` a read-only ``int32`` array,

@@ -373,7 +373,7 @@ def _pretokenize(texts: list[str], pretokenizer: Callable[[str], Any], allow_inc
     piece crosses, as for meta pieces); its pieces must spell the text unless ``allow_inconsistent``.
 
     >>> _pretokenize(["▁ab▁c"], lambda t: t.replace("▁", " ▁").split(" "), False)
-    ['▁ab\t▁c']
+    ['▁ab\\t▁c']
     """
     out: list[str] = []
     for text in texts:
