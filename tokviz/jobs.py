@@ -335,13 +335,27 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
     lane = lane_for(sum(map(len, lines)))
     resources = {lane: 1} if lane in _lanes(dask) else None
     replaced = _claim(owner)
-    future = dask.submit(_training_task, key, config, int(vocab_size), tuple(lines), words, timeout_seconds(),
-                         key=key, pure=False, retries=0, resources=resources)
+
+    def submit() -> Any:
+        return dask.submit(_training_task, key, config, int(vocab_size), tuple(lines), words, timeout_seconds(),
+                           key=key, pure=False, retries=0, resources=resources)
+
+    future = submit()
+    resubmits = 0
     seen = None
     finished = False
     gone_since: float | None = None
     try:
         while True:
+            if future.cancelled():
+                # Cancelled while this waiter still waits: a lane's worker was restarted under it (distributed's
+                # result() would then fail inside the library). Submit it again, a bounded number of times.
+                if resubmits >= 2:
+                    finished = True
+                    raise TrainingCancelled("The server restarted the worker this training ran on; press Train to train again.")
+                resubmits += 1
+                future = submit()
+                continue
             try:
                 text, counted, retained = future.result(timeout=POLL_SECONDS)  # the task's error is re-raised here, message and all
             except TimeoutError:
