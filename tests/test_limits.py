@@ -106,8 +106,6 @@ def test_sentencepiece_pieces_counted_before_reading(monkeypatch):
     spm = pytest.importorskip("sentencepiece")
     import io
 
-    if not tokviz.loaders.sentencepiece_available():
-        pytest.skip("tokviz.sentencepiece is not in this tokviz")
     proto = io.BytesIO()
     spm.SentencePieceTrainer.train(sentence_iterator=iter(["hello world", "hello there", "a world of words"] * 20),
                                    model_writer=proto, vocab_size=16, model_type="unigram", minloglevel=2)

@@ -40,7 +40,6 @@ from __future__ import annotations
 import base64
 import binascii
 import importlib
-import importlib.util
 import json
 import re
 from dataclasses import dataclass
@@ -547,42 +546,11 @@ def _check_pipeline(data: dict[str, Any], name: str, flat: list[Any]) -> None:
 
 
 # ---------------------------------------------------------------------- SentencePiece
-#: Functions of ``tokviz.sentencepiece`` tried, in order, to turn ``.model`` bytes into a Tokenizer.
-SENTENCEPIECE_ENTRY_POINTS = ("from_model_bytes", "tokenizer_from_model_bytes", "tokenizer_from_model")
-
-
-def sentencepiece_available() -> bool:
-    """Whether this tokviz has the ``tokviz.sentencepiece`` package that reads ``.model`` files."""
-    return importlib.util.find_spec("tokviz.sentencepiece") is not None
-
-
 def tokenizer_from_sentencepiece(data: bytes) -> Any:
-    """A Tokenizer from a SentencePiece ``.model``, through ``tokviz.sentencepiece`` (imported only here)."""
-    from tokviz.tokenizer import Tokenizer
-
-    if not sentencepiece_available():
-        raise TokenizerFileError(
-            "SentencePiece .model files are not supported yet in this version of tokviz; "
-            "load the model's tokenizer.json instead."
-        )
+    """A Tokenizer from a SentencePiece ``.model``, its pieces counted first, read by
+    ``tokviz.sentencepiece.from_model_bytes`` (the one conversion; imported only here)."""
     check_sentencepiece_pieces(data)
-    module = importlib.import_module("tokviz.sentencepiece")
-    for name in SENTENCEPIECE_ENTRY_POINTS:
-        function = getattr(module, name, None)
-        if function is None:
-            continue
-        result = function(data)
-        if isinstance(result, Tokenizer):
-            return result
-        to_tokenizer = getattr(result, "to_tokenizer", None) or getattr(module, "to_tokenizer", None)
-        if to_tokenizer is not None:
-            converted = to_tokenizer() if getattr(result, "to_tokenizer", None) else to_tokenizer(result)
-            if isinstance(converted, Tokenizer):
-                return converted
-    raise TokenizerFileError(
-        "SentencePiece .model files are not supported yet: tokviz.sentencepiece has no function turning a "
-        "model into a Tokenizer; load the model's tokenizer.json instead."
-    )
+    return importlib.import_module("tokviz.sentencepiece").from_model_bytes(data)
 
 
 def _varint(data: bytes, position: int) -> tuple[int, int]:
