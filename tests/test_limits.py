@@ -115,9 +115,7 @@ def test_sentencepiece_pieces_counted_before_reading(monkeypatch):
     limit(monkeypatch, "MAX_TOKENIZER_VOCAB", 16)
     assert load_bytes("spiece.model", data).get_vocab_size() == 16
     limit(monkeypatch, "MAX_TOKENIZER_VOCAB", 15)
-    from tokviz.sentencepiece import convert
-
-    monkeypatch.setattr(convert, "from_model_bytes", lambda *a: pytest.fail("read before counting"))
+    monkeypatch.setattr(tokviz.loaders.importlib, "import_module", lambda *a: pytest.fail("read before counting"))
     refused("This SentencePiece model has 16 vocabulary entries, above this server's limit of 15", "spiece.model", data)
 
 

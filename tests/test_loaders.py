@@ -252,6 +252,26 @@ def test_load_uploads_pairs_gpt2_files_and_keeps_going(tmp_path, hf_byte_bpe):
     assert len({tuple(u.tokenizer.encode(text).ids) for u in uploads if u.tokenizer}) == 1
 
 
+def test_model_files_are_handed_to_tokviz_sentencepiece(monkeypatch):
+    """The dispatch itself, with a stand-in package: bytes in, its from_model_bytes' Tokenizer out."""
+    import sys
+    import types
+
+    from tokviz import Tokenizer, models
+
+    received = []
+    fake = types.ModuleType("tokviz.sentencepiece")
+
+    def from_model_bytes(data):
+        received.append(data)
+        return Tokenizer(models.WordLevel({"<unk>": 0}, unk_token="<unk>"))
+
+    fake.from_model_bytes = from_model_bytes
+    monkeypatch.setitem(sys.modules, "tokviz.sentencepiece", fake)
+    tok = load_bytes("spiece.model", b"\n\x0b\n\x05<unk>")
+    assert received == [b"\n\x0b\n\x05<unk>"] and tok.get_vocab() == {"<unk>": 0}
+
+
 def test_model_files_are_read_by_the_one_sentencepiece_conversion():
     """A ``.model`` goes through ``tokviz.sentencepiece.convert.from_model_bytes`` after its pieces are counted."""
     import io

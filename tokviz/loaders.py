@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 import json
 import re
 from dataclasses import dataclass
@@ -195,12 +196,10 @@ def _tokenizer_from_json(name: str, data: bytes) -> Any:
 
 # ---------------------------------------------------------------------- SentencePiece
 def tokenizer_from_sentencepiece(data: bytes) -> Any:
-    """A Tokenizer from a SentencePiece ``.model``: its pieces counted against the limits first, then
-    :func:`tokviz.sentencepiece.convert.from_model_bytes` (the one conversion from a ``.model``)."""
-    from tokviz.sentencepiece.convert import from_model_bytes
-
+    """A Tokenizer from a SentencePiece ``.model``, its pieces counted first, read by
+    ``tokviz.sentencepiece.from_model_bytes`` (the one conversion; imported only here)."""
     check_sentencepiece_pieces(data)
-    return from_model_bytes(data)
+    return importlib.import_module("tokviz.sentencepiece").from_model_bytes(data)
 
 
 def _varint(data: bytes, position: int) -> tuple[int, int]:
