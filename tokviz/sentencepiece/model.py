@@ -28,7 +28,7 @@ import math
 import random
 import struct
 import time
-from itertools import repeat
+from itertools import chain, islice, repeat
 from typing import Any, Sequence
 
 from tokviz.errors import SerializationError
@@ -247,7 +247,7 @@ class _PieceAutomaton:
             state[5][char] = following
         return following
 
-    def split(self, text: str) -> tuple[list[str], list[int]]:
+    def split(self, text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one)."""
         state = self.root
         best = [0.0]
@@ -275,12 +275,29 @@ class _PieceAutomaton:
             pieces.append(text[start:end])
             ids.append(pick[2])
             end = start
-        pieces.reverse()
-        ids.reverse()
-        return pieces, ids
+        return tuple(reversed(pieces)), tuple(reversed(ids))
 
     def viterbi(self, text: str) -> list[tuple[str, int]]:
         return list(zip(*self.split(text)))  # type: ignore[arg-type]
+
+class _WordTable(dict):
+    """``part -> pieces`` (or ids) of the word ``"▁" + part``; a word missing is segmented once
+    (:meth:`SentencePieceModel._finished_word`) and put in both tables of its model."""
+
+    __slots__ = ("model", "ids")
+
+    def __init__(self, model: "SentencePieceModel", ids: bool) -> None:
+        super().__init__()
+        self.model, self.ids = model, ids
+
+    def __missing__(self, part: str) -> tuple[Any, ...]:
+        model = self.model
+        pieces, ids = model._finished_word("\u2581" + part)
+        if len(self) < 200_000:  # (bounded: a long run of new words is segmented, not kept)
+            model._pieces_of[part] = pieces
+            model._ids_of[part] = ids
+        return ids if self.ids else pieces
+
 
 class SentencePieceModel:
     """The segmentation side of a ``ModelProto`` (see the module docstring)."""
@@ -349,7 +366,8 @@ class SentencePieceModel:
         # crosses a word either: each word is finished on its own and kept as (pieces, ids).
         space_id = matchable.get("\u2581")
         self._word_by_word = self._by_words and space_id is not None and self.types[space_id] != PieceType.UNUSED
-        self._word_cache: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+        self._pieces_of = _WordTable(self, False)
+        self._ids_of = _WordTable(self, True)
         self._as_pieces: dict[str, tuple[str, ...]] = {}
         self._as_ids: dict[str, tuple[int, ...]] = {}
 
@@ -574,7 +592,7 @@ class SentencePieceModel:
     def _finished_word(self, word: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """``(pieces, ids)`` of one word, :meth:`finish` applied."""
         if self._automaton is not None:
-            pieces, ids = self._automaton.split(word)
+            pieces, ids = self._automaton.split(word)  # type: ignore[assignment]
         elif self._merge_scores is not None:
             pieces = self._bpe_symbols(word)
             ids = list(map(self.piece_to_id.get, pieces, repeat(self.unk_id)))
@@ -597,17 +615,12 @@ class SentencePieceModel:
         if not self._word_by_word:
             out = [pair[which] for pair in self.encode(text)]
         else:
-            parts = iter(self.normalizer.normalize(text).split("\u2581"))
-            head = next(parts)  # (before the first "▁": no dummy prefix; never kept)
-            out = list(self._finished_word(head)[which]) if head else []
-            words, finished = self._word_cache, self._finished_word
-            for part in parts:  # each stands for "▁" + part
-                word = words.get(part)
-                if word is None:
-                    word = finished("\u2581" + part)
-                    if len(words) < 200_000:
-                        words[part] = word
-                out += word[which]
+            parts = self.normalizer.normalize(text).split("\u2581")
+            table = self._ids_of if ids else self._pieces_of
+            # (every word after the first "▁" looked up in C; a missing one made by the table)
+            out = list(chain.from_iterable(map(table.__getitem__, islice(parts, 1, None))))
+            if parts[0]:  # (before the first "▁": no dummy prefix; never kept)
+                out[:0] = self._finished_word(parts[0])[which]
         if len(cache) < 20_000 and len(text) < 10_000:  # (lines, not whole books)
             cache[text] = tuple(out)
         return out
