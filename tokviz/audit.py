@@ -781,15 +781,6 @@ class MergeEngine:
                         stack.append(part)
         return seen
 
-    def first_merge(self, symbols: list[str]) -> tuple[int, str, str] | None:
-        """The merge BPE applies first to ``symbols``: ``(rank, left, right)``."""
-        best = None
-        for left, right in zip(symbols, symbols[1:]):
-            found = self.ranks.get((left, right))
-            if found is not None and (best is None or found[0] < best[0]):
-                best = (found[0], left, right)
-        return best
-
 
 def _initial_symbols(pipeline: _Pipeline, token: str) -> list[str]:
     """The symbols a word holds where the token's characters sit, before any merge."""
