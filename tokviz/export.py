@@ -464,7 +464,7 @@ def _sentencepiece_files(tokenizer: Any) -> dict[str, bytes]:
 def _tiktoken_files(tokenizer: Any) -> tuple[dict[str, bytes], list[str]]:
     """``tokenizer.tiktoken`` (ranks = ids) and ``tokenizer.tiktoken.json`` (pattern, special tokens, BOS)."""
     from tokviz.inspect import is_byte_level
-    from tokviz.loaders import tiktoken_vocab_and_merges
+    from tokviz.tiktoken_format import tiktoken_vocab_and_merges
     from tokviz.tiktoken_format import TiktokenSpec, rank_file_text, token_bytes
 
     if _model_name(tokenizer) != "BPE":

@@ -4,7 +4,7 @@ model), encoded without per-character objects: each distinct word's tokens, offs
 offsets are made once (:func:`_tokenize_byte_word`) and the sequence's fields are assembled from
 them in C (map / chain / accumulate). Same encodings as the general path (the tests compare).
 
-The lane's state (plan and word cache) lives in a :class:`ByteLevelState` the tokenizer owns.
+The lane's plan and word cache live in a :class:`ByteLevelLane`, one of the tokenizer's plans.
 """
 
 from __future__ import annotations
@@ -16,75 +16,43 @@ from itertools import accumulate, chain, count, islice, repeat
 from operator import add, itemgetter, lt, sub
 from typing import Any
 
-from tokviz import _mutation
 from tokviz.encoding import Encoding, flat_offsets_encoding
 from tokviz.engine.bpe import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder, byte_symbol_tokens, symbol_offsets_to_chars
 from tokviz.engine.cut import added_pieces
+from tokviz.models.bpe.model import BpeTables
+from tokviz.models.unigram.model import UnigramTables
 from tokviz.processors import _TRIM_CHARS, trim_token_offsets
 
 
-class ByteLevelState:
-    """One tokenizer's byte-level lane: the components its plan was made for, the plan
-    ``(add_prefix_space, findall, word_entry)`` or None, and the word cache (word -> entry)
-    with the model's cache epoch it follows. A copy of a tokenizer takes a copy of this (the
-    word cache shared until either rebuilds its plan)."""
+class ByteLevelLane:
+    """The byte-level lane's plan for one tokenizer's components (``add_prefix_space``, the
+    pre-tokenizer's ``findall`` or None, the model's ``word_entry``) and its word cache (word ->
+    entry); kept with the tokenizer's other plans (:class:`tokviz.engine.plans.EnginePlans`)."""
 
-    __slots__ = ("model", "pre_tokenizer", "generation", "plan", "words", "epoch")
+    __slots__ = ("add_prefix_space", "findall", "word_entry", "words")
 
-    def __init__(self) -> None:
-        self.model: Any = None
-        self.pre_tokenizer: Any = None
-        self.generation = -1
-        self.plan: tuple[Any, ...] | None = None
+    def __init__(self, add_prefix_space: bool, findall: Any, word_entry: Any) -> None:
+        self.add_prefix_space = add_prefix_space
+        self.findall = findall
+        self.word_entry = word_entry
         self.words: dict[str, tuple[Any, ...]] = {}
-        self.epoch: int | None = None
-
-    def __copy__(self) -> "ByteLevelState":
-        twin = ByteLevelState()
-        for name in self.__slots__:
-            setattr(twin, name, getattr(self, name))
-        return twin
-
-    def rekey(self, shared: Any, private: Any) -> None:
-        """A tokenizer took a private copy of a component it shared: what was made from the
-        shared one stays valid for the equal copy."""
-        if self.model is shared:
-            self.model = private
-        if self.pre_tokenizer is shared:
-            self.pre_tokenizer = private
 
 
-def lane_plan(state: ByteLevelState, pre_tokenizer: Any, model: Any, chunk_plan: Any) -> tuple[Any, ...] | None:
-    """The byte-level lane's plan for these components (``(add_prefix_space, findall,
-    word_entry)``), made when one is replaced or edited, or None when the lane does not apply."""
-    generation = _mutation.generation()
-    if (
-        state.model is not model
-        or state.pre_tokenizer is not pre_tokenizer
-        or state.generation != generation
-    ):
-        # The plan and the word cache hold until a component is replaced or edited.
-        state.words = {}
-        state.epoch = getattr(model, "cache_epoch", None)
-        state.model = model
-        state.pre_tokenizer = pre_tokenizer
-        state.generation = generation
-        plan = _byte_level_plan(pre_tokenizer)
-        if plan is not None and _is_deterministic(model):
-            # The chunk plan's word encoder when it has one for this model (made with the
-            # tokenizer's load): one set of proofs, and no tables built in a first encode.
-            shared = None
-            if chunk_plan is not None and chunk_plan[2] is model and chunk_plan[3] == generation and chunk_plan[4] is not None:
-                shared = chunk_plan[4].bpe
-            state.plan = (*plan, _byte_word_entries(model, shared))
-        else:
-            state.plan = None
-    return state.plan
+def lane_plan(pre_tokenizer: Any, model: Any, encoder: Any = None) -> ByteLevelLane | None:
+    """The byte-level lane for these components, or None when it does not apply. ``encoder``:
+    the model's word encoder, made once for all the tokenizer's plans (used for a BPE model)."""
+    if pre_tokenizer is None:
+        return None
+    plan = _byte_level_plan(pre_tokenizer)
+    if plan is None or not _is_deterministic(model):
+        return None
+    tables = model.word_tables() if hasattr(model, "word_tables") else None
+    return ByteLevelLane(*plan, _byte_word_entries(model, encoder if isinstance(tables, BpeTables) else None))
 
 
 def encode_byte_level(
-    state: ByteLevelState, normalizer: Any, pre_tokenizer: Any, model: Any, added: Any, chunk_plan: Any,
-    sequence: str, type_id: int, word_index: int | None, trim: tuple[bool] | tuple[()] = (),
+    lane: ByteLevelLane, normalizer: Any, added: Any, sequence: str, type_id: int, word_index: int | None,
+    trim: tuple[bool] | tuple[()] = (),
 ) -> Encoding | None:
     """The GPT-2 / RoBERTa pipeline without per-character objects (same result as the
     general path, which the tests check): no normalizer, a ByteLevel pre-tokenizer, a
@@ -100,14 +68,8 @@ def encode_byte_level(
             return None
         if not sequence.isascii() and not unicodedata.is_normalized(form, sequence):
             return None
-    plan = lane_plan(state, pre_tokenizer, model, chunk_plan)
-    if plan is None:
-        return None
-    if state.epoch is not None and state.epoch != model.cache_epoch:
-        state.words = {}  # model._clear_cache()
-        state.epoch = model.cache_epoch
-    add_prefix_space, findall, word_entry = plan
-    cache = state.words
+    add_prefix_space, findall, word_entry = lane.add_prefix_space, lane.findall, lane.word_entry
+    cache = lane.words
     cache_get = cache.get
     starts_field = _FIELD_TRIMMED_STARTS if trim else _FIELD_STARTS
     ends_field = _FIELD_TRIMMED_ENDS if trim else _FIELD_ENDS
@@ -206,7 +168,8 @@ def encode_byte_level(
 def _is_deterministic(model: Any) -> bool:
     """Whether the lane may keep the model's tokens per word: a deterministic model that says
     how many times its caches were emptied (a Unigram's entries come from the chunk plan)."""
-    return getattr(model, "deterministic", False) and type(model).__name__ != "Unigram"
+    tables = model.word_tables() if hasattr(model, "word_tables") else None
+    return getattr(model, "deterministic", False) and not isinstance(tables, UnigramTables)
 
 
 _NORMAL_FORMS = frozenset({"NFC", "NFD", "NFKC", "NFKD"})

@@ -51,12 +51,14 @@ from typing import Any
 
 import regex
 
-from tokviz import _mutation
 from tokviz.encoding import Encoding, FlatOffsets, flat_offsets_encoding, new_encoding
 from tokviz.engine.cut import added_pieces
 from tokviz.engine.bpe import bpe_word_encoder
 from tokviz.engine.bpe import byte_word_tokens as _byte_word_tokens
-from tokviz.models.bpe.model import _ID_MASK, BYTE_FALLBACK_TOKENS
+from tokviz.models.bpe.model import BYTE_FALLBACK_TOKENS, ID_MASK, BpeTables
+from tokviz.models.unigram.model import UnigramTables
+from tokviz.models.wordpiece.model import WordPieceTables
+from tokviz.models.wordlevel.model import WordLevelTables
 from tokviz.engine.unigram import _UNIGRAM_MAX_WORD, unigram_word_encoder
 from tokviz.engine.wordpiece import wordpiece_word_encoder
 from tokviz.normalized import WHITESPACE
@@ -118,11 +120,12 @@ class ChunkPlan:
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "clip_literals", "ascii_one_for_one", "chunk_findall", "stage_kinds", "words",
         "word_finditer", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
-        "odd_values", "shifts", "segments", "epoch", "space_finditer",
+        "odd_values", "shifts", "segments", "space_finditer",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
-                 right_blocked: Any, pre_tokenizer: Any, model: Any, graphemes: bool, joined: str | None = None) -> None:
+                 right_blocked: Any, pre_tokenizer: Any, model: Any, graphemes: bool, joined: str | None = None,
+                 encoder: Any = None) -> None:
         self.stages = stages
         self.stage_boundary = stage_boundary
         self.boundary = boundary
@@ -151,12 +154,12 @@ class ChunkPlan:
         self.words: dict[str, tuple[tuple[Any, ...], ...]] = {}
         #: The splitter's word regex, when it is one (see _fast_entry).
         self.word_finditer: Any = None
-        #: A Unigram model's word encoder without the model's prefix dict (unigram_word_encoder).
-        self.unigram = unigram_word_encoder(model)
-        #: A BPE model's word encoder giving tuples directly (bpe_word_encoder), or None.
-        self.bpe = bpe_word_encoder(model)
-        #: A WordPiece model's word encoder giving tuples directly (wordpiece_word_encoder), or None.
-        self.wordpiece = wordpiece_word_encoder(model)
+        # The model's word encoder (made once for all the tokenizer's plans), by the kind of
+        # tables the model declares: a Unigram's (no prefix dict), a BPE's, a WordPiece's.
+        tables = model.word_tables()
+        self.unigram = (encoder or unigram_word_encoder(model)) if isinstance(tables, UnigramTables) else None
+        self.bpe = (encoder or bpe_word_encoder(model)) if isinstance(tables, BpeTables) else None
+        self.wordpiece = (encoder or wordpiece_word_encoder(model)) if isinstance(tables, WordPieceTables) else None
         #: Metaspace / model-level splits of a whole piece (see _line_fields), or None.
         self.run_findall: Any = None
         #: The splitter's regex for ASCII text in :mod:`re` (faster than :mod:`regex`'s), or None.
@@ -175,13 +178,10 @@ class ChunkPlan:
         #: The segments of long texts (see _segmented_fields): (opens the text, segment) -> its
         #: fields, or False when the whole-piece path refuses it; and the chars of the keys.
         self.segments: tuple[dict[tuple[bool, str], Any], list[int]] = ({}, [0])
-        #: The model's count of cache clears (``model._clear_cache()``, BPE and Unigram) when
-        #: the caches above were last emptied, or None for a model without one.
-        self.epoch: int | None = getattr(model, "_cache_epoch", None)
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
-        if type(model).__name__ == "WordLevel" and type(model).__module__ == "tokviz.models.wordlevel.model":
-            self.wordlevel = (model._vocab, model._vocab.get(model.unk_token), model.unk_token)
+        if isinstance(tables := model.word_tables(), WordLevelTables):
+            self.wordlevel = (tables.vocab, tables.vocab.get(model.unk_token), model.unk_token)
 
     def clear_caches(self) -> None:
         """Empty the chunk, word and segment caches (in place: encoders hold them), keeping the
@@ -189,8 +189,6 @@ class ChunkPlan:
         for cache in (*self.heads, self.bodies, self.words, self.segments[0]):
             cache.clear()
         self.segments[1][0] = 0
-        if self.bpe is not None:
-            self.bpe.use_proofs()  # (the same words again: see bpe_word_encoder)
 
 
 def _flatten(normalizer: Any) -> list[Any] | None:
@@ -253,12 +251,12 @@ def _first_splitter(pre_tokenizer: Any) -> Any:
 def _plain_bpe_vocab(model: Any) -> dict[str, int] | None:
     """A BPE model's vocabulary when its words may be cut where it never merges (no dropout,
     ``ignore_merges``, subword prefix or suffix), else None."""
-    if type(model).__name__ != "BPE" or model.dropout or model.ignore_merges:
+    tables = model.word_tables()
+    if not isinstance(tables, BpeTables) or model.ignore_merges:
         return None
     if model.continuing_subword_prefix or model.end_of_word_suffix:
         return None
-    vocab = getattr(model, "_vocab", None)  # read only: a copy of 32k tokens is not free
-    return vocab if isinstance(vocab, dict) else model.get_vocab()
+    return tables.vocab  # read only: a copy of 32k tokens is not free
 
 
 def _joined_tokens(vocab: dict[str, int]) -> str | None:
@@ -380,14 +378,15 @@ def _letter_runs(model: Any, mark: str, newline: str) -> str | None:
     True
     """
     vocab = _plain_bpe_vocab(model)
-    if vocab is None or not getattr(model, "_plain", False):
+    tables = model.word_tables()
+    if vocab is None or not tables.plain:
         return None
     if model.fuse_unk and not (model.byte_fallback and all(map(vocab.__contains__, BYTE_FALLBACK_TOKENS))):
         return None
-    new_ids = model._merge_new_ids
+    new_ids = tables.merge_new_ids
     if new_ids is None:
-        new_ids = tuple(map(and_, model._merge_map.values(), repeat(_ID_MASK)))
-    made = map(model._vocab_r.__getitem__, set(new_ids))
+        new_ids = tuple(map(and_, tables.merge_map.values(), repeat(ID_MASK)))
+    made = map(tables.vocab_r.__getitem__, set(new_ids))
     # Only the tokens with chars of both kinds may cross (Llama 2: 1,183 of 29,612 made).
     mixed_tokens = [token for token in made if not token.replace("▁", "").isalnum()]
     mixed = "\x00".join(mixed_tokens)
@@ -419,14 +418,14 @@ def _odd_values(model: Any, joined: str | None = None) -> frozenset[str] | None:
     >>> sorted(_odd_values(models.BPE({"a": 0, "<unk>": 1}, [], unk_token="<unk>")))[:2], _odd_values(models.WordPiece({"a": 0}))
     (['<0x00>', '<0x01>'], None)
     """
-    kind = type(model).__name__
+    tables = model.word_tables()
     values = {f"<0x{byte:02X}>" for byte in range(256)}
-    if kind == "BPE":
-        if model.continuing_subword_prefix or model.end_of_word_suffix or not getattr(model, "_plain", False):
+    if isinstance(tables, BpeTables):
+        if model.continuing_subword_prefix or model.end_of_word_suffix or not tables.plain:
             return None
         if model.byte_fallback:
             # A merge may join a byte token to others ("<0x0A>T"): then values are not slices.
-            vocab = model._vocab
+            vocab = tables.vocab
             present = sum(map(vocab.__contains__, values))
             if present:
                 if joined is None:
@@ -434,10 +433,9 @@ def _odd_values(model: Any, joined: str | None = None) -> frozenset[str] | None:
                 if joined is None or joined.count("<0x") != present:
                     return None
         unk = model.unk_token
-    elif kind == "Unigram":
-        unk_id = model._unk_id
-        unk = None if unk_id is None else model.id_to_token(unk_id)
-    elif kind == "WordLevel":
+    elif isinstance(tables, UnigramTables):
+        unk = None if tables.unk_id is None else tables.tokens[tables.unk_id]
+    elif isinstance(tables, WordLevelTables):
         unk = model.unk_token
     else:
         return None
@@ -471,11 +469,11 @@ def _shifts(stage_kinds: tuple[tuple[Any, str], ...]) -> tuple[str, tuple[tuple[
     return prepended, tuple(replaces)
 
 
-def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | None:
-    """A :class:`ChunkPlan` for this pipeline, or None when chunks may not be cached."""
-    model_kind = type(model).__name__
-    if model_kind not in ("BPE", "WordPiece", "WordLevel", "Unigram") or getattr(model, "dropout", None):
-        return None
+def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = None) -> ChunkPlan | None:
+    """A :class:`ChunkPlan` for this pipeline, or None when chunks may not be cached.
+    ``encoder``: the model's word encoder, when made already."""
+    if not getattr(model, "deterministic", False) or not hasattr(model, "word_tables") or model.word_tables() is None:
+        return None  # (a model of no kind the engine knows, BPE with dropout, a sampling Unigram)
     stages = _flatten(normalizer)
     if stages is None:
         return None
@@ -536,7 +534,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
     else:
         return None
     graphemes = any(type(stage).__name__ == "Precompiled" for stage in stages)
-    plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes, joined)
+    plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes, joined, encoder)
     plan.splitter = _splitter(pre_tokenizer)
     if plan.splitter == "clip":
         plan.ascii_finditer = _CLIP_ASCII.finditer
@@ -1881,29 +1879,7 @@ def _gpt2_finditer(text: str) -> Any:
 
 
 # ---------------------------------------------------------------------- the tokenizer's side
-def plan_for(tokenizer: Any) -> ChunkPlan | None:
-    """The tokenizer's current plan (rebuilt when a component is replaced or edited)."""
-    normalizer, pre_tokenizer, model = tokenizer._normalizer, tokenizer._pre_tokenizer, tokenizer._model
-    generation = _mutation.generation()
-    cached = tokenizer._chunk_plan
-    if (
-        cached is not None
-        and cached[0] is normalizer
-        and cached[1] is pre_tokenizer
-        and cached[2] is model
-        and cached[3] == generation
-    ):
-        plan = cached[4]
-        if plan is not None and plan.epoch is not None and plan.epoch != model._cache_epoch:
-            plan.clear_caches()  # model._clear_cache(): cold again, without rebuilding the plan
-            plan.epoch = model._cache_epoch
-        return plan
-    plan = build_plan(normalizer, pre_tokenizer, model)
-    tokenizer._chunk_plan = (normalizer, pre_tokenizer, model, generation, plan)
-    return plan
-
-
-def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
+def encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     """The sequence's Encoding (before post-processing) from cached chunks, or None when the
     general path must do it (a boundary that is not safe in this text).
 
@@ -1911,10 +1887,10 @@ def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int,
     offset tuples (no cycles among them), and the collections they trigger also walk the
     loaded tokenizer's tables (5-15% of a cold 20 KB encode)."""
     if not gc.isenabled():
-        return _encode_chunked(tokenizer, plan, sequence, type_id, word_index)
+        return _encode_chunked(added, plan, sequence, type_id, word_index)
     gc.disable()
     try:
-        return _encode_chunked(tokenizer, plan, sequence, type_id, word_index)
+        return _encode_chunked(added, plan, sequence, type_id, word_index)
     finally:
         gc.enable()
 
@@ -1934,22 +1910,22 @@ def _processed_fields(plan: ChunkPlan, sequence: str, normalized_search: Any) ->
     return encoding._ids, encoding._tokens, encoding._offsets, encoding._words, 0
 
 
-def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any) -> Any:
+def encode_processed(added: Any, plan: ChunkPlan, sequence: str, split: Any) -> Any:
     """``encode(sequence)`` of a one-piece line (no added token in it) post-processed by a
     single template ``split`` (see :meth:`TemplateProcessing.single_parts`), built in one go:
     the whole-piece fields between the template's special tokens, no Encoding in between.
     None when the line is not such a piece or the whole-piece path cannot take it (then the
     chunk or general path does it).
 
-    >>> from tokviz import Tokenizer, models, pre_tokenizers, processors
-    >>> tok = Tokenizer(models.WordLevel({"[UNK]": 0, "hi": 1}, unk_token="[UNK]"))
-    >>> tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    >>> from tokviz import models, pre_tokenizers, processors
+    >>> from tokviz.added_vocabulary import AddedVocabulary
+    >>> plan = build_plan(None, pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0, "hi": 1}, unk_token="[UNK]"))
     >>> template = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 2)])
-    >>> encoding = encode_processed(tok, plan_for(tok), "hi yo", template.single_parts())
+    >>> encoding = encode_processed(AddedVocabulary(), plan, "hi yo", template.single_parts())
     >>> encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids
     ([2, 1, 0], ['<s>', 'hi', '[UNK]'], [(0, 0), (0, 2), (3, 5)], [None, 0, 1])
     """
-    raw_search, normalized_search = tokenizer._added.searches()
+    raw_search, normalized_search = added.searches()
     if not sequence:
         fields: tuple[Any, ...] | None = _NO_FIELDS  # only the template's special tokens
     elif raw_search is not None and raw_search(sequence) is not None:
@@ -1998,8 +1974,7 @@ def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any)
     )
 
 
-def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
-    added = tokenizer._added
+def _encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     raw_search, normalized_search = added.searches()
     if normalized_search is not None and plan.stages:
         # Added tokens matched in the normalized text: only the whole-piece path, which has
@@ -2100,4 +2075,4 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
     )
 
 
-__all__ = ["ChunkPlan", "build_plan", "chunk_entry", "encode_chunked", "encode_processed", "plan_for", "split_chunks"]
+__all__ = ["ChunkPlan", "build_plan", "chunk_entry", "encode_chunked", "encode_processed", "split_chunks"]
