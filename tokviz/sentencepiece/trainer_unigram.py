@@ -97,12 +97,24 @@ def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size
     all_chars: dict[str, int] = {}
     missing: Any = object()
     follow_get = follow.get
+    # each chunk once, with its total count and the first byte of what follows it (None: several)
+    by_chunk: dict[str, list[Any]] = {}
     for (chunk, after), count in contexts.items():
+        lead = _lead_byte(after)
+        entry = by_chunk.get(chunk)
+        if entry is None:
+            by_chunk[chunk] = [count, lead]
+        else:
+            entry[0] += count
+            if entry[1] != lead:
+                entry[1] = None
+    for chunk, (count, tail) in by_chunk.items():
         n = len(chunk)
         for char in chunk:
             all_chars[char] = all_chars.get(char, 0) + count
-        # what follows each place, as first bytes (the chunk itself when it is ASCII)
-        leads = (chunk if chunk.isascii() else "".join(map(_lead_byte, chunk))) + _lead_byte(after)
+        # what follows each place, as first bytes (the chunk itself when it is ASCII; "\uffff", no
+        # byte, stands for several followers at the end, set below)
+        leads = (chunk if chunk.isascii() else "".join(map(_lead_byte, chunk))) + (tail or "\uffff")
         for start in range(n - 1):
             for end in range(start + 2, min(n, start + max_len) + 1):
                 sub = chunk[start:end]
@@ -114,6 +126,9 @@ def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size
                     occurrences[sub] += count
                     if prev is not None and prev != leads[end]:
                         follow[sub] = None
+        if tail is None:
+            for start in range(max(0, n - max_len), n - 1):
+                follow[chunk[start:]] = None
     candidates: list[tuple[int, str]] = []
     for sub, occ in occurrences.items():
         if occ < 2 or follow[sub] is not None:  # not an internal node of the suffix tree
