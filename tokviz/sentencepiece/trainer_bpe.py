@@ -51,8 +51,6 @@ def train_bpe_reference(word_counts: Mapping[str, int], required_chars: Mapping[
                         progress: Callable[[str, int, int], None] | None = None) -> BpeResult:
     """The same result as :func:`train_bpe`, written plainly (string symbols, tuple heap, each
     touched word rebuilt): the tests' oracle for the fast loop."""
-    from tokviz.models.merges import merge_word  # (here: the fast trainer does not load the merge engine)
-
     rules = rules or PieceRules()
     words: list[list[str]] = []
     counts: list[int] = []
@@ -121,8 +119,19 @@ def train_bpe_reference(word_counts: Mapping[str, int], required_chars: Mapping[
         left, right = pair
         for index in where.pop(pair, ()):
             symbols = words[index]
-            new_symbols = merge_word(symbols, left, right, merged)  # (the merge engine's word step, on strings)
-            if new_symbols is None:
+            n = len(symbols)
+            i = 0
+            new_symbols: list[str] = []
+            changed = False
+            while i < n:
+                if i + 1 < n and symbols[i] == left and symbols[i + 1] == right:
+                    new_symbols.append(merged)
+                    i += 2
+                    changed = True
+                else:
+                    new_symbols.append(symbols[i])
+                    i += 1
+            if not changed:
                 continue
             count_w = counts[index]
             for p in zip(symbols, symbols[1:]):
