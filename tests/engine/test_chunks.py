@@ -870,9 +870,9 @@ def test_precompiled_normalize_str_equals_its_changes(pipelines):
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30))
 def test_whitespace_ascii_regex_splits_as_whitespace(text):
     from tokviz.engine.chunks import _WORD_OR_SYMBOLS_ASCII
-    from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
+    from tokviz.pre_tokenizers import WORD_OR_SYMBOLS
 
-    assert [m.span() for m in _WORD_OR_SYMBOLS_ASCII.finditer(text)] == [m.span() for m in _WORD_OR_SYMBOLS.finditer(text)]
+    assert [m.span() for m in _WORD_OR_SYMBOLS_ASCII.finditer(text)] == [m.span() for m in WORD_OR_SYMBOLS.finditer(text)]
 
 
 @pytest.mark.parametrize("name", ["wordlevel", "prepend_whitespace", "metaspace_always_True", "metaspace_first_False", "llama_like", "bert_cased"])

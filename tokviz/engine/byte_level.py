@@ -21,7 +21,8 @@ from tokviz.engine.bpe import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder, byt
 from tokviz.engine.cut import added_pieces
 from tokviz.models.bpe.model import BpeTables
 from tokviz.models.unigram.model import UnigramTables
-from tokviz.processors import _TRIM_CHARS, trim_token_offsets
+from tokviz.patterns import Regex
+from tokviz.processors import TRIM_CHARS, trim_token_offsets
 
 
 class ByteLevelLane:
@@ -63,8 +64,8 @@ def encode_byte_level(
     """
     if normalizer is not None:
         # A Unicode normal form (Qwen2's NFC) that leaves this text as it is: nothing to align.
-        form = type(normalizer).__name__
-        if form not in _NORMAL_FORMS or type(normalizer).__module__ != "tokviz.normalizers":
+        form = getattr(normalizer, "unicode_form", None)
+        if form is None:
             return None
         if not sequence.isascii() and not unicodedata.is_normalized(form, sequence):
             return None
@@ -155,7 +156,7 @@ def encode_byte_level(
                     s, e = start + max(s - 1, 0), start + max(e - 1, 1)
                 else:
                     s, e = s + start, e + start
-                if trim and (value[:1] in _TRIM_CHARS or value[-1:] in _TRIM_CHARS):  # (others keep theirs)
+                if trim and (value[:1] in TRIM_CHARS or value[-1:] in TRIM_CHARS):  # (others keep theirs)
                     s, e = trim_token_offsets(value, s, e, first + k == 0 or s == 0, trim[0])
                 starts[first + k] = s
                 ends[first + k] = e
@@ -172,45 +173,37 @@ def _is_deterministic(model: Any) -> bool:
     return getattr(model, "deterministic", False) and not isinstance(tables, UnigramTables)
 
 
-_NORMAL_FORMS = frozenset({"NFC", "NFD", "NFKC", "NFKD"})
-
 
 def _byte_level_plan(pre_tokenizer: Any) -> tuple[bool, Any] | None:
     """``(add_prefix_space, findall or None)`` when the pre-tokenizer is tokviz's ByteLevel, or
     a Split by a regex (behavior "isolated") before a ByteLevel without its own regex: Llama 3's
     and tiktoken-style tokenizers (see :func:`_isolated_findall`)."""
-    from tokviz.engine.chunks import unwrapped_pre_tokenizer
+    from tokviz.engine.chunks import pre_tokenizer_steps
 
-    pre_tokenizer = unwrapped_pre_tokenizer(pre_tokenizer)
-    if type(pre_tokenizer).__module__ != "tokviz.pre_tokenizers":
-        return None
-    kind = type(pre_tokenizer).__name__
-    if kind == "Sequence" and len(pre_tokenizer.pretokenizers) == 2:
-        split, byte_level = pre_tokenizer.pretokenizers
+    steps = pre_tokenizer_steps(pre_tokenizer)
+    rules = tuple(getattr(step, "split_rule", None) for step in steps)
+    if len(steps) == 2:
+        split, byte_level = steps
         if (
-            type(split).__name__ == "Split" and type(split).__module__ == "tokviz.pre_tokenizers"
-            and type(byte_level).__name__ == "ByteLevel" and type(byte_level).__module__ == "tokviz.pre_tokenizers"
+            rules == ("regex", "byte_level")
             and not byte_level.use_regex
             and split.behavior == "isolated"
             and not split.invert
-            and type(split.pattern).__name__ == "Regex"
+            and isinstance(split.pattern, Regex)
             and split.pattern.compiled.groups == 0
         ):
             return bool(byte_level.add_prefix_space), _isolated_findall(split.pattern)
         if (
-            type(split).__name__ == "Digits" and type(split).__module__ == "tokviz.pre_tokenizers"
-            and type(byte_level).__name__ == "ByteLevel" and type(byte_level).__module__ == "tokviz.pre_tokenizers"
+            rules == ("digits", "byte_level")
             and byte_level.use_regex
             and not byte_level.add_prefix_space  # (it would prefix every piece: the general path)
         ):
             return False, _digits_findall(split.individual_digits)
         return None
-    if kind != "ByteLevel":
+    if rules != ("byte_level",):
         return None
-    findall = None
-    if pre_tokenizer.use_regex:
-        findall = _gpt2_findall()
-    return bool(pre_tokenizer.add_prefix_space), findall
+    byte_level = steps[0]
+    return bool(byte_level.add_prefix_space), _gpt2_findall() if byte_level.use_regex else None
 
 
 #: Split patterns of well-known tokenizers, searched without a time limit (each alternative is
@@ -342,9 +335,9 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
         # The usual word: one token covering it, trimmed by one leading space or not at all.
         value = values[0]
         if value[0] == "Ġ":
-            if size > 1 and value[1] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
+            if size > 1 and value[1] not in TRIM_CHARS and value[-1] not in TRIM_CHARS:
                 return entry + _SPACE_TAILS[size]
-        elif value[0] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
+        elif value[0] not in TRIM_CHARS and value[-1] not in TRIM_CHARS:
             return entry + _PLAIN_TAILS[size]
     if len(ids) == 1 and same_length:
         # The common case (a known word of ASCII text), built without intermediate lists.
@@ -353,9 +346,9 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
         end = ends[0]
         if not value:
             trimmed_start, trimmed_end = start, end
-        elif value[0] == "Ġ" and len(value) > 1 and value[1] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
+        elif value[0] == "Ġ" and len(value) > 1 and value[1] not in TRIM_CHARS and value[-1] not in TRIM_CHARS:
             trimmed_start, trimmed_end = min(start + 1, end), end  # one leading space (trim_token_offsets)
-        elif value[0] in _TRIM_CHARS or value[-1] in _TRIM_CHARS:
+        elif value[0] in TRIM_CHARS or value[-1] in TRIM_CHARS:
             trimmed_start, trimmed_end = trim_token_offsets(value, start, end, False, False)
         else:
             trimmed_start, trimmed_end = start, end
@@ -368,7 +361,7 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
             ids, values, starts, ends, (trimmed_start,), (trimmed_end,), (end - start,),
             (trimmed_start - start,), (trimmed_end - start,), start == 0 and start < end == size,
         )
-    trim_chars = _TRIM_CHARS
+    trim_chars = TRIM_CHARS
     if same_length and ids and all(values) and starts[0] == 0 and ends[-1] == size and starts[1:] == ends[:-1]:
         # Several tokens tiling a word of one-byte chars (BPE's tokens tile it): when no token
         # but the first starts with a space symbol and none ends with one, the trimmed offsets
