@@ -175,11 +175,7 @@ def test_zip_loads_in_transformers(tmp_path, candidates):
 
 
 def test_model_file_through_tokviz_sentencepiece_round_trips(tmp_path, corpus):
-    """When tokviz.sentencepiece is present, a .model loaded by tokviz.load hands off the same way."""
-    from tokviz.loaders import sentencepiece_available
-
-    if not sentencepiece_available():
-        pytest.skip("tokviz.sentencepiece is not in this tokviz yet")
+    """A .model loaded by tokviz.load hands off to tokviz.sentencepiece the same way."""
     spm = pytest.importorskip("sentencepiece")
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(

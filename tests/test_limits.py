@@ -15,6 +15,7 @@ import pytest
 import tokviz
 import tokviz.limits
 import tokviz.loaders
+import tokviz.tokenizer_json
 from tokviz.errors import LimitExceededError
 from tokviz.loaders import load_bytes
 
@@ -106,8 +107,6 @@ def test_sentencepiece_pieces_counted_before_reading(monkeypatch):
     spm = pytest.importorskip("sentencepiece")
     import io
 
-    if not tokviz.loaders.sentencepiece_available():
-        pytest.skip("tokviz.sentencepiece is not in this tokviz")
     proto = io.BytesIO()
     spm.SentencePieceTrainer.train(sentence_iterator=iter(["hello world", "hello there", "a world of words"] * 20),
                                    model_writer=proto, vocab_size=16, model_type="unigram", minloglevel=2)
@@ -262,13 +261,13 @@ def test_parse_json_nesting_gives_one_sentence_whoever_finds_it():
 
     for text in ('{"normalizer": ' + "[" * 50 + "]" * 50 + "}", "[" * 100_000 + "]" * 100_000):  # the walk's find, and the parser's
         with pytest.raises(NestingError, match=r"^t\.json is nested too deeply: more than 40 levels") as caught:
-            tokviz.loaders.check_tokenizer_json_sections(tokviz.limits.parse_json(text, "t.json"), "t.json")
+            tokviz.tokenizer_json.check_tokenizer_json_sections(tokviz.limits.parse_json(text, "t.json"), "t.json")
         assert isinstance(caught.value, SerializationError)
 
 
 def test_token_ids_padding_and_pipeline_strings_are_bounded():
     model = {"type": "WordLevel", "vocab": {"a": 0, "b": 1}, "unk_token": "a"}
-    check = tokviz.loaders.check_tokenizer_json_sections
+    check = tokviz.tokenizer_json.check_tokenizer_json_sections
     check({"model": model, "padding": {"strategy": {"Fixed": 512}}, "truncation": {"max_length": 131_072}}, "ok.json")
     with pytest.raises(LimitExceededError, match=r"uses the id 305,000 \(for 'b'\), outside this server's range of ids, 0 to 304,999"):
         check({"model": {**model, "vocab": {"a": 0, "b": 305_000}}}, "ids.json")

@@ -24,10 +24,8 @@ from tokviz.loaders import (
     guess_tiktoken_encoding,
     load,
     load_bytes,
-    parse_tiktoken_ranks,
-    tiktoken_encodings,
-    tiktoken_vocab_and_merges,
 )
+from tokviz.tiktoken_format import parse_tiktoken_ranks, tiktoken_encodings, tiktoken_vocab_and_merges
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -255,8 +253,7 @@ def test_load_uploads_pairs_gpt2_files_and_keeps_going(tmp_path, hf_byte_bpe):
 
 
 def test_model_files_are_handed_to_tokviz_sentencepiece(monkeypatch):
-    """The dispatch itself, with a stand-in package: bytes in, its Tokenizer out."""
-    import importlib.machinery
+    """The dispatch itself, with a stand-in package: bytes in, its from_model_bytes' Tokenizer out."""
     import sys
     import types
 
@@ -264,19 +261,31 @@ def test_model_files_are_handed_to_tokviz_sentencepiece(monkeypatch):
 
     received = []
     fake = types.ModuleType("tokviz.sentencepiece")
-    fake.__spec__ = importlib.machinery.ModuleSpec("tokviz.sentencepiece", None)
 
-    def tokenizer_from_model_bytes(data):
+    def from_model_bytes(data):
         received.append(data)
         return Tokenizer(models.WordLevel({"<unk>": 0}, unk_token="<unk>"))
 
-    fake.tokenizer_from_model_bytes = tokenizer_from_model_bytes
+    fake.from_model_bytes = from_model_bytes
     monkeypatch.setitem(sys.modules, "tokviz.sentencepiece", fake)
     tok = load_bytes("spiece.model", b"\n\x0b\n\x05<unk>")
     assert received == [b"\n\x0b\n\x05<unk>"] and tok.get_vocab() == {"<unk>": 0}
-    del fake.tokenizer_from_model_bytes
-    with pytest.raises(TokenizerFileError, match="not supported yet"):
-        load_bytes("spiece.model", b"\n\x0b\n\x05<unk>")
+
+
+def test_model_files_are_read_by_the_one_sentencepiece_conversion():
+    """A ``.model`` goes through ``tokviz.sentencepiece.convert.from_model_bytes`` after its pieces are counted."""
+    import io
+
+    spm = pytest.importorskip("sentencepiece")
+    proto = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(["hello world", "hello there", "a world of words"] * 20),
+                                   model_writer=proto, vocab_size=16, model_type="unigram", minloglevel=2)
+    data = proto.getvalue()
+    processor = spm.SentencePieceProcessor(model_proto=data)
+    tok = load_bytes("spiece.model", data)
+    assert tok.encode("hello words").ids == processor.encode("hello words")
+    with pytest.raises(TokvizError, match=r"^spiece\.model: The \.model file is truncated"):
+        load_bytes("spiece.model", data[:40])
 
 
 def test_vocab_json_problems_are_said_not_dropped() -> None:

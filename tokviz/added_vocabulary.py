@@ -237,10 +237,6 @@ class AddedVocabulary:
         return token in self._special_contents
 
     @property
-    def special_contents(self) -> frozenset[str]:
-        return frozenset(self._special_contents)
-
-    @property
     def is_empty(self) -> bool:
         return not self._content_to_id
 

@@ -781,15 +781,6 @@ class MergeEngine:
                         stack.append(part)
         return seen
 
-    def first_merge(self, symbols: list[str]) -> tuple[int, str, str] | None:
-        """The merge BPE applies first to ``symbols``: ``(rank, left, right)``."""
-        best = None
-        for left, right in zip(symbols, symbols[1:]):
-            found = self.ranks.get((left, right))
-            if found is not None and (best is None or found[0] < best[0]):
-                best = (found[0], left, right)
-        return best
-
 
 def _initial_symbols(pipeline: _Pipeline, token: str) -> list[str]:
     """The symbols a word holds where the token's characters sit, before any merge."""
@@ -1419,7 +1410,8 @@ def filter_frame(frame: Any, query: str) -> Any:
 
 def _toy_bpe() -> Any:
     """The docstrings' tokenizer: 'b c' merges before 'a b', so 'abc' never forms."""
-    from tokviz import Tokenizer, models, pre_tokenizers
+    from tokviz import models, pre_tokenizers
+    from tokviz.tokenizer import Tokenizer
 
     vocab = {token: index for index, token in enumerate(["a", "b", "c", "bc", "ab", "abc"])}
     tokenizer = Tokenizer(models.BPE(vocab, [("b", "c"), ("a", "b"), ("ab", "c")]))

@@ -219,7 +219,7 @@ def load(name: str) -> Any:
     found = entry(name)
     data = file_bytes(name)
     if found.kind == "llama":
-        from tokviz.loaders import parse_tiktoken_ranks
+        from tokviz.tiktoken_format import parse_tiktoken_ranks
         from tokviz.tiktoken_format import tokenizer_from_ranks
 
         return tokenizer_from_ranks(parse_tiktoken_ranks(data), llama_spec(name))

@@ -363,14 +363,14 @@ def _count_on_dask(args: argparse.Namespace, config: Any, chunks: list, done: An
 
 
 def _train_from_counts(config: Any, vocab_size: int, words: Any, bars: _Bars) -> Any:
+    from tokviz.models.trainer import train_for_model
     from tokviz.pipeline_config import build_model, build_trainer
 
     try:
-        history = build_trainer(config, vocab_size).train_from_word_counts(words, bars.training)
+        # HF's trainers keep the options of the model they train (unk_token, dropout, ...), as run_training does.
+        return train_for_model(build_trainer(config, vocab_size), words, build_model(config), bars.training)
     finally:
         bars.close()
-    # HF's trainers keep the options of the model they train (unk_token, dropout, ...), as run_training does.
-    return history.for_model(build_model(config)) if hasattr(history, "for_model") else history
 
 
 def _train_sentencepiece(args: argparse.Namespace, chunks: list, total_bytes: int, bars: _Bars, out: Path,

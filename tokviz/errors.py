@@ -38,6 +38,11 @@ class SerializationError(TokvizError):
     """A tokenizer.json that is malformed, truncated, or uses a component tokviz cannot represent."""
 
 
+class TokenizerFileError(SerializationError):
+    """A file that is not a tokenizer tokviz can read, with a sentence saying which and why (raised by
+    ``tokviz.load`` and the format readers: tokenizer.json, tiktoken, Tekken, vocab files)."""
+
+
 class UnknownIdError(TokvizError):
     """An id passed to decode / id_to_token that is not in the vocabulary."""
 

@@ -159,10 +159,6 @@ ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
 #: What transformers writes for "no limit" (``transformers.tokenization_utils_base.VERY_LARGE_INTEGER``).
 NO_MAX_LENGTH = int(1e30)
 
-#: The files of the hand-off, in the order they are written.
-TRANSFORMERS_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
-
-
 def special_token_roles(tokenizer: Any) -> dict[str, str]:
     """Special tokens by transformers role, from the model's unknown token and the usual spellings.
 
@@ -468,7 +464,7 @@ def _sentencepiece_files(tokenizer: Any) -> dict[str, bytes]:
 def _tiktoken_files(tokenizer: Any) -> tuple[dict[str, bytes], list[str]]:
     """``tokenizer.tiktoken`` (ranks = ids) and ``tokenizer.tiktoken.json`` (pattern, special tokens, BOS)."""
     from tokviz.inspect import is_byte_level
-    from tokviz.loaders import tiktoken_vocab_and_merges
+    from tokviz.tiktoken_format import tiktoken_vocab_and_merges
     from tokviz.tiktoken_format import TiktokenSpec, rank_file_text, token_bytes
 
     if _model_name(tokenizer) != "BPE":

@@ -347,6 +347,12 @@ def check_json_values(data: bytes | str, name: str = "This file") -> None:
         _refuse(name, "JSON values (counted before reading it)", count, MAX_JSON_VALUES, "per file", "TOKVIZ_MAX_JSON_VALUES")
 
 
+def line_count(data: bytes | str) -> int:
+    """Lines of a text, counted without splitting it: ``line_count("a\\nb\\n") == 2``, ``line_count("a\\nb") == 2``."""
+    newline = b"\n" if isinstance(data, bytes) else "\n"
+    return data.count(newline) + (0 if not data or data.endswith(newline) else 1)
+
+
 def check_tokenizer_vocab(count: int, name: str = "This tokenizer") -> None:
     """Refuse a vocabulary above :data:`MAX_TOKENIZER_VOCAB` entries.
 

@@ -15,7 +15,7 @@ built the way Hugging Face's converters (``transformers.convert_slow_tokenizer``
   upper-case letters (a cased BERT does, an uncased one does not).
 - GPT-2's ``vocab.json`` + ``merges.txt`` -> byte-level BPE (``ByteLevel`` pre-tokenizer and decoder,
   ``<|endoftext|>`` special when the vocab has it).
-- SentencePiece ``.model`` -> handed to ``tokviz.sentencepiece`` when that package is installed.
+- SentencePiece ``.model`` -> :func:`tokviz.sentencepiece.convert.from_model_bytes`.
 
 >>> import base64
 >>> rank_file = b"".join(base64.b64encode(bytes([b])) + b" %d\\n" % b for b in range(256))
@@ -40,20 +40,25 @@ from __future__ import annotations
 import base64
 import binascii
 import importlib
-import importlib.util
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
-from itertools import chain
-from operator import itemgetter
-from importlib import resources
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tokviz.byte_level import BYTES_TO_UNICODE
-from tokviz.errors import LimitExceededError, SerializationError
+from tokviz.errors import LimitExceededError, TokenizerFileError
+from tokviz.tekken import is_tekken, tokenizer_from_tekken
+from tokviz.tiktoken_format import (
+    guess_tiktoken_encoding,
+    is_sidecar,
+    load_tiktoken_pair,
+    parse_tiktoken_ranks,
+    sidecar_path,
+    tiktoken_encodings,
+    tokenizer_from_tiktoken,
+)
+from tokviz.tokenizer_json import check_ids
 
 #: The file kinds :func:`file_kind` recognises, with the label the pages show.
 FILE_KINDS: dict[str, str] = {
@@ -68,188 +73,7 @@ FILE_KINDS: dict[str, str] = {
 }
 
 _BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-#: Byte (as a latin-1 character) -> its GPT-2 byte-level symbol, for ``str.translate``.
-_BYTE_SYMBOLS = str.maketrans({chr(byte): symbol for byte, symbol in BYTES_TO_UNICODE.items()})
 _TOKENIZER_JSON_SECTION = re.compile(rb'"(?:model|added_tokens|normalizer|pre_tokenizer|decoder|truncation)"\s*:\s*[\[{n]')
-
-
-class TokenizerFileError(SerializationError):
-    """A file that is not a tokenizer tokviz can read, with a sentence saying which and why."""
-
-
-# ---------------------------------------------------------------------- tiktoken encodings
-@dataclass(frozen=True, slots=True)
-class TiktokenEncoding:
-    """What a ``.tiktoken`` file leaves out: the split pattern and special tokens of its encoding.
-
-    >>> encoding = tiktoken_encodings()["cl100k_base"]
-    >>> encoding.special_tokens[0], encoding.mergeable_ranks
-    (('<|endoftext|>', 100257), 100256)
-    """
-
-    name: str
-    label: str
-    aliases: tuple[str, ...]
-    pattern: str  # tiktoken's pattern, written so Oniguruma (HF) and ``regex`` match alike
-    tiktoken_pattern: str  # tiktoken's pattern verbatim
-    special_tokens: tuple[tuple[str, int], ...]
-    mergeable_ranks: int
-
-
-@cache
-def tiktoken_encodings() -> dict[str, TiktokenEncoding]:
-    """The known encodings by name (``'gpt2'``, ``'p50k_base'``, ``'p50k_edit'``, ``'cl100k_base'``, ``'o200k_base'``).
-
-    >>> list(tiktoken_encodings())
-    ['gpt2', 'p50k_base', 'p50k_edit', 'cl100k_base', 'o200k_base']
-    """
-    text = resources.files("tokviz").joinpath("data", "tiktoken_encodings.json").read_text(encoding="utf-8")
-    return {
-        name: TiktokenEncoding(
-            name=name,
-            label=entry["label"],
-            aliases=tuple(entry["aliases"]),
-            pattern=entry["pattern"],
-            tiktoken_pattern=entry["tiktoken_pattern"],
-            special_tokens=tuple(entry["special_tokens"].items()),
-            mergeable_ranks=entry["mergeable_ranks"],
-        )
-        for name, entry in json.loads(text)["encodings"].items()
-    }
-
-
-def guess_tiktoken_encoding(file_name: str, rank_count: int | None = None) -> str | None:
-    """The encoding a rank file belongs to, from its name or else its number of ranks; None if unsure.
-
-    >>> guess_tiktoken_encoding("cl100k_base.tiktoken"), guess_tiktoken_encoding("x.tiktoken", 50256)
-    ('cl100k_base', 'gpt2')
-    >>> guess_tiktoken_encoding("mine.tiktoken", 300) is None
-    True
-    """
-    stem = Path(file_name).name.lower()
-    for name, encoding in tiktoken_encodings().items():
-        if any(alias in stem for alias in sorted(encoding.aliases, key=len, reverse=True)) and name != "p50k_base":
-            return name
-    if "p50k" in stem:
-        return "p50k_base"
-    if rank_count is not None:
-        # p50k_edit shares p50k_base's ranks: the count alone means the base encoding.
-        matches = [e.name for e in tiktoken_encodings().values() if e.mergeable_ranks == rank_count and e.name != "p50k_edit"]
-        if len(matches) == 1:
-            return matches[0]
-    return None
-
-
-def parse_tiktoken_ranks(data: bytes) -> dict[bytes, int]:
-    """Read a rank file: one ``base64(token) rank`` per line.
-
-    >>> parse_tiktoken_ranks(b"aGk= 7\\nIQ== 8\\n")
-    {b'hi': 7, b'!': 8}
-    """
-    from tokviz import limits
-
-    limits.check_tokenizer_vocab(_line_count(data), "This tiktoken file")
-    ranks: dict[bytes, int] = {}
-    longest = 0
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        parts = line.split()
-        if len(parts) != 2:
-            raise TokenizerFileError(
-                f"This is not a tiktoken rank file: line {number} should be 'base64-token rank', "
-                f"found {len(parts)} field(s)."
-            )
-        try:
-            token = base64.b64decode(parts[0], validate=True)
-            rank = int(parts[1])
-        except (binascii.Error, ValueError):
-            raise TokenizerFileError(
-                f"This is not a tiktoken rank file: line {number} does not hold a base64 token and a whole-number rank."
-            ) from None
-        if token in ranks:
-            raise TokenizerFileError(f"This tiktoken file lists the same token twice (line {number}).")
-        ranks[token] = rank
-        longest = max(longest, len(token))
-    limits.check_token_chars(longest, "This tiktoken file", "bytes")
-    if not ranks:
-        raise TokenizerFileError("This tiktoken rank file is empty.")
-    return ranks
-
-
-def byte_level_string(token: bytes) -> str:
-    """Bytes as GPT-2's byte-level symbols: ``b' hi' -> 'Ġhi'``.
-
-    >>> byte_level_string(b" hi"), byte_level_string("가".encode())
-    ('Ġhi', 'ê°Ģ')
-    """
-    return token.decode("latin-1").translate(_BYTE_SYMBOLS)
-
-
-def tiktoken_vocab_and_merges(ranks: dict[bytes, int]) -> tuple[dict[str, int], list[tuple[str, str]]]:
-    """The BPE vocab and merges equivalent to tiktoken's ranks (HF's ``TikTokenConverter`` rule).
-
-    A token of rank r comes from every split into two ranked halves; those merges are ranked by r
-    (ties by the halves' ranks), so merging by merge rank replays tiktoken's "merge the pair whose
-    result has the lowest rank".
-
-    >>> ranks = {b"a": 0, b"b": 1, b"ab": 2, b"abb": 3}
-    >>> tiktoken_vocab_and_merges(ranks)
-    ({'a': 0, 'b': 1, 'ab': 2, 'abb': 3}, [('a', 'b'), ('ab', 'b')])
-    """
-    from tokviz import limits
-
-    symbols = {token: byte_level_string(token) for token in ranks}
-    vocab = {symbols[token]: rank for token, rank in ranks.items()}
-    ranked: list[tuple[int, int, int, bytes, bytes]] = []
-    for token, rank in ranks.items():
-        for cut in range(1, len(token)):
-            left, right = token[:cut], token[cut:]
-            left_rank, right_rank = ranks.get(left), ranks.get(right)
-            if left_rank is not None and right_rank is not None:
-                ranked.append((rank, left_rank, right_rank, left, right))
-        if len(ranked) > limits.MAX_TOKENIZER_MERGES:  # refused as soon as it is known, not once all are held
-            limits.check_tokenizer_merges(len(ranked), "This tiktoken file (counting every split of its tokens)")
-    ranked.sort(key=lambda item: item[:3])
-    return vocab, [(symbols[left], symbols[right]) for _, _, _, left, right in ranked]
-
-
-def tokenizer_from_tiktoken(ranks: dict[bytes, int], encoding: str | TiktokenEncoding) -> Any:
-    """A byte-level BPE Tokenizer that encodes as tiktoken's ``encoding`` with these ranks does."""
-    from tokviz import decoders, models, pre_tokenizers, processors
-    from tokviz.patterns import Regex
-    from tokviz.tokenizer import Tokenizer
-
-    if isinstance(encoding, str):
-        known = tiktoken_encodings()
-        if encoding not in known:
-            raise TokenizerFileError(f"Unknown tiktoken encoding {encoding!r}; choose one of {', '.join(known)}.")
-        encoding = known[encoding]
-    missing = 256 - sum(1 for token in ranks if len(token) == 1)
-    if missing:
-        raise TokenizerFileError(
-            f"This tiktoken file lacks {missing} of the 256 single bytes, so some text could not be encoded."
-        )
-    vocab, merges = tiktoken_vocab_and_merges(ranks)
-    taken = set(vocab.values())
-    for content, token_id in encoding.special_tokens:
-        if token_id in taken and vocab.get(content) != token_id:
-            raise TokenizerFileError(
-                f"This rank file already uses id {token_id}, which encoding {encoding.name!r} gives to {content}; "
-                "choose the encoding the file was made for."
-            )
-        vocab[content] = token_id
-    tokenizer = Tokenizer(models.BPE(vocab, merges, fuse_unk=False, ignore_merges=True))
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Split(Regex(encoding.pattern), behavior="isolated", invert=False),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ]
-    )
-    tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
-    tokenizer.add_special_tokens([content for content, _ in encoding.special_tokens])
-    return tokenizer
 
 
 # ---------------------------------------------------------------------- BERT and GPT-2 files
@@ -273,7 +97,7 @@ def tokenizer_from_bert_vocab(text: str) -> Any:
 
     from tokviz import limits
 
-    limits.check_tokenizer_vocab(_line_count(text), "This vocab.txt")
+    limits.check_tokenizer_vocab(limits.line_count(text), "This vocab.txt")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -320,7 +144,7 @@ def _parse_vocab_json(text: str) -> dict[str, int]:
         raise TokenizerFileError(f"This vocab.json has {len(bad):,} token{'s' if len(bad) != 1 else ''} whose id is not a whole number "
                                  f"({shown}{', …' if len(bad) > 3 else ''}); every id must be one.")
     if vocab:
-        _check_ids(min(vocab.values()), max(vocab.values()), vocab, "This vocab.json")
+        check_ids(min(vocab.values()), max(vocab.values()), vocab, "This vocab.json")
     return vocab
 
 
@@ -328,7 +152,7 @@ def _parse_merges(text: str) -> list[tuple[str, str]]:
     from tokviz import limits
     from tokviz.models.bpe.model import parse_merge
 
-    limits.check_tokenizer_merges(_line_count(text) - text.startswith("#version"), "This merges.txt")
+    limits.check_tokenizer_merges(limits.line_count(text) - text.startswith("#version"), "This merges.txt")
     lines = [line.rstrip("\r") for line in text.split("\n")]
     merges = []
     for index, line in enumerate(lines):
@@ -367,222 +191,15 @@ def _tokenizer_from_json(name: str, data: bytes) -> Any:
     """A Tokenizer from tokenizer.json bytes, through the one reader (:func:`read_tokenizer_json`)."""
     from tokviz.serialization import tokenizer_from_str
 
-    return tokenizer_from_str(data, name=name)
-
-
-def read_tokenizer_json(data: bytes | str, name: str = "This tokenizer.json") -> dict[str, Any]:
-    """The one reader of tokenizer.json, for ``Tokenizer.from_str``, ``Tokenizer.from_file`` and
-    ``tokviz.load``: the guarded JSON entry (:func:`tokviz.limits.parse_json`: size, values, numbers,
-    Unicode, nesting), a Unigram model's scores read as HF reads them, then every section checked
-    against the limits (:func:`check_tokenizer_json_sections`) -- all before anything is built.
-
-    >>> read_tokenizer_json('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}')["model"]["vocab"]
-    {'a': 0}
-    >>> read_tokenizer_json('{"model": {"vocab": {"a": 1' + '0' * 5000 + '}}}', "big.json")
-    Traceback (most recent call last):
-        ...
-    tokviz.errors.LimitExceededError: big.json has a number of 5,001 digits (100000000000…), above this server's limit of 100 digits per number (TOKVIZ_MAX_JSON_NUMBER_DIGITS); no tokenizer file needs one.
-    """
-    from tokviz import limits
-    from tokviz.json_floats import JsonNumberError, loads_tokenizer_json
-
-    def loads(text: str) -> Any:
-        try:
-            return loads_tokenizer_json(text)  # json.loads, a Unigram model's scores read as HF reads them
-        except JsonNumberError as error:
-            raise TokenizerFileError(f"This is not a valid tokenizer.json: {error}") from None
-
-    limits.check_tokenizer_json_size(len(data), name)
-    parsed = limits.parse_json(data, name, what="tokenizer.json", max_bytes=limits.MAX_TOKENIZER_JSON_BYTES, loads=loads,
-                               error=TokenizerFileError)
-    check_tokenizer_json_sections(parsed, name)
-    return parsed
-
-
-#: The sections whose whole numbers are token ids (bounded by :data:`tokviz.limits.MAX_TOKEN_ID`).
-_ID_SECTIONS = ("added_tokens", "post_processor")
-#: The keys whose strings may be longer than a token: SentencePiece's compiled normalization map.
-_LONG_STRING_KEYS = {"precompiled_charsmap": ("MAX_CHARSMAP_CHARS", "TOKVIZ_MAX_CHARSMAP_CHARS")}
-#: Most JSON containers in the pipeline sections (normalizer, pre-tokenizer, post-processor, decoder):
-#: real ones hold fewer than 100; each component of a Sequence runs on every encode.
-MAX_PIPELINE_CONTAINERS = 10_000
-
-
-def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") -> None:
-    """Refuse a parsed tokenizer.json whose sections exceed the limits: vocab, merges and added tokens
-    (counts and token lengths), token ids (:data:`tokviz.limits.MAX_TOKEN_ID`), nesting depth, the
-    strings of its pipeline (:data:`tokviz.limits.MAX_TOKEN_CHARS`), padding and truncation lengths.
-
-    Sections of the wrong shape are left to the reader, which says what is wrong with them.
-
-    >>> check_tokenizer_json_sections({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}})
-    >>> check_tokenizer_json_sections({"model": {"vocab": {"a" * 2000: 0}}}, "long.json")
-    Traceback (most recent call last):
-        ...
-    tokviz.errors.LimitExceededError: long.json has a token of 2,000 characters, above this server's limit of 1,024 characters per token (TOKVIZ_MAX_TOKEN_CHARS).
-    >>> check_tokenizer_json_sections({"model": {"vocab": {"a": 0, "b": 10**30}}}, "ids.json")
-    Traceback (most recent call last):
-        ...
-    tokviz.errors.LimitExceededError: ids.json uses the id 1,000,000,000,000,000,000,000,000,000,000 (for 'b'), outside this server's range of ids, 0 to 304,999 (TOKVIZ_MAX_TOKEN_ID).
-    """
-    from tokviz import limits
-
-    if not isinstance(data, dict):
-        return
-    flat: list[Any] = []  # containers whose shape is proven here: the depth walk skips them
-    model = data.get("model")
-    if isinstance(model, dict):
-        vocab = model.get("vocab")
-        if isinstance(vocab, (dict, list)):
-            limits.check_tokenizer_vocab(len(vocab), name)
-            # (Shapes proven with C-speed passes -- set(map(type, ...)) -- not a Python loop per entry:
-            # a real vocabulary has 30,000-260,000 entries, and every load pays this.)
-            if isinstance(vocab, dict):
-                tokens = vocab  # (a JSON object's keys are strings)
-                if vocab and set(map(type, vocab.values())) == {int}:
-                    flat.append(vocab)
-                    _check_ids(min(vocab.values()), max(vocab.values()), vocab, name)
-            else:  # Unigram: [[piece, score], ...]
-                tokens = [entry[0] for entry in vocab if isinstance(entry, list) and entry and isinstance(entry[0], str)]
-                if (len(tokens) == len(vocab) and set(map(len, vocab)) <= {2}
-                        and not set(map(type, map(itemgetter(1), vocab))) & {list, dict}):
-                    flat.append(vocab)
-            limits.check_token_chars(max(map(len, tokens), default=0), name)
-            if isinstance(vocab, list):
-                limits.check_unigram_pieces(tokens, name)
-        merges = model.get("merges")
-        if isinstance(merges, list):
-            limits.check_tokenizer_merges(len(merges), name)
-            kinds = set(map(type, merges))
-            if kinds <= {str} or (kinds == {list} and set(map(len, merges)) == {2}
-                                  and set(map(type, chain.from_iterable(merges))) == {str}):
-                flat.append(merges)
-        unk_id = model.get("unk_id")
-        if type(unk_id) is int:
-            _check_ids(unk_id, unk_id, None, name)
-    added = data.get("added_tokens")
-    if isinstance(added, list):
-        limits.check_added_tokens(len(added), name)
-        contents = [entry.get("content") for entry in added if isinstance(entry, dict)]
-        limits.check_token_chars(max((len(c) for c in contents if isinstance(c, str)), default=0), name)
-    _check_pipeline(data, name, flat)
-    padding = data.get("padding")
-    if isinstance(padding, dict):
-        strategy = padding.get("strategy")
-        fixed = strategy.get("Fixed") if isinstance(strategy, dict) else None
-        for what, value in (("padding length", fixed), ("padding multiple", padding.get("pad_to_multiple_of"))):
-            if type(value) is int and not 0 <= value <= limits.MAX_PADDING_LENGTH:
-                _refuse_length(name, what, value)
-        for key in ("pad_id", "pad_type_id"):
-            if type(padding.get(key)) is int:
-                _check_ids(padding[key], padding[key], None, name)
-    truncation = data.get("truncation")
-    if isinstance(truncation, dict):
-        for key in ("max_length", "stride"):
-            value = truncation.get(key)
-            if type(value) is int and not 0 <= value <= limits.MAX_PADDING_LENGTH:
-                _refuse_length(name, f"truncation {key.replace('_', ' ')}", value)
-
-
-def _refuse_length(name: str, what: str, value: int) -> None:
-    from tokviz import limits
-
-    raise LimitExceededError(
-        f"{name} asks for a {what} of {value:,} tokens, outside this server's range of 0 to "
-        f"{limits.MAX_PADDING_LENGTH:,} (TOKVIZ_MAX_PADDING_LENGTH)."
-    )
-
-
-def _check_ids(low: int, high: int, vocab: Mapping[str, int] | None, name: str) -> None:
-    from tokviz import limits
-
-    for value in (low, high):
-        if not 0 <= value <= limits.MAX_TOKEN_ID:
-            token = next((token for token, token_id in vocab.items() if token_id == value), None) if vocab is not None else None
-            where = "" if token is None else f" (for {token[:40]!r})"
-            raise LimitExceededError(
-                f"{name} uses the id {value:,}{where}, outside this server's range of ids, 0 to {limits.MAX_TOKEN_ID:,} "
-                "(TOKVIZ_MAX_TOKEN_ID)."
-            )
-
-
-def _check_pipeline(data: dict[str, Any], name: str, flat: list[Any]) -> None:
-    """One walk, without recursion, over everything but the proven-flat vocabulary and merges: nesting
-    depth, the length of every string, the range of every whole number (ids in the sections of
-    :data:`_ID_SECTIONS`), the number of components."""
-    from tokviz import limits
-
-    skipped = {id(item) for item in flat}
-    stack: list[tuple[Any, int, str, str]] = [(data, 1, "", "")]
-    containers = 0
-    while stack:
-        item, depth, section, key = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > limits.MAX_JSON_DEPTH:
-                limits.raise_too_deep(name)
-            if section in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
-                containers += 1
-                if containers > MAX_PIPELINE_CONTAINERS:
-                    raise LimitExceededError(
-                        f"{name} has a pipeline of more than {MAX_PIPELINE_CONTAINERS:,} parts; real ones have fewer than 100."
-                    )
-            pairs = item.items() if isinstance(item, dict) else ((key, child) for child in item)
-            for child_key, child in pairs:
-                if id(child) not in skipped:
-                    stack.append((child, depth + 1, section or str(child_key), str(child_key)))
-        elif isinstance(item, str) and section != "model":  # (the model's tokens are bounded above, as tokens)
-            bound_name, env = _LONG_STRING_KEYS.get(key, ("MAX_TOKEN_CHARS", "TOKVIZ_MAX_TOKEN_CHARS"))
-            bound = getattr(limits, bound_name)
-            if len(item) > bound:
-                raise LimitExceededError(
-                    f"{name} has a string of {len(item):,} characters in its {section.replace('_', '-')} ({key!r}), "
-                    f"above this server's limit of {bound:,} characters ({env})."
-                )
-        elif type(item) is int:
-            if section in _ID_SECTIONS:
-                _check_ids(item, item, None, name)
-            elif not -(2**63) <= item < 2**64:  # (HF reads its numbers as 64-bit ones)
-                raise LimitExceededError(f"{name} has the number {item:,} in its {section.replace('_', '-')} ({key!r}), "
-                                         "beyond the 64-bit numbers a tokenizer file holds.")
+    return tokenizer_from_str(data, name=name)  # (read by tokviz.tokenizer_json.read_tokenizer_json)
 
 
 # ---------------------------------------------------------------------- SentencePiece
-#: Functions of ``tokviz.sentencepiece`` tried, in order, to turn ``.model`` bytes into a Tokenizer.
-SENTENCEPIECE_ENTRY_POINTS = ("from_model_bytes", "tokenizer_from_model_bytes", "tokenizer_from_model")
-
-
-def sentencepiece_available() -> bool:
-    """Whether this tokviz has the ``tokviz.sentencepiece`` package that reads ``.model`` files."""
-    return importlib.util.find_spec("tokviz.sentencepiece") is not None
-
-
 def tokenizer_from_sentencepiece(data: bytes) -> Any:
-    """A Tokenizer from a SentencePiece ``.model``, through ``tokviz.sentencepiece`` (imported only here)."""
-    from tokviz.tokenizer import Tokenizer
-
-    if not sentencepiece_available():
-        raise TokenizerFileError(
-            "SentencePiece .model files are not supported yet in this version of tokviz; "
-            "load the model's tokenizer.json instead."
-        )
+    """A Tokenizer from a SentencePiece ``.model``, its pieces counted first, read by
+    ``tokviz.sentencepiece.from_model_bytes`` (the one conversion; imported only here)."""
     check_sentencepiece_pieces(data)
-    module = importlib.import_module("tokviz.sentencepiece")
-    for name in SENTENCEPIECE_ENTRY_POINTS:
-        function = getattr(module, name, None)
-        if function is None:
-            continue
-        result = function(data)
-        if isinstance(result, Tokenizer):
-            return result
-        to_tokenizer = getattr(result, "to_tokenizer", None) or getattr(module, "to_tokenizer", None)
-        if to_tokenizer is not None:
-            converted = to_tokenizer() if getattr(result, "to_tokenizer", None) else to_tokenizer(result)
-            if isinstance(converted, Tokenizer):
-                return converted
-    raise TokenizerFileError(
-        "SentencePiece .model files are not supported yet: tokviz.sentencepiece has no function turning a "
-        "model into a Tokenizer; load the model's tokenizer.json instead."
-    )
+    return importlib.import_module("tokviz.sentencepiece").from_model_bytes(data)
 
 
 def _varint(data: bytes, position: int) -> tuple[int, int]:
@@ -669,12 +286,6 @@ def check_sentencepiece_pieces(data: bytes, name: str = "This SentencePiece mode
     limits.check_unigram_prefix_chars(sum(n * (n - 1) // 2 for n in lengths), name)
 
 
-def _line_count(data: bytes | str) -> int:
-    """Lines of a text, counted without splitting it: ``_line_count("a\\nb\\n") == 2``, ``_line_count("a\\nb") == 2``."""
-    newline = b"\n" if isinstance(data, bytes) else "\n"
-    return data.count(newline) + (0 if not data or data.endswith(newline) else 1)
-
-
 # ---------------------------------------------------------------------- recognising and loading
 def _looks_like_tiktoken(data: bytes) -> bool:
     head = data[:2000].splitlines()[:5]
@@ -705,9 +316,6 @@ def file_kind(name: str, data: bytes) -> str:
     if lower.endswith(".tiktoken"):
         return "tiktoken"
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
-    from tokviz.tekken import is_tekken
-    from tokviz.tiktoken_format import is_sidecar
-
     if is_tekken(name, stripped):
         return "tekken"
     if is_sidecar(name, stripped):
@@ -801,12 +409,8 @@ def _load_bytes(name: str, data: bytes, tiktoken_encoding: str | None, companion
     if kind == "tokenizer.json":
         return _tokenizer_from_json(name, data)
     if kind == "tekken":
-        from tokviz.tekken import tokenizer_from_tekken
-
         return tokenizer_from_tekken(bytes(data), name)
     if kind == "tiktoken" and companion is not None and file_kind(companion[0], bytes(companion[1])) == "tiktoken-sidecar":
-        from tokviz.tiktoken_format import load_tiktoken_pair
-
         return load_tiktoken_pair(bytes(data), bytes(companion[1]), companion[0])
     if kind == "tiktoken-sidecar":
         raise TokenizerFileError(f"{name} holds a tiktoken encoding's pattern and special tokens: add its .tiktoken rank file as well.")
@@ -860,8 +464,6 @@ def load(path: str | Path, *, tiktoken_encoding: str | None = None) -> Any:
     companion = None
     kind = file_kind(path.name, data)
     if kind == "tiktoken":
-        from tokviz.tiktoken_format import sidecar_path
-
         if sidecar_path(path).is_file():
             check_upload_size(sidecar_path(path).name, sidecar_path(path).stat().st_size)
             companion = (sidecar_path(path).name, sidecar_path(path).read_bytes())

@@ -99,7 +99,7 @@ def tokenizer_to_str(tokenizer: Any, pretty: bool = False) -> str:
 # ---------------------------------------------------------------------- reading
 def tokenizer_from_str(text: str | bytes, name: str = "This tokenizer.json", *, own: bool = False) -> Any:
     """Build a Tokenizer from tokenizer.json text (or its UTF-8 bytes) through the one guarded
-    reader (:func:`tokviz.loaders.read_tokenizer_json`, every limit checked before anything is
+    reader (:func:`tokviz.tokenizer_json.read_tokenizer_json`, every limit checked before anything is
     built); a malformed or hostile file raises a :class:`~tokviz.errors.TokvizError` naming ``name``.
 
     ``own=True`` is for a tokenizer's own state coming back (a pickle, a copy): this process made
@@ -108,7 +108,7 @@ def tokenizer_from_str(text: str | bytes, name: str = "This tokenizer.json", *, 
     if not isinstance(text, (str, bytes, bytearray)):
         raise SerializationError(f"A tokenizer.json must be text, not {type(text).__name__}.")
     from tokviz.json_floats import loads_tokenizer_json
-    from tokviz.loaders import read_tokenizer_json
+    from tokviz.tokenizer_json import read_tokenizer_json
 
     # Loading makes a few hundred thousand containers (the vocab, merges and their tables), none
     # of them garbage: the cycle collector would walk them over and over (15-20% of the time

@@ -33,7 +33,7 @@ import binascii
 import json
 from typing import Any
 
-from tokviz.loaders import TokenizerFileError
+from tokviz.errors import TokenizerFileError
 from tokviz.tiktoken_format import TiktokenSpec, tokenizer_from_ranks
 
 #: The special tokens of Tekken files that list none (version v7 and older), by id, as

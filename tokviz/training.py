@@ -51,6 +51,7 @@ def run_training(config: PipelineConfig, vocab_size: int, lines: Sequence[str], 
     and all user patterns of the training share one time budget.
     """
     from tokviz.limits import check_training_request
+    from tokviz.models.trainer import train_for_model
     from tokviz.patterns import time_budget
     from tokviz.pipeline_config import build_model, build_trainer
 
@@ -61,9 +62,8 @@ def run_training(config: PipelineConfig, vocab_size: int, lines: Sequence[str], 
         if words is None:
             words = count_config_words(config, lines)
         check_training_request(sum(map(len, lines)), words)
-        history = build_trainer(config, vocab_size).train_from_word_counts(words, progress)
-    # HF's trainers keep the options of the model they train (unk_token, dropout, ...).
-    return history.for_model(build_model(config)) if hasattr(history, "for_model") else history
+        # HF's trainers keep the options of the model they train (unk_token, dropout, ...).
+        return train_for_model(build_trainer(config, vocab_size), words, build_model(config), progress)
 
 
 def train_sentencepiece_config(config: PipelineConfig, vocab_size: int, lines: Sequence[str], progress: Progress | None = None) -> Any:

@@ -23,9 +23,6 @@ from dataclasses import dataclass, field
 from tokviz.pipeline_config import PipelineConfig
 from tokviz.presets import DEFAULT_PRESET, PRESETS, preset_vocab
 
-#: Where a corpus came from: the built-in sample (named in links), pasted text or an upload (never in links).
-CORPUS_SOURCES = ("sample", "pasted", "upload")
-
 #: Vocab size a new workspace trains at.
 DEFAULT_VOCAB = 1000
 

@@ -57,3 +57,27 @@ def test_a_training_builds_its_model_once(monkeypatch) -> None:
     tok.train_from_iterator(["hug hug pug pun bun hugs"] * 3, BpeTrainer(vocab_size=12, special_tokens=["[UNK]"], show_progress=False))
     assert len(built) == 1
     assert tok.model.unk_token == "[UNK]"
+
+
+@pytest.mark.parametrize("model", ["BPE", "WordPiece", "WordLevel"])
+def test_the_app_and_cli_path_builds_the_trained_model_once(monkeypatch, model: str) -> None:
+    """run_training (the app, a job) and the CLI train through train_for_model: a config whose
+    model options differ from the trainer's defaults still builds its trained model once."""
+    from tokviz.pipeline_config import PipelineConfig, build_model
+    from tokviz.training import run_training
+
+    config = PipelineConfig(model=model, unk_token="<unk>", special_tokens=("<unk>",))
+    cls = type(build_model(config))
+    built = []
+    real = cls.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(kwargs.get("unk_token"))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "__init__", counting)
+    history = run_training(config, 30, ["hug hug pug pun bun hugs"] * 3)
+    # one construction for the untrained model the options come from, one for the trained model
+    assert built == ["<unk>", "<unk>"]
+    assert history.model.unk_token == "<unk>"
+    assert history.model_at(history.max_vocab_size).unk_token == "<unk>"

@@ -384,6 +384,16 @@ def with_model_options_of(history: Any, model: Any, model_type: str, trainer_nam
     return changed
 
 
+def train_for_model(trainer: Any, word_counts: Mapping[str, int], model: Any, progress: Any = None) -> Any:
+    """Train ``trainer`` on ``word_counts`` for ``model`` and return the history, whose models keep
+    ``model``'s options as HF's trainers do (unk_token, dropout, ...). The trained model is built
+    once, with those options (the app, a job and the command line train through here).
+    """
+    with training_for(model):
+        history = trainer.train_from_word_counts(word_counts, progress)
+    return history.for_model(model) if hasattr(history, "for_model") else history
+
+
 def finish_history(history: Any, started: float) -> Any:
     """Attach the final model (with the kept options of the model being trained, see
     :func:`training_for`) and the training time (the history is frozen: set once, here)."""

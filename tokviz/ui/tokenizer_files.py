@@ -56,7 +56,8 @@ def tokenizer_files(files: list[UploadedFile], key: str, *, limit: int) -> list[
     guessed from its name or size. A file that cannot be read is named with its reason, and the
     others still load. At most ``limit`` tokenizers are returned, with a note past it.
     """
-    from tokviz.loaders import file_kind, guess_tiktoken_encoding, tiktoken_encodings
+    from tokviz.loaders import file_kind
+    from tokviz.tiktoken_format import guess_tiktoken_encoding, tiktoken_encodings
 
     def uploaded() -> None:
         chosen = st.session_state.get(key) or []
