@@ -6,6 +6,7 @@ Run from the project root::
     python3 bench/bench_sentencepiece.py --quick    # first 20,000 lines only
     python3 bench/bench_sentencepiece.py --skip-files --bpe-only --repeat 3   # BPE on the 6.8 MB corpus, 3 times
     python3 bench/bench_sentencepiece.py --skip-files --bpe-only --one-process  # tokviz without its forked worker
+    python3 bench/bench_sentencepiece.py --encode    # the first encode pass alone (load timed apart)
     python3 bench/bench_sentencepiece.py --users     # what issue 35 asks: import, first encode pass, botchan-sized and
                                                      # 6.8 MB trainings (bpe and unigram at 1,000 and 4,000 pieces)
 
@@ -120,13 +121,15 @@ import sentencepiece as spm
 if which == "tokviz":
     import tokviz.sentencepiece as spm
 lines = open(corpus, encoding="utf-8").read().split("\n")
+started = time.perf_counter()
 sp = spm.SentencePieceProcessor(model_file=model)
+load = time.perf_counter() - started
 started = time.perf_counter()
 pieces = [sp.encode_as_pieces(line) for line in lines]
 first = time.perf_counter() - started
 started = time.perf_counter()
 again = [sp.encode_as_pieces(line) for line in lines]
-print(json.dumps({{"first": first, "again": time.perf_counter() - started, "pieces": sum(map(len, pieces))}}))
+print(json.dumps({{"first": first, "again": time.perf_counter() - started, "load": load, "pieces": sum(map(len, pieces))}}))
 """
 
 
@@ -146,6 +149,37 @@ def first_pass(which: str, model: Path, corpus: Path) -> dict:
     code = FIRST_PASS.format(root=str(ROOT))
     done = subprocess.run([sys.executable, "-c", code, which, str(model), str(corpus)], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def encode_passes(workdir: Path, repeat: int = 3) -> None:
+    """The first (and second) encode pass alone, on models sentencepiece trains on a botchan-sized slice;
+    tokviz and sentencepiece alternate ``repeat`` times in fresh processes and the fastest of each counts."""
+    import sentencepiece as spm
+
+    big = (CORPORA / "big.txt").read_text(encoding="utf-8")
+    botchan = workdir / "botchan_sized.txt"
+    botchan.write_text(big[:278_000], encoding="utf-8")
+    test_text = workdir / "held_out.txt"
+    test_text.write_text("\n".join(big.split("\n")[-2000:]), encoding="utf-8")
+    for model_type in ("bpe", "unigram"):
+        for size in (1000, 4000):
+            prefix = workdir / f"sp_{model_type}{size}"
+            spm.SentencePieceTrainer.train(input=str(botchan), model_prefix=str(prefix), vocab_size=size,
+                                           model_type=model_type, minloglevel=2)
+            runs: dict[str, list[dict]] = {"tokviz": [], "sentencepiece": []}
+            for _ in range(repeat):
+                for which in runs:
+                    runs[which].append(first_pass(which, Path(f"{prefix}.model"), test_text))
+            mine = min(r["first"] for r in runs["tokviz"])
+            peer = min(r["first"] for r in runs["sentencepiece"])
+            again, peer_again = min(r["again"] for r in runs["tokviz"]), min(r["again"] for r in runs["sentencepiece"])
+            print(json.dumps({"first_pass": f"{model_type} {size}", "lines": 2000, "tokviz_s": round(mine, 4),
+                              "sentencepiece_s": round(peer, 4), "ratio": round(mine / peer, 2),
+                              "again_ratio": round(again / peer_again, 2),
+                              "tokviz_load_s": round(min(r["load"] for r in runs["tokviz"]), 4),
+                              "sentencepiece_load_s": round(min(r["load"] for r in runs["sentencepiece"]), 4),
+                              "same_piece_count": runs["tokviz"][0]["pieces"] == runs["sentencepiece"][0]["pieces"]}),
+                  flush=True)
 
 
 def users(workdir: Path) -> None:
@@ -185,10 +219,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="run the benchmark corpus trainings this many times")
     parser.add_argument("--one-process", action="store_true", help="tokviz with num_threads=1 (no forked worker)")
     parser.add_argument("--users", action="store_true", help="import, first encode pass, trainings at 1,000 / 4,000 (issue 35)")
+    parser.add_argument("--encode", action="store_true", help="the first encode pass alone (fastest of 3 alternating runs)")
     args = parser.parse_args()
     print(f"load average: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
+        if args.encode:
+            encode_passes(workdir)
+            print(f"load average: {os.getloadavg()}")
+            return
         if args.users:
             users(workdir)
             print(f"load average: {os.getloadavg()}")

@@ -251,3 +251,19 @@ def test_bulk_read_entries_still_name_a_damaged_one():
     document["history"]["vocab"][1] = -1
     with pytest.raises(HistoryFormatError, match=r"vocab\[1\] refers to string -1"):
         history_io.loads(json.dumps(document))
+
+
+def test_a_workers_history_reads_the_same_in_steps_and_leaves_the_collector_on():
+    import gc
+
+    history = BpeTrainer(vocab_size=300, show_progress=False).train_from_word_counts({"hug": 10, "pug": 5, "hugs": 5, "bun": 4})
+    text = history_io.dumps(history)
+    assert history_io._parse_in_steps(text) == json.loads(text)
+    from_worker = history_io.loads(text, from_worker=True)
+    assert from_worker.merges == history_io.loads(text).merges == history.merges
+    assert gc.isenabled()
+    with pytest.raises(HistoryFormatError, match="damaged history"):
+        history_io.loads(text[:-5], from_worker=True)
+    with pytest.raises(json.JSONDecodeError):
+        history_io._parse_in_steps('{"a": [1 2]}')
+    assert gc.isenabled()

@@ -308,3 +308,29 @@ def test_a_component_used_twice_gets_its_own_form_widgets_and_round_trips() -> N
     assert state["cfg_normalizers"] == ["Strip", "NFKC", "Strip #2"]
     assert (state["cfg_n_Strip_left"], state["cfg_n_Strip #2_right"]) == (False, False)
     assert from_form_state(state) == config
+
+
+@pytest.mark.parametrize("options", [{"sp_model_type": "unigram"}, {"sp_model_type": "bpe", "byte_fallback": True},
+                                     {"sp_model_type": "unigram", "normalization_rule": "identity"}])
+def test_sentencepiece_tokenizer_encodes_as_sentencepiece_on_the_sample(options: dict) -> None:
+    """Train's SentencePiece pipeline (``sentencepiece_tokenizer`` around ``history.model_at(k)``) against the
+    sentencepiece package on the ``.model`` of the same training: pieces and ids, runs of spaces included.
+    (User-defined symbols are left out: as in HF's conversions they are added tokens, cut out before the
+    normalizer, so the text after one gets a dummy prefix sentencepiece does not give it.)"""
+    spm = pytest.importorskip("sentencepiece")
+    from tokviz.pipeline_config import sentencepiece_config, sentencepiece_tokenizer
+    from tokviz.samples import load_sample
+    from tokviz.training import run_training
+
+    lines = [line for line in load_sample().splitlines() if line.strip()]
+    config = sentencepiece_config(**options)
+    history = run_training(config, 800, lines[:400])
+    size = history.max_vocab_size
+    theirs = spm.SentencePieceProcessor(model_proto=history.proto_at(size).to_bytes())
+    ours = sentencepiece_tokenizer(config, history.model_at(size))
+    texts = lines[400:460] + ["  lead and trail  ", "a  b   c", "x\t\ty", "def f():\n    return  1", "<x>inside<x> out", ""]
+    for text in texts:
+        encoding = ours.encode(text)
+        assert (encoding.tokens, encoding.ids) == (theirs.encode(text, out_type=str), theirs.encode(text)), text
+        if theirs.unk_id() not in encoding.ids:  # (sentencepiece decodes <unk> as " ⁇ ", HF's conversions as "<unk>")
+            assert ours.decode(encoding.ids) == theirs.decode(theirs.encode(text)), text

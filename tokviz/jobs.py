@@ -440,7 +440,7 @@ def _decode_once(key: str, text: str) -> Any:
     done, box = entry
     if first:
         try:
-            box.append(history_io.loads(text))
+            box.append(history_io.loads(text, from_worker=True))
         except BaseException as error:
             box.append(error)
         finally:

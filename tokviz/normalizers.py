@@ -31,6 +31,7 @@ after the tables HF was built with, the two libraries can disagree.
 
 from __future__ import annotations
 
+import re
 import sys
 import base64
 import binascii
@@ -86,6 +87,35 @@ class Normalizer(DataclassComponent):
     #: normalizers that work char by char or per grapheme (a line end closes a grapheme and
     #: composes with nothing), so the engine aligns only the lines they change.
     local_to_lines: ClassVar[bool] = False
+    #: What the chunk engine asks (:mod:`tokviz.engine.chunks`): does it act on each char (or
+    #: grapheme cluster) alone, whatever is around it?
+    per_char: ClassVar[bool] = False
+    #: ... on grapheme clusters (a char's output may depend on the marks after it)?
+    on_graphemes: ClassVar[bool] = False
+    #: ... does it only add text before the text's first char (so it acts once, at the start)?
+    prepends: ClassVar[bool] = False
+    #: ... does it replace the matches of its ``pattern`` by its ``content`` (the engine reads
+    #: the pattern to know whether a match may reach over a cut)?
+    replaces: ClassVar[bool] = False
+    #: ... on ASCII text, is an output as long as the input aligned char for char?
+    aligned_if_same_length_on_ascii: ClassVar[bool] = False
+    #: What the byte-level engine asks: the Unicode normal form this normalizer applies, if
+    #: that is all it does ("NFC", "NFD", "NFKC", "NFKD"; a text already in it is left as is).
+    unicode_form: ClassVar[str | None] = None
+
+    def ascii_one_for_one(self, text: str) -> str | bool | None:
+        """What the engine asks of an ASCII ``text``: this normalizer's output when each char
+        stays one char (computed in one C call where that is easy), False when the chars surely
+        do not stay one for one (dropped, expanded or joined), None when not known here (the
+        engine then asks ``normalize_str``). Options are read now, since components may be edited.
+
+        >>> Lowercase().ascii_one_for_one("Hi"), BertNormalizer().ascii_one_for_one("Hi\\tYou")
+        ('hi', 'hi you')
+        >>> spaces = Replace(Regex(r"\\s+"), " ")
+        >>> spaces.ascii_one_for_one("a\\nb c"), spaces.ascii_one_for_one("a\\n b")
+        ('a b c', False)
+        """
+        return None
 
     @classmethod
     def _from_state_dict(cls, data: dict[str, Any]) -> "Normalizer | None":
@@ -128,6 +158,16 @@ class Normalizer(DataclassComponent):
         return {"type": self.type_name or type(self).__name__}
 
 
+#: Regex patterns of Replace that match only spaces, or only whitespace (seen in converted files).
+SPACE_ONLY_PATTERNS = frozenset({" {2,}", " +", "  +"})
+WHITESPACE_PATTERNS = frozenset({r"\s+", r"\s{2,}"})
+#: ASCII whitespace as the patterns' ``\s`` sees it (Unicode White_Space: not \x1c-\x1f).
+_ASCII_SPACES = "\t\n\x0b\x0c\r "
+_ASCII_SPACE_PAIR = re.compile("[\t\n\x0b\x0c\r ]{2}")
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_TAB_NEWLINE_TO_SPACE = str.maketrans("\t\n\r", "   ")
+
+
 # --------------------------------------------------------------------------- Unicode forms
 
 
@@ -136,6 +176,12 @@ class NFD(Normalizer):
     """Canonical decomposition: ``'é' -> 'e' + U+0301``."""
 
     local_to_lines: ClassVar[bool] = True
+    unicode_form: ClassVar[str | None] = "NFD"
+    per_char: ClassVar[bool] = True
+    aligned_if_same_length_on_ascii: ClassVar[bool] = True
+
+    def ascii_one_for_one(self, text: str) -> str:
+        return text  # no ASCII char decomposes, composes or is a combining mark
 
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.nfd()
@@ -149,6 +195,12 @@ class NFKD(Normalizer):
     """Compatibility decomposition: ``'ﬁ' -> 'fi'``, ``'é' -> 'e' + U+0301``."""
 
     local_to_lines: ClassVar[bool] = True
+    unicode_form: ClassVar[str | None] = "NFKD"
+    per_char: ClassVar[bool] = True
+    aligned_if_same_length_on_ascii: ClassVar[bool] = True
+
+    def ascii_one_for_one(self, text: str) -> str:
+        return text  # no ASCII char decomposes, composes or is a combining mark
 
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.nfkd()
@@ -162,6 +214,12 @@ class NFC(Normalizer):
     """Canonical composition: ``'e' + U+0301 -> 'é'``."""
 
     local_to_lines: ClassVar[bool] = True
+    unicode_form: ClassVar[str | None] = "NFC"
+    per_char: ClassVar[bool] = True
+    aligned_if_same_length_on_ascii: ClassVar[bool] = True
+
+    def ascii_one_for_one(self, text: str) -> str:
+        return text  # no ASCII char decomposes, composes or is a combining mark
 
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.nfc()
@@ -175,6 +233,12 @@ class NFKC(Normalizer):
     """Compatibility composition: ``'ﬁ①Ａ' -> 'fi1A'``."""
 
     local_to_lines: ClassVar[bool] = True
+    unicode_form: ClassVar[str | None] = "NFKC"
+    per_char: ClassVar[bool] = True
+    aligned_if_same_length_on_ascii: ClassVar[bool] = True
+
+    def ascii_one_for_one(self, text: str) -> str:
+        return text  # no ASCII char decomposes, composes or is a combining mark
 
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.nfkc()
@@ -205,6 +269,11 @@ class Lowercase(Normalizer):
     """``'HeLLo İ' -> 'hello i̇'`` ('İ' becomes two chars, both aligned to it)."""
 
     local_to_lines: ClassVar[bool] = True
+    per_char: ClassVar[bool] = True
+    aligned_if_same_length_on_ascii: ClassVar[bool] = True
+
+    def ascii_one_for_one(self, text: str) -> str:
+        return text.lower()
 
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.lowercase()
@@ -229,6 +298,11 @@ class StripAccents(Normalizer):
     """Remove combining marks; use after NFD: ``NFD('é') = 'e' + U+0301 -> 'e'``."""
 
     local_to_lines: ClassVar[bool] = True
+    per_char: ClassVar[bool] = True
+    aligned_if_same_length_on_ascii: ClassVar[bool] = True
+
+    def ascii_one_for_one(self, text: str) -> str:
+        return text  # no ASCII char decomposes, composes or is a combining mark
 
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.filter(lambda char: not is_combining_mark(char))
@@ -335,8 +409,26 @@ class Replace(Normalizer):
     'a b'
     """
 
+    replaces: ClassVar[bool] = True
+
     pattern: Union[str, Regex]
     content: str
+
+    def ascii_one_for_one(self, text: str) -> str | bool | None:
+        # Patterns that match one or more chars, replaced by one char: the text stays aligned
+        # exactly when every match is a single char.
+        if not isinstance(self.pattern, Regex) or len(self.content) != 1:
+            return None
+        source = self.pattern.pattern
+        if source in SPACE_ONLY_PATTERNS:
+            if "  " in text:
+                return False
+            return text.replace(" ", self.content) if source == " +" else text
+        if source in WHITESPACE_PATTERNS:
+            if _ASCII_SPACE_PAIR.search(text) is not None:
+                return False
+            return text if source == r"\s{2,}" else text.translate(dict.fromkeys(map(ord, _ASCII_SPACES), self.content))
+        return None
 
     def __post_init__(self) -> None:
         if not isinstance(self.pattern, (str, Regex)):
@@ -388,6 +480,8 @@ class Replace(Normalizer):
 @dataclass(slots=True, repr=False)
 class Prepend(Normalizer):
     """Put ``prepend`` before any non-empty text: ``Prepend('▁')('hi') -> '▁hi'``."""
+
+    prepends: ClassVar[bool] = True
 
     prepend: str
 
@@ -447,11 +541,20 @@ class BertNormalizer(Normalizer):
     """
 
     local_to_lines: ClassVar[bool] = True
+    per_char: ClassVar[bool] = True
+    aligned_if_same_length_on_ascii: ClassVar[bool] = True
 
     clean_text: bool = True
     handle_chinese_chars: bool = True
     strip_accents: bool | None = None
     lowercase: bool = True
+
+    def ascii_one_for_one(self, text: str) -> str | None:
+        if self.clean_text:
+            if _ASCII_CONTROL.search(text) is not None:
+                return None
+            text = text.translate(_TAB_NEWLINE_TO_SPACE)
+        return text.lower() if self.lowercase else text
 
     def _strips_accents(self) -> bool:
         return self.lowercase if self.strip_accents is None else self.strip_accents
@@ -517,6 +620,7 @@ class Nmt(Normalizer):
     """SentencePiece's NMT cleanup: drop ASCII controls, map odd spaces (tab, ZWSP, BOM, '▁') to ' '."""
 
     local_to_lines: ClassVar[bool] = True
+    per_char: ClassVar[bool] = True
 
     def normalize(self, normalized: NormalizedString) -> None:
         normalized.filter(lambda char: char not in _NMT_REMOVED).map(lambda char: " " if char in _NMT_SPACES else char)
@@ -554,7 +658,7 @@ class _CharsMap:
     Layout: ``[trie size in bytes: u32 LE][trie units: u32 LE ...][replacements]``.
     """
 
-    __slots__ = ("units", "replacements", "outputs", "longest")
+    __slots__ = ("units", "replacements", "outputs", "longest", "ascii")
 
     def __init__(self, data: bytes) -> None:
         if len(data) < 4:
@@ -568,6 +672,17 @@ class _CharsMap:
         self.longest = max(map(len, self.replacements.split(b"\0")), default=0)
         #: Grapheme cluster -> what it becomes (see :func:`_precompiled_str`).
         self.outputs: dict[str, str] = {}
+        self.ascii: tuple[frozenset[str], dict[int, str]] | None = None
+
+    def ascii_one_for_one(self, stage: "Precompiled") -> tuple[frozenset[str], dict[int, str]]:
+        """The ASCII chars the map makes one char, and a ``str.translate`` table of those it changes (made once)."""
+        if self.ascii is None:
+            mapped = {chr(code): stage.normalize_str(chr(code)) for code in range(128)}
+            self.ascii = (
+                frozenset(char for char, new in mapped.items() if len(new) == 1),
+                str.maketrans({char: new for char, new in mapped.items() if len(new) == 1 and new != char}),
+            )
+        return self.ascii
 
     def first_prefix_value(self, key: bytes) -> int | None:
         """The value of the SHORTEST key in the trie that prefixes ``key`` (what HF uses)."""
@@ -607,7 +722,7 @@ def _charsmap(data: bytes) -> _CharsMap:
     return _CharsMap(data)
 
 
-_GRAPHEME = regex.compile(r"\X")
+GRAPHEME = regex.compile(r"\X")
 
 
 def _replace_changes(changes: list[tuple[str, int]], old: str, new: str) -> None:
@@ -638,7 +753,7 @@ def _precompiled_changes(charsmap: _CharsMap, text: str) -> list[tuple[str, int]
     """
     changes: list[tuple[str, int]] = []
     modified = False
-    for grapheme in _GRAPHEME.findall(text):
+    for grapheme in GRAPHEME.findall(text):
         if len(grapheme.encode("utf-8")) < 6:
             replacement = charsmap.transform(grapheme)
             if replacement is not None:
@@ -672,7 +787,7 @@ def _precompiled_str(charsmap: _CharsMap, text: str) -> str:
     'a\\r\\nb'
     """
     outputs = charsmap.outputs
-    graphemes = _GRAPHEME.findall(text)
+    graphemes = GRAPHEME.findall(text)
     try:
         return "".join(map(outputs.__getitem__, graphemes))
     except KeyError:
@@ -698,8 +813,19 @@ class Precompiled(Normalizer):
     """
 
     local_to_lines: ClassVar[bool] = True
+    per_char: ClassVar[bool] = True
+    on_graphemes: ClassVar[bool] = True
 
     precompiled_charsmap: bytes
+
+    def ascii_one_for_one(self, text: str) -> str | bool | None:
+        # Graphemes of ASCII text are single chars except "\r\n"; each is mapped on its own.
+        if "\r\n" in text:
+            return None
+        kept, table = _charsmap(self.precompiled_charsmap).ascii_one_for_one(self)
+        if not kept.issuperset(text):
+            return False  # a char dropped or expanded
+        return text.translate(table) if table else text
 
     def __post_init__(self) -> None:
         if not isinstance(self.precompiled_charsmap, (bytes, bytearray)):
@@ -740,7 +866,7 @@ _PRECOMPILED_REAL_LONGEST = 64
 def _precompiled_length(charsmap: _CharsMap, text: str) -> int:
     """The length of ``Precompiled`` output for ``text``, counted grapheme by grapheme (nothing joined)."""
     outputs = charsmap.outputs
-    return sum(len(outputs.get(grapheme) or _grapheme_output(charsmap, grapheme)) for grapheme in _GRAPHEME.findall(text))
+    return sum(len(outputs.get(grapheme) or _grapheme_output(charsmap, grapheme)) for grapheme in GRAPHEME.findall(text))
 
 
 # --------------------------------------------------------------------------- composition

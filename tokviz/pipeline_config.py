@@ -400,32 +400,22 @@ def sentencepiece_options(config: PipelineConfig, vocab_size: int) -> dict[str, 
 
 
 def sentencepiece_tokenizer(config: PipelineConfig, model: Any) -> Any:
-    """The tokviz tokenizer of a SentencePiece config around ``model``, built as HF's ``SpmConverter`` builds it
-    (``tokviz.sentencepiece.convert``): the rule's ``Precompiled`` charsmap, whitespace stripped and collapsed,
-    ``Metaspace``, the matching decoder; bos/eos/pad as special added tokens, user-defined symbols as added tokens."""
-    from tokviz import decoders, normalizers, pre_tokenizers
-    from tokviz.added_vocabulary import AddedToken
-    from tokviz.patterns import Regex
+    """The tokviz tokenizer of a SentencePiece config around ``model``: the one conversion of a ``.model``
+    (``tokviz.sentencepiece.convert.assemble_tokenizer``) with the normalizer spec the trainer writes for
+    the config (its rule's charsmap, whitespace removed, escaped, a dummy prefix), so it encodes as
+    sentencepiece does, runs of spaces included; bos/eos/pad as special added tokens, user-defined
+    symbols as added tokens."""
+    from tokviz.sentencepiece.convert import assemble_tokenizer
+    from tokviz.sentencepiece.model_proto import NormalizerSpec
     from tokviz.sentencepiece.normalizer import charsmap_for_rule
-    from tokviz.tokenizer import Tokenizer
 
-    tokenizer = Tokenizer(model)
-    steps: list[Any] = []
-    if config.normalization_rule != "identity":
-        steps.append(normalizers.Precompiled(charsmap_for_rule(config.normalization_rule)))
-    steps += [normalizers.Strip(left=False, right=True), normalizers.Replace(Regex(" {2,}"), "▁")]
-    tokenizer.normalizer = normalizers.Sequence(steps)
-    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
-    if config.byte_fallback:
-        tokenizer.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)])
-    else:
-        tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+    rule = config.normalization_rule
+    spec = NormalizerSpec(name=rule, precompiled_charsmap=charsmap_for_rule(rule))
+    # every "▁" starts a piece (the trainer splits by whitespace): words may be cut there, as the .model's conversion does
+    split = not any("\u2581" in piece[1:] for piece in model.get_vocab())
     controls = [piece for name, piece in SP_SPECIAL_PIECES[1:] if getattr(config, name) >= 0]
-    added = [AddedToken(piece, normalized=False, special=True) for piece in controls]
-    added += [AddedToken(symbol, normalized=False, special=False) for symbol in config.user_defined_symbols]
-    if added:
-        tokenizer.add_tokens(added)
-    return tokenizer
+    return assemble_tokenizer(model, spec, byte_fallback=config.byte_fallback, controls=controls,
+                              user_defined=config.user_defined_symbols, split_at_spaces=split)
 
 
 # ---------------------------------------------------------------------------------------

@@ -100,6 +100,18 @@ class PreTokenizer(DataclassComponent):
         return CustomPreTokenizer(pre_tokenizer)
     #: False when a piece's words depend on where the piece sits in the text.
     position_independent: ClassVar[bool] = True
+    #: What the chunk and byte-level engines ask (:mod:`tokviz.engine`): the split rule this
+    #: pre-tokenizer runs, which the engine also runs on plain strings -- "whitespace"
+    #: (``\w+|[^\w\s]+``), "whitespace_split" (runs of non-whitespace), "bert" (whitespace and
+    #: punctuation), "metaspace" (spaces to a mark, cut before it), "byte_level" (GPT-2's
+    #: words, each to byte symbols), "regex" (a Split: ``pattern``, ``behavior``, ``invert``),
+    #: "digits" (a Digits: ``individual_digits``); None: the engine asks ``cut_spans`` only.
+    split_rule: ClassVar[str | None] = None
+
+    def steps(self) -> tuple["PreTokenizer", ...]:
+        """The pre-tokenizers this one runs, in order (a :class:`Sequence` flattened):
+        ``Sequence([Sequence([Whitespace()])]).steps() -> (Whitespace(),)``."""
+        return (self,)
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         raise NotImplementedError
@@ -157,36 +169,40 @@ def behavior_to_json(behavior: str) -> str:
 # --------------------------------------------------------------------------- whitespace
 
 
-_WORD_OR_SYMBOLS = regex.compile(r"\w+|[^\w\s]+")
-_NON_SPACE_RUN = regex.compile(r"[^\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+WORD_OR_SYMBOLS = regex.compile(r"\w+|[^\w\s]+")
+NON_SPACE_RUN = regex.compile(r"[^\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 
 
 @dataclass(slots=True, repr=False)
 class Whitespace(PreTokenizer):
     """Words are runs of word chars or runs of other non-space chars: ``\\w+|[^\\w\\s]+``."""
 
+    split_rule: ClassVar[str | None] = "whitespace"
+
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
-        pretokenized.split(lambda _, piece: piece.split(_WORD_OR_SYMBOLS, "removed", invert=True))
+        pretokenized.split(lambda _, piece: piece.split(WORD_OR_SYMBOLS, "removed", invert=True))
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return _WORD_OR_SYMBOLS.findall(sequence)
+        return WORD_OR_SYMBOLS.findall(sequence)
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
-        return _match_spans(_WORD_OR_SYMBOLS, text)
+        return _match_spans(WORD_OR_SYMBOLS, text)
 
 
 @dataclass(slots=True, repr=False)
 class WhitespaceSplit(PreTokenizer):
     """Split on Unicode whitespace only: ``"Let's go!" -> ["Let's", 'go!']``."""
 
+    split_rule: ClassVar[str | None] = "whitespace_split"
+
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: piece.split(is_whitespace, "removed"))
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return _NON_SPACE_RUN.findall(sequence)
+        return NON_SPACE_RUN.findall(sequence)
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
-        return _match_spans(_NON_SPACE_RUN, text)
+        return _match_spans(NON_SPACE_RUN, text)
 
 
 _ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -234,16 +250,18 @@ class BertPreTokenizer(PreTokenizer):
     [('Hello', (0, 5)), (',', (5, 6)), ('how', (7, 10)), ('are', (11, 14)), ('you', (16, 19)), ('?', (19, 20))]
     """
 
+    split_rule: ClassVar[str | None] = "bert"
+
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: piece.split(is_whitespace, "removed"))
         pretokenized.split(lambda _, piece: piece.split(is_bert_punctuation, "isolated"))
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return _split_punctuation_isolated(_NON_SPACE_RUN.findall(sequence))
+        return _split_punctuation_isolated(NON_SPACE_RUN.findall(sequence))
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         spans = []
-        for match in _NON_SPACE_RUN.finditer(text):
+        for match in NON_SPACE_RUN.finditer(text):
             position = match.start()
             for piece in _isolate_punctuation(match.group()):  # (the pieces cover the word)
                 spans.append((position, position + len(piece)))
@@ -255,7 +273,7 @@ class BertPreTokenizer(PreTokenizer):
 
 #: GPT-2's pre-tokenization pattern: contractions, letters, digits, other symbols, spaces.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-_GPT2_REGEX = regex.compile(GPT2_PATTERN)
+GPT2_REGEX = regex.compile(GPT2_PATTERN)
 #: :data:`GPT2_PATTERN` for ASCII text, in :mod:`re` (about twice as fast as :mod:`regex` on it):
 #: in ASCII, ``\p{L}`` is ``[A-Za-z]``, ``\p{N}`` is ``[0-9]`` and ``\s`` the six White_Space
 #: chars (not \x1c-\x1f). tests/test_pre_tokenizers.py checks that both split ASCII text alike.
@@ -263,7 +281,7 @@ GPT2_ASCII_PATTERN = (
     r"""'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\t\n\x0b\x0c\r A-Za-z0-9]+"""
     r"""|[\t\n\x0b\x0c\r ]+(?![^\t\n\x0b\x0c\r ])|[\t\n\x0b\x0c\r ]+"""
 )
-_GPT2_ASCII_REGEX = re.compile(GPT2_ASCII_PATTERN)
+GPT2_ASCII_REGEX = re.compile(GPT2_ASCII_PATTERN)
 
 
 def gpt2_findall(text: str) -> list[str]:
@@ -273,7 +291,7 @@ def gpt2_findall(text: str) -> list[str]:
     >>> gpt2_findall("I've 2 cats  ok"), gpt2_findall("naïve  x")
     (['I', "'ve", ' 2', ' cats', ' ', ' ok'], ['na\u00efve', ' ', ' x'])
     """
-    return (_GPT2_ASCII_REGEX if text.isascii() else _GPT2_REGEX).findall(text)
+    return (GPT2_ASCII_REGEX if text.isascii() else GPT2_REGEX).findall(text)
 
 
 def _byte_level_changes(text: str) -> list[tuple[str, int]]:
@@ -317,6 +335,8 @@ class ByteLevel(PreTokenizer):
     ``trim_offsets`` only matters to the post-processor; it is kept for tokenizer.json.
     """
 
+    split_rule: ClassVar[str | None] = "byte_level"
+
     add_prefix_space: bool = True
     trim_offsets: bool = True
     use_regex: bool = True
@@ -336,7 +356,7 @@ class ByteLevel(PreTokenizer):
         if self.add_prefix_space and not piece.normalized.startswith(" "):
             piece.prepend(" ")
         if self.use_regex:
-            return piece.split(_GPT2_REGEX, "isolated")
+            return piece.split(GPT2_REGEX, "isolated")
         return [piece]
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
@@ -375,6 +395,8 @@ class Metaspace(PreTokenizer):
     >>> Metaspace().pre_tokenize_str("Hello, how are  you?")
     [('▁Hello,', (0, 6)), ('▁how', (6, 10)), ('▁are', (10, 14)), ('▁', (14, 15)), ('▁you?', (15, 20))]
     """
+
+    split_rule: ClassVar[str | None] = "metaspace"
 
     replacement: str = "▁"
     prepend_scheme: str = "always"
@@ -467,6 +489,8 @@ class Digits(PreTokenizer):
     ['Call ', '1', '2', '3']
     """
 
+    split_rule: ClassVar[str | None] = "digits"
+
     individual_digits: bool = False
 
     def _behavior(self) -> str:
@@ -517,6 +541,8 @@ class Split(PreTokenizer):
     >>> Split(Regex(r"[a-z]+"), "removed", invert=True).pre_tokenize_words("ab12c")
     ['ab', 'c']
     """
+
+    split_rule: ClassVar[str | None] = "regex"
 
     _READ_ONLY: ClassVar[dict[str, str]] = {"pattern": "Cannot set pattern, please instantiate a new split pattern instead"}
 
@@ -678,6 +704,9 @@ class Sequence(PreTokenizer):
     """
 
     pretokenizers: tuple[PreTokenizer, ...] = ()
+
+    def steps(self) -> tuple[PreTokenizer, ...]:
+        return tuple(step for pretokenizer in self.pretokenizers for step in pretokenizer.steps())
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pretokenizers", tuple(self.pretokenizers))

@@ -38,7 +38,7 @@ UNICODE_WHITESPACE = frozenset(
     "\u200a\u2028\u2029\u202f\u205f\u3000"
 )
 
-_TRIM_CHARS = UNICODE_WHITESPACE | {_SPACE_SYMBOL}
+TRIM_CHARS = UNICODE_WHITESPACE | {_SPACE_SYMBOL}
 
 
 def _middle_of(encoding: Encoding, parts: tuple[Any, ...] | None) -> Encoding | None:
@@ -123,7 +123,7 @@ def trim_offsets(encoding: Encoding, add_prefix_space: bool) -> None:
     keeps a single leading space when ``add_prefix_space`` put it there.
     """
     offsets = list(encoding._offsets)
-    trim_chars = _TRIM_CHARS
+    trim_chars = TRIM_CHARS
     for i, token in enumerate(encoding._tokens):
         if token and (token[0] in trim_chars or token[-1] in trim_chars):
             start, end = offsets[i]
@@ -135,12 +135,12 @@ def space_counts(token: str) -> tuple[int, int]:
     """Leading and trailing spaces of a token ('Ġ' or Unicode whitespace): ``'ĠĠa Ġ' -> (2, 2)``."""
     leading = 0
     for char in token:
-        if char not in _TRIM_CHARS:
+        if char not in TRIM_CHARS:
             break
         leading += 1
     trailing = 0
     for char in reversed(token):
-        if char not in _TRIM_CHARS:
+        if char not in TRIM_CHARS:
             break
         trailing += 1
     return leading, trailing

@@ -41,9 +41,10 @@ from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding, PaddingParams, TruncationParams, pad_encodings, truncate_encodings, whole_sequence_ranges
-from tokviz.engine.byte_level import ByteLevelState, encode_byte_level, lane_plan
-from tokviz.engine.chunks import encode_chunked, encode_processed, plan_for
-from tokviz.engine.cut import CutPlan, cut_plan, encode_cut
+from tokviz.engine.byte_level import encode_byte_level
+from tokviz.engine.chunks import encode_chunked, encode_processed
+from tokviz.engine.cut import encode_cut
+from tokviz.engine.plans import EnginePlans
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.models.trainer import finish_progress_lines, training_for
 from tokviz.models.base import Token
@@ -85,13 +86,10 @@ class Tokenizer:
         self._added = AddedVocabulary()
         self._truncation: TruncationParams | None = None
         self._padding: PaddingParams | None = None
-        self._byte_lane = ByteLevelState()  # the byte-level lane's plan and word cache (tokviz.engine.byte_level)
+        self._plans = EnginePlans()  # the engine's plans and word caches (tokviz.engine.plans), one cache
         #: The byte-level fast path gives the same encodings as the general one (the
         #: tests compare both); set False to always take the general path.
         self.use_fast_path = True
-        # (normalizer, pre_tokenizer, model, edit generation, ChunkPlan or None): see tokviz.engine.chunks.
-        self._chunk_plan: Any = None
-        self._cut_plan: Any = None  # (normalizer, pre_tokenizer, model, edit generation, CutPlan or None)
         #: The TrainingHistory of the last ``train`` / ``train_from_iterator`` (HF returns None from both;
         #: tokviz keeps what the training went through here).
         self.training_history: Any = None
@@ -185,10 +183,7 @@ class Tokenizer:
         setattr(self, attribute, private)
         # The copy equals the shared component, so what was derived from that one (encoding
         # plans, word caches) stays valid: re-key it instead of rebuilding it.
-        plan = self._chunk_plan
-        if plan is not None:
-            self._chunk_plan = tuple(private if part is shared else part for part in plan[:3]) + tuple(plan[3:])
-        self._byte_lane.rekey(shared, private)
+        self._plans.rekey(shared, private)
         return private
 
     def _own_added(self) -> AddedVocabulary:
@@ -214,7 +209,7 @@ class Tokenizer:
         """
         twin = Tokenizer.__new__(Tokenizer)
         twin.__dict__.update(self.__dict__)
-        twin._byte_lane = copy.copy(self._byte_lane)
+        twin._plans = copy.copy(self._plans)
         names = {"model", "normalizer", "pre_tokenizer", "post_processor", "decoder", "added"}
         self._shared = set(names)
         twin._shared = set(names)
@@ -401,9 +396,9 @@ class Tokenizer:
             if encoding is None:
                 # The whole-piece fields between the template's special tokens, in one step.
                 split = processor.single_parts()
-                plan = None if split is None or getattr(self._model, "alpha", None) else plan_for(self)
+                plan = None if split is None else self._engine().chunk()
                 if plan is not None:
-                    processed = encode_processed(self, plan, sequence, split)
+                    processed = encode_processed(self._added, plan, sequence, split)
                     if processed is not None:
                         if padding is not None:
                             pad_encodings([processed], padding)
@@ -510,13 +505,13 @@ class Tokenizer:
                 fast = self._fast_byte_level(sequence, type_id, word_index)
                 if fast is not None:
                     return fast
-            # A sampling Unigram (alpha) draws anew each time: no chunk may be reused.
-            plan = None if getattr(self._model, "alpha", None) else plan_for(self)
+            plans = self._engine()
+            plan = plans.chunk()
             if plan is not None:
-                fast = encode_chunked(self, plan, sequence, type_id, word_index)
+                fast = encode_chunked(self._added, plan, sequence, type_id, word_index)
                 if fast is not None:
                     return fast
-            cut = self._engine_cut_plan()
+            cut = plans.cut()
             if cut is not None:
                 fast = encode_cut(cut, self._added, sequence, type_id, word_index)
                 if fast is not None:
@@ -525,27 +520,17 @@ class Tokenizer:
 
     def _prepare_engine(self) -> None:
         """Build the engine's plans now (a load does, as HF's loaded tokenizers are ready to
-        encode): the chunk plan (the model's word encoder and its tables), and the byte-level
-        lane's (with the plan's word encoder, or its own when the pipeline has no plan:
-        StarCoder's Digits before ByteLevel). A Unigram model's tables take passes over its
-        pieces: 45 ms of XLM-R's 250k; a converted Llama's plan 3 ms."""
-        plan_for(self)
-        if self._pre_tokenizer is not None:
-            self._byte_level_lane(self._pre_tokenizer, self._model)
+        encode): the model's word encoder and its tables, the chunk plan and the byte-level
+        lane's. A Unigram model's tables take passes over its pieces: 45 ms of XLM-R's 250k;
+        a converted Llama's plan 3 ms."""
+        plans = self._engine()
+        plans.chunk()
+        plans.byte_level()
 
-    def _engine_cut_plan(self) -> CutPlan | None:
-        """The engine's general lane for the current components (made again when one is
-        replaced or edited)."""
-        normalizer, pre_tokenizer, model = self._normalizer, self._pre_tokenizer, self._model
-        generation = _mutation.generation()
-        cached = self._cut_plan
-        if cached is not None and cached[0] is normalizer and cached[1] is pre_tokenizer and cached[2] is model and cached[3] == generation:
-            return cached[4]
-        chunks = plan_for(self)  # (its word encoder, when it has one, is shared: one set of tables and proofs)
-        encoder = None if chunks is None else chunks.bpe or chunks.wordpiece or chunks.unigram
-        plan = cut_plan(normalizer, pre_tokenizer, model, encoder)
-        self._cut_plan = (normalizer, pre_tokenizer, model, generation, plan)
-        return plan
+    def _engine(self) -> EnginePlans:
+        """The engine's plans for the current components (:class:`tokviz.engine.plans.EnginePlans`:
+        made again when one is replaced or edited, word caches emptied with the model's)."""
+        return self._plans.current(self._normalizer, self._pre_tokenizer, self._model)
 
     def _pipeline(self, sequence: str) -> tuple[list[Any], set[int]]:
         """Stages 1-4 on one sequence: the tokenized splits, and the ``id()`` of the
@@ -617,26 +602,22 @@ class Tokenizer:
         n = len(ids)
         return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
 
-    def _byte_level_lane(self, pre_tokenizer: Any, model: Any) -> tuple[Any, ...] | None:
-        """The byte-level lane's plan for these components (see :func:`tokviz.engine.byte_level.lane_plan`)."""
-        return lane_plan(self._byte_lane, pre_tokenizer, model, self._chunk_plan)
-
     def _fast_byte_level(
         self, sequence: str, type_id: int, word_index: int | None, trim: tuple[bool] | tuple[()] = ()
     ) -> Encoding | None:
         """The byte-level lane's encoding (:func:`tokviz.engine.byte_level.encode_byte_level`), or None."""
-        pre_tokenizer = self._pre_tokenizer
-        if pre_tokenizer is None:
+        if self._pre_tokenizer is None:
             return None
-        return encode_byte_level(
-            self._byte_lane, self._normalizer, pre_tokenizer, self._model, self._added, self._chunk_plan,
-            sequence, type_id, word_index, trim,
-        )
+        lane = self._engine().byte_level()
+        if lane is None:
+            return None
+        return encode_byte_level(lane, self._normalizer, self._added, sequence, type_id, word_index, trim)
 
     @property
     def _word_cache(self) -> dict[str, Any]:
         """The byte-level lane's word cache (word -> its entry)."""
-        return self._byte_lane.words
+        lane = self._engine().byte_level()
+        return {} if lane is None else lane.words
 
     # ----------------------------------------------------------------- decoding
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:

@@ -382,18 +382,18 @@ def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_ma
     built = Tokenizer(model)
     built.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     loaded = Tokenizer.from_str(built.to_str())
-    encoder = loaded._chunk_plan[4].bpe
+    encoder = loaded._engine().chunk().bpe
     producer = dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents
     assert producer == {256: (vocab["a"], vocab["b"]), 257: (vocab["Ġ"], 256), 258: (vocab["Ġ"], vocab["a"])}
     assert loaded.encode("ab ab a").ids == [256, 257, 258]
-    assert loaded._byte_lane.plan[-1].args[1] is encoder
+    assert loaded._engine().byte_level().word_entry.args[1] is encoder
     assert _proof_memo(encoder)[257] == 1  # 'Ġab' proven by the merge of rank 1, in that encoder
     # StarCoder's pre-tokenizer (Digits, then ByteLevel) has no chunk plan: the lane makes its
     # own encoder, at load too.
     built.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)])
     loaded = Tokenizer.from_str(built.to_str())
-    assert loaded._chunk_plan[4] is None
-    encoder = loaded._byte_lane.plan[-1].args[1]
+    assert loaded._engine().chunk() is None
+    encoder = loaded._engine().byte_level().word_entry.args[1]
     assert len(dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents) == 3
     assert loaded.encode("ab1 ab").ids == [256, vocab["1"], 257]
 
@@ -479,20 +479,20 @@ def test_a_converted_sentencepiece_model_proves_tokens_once_its_word_caches_are_
     # and proves tokens, memoized, once its caches are cleared and the same words come again.
     # The tokens are HF's either way.
     hf = pytest.importorskip("tokenizers")
-    from tokviz.engine.chunks import plan_for
 
     vocab, merges, words = converted_sentencepiece
     options = {"unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True}
     hf_model = hf.models.BPE(vocab, merges, **options)
     tokenizer = Tokenizer(models.BPE(vocab, merges, **options))
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
-    plan = plan_for(tokenizer)
+    plan = tokenizer._engine().chunk()
     encode = plan.bpe
     proven = dict(zip(encode.__code__.co_freevars, encode.__closure__))["made_get"].cell_contents.__self__  # (the memo)
     expected = [[token.id for token in hf_model.tokenize(word)] for word in words]
     assert [list(encode(word)[0]) for word in words] == expected
     assert not proven
-    plan.clear_caches()  # (what model._clear_cache() leads to)
+    tokenizer.model._clear_cache()
+    assert tokenizer._engine().chunk() is plan  # (the plans follow the model's caches: emptied, kept)
     assert [list(encode(word)[0]) for word in words] == expected
     assert len(proven) > 1000
 
@@ -513,7 +513,6 @@ def test_words_of_a_sentencepiece_vocabulary_are_cut_between_letters_and_other_c
     hf = pytest.importorskip("tokenizers")
     from pathlib import Path
 
-    from tokviz.engine.chunks import plan_for
 
     vocab, merges, _ = converted_sentencepiece
     joined_vocab = {**vocab, "u,": len(vocab)}
@@ -521,9 +520,9 @@ def test_words_of_a_sentencepiece_vocabulary_are_cut_between_letters_and_other_c
     lines += ["you, (you) you.\n²you_ ½x «a»", "x\u00a0y\x00z ,,a..b", "km². a²,"]
     for table, merge_list, cut in ((vocab, merges, True), (joined_vocab, [*merges, ("u", ",")], False)):
         ours, theirs = _llama_like(table, merge_list), _llama_like(table, merge_list, hf)
-        assert plan_for(ours).run_findall("▁you,▁(you)") == (["▁you", ",", "▁(", "you", ")"] if cut else ["▁you,", "▁(you)"])
+        assert ours._engine().chunk().run_findall("▁you,▁(you)") == (["▁you", ",", "▁(", "you", ")"] if cut else ["▁you,", "▁(you)"])
         for line in lines:
             mine, expected = ours.encode(line), theirs.encode(line)
             assert (mine.ids, mine.offsets) == (expected.ids, expected.offsets), (line, cut)
-        words = plan_for(ours).words
+        words = ours._engine().chunk().words
         assert ("▁you" in words and "▁you," not in words) is cut

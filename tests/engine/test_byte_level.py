@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from tokviz import Tokenizer, models, pre_tokenizers
-from tokviz.engine.byte_level import ByteLevelState
+from tokviz.engine.plans import EnginePlans
 
 SYMBOLS = [chr(c) for c in range(33, 127)] + ["Ġ"]
 
@@ -26,16 +26,16 @@ def test_the_lane_encodes_as_the_general_path_and_caches_each_word_once() -> Non
         mine, expected = tok.encode(text), general.encode(text)
         assert (mine.ids, mine.tokens, mine.offsets, mine.word_ids) == (expected.ids, expected.tokens, expected.offsets, expected.word_ids)
     assert tok.encode("hello hello").tokens == ["he", "llo", "Ġhe", "llo"]
-    assert set(tok._byte_lane.words) >= {"hello", " hello"}  # (keys are the text's words, before the byte mapping)
+    assert set(tok._engine().byte_level().words) >= {"hello", " hello"}  # (keys are the text's words, before the byte mapping)
 
 
 def test_a_copy_takes_its_own_state_and_the_model_cache_clear_empties_the_words() -> None:
-    state = ByteLevelState()
-    state.words["a"] = ((1,),)
-    twin = copy.copy(state)
-    assert twin is not state and twin.words is state.words  # shared until either rebuilds
+    plans = EnginePlans()
+    plans.made["byte_level"] = "the lane"
+    twin = copy.copy(plans)
+    assert twin is not plans and twin.made is plans.made  # shared until either's components change
     tok = _gpt2_like()
     tok.encode("hello")
     tok.model.clear_cache()
     tok.encode("he")
-    assert list(tok._byte_lane.words) == ["he"]
+    assert list(tok._engine().byte_level().words) == ["he"]

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokviz import Tokenizer, _mutation
-from tokviz.engine.chunks import build_plan, plan_for, split_chunks
+from tokviz.engine.chunks import build_plan, split_chunks
 from tokviz.pre_tokenizers import GPT2_PATTERN
 
 hf = pytest.importorskip("tokenizers")
@@ -144,7 +144,7 @@ random_text = st.lists(st.sampled_from(_ALPHABET), max_size=25).map("".join)
 def test_every_kind_has_a_plan_or_byte_level_lane(pipelines, kind):
     tok = Tokenizer.from_str(pipelines[kind][0])
     byte_level = kind in ("whisper", "bart")
-    assert (plan_for(tok) is not None) or byte_level
+    assert (tok._engine().chunk() is not None) or byte_level
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -237,7 +237,7 @@ def test_bert_text_with_unicode_punctuation_stays_on_the_whole_piece_path(pipeli
     json_text = pipelines[name][0] if name == "bert" else _small_pipelines()[name]
     reference = hf.Tokenizer.from_str(json_text)
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
-    plan = plan_for(fast)
+    plan = fast._engine().chunk()
     for text in ["“Don’t,” she said — «déjà vu»?", "l’été\u00a0est là… ¿Qué?", "It’s a “test”."]:
         assert chunks._line_fields(plan, text, True) is not None, repr(text)
         ours, expected = fast.encode(text), reference.encode(text)
@@ -257,7 +257,7 @@ def test_chinese_under_bert_stays_on_the_whole_piece_path(pipelines, name):
     json_text = pipelines[name][0] if name == "bert" else _small_pipelines()[name]
     reference = hf.Tokenizer.from_str(json_text)
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
-    plan = plan_for(fast)
+    plan = fast._engine().chunk()
     for text in ["我们今天去公园散步，天气非常好。", "東京は日本の首都です。", "ﬁne 中文 Ｆｕｌｌ", "中", "a中b  文\tc"]:
         fields = chunks._line_fields(plan, text, True)
         assert fields is not None, repr(text)
@@ -274,7 +274,7 @@ def test_whitespace_runs_and_one_char_changes_stay_on_the_whole_piece_path(pipel
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
-    plan = plan_for(fast)
+    plan = fast._engine().chunk()
     for text in WHOLE_PIECE_TEXTS:
         assert chunks._line_fields(plan, text, True) is not None, repr(text)
         ours, expected = fast.encode(text), reference.encode(text)
@@ -322,7 +322,7 @@ def test_llama_words_are_cut_at_newlines_only_when_no_merge_takes_them(newline_m
     tok = hf.Tokenizer(models.BPE(vocab, merges, unk_token="<unk>", byte_fallback=True, fuse_unk=True))
     tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
     ours = Tokenizer.from_str(tok.to_str())
-    plan = plan_for(ours)
+    plan = ours._engine().chunk()
     assert (plan.run_findall("▁end.\nThe▁a") == ["▁end.", "\n", "The", "▁a"]) is not newline_merges
     for text in ["end.\nThe a", "a\n\nThe end.\n", "\nThe\n", "The end.\nThe end.\nxy\n a"]:
         expected = tok.encode(text)
@@ -453,7 +453,7 @@ def test_whitespace_split_then_metaspace_on_the_fast_paths(pipelines, scheme, sp
     json_text = json.dumps(data)
     reference = hf.Tokenizer.from_str(json_text)
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
-    assert plan_for(fast).splitter == "ws_metaspace"
+    assert fast._engine().chunk().splitter == "ws_metaspace"
     # ("first": only a word at offset 0 of the original text gets its '▁'; HF's Precompiled loses
     # the removal of a leading control char, so "\x01Hello" still counts as starting there.)
     for text in ["Hello world", "  two  spaces\tand\ttabs\n", "▁a ▁▁b a▁b▁ ﬁne Ｆｕｌｌ", "", " ", "\x01Hello x", "\u200bHi there"]:
@@ -502,7 +502,7 @@ def test_a_token_holding_a_greater_than_before_the_space_keeps_the_fast_path(byt
     tok.normalizer = hf_normalizers.Replace(" ", "▁")  # (Gemma's: no prepended '▁')
     fast, general = Tokenizer.from_str(tok.to_str()), _general(tok.to_str())
     assert _model_splits_at(fast.model, "▁") == (None if byte_merge else frozenset({">"}))
-    plan = plan_for(fast)
+    plan = fast._engine().chunk()
     assert (plan is not None and plan.one_word) or byte_merge
     texts = ["a > </b ab", "x\n ab >  </", "a>b\n\n ab", "😀 ab > < /", ">", " > ", "ab  ab   >   x"]
 
@@ -543,7 +543,7 @@ def test_multi_word_vocabularies_cut_only_where_no_token_reaches_over(train_line
     vocab = tok.get_vocab()
     assert any("▁" in token.lstrip("▁") for token in vocab), "expected tokens spanning words"
     fast, general = Tokenizer.from_str(tok.to_str()), _general(tok.to_str())
-    plan = plan_for(fast)
+    plan = fast._engine().chunk()
     assert plan is not None and plan.one_word
     lines = plain[1::2]
     words = plan.run_findall("▁" + lines[0].replace(" ", "▁"))
@@ -626,12 +626,12 @@ def test_an_edited_component_is_seen_by_the_next_call(pipelines):
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
     text = "Hello World HELLO"
     before = fast.encode(text).ids
-    plan = plan_for(fast)
+    plan = fast._engine().chunk()
     for tok in (fast, general):
         object.__setattr__(tok.normalizer, "lowercase", False)
         object.__setattr__(tok.normalizer, "strip_accents", False)
     _mutation.bump()
-    assert plan_for(fast) is not plan
+    assert fast._engine().chunk() is not plan
     after = fast.encode(text)
     assert _fields(after) == _fields(general.encode(text))
     assert after.ids != before
@@ -805,7 +805,7 @@ def test_clip_as_converted_takes_the_whole_piece_path_but_for_the_specials_liter
 
     json_text, reference = pipelines["clip_converted"]
     fast = Tokenizer.from_str(json_text)
-    plan = plan_for(fast)
+    plan = fast._engine().chunk()
     assert plan.splitter == "clip" and plan.clip_literals
     for text in ["Hello world, it's 42!", "don't  stop—now «quoted» café ①"]:
         assert chunks._line_fields(plan, text, True) is not None, text
@@ -815,7 +815,7 @@ def test_clip_as_converted_takes_the_whole_piece_path_but_for_the_specials_liter
     data["added_tokens"] = []  # the literals now reach the pre-tokenizer
     bare_json = json.dumps(data)
     bare, bare_reference, bare_general = Tokenizer.from_str(bare_json), hf.Tokenizer.from_str(bare_json), _general(bare_json)
-    bare_plan = plan_for(bare)
+    bare_plan = bare._engine().chunk()
     assert chunks._line_fields(bare_plan, "a <|endoftext|> b", True) is None
     assert chunks._line_fields(bare_plan, "a <| b |>", True) is not None
     for text in ["a <|endoftext|> b", "<|startoftext|>x", "a <| b |>", "plain text"]:
@@ -870,9 +870,9 @@ def test_precompiled_normalize_str_equals_its_changes(pipelines):
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30))
 def test_whitespace_ascii_regex_splits_as_whitespace(text):
     from tokviz.engine.chunks import _WORD_OR_SYMBOLS_ASCII
-    from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
+    from tokviz.pre_tokenizers import WORD_OR_SYMBOLS
 
-    assert [m.span() for m in _WORD_OR_SYMBOLS_ASCII.finditer(text)] == [m.span() for m in _WORD_OR_SYMBOLS.finditer(text)]
+    assert [m.span() for m in _WORD_OR_SYMBOLS_ASCII.finditer(text)] == [m.span() for m in WORD_OR_SYMBOLS.finditer(text)]
 
 
 @pytest.mark.parametrize("name", ["wordlevel", "prepend_whitespace", "metaspace_always_True", "metaspace_first_False", "llama_like", "bert_cased"])

@@ -24,7 +24,6 @@ from tokviz.engine.chunks import (
     _byte_word_tokens,
     _model_word_entry,
     bpe_word_encoder,
-    plan_for,
     unigram_word_encoder,
     wordpiece_word_encoder,
 )
@@ -80,7 +79,7 @@ def test_a_word_repeated_in_one_cold_text_is_encoded_once_and_warm_calls_agree()
     text = "the cat the the cat, the"
     cold = t5_like(vocab)
     calls = []
-    plan = plan_for(cold)
+    plan = cold._engine().chunk()
     original = plan.unigram
     plan.unigram = lambda word: calls.append(word) or original(word)
     first = cold.encode(text)

@@ -148,7 +148,7 @@ def test_fuzzed_text_encodes_as_in_hf(kind, pairs) -> None:
 def test_the_untuned_kinds_take_the_engine_and_it_agrees_with_the_general_path(pairs, test_lines) -> None:
     for kind in ("wordlevel", "split_added", "wordpiece_punct"):
         _, ours = pairs[kind]
-        plan = ours._engine_cut_plan()
+        plan = ours._engine().cut()
         assert plan is not None, kind
         assert all(encode_cut(plan, ours._added, line, 0, None) is not None for line in test_lines), kind
         general = Tokenizer.from_str(ours.to_str())
@@ -189,11 +189,16 @@ def test_a_custom_normalizer_or_a_text_changing_pre_tokenizer_gets_no_cut_plan()
 
 
 def test_the_engine_word_cache_empties_with_the_model_cache() -> None:
+    from tokviz.engine.plans import EnginePlans
+
     model = BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")])
-    plan = cut_plan(None, Whitespace(), model)
+    splitter = Whitespace()
+    plans = EnginePlans()
+    plan = plans.current(None, splitter, model).cut()
     encode_cut(plan, AddedVocabulary(), "ab ab", 0, None)
     assert list(plan.words) == ["ab"]
     model.clear_cache()
+    assert plans.current(None, splitter, model).cut() is plan  # the plan is kept, its words go
     encode_cut(plan, AddedVocabulary(), "a", 0, None)
     assert list(plan.words) == ["a"]
     model.dropout = 0.5

@@ -246,7 +246,7 @@ def test_ordered_vocabularies_equal_the_model(spec, data) -> None:
 
     vocab, unk_at = spec
     model = unigram(vocab, unk_at)
-    assert _char_table(model, True, True)[1] is not None
+    assert _char_table(model.word_tables(), True, True)[1] is not None
     encode = unigram_word_encoder(model)
     parts = [piece for piece, _ in vocab if piece != "<unk>"] + ["x", "y"]
     for word in data.draw(st.lists(st.lists(st.sampled_from(parts), min_size=1, max_size=6).map("".join), min_size=1, max_size=8)):
@@ -303,7 +303,7 @@ def test_a_large_vocabulary_in_runs_gets_a_tail_bound() -> None:
     saved = unigram_fast._EXACT_PIECES
     unigram_fast._EXACT_PIECES = 2
     try:
-        table, firsts, tail = unigram_fast._char_table(model, True, False, runs)
+        table, firsts, tail = unigram_fast._char_table(model.word_tables(), True, False, runs)
         encode = unigram_word_encoder(model)
     finally:
         unigram_fast._EXACT_PIECES = saved

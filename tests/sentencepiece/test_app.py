@@ -151,8 +151,8 @@ def test_a_bad_link_opens_the_defaults_with_a_note() -> None:
 def test_untrained_tokenizer_shows_the_sentencepiece_text_side() -> None:
     tokenizer = build_tokenizer(sentencepiece_config(normalization_rule="nmt_nfkc_cf"))
     normalized = tokenizer.normalizer.normalize_str("Ｈello  World ")
-    assert normalized == "hello▁world"
-    assert tokenizer.pre_tokenizer.pre_tokenize_str(normalized) == [("▁hello", (0, 5)), ("▁world", (5, 11))]
+    assert normalized == "▁hello▁world"  # sentencepiece's Normalize: the rule, spaces collapsed and escaped, the dummy prefix
+    assert tokenizer.pre_tokenizer.pre_tokenize_str(normalized) == [("▁hello", (0, 6)), ("▁world", (6, 12))]
 
 
 # --------------------------------------------------------------------------- training, at parity with sentencepiece

@@ -273,3 +273,62 @@ def _byte_fallback_processor() -> tsp.SentencePieceProcessor:
     if "bf" not in _CACHE:
         _CACHE["bf"] = _train(vocab_size=270, model_type="bpe", byte_fallback=True)[1]
     return _CACHE["bf"]
+
+
+# -- the fast segmenters against the plain ones ------------------------------------------------
+
+
+def _tiny_model(model_type: int, scored: list[tuple[str, float]], extra: tuple[SentencePiece, ...] = ()) -> "tsp.SentencePieceModel":
+    from tokviz.sentencepiece.model import SentencePieceModel
+
+    pieces = (SentencePiece("<unk>", 0, PieceType.UNKNOWN), *(SentencePiece(p, s) for p, s in scored), *extra)
+    return SentencePieceModel(ModelProto(pieces=pieces, trainer_spec=TrainerSpec(model_type=model_type),
+                                         normalizer_spec=NormalizerSpec(name="identity")))
+
+
+# scores with ties (equal scores, and sums that tie: -1 + -1 == -2) so the order of candidates decides
+_TIED = [("▁", -1.0), ("a", -1.0), ("b", -1.0), ("ab", -2.0), ("ba", -2.0), ("▁a", -2.0), ("aba", -3.0),
+         ("bab", -3.0), ("▁ab", -3.0), ("c", -4.0), ("abc", -5.0), ("bc", -2.5), ("xa", -1.5)]
+
+
+@given(st.text(alphabet="▁abcxy", max_size=24))
+@settings(max_examples=400, deadline=None)
+def test_unigram_automaton_equals_the_plain_walk(text: str) -> None:
+    model = _tiny_model(1, _TIED, (SentencePiece("ca", -0.5, PieceType.UNUSED), SentencePiece("cy", 0, PieceType.USER_DEFINED)))
+    assert model._automaton is not None
+    assert model._automaton.viterbi(text) == model._viterbi(text)
+
+
+@given(st.text(alphabet="▁abcxy", max_size=24))
+@settings(max_examples=400, deadline=None)
+def test_bpe_pair_list_equals_the_queue(text: str) -> None:
+    model = _tiny_model(2, _TIED)
+    assert model._merge_scores is not None
+    assert model._bpe_word(text) == model._bpe(text)
+
+
+def test_unigram_automaton_worked_example() -> None:
+    # "abc": ab(-2)+c(-4) = -6 ties a(-1)+bc(-2.5)... no: -3.5 wins; "xy": x is no piece, y neither -> unknowns
+    model = _tiny_model(1, _TIED)
+    assert model._automaton.viterbi("abcxy") == [("a", 2), ("bc", 12), ("x", 0), ("y", 0)]
+    assert model.encode_as("ab xy", False) == ["▁ab", "▁", "xy"]
+    assert model.encode_as("ab xy", True) == [9, 1, 0]
+
+
+def test_word_by_word_encoding_equals_sentencepiece_with_unknowns_and_bytes(tmp_path: Path) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    lines = ["the quick brown fox jumps over the lazy dog", "pack my box with five dozen liquor jugs",
+             "Sphinx of black quartz, judge my vow!"] * 20
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines), encoding="utf-8")
+    texts = ["zebra ¿qué? ÷ 42 ∑ x  y", "  lead", "日本 語 quartz", "ab\tc\u0007d"]
+    for model_type, byte_fallback in (("unigram", False), ("unigram", True), ("bpe", False), ("bpe", True)):
+        prefix = tmp_path / f"{model_type}{byte_fallback}"
+        spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(prefix), vocab_size=60 if not byte_fallback else 300,
+                                       model_type=model_type, byte_fallback=byte_fallback, hard_vocab_limit=False,
+                                       minloglevel=2)
+        theirs = spm.SentencePieceProcessor(model_file=f"{prefix}.model")
+        ours = tsp.SentencePieceProcessor(model_file=f"{prefix}.model")
+        for text in texts + lines[:3]:
+            assert ours.encode_as_pieces(text) == theirs.encode_as_pieces(text), (model_type, byte_fallback, text)
+            assert ours.encode(text) == theirs.encode(text), (model_type, byte_fallback, text)

@@ -1,5 +1,5 @@
-"""BPE words straight to ``(ids, values, starts, ends)`` tuples for the chunk cache of
-:mod:`tokviz.engine.chunks` (no ``Token`` objects): :func:`bpe_word_encoder` and, for byte-level
+"""BPE words straight to ``(ids, values, starts, ends)`` tuples for the engine's word caches
+(no ``Token`` objects): :func:`bpe_word_encoder` and, for byte-level
 pipelines, :func:`byte_word_tokens`."""
 
 from __future__ import annotations
@@ -9,6 +9,9 @@ from operator import add, and_, eq, sub
 from typing import Any
 
 from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
+from tokviz.models.bpe.model import (
+    BYTE_FALLBACK_TOKENS, ID_MASK, LIST_MERGE_MAX_SYMBOLS, NO_MERGE, BpeTables, apply_merges, merge_ids,
+)
 
 
 #: ``(n,)`` for small n, shared: a cold encode keeps an entry per distinct word, and each tuple
@@ -48,26 +51,23 @@ def bpe_word_encoder(model: Any) -> Any:
     >>> bpe_word_encoder(BPE({"<unk>": 0, "h": 1}, [], unk_token="<unk>", fuse_unk=True))("hxyh")
     ((1, 0, 1), ('h', '<unk>', 'h'), (0, 1, 3), (1, 3, 4))
     """
-    if type(model).__name__ != "BPE" or type(model).__module__ != "tokviz.models.bpe.model" or model.dropout:
+    tables = model.word_tables() if hasattr(model, "word_tables") else None
+    if not isinstance(tables, BpeTables):
         return None
-    from tokviz.models.bpe.model import (
-        _ID_MASK, _NO_MERGE, BYTE_FALLBACK_TOKENS, LIST_MERGE_MAX_SYMBOLS, apply_merges, merge_ids,
-    )
-
-    vocab = model._vocab
+    vocab = tables.vocab
     get = vocab.get
-    token_of = model._vocab_r.__getitem__
-    merge_map = model._merge_map
+    token_of = tables.vocab_r.__getitem__
+    merge_map = tables.merge_map
     pair_merge = merge_map.get
     prefix = model.continuing_subword_prefix or ""
     suffix = model.end_of_word_suffix or ""
     # plain: one id per token string, so a token's text is exactly what it covers (plus the
     # suffix on the last token): lengths come from the values and need not be carried along.
-    plain = model._plain and not prefix
+    plain = tables.plain and not prefix
     ignore_merges = model.ignore_merges
     empty = ((), (), (), ())
-    no_merge = _NO_MERGE
-    id_mask = _ID_MASK
+    no_merge = NO_MERGE
+    id_mask = ID_MASK
     max_symbols = LIST_MERGE_MAX_SYMBOLS
     at_zero = ONE_TUPLES[0]
     never = repeat(no_merge)  # endless: map stops at the pairs' end
@@ -245,7 +245,7 @@ def bpe_word_encoder(model: Any) -> Any:
     never_rank = 1 << 62
 
     def build_producer() -> None:
-        new_ids = model._merge_new_ids
+        new_ids = tables.merge_new_ids
         if new_ids is None:  # (a pair listed twice: the map's order is not the merges')
             new_ids = tuple(map(and_, merge_map.values(), repeat(id_mask)))
         # Of several merges making a token, the first (lowest rank): in a SentencePiece model's
@@ -253,7 +253,7 @@ def bpe_word_encoder(model: Any) -> Any:
         # parts), the first was the route the merges take for about two thirds of such tokens
         # in the bench's converted Llama, the last for fewer (certify tries the others after).
         producer.update(zip(reversed(new_ids), reversed(merge_map)))
-        if len(producer) < len(merge_map) and model._merge_new_ids is not None:
+        if len(producer) < len(merge_map) and tables.merge_new_ids is not None:
             # The pairs and new ids by rank: such a file lists the merges of a token together.
             # (Tuples, not lists: the cycle collector stops walking a tuple of untracked items.)
             by_rank[:] = (tuple(merge_map), new_ids)
@@ -485,7 +485,7 @@ def bpe_word_encoder(model: Any) -> Any:
 
     unk_id = None if model.byte_fallback or model.unk_token is None else get(model.unk_token)
     fuse_unk = model.fuse_unk
-    merge_word = model._merge_word
+    merge_word = tables.merge_word
 
     # Byte fallback (a newline or an emoji in a Llama word): a char that is not a token becomes
     # the <0xNN> tokens of its UTF-8 bytes (None where one is missing: the model's own rules).

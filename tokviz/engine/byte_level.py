@@ -4,7 +4,7 @@ model), encoded without per-character objects: each distinct word's tokens, offs
 offsets are made once (:func:`_tokenize_byte_word`) and the sequence's fields are assembled from
 them in C (map / chain / accumulate). Same encodings as the general path (the tests compare).
 
-The lane's state (plan and word cache) lives in a :class:`ByteLevelState` the tokenizer owns.
+The lane's plan and word cache live in a :class:`ByteLevelLane`, one of the tokenizer's plans.
 """
 
 from __future__ import annotations
@@ -16,75 +16,44 @@ from itertools import accumulate, chain, count, islice, repeat
 from operator import add, itemgetter, lt, sub
 from typing import Any
 
-from tokviz import _mutation
 from tokviz.encoding import Encoding, flat_offsets_encoding
 from tokviz.engine.bpe import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder, byte_symbol_tokens, symbol_offsets_to_chars
 from tokviz.engine.cut import added_pieces
-from tokviz.processors import _TRIM_CHARS, trim_token_offsets
+from tokviz.models.bpe.model import BpeTables
+from tokviz.models.unigram.model import UnigramTables
+from tokviz.patterns import Regex
+from tokviz.processors import TRIM_CHARS, trim_token_offsets
 
 
-class ByteLevelState:
-    """One tokenizer's byte-level lane: the components its plan was made for, the plan
-    ``(add_prefix_space, findall, word_entry)`` or None, and the word cache (word -> entry)
-    with the model's cache epoch it follows. A copy of a tokenizer takes a copy of this (the
-    word cache shared until either rebuilds its plan)."""
+class ByteLevelLane:
+    """The byte-level lane's plan for one tokenizer's components (``add_prefix_space``, the
+    pre-tokenizer's ``findall`` or None, the model's ``word_entry``) and its word cache (word ->
+    entry); kept with the tokenizer's other plans (:class:`tokviz.engine.plans.EnginePlans`)."""
 
-    __slots__ = ("model", "pre_tokenizer", "generation", "plan", "words", "epoch")
+    __slots__ = ("add_prefix_space", "findall", "word_entry", "words")
 
-    def __init__(self) -> None:
-        self.model: Any = None
-        self.pre_tokenizer: Any = None
-        self.generation = -1
-        self.plan: tuple[Any, ...] | None = None
+    def __init__(self, add_prefix_space: bool, findall: Any, word_entry: Any) -> None:
+        self.add_prefix_space = add_prefix_space
+        self.findall = findall
+        self.word_entry = word_entry
         self.words: dict[str, tuple[Any, ...]] = {}
-        self.epoch: int | None = None
-
-    def __copy__(self) -> "ByteLevelState":
-        twin = ByteLevelState()
-        for name in self.__slots__:
-            setattr(twin, name, getattr(self, name))
-        return twin
-
-    def rekey(self, shared: Any, private: Any) -> None:
-        """A tokenizer took a private copy of a component it shared: what was made from the
-        shared one stays valid for the equal copy."""
-        if self.model is shared:
-            self.model = private
-        if self.pre_tokenizer is shared:
-            self.pre_tokenizer = private
 
 
-def lane_plan(state: ByteLevelState, pre_tokenizer: Any, model: Any, chunk_plan: Any) -> tuple[Any, ...] | None:
-    """The byte-level lane's plan for these components (``(add_prefix_space, findall,
-    word_entry)``), made when one is replaced or edited, or None when the lane does not apply."""
-    generation = _mutation.generation()
-    if (
-        state.model is not model
-        or state.pre_tokenizer is not pre_tokenizer
-        or state.generation != generation
-    ):
-        # The plan and the word cache hold until a component is replaced or edited.
-        state.words = {}
-        state.epoch = getattr(model, "cache_epoch", None)
-        state.model = model
-        state.pre_tokenizer = pre_tokenizer
-        state.generation = generation
-        plan = _byte_level_plan(pre_tokenizer)
-        if plan is not None and _is_deterministic(model):
-            # The chunk plan's word encoder when it has one for this model (made with the
-            # tokenizer's load): one set of proofs, and no tables built in a first encode.
-            shared = None
-            if chunk_plan is not None and chunk_plan[2] is model and chunk_plan[3] == generation and chunk_plan[4] is not None:
-                shared = chunk_plan[4].bpe
-            state.plan = (*plan, _byte_word_entries(model, shared))
-        else:
-            state.plan = None
-    return state.plan
+def lane_plan(pre_tokenizer: Any, model: Any, encoder: Any = None) -> ByteLevelLane | None:
+    """The byte-level lane for these components, or None when it does not apply. ``encoder``:
+    the model's word encoder, made once for all the tokenizer's plans (used for a BPE model)."""
+    if pre_tokenizer is None:
+        return None
+    plan = _byte_level_plan(pre_tokenizer)
+    if plan is None or not _is_deterministic(model):
+        return None
+    tables = model.word_tables() if hasattr(model, "word_tables") else None
+    return ByteLevelLane(*plan, _byte_word_entries(model, encoder if isinstance(tables, BpeTables) else None))
 
 
 def encode_byte_level(
-    state: ByteLevelState, normalizer: Any, pre_tokenizer: Any, model: Any, added: Any, chunk_plan: Any,
-    sequence: str, type_id: int, word_index: int | None, trim: tuple[bool] | tuple[()] = (),
+    lane: ByteLevelLane, normalizer: Any, added: Any, sequence: str, type_id: int, word_index: int | None,
+    trim: tuple[bool] | tuple[()] = (),
 ) -> Encoding | None:
     """The GPT-2 / RoBERTa pipeline without per-character objects (same result as the
     general path, which the tests check): no normalizer, a ByteLevel pre-tokenizer, a
@@ -95,19 +64,13 @@ def encode_byte_level(
     """
     if normalizer is not None:
         # A Unicode normal form (Qwen2's NFC) that leaves this text as it is: nothing to align.
-        form = type(normalizer).__name__
-        if form not in _NORMAL_FORMS or type(normalizer).__module__ != "tokviz.normalizers":
+        form = getattr(normalizer, "unicode_form", None)
+        if form is None:
             return None
         if not sequence.isascii() and not unicodedata.is_normalized(form, sequence):
             return None
-    plan = lane_plan(state, pre_tokenizer, model, chunk_plan)
-    if plan is None:
-        return None
-    if state.epoch is not None and state.epoch != model.cache_epoch:
-        state.words = {}  # model._clear_cache()
-        state.epoch = model.cache_epoch
-    add_prefix_space, findall, word_entry = plan
-    cache = state.words
+    add_prefix_space, findall, word_entry = lane.add_prefix_space, lane.findall, lane.word_entry
+    cache = lane.words
     cache_get = cache.get
     starts_field = _FIELD_TRIMMED_STARTS if trim else _FIELD_STARTS
     ends_field = _FIELD_TRIMMED_ENDS if trim else _FIELD_ENDS
@@ -193,7 +156,7 @@ def encode_byte_level(
                     s, e = start + max(s - 1, 0), start + max(e - 1, 1)
                 else:
                     s, e = s + start, e + start
-                if trim and (value[:1] in _TRIM_CHARS or value[-1:] in _TRIM_CHARS):  # (others keep theirs)
+                if trim and (value[:1] in TRIM_CHARS or value[-1:] in TRIM_CHARS):  # (others keep theirs)
                     s, e = trim_token_offsets(value, s, e, first + k == 0 or s == 0, trim[0])
                 starts[first + k] = s
                 ends[first + k] = e
@@ -206,48 +169,41 @@ def encode_byte_level(
 def _is_deterministic(model: Any) -> bool:
     """Whether the lane may keep the model's tokens per word: a deterministic model that says
     how many times its caches were emptied (a Unigram's entries come from the chunk plan)."""
-    return getattr(model, "deterministic", False) and type(model).__name__ != "Unigram"
+    tables = model.word_tables() if hasattr(model, "word_tables") else None
+    return getattr(model, "deterministic", False) and not isinstance(tables, UnigramTables)
 
-
-_NORMAL_FORMS = frozenset({"NFC", "NFD", "NFKC", "NFKD"})
 
 
 def _byte_level_plan(pre_tokenizer: Any) -> tuple[bool, Any] | None:
     """``(add_prefix_space, findall or None)`` when the pre-tokenizer is tokviz's ByteLevel, or
     a Split by a regex (behavior "isolated") before a ByteLevel without its own regex: Llama 3's
     and tiktoken-style tokenizers (see :func:`_isolated_findall`)."""
-    from tokviz.engine.chunks import unwrapped_pre_tokenizer
+    from tokviz.engine.chunks import pre_tokenizer_steps
 
-    pre_tokenizer = unwrapped_pre_tokenizer(pre_tokenizer)
-    if type(pre_tokenizer).__module__ != "tokviz.pre_tokenizers":
-        return None
-    kind = type(pre_tokenizer).__name__
-    if kind == "Sequence" and len(pre_tokenizer.pretokenizers) == 2:
-        split, byte_level = pre_tokenizer.pretokenizers
+    steps = pre_tokenizer_steps(pre_tokenizer)
+    rules = tuple(getattr(step, "split_rule", None) for step in steps)
+    if len(steps) == 2:
+        split, byte_level = steps
         if (
-            type(split).__name__ == "Split" and type(split).__module__ == "tokviz.pre_tokenizers"
-            and type(byte_level).__name__ == "ByteLevel" and type(byte_level).__module__ == "tokviz.pre_tokenizers"
+            rules == ("regex", "byte_level")
             and not byte_level.use_regex
             and split.behavior == "isolated"
             and not split.invert
-            and type(split.pattern).__name__ == "Regex"
+            and isinstance(split.pattern, Regex)
             and split.pattern.compiled.groups == 0
         ):
             return bool(byte_level.add_prefix_space), _isolated_findall(split.pattern)
         if (
-            type(split).__name__ == "Digits" and type(split).__module__ == "tokviz.pre_tokenizers"
-            and type(byte_level).__name__ == "ByteLevel" and type(byte_level).__module__ == "tokviz.pre_tokenizers"
+            rules == ("digits", "byte_level")
             and byte_level.use_regex
             and not byte_level.add_prefix_space  # (it would prefix every piece: the general path)
         ):
             return False, _digits_findall(split.individual_digits)
         return None
-    if kind != "ByteLevel":
+    if rules != ("byte_level",):
         return None
-    findall = None
-    if pre_tokenizer.use_regex:
-        findall = _gpt2_findall()
-    return bool(pre_tokenizer.add_prefix_space), findall
+    byte_level = steps[0]
+    return bool(byte_level.add_prefix_space), _gpt2_findall() if byte_level.use_regex else None
 
 
 #: Split patterns of well-known tokenizers, searched without a time limit (each alternative is
@@ -379,9 +335,9 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
         # The usual word: one token covering it, trimmed by one leading space or not at all.
         value = values[0]
         if value[0] == "Ġ":
-            if size > 1 and value[1] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
+            if size > 1 and value[1] not in TRIM_CHARS and value[-1] not in TRIM_CHARS:
                 return entry + _SPACE_TAILS[size]
-        elif value[0] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
+        elif value[0] not in TRIM_CHARS and value[-1] not in TRIM_CHARS:
             return entry + _PLAIN_TAILS[size]
     if len(ids) == 1 and same_length:
         # The common case (a known word of ASCII text), built without intermediate lists.
@@ -390,9 +346,9 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
         end = ends[0]
         if not value:
             trimmed_start, trimmed_end = start, end
-        elif value[0] == "Ġ" and len(value) > 1 and value[1] not in _TRIM_CHARS and value[-1] not in _TRIM_CHARS:
+        elif value[0] == "Ġ" and len(value) > 1 and value[1] not in TRIM_CHARS and value[-1] not in TRIM_CHARS:
             trimmed_start, trimmed_end = min(start + 1, end), end  # one leading space (trim_token_offsets)
-        elif value[0] in _TRIM_CHARS or value[-1] in _TRIM_CHARS:
+        elif value[0] in TRIM_CHARS or value[-1] in TRIM_CHARS:
             trimmed_start, trimmed_end = trim_token_offsets(value, start, end, False, False)
         else:
             trimmed_start, trimmed_end = start, end
@@ -405,7 +361,7 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
             ids, values, starts, ends, (trimmed_start,), (trimmed_end,), (end - start,),
             (trimmed_start - start,), (trimmed_end - start,), start == 0 and start < end == size,
         )
-    trim_chars = _TRIM_CHARS
+    trim_chars = TRIM_CHARS
     if same_length and ids and all(values) and starts[0] == 0 and ends[-1] == size and starts[1:] == ends[:-1]:
         # Several tokens tiling a word of one-byte chars (BPE's tokens tile it): when no token
         # but the first starts with a space symbol and none ends with one, the trimmed offsets

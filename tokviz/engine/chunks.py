@@ -51,15 +51,18 @@ from typing import Any
 
 import regex
 
-from tokviz import _mutation
 from tokviz.encoding import Encoding, FlatOffsets, flat_offsets_encoding, new_encoding
 from tokviz.engine.cut import added_pieces
 from tokviz.engine.bpe import bpe_word_encoder
 from tokviz.engine.bpe import byte_word_tokens as _byte_word_tokens
-from tokviz.models.bpe.model import _ID_MASK, BYTE_FALLBACK_TOKENS
+from tokviz.models.bpe.model import BYTE_FALLBACK_TOKENS, ID_MASK, BpeTables
+from tokviz.models.unigram.model import UnigramTables
+from tokviz.models.wordpiece.model import WordPieceTables
+from tokviz.models.wordlevel.model import WordLevelTables
 from tokviz.engine.unigram import _UNIGRAM_MAX_WORD, unigram_word_encoder
 from tokviz.engine.wordpiece import wordpiece_word_encoder
 from tokviz.normalized import WHITESPACE
+from tokviz.normalizers import SPACE_ONLY_PATTERNS, WHITESPACE_PATTERNS
 from tokviz.patterns import Regex
 from tokviz.pre_tokenizers import is_bert_punctuation
 from tokviz.processors import template_masks
@@ -71,13 +74,6 @@ _SPACE_CHUNK_FINDALL = re.compile(r" *[^ ]+| +").findall
 _WHITE_SPACE = regex.compile(r"\s")  # Unicode White_Space, as the GPT-2 pattern's \s
 _PREPEND_CLASS = regex.compile(r"\p{Grapheme_Cluster_Break=Prepend}")
 
-#: Normalizers that act on each character (or grapheme) on its own.
-_PER_CHAR_NORMALIZERS = frozenset(
-    {"Lowercase", "NFD", "NFKD", "NFC", "NFKC", "StripAccents", "BertNormalizer", "Precompiled", "Nmt"}
-)
-#: Regex patterns of Replace that match only spaces or only whitespace (seen in converted files).
-_SPACE_ONLY_PATTERNS = frozenset({" {2,}", " +", "  +"})
-_WHITESPACE_PATTERNS = frozenset({r"\s+", r"\s{2,}"})
 #: CLIP's pre-tokenizer pattern: no alternative matches whitespace.
 CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
 #: The same on ASCII text (where \p{L} is [A-Za-z], \p{N} is [0-9] and \s is [\t\n\x0b\x0c\r ]), in re.
@@ -98,11 +94,6 @@ def split_chunks(text: str) -> list[str]:
     return _CHUNK_FINDALL(text)
 
 
-def _component_kind(component: Any, module: str) -> str | None:
-    kind = type(component)
-    return kind.__name__ if kind.__module__ == module else None
-
-
 # ---------------------------------------------------------------------- the plan
 class ChunkPlan:
     """What is known about one pipeline: how to encode a chunk, and when joining is safe.
@@ -116,18 +107,21 @@ class ChunkPlan:
 
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
-        "splitter", "one_word", "clip_literals", "ascii_one_for_one", "chunk_findall", "stage_kinds", "words",
-        "word_finditer", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
-        "odd_values", "shifts", "segments", "epoch", "space_finditer",
+        "splitter", "one_word", "clip_literals", "chunk_findall", "words",
+        "steps", "word_finditer", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
+        "odd_values", "shifts", "segments", "space_finditer",
     )
 
     def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
-                 right_blocked: Any, pre_tokenizer: Any, model: Any, graphemes: bool, joined: str | None = None) -> None:
+                 right_blocked: Any, pre_tokenizer: Any, model: Any, graphemes: bool, joined: str | None = None,
+                 encoder: Any = None) -> None:
         self.stages = stages
         self.stage_boundary = stage_boundary
         self.boundary = boundary
         self.right_blocked = right_blocked
         self.pre_tokenizer = pre_tokenizer
+        #: The pre-tokenizer's steps (``steps()``: a Sequence flattened).
+        self.steps: tuple[Any, ...] = ()
         self.model = model
         self.graphemes = graphemes  # a Precompiled stage works on grapheme clusters
         self.heads: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # (not at text start, at text start)
@@ -139,24 +133,19 @@ class ChunkPlan:
         #: CLIP's split then ByteLevel with its own regex: a text holding a special's literal
         #: is not for the plain-string split (see _splitter).
         self.clip_literals = False
-        #: id(Precompiled stage) -> (the ASCII chars it maps to one char, a str.translate
-        #: table of those it changes), filled on first use.
-        self.ascii_one_for_one: dict[int, tuple[frozenset[str], dict[int, str]]] = {}
         #: Cuts the text into chunks (before runs of the chars the splitter surely splits at).
         self.chunk_findall = _CHUNK_FINDALL
-        #: (stage, its class name) per normalizer stage, named once rather than per chunk.
-        self.stage_kinds = tuple((stage, type(stage).__name__) for stage in stages)
         #: Word (pre-token) -> its tokens as (ids, values, starts, ends): many chunks share a word
         #: (" the", "\nthe", " the,"), so the model runs once per distinct word.
         self.words: dict[str, tuple[tuple[Any, ...], ...]] = {}
         #: The splitter's word regex, when it is one (see _fast_entry).
         self.word_finditer: Any = None
-        #: A Unigram model's word encoder without the model's prefix dict (unigram_word_encoder).
-        self.unigram = unigram_word_encoder(model)
-        #: A BPE model's word encoder giving tuples directly (bpe_word_encoder), or None.
-        self.bpe = bpe_word_encoder(model)
-        #: A WordPiece model's word encoder giving tuples directly (wordpiece_word_encoder), or None.
-        self.wordpiece = wordpiece_word_encoder(model)
+        # The model's word encoder (made once for all the tokenizer's plans), by the kind of
+        # tables the model declares: a Unigram's (no prefix dict), a BPE's, a WordPiece's.
+        tables = model.word_tables()
+        self.unigram = (encoder or unigram_word_encoder(model)) if isinstance(tables, UnigramTables) else None
+        self.bpe = (encoder or bpe_word_encoder(model)) if isinstance(tables, BpeTables) else None
+        self.wordpiece = (encoder or wordpiece_word_encoder(model)) if isinstance(tables, WordPieceTables) else None
         #: Metaspace / model-level splits of a whole piece (see _line_fields), or None.
         self.run_findall: Any = None
         #: The splitter's regex for ASCII text in :mod:`re` (faster than :mod:`regex`'s), or None.
@@ -171,17 +160,14 @@ class ChunkPlan:
         self.odd_values = _odd_values(model, joined)
         #: ``(prepended chars, ((char, replacement), ...))`` when every stage is a Prepend or a
         #: one-char-for-one-char Replace (Llama's): the stages in one step (see _line_fields).
-        self.shifts = _shifts(self.stage_kinds)
+        self.shifts = _shifts(stages)
         #: The segments of long texts (see _segmented_fields): (opens the text, segment) -> its
         #: fields, or False when the whole-piece path refuses it; and the chars of the keys.
         self.segments: tuple[dict[tuple[bool, str], Any], list[int]] = ({}, [0])
-        #: The model's count of cache clears (``model._clear_cache()``, BPE and Unigram) when
-        #: the caches above were last emptied, or None for a model without one.
-        self.epoch: int | None = getattr(model, "_cache_epoch", None)
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
-        if type(model).__name__ == "WordLevel" and type(model).__module__ == "tokviz.models.wordlevel.model":
-            self.wordlevel = (model._vocab, model._vocab.get(model.unk_token), model.unk_token)
+        if isinstance(tables := model.word_tables(), WordLevelTables):
+            self.wordlevel = (tables.vocab, tables.vocab.get(model.unk_token), model.unk_token)
 
     def clear_caches(self) -> None:
         """Empty the chunk, word and segment caches (in place: encoders hold them), keeping the
@@ -189,32 +175,12 @@ class ChunkPlan:
         for cache in (*self.heads, self.bodies, self.words, self.segments[0]):
             cache.clear()
         self.segments[1][0] = 0
-        if self.bpe is not None:
-            self.bpe.use_proofs()  # (the same words again: see bpe_word_encoder)
-
-
-def _flatten(normalizer: Any) -> list[Any] | None:
-    if normalizer is None:
-        return []
-    kind = _component_kind(normalizer, "tokviz.normalizers")
-    if kind == "Sequence":
-        stages: list[Any] = []
-        for item in normalizer.normalizers:
-            inner = _flatten(item)
-            if inner is None:
-                return None
-            stages.extend(inner)
-        return stages
-    if kind is None:
-        return None
-    return [normalizer]
 
 
 def _stage_is_local(stage: Any, boundary: frozenset[str]) -> bool:
-    kind = type(stage).__name__
-    if kind in _PER_CHAR_NORMALIZERS or kind == "Prepend":
+    if stage.per_char or stage.prepends:
         return True
-    if kind != "Replace":
+    if not stage.replaces:
         return False
     pattern = stage.pattern
     if isinstance(pattern, str):
@@ -223,42 +189,35 @@ def _stage_is_local(stage: Any, boundary: frozenset[str]) -> bool:
         chars = set(pattern)
         return chars <= boundary or chars.isdisjoint(boundary)
     source = pattern.pattern
-    if source in _SPACE_ONLY_PATTERNS:
+    if source in SPACE_ONLY_PATTERNS:
         return True
     # \s+ may swallow a no-break space before a boundary; then the chunk before it ends with
     # the replacement, which must be a boundary char for the check after the stage to see it.
-    return source in _WHITESPACE_PATTERNS and bool(stage.content) and set(stage.content) <= boundary
+    return source in WHITESPACE_PATTERNS and bool(stage.content) and set(stage.content) <= boundary
 
 
-def unwrapped_pre_tokenizer(pre_tokenizer: Any) -> Any:
-    """The pre-tokenizer a Sequence of exactly one stands for (it splits the same), else itself.
+def pre_tokenizer_steps(pre_tokenizer: Any) -> tuple[Any, ...]:
+    """The pre-tokenizers ``pre_tokenizer`` runs in order (its ``steps()``; none for None).
 
     >>> from tokviz import pre_tokenizers
-    >>> unwrapped_pre_tokenizer(pre_tokenizers.Sequence([pre_tokenizers.Sequence([pre_tokenizers.Whitespace()])]))
-    Whitespace()
+    >>> pre_tokenizer_steps(pre_tokenizers.Sequence([pre_tokenizers.Sequence([pre_tokenizers.Whitespace()])]))
+    (Whitespace(),)
     """
-    while _component_kind(pre_tokenizer, "tokviz.pre_tokenizers") == "Sequence" and len(pre_tokenizer.pretokenizers) == 1:
-        pre_tokenizer = pre_tokenizer.pretokenizers[0]
-    return pre_tokenizer
-
-
-def _first_splitter(pre_tokenizer: Any) -> Any:
-    while _component_kind(pre_tokenizer, "tokviz.pre_tokenizers") == "Sequence":
-        if not pre_tokenizer.pretokenizers:
-            return None
-        pre_tokenizer = pre_tokenizer.pretokenizers[0]
-    return pre_tokenizer
+    if pre_tokenizer is None:
+        return ()
+    steps = getattr(pre_tokenizer, "steps", None)
+    return steps() if steps is not None else (pre_tokenizer,)
 
 
 def _plain_bpe_vocab(model: Any) -> dict[str, int] | None:
     """A BPE model's vocabulary when its words may be cut where it never merges (no dropout,
     ``ignore_merges``, subword prefix or suffix), else None."""
-    if type(model).__name__ != "BPE" or model.dropout or model.ignore_merges:
+    tables = model.word_tables()
+    if not isinstance(tables, BpeTables) or model.ignore_merges:
         return None
     if model.continuing_subword_prefix or model.end_of_word_suffix:
         return None
-    vocab = getattr(model, "_vocab", None)  # read only: a copy of 32k tokens is not free
-    return vocab if isinstance(vocab, dict) else model.get_vocab()
+    return tables.vocab  # read only: a copy of 32k tokens is not free
 
 
 def _joined_tokens(vocab: dict[str, int]) -> str | None:
@@ -380,14 +339,15 @@ def _letter_runs(model: Any, mark: str, newline: str) -> str | None:
     True
     """
     vocab = _plain_bpe_vocab(model)
-    if vocab is None or not getattr(model, "_plain", False):
+    tables = model.word_tables()
+    if vocab is None or not tables.plain:
         return None
     if model.fuse_unk and not (model.byte_fallback and all(map(vocab.__contains__, BYTE_FALLBACK_TOKENS))):
         return None
-    new_ids = model._merge_new_ids
+    new_ids = tables.merge_new_ids
     if new_ids is None:
-        new_ids = tuple(map(and_, model._merge_map.values(), repeat(_ID_MASK)))
-    made = map(model._vocab_r.__getitem__, set(new_ids))
+        new_ids = tuple(map(and_, tables.merge_map.values(), repeat(ID_MASK)))
+    made = map(tables.vocab_r.__getitem__, set(new_ids))
     # Only the tokens with chars of both kinds may cross (Llama 2: 1,183 of 29,612 made).
     mixed_tokens = [token for token in made if not token.replace("▁", "").isalnum()]
     mixed = "\x00".join(mixed_tokens)
@@ -419,14 +379,14 @@ def _odd_values(model: Any, joined: str | None = None) -> frozenset[str] | None:
     >>> sorted(_odd_values(models.BPE({"a": 0, "<unk>": 1}, [], unk_token="<unk>")))[:2], _odd_values(models.WordPiece({"a": 0}))
     (['<0x00>', '<0x01>'], None)
     """
-    kind = type(model).__name__
+    tables = model.word_tables()
     values = {f"<0x{byte:02X}>" for byte in range(256)}
-    if kind == "BPE":
-        if model.continuing_subword_prefix or model.end_of_word_suffix or not getattr(model, "_plain", False):
+    if isinstance(tables, BpeTables):
+        if model.continuing_subword_prefix or model.end_of_word_suffix or not tables.plain:
             return None
         if model.byte_fallback:
             # A merge may join a byte token to others ("<0x0A>T"): then values are not slices.
-            vocab = model._vocab
+            vocab = tables.vocab
             present = sum(map(vocab.__contains__, values))
             if present:
                 if joined is None:
@@ -434,10 +394,9 @@ def _odd_values(model: Any, joined: str | None = None) -> frozenset[str] | None:
                 if joined is None or joined.count("<0x") != present:
                     return None
         unk = model.unk_token
-    elif kind == "Unigram":
-        unk_id = model._unk_id
-        unk = None if unk_id is None else model.id_to_token(unk_id)
-    elif kind == "WordLevel":
+    elif isinstance(tables, UnigramTables):
+        unk = None if tables.unk_id is None else tables.tokens[tables.unk_id]
+    elif isinstance(tables, WordLevelTables):
         unk = model.unk_token
     else:
         return None
@@ -446,24 +405,24 @@ def _odd_values(model: Any, joined: str | None = None) -> frozenset[str] | None:
     return frozenset(values)
 
 
-def _shifts(stage_kinds: tuple[tuple[Any, str], ...]) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+def _shifts(stages: tuple[Any, ...]) -> tuple[str, tuple[tuple[str, str], ...]] | None:
     """Stages that only prepend chars and replace one char by another, in one step: the
     text becomes ``prepended + text.replace(a, b)...`` (each Replace also acts on the chars
     prepended before it), or None.
 
     >>> from tokviz import normalizers
     >>> stages = [normalizers.Replace(" ", "_"), normalizers.Prepend(" "), normalizers.Replace(" ", "▁")]
-    >>> _shifts(tuple((stage, type(stage).__name__) for stage in stages))
+    >>> _shifts(stages)
     ('▁', ((' ', '_'), (' ', '▁')))
     """
-    if not stage_kinds:
+    if not stages:
         return None
     prepended = ""
     replaces = []
-    for stage, kind in stage_kinds:
-        if kind == "Prepend" and isinstance(stage.prepend, str):
+    for stage in stages:
+        if stage.prepends and isinstance(stage.prepend, str):
             prepended = stage.prepend + prepended
-        elif kind == "Replace" and type(stage.pattern) is str and len(stage.pattern) == 1 and len(stage.content) == 1:
+        elif stage.replaces and type(stage.pattern) is str and len(stage.pattern) == 1 and len(stage.content) == 1:
             prepended = prepended.replace(stage.pattern, stage.content)
             replaces.append((stage.pattern, stage.content))
         else:
@@ -471,22 +430,22 @@ def _shifts(stage_kinds: tuple[tuple[Any, str], ...]) -> tuple[str, tuple[tuple[
     return prepended, tuple(replaces)
 
 
-def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | None:
-    """A :class:`ChunkPlan` for this pipeline, or None when chunks may not be cached."""
-    model_kind = type(model).__name__
-    if model_kind not in ("BPE", "WordPiece", "WordLevel", "Unigram") or getattr(model, "dropout", None):
-        return None
-    stages = _flatten(normalizer)
-    if stages is None:
-        return None
-    pre_tokenizer = unwrapped_pre_tokenizer(pre_tokenizer)
-    first = _first_splitter(pre_tokenizer)
-    first_kind = None if first is None else _component_kind(first, "tokviz.pre_tokenizers")
+def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = None) -> ChunkPlan | None:
+    """A :class:`ChunkPlan` for this pipeline, or None when chunks may not be cached.
+    ``encoder``: the model's word encoder, when made already."""
+    if not getattr(model, "deterministic", False) or not hasattr(model, "word_tables") or model.word_tables() is None:
+        return None  # (a model of no kind the engine knows, BPE with dropout, a sampling Unigram)
+    stages = () if normalizer is None else normalizer.steps()
+    steps = pre_tokenizer_steps(pre_tokenizer)
+    if len(steps) == 1:
+        pre_tokenizer = steps[0]  # (a Sequence of one splits as its one step)
+    first = steps[0] if steps else None
+    first_kind = None if first is None else getattr(first, "split_rule", None)
     if first is not None and first_kind is None:
         return None
     # The chars chunks start with (Metaspace and the model-level split see spaces only).
-    boundary = {" ", "▁"} if first is None or first_kind == "Metaspace" else set(_CUT) | {"▁"}
-    if first_kind == "Metaspace":
+    boundary = {" ", "▁"} if first is None or first_kind == "metaspace" else set(_CUT) | {"▁"}
+    if first_kind == "metaspace":
         boundary.add(first.replacement)
     stage_boundary = boundary = frozenset(boundary)
     if not all(_stage_is_local(stage, stage_boundary) for stage in stages):
@@ -497,7 +456,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
 
     joined = None  # the model's tokens joined, for one-word pipelines (see _model_splits_at)
     joins: frozenset[str] = frozenset()  # chars such a model may join the split char to
-    if first is None or (first_kind == "Metaspace" and not first.split):
+    if first is None or (first_kind == "metaspace" and not first.split):
         # One split per piece: the model must split at the boundary char itself.
         split_char = "▁" if first is None else first.replacement
         vocab = _plain_bpe_vocab(model)
@@ -511,16 +470,16 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
             def right_blocked(char: str) -> bool:  # noqa: F811
                 return char in stage_boundary or char in joins
         if first is None:
-            if not any(type(stage).__name__ == "Replace" and stage.content == split_char for stage in stages):
+            if not any(stage.replaces and stage.content == split_char for stage in stages):
                 return None
             boundary = frozenset({split_char})
         else:
             boundary = frozenset({" ", split_char})
-    elif first_kind in ("Whitespace", "WhitespaceSplit", "BertPreTokenizer"):
+    elif first_kind in ("whitespace", "whitespace_split", "bert"):
         boundary = frozenset(_CUT)
-    elif first_kind == "Metaspace":
+    elif first_kind == "metaspace":
         boundary = frozenset({" ", first.replacement})
-    elif first_kind == "ByteLevel":
+    elif first_kind == "byte_level":
         if not first.use_regex or first.add_prefix_space:
             return None
         boundary = frozenset(_CUT)
@@ -528,39 +487,40 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
         def right_blocked(char: str) -> bool:  # noqa: F811 - the GPT-2 pattern joins \s runs
             return char in stage_boundary or _WHITE_SPACE.match(char) is not None
 
-    elif first_kind == "Split":
+    elif first_kind == "regex":
         pattern = first.pattern
         if not (first.invert and first.behavior == "removed" and getattr(pattern, "pattern", None) == CLIP_PATTERN):
             return None
         boundary = frozenset(_CUT)
     else:
         return None
-    graphemes = any(type(stage).__name__ == "Precompiled" for stage in stages)
-    plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes, joined)
-    plan.splitter = _splitter(pre_tokenizer)
+    graphemes = any(stage.on_graphemes for stage in stages)
+    plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes, joined, encoder)
+    plan.steps = steps
+    plan.splitter = _splitter(pre_tokenizer, steps)
     if plan.splitter == "clip":
         plan.ascii_finditer = _CLIP_ASCII.finditer
-        plan.clip_literals = pre_tokenizer.pretokenizers[1].use_regex
-    if plan.splitter == "Whitespace":
-        from tokviz.pre_tokenizers import _WORD_OR_SYMBOLS
+        plan.clip_literals = steps[1].use_regex
+    if plan.splitter == "whitespace":
+        from tokviz.pre_tokenizers import WORD_OR_SYMBOLS
 
-        plan.word_finditer = _WORD_OR_SYMBOLS.finditer
+        plan.word_finditer = WORD_OR_SYMBOLS.finditer
         plan.ascii_finditer = _WORD_OR_SYMBOLS_ASCII.finditer
-    elif plan.splitter == "WhitespaceSplit":
-        from tokviz.pre_tokenizers import _NON_SPACE_RUN
+    elif plan.splitter == "whitespace_split":
+        from tokviz.pre_tokenizers import NON_SPACE_RUN
 
-        plan.word_finditer = re.compile(_NON_SPACE_RUN.pattern).finditer  # a class of listed chars: the same in re
-    elif plan.splitter == "BertPreTokenizer":
+        plan.word_finditer = re.compile(NON_SPACE_RUN.pattern).finditer  # a class of listed chars: the same in re
+    elif plan.splitter == "bert":
         plan.word_finditer = _BERT_ASCII_WORDS.finditer
     elif plan.splitter == "ws_metaspace":
-        from tokviz.pre_tokenizers import _NON_SPACE_RUN
+        from tokviz.pre_tokenizers import NON_SPACE_RUN
 
-        plan.space_finditer = re.compile(_NON_SPACE_RUN.pattern).finditer
-        metaspace = pre_tokenizer.pretokenizers[1]
+        plan.space_finditer = re.compile(NON_SPACE_RUN.pattern).finditer
+        metaspace = steps[1]
         mark = re.escape(metaspace.replacement)
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
         plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall if metaspace.split else None
-    plan.one_word = first is None or (first_kind == "Metaspace" and not first.split)
+    plan.one_word = first is None or (first_kind == "metaspace" and not first.split)
     if plan.one_word:
         # The model never joins across a split char that follows another char: cut before runs
         # of it; and around newlines when the model never joins them to anything (each line
@@ -575,11 +535,11 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any) -> ChunkPlan | N
         plan.run_findall = re.compile(
             (runs or f"{mark}*[^{mark}{newline}]+{joined_runs}|{mark}+") + ("|\n" if newline else "")
         ).findall
-    elif first_kind == "Metaspace":
+    elif first_kind == "metaspace":
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
         mark = re.escape(first.replacement)
         plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall
-    if first is None or first_kind == "Metaspace":
+    if first is None or first_kind == "metaspace":
         # Only spaces become '▁': "a\nb" is one Metaspace word, so cut before spaces only.
         plan.chunk_findall = _SPACE_CHUNK_FINDALL
     return plan
@@ -595,29 +555,21 @@ def _has_clip_literal(text: str) -> bool:
     return "<|" in text and ("<|startoftext|>" in text or "<|endoftext|>" in text)
 
 
-def _splitter(pre_tokenizer: Any) -> str | None:
-    """The pre-tokenizers :func:`_fast_entry` does on plain strings."""
+def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
+    """The pre-tokenizers :func:`_fast_entry` does on plain strings, by the split rules their
+    steps declare (``split_rule``)."""
     if pre_tokenizer is None:
         return "none"
-    kind = _component_kind(pre_tokenizer, "tokviz.pre_tokenizers")
-    if kind in ("Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Metaspace"):
-        return kind
-    if kind == "ByteLevel" and pre_tokenizer.use_regex and not pre_tokenizer.add_prefix_space:
-        return kind
-    if kind == "Sequence" and len(pre_tokenizer.pretokenizers) == 2:
-        first, second = pre_tokenizer.pretokenizers
-        if (
-            _component_kind(first, "tokviz.pre_tokenizers") == "WhitespaceSplit"
-            and _component_kind(second, "tokviz.pre_tokenizers") == "Metaspace"
-            and len(second.replacement) == 1
-        ):
+    rules = tuple(getattr(step, "split_rule", None) for step in steps)
+    if len(steps) == 1 and rules[0] in ("whitespace", "whitespace_split", "bert", "metaspace"):
+        return rules[0]
+    if rules == ("byte_level",) and steps[0].use_regex and not steps[0].add_prefix_space:
+        return "byte_level"
+    if len(steps) == 2:
+        first, second = steps
+        if rules == ("whitespace_split", "metaspace") and len(second.replacement) == 1:
             return "ws_metaspace"  # T5's and ALBERT's: every whitespace-free word gets its '▁'
-        if (
-            _component_kind(first, "tokviz.pre_tokenizers") == "Split"
-            and getattr(first.pattern, "pattern", None) == CLIP_PATTERN
-            and _component_kind(second, "tokviz.pre_tokenizers") == "ByteLevel"
-            and not second.add_prefix_space
-        ):
+        if rules == ("regex", "byte_level") and getattr(first.pattern, "pattern", None) == CLIP_PATTERN and not second.add_prefix_space:
             # (With use_regex, as transformers' CLIP converter writes it, GPT-2's pattern
             # splits each piece again, and leaves every piece whole -- a run of letters, a
             # digit, a run of other chars, a contraction -- but the two specials' literals: a
@@ -650,14 +602,14 @@ def chunk_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     may_follow = text[0] in stage_boundary
     may_precede = text[-1] not in stage_boundary
     for stage in plan.stages:
-        if not head and type(stage).__name__ == "Prepend":
+        if not head and stage.prepends:
             continue  # the whole text has one prepended char, at its start
         before = normalized.normalized
         stage.normalize(normalized)
         text = normalized.normalized
         if not text:
             break
-        if text != before and type(stage).__name__ == "Precompiled" and _loses_a_removal(stage, before):
+        if text != before and stage.on_graphemes and _loses_a_removal(stage, before):
             # Like HF, Precompiled loses the removal of chars at the very start of its text,
             # and every later alignment is shifted, to the end of the whole text: a chunk
             # where that happens cannot be joined. (Elsewhere a removal is counted.)
@@ -706,13 +658,12 @@ def _loses_a_removal(stage: Any, text: str) -> bool:
     >>> _loses_a_removal(nmt_nfkc, "\\x1cﬁ"), _loses_a_removal(nmt_nfkc, " \\x1cﬁ")
     (True, False)
     """
-    from tokviz.normalizers import _GRAPHEME
+    from tokviz.normalizers import GRAPHEME
 
-    first = _GRAPHEME.match(text)
+    first = GRAPHEME.match(text)
     return first is not None and stage.normalize_str(first.group()) == ""
 
 
-_SAME_LENGTH_ON_ASCII = frozenset({"Lowercase", "BertNormalizer", "NFD", "NFKD", "NFC", "NFKC", "StripAccents"})
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _BERT_ASCII_WORDS = re.compile(r"[!-/:-@\[-`{-~]|[^ \t\n\r!-/:-@\[-`{-~]+")
 #: BertPreTokenizer on any text: a punctuation char (ASCII's, or Unicode P*), or a run of chars
@@ -766,14 +717,14 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     may_follow = text[0] in stage_boundary
     may_precede = text[-1] not in stage_boundary
     prefix = 0  # chars inserted before the chunk's first char
-    for stage, kind in plan.stage_kinds:
-        if kind == "Prepend":
+    for stage in plan.stages:
+        if stage.prepends:
             if not head:
                 continue
             new = stage.prepend + text
             prefix += len(stage.prepend)
         else:
-            new = _aligned_stage(stage, kind, text, plan)
+            new = _aligned_stage(stage, text)
             if new is None:
                 return None
         text = new
@@ -790,7 +741,7 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     words_cache = plan.words
     if plan.word_finditer is not None and not prefix:
         word_finditer = plan.word_finditer
-        if splitter == "BertPreTokenizer":
+        if splitter == "bert":
             word_finditer = _bert_words_finditer(text)
             if word_finditer is None:
                 return None
@@ -846,14 +797,14 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
         return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(words_list), may_follow, may_precede)
     if splitter == "none":
         spans = [(0, len(text))]
-    elif splitter in ("Whitespace", "WhitespaceSplit"):
+    elif splitter in ("whitespace", "whitespace_split"):
         spans = [match.span() for match in plan.word_finditer(text)]
-    elif splitter == "BertPreTokenizer":
+    elif splitter == "bert":
         finditer = _bert_words_finditer(text)
         if finditer is None:
             return None
         spans = [match.span() for match in finditer(text)]
-    elif splitter == "Metaspace":
+    elif splitter == "metaspace":
         pre_tokenizer = plan.pre_tokenizer
         replacement = pre_tokenizer.replacement
         text = text.replace(" ", replacement)
@@ -866,13 +817,13 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
             spans = list(zip([0, *cuts], [*cuts, len(text)]))
         else:
             spans = [(0, len(text))]
-    elif splitter == "ByteLevel":
+    elif splitter == "byte_level":
         spans = [match.span() for match in _gpt2_finditer(text)]
         byte_level = True
     elif splitter == "clip":
         if plan.clip_literals and _has_clip_literal(text):
             return None
-        spans = [match.span() for match in plan.pre_tokenizer.pretokenizers[0].pattern.compiled.finditer(text)]
+        spans = [match.span() for match in plan.steps[0].pattern.compiled.finditer(text)]
         byte_level = True
     else:
         return None
@@ -929,7 +880,7 @@ def _metaspace_words(plan: ChunkPlan, text: str, opens_text: bool = False) -> tu
     matches = list(plan.space_finditer(text))
     if not matches:
         return [], [], None
-    metaspace = plan.pre_tokenizer.pretokenizers[1]
+    metaspace = plan.steps[1]
     mark = metaspace.replacement
     scheme = metaspace.prepend_scheme
     match_type = type(matches[0])
@@ -1000,86 +951,21 @@ def _model_word_entry(model: Any, word: str) -> tuple[tuple[Any, ...], ...]:
     )
 
 
-_TAB_NEWLINE_TO_SPACE = str.maketrans("\t\n\r", "   ")
-_ALWAYS_ASCII_IDENTITY = frozenset({"NFD", "NFKD", "NFC", "NFKC", "StripAccents"})
 #: ASCII whitespace as the patterns' ``\s`` sees it (Unicode White_Space: not \x1c-\x1f).
 _ASCII_SPACES = "\t\n\x0b\x0c\r "
-_ASCII_SPACE_PAIR = re.compile("[\t\n\x0b\x0c\r ]{2}")
-#: :func:`_ascii_normalize`'s answer for a change that does not keep the text aligned char for char.
-MISALIGNED = False
 
 
-def _ascii_normalize(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str | bool | None:
-    """``stage.normalize_str(text)`` for ASCII ``text`` in one C call where that is easy, when
-    the result is aligned char for char with ``text`` (each char kept or replaced by one
-    char); :data:`MISALIGNED` (False) when the stage surely changes it otherwise (drops,
-    expands or joins chars); None: ask the stage. Options are read now, since components
-    may be edited.
-
-    >>> from tokviz.normalizers import BertNormalizer, Replace
-    >>> from tokviz.patterns import Regex
-    >>> _ascii_normalize(BertNormalizer(), "BertNormalizer", "Hi\\tYou", None)
-    'hi you'
-    >>> spaces = Replace(Regex(r"\\s+"), " ")
-    >>> _ascii_normalize(spaces, "Replace", "a\\nb c", None), _ascii_normalize(spaces, "Replace", "a\\n b", None)
-    ('a b c', False)
-    """
-    if kind in _ALWAYS_ASCII_IDENTITY:
-        return text  # no ASCII char decomposes, composes or is a combining mark
-    if kind == "Lowercase":
-        return text.lower()
-    if kind == "BertNormalizer":
-        if stage.clean_text:
-            if _ASCII_CONTROL.search(text) is not None:
-                return None
-            text = text.translate(_TAB_NEWLINE_TO_SPACE)
-        return text.lower() if stage.lowercase else text
-    if kind == "Precompiled":
-        one_for_one = plan.ascii_one_for_one.get(id(stage))
-        if one_for_one is None:
-            # The ASCII chars the stage maps to one char, and a table of those it changes.
-            mapped = {chr(code): stage.normalize_str(chr(code)) for code in range(128)}
-            one_for_one = plan.ascii_one_for_one[id(stage)] = (
-                frozenset(char for char, new in mapped.items() if len(new) == 1),
-                str.maketrans({char: new for char, new in mapped.items() if len(new) == 1 and new != char}),
-            )
-        # Graphemes of ASCII text are single chars except "\r\n"; each is mapped on its own.
-        if "\r\n" in text:
-            return None
-        if not one_for_one[0].issuperset(text):
-            return MISALIGNED  # a char dropped or expanded
-        return text.translate(one_for_one[1]) if one_for_one[1] else text
-    if kind == "Replace" and isinstance(stage.pattern, Regex):
-        # Patterns that match one or more chars, replaced by one char: the text stays
-        # aligned exactly when every match is a single char.
-        source = stage.pattern.pattern
-        content = stage.content
-        if len(content) != 1:
-            return None
-        if source in _SPACE_ONLY_PATTERNS:
-            if "  " in text:
-                return MISALIGNED
-            return text.replace(" ", content) if source == " +" else text
-        if source in _WHITESPACE_PATTERNS:
-            if _ASCII_SPACE_PAIR.search(text) is not None:
-                return MISALIGNED
-            if source == r"\s{2,}":
-                return text
-            return text.translate(dict.fromkeys(map(ord, _ASCII_SPACES), content))
-    return None
-
-
-def _aligned_stage(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str | None:
+def _aligned_stage(stage: Any, text: str) -> str | None:
     """A normalizer stage (not Prepend) on ``text`` when its result is aligned char for
     char with ``text`` (unchanged, or each char replaced by one char), else None (also for
     an empty result): the whole-piece and chunk paths then leave it to the general path.
 
     >>> from tokviz.normalizers import NFKC, Lowercase
-    >>> _aligned_stage(Lowercase(), "Lowercase", "ÉtÉ", None), _aligned_stage(NFKC(), "NFKC", "ﬁne", None)
+    >>> _aligned_stage(Lowercase(), "ÉtÉ"), _aligned_stage(NFKC(), "ﬁne")
     (None, None)
     """
     is_ascii = text.isascii()
-    new = _ascii_normalize(stage, kind, text, plan) if is_ascii else None
+    new = stage.ascii_one_for_one(text) if is_ascii else None  # (False: surely not one for one)
     if new is not None:
         return new or None
     new = stage.normalize_str(text)
@@ -1087,10 +973,10 @@ def _aligned_stage(stage: Any, kind: str, text: str, plan: ChunkPlan) -> str | N
         return new or None
     if len(new) != len(text):
         return None
-    if kind == "Replace":
+    if stage.replaces:
         # A one-char pattern replaced by one char (the lengths are equal).
         return new if isinstance(stage.pattern, str) and len(stage.pattern) == 1 else None
-    return new if kind in _SAME_LENGTH_ON_ASCII and is_ascii else None
+    return new if stage.aligned_if_same_length_on_ascii and is_ascii else None
 
 
 def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool, head_first: bool = True) -> list[Any] | None:
@@ -1199,10 +1085,10 @@ def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_asci
     if not isinstance(pattern, Regex) or len(content) != 1:
         return None
     source = pattern.pattern
-    if source in _SPACE_ONLY_PATTERNS:
+    if source in SPACE_ONLY_PATTERNS:
         finditer = _SPACE_RUN_FINDITER
         singles = " " if source == " +" else ""
-    elif source in _WHITESPACE_PATTERNS and (spaces_ascii or text.isascii()):
+    elif source in WHITESPACE_PATTERNS and (spaces_ascii or text.isascii()):
         finditer = _ASCII_SPACE_RUN_FINDITER
         singles = _ASCII_SPACES if source == r"\s+" else ""
     else:
@@ -1244,16 +1130,16 @@ def _staged(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | None, 
         return _staged_chars(plan, text, head)
     prefix = 0  # chars inserted before the piece's first char
     origin = None
-    for stage, kind in plan.stage_kinds:
-        if kind == "Prepend":
+    for stage in plan.stages:
+        if stage.prepends:
             if not head:
                 continue
             text = stage.prepend + text
             prefix += len(stage.prepend)
             continue
-        new = _aligned_stage(stage, kind, text, plan)
+        new = _aligned_stage(stage, text)
         if new is None:
-            collapsed = _collapsed_runs(stage, text, origin) if kind == "Replace" and not prefix else None
+            collapsed = _collapsed_runs(stage, text, origin) if stage.replaces and not prefix else None
             if collapsed is None:
                 return None, prefix, None
             new, origin = collapsed
@@ -1308,10 +1194,10 @@ def _char_groups(plan: ChunkPlan) -> list[tuple[str, Any, Any]]:
     ``("chars", stages, tables)`` for each run of per-char stages, whose :class:`_CharTables`
     are filled as chars are met (the printable ASCII ones at once, where they can be)."""
     groups: list[tuple[str, Any, Any]] = []
-    for stage, kind in plan.stage_kinds:
-        if kind == "Prepend":
+    for stage in plan.stages:
+        if stage.prepends:
             groups.append(("prepend", stage, None))
-        elif kind in _PER_CHAR_NORMALIZERS or (kind == "Replace" and isinstance(stage.pattern, str) and len(stage.pattern) == 1):
+        elif stage.per_char or (stage.replaces and isinstance(stage.pattern, str) and len(stage.pattern) == 1):
             if groups and groups[-1][0] == "chars":
                 groups[-1][1].append(stage)
             else:
@@ -1354,7 +1240,7 @@ def _chars_output(stages: list[Any], chars: list[str]) -> list[str | None]:
                 texts[fresh[position]] = None
             for index in fresh:
                 checked[index] = texts[index]  # type: ignore[assignment]
-        if type(stage).__name__ == "Precompiled":
+        if stage.on_graphemes:
             lasts = "".join([texts[index][-1] for index in live if texts[index] is not None])  # type: ignore[index]
             if _JOINS_NEXT.search(lasts) is not None:
                 kept = [index for index in live if texts[index] is not None]
@@ -1452,7 +1338,7 @@ def _staged_chars(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | 
                 if pattern in text:
                     return None, prefix, None
                 continue
-            if pattern.pattern in _WHITESPACE_PATTERNS and _NON_ASCII_SPACE.search(text) is not None:
+            if pattern.pattern in WHITESPACE_PATTERNS and _NON_ASCII_SPACE.search(text) is not None:
                 return None, prefix, None
             collapsed = None if prefix else _collapsed_runs(stage, text, origin, True)
             if collapsed is None:
@@ -1556,7 +1442,7 @@ def _line_fields(
             return None
     if normalized_search is not None and normalized_search(text) is not None:
         return None
-    if origin is not None and at_start and plan.splitter == "ws_metaspace" and plan.pre_tokenizer.pretokenizers[1].prepend_scheme == "first":
+    if origin is not None and at_start and plan.splitter == "ws_metaspace" and plan.steps[1].prepend_scheme == "first":
         return None  # (whether the first word starts the original text: the chunks or the general path tell)
     fields = _normalized_fields(plan, text, prefix, at_start, flat and origin is None)
     if origin is None or fields is None:
@@ -1575,7 +1461,7 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
     byte_level = splitter == "clip"
     floors = None  # (see _metaspace_words)
     if plan.word_finditer is not None or byte_level:
-        if splitter == "BertPreTokenizer":
+        if splitter == "bert":
             finditer = _bert_words_finditer(text)
             if finditer is None:
                 return None
@@ -1586,7 +1472,7 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
             if text.isascii():
                 matches = list(plan.ascii_finditer(text))
             else:
-                matches = list(plan.pre_tokenizer.pretokenizers[0].pattern.compiled.finditer(text))
+                matches = list(plan.steps[0].pattern.compiled.finditer(text))
         else:
             finditer = plan.ascii_finditer
             matches = list((finditer if finditer is not None and text.isascii() else plan.word_finditer)(text))
@@ -1601,7 +1487,7 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
             if n_words > 1 and word_starts[1] < 0:
                 return None
     else:
-        if splitter == "Metaspace":
+        if splitter == "metaspace":
             pre_tokenizer = plan.pre_tokenizer
             replacement = pre_tokenizer.replacement
             text = text.replace(" ", replacement)
@@ -1875,35 +1761,13 @@ def _encode_whole(plan: ChunkPlan, sequence: str, type_id: int) -> Any:
 
 
 def _gpt2_finditer(text: str) -> Any:
-    from tokviz.pre_tokenizers import _GPT2_ASCII_REGEX, _GPT2_REGEX
+    from tokviz.pre_tokenizers import GPT2_ASCII_REGEX, GPT2_REGEX
 
-    return (_GPT2_ASCII_REGEX if text.isascii() else _GPT2_REGEX).finditer(text)
+    return (GPT2_ASCII_REGEX if text.isascii() else GPT2_REGEX).finditer(text)
 
 
 # ---------------------------------------------------------------------- the tokenizer's side
-def plan_for(tokenizer: Any) -> ChunkPlan | None:
-    """The tokenizer's current plan (rebuilt when a component is replaced or edited)."""
-    normalizer, pre_tokenizer, model = tokenizer._normalizer, tokenizer._pre_tokenizer, tokenizer._model
-    generation = _mutation.generation()
-    cached = tokenizer._chunk_plan
-    if (
-        cached is not None
-        and cached[0] is normalizer
-        and cached[1] is pre_tokenizer
-        and cached[2] is model
-        and cached[3] == generation
-    ):
-        plan = cached[4]
-        if plan is not None and plan.epoch is not None and plan.epoch != model._cache_epoch:
-            plan.clear_caches()  # model._clear_cache(): cold again, without rebuilding the plan
-            plan.epoch = model._cache_epoch
-        return plan
-    plan = build_plan(normalizer, pre_tokenizer, model)
-    tokenizer._chunk_plan = (normalizer, pre_tokenizer, model, generation, plan)
-    return plan
-
-
-def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
+def encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     """The sequence's Encoding (before post-processing) from cached chunks, or None when the
     general path must do it (a boundary that is not safe in this text).
 
@@ -1911,10 +1775,10 @@ def encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int,
     offset tuples (no cycles among them), and the collections they trigger also walk the
     loaded tokenizer's tables (5-15% of a cold 20 KB encode)."""
     if not gc.isenabled():
-        return _encode_chunked(tokenizer, plan, sequence, type_id, word_index)
+        return _encode_chunked(added, plan, sequence, type_id, word_index)
     gc.disable()
     try:
-        return _encode_chunked(tokenizer, plan, sequence, type_id, word_index)
+        return _encode_chunked(added, plan, sequence, type_id, word_index)
     finally:
         gc.enable()
 
@@ -1931,25 +1795,25 @@ def _processed_fields(plan: ChunkPlan, sequence: str, normalized_search: Any) ->
     encoding = _encode_whole(plan, sequence, 0)
     if encoding is None:
         return None
-    return encoding._ids, encoding._tokens, encoding._offsets, encoding._words, 0
+    return (*encoding.held_fields(), 0)
 
 
-def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any) -> Any:
+def encode_processed(added: Any, plan: ChunkPlan, sequence: str, split: Any) -> Any:
     """``encode(sequence)`` of a one-piece line (no added token in it) post-processed by a
     single template ``split`` (see :meth:`TemplateProcessing.single_parts`), built in one go:
     the whole-piece fields between the template's special tokens, no Encoding in between.
     None when the line is not such a piece or the whole-piece path cannot take it (then the
     chunk or general path does it).
 
-    >>> from tokviz import Tokenizer, models, pre_tokenizers, processors
-    >>> tok = Tokenizer(models.WordLevel({"[UNK]": 0, "hi": 1}, unk_token="[UNK]"))
-    >>> tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    >>> from tokviz import models, pre_tokenizers, processors
+    >>> from tokviz.added_vocabulary import AddedVocabulary
+    >>> plan = build_plan(None, pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0, "hi": 1}, unk_token="[UNK]"))
     >>> template = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 2)])
-    >>> encoding = encode_processed(tok, plan_for(tok), "hi yo", template.single_parts())
+    >>> encoding = encode_processed(AddedVocabulary(), plan, "hi yo", template.single_parts())
     >>> encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids
     ([2, 1, 0], ['<s>', 'hi', '[UNK]'], [(0, 0), (0, 2), (3, 5)], [None, 0, 1])
     """
-    raw_search, normalized_search = tokenizer._added.searches()
+    raw_search, normalized_search = added.searches()
     if not sequence:
         fields: tuple[Any, ...] | None = _NO_FIELDS  # only the template's special tokens
     elif raw_search is not None and raw_search(sequence) is not None:
@@ -1998,8 +1862,7 @@ def encode_processed(tokenizer: Any, plan: ChunkPlan, sequence: str, split: Any)
     )
 
 
-def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
-    added = tokenizer._added
+def _encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     raw_search, normalized_search = added.searches()
     if normalized_search is not None and plan.stages:
         # Added tokens matched in the normalized text: only the whole-piece path, which has
@@ -2100,4 +1963,4 @@ def _encode_chunked(tokenizer: Any, plan: ChunkPlan, sequence: str, type_id: int
     )
 
 
-__all__ = ["ChunkPlan", "build_plan", "chunk_entry", "encode_chunked", "encode_processed", "plan_for", "split_chunks"]
+__all__ = ["ChunkPlan", "build_plan", "chunk_entry", "encode_chunked", "encode_processed", "split_chunks"]

@@ -38,7 +38,7 @@ from tokviz.encoding import Encoding
 from tokviz.normalized import NormalizedString
 from tokviz.engine.bpe import bpe_word_encoder
 from tokviz.engine.unigram import unigram_word_encoder
-from tokviz.engine.wordpiece import wordpiece_word_encoder
+from tokviz.engine.wordpiece import wordlevel_word_encoder, wordpiece_word_encoder
 
 Spans = list[tuple[int, int]]
 
@@ -50,9 +50,9 @@ MAX_CACHED_WORDS = 200_000
 class CutPlan:
     """What :func:`encode_cut` needs of the components, asked once, and its word cache:
     ``word -> (ids, values, offsets in the word)`` while the model is deterministic; emptied
-    when the model's own caches are (``model.cache_epoch``)."""
+    when the model's own caches are (by :class:`tokviz.engine.plans.EnginePlans`)."""
 
-    __slots__ = ("normalize_steps", "normalize", "by_lines", "cut", "model", "encoder", "words", "epoch")
+    __slots__ = ("normalize_steps", "normalize", "by_lines", "cut", "model", "encoder", "words")
 
     def __init__(
         self, normalize_steps: tuple[Callable[[str], str], ...], cut: Callable[[str], Spans] | None, model: Any, encoder: Any = None
@@ -68,7 +68,12 @@ class CutPlan:
         #: leaves to ``model.tokenize``): BPE's, WordPiece's or Unigram's, no Token objects.
         self.encoder = encoder
         self.words: dict[str, tuple[Any, ...]] | None = {} if model.deterministic else None
-        self.epoch = model.cache_epoch
+
+
+def word_encoder(model: Any) -> Any:
+    """The engine's word encoder for the kind of tables the model declares (``word_tables()``:
+    BPE, WordPiece, WordLevel or Unigram), or None (the engine then calls ``model.tokenize``)."""
+    return bpe_word_encoder(model) or wordpiece_word_encoder(model) or unigram_word_encoder(model) or wordlevel_word_encoder(model)
 
 
 def cut_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = None) -> CutPlan | None:
@@ -86,7 +91,7 @@ def cut_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = Non
     if not hasattr(model, "deterministic"):
         return None
     if encoder is None and model.deterministic:
-        encoder = bpe_word_encoder(model) or wordpiece_word_encoder(model) or unigram_word_encoder(model)
+        encoder = word_encoder(model)
     plan = CutPlan(tuple(step.normalize_str for step in steps), cut, model, encoder if model.deterministic else None)
     plan.normalize = normalizer.normalize if normalizer is not None else None
     plan.by_lines = all(getattr(step, "local_to_lines", False) for step in steps)
@@ -207,14 +212,6 @@ def _aligned_segment(
 def encode_cut(plan: CutPlan, added: Any, sequence: str, type_id: int, word_index: int | None) -> Encoding | None:
     """The sequence's Encoding before post-processing, or None when only the general path can
     make it (see :func:`_aligned_segment`)."""
-    model = plan.model
-    if plan.epoch != model.cache_epoch:
-        plan.epoch = model.cache_epoch
-        if plan.words is not None:
-            plan.words = {}
-        use_proofs = getattr(plan.encoder, "use_proofs", None)
-        if use_proofs is not None:
-            use_proofs()  # (the same words again: see bpe_word_encoder)
     has_raw, has_normalized = added.has_matchers()
     segments = added.find_matches(sequence, False) if has_raw else ((None, (0, len(sequence))),)
     steps = plan.normalize_steps

@@ -9,11 +9,13 @@ from itertools import compress, count, islice, repeat
 from operator import is_not, itemgetter
 from typing import Any
 
+from tokviz.models.unigram.model import ALWAYS_DIRECT, UNK_PENALTY, UnigramTables
+
 #: Scores this large or beyond (NaN too) take the general walk (see ``plain`` below).
 _SCORE_BOUND = 1e250
 
 #: Longer words go to the model (its prefix walk). So do words longer than the model's
-#: ``_ALWAYS_DIRECT`` once its budget of direct look-ups is spent (see ``Unigram._direct``).
+#: ``ALWAYS_DIRECT`` once its budget of direct look-ups is spent (see ``Unigram._direct``).
 _UNIGRAM_MAX_WORD = 1000
 
 
@@ -84,7 +86,7 @@ _EXACT_PIECES = 1 << 15
 
 
 def _char_table(
-    model: Any, prune: bool, ordered: bool, runs: list[int] | None = None
+    tables: UnigramTables, prune: bool, ordered: bool, runs: list[int] | None = None
 ) -> tuple[dict[str, tuple[float | None, float]], str | None, float | None]:
     """``char -> (score of the one-char piece or None, highest score of a piece starting with
     it)`` for every char some piece starts with (the bound is +inf unless ``prune``); the
@@ -109,27 +111,27 @@ def _char_table(
 
     >>> from tokviz.models import Unigram
     >>> model = Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -0.5), ("b", -2.0)], unk_id=0)
-    >>> table, firsts, tail = _char_table(model, True, False)
+    >>> table, firsts, tail = _char_table(model.word_tables(), True, False)
     >>> sorted(table.items()), firsts, tail
     ([('<', (None, 0.0)), ('a', (-1.0, -0.5)), ('b', (-2.0, -2.0))], None, None)
-    >>> _char_table(Unigram([("<unk>", 0.0), ("ab", -0.5), ("a", -1.0)], unk_id=0), True, True)
+    >>> _char_table(Unigram([("<unk>", 0.0), ("ab", -0.5), ("a", -1.0)], unk_id=0).word_tables(), True, True)
     ({}, '<aa', None)
     >>> runs = Unigram([("<unk>", 0.0), ("b", -3.0), ("ab", -4.0), ("a", -0.5), ("bb", -1.0)], unk_id=0)
-    >>> sorted(_char_table(runs, True, False, [0, 3])[0].items())
+    >>> sorted(_char_table(runs.word_tables(), True, False, [0, 3])[0].items())
     [('<', (None, 0.0)), ('a', (-0.5, -0.5)), ('b', (-3.0, -1.0))]
     """
-    scores = model._scores
+    scores = tables.scores
     first = itemgetter(0)
     tail = None
-    if ordered and len(model._token_to_id) == len(scores) and len(scores) <= _EXACT_PIECES:
-        return {}, "".join(map(first, model._token_to_id)), None
+    if ordered and len(tables.token_to_id) == len(scores) and len(scores) <= _EXACT_PIECES:
+        return {}, "".join(map(first, tables.token_to_id)), None
     if not prune:
-        bounds = dict.fromkeys(map(first, model._token_to_id), math.inf)
+        bounds = dict.fromkeys(map(first, tables.token_to_id), math.inf)
     elif ordered or runs is not None:
         # The highest score per first char: in a dict built from the lowest score up, the last
         # write wins. Trained vocabularies come sorted by score (highest first): no sort then.
         # Runs in score order the same, the longest in C and the others' chars merged into it.
-        tokens = model._tokens
+        tokens = tables.tokens
         starts = [0] if ordered else runs
         spans = sorted(zip(starts, [*starts[1:], len(scores)]), key=lambda span: span[0] - span[1])
         bounds = {}
@@ -148,8 +150,8 @@ def _char_table(
             bounds = {char: bound if bound > tail else tail for char, bound in bounds.items()}
     else:
         order = sorted(range(len(scores)), key=scores.__getitem__)
-        bounds = dict(zip(map(first, map(model._tokens.__getitem__, order)), map(scores.__getitem__, order)))
-    get = model._token_to_id.get
+        bounds = dict(zip(map(first, map(tables.tokens.__getitem__, order)), map(scores.__getitem__, order)))
+    get = tables.token_to_id.get
     table = {char: (None if (one := get(char)) is None else scores[one], bound) for char, bound in bounds.items()}
     return table, None, tail
 
@@ -182,21 +184,20 @@ def unigram_word_encoder(model: Any) -> Any:
     >>> encode("▁hug"), encode("▁hugxy")
     (((3,), ('▁hug',), (0,), (4,)), ((3, 0), ('▁hug', 'xy'), (0, 4), (4, 6)))
     """
-    if type(model).__name__ != "Unigram" or type(model).__module__ != "tokviz.models.unigram.model":
+    tables = model.word_tables() if hasattr(model, "word_tables") else None
+    if not isinstance(tables, UnigramTables):
         return None
-    from tokviz.models.unigram.model import _ALWAYS_DIRECT, UNK_PENALTY
-
-    get = model._token_to_id.get
-    scores = model._scores
-    unk_id = model._unk_id
-    unk_score = model._min_score - UNK_PENALTY
-    byte_fallback = model._byte_fallback
-    tokens = model._tokens
+    get = tables.token_to_id.get
+    scores = tables.scores
+    unk_id = tables.unk_id
+    unk_score = tables.min_score - UNK_PENALTY
+    byte_fallback = tables.byte_fallback
+    tokens = tables.tokens
     # byte -> the id of its <0xNN> piece (or None), for byte fallback
     byte_piece_ids = [get(f"<0x{byte:02X}>") for byte in range(256)] if byte_fallback else []
-    longest = model._longest_piece()
-    direct = model._direct
-    spend_direct = model._spend_direct
+    longest = tables.longest
+    direct = tables.direct
+    spend_direct = tables.spend_direct
     # Trained vocabularies come in score order (highest first; never with a NaN): their
     # highest and lowest scores are the ends, no pass over the scores for them.
     if len(scores) <= _EXACT_PIECES:
@@ -223,7 +224,7 @@ def unigram_word_encoder(model: Any) -> Any:
     # Skipping starts (see _char_table) leaves some values off the final path below their
     # exact ones: not with unk_id None, where an unknown node's use is an error wherever it is.
     prune = plain and top_score <= 0.0 and unk_score <= 0.0 and unk_id is not None
-    table, firsts, tail = _char_table(model, prune, ordered, runs)
+    table, firsts, tail = _char_table(tables, prune, ordered, runs)
     chars = table.get
     unknown_entry = (None, unk_score if prune else math.inf)  # a char no piece starts with: the unknown node only
     inf = math.inf
@@ -280,7 +281,7 @@ def unigram_word_encoder(model: Any) -> Any:
 
     def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
         size = len(word)
-        if size > _ALWAYS_DIRECT and not direct(size, 0):
+        if size > ALWAYS_DIRECT and not direct(size, 0):
             return None  # the model's prefix walk
         if not plain or (unk_piece is not None and unk_piece in word):
             return general(word)
@@ -344,7 +345,7 @@ def unigram_word_encoder(model: Any) -> Any:
                     piece_id = get(word[cut:])
                     if piece_id is not None:
                         floor = best[cut] + scores[piece_id]
-        if size > _ALWAYS_DIRECT:
+        if size > ALWAYS_DIRECT:
             # The budget pays for the look-ups of the starts some piece begins with (the
             # walk skips the others: a run of unknown chars costs next to nothing).
             spend_direct(longest * sum(map(is_not, map(chars, word), repeat(unknown_entry))))

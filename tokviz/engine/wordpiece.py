@@ -1,9 +1,13 @@
-"""WordPiece words straight to ``(ids, values, starts, ends)`` tuples for the chunk cache of
-:mod:`tokviz.engine.chunks`: :func:`wordpiece_word_encoder`."""
+"""WordPiece and WordLevel words straight to ``(ids, values, starts, ends)`` tuples for the
+engine's word caches (no ``Token`` objects): :func:`wordpiece_word_encoder`,
+:func:`wordlevel_word_encoder`."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from tokviz.models.wordlevel.model import WordLevelTables
+from tokviz.models.wordpiece.model import WordPieceTables
 
 
 def wordpiece_word_encoder(model: Any) -> Any:
@@ -17,11 +21,12 @@ def wordpiece_word_encoder(model: Any) -> Any:
     >>> encode("hugs"), encode("hum")
     (((4, 3), ('hug', '##s'), (0, 3), (3, 4)), ((0,), ('[UNK]',), (0,), (3,)))
     """
-    if type(model).__name__ != "WordPiece" or type(model).__module__ != "tokviz.models.wordpiece.model":
+    tables = model.word_tables() if hasattr(model, "word_tables") else None
+    if not isinstance(tables, WordPieceTables):
         return None
-    get = model._vocab.get
+    get = tables.vocab.get
     prefix = model.continuing_subword_prefix
-    longest = model._longest
+    longest = tables.longest
     max_chars = model.max_input_chars_per_word
     unk_token = model.unk_token
     unk_id = get(unk_token)
@@ -55,5 +60,32 @@ def wordpiece_word_encoder(model: Any) -> Any:
                 return None if unk_id is None else ((unk_id,), (unk_token,), (0,), (length,))
             start = end
         return tuple(ids), tuple(values), tuple(starts), tuple(ends)
+
+    return encode
+
+
+def wordlevel_word_encoder(model: Any) -> Any:
+    """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a
+    WordLevel model (the word, or the unk token over it), or None for anything else; the
+    function returns None where the model raises (no unk token in the vocabulary).
+
+    >>> from tokviz.models import WordLevel
+    >>> encode = wordlevel_word_encoder(WordLevel({"hi": 0, "<unk>": 1}))
+    >>> encode("hi"), encode("you")
+    (((0,), ('hi',), (0,), (2,)), ((1,), ('<unk>',), (0,), (3,)))
+    """
+    tables = model.word_tables() if hasattr(model, "word_tables") else None
+    if not isinstance(tables, WordLevelTables):
+        return None
+    get = tables.vocab.get
+    unk_token = model.unk_token
+    zero = (0,)
+
+    def encode(word: str) -> tuple[tuple[Any, ...], ...] | None:
+        token_id = get(word)
+        if token_id is not None:
+            return (token_id,), (word,), zero, (len(word),)
+        unk_id = get(unk_token)
+        return None if unk_id is None else ((unk_id,), (unk_token,), zero, (len(word),))
 
     return encode

@@ -10,19 +10,22 @@ vocabulary is full. With the HF course's corpus:
 >>> sorted((divmod(code, PAIR_SHIFT), n) for code, n in pair_counts.items())
 [((0, 1), 10), ((1, 2), 15), ((3, 1), 5)]
 
-What lives here: pairs coded as one int (``left * PAIR_SHIFT + right``) and heap keys that
-order by count then pair (HF's order, compared as plain ints); :func:`merge_loop_hf` (HF's
-queue: best count, ties by the smallest pair) and :func:`merge_loop_first_seen`; the growing
-vocabulary (:class:`Symbols`); the options both trainers take and check alike
-(:class:`MergeTrainerOptions`: ``limit_alphabet`` and ``initial_alphabet`` by HF's rules,
-prefixes and suffixes, ``max_token_length``); and the steps' table (:func:`merges_frame`).
-:mod:`tokviz.models.bpe.trainer` and :mod:`tokviz.models.wordpiece.trainer` are built on it.
+What lives here: pairs coded as one int (``left * PAIR_SHIFT + right``); the words and their
+pair counts (:class:`PairCounts`, whose ``merge`` is HF's ``Word::merge`` bookkeeping); the
+queues that say which pair is next -- the score is the queue's: :class:`CountQueue` (HF's
+order: best count, ties by the smallest pair), :class:`FirstSeenQueue` (the course's), and the
+WordPiece likelihood and parity trainers' own scores on :class:`MergeQueue`; the one loop
+(:func:`merge_loop`); the growing vocabulary (:class:`Symbols`); the options both trainers take
+and check alike (:class:`MergeTrainerOptions`: ``limit_alphabet`` and ``initial_alphabet`` by HF's
+rules, prefixes and suffixes, ``max_token_length``); and the steps' table (:func:`merges_frame`).
+:mod:`tokviz.models.bpe.trainer`, :mod:`tokviz.models.wordpiece.trainer` and
+:mod:`tokviz.models.bpe.parity_trainer` are built on it.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, KeysView, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -130,6 +133,15 @@ class Symbols:
             self.token_len.append(length)
         return index
 
+    def add_merged(self, code: int, prefix: str | None) -> int:
+        """The id of the token pair ``code`` makes: its parts' text, the right part without
+        the continuing-subword ``prefix`` (``h`` + ``##u`` -> ``hu``), its length theirs added."""
+        left, right = code >> PAIR_BITS, code & PAIR_MASK
+        part_b = self.id_to_token[right]
+        if prefix and part_b.startswith(prefix):
+            part_b = part_b[len(prefix) :]
+        return self.add(self.id_to_token[left] + part_b, self.token_len[left] + self.token_len[right])
+
 
 def tokenize_words(
     word_counts: Mapping[str, int],
@@ -201,11 +213,15 @@ class AutoIds(dict):
 
 @dataclass(slots=True)
 class MergeRecord:
+    """One merge as the loop made it, in ids: the pair, its count, the new token, the vocab size
+    after it, the runners-up ``(pair_code, score)``, and the score when it is not the count."""
+
     pair_code: int
     count: int
     new_id: int
     vocab_size: int
-    candidates: list[tuple[int, int]]  # (pair_code, count)
+    candidates: list[tuple[int, float]]
+    score: float | None = None
 
 
 def count_pairs(words: list[list[int]], counts: list[int]) -> tuple[dict[int, int], dict[int, set[int]]]:
@@ -231,97 +247,45 @@ def count_pairs(words: list[list[int]], counts: list[int]) -> tuple[dict[int, in
     return pair_counts, where
 
 
-def merge_loop_hf(
-    words: list[list[int]],
-    counts: list[int],
-    symbols: Symbols,
-    vocab_size: int,
-    min_frequency: int,
-    max_token_length: int | None,
-    prefix: str | None,
-    progress: ProgressCallback | None,
-) -> tuple[list[MergeRecord], str]:
-    """HF's BPE merge loop (``BpeTrainer::do_train`` step 5), merge for merge.
+class PairCounts:
+    """The words being trained (lists of symbol ids, with their counts), every adjacent pair's
+    weighted count and the words holding it; :meth:`merge` merges one pair everywhere.
 
-    Mirrors HF's bookkeeping exactly: the winning pair's own count is left alone, a pair
-    whose merged length would reach ``max_token_length`` is not counted when it forms
-    (HF's ``Word::merge``), and a stale heap entry is pushed back with its current count.
+    >>> corpus = PairCounts([[0, 1, 2], [3, 1, 2]], [10, 5], token_len=[1, 1, 1, 1, 2], max_token_length=None)
+    >>> merged, made = corpus.merge(1 * PAIR_SHIFT + 2, 4)   # "u" + "g" -> 4
+    >>> merged, sorted(divmod(code, PAIR_SHIFT) for code in made)   # merged 15 times, (h, ug) and (p, ug) made
+    (15, [(0, 4), (3, 4)])
+    >>> corpus.words, {divmod(code, PAIR_SHIFT): n for code, n in corpus.pair_counts.items() if n > 0}
+    ([[0, 4], [3, 4]], {(1, 2): 15, (0, 4): 10, (3, 4): 5})
     """
-    max_len = max_token_length if max_token_length is not None else 1 << 62
-    if progress is not None:
-        progress("count pairs", 0, 1)
-    pair_counts, where = count_pairs(words, counts)
-    if progress is not None:
-        progress("count pairs", 1, 1)
-    heap = [code - count * PAIR_SPAN for code, count in pair_counts.items() if count > 0]
-    heapq.heapify(heap)
-    heappush, heappop = heapq.heappush, heapq.heappop
-    token_to_id = symbols.token_to_id
-    id_to_token = symbols.id_to_token
-    token_len = symbols.token_len
-    get_count = pair_counts.get
 
-    records: list[MergeRecord] = []
-    start_size = len(token_to_id)
-    total = max(1, vocab_size - start_size)
-    every = progress_every(total)
-    stop_reason = ""
-    while True:
-        if len(token_to_id) >= vocab_size:
-            stop_reason = f"reached the target vocab size of {vocab_size}"
-            break
-        if not heap:
-            stop_reason = (
-                f"no pair left to merge (every word is a single token) at vocab size {len(token_to_id)}, "
-                f"below the target of {vocab_size}"
-            )
-            break
-        key = heappop(heap)
-        code = key % PAIR_SPAN
-        count = -(key // PAIR_SPAN)
-        current = pair_counts[code]
-        if count != current:
-            if current > 0:  # HF re-pushes zeros too; they can only surface when nothing else is left
-                heappush(heap, code - current * PAIR_SPAN)
-            continue
-        if count < min_frequency:
-            stop_reason = (
-                f"the most frequent pair left occurs {count} times, below min_frequency={min_frequency} "
-                f"(vocab size {len(token_to_id)}, target {vocab_size})"
-            )
-            break
+    __slots__ = ("words", "counts", "pair_counts", "where", "token_len", "max_len")
 
-        # The competitors at this moment: the next valid heap entries (pushed back after).
-        candidates: list[tuple[int, int]] = []
-        taken: list[int] = []
-        while len(candidates) < N_CANDIDATES and heap:
-            other = heappop(heap)
-            other_code = other % PAIR_SPAN
-            other_count = -(other // PAIR_SPAN)
-            other_current = pair_counts[other_code]
-            if other_count != other_current:
-                if other_current > 0:
-                    heappush(heap, other_code - other_current * PAIR_SPAN)
-                continue
-            candidates.append((other_code, other_count))
-            taken.append(other)
-        for other in taken:
-            heappush(heap, other)
+    def __init__(self, words: list[list[int]], counts: list[int], token_len: list[int], max_token_length: int | None) -> None:
+        self.words, self.counts, self.token_len = words, counts, token_len
+        self.max_len = max_token_length if max_token_length is not None else 1 << 62
+        self.pair_counts, self.where = count_pairs(words, counts)
 
-        left = code >> PAIR_BITS
-        right = code & PAIR_MASK
-        part_b = id_to_token[right]
-        if prefix and part_b.startswith(prefix):
-            part_b = part_b[len(prefix) :]
-        new_id = symbols.add(id_to_token[left] + part_b, token_len[left] + token_len[right])
+    def merge(self, code: int, new_id: int, lowered: set[int] | None = None) -> tuple[int, KeysView[int]]:
+        """Merge pair ``code`` into ``new_id`` in every word holding it, left to right, and patch
+        the counts as HF's ``Word::merge`` does: the pairs around each merge lose the word's
+        count, the pairs the merge makes gain it -- unless the two pieces together would reach
+        ``max_token_length`` (such a pair is never counted; a pair never counted may go below
+        zero when it is lowered, as in HF). The merged pair's own count is left alone.
+
+        Returns how many times the pair was merged (weighted by the word counts: by how many
+        tokens the corpus got shorter) and the pairs the merge made; ``lowered`` collects the
+        pairs that lost occurrences.
+        """
+        words, counts, pair_counts, where, token_len = self.words, self.counts, self.pair_counts, self.where, self.token_len
+        max_len = self.max_len
+        get_count = pair_counts.get
+        left, right = code >> PAIR_BITS, code & PAIR_MASK
         new_len = token_len[new_id]
-        records.append(MergeRecord(code, count, new_id, len(token_to_id), candidates))
-
-        # Merge the pair in every word that held it, collecting HF's pair-count changes.
-        new_where: dict[int, set[int]] = {}
-        holders = where.pop(code, ())
         new_base = new_id * PAIR_SHIFT
-        for word_index in holders:
+        made: dict[int, set[int]] = {}  # the pairs made -> the words holding them (a small dict: cheaper than `where`)
+        merged = 0
+        for word_index in where.pop(code, ()):
             word = words[word_index]
             if left not in word:
                 continue
@@ -333,48 +297,157 @@ def merge_loop_hf(
                 except ValueError:
                     break
                 if position + 1 < len(word) and word[position + 1] == right:
+                    merged += weight
                     if position > 0:
                         before = word[position - 1]
                         changed = before * PAIR_SHIFT + left
-                        # A pair too long to count was never counted: HF lets it go negative.
                         pair_counts[changed] = get_count(changed, 0) - weight
+                        if lowered is not None:
+                            lowered.add(changed)
                         if token_len[before] + new_len < max_len:
                             changed = before * PAIR_SHIFT + new_id
                             pair_counts[changed] = get_count(changed, 0) + weight
-                            bucket = new_where.get(changed)
-                            if bucket is None:
-                                new_where[changed] = {word_index}
+                            holders = made.get(changed)
+                            if holders is None:
+                                made[changed] = {word_index}
                             else:
-                                bucket.add(word_index)
+                                holders.add(word_index)
                     word[position : position + 2] = (new_id,)
                     if position + 1 < len(word):
                         after = word[position + 1]
                         changed = right * PAIR_SHIFT + after
                         pair_counts[changed] = get_count(changed, 0) - weight
+                        if lowered is not None:
+                            lowered.add(changed)
                         if new_len + token_len[after] < max_len:
                             changed = new_base + after
                             pair_counts[changed] = get_count(changed, 0) + weight
-                            bucket = new_where.get(changed)
-                            if bucket is None:
-                                new_where[changed] = {word_index}
+                            holders = made.get(changed)
+                            if holders is None:
+                                made[changed] = {word_index}
                             else:
-                                bucket.add(word_index)
+                                holders.add(word_index)
                 position += 1
-
-        for changed, bucket in new_where.items():
-            changed_count = pair_counts[changed]
-            if changed_count > 0:
-                heappush(heap, changed - changed_count * PAIR_SPAN)
+        for changed, holders in made.items():
             known = where.get(changed)
             if known is None:
-                where[changed] = bucket
+                where[changed] = holders
             else:
-                known |= bucket
-        if progress is not None and len(records) % every == 0:
-            progress("merges", min(len(token_to_id) - start_size, total), total)
-    if progress is not None:
-        progress("merges", total, total)
-    return records, stop_reason
+                known |= holders
+        return merged, made.keys()
+
+
+class MergeQueue:
+    """Which pair the engine merges next: the score is the queue's. A queue keeps heap entries
+    that may go stale as counts move; :meth:`_pop_valid` re-scores a popped entry and pushes it
+    back when it changed, so the first entry still true is the best pair (every live pair has an
+    entry at least as good as its true one: a merge only lowers the pairs it does not make, and
+    the ones it makes are pushed by :meth:`merged`).
+
+    Subclasses give ``_pop_valid``, ``_describe`` (an entry -> ``(pair, count, score)``) and
+    ``merged``; :class:`CountQueue` (HF's order), :class:`FirstSeenQueue` (the course's),
+    WordPiece's likelihood queue and the parity trainer's use this one loop and this one merge.
+    """
+
+    #: Why the loop stopped when no entry is left.
+    EMPTY = "no pair left to merge (every word is a single token)"
+    #: The queue wants the pairs a merge lowered (see :meth:`PairCounts.merge`).
+    wants_lowered = False
+
+    heap: list[Any]
+
+    def _pop_valid(self) -> Any:
+        raise NotImplementedError
+
+    def _describe(self, entry: Any) -> tuple[int, int, float]:
+        raise NotImplementedError
+
+    def merged(self, code: int, new_id: int, created: Iterable[int], lowered: set[int] | None, merged: int) -> None:
+        raise NotImplementedError
+
+    def pop(self) -> tuple[int, int, float] | None:
+        """The best pair now, as ``(pair code, count, score)``; None when no pair is left."""
+        entry = self._pop_valid()
+        return None if entry is None else self._describe(entry)
+
+    def runners_up(self, code: int, how_many: int) -> list[tuple[int, float]]:
+        """The next ``how_many`` best pairs after ``code``, as ``(pair code, score)`` (left in the queue)."""
+        taken: list[Any] = []
+        found: list[tuple[int, float]] = []
+        seen = {code}
+        while len(found) < how_many:
+            entry = self._pop_valid()
+            if entry is None:
+                break
+            other, _, score = self._describe(entry)
+            if other not in seen:  # a pair may have two entries (pushed again while one was left)
+                seen.add(other)
+                taken.append(entry)
+                found.append((other, score))
+        for entry in taken:
+            heapq.heappush(self.heap, entry)
+        return found
+
+
+class CountQueue(MergeQueue):
+    """HF's ``BpeTrainer`` order: the highest count, ties to the smallest ``(left id, right id)``.
+
+    Entries are plain ints (``pair_code - count * PAIR_SPAN``: the smallest is the best), the
+    fastest a heap compares; a popped entry whose count moved is pushed back with its count now.
+    """
+
+    __slots__ = ("pair_counts", "heap")
+
+    def __init__(self, pair_counts: dict[int, int]) -> None:
+        self.pair_counts = pair_counts
+        self.heap = [code - count * PAIR_SPAN for code, count in pair_counts.items() if count > 0]
+        heapq.heapify(self.heap)
+
+    def _pop_valid(self) -> int | None:
+        heap, pair_counts = self.heap, self.pair_counts
+        heappush, heappop = heapq.heappush, heapq.heappop
+        while heap:
+            key = heappop(heap)
+            code = key % PAIR_SPAN
+            current = pair_counts[code]
+            if current == -(key // PAIR_SPAN):
+                return key
+            if current > 0:  # HF re-pushes zeros too; they can only surface when nothing else is left
+                heappush(heap, code - current * PAIR_SPAN)
+        return None
+
+    def _describe(self, entry: int) -> tuple[int, int, float]:
+        count = -(entry // PAIR_SPAN)
+        return entry % PAIR_SPAN, count, count
+
+    def runners_up(self, code: int, how_many: int) -> list[tuple[int, float]]:
+        """As :meth:`MergeQueue.runners_up`, inlined on int entries (it runs at every merge)."""
+        heap, pair_counts = self.heap, self.pair_counts
+        heappush, heappop = heapq.heappush, heapq.heappop
+        taken: list[int] = []
+        found: list[tuple[int, float]] = []
+        while len(taken) < how_many and heap:
+            key = heappop(heap)
+            other = key % PAIR_SPAN
+            current = pair_counts[other]
+            if current == -(key // PAIR_SPAN):
+                taken.append(key)
+                found.append((other, current))
+            elif current > 0:
+                heappush(heap, other - current * PAIR_SPAN)
+        for key in taken:
+            heappush(heap, key)
+        return found
+
+    def push(self, codes: Iterable[int]) -> None:
+        heap, pair_counts = self.heap, self.pair_counts
+        for changed in codes:
+            count = pair_counts.get(changed, 0)
+            if count > 0:
+                heapq.heappush(heap, changed - count * PAIR_SPAN)
+
+    def merged(self, code: int, new_id: int, created: Iterable[int], lowered: set[int] | None, merged: int) -> None:
+        self.push(created)
 
 
 def first_occurrence(
@@ -400,7 +473,56 @@ def first_occurrence(
     return None
 
 
-def merge_loop_first_seen(
+class FirstSeenQueue(MergeQueue):
+    """The HF course's order: the highest count, ties to the pair met first scanning the words
+    in first-seen order, left to right (the course recounts every pair each step; here the
+    counts are patched). Entries: ``(-count, first word index, offset in it, pair code)``."""
+
+    __slots__ = ("corpus", "heap")
+
+    def __init__(self, corpus: PairCounts) -> None:
+        self.corpus = corpus
+        self.heap = [item for item in map(self._entry, corpus.pair_counts) if item is not None]
+        heapq.heapify(self.heap)
+
+    def _entry(self, code: int) -> tuple[int, int, int, int] | None:
+        corpus = self.corpus
+        count = corpus.pair_counts.get(code, 0)
+        if count <= 0:
+            return None
+        first = first_occurrence(code, corpus.where, corpus.words, corpus.token_len)
+        return None if first is None else (-count, first[0], first[1], code)
+
+    def _pop_valid(self) -> tuple[int, int, int, int] | None:
+        heap = self.heap
+        while heap:
+            item = heapq.heappop(heap)
+            fresh = self._entry(item[3])
+            if fresh == item:
+                return item
+            if fresh is not None:
+                heapq.heappush(heap, fresh)
+        return None
+
+    def _describe(self, entry: tuple[int, int, int, int]) -> tuple[int, int, float]:
+        return entry[3], -entry[0], -entry[0]
+
+    def merged(self, code: int, new_id: int, created: Iterable[int], lowered: set[int] | None, merged: int) -> None:
+        self.corpus.pair_counts.pop(code, None)
+        for changed in created:
+            fresh = self._entry(changed)
+            if fresh is not None:
+                heapq.heappush(self.heap, fresh)
+
+
+def count_queue(tie_break: str) -> Callable[[PairCounts], MergeQueue]:
+    """The queue of merges scored by count (BPE, HF's WordPiece), ties broken by ``tie_break``."""
+    if tie_break == "first_seen":
+        return FirstSeenQueue
+    return lambda corpus: CountQueue(corpus.pair_counts)
+
+
+def merge_loop(
     words: list[list[int]],
     counts: list[int],
     symbols: Symbols,
@@ -409,40 +531,23 @@ def merge_loop_first_seen(
     max_token_length: int | None,
     prefix: str | None,
     progress: ProgressCallback | None,
+    queue: Callable[[PairCounts], MergeQueue],
 ) -> tuple[list[MergeRecord], str]:
-    """The HF course's loop: highest count, ties to the pair met first scanning the words
-    in first-seen order, left to right. Incremental like :func:`merge_loop_hf`, with exact
-    counts (the course recounts every pair each step); the heap key is
-    ``(-count, first word index, position in it in initial symbols, pair)``.
+    """The merge engine: merge the queue's best pair until ``vocab_size`` (HF's
+    ``BpeTrainer::do_train`` step 5, merge for merge, with ``CountQueue``).
+
+    ``queue`` makes the queue from the counted words: it holds the score (the count for BPE
+    and HF's WordPiece, the likelihood for the course's WordPiece) and the tie-break. A merged
+    pair's token is its parts' text, without ``prefix`` on the right part.
     """
-    max_len = max_token_length if max_token_length is not None else 1 << 62
-    pair_counts, where = count_pairs(words, counts)
+    if progress is not None:
+        progress("count pairs", 0, 1)
+    corpus = PairCounts(words, counts, symbols.token_len, max_token_length)
+    if progress is not None:
+        progress("count pairs", 1, 1)
+    pairs = queue(corpus)
+    lowered: set[int] | None = set() if pairs.wants_lowered else None
     token_to_id = symbols.token_to_id
-    id_to_token = symbols.id_to_token
-    token_len = symbols.token_len
-
-    def entry(code: int) -> tuple[int, int, int, int] | None:
-        count = pair_counts.get(code, 0)
-        if count <= 0:
-            return None
-        first = first_occurrence(code, where, words, token_len)
-        if first is None:
-            return None
-        return (-count, first[0], first[1], code)
-
-    heap = [item for item in (entry(code) for code in pair_counts) if item is not None]
-    heapq.heapify(heap)
-
-    def pop_valid() -> tuple[int, int, int, int] | None:
-        while heap:
-            item = heapq.heappop(heap)
-            fresh = entry(item[3])
-            if fresh == item:
-                return item
-            if fresh is not None:
-                heapq.heappush(heap, fresh)
-        return None
-
     records: list[MergeRecord] = []
     start_size = len(token_to_id)
     total = max(1, vocab_size - start_size)
@@ -451,94 +556,29 @@ def merge_loop_first_seen(
         if len(token_to_id) >= vocab_size:
             stop_reason = f"reached the target vocab size of {vocab_size}"
             break
-        best = pop_valid()
+        best = pairs.pop()
         if best is None:
-            stop_reason = (
-                f"no pair left to merge (every word is a single token) at vocab size {len(token_to_id)}, "
-                f"below the target of {vocab_size}"
-            )
+            stop_reason = f"{pairs.EMPTY} at vocab size {len(token_to_id)}, below the target of {vocab_size}"
             break
-        count, code = -best[0], best[3]
+        code, count, score = best
         if count < min_frequency:
             stop_reason = (
                 f"the most frequent pair left occurs {count} times, below min_frequency={min_frequency} "
                 f"(vocab size {len(token_to_id)}, target {vocab_size})"
             )
             break
-        taken = []
-        while len(taken) < N_CANDIDATES:
-            other = pop_valid()
-            if other is None:
-                break
-            taken.append(other)
-        for other in taken:
-            heapq.heappush(heap, other)
-        candidates = [(other[3], -other[0]) for other in taken]
-
-        left, right = code >> PAIR_BITS, code & PAIR_MASK
-        part_b = id_to_token[right]
-        if prefix and part_b.startswith(prefix):
-            part_b = part_b[len(prefix) :]
-        new_id = symbols.add(id_to_token[left] + part_b, token_len[left] + token_len[right])
-        records.append(MergeRecord(code, count, new_id, len(token_to_id), candidates))
-
-        # Net count change per pair over the merged words: a pair whose count did not move
-        # kept all its occurrences, so its heap entry (and first occurrence) still holds.
-        delta: dict[int, int] = {}
-        for word_index in where.pop(code, ()):
-            word = words[word_index]
-            weight = counts[word_index]
-            merged = merge_word(word, left, right, new_id)
-            if merged is None:
-                continue
-            for a, b in zip(word, word[1:]):
-                changed = a * PAIR_SHIFT + b
-                delta[changed] = delta.get(changed, 0) - weight
-            words[word_index] = merged
-            for a, b in zip(merged, merged[1:]):
-                if a != new_id and b != new_id:
-                    changed = a * PAIR_SHIFT + b
-                    delta[changed] = delta.get(changed, 0) + weight
-                    continue
-                if token_len[a] + token_len[b] >= max_len:
-                    continue  # as HF: a pair too long to become a token is never counted
-                changed = a * PAIR_SHIFT + b
-                delta[changed] = delta.get(changed, 0) + weight
-                where.setdefault(changed, set()).add(word_index)
-        touched = [changed for changed, change in delta.items() if change]
-        for changed in touched:
-            pair_counts[changed] = pair_counts.get(changed, 0) + delta[changed]
-        pair_counts.pop(code, None)
-        for changed in touched:
-            fresh = entry(changed)
-            if fresh is not None:
-                heapq.heappush(heap, fresh)
+        candidates = pairs.runners_up(code, N_CANDIDATES)
+        new_id = symbols.add_merged(code, prefix)
+        records.append(MergeRecord(code, count, new_id, len(token_to_id), candidates, None if score == count else score))
+        if lowered is not None:
+            lowered.clear()
+        merged, created = corpus.merge(code, new_id, lowered)
+        pairs.merged(code, new_id, created, lowered, merged)
         if progress is not None and len(records) % every == 0:
             progress("merges", min(len(token_to_id) - start_size, total), total)
     if progress is not None:
         progress("merges", total, total)
     return records, stop_reason
-
-
-def merge_word(word: list[int], left: int, right: int, new_id: int) -> list[int] | None:
-    """``[1, 2, 3, 1, 2]`` merging (1, 2) -> 9 gives ``[9, 3, 9]``; None when absent.
-
-    >>> merge_word([1, 2, 3, 1, 2], 1, 2, 9)
-    [9, 3, 9]
-    """
-    merged: list[int] = []
-    position = 0
-    length = len(word)
-    found = False
-    while position < length:
-        if position + 1 < length and word[position] == left and word[position + 1] == right:
-            merged.append(new_id)
-            position += 2
-            found = True
-        else:
-            merged.append(word[position])
-            position += 1
-    return merged if found else None
 
 
 def records_to_steps(records: Sequence[Any], id_to_token: list[str]) -> tuple[MergeStep, ...]:
@@ -570,7 +610,7 @@ def records_to_steps(records: Sequence[Any], id_to_token: list[str]) -> tuple[Me
     steps = []
     for rank, record in enumerate(records):
         left, right = pair_strings(record.pair_code)
-        score = getattr(record, "score", None)
+        score = record.score
         steps.append(
             MergeStep(
                 rank=rank,

@@ -31,7 +31,7 @@ sentencepiece's BPE trainer the two agree on almost every word, not all (see the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from tokviz import decoders, normalizers, pre_tokenizers
 from tokviz.added_vocabulary import AddedToken
@@ -42,7 +42,7 @@ from tokviz.patterns import Regex
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
 from tokviz.sentencepiece.normalizer import charsmap_for_rule
 
-__all__ = ["tokenizer_from_proto", "proto_from_tokenizer", "model_from_proto", "bpe_merges", "from_model_bytes", "to_model_bytes"]
+__all__ = ["tokenizer_from_proto", "assemble_tokenizer", "normalizer_from_spec", "proto_from_tokenizer", "model_from_proto", "bpe_merges", "from_model_bytes", "to_model_bytes"]
 
 _SPACE = "\u2581"
 
@@ -115,7 +115,8 @@ def normalizer_from_spec(spec: NormalizerSpec) -> Any:
     if charsmap:
         steps.append(normalizers.Precompiled(charsmap))
     if spec.remove_extra_whitespaces:
-        steps += [normalizers.Replace(Regex("^ +| +$"), ""), normalizers.Replace(Regex(" {2,}"), " ")]
+        # (\A and \z: the text's ends; ^ and $ are line anchors and would strip spaces after a newline)
+        steps += [normalizers.Replace(Regex(r"\A +| +\z"), ""), normalizers.Replace(Regex(" {2,}"), " ")]
     if spec.escape_whitespaces:
         steps.append(normalizers.Replace(" ", _SPACE))
     if spec.add_dummy_prefix:
@@ -147,30 +148,47 @@ def tokenizer_from_proto(proto: ModelProto, *, add_bos: bool = False) -> Any:
     is sentencepiece's ``encode`` (what the app shows for the models it trains).
     """
     from tokviz.processors import TemplateProcessing
-    from tokviz.tokenizer import Tokenizer
 
-    nspec, spec = proto.normalizer_spec, proto.trainer_spec
-    tokenizer = Tokenizer(model_from_proto(proto))
-    tokenizer.normalizer = normalizer_from_spec(nspec)
-    if _words_start_at_spaces(proto):
-        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement=_SPACE, prepend_scheme="never", split=True)
-    byte_fallback = bool(spec.byte_fallback) or any(p.type == PieceType.BYTE for p in proto.pieces)
-    parts: list[Any] = [decoders.Replace(_SPACE, " ")] if nspec.escape_whitespaces else []
-    if byte_fallback:
-        parts.append(decoders.ByteFallback())
-    parts.append(decoders.Fuse())
-    if nspec.add_dummy_prefix and not spec.treat_whitespace_as_suffix:
-        parts.append(decoders.Strip(" ", 1, 0))
-    tokenizer.decoder = decoders.Sequence(parts)
-    added = [AddedToken(p.piece, normalized=False, special=p.type == PieceType.CONTROL)
-             for p in proto.pieces if p.type in (PieceType.CONTROL, PieceType.USER_DEFINED)]
-    if added:
-        tokenizer.add_tokens(added)
+    spec = proto.trainer_spec
+    tokenizer = assemble_tokenizer(
+        model_from_proto(proto), proto.normalizer_spec,
+        byte_fallback=bool(spec.byte_fallback) or any(p.type == PieceType.BYTE for p in proto.pieces),
+        controls=[p.piece for p in proto.pieces if p.type == PieceType.CONTROL],
+        user_defined=[p.piece for p in proto.pieces if p.type == PieceType.USER_DEFINED],
+        split_at_spaces=_words_start_at_spaces(proto), treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix)
     bos = _control_id(proto, spec.bos_piece) if add_bos else None
     if bos is not None:
         piece = proto.pieces[bos].piece
         tokenizer.post_processor = TemplateProcessing(single=f"{piece}:0 $A:0", pair=f"{piece}:0 $A:0 {piece}:1 $B:1",
                                                       special_tokens=[(piece, bos)])
+    return tokenizer
+
+
+def assemble_tokenizer(model: Any, normalizer_spec: NormalizerSpec, *, byte_fallback: bool, controls: Sequence[str] = (),
+                       user_defined: Sequence[str] = (), split_at_spaces: bool = False,
+                       treat_whitespace_as_suffix: bool = False) -> Any:
+    """The ``Tokenizer`` around a SentencePiece model's segmenter (tokviz ``Unigram`` or ``BPE``):
+    :func:`normalizer_from_spec`, ``Metaspace(split=True)`` when ``split_at_spaces`` (see
+    :func:`_words_start_at_spaces`), the decoder, ``controls`` as special added tokens and
+    ``user_defined`` as added tokens. :func:`tokenizer_from_proto` and the app's SentencePiece
+    pipelines (``pipeline_config.sentencepiece_tokenizer``) both build through it."""
+    from tokviz.tokenizer import Tokenizer
+
+    tokenizer = Tokenizer(model)
+    tokenizer.normalizer = normalizer_from_spec(normalizer_spec)
+    if split_at_spaces:
+        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement=_SPACE, prepend_scheme="never", split=True)
+    parts: list[Any] = [decoders.Replace(_SPACE, " ")] if normalizer_spec.escape_whitespaces else []
+    if byte_fallback:
+        parts.append(decoders.ByteFallback())
+    parts.append(decoders.Fuse())
+    if normalizer_spec.add_dummy_prefix and not treat_whitespace_as_suffix:
+        parts.append(decoders.Strip(" ", 1, 0))
+    tokenizer.decoder = decoders.Sequence(parts)
+    added = [AddedToken(piece, normalized=False, special=True) for piece in controls]
+    added += [AddedToken(piece, normalized=False, special=False) for piece in user_defined]
+    if added:
+        tokenizer.add_tokens(added)
     return tokenizer
 
 

@@ -28,7 +28,7 @@ import re
 import struct
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from tokviz.errors import SerializationError
 
@@ -160,7 +160,7 @@ class _RuleIndex:
     character (but the one before it, when that is a tail) is copied unchanged.
     """
 
-    __slots__ = ("trie", "rules", "first", "used", "singles", "tails", "loaded")
+    __slots__ = ("trie", "rules", "first", "used", "singles", "tails", "loaded", "_ascii")
 
     def __init__(self, charsmap: bytes) -> None:
         self.trie = _Trie(charsmap) if charsmap else None
@@ -170,6 +170,21 @@ class _RuleIndex:
         self.singles: set[str] = set()
         self.tails: dict[str, frozenset[str]] = {}
         self.loaded: set[str] = set()
+        self._ascii: tuple[Any, dict[int, str]] | None | bool = False  # (not made yet)
+
+    def ascii(self) -> tuple[Any, dict[int, str]] | None:
+        """For an all-ASCII text: ``(pattern of the ASCII characters a rule maps, translate table)``
+        when every rule an ASCII text can meet is one character long (the shipped rules: control
+        characters, and upper case for the ``_cf`` ones), else None. ``pattern`` is None when no
+        ASCII character has a rule."""
+        if self._ascii is False:
+            self.load(map(chr, range(128)))
+            keys = [key for key in self.rules if key.isascii()]
+            if any(len(key) > 1 for key in keys):
+                self._ascii = None
+            else:
+                self._ascii = (_hot_pattern(frozenset(keys)) if keys else None, {ord(key): self.rules[key] for key in keys})
+        return self._ascii  # type: ignore[return-value]
 
     def load(self, chars: Iterable[str]) -> None:
         missing = set(chars) - self.loaded
@@ -272,6 +287,11 @@ class SentencePieceNormalizer:
         ``chars``: the characters of ``text`` when the caller has them already."""
         if self._index.trie is None or not text:
             return text
+        if text.isascii():  # (most lines: one C scan for a control character, usually none)
+            fast = self._index.ascii()
+            if fast is not None:
+                pattern, table = fast
+                return text if pattern is None or pattern.search(text) is None else text.translate(table)
         present, tails = self._index.hot(set(text) if chars is None else chars)
         if not present:
             return text

@@ -487,6 +487,13 @@ class SentencePieceProcessor:
                emit_unk_piece: bool | None = None, enable_sampling: bool | None = None, nbest_size: int | None = None,
                alpha: float | None = None, num_threads: int | None = None, thread_pool: ThreadPool | None = None,
                return_type: Any = None, out_type: Any = None, return_bytes: bool | None = None) -> Any:
+        if (type(input) is str and add_bos is None and add_eos is None and reverse is None and emit_unk_piece is None
+                and enable_sampling is None and num_threads is None and thread_pool is None and return_bytes is None
+                and self._plain()):
+            # (the common call: one text, ids or pieces, no option; nbest_size and alpha only matter when sampling)
+            kind = _return_kind(return_type, out_type, self._defaults["return_type"])
+            if kind == "int" or kind == "str":
+                return self.model.encode_as(input, kind == "int")
         options = self._options(add_bos=add_bos, add_eos=add_eos, reverse=reverse, emit_unk_piece=emit_unk_piece,
                                 enable_sampling=enable_sampling, nbest_size=nbest_size, alpha=alpha)
         kind = _return_kind(return_type, out_type, options["return_type"])
@@ -502,10 +509,20 @@ class SentencePieceProcessor:
         options.pop("return_type", None)
         return self.Encode(input, return_type=kind, **options)
 
+    def _plain(self) -> bool:
+        """No default option changes what a plain encode gives (the processor's fast path)."""
+        defaults = self._defaults
+        return not (defaults["add_bos"] or defaults["add_eos"] or defaults["reverse"] or defaults["emit_unk_piece"]
+                    or defaults["enable_sampling"])
+
     def EncodeAsPieces(self, input: Any, **options: Any) -> Any:
+        if not options and type(input) is str and self._plain():
+            return self.model.encode_as(input, False)
         return self._encode_as(str, input, **options)
 
     def EncodeAsIds(self, input: Any, **options: Any) -> Any:
+        if not options and type(input) is str and self._plain():
+            return self.model.encode_as(input, True)
         return self._encode_as(int, input, **options)
 
     def EncodeAsProto(self, input: Any, **options: Any) -> Any:

@@ -64,6 +64,39 @@ def test_lattice_set_agrees_with_the_python_lattice():
         assert pieces == model.encode(word)
 
 
+def test_seed_budget_keeps_the_best_scores_then_the_larger_string():
+    # "bc" (3 occurrences * 2) and "abc" (2 * 3) tie at 6 ("ab" is always followed by "c"): HF's reverse
+    # sort of (score, string) puts the larger string "bc" first, so a budget of one substring keeps it.
+    six_chars = 6
+    seeds = _em.find_seeds(["abcx", "abcy", "bcz"], np.array([1, 1, 1]), 16, six_chars + 2)
+    assert seeds.pieces[-2:] == ["bc", "abc"] and seeds.counts[-2:].tolist() == [6.0, 6.0]
+    seeds = _em.find_seeds(["abcx", "abcy", "bcz"], np.array([1, 1, 1]), 16, six_chars + 1)
+    assert seeds.pieces[-1] == "bc" and "abc" not in seeds.pieces
+
+
+def test_seed_nodes_of_a_range_of_positions():
+    seeds = _em.find_seeds(["abx", "aby"], np.array([1, 1]), 16, 1_000_000)  # flat "abx\0aby\0"
+    start, end, seed, single = seeds.nodes(4, 8)  # the second word
+    assert sorted(zip(start.tolist(), end.tolist(), [seeds.pieces[i] for i in seed])) == [
+        (4, 5, "a"), (4, 6, "ab"), (5, 6, "b"), (6, 7, "y")]
+    assert sorted(single.tolist()) == [False, True, True, True]
+
+
+def test_em_in_chunks_trains_the_model_of_one_lattice_set(read_shared_corpus, monkeypatch):
+    """The corpus cut into many lattice chunks (as a large corpus is) gives the same pieces and EM record;
+    scores agree to rounding (the expected counts are summed chunk by chunk)."""
+    from tokviz.models.unigram import trainer as trainer_module
+
+    words = count_words(read_shared_corpus("tinyshakespeare.txt")[:60_000].splitlines(), pre_tokenizer=pre_tokenizers.Metaspace())
+    whole = UnigramTrainer(vocab_size=800, unk_token="<unk>").train_from_word_counts(words)
+    monkeypatch.setattr(trainer_module, "CHUNK_CHARACTERS", 500)
+    chunked = UnigramTrainer(vocab_size=800, unk_token="<unk>").train_from_word_counts(words)
+    assert dict(chunked.model.vocab) == pytest.approx(dict(whole.model.vocab), abs=1e-9)
+    assert [(s.vocab_size, s.num_tokens) for s in chunked.em_steps] == [(s.vocab_size, s.num_tokens) for s in whole.em_steps]
+    assert [s.objective for s in chunked.em_steps] == pytest.approx([s.objective for s in whole.em_steps], rel=1e-12)
+    assert [r.removed for r in chunked.prune_rounds] == [r.removed for r in whole.prune_rounds]
+
+
 # -- the HF course (chapter 6, section 7) ---------------------------------------------------
 
 

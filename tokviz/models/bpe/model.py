@@ -47,7 +47,8 @@ import heapq
 import json
 import os
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import repeat
 from operator import add, lshift, or_
 from typing import Any, ClassVar
@@ -73,8 +74,8 @@ CACHE_MAX_WORD_LENGTH = 256
 # A merge is packed into one int, ``rank << 32 | new_id``: comparing packed values
 # compares ranks (each pair has one rank), and one dict lookup gives both.
 _ID_BITS = 32
-_ID_MASK = (1 << _ID_BITS) - 1
-_NO_MERGE = 1 << 62  # larger than any packed merge
+ID_MASK = (1 << _ID_BITS) - 1
+NO_MERGE = 1 << 62  # larger than any packed merge
 #: Words with more symbols than this merge through the heap (:func:`merge_all`, O(n log n))
 #: instead of the rescanning list (O(n) per merge). Measured crossover in CPython: the list is
 #: ~2x faster on 8-24 symbols, the heap ~2x faster from 64 (a 100-char Chinese line without a
@@ -158,7 +159,7 @@ def build_merge_map(
         left_ids = list(map(get, lefts))
         right_ids = list(map(get, rights))
         new_ids = tuple(map(get, map(add, lefts, rights)))  # (a tuple: the collector untracks it)
-        if None not in left_ids and None not in right_ids and None not in new_ids and max(new_ids) <= _ID_MASK:
+        if None not in left_ids and None not in right_ids and None not in new_ids and max(new_ids) <= ID_MASK:
             packed = map(or_, map(lshift, range(len(new_ids)), repeat(_ID_BITS)), new_ids)
             merge_map = dict(zip(zip(left_ids, right_ids), packed))
             return merge_map, new_ids if len(merge_map) == len(new_ids) else None
@@ -192,7 +193,7 @@ def build_merge_map(
             raise VocabularyError(
                 f"Merge number {rank + 1} ({left!r}, {right!r}) makes {merged!r}, which is not in the vocabulary."
             )
-        if new_id > _ID_MASK:
+        if new_id > ID_MASK:
             raise VocabularyError(f"The id of {merged!r} ({new_id}) is too large (ids must be below 2**32).")
         merge_map[(left_id, right_id)] = rank << _ID_BITS | new_id
     return merge_map, None
@@ -214,22 +215,22 @@ def apply_merges(ids: list[int], lengths: list[int], merge_map: Mapping[tuple[in
     get = merge_map.get
     # pair_merges[i] is the packed merge of (ids[i], ids[i + 1]); after a merge only the
     # two pairs touching the new token change, so we patch them instead of rescanning.
-    pair_merges = [get(pair, _NO_MERGE) for pair in zip(ids, ids[1:])]
+    pair_merges = [get(pair, NO_MERGE) for pair in zip(ids, ids[1:])]
     while pair_merges:
         best = min(pair_merges)
-        if best == _NO_MERGE:
+        if best == NO_MERGE:
             return
         i = pair_merges.index(best)  # leftmost occurrence of the best pair
-        new_id = best & _ID_MASK
+        new_id = best & ID_MASK
         ids[i] = new_id
         del ids[i + 1]
         lengths[i] += lengths[i + 1]
         del lengths[i + 1]
         del pair_merges[i]
         if i > 0:
-            pair_merges[i - 1] = get((ids[i - 1], new_id), _NO_MERGE)
+            pair_merges[i - 1] = get((ids[i - 1], new_id), NO_MERGE)
         if i < len(pair_merges):
-            pair_merges[i] = get((new_id, ids[i + 1]), _NO_MERGE)
+            pair_merges[i] = get((new_id, ids[i + 1]), NO_MERGE)
 
 
 def merge_ids(ids: list[int], merge_map: Mapping[tuple[int, int], int]) -> None:
@@ -242,20 +243,20 @@ def merge_ids(ids: list[int], merge_map: Mapping[tuple[int, int], int]) -> None:
         merge_all(ids, None, merge_map)
         return
     get = merge_map.get
-    pair_merges = [get(pair, _NO_MERGE) for pair in zip(ids, ids[1:])]
+    pair_merges = [get(pair, NO_MERGE) for pair in zip(ids, ids[1:])]
     while pair_merges:
         best = min(pair_merges)
-        if best == _NO_MERGE:
+        if best == NO_MERGE:
             return
         i = pair_merges.index(best)
-        new_id = best & _ID_MASK
+        new_id = best & ID_MASK
         ids[i] = new_id
         del ids[i + 1]
         del pair_merges[i]
         if i:
-            pair_merges[i - 1] = get((ids[i - 1], new_id), _NO_MERGE)
+            pair_merges[i - 1] = get((ids[i - 1], new_id), NO_MERGE)
         if i < len(pair_merges):
-            pair_merges[i] = get((new_id, ids[i + 1]), _NO_MERGE)
+            pair_merges[i] = get((new_id, ids[i + 1]), NO_MERGE)
 
 
 def merge_all(ids: list[int], lengths: list[int] | None, merge_map: Mapping[tuple[int, int], int]) -> None:
@@ -290,7 +291,7 @@ def merge_all(ids: list[int], lengths: list[int] | None, merge_map: Mapping[tupl
         packed = key >> _POSITION_BITS
         if get((left, ids[j])) != packed:
             continue  # stale: this pair changed since the candidate was pushed
-        new_id = packed & _ID_MASK
+        new_id = packed & ID_MASK
         ids[i] = new_id
         ids[j] = -1
         if lengths is not None:
@@ -335,7 +336,7 @@ def apply_merges_with_dropout(
     next_of = list(range(1, count)) + [-1]
     prev_of = list(range(-1, count - 1))
     heap = [
-        (packed >> _ID_BITS, i, packed & _ID_MASK)
+        (packed >> _ID_BITS, i, packed & ID_MASK)
         for i, pair in enumerate(zip(ids, ids[1:]))
         if (packed := get(pair)) is not None
     ]
@@ -354,7 +355,7 @@ def apply_merges_with_dropout(
         if lengths[position] == 0 or right == -1:
             continue  # merged away, or the last symbol
         packed = get((ids[position], ids[right]))
-        if packed is None or packed & _ID_MASK != new_id:
+        if packed is None or packed & ID_MASK != new_id:
             continue  # stale: this pair changed since the candidate was queued
         ids[position] = new_id
         lengths[position] += lengths[right]
@@ -365,12 +366,26 @@ def apply_merges_with_dropout(
             prev_of[after] = position
         before = prev_of[position]
         if before >= 0 and (packed := get((ids[before], new_id))) is not None:
-            heapq.heappush(heap, (packed >> _ID_BITS, before, packed & _ID_MASK))
+            heapq.heappush(heap, (packed >> _ID_BITS, before, packed & ID_MASK))
         if after != -1 and (packed := get((new_id, ids[after]))) is not None:
-            heapq.heappush(heap, (packed >> _ID_BITS, position, packed & _ID_MASK))
+            heapq.heappush(heap, (packed >> _ID_BITS, position, packed & ID_MASK))
     kept = [i for i, length in enumerate(lengths) if length]
     ids[:] = [ids[i] for i in kept]
     lengths[:] = [lengths[i] for i in kept]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BpeTables:
+    """A BPE model's tables for the engine (the model's own, shared, read only): token -> id,
+    id -> token, the merge map and its new ids (see :func:`build_merge_map`), whether no two
+    tokens share an id, and the model's merging of one word into Tokens."""
+
+    vocab: dict[str, int]
+    vocab_r: dict[int, str]
+    merge_map: dict[tuple[int, int], int]
+    merge_new_ids: tuple[int, ...] | None
+    plain: bool
+    merge_word: Callable[[str], Any]
 
 
 class BPE(FrozenModel):
@@ -486,6 +501,13 @@ class BPE(FrozenModel):
             byte_fallback=bool(byte_fallback),
             ignore_merges=bool(ignore_merges),
         )
+
+    def word_tables(self) -> BpeTables | None:
+        """What the engine's word encoder reads (see :meth:`FrozenModel.word_tables`); None
+        while dropout is on (each call draws anew)."""
+        if self.dropout:
+            return None
+        return BpeTables(self._vocab, self._vocab_r, self._merge_map, self._merge_new_ids, self._plain, self._merge_word)
 
     # -- encoding ---------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from typing import Any, Iterable
 
 from tokviz import _mutation
 from tokviz.errors import EmptyCorpusError, TokvizError
+from tokviz.models.merges import PAIR_BITS, PAIR_MASK, CountQueue, MergeQueue, PairCounts, Symbols
 from tokviz.models.trainer import (
     OptionTypeError,
     check_bool,
@@ -228,18 +229,7 @@ class ParityBpeTrainer:
         prefix, suffix = self.continuing_subword_prefix, self.end_of_word_suffix
 
         # Vocabulary: special tokens, the alphabet (over train and dev) by code point.
-        ids: dict[str, int] = {}
-        names: list[str] = []
-
-        def intern(text: str) -> int:
-            found = ids.get(text)
-            if found is None:
-                found = ids[text] = len(names)
-                names.append(text)
-            return found
-
-        for token in self._special_tokens:
-            intern(token.content)
+        symbols = Symbols.start(token.content for token in self._special_tokens)
         letters: Counter[str] = Counter()
         for counts in (*train, *dev):
             for word, count in counts.items():
@@ -251,56 +241,43 @@ class ParityBpeTrainer:
             kept = kept[len(kept) - self.limit_alphabet:]
         alphabet = set(kept)
         for letter in sorted(kept):
-            intern(letter)
+            symbols.add(letter, 1)
 
         def symbol(letter: str, first: bool, last: bool) -> str:
             text = letter if first or prefix is None else prefix + letter
             return text + suffix if last and suffix is not None else text
 
-        # Each language's words as lists of ids (and the characters each id spans), with counts.
-        words: list[list[list[int]]] = []
-        spans: list[list[list[int]]] = []
-        freqs: list[list[int]] = []
+        # Each language's words as lists of ids, with counts, on the merge engine.
+        corpora: list[PairCounts] = []
         for counts in train:
-            lang_words, lang_spans, lang_freqs = [], [], []
+            lang_words, lang_freqs = [], []
             for word in sorted(counts):
                 pieces = [
-                    intern(symbol(letter, at == 0, at == len(word) - 1)) for at, letter in enumerate(word) if letter in alphabet
+                    symbols.add(symbol(letter, at == 0, at == len(word) - 1), 1)
+                    for at, letter in enumerate(word) if letter in alphabet
                 ]
                 lang_words.append(pieces)
-                lang_spans.append([1] * len(pieces))
                 lang_freqs.append(counts[word])
-            words.append(lang_words)
-            spans.append(lang_spans)
-            freqs.append(lang_freqs)
-
-        pair_counts: list[Counter[tuple[int, int]]] = []
-        where: list[dict[tuple[int, int], set[int]]] = []
-        for lang in range(languages):
-            lang_pairs: Counter[tuple[int, int]] = Counter()
-            lang_where: dict[tuple[int, int], set[int]] = {}
-            for index, word in enumerate(words[lang]):
-                for pair in zip(word, word[1:]):
-                    lang_pairs[pair] += freqs[lang][index]
-                    lang_where.setdefault(pair, set()).add(index)
-            pair_counts.append(lang_pairs)
-            where.append(lang_where)
-        queues = [_Queue(counts, names) for counts in pair_counts]
+            corpora.append(PairCounts(lang_words, lang_freqs, symbols.token_len, self.max_token_length))
+        names = symbols.id_to_token
+        queues = [LargerPairQueue(corpus.pair_counts, names) for corpus in corpora]
         use_global = self.global_merges > 0
-        global_counts: Counter[tuple[int, int]] = Counter()
+        global_counts: dict[int, int] = {}
         if use_global:
-            for counts in pair_counts:
-                global_counts.update(counts)
-        global_queue = _Queue(global_counts, names)
+            for corpus in corpora:
+                for code, count in corpus.pair_counts.items():
+                    global_counts[code] = global_counts.get(code, 0) + count
+        global_queue = LargerPairQueue(global_counts, names)
 
         # What the selection measures.
         dev_vocab: dict[tuple[int, ...], list[int]] = {}
         lengths = [0] * languages
         initial: list[float] = []
         if ratio is not None:
-            initial = [float(sum(len(w) * f for w, f in zip(words[lang], freqs[lang]))) for lang in range(languages)]
+            initial = [float(sum(len(w) * f for w, f in zip(corpus.words, corpus.counts))) for corpus in corpora]
             current = list(initial)
         elif dev:
+            ids = symbols.token_to_id
             for lang, counts in enumerate(dev):
                 for word, count in counts.items():
                     if any(letter not in alphabet for letter in word):
@@ -314,7 +291,7 @@ class ParityBpeTrainer:
                 for lang in range(languages):
                     lengths[lang] += len(key) * counts_by_lang[lang]
         else:
-            lengths = [sum(len(w) * f for w, f in zip(words[lang], freqs[lang])) for lang in range(languages)]
+            lengths = [sum(len(w) * f for w, f in zip(corpus.words, corpus.counts)) for corpus in corpora]
 
         # total_symbols: num_merges counts the whole vocabulary (as HF 0.23 does), so the
         # special tokens and the alphabet come off it.
@@ -322,8 +299,9 @@ class ParityBpeTrainer:
 
         threshold = self.alpha / languages
         recent: deque[int] = deque(maxlen=self.window_size or None)
-        merges: list[tuple[int, int]] = []
+        merges: list[int] = []
         exhausted: set[int] = set()
+        lowered: set[int] = set()
         while len(merges) < num_merges and len(exhausted) < languages:
             if len(merges) < self.global_merges:
                 lang = -1
@@ -342,30 +320,28 @@ class ParityBpeTrainer:
                     break
                 exhausted.add(lang)
                 continue
-            pair = best[0]
-            left, right = names[pair[0]], names[pair[1]]
-            if prefix is not None and right.startswith(prefix):
-                right = right[len(prefix):]
-            new_id = intern(left + right)
-            merges.append(pair)
-            changed: set[tuple[int, int]] = {pair}
-            for index in range(languages):
-                reduction = _merge_everywhere(
-                    pair, new_id, max_length, words[index], spans[index], freqs[index], pair_counts[index], where[index], changed
-                )
-                queues[index].refresh(changed)
+            code = best[0]
+            new_id = symbols.add_merged(code, prefix)
+            merges.append(code)
+            lowered.clear()
+            made: set[int] = set()
+            for index, corpus in enumerate(corpora):
+                reduction, created = corpus.merge(code, new_id, lowered if use_global else None)
+                corpus.pair_counts[code] = 0  # merged in every language: no language offers it again
+                queues[index].push(created)
+                made.update(created)
                 if ratio is not None:
                     current[index] -= reduction
                 elif not dev:
                     lengths[index] -= reduction
             if use_global:
-                for changed_pair in changed:
-                    global_counts[changed_pair] = max(0, sum(counts.get(changed_pair, 0) for counts in pair_counts))
-                global_queue.refresh(changed)
+                for changed in made | lowered | {code}:
+                    global_counts[changed] = max(0, sum(corpus.pair_counts.get(changed, 0) for corpus in corpora))
+                global_queue.push(made)
             if dev and ratio is None:
-                for index, change in enumerate(_merge_dev(pair, new_id, dev_vocab, languages)):
+                for index, change in enumerate(_merge_dev(code, new_id, dev_vocab, languages)):
                     lengths[index] -= change
-        return dict(ids), [(names[a], names[b]) for a, b in merges]
+        return dict(symbols.token_to_id), [(names[code >> PAIR_BITS], names[code & PAIR_MASK]) for code in merges]
 
     def _window(self, values: list[float], recent: deque[int], threshold: float) -> int:
         """The best language not over its share of the last ``window_size`` selections."""
@@ -387,105 +363,65 @@ def _first_best(values: list[float]) -> int:
     return best
 
 
-class _Key:
-    """Heap order: higher count first, then the larger pair of strings (HF's tie-break)."""
+class _Larger:
+    """A pair of strings that sorts before the smaller ones (HF's tie-break, in a min-heap)."""
 
-    __slots__ = ("count", "strings", "pair")
+    __slots__ = ("strings",)
 
-    def __init__(self, count: int, strings: tuple[str, str], pair: tuple[int, int]) -> None:
-        self.count, self.strings, self.pair = count, strings, pair
+    def __init__(self, strings: tuple[str, str]) -> None:
+        self.strings = strings
 
-    def __lt__(self, other: "_Key") -> bool:
-        return (self.count, self.strings) > (other.count, other.strings)
+    def __lt__(self, other: "_Larger") -> bool:
+        return self.strings > other.strings
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Larger) and self.strings == other.strings
 
 
-class _Queue:
-    """Pairs by count, with stale entries skipped lazily (``counts`` is the live table)."""
+class LargerPairQueue(CountQueue):
+    """The merge engine's count queue with HF's parity tie-break: the highest count, ties to the
+    larger pair of strings. Entries: ``(-count, larger strings first, pair code)``."""
 
-    def __init__(self, counts: Counter[tuple[int, int]], names: list[str]) -> None:
-        self.counts, self.names = counts, names
-        self.heap = [_Key(count, (names[a], names[b]), (a, b)) for (a, b), count in counts.items() if count > 0]
+    __slots__ = ("names",)
+
+    def __init__(self, pair_counts: dict[int, int], names: list[str]) -> None:
+        self.pair_counts, self.names = pair_counts, names
+        self.heap = [entry for entry in map(self._entry, pair_counts) if entry is not None]
         heapq.heapify(self.heap)
 
-    def refresh(self, pairs: Iterable[tuple[int, int]]) -> None:
-        for a, b in pairs:
-            count = self.counts.get((a, b), 0)
-            if count > 0:
-                heapq.heappush(self.heap, _Key(count, (self.names[a], self.names[b]), (a, b)))
+    def _entry(self, code: int) -> tuple[int, _Larger, int] | None:
+        count = self.pair_counts.get(code, 0)
+        if count <= 0:
+            return None
+        return (-count, _Larger((self.names[code >> PAIR_BITS], self.names[code & PAIR_MASK])), code)
 
-    def pop(self) -> tuple[tuple[int, int], int] | None:
-        while self.heap:
-            top = heapq.heappop(self.heap)
-            count = self.counts.get(top.pair, 0)
-            if count <= 0:
-                continue
-            if count != top.count:
-                top.count = count
-                heapq.heappush(self.heap, top)
-                continue
-            return top.pair, count
+    def _pop_valid(self) -> tuple[int, _Larger, int] | None:
+        heap = self.heap
+        while heap:
+            item = heapq.heappop(heap)
+            count = self.pair_counts.get(item[2], 0)
+            if count == -item[0]:
+                return item
+            if count > 0:
+                heapq.heappush(heap, (-count, item[1], item[2]))
         return None
 
+    def _describe(self, entry: tuple[int, _Larger, int]) -> tuple[int, int, float]:
+        return entry[2], -entry[0], -entry[0]
 
-def _merge_everywhere(
-    pair: tuple[int, int],
-    new_id: int,
-    max_length: float,
-    words: list[list[int]],
-    spans: list[list[int]],
-    freqs: list[int],
-    pair_counts: Counter[tuple[int, int]],
-    where: dict[tuple[int, int], set[int]],
-    changed: set[tuple[int, int]],
-) -> int:
-    """Merge ``pair`` in every word of one language holding it, left to right, and update the
-    pair counts as HF's trainer does: a pair the merge creates is counted only while the two
-    pieces together span fewer than ``max_length`` characters (so a merge never makes a
-    token that long, except from two single characters). Returns by how many tokens the
-    language got shorter (times the word counts)."""
-    first, second = pair
-    reduction = 0
-    for index in where.pop(pair, ()):
-        word, span, freq = words[index], spans[index], freqs[index]
-        before = len(word)
-        at = 0
-        while at < len(word) - 1:
-            if word[at] == first and word[at + 1] == second:
-                length = span[at] + span[at + 1]
-                if at > 0:
-                    _change(pair_counts, where, changed, (word[at - 1], first), -freq, index)
-                    if span[at - 1] + length < max_length:
-                        _change(pair_counts, where, changed, (word[at - 1], new_id), freq, index)
-                word[at:at + 2] = [new_id]
-                span[at:at + 2] = [length]
-                if at < len(word) - 1:
-                    _change(pair_counts, where, changed, (second, word[at + 1]), -freq, index)
-                    if span[at + 1] + length < max_length:
-                        _change(pair_counts, where, changed, (new_id, word[at + 1]), freq, index)
-            at += 1
-        reduction += (before - len(word)) * freq
-    pair_counts[pair] = 0
-    return reduction
+    runners_up = MergeQueue.runners_up  # (CountQueue's reads int entries)
+
+    def push(self, codes: Iterable[int]) -> None:
+        for code in codes:
+            entry = self._entry(code)
+            if entry is not None:
+                heapq.heappush(self.heap, entry)
 
 
-def _change(
-    pair_counts: Counter[tuple[int, int]],
-    where: dict[tuple[int, int], set[int]],
-    changed: set[tuple[int, int]],
-    pair: tuple[int, int],
-    amount: int,
-    index: int,
-) -> None:
-    pair_counts[pair] += amount
-    if amount > 0:
-        where.setdefault(pair, set()).add(index)
-    changed.add(pair)
-
-
-def _merge_dev(pair: tuple[int, int], new_id: int, dev_vocab: dict[tuple[int, ...], list[int]], languages: int) -> list[int]:
-    """Merge ``pair`` in the dev words; per language, by how many tokens they got shorter."""
+def _merge_dev(code: int, new_id: int, dev_vocab: dict[tuple[int, ...], list[int]], languages: int) -> list[int]:
+    """Merge pair ``code`` in the dev words; per language, by how many tokens they got shorter."""
     change = [0] * languages
-    first, second = pair
+    first, second = code >> PAIR_BITS, code & PAIR_MASK
     holding = [word for word in dev_vocab if any(a == first and b == second for a, b in zip(word, word[1:]))]
     for word in holding:
         counts = dev_vocab.pop(word)

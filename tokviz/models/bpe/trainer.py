@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
 from tokviz.models.merges import (
-    MergeTrainerOptions, Symbols, compute_alphabet, merge_loop_first_seen, merge_loop_hf, merges_frame, records_to_steps,
+    MergeTrainerOptions, Symbols, compute_alphabet, count_queue, merge_loop, merges_frame, records_to_steps,
     tokenize_words,
 )
 from tokviz.models.trainer import check_word_counts, finish_history, paused_gc, with_model_options_of
@@ -192,14 +192,13 @@ class BpeTrainer(MergeTrainerOptions):
             symbols.add(token, 1)
         words, counts = tokenize_words(word_counts, symbols, self.continuing_subword_prefix, self.end_of_word_suffix)
         initial_size = len(symbols.id_to_token)
-        loop = merge_loop_hf if self.tie_break == "hf" else merge_loop_first_seen
         if initial_size >= self.vocab_size:
             records, stop_reason = [], (
                 f"the target vocab size of {self.vocab_size} is at or below the {initial_size} special tokens "
                 "and alphabet symbols: no merge was trained"
             )
         else:
-            records, stop_reason = loop(
+            records, stop_reason = merge_loop(
                 words,
                 counts,
                 symbols,
@@ -208,6 +207,7 @@ class BpeTrainer(MergeTrainerOptions):
                 self.max_token_length,
                 self.continuing_subword_prefix,
                 progress,
+                count_queue(self.tie_break),
             )
         steps = records_to_steps(records, symbols.id_to_token)
         vocab = tuple(symbols.id_to_token)

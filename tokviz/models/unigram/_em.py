@@ -80,6 +80,10 @@ class Seeds:
     ``pieces[0]`` is ``"<UNK>"``; then the characters by decreasing count (weighted by word
     counts), then substrings by decreasing ``occurrences * length``. ``counts`` are those
     raw scores (``nan`` for ``<UNK>``).
+
+    The nodes are kept as one ``(length, start positions, seed indices)`` triple per piece length,
+    each sorted by position, so :meth:`nodes` can hand out the nodes of one range of words without
+    a copy of all of them (the trainer builds its lattices a range of words at a time).
     """
 
     pieces: list[str]
@@ -87,17 +91,40 @@ class Seeds:
     flat: str
     first: np.ndarray  # first position of each word in the flat string
     last: np.ndarray  # position of each word's separator (= its end position)
-    node_start: np.ndarray
-    node_end: np.ndarray
-    node_seed: np.ndarray
-    node_single: np.ndarray
+    levels: list[tuple[int, np.ndarray, np.ndarray]]
     occurrence: np.ndarray  # one flat position where each seed occurs (-1 for <UNK>)
 
+    def nodes(self, lo: int = 0, hi: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(start, end, seed, single)`` of the nodes that start in ``[lo, hi)`` (all of them by default)."""
+        hi = len(self.flat) if hi is None else hi
+        starts, ends, seeds = [], [], []
+        for length, pos, seed in self.levels:
+            a, b = np.searchsorted(pos, (lo, hi))
+            starts.append(pos[a:b])
+            ends.append(pos[a:b] + length)
+            seeds.append(seed[a:b])
+        start, end = np.concatenate(starts), np.concatenate(ends)
+        return start, end, np.concatenate(seeds), end - start == 1
+
+    @property
+    def node_start(self) -> np.ndarray:
+        return self.nodes()[0]
+
+    @property
+    def node_end(self) -> np.ndarray:
+        return self.nodes()[1]
+
+    @property
+    def node_seed(self) -> np.ndarray:
+        return self.nodes()[2]
+
+    @property
+    def node_single(self) -> np.ndarray:
+        return self.nodes()[3]
+
     def release_nodes(self) -> None:
-        """Drop the node arrays once a :class:`LatticeSet` holds them (they are most of the memory)."""
-        empty = np.zeros(0, dtype=self.node_start.dtype)
-        self.node_start = self.node_end = self.node_seed = empty
-        self.node_single = np.zeros(0, dtype=bool)
+        """Drop the node arrays once the lattices hold them (they are most of the memory)."""
+        self.levels = [(length, pos[:0], seed[:0]) for length, pos, seed in self.levels[:1]]
 
 
 def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed_size: int) -> Seeds:
@@ -130,10 +157,12 @@ def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed
                               minlength=n_chars)
     char_order = sorted(((int(char_weight[c]), chr(alphabet[c])) for c in range(1, n_chars) if char_weight[c] > 0), reverse=True)
 
-    # k-grams, k = 2..max_piece_length
-    level_pos: list[np.ndarray] = []
-    level_group: list[np.ndarray] = []
-    candidates: list[tuple[int, int, int, int]] = []  # (score, k, group, first position)
+    # k-grams, k = 2..max_piece_length. Only the candidates' positions are kept per level (a
+    # position whose k-gram is not a candidate never becomes a node), and the candidates stay in
+    # arrays: as Python tuples they were most of this function's memory on a large corpus.
+    level_pos: dict[int, np.ndarray] = {}
+    level_group: dict[int, np.ndarray] = {}
+    cand_score, cand_k, cand_group, cand_first = [], [], [], []
     pos = np.flatnonzero(in_word).astype(itype)
     rank = char_ids[pos].astype(np.int64)
     occ = np.bincount(rank, minlength=n_chars)
@@ -157,21 +186,43 @@ def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed
         distinct = np.bincount(follow // n_chars, minlength=len(uniq))
         is_seed = (occ >= 2) & (distinct >= 2)
         seed_groups = np.flatnonzero(is_seed)
-        firsts = pos[first_index[seed_groups]]
-        scores = occ[seed_groups] * k
-        candidates.extend(zip(scores.tolist(), [k] * len(seed_groups), seed_groups.tolist(), firsts.tolist()))
-        level_pos.append(pos)
-        level_group.append(group)
+        cand_score.append(occ[seed_groups] * k)
+        cand_k.append(np.full(len(seed_groups), k, dtype=np.int8))
+        cand_group.append(seed_groups.astype(itype))
+        cand_first.append(pos[first_index[seed_groups]])
+        here = is_seed[group]
+        level_pos[k], level_group[k] = pos[here], group[here]
         keep = occ[group] >= 2
         pos, rank = pos[keep], group[keep].astype(np.int64)
-        del uniq, first_index, group, occ, follow, distinct, nxt, ok, keep
+        del uniq, first_index, group, occ, follow, distinct, nxt, ok, keep, here, is_seed
 
-    # HF sorts (score, chars) in reverse: higher score first, then the larger string.
-    keyed = sorted(((score, flat[p : p + k], k, g, p) for score, k, g, p in candidates), reverse=True)
-    keyed = keyed[: max(0, seed_size - len(char_order))]
+    # HF sorts (score, chars) in reverse: higher score first, then the larger string. Only the
+    # candidates at or above the budget's score are ranked, by their characters (-1 after a
+    # string's end: a prefix ranks below the longer string, as in Python and Rust).
+    score_all = np.concatenate(cand_score) if cand_score else np.zeros(0, dtype=np.int64)
+    k_all = np.concatenate(cand_k) if cand_k else np.zeros(0, dtype=np.int8)
+    group_all = np.concatenate(cand_group) if cand_group else np.zeros(0, dtype=itype)
+    first_all = np.concatenate(cand_first) if cand_first else np.zeros(0, dtype=itype)
+    del cand_score, cand_k, cand_group, cand_first
+    budget = max(0, seed_size - len(char_order))
+    if len(score_all) > budget:
+        threshold = np.partition(score_all, len(score_all) - budget)[len(score_all) - budget] if budget else np.inf
+        chosen = np.flatnonzero(score_all >= threshold)
+    else:
+        chosen = np.arange(len(score_all))
+    keys = []
+    for j in range(max_piece_length - 1, -1, -1):
+        at = np.minimum(first_all[chosen].astype(np.int64) + j, len(char_ids) - 1)
+        keys.append(np.where(k_all[chosen] > j, char_ids[at], -1).astype(np.int32))
+    keys.append(score_all[chosen])
+    chosen = chosen[np.lexsort(keys)[::-1][:budget]] if len(chosen) else chosen
+    del keys
+    sel_score, sel_k = score_all[chosen], k_all[chosen].astype(np.int64)
+    sel_group, sel_first = group_all[chosen], first_all[chosen]
+    del score_all, k_all, group_all, first_all, chosen
 
-    pieces = ["<UNK>"] + [c for _, c in char_order] + [s for _, s, _, _, _ in keyed]
-    seed_counts = np.array([np.nan] + [float(n) for n, _ in char_order] + [float(sc) for sc, _, _, _, _ in keyed])
+    pieces = ["<UNK>"] + [c for _, c in char_order] + [flat[p : p + k] for p, k in zip(sel_first.tolist(), sel_k.tolist())]
+    seed_counts = np.concatenate([[np.nan], [float(n) for n, _ in char_order], sel_score.astype(np.float64)])
     n_seeds = len(pieces)
 
     char_seed = np.zeros(n_chars, dtype=np.int64)
@@ -188,28 +239,21 @@ def find_seeds(words: list[str], counts: np.ndarray, max_piece_length: int, seed
     first_char_pos[char_ids[in_pos[::-1]]] = in_pos[::-1]  # last write wins: the first position
     occurrence[char_seed[1:][char_seed[1:] > 0]] = first_char_pos[1:][char_seed[1:] > 0]
 
-    starts = [in_pos]
-    ends = [in_pos + 1]
-    seeds = [char_seed[char_ids[in_pos]].astype(itype)]
-    by_level: dict[int, list[tuple[int, int]]] = {}
-    for index, (_, _, k, g, p) in enumerate(keyed, start=1 + len(char_order)):
-        by_level.setdefault(k, []).append((g, index))
-        occurrence[index] = p
-    for k, entries in by_level.items():
-        group = level_group[k - 2]
-        seed_of_group = np.zeros(int(group.max()) + 1, dtype=np.int64)
-        g_idx, s_idx = zip(*entries)
-        seed_of_group[list(g_idx)] = list(s_idx)
+    levels = [(1, in_pos, char_seed[char_ids[in_pos]].astype(itype))]
+    substring_ids = np.arange(1 + len(char_order), n_seeds, dtype=itype)
+    occurrence[substring_ids] = sel_first
+    for k in sorted(set(sel_k.tolist())):
+        group = level_group.pop(k)
+        at_k = sel_k == k
+        seed_of_group = np.zeros(int(group.max()) + 1, dtype=itype)
+        seed_of_group[sel_group[at_k]] = substring_ids[at_k]
         seed_here = seed_of_group[group]
+        del seed_of_group, group
         hit = seed_here > 0
-        starts.append(level_pos[k - 2][hit])
-        ends.append(level_pos[k - 2][hit] + k)
-        seeds.append(seed_here[hit].astype(itype))
-    node_start = np.concatenate(starts)
-    node_end = np.concatenate(ends)
-    node_seed = np.concatenate(seeds)
-    node_single = node_end - node_start == 1
-    return Seeds(pieces, seed_counts, flat, first, last, node_start, node_end, node_seed, node_single, occurrence)
+        levels.append((k, level_pos.pop(k)[hit], seed_here[hit]))
+        del seed_here, hit
+    del level_pos, level_group
+    return Seeds(pieces, seed_counts, flat, first, last, levels, occurrence)
 
 
 class LatticeSet:
@@ -248,8 +292,6 @@ class LatticeSet:
         self.start, self.end = start[order].astype(itype, copy=False), end[order].astype(itype, copy=False)
         self.seed, self.single = seed[order].astype(itype, copy=False), single[order]
         del order
-        self.doc = doc_of_pos[self.start]
-        self.rel_end = (self.end - first[self.doc]).astype(itype)
         self.max_len = max_len
         key = (self.start - first.astype(itype)[self.doc]).astype(np.int64)  # offset of the start in its document
         key *= n_positions
@@ -258,11 +300,19 @@ class LatticeSet:
         del key
         self._index()
 
+    @property
+    def doc(self) -> np.ndarray:
+        """The document (word) of every node. Derived when asked, not stored: a node array less to hold."""
+        return self.doc_of_pos[self.start]
+
     def _index(self) -> None:
         """Layer and group boundaries of the forward order and of the backward order (by start offset)."""
         start, end = self.start, self.end
         n = len(start)
-        self.layer_bounds = np.searchsorted(self.rel_end, np.arange(self.max_len + 2))
+        first = self.first.astype(start.dtype)
+        rel_end = end - first[self.doc]  # offset of each node's end inside its document: sorted
+        self.layer_bounds = np.searchsorted(rel_end, np.arange(self.max_len + 2))
+        del rel_end
         change = np.ones(n, dtype=bool)
         if n:
             change[1:] = end[1:] != end[:-1]
@@ -272,7 +322,7 @@ class LatticeSet:
         self.group_count = np.diff(np.append(self.group_start, n)).astype(itype)
         self.group_layer_bounds = np.searchsorted(self.group_start, self.layer_bounds)
         bstart = start[self.bwd]
-        brel = bstart - self.first.astype(start.dtype)[self.doc[self.bwd]]  # start offsets inside the documents
+        brel = bstart - first[self.doc_of_pos[bstart]]  # start offsets inside the documents
         self.bwd_layer_bounds = np.searchsorted(brel, np.arange(self.max_len + 1))
         bchange = np.ones(n, dtype=bool)
         if n:
@@ -288,7 +338,7 @@ class LatticeSet:
         new_index -= 1
         self.bwd = new_index[self.bwd[keep[self.bwd]]]
         self.start, self.end, self.seed = self.start[keep], self.end[keep], self.seed[keep]
-        self.single, self.rel_end, self.doc = self.single[keep], self.rel_end[keep], self.doc[keep]
+        self.single = self.single[keep]
         self._index()
 
     def forward(self, node_scores: np.ndarray) -> np.ndarray:

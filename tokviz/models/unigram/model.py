@@ -28,7 +28,8 @@ from __future__ import annotations
 import math
 import random
 from operator import itemgetter
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from tokviz.errors import SerializationError, VocabularyError
 from tokviz.models.base import Token
@@ -45,10 +46,27 @@ _CACHE_LIMIT = 10_000
 #: vocabulary, about 8 look-ups per piece, which a text of short words never earns back
 #: (~38 direct look-ups a word against ~30). Sequences up to this long are always looked up
 #: directly while the prefix dict is not built...
-_ALWAYS_DIRECT = 32
+ALWAYS_DIRECT = 32
 #: ... and longer ones (16 look-ups a char against ~4 on a 25k vocabulary) spend a budget of
 #: this many look-ups per piece, after which the prefix dict is built (rent, then buy).
 _DIRECT_BUDGET_PER_PIECE = 8
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class UnigramTables:
+    """A Unigram model's tables for the engine: piece -> id, pieces and scores by id, the unk
+    id, the lowest finite score, byte fallback, the longest piece's length, and the model's
+    budget of direct look-ups (``direct(size, cost)``, ``spend_direct(cost)``)."""
+
+    token_to_id: dict[str, int]
+    tokens: tuple[str, ...]
+    scores: tuple[float, ...]
+    unk_id: int | None
+    min_score: float
+    byte_fallback: bool
+    longest: int
+    direct: Callable[[int, int | None], bool]
+    spend_direct: Callable[[int], None]
 
 
 class Unigram:
@@ -230,6 +248,14 @@ class Unigram:
         """How many times the word caches were emptied (the engine's caches follow it)."""
         return self._cache_epoch
 
+    def word_tables(self) -> UnigramTables:
+        """What the engine's word encoder reads: the model's tables (shared, read only) and its
+        budget of direct look-ups (see :meth:`_direct`)."""
+        return UnigramTables(
+            self._token_to_id, self._tokens, self._scores, self._unk_id, self._min_score, self._byte_fallback,
+            self._longest_piece(), self._direct, self._spend_direct,
+        )
+
     def token_to_id(self, token: str) -> int | None:
         return self._token_to_id.get(token)
 
@@ -266,7 +292,7 @@ class Unigram:
 
     def _direct(self, size: int, cost: int | None = None) -> bool:
         """Whether to look up the pieces of a sequence of ``size`` chars directly (see
-        ``_ALWAYS_DIRECT``); a long sequence spends ``cost`` of the budget, by default
+        ``ALWAYS_DIRECT``); a long sequence spends ``cost`` of the budget, by default
         ``size * longest`` (the fast encoder passes 0 and spends what it looked up after, see
         :meth:`_spend_direct`).
 
@@ -279,7 +305,7 @@ class Unigram:
         """
         if self._trie is not None:
             return False
-        if size <= _ALWAYS_DIRECT:
+        if size <= ALWAYS_DIRECT:
             return True
         if cost is None:
             cost = size * self._longest_piece()

@@ -65,6 +65,48 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _METHODS = ("em", "course")
 
+#: Characters of the unique words per lattice chunk. The em method keeps every lattice node of the
+#: corpus (about four per character, 25 bytes each) and walks them a chunk of words at a time, so a
+#: pass's temporaries (scores, marginals, forward and backward tables, the construction's sort keys)
+#: are bounded by a chunk instead of growing with the corpus; a corpus smaller than one chunk is
+#: trained exactly as one set of lattices.
+CHUNK_CHARACTERS = 1 << 20
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """The lattices of the words ``[first_word, end_word)``, positions relative to ``offset`` in the flat string."""
+
+    lattices: _em.LatticeSet
+    offset: int
+    end: int
+    counts: np.ndarray  # the chunk's word counts
+
+
+def _lattice_chunks(seeds: _em.Seeds, counts: np.ndarray, chunk_characters: int) -> list[_Chunk]:
+    """Cut the words into runs of at most ``chunk_characters`` flat positions (a longer word is a run
+    of its own) and build each run's :class:`~tokviz.models.unigram._em.LatticeSet`.
+
+    Two words of 3 characters and a chunk of 8 positions -> one chunk (positions 0-7, separators
+    included); a chunk of 4 -> two.
+    """
+    ends = seeds.last + 1
+    chunks: list[_Chunk] = []
+    word = 0
+    while word < len(ends):
+        offset = int(seeds.first[word])
+        stop = max(word + 1, int(np.searchsorted(ends, offset + chunk_characters, side="right")))
+        end = int(ends[stop - 1])
+        start, node_end, seed, single = seeds.nodes(offset, end)
+        start -= offset
+        node_end -= offset
+        lattices = _em.LatticeSet(start, node_end, seed, single, seeds.first[word:stop] - offset,
+                                  seeds.last[word:stop] - offset, end - offset)
+        del start, node_end, seed, single
+        chunks.append(_Chunk(lattices, offset, end, counts[word:stop]))
+        word = stop
+    return chunks
+
 
 # -- history --------------------------------------------------------------------------------
 
@@ -387,9 +429,8 @@ class UnigramTrainer(Trainer):
         names = seeds.pieces
         n_seeds = len(names)
         report("seed pieces", 1, 1)
-        lattices = _em.LatticeSet(seeds.node_start, seeds.node_end, seeds.node_seed, seeds.node_single,
-                                  seeds.first, seeds.last, len(seeds.flat))
-        seeds.release_nodes()  # the lattice set holds them now, in its own order
+        chunks = _lattice_chunks(seeds, counts, CHUNK_CHARACTERS)
+        seeds.release_nodes()  # the lattices hold them now, in their own order
         seed_total = float(np.nansum(seeds.counts[1:]))
         score = np.full(n_seeds, np.nan)
         score[1:] = np.log(seeds.counts[1:]) - math.log(seed_total)
@@ -414,7 +455,11 @@ class UnigramTrainer(Trainer):
             work_done += 1
             report("EM training", min(work_done, work_total - 1), work_total)
 
-        def node_scores() -> tuple[np.ndarray, np.ndarray]:
+        def beat() -> None:
+            """Report between chunks (the same figure): a job that waits for progress hears from us often."""
+            report("EM training", min(work_done, work_total - 1), work_total)
+
+        def node_scores(lattices: _em.LatticeSet) -> tuple[np.ndarray, np.ndarray]:
             """Effective piece and score of every node (dropped characters become <UNK>)."""
             finite = score[order[1:]]
             unk_score = (float(np.min(finite)) if len(finite) else 0.0) - _em.UNK_PENALTY
@@ -425,25 +470,34 @@ class UnigramTrainer(Trainer):
 
         while True:
             for sub_iteration in range(self.n_sub_iterations):
-                effective, scores = node_scores()
-                alpha = lattices.forward(scores)
+                expected = np.zeros(n_seeds)
+                log_likelihood = 0.0
+                num_tokens = 0
+                for chunk in chunks:
+                    lattices = chunk.lattices
+                    effective, scores = node_scores(lattices)
+                    alpha = lattices.forward(scores)
+                    beta = lattices.backward(scores)
+                    log_z = alpha[lattices.last]
+                    # weight * exp(alpha[start] + score + beta[end] - log_z[doc]), one temporary at a time
+                    marginal = alpha[lattices.start]
+                    marginal += scores
+                    marginal += beta[lattices.end]
+                    doc = lattices.doc
+                    marginal -= log_z[doc]
+                    np.exp(marginal, out=marginal)
+                    marginal *= chunk.counts[doc]
+                    expected += np.bincount(effective, weights=marginal, minlength=n_seeds)
+                    del marginal, alpha, beta, doc
+                    log_likelihood += float((chunk.counts * log_z).sum())
+                    _, back = lattices.viterbi(scores)
+                    docs, _ = lattices.backtrack(back)
+                    num_tokens += int(len(docs))
+                    del effective, scores, back, docs
+                    beat()
                 tick()
-                beta = lattices.backward(scores)
                 tick()
-                log_z = alpha[seeds.last]
-                # weight * exp(alpha[start] + score + beta[end] - log_z[doc]), one temporary at a time
-                marginal = alpha[lattices.start]
-                marginal += scores
-                marginal += beta[lattices.end]
-                marginal -= log_z[lattices.doc]
-                np.exp(marginal, out=marginal)
-                marginal *= counts[lattices.doc]
-                expected = np.bincount(effective, weights=marginal, minlength=n_seeds)
-                del marginal, alpha, beta
-                objective = float(-(counts * log_z).sum() / total_count)
-                _, back = lattices.viterbi(scores)
-                docs, _ = lattices.backtrack(back)
-                num_tokens = int(len(docs))
+                objective = -log_likelihood / total_count
                 tick()
                 # M-step: drop rare pieces, Bayesian update of the others
                 freq = expected[order]
@@ -456,21 +510,23 @@ class UnigramTrainer(Trainer):
                 score[dropped] = np.nan
                 order = order[keep]
                 score[order[1:]] = _em.digamma(kept_freq) - log_total
-                lattices.filter(alive[lattices.seed] | lattices.single)
+                for chunk in chunks:
+                    chunk.lattices.filter(alive[chunk.lattices.seed] | chunk.lattices.single)
                 em_steps.append(EmStep(round_index, sub_iteration, len(order), objective, num_tokens))
                 tick()
             if len(order) <= desired:
                 break
             size_before = len(order)
-            new_order, ranked, removed, losses = self._prune(order, score, alive, names, lengths, seeds, lattices, counts,
-                                                             total_count, node_scores, tick)
+            new_order, ranked, removed, losses = self._prune(order, score, alive, names, lengths, seeds, chunks,
+                                                             total_count, node_scores, tick, beat)
             snapshots.append(VocabSnapshot(round_index, tuple((names[i], float(score[i])) for i in ranked), losses))
             prune_rounds.append(PruneRound(round_index, size_before, len(new_order), removed))
             removed_ids = np.setdiff1d(order, new_order)
             alive[removed_ids] = False
             score[removed_ids] = np.nan
             order = new_order
-            lattices.filter(alive[lattices.seed] | lattices.single)
+            for chunk in chunks:
+                chunk.lattices.filter(alive[chunk.lattices.seed] | chunk.lattices.single)
             round_index += 1
         report("EM training", work_total, work_total)
         final_pieces = tuple((names[i], float(score[i])) for i in order)
@@ -502,11 +558,11 @@ class UnigramTrainer(Trainer):
         names: list[str],
         lengths: np.ndarray,
         seeds: _em.Seeds,
-        lattices: _em.LatticeSet,
-        counts: np.ndarray,
+        chunks: list[_Chunk],
         total_count: float,
-        node_scores: Callable[[], tuple[np.ndarray, np.ndarray]],
+        node_scores: Callable[[_em.LatticeSet], tuple[np.ndarray, np.ndarray]],
         tick: Callable[[], None],
+        beat: Callable[[], None],
     ) -> tuple[np.ndarray, list[int], tuple[tuple[str, float], ...], tuple[tuple[str, float], ...]]:
         """One HF pruning round.
 
@@ -514,15 +570,29 @@ class UnigramTrainer(Trainer):
         every piece ranked for ``model_at``, the removed pieces with their loss increase
         (0.0 for pieces no Viterbi path uses) and every candidate's loss increase.
         """
-        effective, scores = node_scores()
-        # 1. second-best segmentation of every multi-character piece, in its own lattice
-        multi = order[1:][lengths[order[1:]] >= 2]
-        alt_docs, alt_pieces, self_best = self._alternatives(multi, score, lengths, seeds, lattices, effective, scores)
-        tick()
+        # 1. second-best segmentation of every multi-character piece, in its own lattice (cut from
+        #    the chunk that holds the occurrence the seed search recorded);
         # 2. Viterbi frequency of every piece over the corpus
-        _, back = lattices.viterbi(scores)
-        docs, nodes = lattices.backtrack(back)
-        freq = np.bincount(effective[nodes], weights=counts[docs], minlength=len(names))
+        multi = order[1:][lengths[order[1:]] >= 2]
+        occurrence = seeds.occurrence[multi]
+        self_best = np.zeros(len(multi), dtype=bool)
+        alt_doc_parts, alt_piece_parts = [], []
+        freq = np.zeros(len(names))
+        for chunk in chunks:
+            effective, scores = node_scores(chunk.lattices)
+            inside = np.flatnonzero((occurrence >= chunk.offset) & (occurrence < chunk.end))
+            docs, pieces, best_alone = self._alternatives(multi[inside], occurrence[inside] - chunk.offset, score, lengths,
+                                                          chunk.lattices, effective, scores)
+            alt_doc_parts.append(inside[docs])
+            alt_piece_parts.append(pieces)
+            self_best[inside] = best_alone
+            _, back = chunk.lattices.viterbi(scores)
+            docs, nodes = chunk.lattices.backtrack(back)
+            freq += np.bincount(effective[nodes], weights=chunk.counts[docs], minlength=len(names))
+            del effective, scores, back, docs, nodes
+            beat()
+        alt_docs, alt_pieces = np.concatenate(alt_doc_parts), np.concatenate(alt_piece_parts)
+        tick()
         tick()
         total = float(freq.sum())
         log_total = math.log(total)
@@ -573,9 +643,9 @@ class UnigramTrainer(Trainer):
     def _alternatives(
         self,
         multi: np.ndarray,
+        occ: np.ndarray,
         score: np.ndarray,
         lengths: np.ndarray,
-        seeds: _em.Seeds,
         lattices: _em.LatticeSet,
         effective: np.ndarray,
         scores: np.ndarray,
@@ -589,7 +659,6 @@ class UnigramTrainer(Trainer):
         """
         if not len(multi):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
-        occ = seeds.occurrence[multi]
         span = lengths[multi]
         # (Index arrays here are as long as the nodes inside every occurrence: kept int32 and
         # dropped as soon as used, since this is the trainer's peak of memory.)

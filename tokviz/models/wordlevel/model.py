@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, NoReturn
 
 from tokviz import _mutation
@@ -115,6 +116,11 @@ class FrozenModel:
         engine's caches of its words follow it, so the next encode is cold again."""
         return getattr(self, "_cache_epoch", 0)
 
+    def word_tables(self) -> Any:
+        """The tables the engine's word encoder for this kind of model reads (a frozen record,
+        sharing the model's dicts, never copied), or None: the engine then calls ``tokenize``."""
+        return None
+
     # The vocabulary, for models that keep it as ``_vocab`` (token -> id) and ``_vocab_r``
     # (id -> token): BPE, WordPiece and WordLevel.
 
@@ -176,6 +182,13 @@ def check_option(owner: str, name: str, kind: str, value: Any) -> Any:
     if value < 0:
         raise OverflowError(f"{owner}.{name} must be a whole number >= 0, got {value}.")
     return value
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WordLevelTables:
+    """A WordLevel model's tables for the engine (its own dict, shared, read only)."""
+
+    vocab: dict[str, int]
 
 
 class VocabularyTypeError(VocabularyError, TypeError):
@@ -306,6 +319,10 @@ class WordLevel(FrozenModel):
                 f"{self.unk_token!r} is not in it either; add the unk token to the vocabulary."
             )
         return [Token(unk_id, self.unk_token, (0, len(sequence)))]
+
+    def word_tables(self) -> WordLevelTables:
+        """What the engine's word encoder reads: the vocabulary (see :meth:`FrozenModel.word_tables`)."""
+        return WordLevelTables(self._vocab)
 
     def with_options(self, **changes: Any) -> WordLevel:
         """A new model with some constructor arguments changed: ``m.with_options(unk_token="[UNK]")``."""

@@ -95,6 +95,15 @@ class WordPieceTrace:
         ]
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class WordPieceTables:
+    """A WordPiece model's tables for the engine: its vocabulary (shared, read only) and its
+    longest entry's length (no longer candidate can match)."""
+
+    vocab: dict[str, int]
+    longest: int
+
+
 class WordPiece(FrozenModel):
     """``WordPiece(vocab, unk_token="[UNK]", continuing_subword_prefix="##", max_input_chars_per_word=100)``.
 
@@ -155,6 +164,10 @@ class WordPiece(FrozenModel):
             continuing_subword_prefix=continuing_subword_prefix,
             max_input_chars_per_word=max_input_chars_per_word,
         )
+
+    def word_tables(self) -> WordPieceTables:
+        """What the engine's word encoder reads (see :meth:`FrozenModel.word_tables`)."""
+        return WordPieceTables(self._vocab, self._longest)
 
     # -- encoding ---------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ How it stays fast: like BPE (integer ids, incremental pair counts, an index pair
 plus an index token -> pairs, because a merge lowers freq(a) and freq(b) and so raises the
 score of every pair holding a or b anywhere in the corpus. Rather than re-push those
 (thousands for "##s"), the token is marked dirty and a sentinel bounds its pairs' scores
-(see :func:`likelihood_loop`); they are re-scored only when the bound reaches the top.
+(see :class:`LikelihoodQueue`); they are re-scored only when the bound reaches the top.
 
 ``max_token_length`` follows HF's rule (a pair is not counted when its token would have
 ``max_token_length`` characters or more); ``show_progress`` is accepted for HF
@@ -59,8 +59,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from tokviz.errors import TokvizError
 from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
 from tokviz.models.merges import (
-    N_CANDIDATES, PAIR_BITS, PAIR_MASK, PAIR_SHIFT, MergeTrainerOptions, Symbols, compute_alphabet, count_pairs,
-    first_occurrence, merge_loop_first_seen, merge_loop_hf, merges_frame, progress_every, records_to_steps, tokenize_words,
+    PAIR_BITS, PAIR_MASK, MergeQueue, MergeTrainerOptions, PairCounts, Symbols, compute_alphabet, count_queue, first_occurrence,
+    merge_loop, merges_frame, records_to_steps, tokenize_words,
 )
 from tokviz.models.trainer import check_word_counts, finish_history, paused_gc, with_model_options_of
 from tokviz.word_counts import summarize_word_counts
@@ -137,96 +137,84 @@ def course_alphabet(word_counts: Mapping[str, int], kept_chars: set[str], prefix
     return sorted(tokens)
 
 
-@dataclass(slots=True)
-class _ScoredRecord:
-    pair_code: int
-    count: int
-    score: float
-    new_id: int
-    vocab_size: int
-    candidates: list[tuple[int, float]]
+class LikelihoodQueue(MergeQueue):
+    """The course's WordPiece score on the merge engine: the pair with the best
+    ``freq(ab) / (freq(a) * freq(b))``; pairs below ``min_frequency`` or whose token would reach
+    ``max_token_length`` symbols are not candidates. Entries are ``(-score, tie, pair)`` with
+    ``tie`` = the pair code ("hf") or ``(first word, position)`` ("first_seen"); an entry is
+    valid when it equals the entry computed now.
 
-
-def likelihood_loop(
-    words: list[list[int]],
-    counts: list[int],
-    symbols: Symbols,
-    vocab_size: int,
-    min_frequency: int,
-    max_token_length: int | None,
-    prefix: str,
-    tie_break: str,
-    progress: ProgressCallback | None,
-) -> tuple[list[_ScoredRecord], str]:
-    """Merge the pair with the best ``freq(ab) / (freq(a) * freq(b))`` until ``vocab_size``.
-
-    Pairs below ``min_frequency`` or whose token would reach ``max_token_length`` symbols
-    are not candidates. Heap entries are ``(-score, tie, pair)`` with ``tie`` = the pair
-    code ("hf") or ``(first word, position)`` ("first_seen"); an entry is valid when it
-    equals the entry computed now, and every pair whose score may have changed is pushed again.
+    A merge lowers freq(left) and freq(right), raising the score of every pair holding them,
+    anywhere in the corpus. Re-pushing all those pairs at every merge would cost millions of
+    pushes ("##s" is in thousands of pairs). Instead the token is marked dirty and covered by
+    sentinel entries, in two levels:
+      1. bound 1 / freq(t), free to compute: count(t, x) <= freq(x), so score(t, x) <= 1 / freq(t);
+      2. when that surfaces, the exact best score among t's pairs (one pass, no push);
+    when level 2 surfaces, t's pairs are pushed with exact scores and t is clean again.
+    Every score increase comes from a dirty token whose sentinel was computed after it, so the
+    first valid pair entry popped is the true best. Sentinels sort before pair entries of equal
+    score, so ties are still decided on exact scores.
     """
-    max_len = max_token_length if max_token_length is not None else 1 << 62
-    id_to_token, token_to_id, token_len = symbols.id_to_token, symbols.token_to_id, symbols.token_len
-    pair_counts, where = count_pairs(words, counts)
-    token_freq = [0] * len(id_to_token)
-    for word, count in zip(words, counts):
-        for token in word:
-            token_freq[token] += count
-    pairs_of: dict[int, set[int]] = {}
-    for code in pair_counts:
-        pairs_of.setdefault(code >> PAIR_BITS, set()).add(code)
-        pairs_of.setdefault(code & PAIR_MASK, set()).add(code)
-    first_seen = tie_break == "first_seen"
 
-    def entry(code: int) -> tuple | None:
-        count = pair_counts.get(code, 0)
-        if count <= 0 or count < min_frequency:
+    EMPTY = "no pair left to merge (every word is a single token)"
+    wants_lowered = True
+
+    def __init__(self, corpus: PairCounts, min_frequency: int, max_token_length: int | None, tie_break: str) -> None:
+        self.corpus = corpus
+        self.min_frequency = min_frequency
+        self.max_token_length = max_token_length
+        self.first_seen = tie_break == "first_seen"
+        self.exact_entries = self.first_seen or max_token_length is not None
+        if min_frequency > 1 or max_token_length is not None:
+            self.EMPTY = "no pair left that meets min_frequency / max_token_length"
+        pair_counts = corpus.pair_counts
+        self.token_freq = token_freq = [0] * len(corpus.token_len)
+        for word, count in zip(corpus.words, corpus.counts):
+            for token in word:
+                token_freq[token] += count
+        self.pairs_of: dict[int, set[int]] = {}
+        for code in pair_counts:
+            self.pairs_of.setdefault(code >> PAIR_BITS, set()).add(code)
+            self.pairs_of.setdefault(code & PAIR_MASK, set()).add(code)
+        self.dirty: set[int] = set()
+        self.heap = [item for item in map(self._entry, pair_counts) if item is not None]
+        heapq.heapify(self.heap)
+
+    def _entry(self, code: int) -> tuple | None:
+        corpus = self.corpus
+        count = corpus.pair_counts.get(code, 0)
+        if count <= 0 or count < self.min_frequency:
             return None
         left, right = code >> PAIR_BITS, code & PAIR_MASK
-        if token_len[left] + token_len[right] >= max_len and max_token_length is not None:
+        if self.max_token_length is not None and corpus.token_len[left] + corpus.token_len[right] >= corpus.max_len:
             return None
-        score = count / (token_freq[left] * token_freq[right])
-        if first_seen:
-            return (-score, *(first_occurrence(code, where, words, token_len) or (len(words), 0)), code)
+        score = count / (self.token_freq[left] * self.token_freq[right])
+        if self.first_seen:
+            return (-score, *(first_occurrence(code, corpus.where, corpus.words, corpus.token_len) or (len(corpus.words), 0)), code)
         return (-score, code)
 
-    heap = [item for item in map(entry, pair_counts) if item is not None]
-    heapq.heapify(heap)
-    heappush, heappop = heapq.heappush, heapq.heappop
-
-    # A merge lowers freq(left) and freq(right), raising the score of every pair holding
-    # them, anywhere in the corpus. Re-pushing all those pairs at every merge would cost
-    # millions of pushes ("##s" is in thousands of pairs). Instead the token is marked dirty
-    # and covered by sentinel entries, in two levels:
-    #   1. bound 1 / freq(t), free to compute: count(t, x) <= freq(x), so score(t, x) <= 1 / freq(t);
-    #   2. when that surfaces, the exact best score among t's pairs (one pass, no push);
-    # when level 2 surfaces, t's pairs are pushed with exact scores and t is clean again.
-    # Every score increase comes from a dirty token whose sentinel was computed after it,
-    # so the first valid pair entry popped is the true best. Sentinels sort before pair
-    # entries of equal score, so ties are still decided on exact scores.
-    dirty: set[int] = set()
-
-    def sentinel(token: int, level: int, score: float) -> tuple:
+    def _sentinel(self, token: int, level: int, score: float) -> tuple:
         code = -1 - 2 * token - level
-        return (-score, -1, -1, code) if first_seen else (-score, code)
+        return (-score, -1, -1, code) if self.first_seen else (-score, code)
 
-    exact_entries = first_seen or max_token_length is not None
-
-    def push_exact(token: int) -> None:
-        if exact_entries:
-            for changed in pairs_of[token]:
-                fresh = entry(changed)
+    def _push_exact(self, token: int) -> None:
+        heap = self.heap
+        if self.exact_entries:
+            for changed in self.pairs_of[token]:
+                fresh = self._entry(changed)
                 if fresh is not None:
-                    heappush(heap, fresh)
+                    heapq.heappush(heap, fresh)
             return
-        for changed in pairs_of[token]:  # entry() inlined: the hot loop of "hf" ties
+        pair_counts, token_freq, min_frequency = self.corpus.pair_counts, self.token_freq, self.min_frequency
+        for changed in self.pairs_of[token]:  # _entry() inlined: the hot loop of "hf" ties
             count = pair_counts[changed]
             if count >= min_frequency:
-                heappush(heap, (-count / (token_freq[changed >> PAIR_BITS] * token_freq[changed & PAIR_MASK]), changed))
+                heapq.heappush(heap, (-count / (token_freq[changed >> PAIR_BITS] * token_freq[changed & PAIR_MASK]), changed))
 
-    def best_score(token: int) -> float:
+    def _best_score(self, token: int) -> float:
+        pair_counts, token_freq, min_frequency = self.corpus.pair_counts, self.token_freq, self.min_frequency
         best = 0.0
-        for changed in pairs_of[token]:
+        for changed in self.pairs_of[token]:
             count = pair_counts[changed]
             if count >= min_frequency:
                 score = count / (token_freq[changed >> PAIR_BITS] * token_freq[changed & PAIR_MASK])
@@ -234,13 +222,14 @@ def likelihood_loop(
                     best = score
         return best
 
-    def refresh(token: int) -> None:
+    def _refresh(self, token: int) -> None:
         """("hf" ties) Push exact entries for the token's REFRESH_TOP best pairs (and every
         pair tied with the last of them), and a sentinel bounding the rest, strictly lower:
         a token's many other pairs are only re-scored if the bound ever reaches the top."""
+        pair_counts, token_freq, min_frequency, heap = self.corpus.pair_counts, self.token_freq, self.min_frequency, self.heap
         scored = [
             (-count / (token_freq[changed >> PAIR_BITS] * token_freq[changed & PAIR_MASK]), changed)
-            for changed in pairs_of[token]
+            for changed in self.pairs_of[token]
             if (count := pair_counts[changed]) >= min_frequency
         ]
         if len(scored) > 2 * REFRESH_TOP:
@@ -248,40 +237,42 @@ def likelihood_loop(
             rest_best = 0.0
             for item in scored:
                 if item[0] <= cut:
-                    heappush(heap, item)
+                    heapq.heappush(heap, item)
                 elif item[0] < rest_best:
                     rest_best = item[0]
             if rest_best < 0.0:
-                heappush(heap, sentinel(token, 1, -rest_best))  # the token stays dirty
+                heapq.heappush(heap, self._sentinel(token, 1, -rest_best))  # the token stays dirty
                 return
         else:
             for item in scored:
-                heappush(heap, item)
-        dirty.discard(token)
+                heapq.heappush(heap, item)
+        self.dirty.discard(token)
 
-    def pop_valid() -> tuple | None:
+    def _pop_valid(self) -> tuple | None:
+        heap, dirty, exact_entries = self.heap, self.dirty, self.exact_entries
+        pair_counts, token_freq, min_frequency = self.corpus.pair_counts, self.token_freq, self.min_frequency
         while heap:
-            item = heappop(heap)
+            item = heapq.heappop(heap)
             code = item[-1]
             if code < 0:
                 token, level = divmod(-1 - code, 2)
                 if token not in dirty:
                     continue
                 if not exact_entries:
-                    refresh(token)
+                    self._refresh(token)
                     continue
                 if level == 0:
-                    bound = best_score(token)
+                    bound = self._best_score(token)
                     if bound > 0.0:
-                        heappush(heap, sentinel(token, 1, bound))
+                        heapq.heappush(heap, self._sentinel(token, 1, bound))
                     else:
                         dirty.discard(token)
                 else:
                     dirty.discard(token)
-                    push_exact(token)
+                    self._push_exact(token)
                 continue
             if exact_entries:
-                fresh = entry(code)
+                fresh = self._entry(code)
             else:
                 count = pair_counts.get(code, 0)
                 if count <= 0 or count < min_frequency:
@@ -292,115 +283,40 @@ def likelihood_loop(
             # Worse than recorded (fewer occurrences now): no entry holds it yet. Better than
             # recorded: a dirty token's sentinel covers it (or already re-pushed it).
             if fresh is not None and fresh > item:
-                heappush(heap, fresh)
+                heapq.heappush(heap, fresh)
         return None
 
-    records: list[_ScoredRecord] = []
-    start_size = len(token_to_id)
-    total = max(1, vocab_size - start_size)
-    every = progress_every(total)
-    while True:
-        if len(token_to_id) >= vocab_size:
-            stop_reason = f"reached the target vocab size of {vocab_size}"
-            break
-        best = pop_valid()
-        if best is None:
-            why = "no pair left to merge (every word is a single token)"
-            if min_frequency > 1 or max_token_length is not None:
-                why = "no pair left that meets min_frequency / max_token_length"
-            stop_reason = f"{why} at vocab size {len(token_to_id)}, below the target of {vocab_size}"
-            break
-        code = best[-1]
-        taken: list[tuple] = []
-        seen = {code}
-        while len(taken) < N_CANDIDATES:
-            other = pop_valid()
-            if other is None:
-                break
-            if other[-1] not in seen:
-                seen.add(other[-1])
-                taken.append(other)
-        for other in taken:
-            heappush(heap, other)
+    def _describe(self, entry: tuple) -> tuple[int, int, float]:
+        code = entry[-1]
+        return code, self.corpus.pair_counts[code], -entry[0]
 
+    def merged(self, code: int, new_id: int, created: Iterable[int], lowered: set[int] | None, merged: int) -> None:
+        pairs_of, token_freq = self.pairs_of, self.token_freq
+        pair_counts = self.corpus.pair_counts
         left, right = code >> PAIR_BITS, code & PAIR_MASK
-        count = pair_counts[code]
-        part_b = id_to_token[right]
-        if prefix and part_b.startswith(prefix):
-            part_b = part_b[len(prefix) :]
-        new_id = symbols.add(id_to_token[left] + part_b, token_len[left] + token_len[right])
         if new_id == len(token_freq):
             token_freq.append(0)
-        records.append(
-            _ScoredRecord(code, count, -best[0], new_id, len(token_to_id), [(other[-1], -other[0]) for other in taken])
-        )
-
-        # Merge in place, left to right, with local count changes (as HF's Word::merge,
-        # plus the exact bookkeeping the score needs: token frequencies).
-        get_count = pair_counts.get
-        new_base = new_id * PAIR_SHIFT
-        merged_total = 0
-        new_pairs: set[int] = pairs_of.setdefault(new_id, set())
-        for word_index in where.pop(code, ()):
-            word = words[word_index]
-            if left not in word:
-                continue
-            weight = counts[word_index]
-            position = 0
-            while True:
-                try:
-                    position = word.index(left, position)
-                except ValueError:
-                    break
-                if position + 1 < len(word) and word[position + 1] == right:
-                    merged_total += weight
-                    if position > 0:
-                        before = word[position - 1]
-                        changed = before * PAIR_SHIFT + left
-                        remaining = get_count(changed, 0) - weight
-                        pair_counts[changed] = remaining
-                        if remaining <= 0:
-                            pairs_of[before].discard(changed)
-                            pairs_of[left].discard(changed)
-                        changed = before * PAIR_SHIFT + new_id
-                        pair_counts[changed] = get_count(changed, 0) + weight
-                        where.setdefault(changed, set()).add(word_index)
-                        pairs_of.setdefault(before, set()).add(changed)
-                        new_pairs.add(changed)
-                    word[position : position + 2] = (new_id,)
-                    if position + 1 < len(word):
-                        after = word[position + 1]
-                        changed = right * PAIR_SHIFT + after
-                        remaining = get_count(changed, 0) - weight
-                        pair_counts[changed] = remaining
-                        if remaining <= 0:
-                            pairs_of[right].discard(changed)
-                            pairs_of[after].discard(changed)
-                        changed = new_base + after
-                        pair_counts[changed] = get_count(changed, 0) + weight
-                        where.setdefault(changed, set()).add(word_index)
-                        pairs_of.setdefault(after, set()).add(changed)
-                        new_pairs.add(changed)
-                position += 1
+        pairs_of.setdefault(new_id, set())
+        for changed in created:
+            pairs_of.setdefault(changed >> PAIR_BITS, set()).add(changed)
+            pairs_of.setdefault(changed & PAIR_MASK, set()).add(changed)
+        for changed in lowered or ():
+            if pair_counts[changed] <= 0:  # dead pairs leave the index
+                pairs_of[changed >> PAIR_BITS].discard(changed)
+                pairs_of[changed & PAIR_MASK].discard(changed)
         pair_counts.pop(code, None)
-        token_freq[left] -= merged_total
-        token_freq[right] -= merged_total
-        token_freq[new_id] += merged_total
-        # freq(left) and freq(right) fell, so every pair holding them scores higher now,
-        # and the new token's pairs are new: push them all (dead pairs are dropped from the
-        # index on the way). Pairs elsewhere in the merged words keep their score.
+        token_freq[left] -= merged
+        token_freq[right] -= merged
+        token_freq[new_id] += merged
+        # freq(left) and freq(right) fell, so every pair holding them scores higher now, and the
+        # new token's pairs are new: cover the first by sentinels, push the second.
         pairs_of[left].discard(code)
         pairs_of[right].discard(code)
         for token in (left, right):
             if token_freq[token] > 0 and pairs_of[token]:
-                dirty.add(token)
-                heappush(heap, sentinel(token, 0, 1.0 / token_freq[token]))
-        push_exact(new_id)  # its pairs are new
-        if progress is not None and len(records) % every == 0:
-            progress("merges", min(len(token_to_id) - start_size, total), total)
-    if progress is not None:
-        progress("merges", total, total)
-    return records, stop_reason
+                self.dirty.add(token)
+                heapq.heappush(self.heap, self._sentinel(token, 0, 1.0 / token_freq[token]))
+        self._push_exact(new_id)  # its pairs are new
 
 
 class WordPieceTrainer(MergeTrainerOptions):
@@ -498,25 +414,16 @@ class WordPieceTrainer(MergeTrainerOptions):
                 f"the target vocab size of {self.vocab_size} is at or below the {initial_size} special tokens "
                 "and alphabet symbols: no merge was trained"
             )
-        elif self.scoring == "frequency":
-            loop = merge_loop_hf if self.tie_break == "hf" else merge_loop_first_seen
-            records, stop_reason = loop(
-                words, counts, symbols, self.vocab_size, self.min_frequency, self.max_token_length, prefix, progress
+        else:
+            if self.scoring == "frequency":
+                queue = count_queue(self.tie_break)
+            else:
+                min_frequency, max_token_length, tie_break = self.min_frequency, self.max_token_length, self.tie_break
+                queue = lambda corpus: LikelihoodQueue(corpus, min_frequency, max_token_length, tie_break)  # noqa: E731
+            records, stop_reason = merge_loop(
+                words, counts, symbols, self.vocab_size, self.min_frequency, self.max_token_length, prefix, progress, queue
             )
             steps = records_to_steps(records, symbols.id_to_token)
-        else:
-            scored, stop_reason = likelihood_loop(
-                words,
-                counts,
-                symbols,
-                self.vocab_size,
-                self.min_frequency,
-                self.max_token_length,
-                prefix,
-                self.tie_break,
-                progress,
-            )
-            steps = records_to_steps(scored, symbols.id_to_token)
         vocab = tuple(symbols.id_to_token)
         history = WordPieceTrainingHistory(
             algorithm="WordPiece",

@@ -1,0 +1,54 @@
+"""tokviz.engine.plans: one tokenizer's plans in one cache, dropped in one place."""
+
+from __future__ import annotations
+
+import copy
+
+from tokviz import Tokenizer
+from tokviz.engine.plans import EnginePlans
+from tokviz.models import BPE
+from tokviz.pre_tokenizers import ByteLevel, Whitespace
+
+VOCAB = {"a": 0, "b": 1, "ab": 2, "Ġ": 3}
+MERGES = [("a", "b")]
+
+
+def test_every_plan_shares_the_model_word_encoder_and_is_made_once() -> None:
+    model, splitter = BPE(VOCAB, MERGES), Whitespace()
+    plans = EnginePlans().current(None, splitter, model)
+    chunk, cut = plans.chunk(), plans.cut()
+    assert chunk.bpe is cut.encoder is plans.encoder() is not None
+    assert plans.current(None, splitter, model).chunk() is chunk and plans.cut() is cut
+    assert plans.byte_level() is None  # (no ByteLevel pre-tokenizer: the lane does not apply)
+
+
+def test_a_replaced_or_edited_component_drops_every_plan() -> None:
+    model, splitter = BPE(VOCAB, MERGES), Whitespace()
+    plans = EnginePlans()
+    chunk = plans.current(None, splitter, model).chunk()
+    assert plans.current(None, Whitespace(), model).chunk() is not chunk  # replaced
+    chunk = plans.chunk()
+    model.unk_token = "a"  # edited (an edit generation)
+    assert plans.current(None, plans.pre_tokenizer, model).chunk() is not chunk
+    model.dropout = 0.5  # sampling: no plan keeps words
+    assert plans.current(None, plans.pre_tokenizer, model).chunk() is None and plans.cut().words is None
+
+
+def test_the_model_cache_clear_empties_the_word_caches_and_keeps_the_plans() -> None:
+    tok = Tokenizer(BPE(VOCAB, MERGES))
+    tok.pre_tokenizer = ByteLevel(add_prefix_space=False)
+    assert tok.encode("ab ab").ids == [2, 3, 2]
+    lane = tok._engine().byte_level()
+    assert set(lane.words) == {"ab", " ab"}
+    tok.model.clear_cache()
+    assert tok._engine().byte_level() is lane and not lane.words
+
+
+def test_a_copy_shares_the_plans_until_its_components_change() -> None:
+    model, splitter = BPE(VOCAB, MERGES), Whitespace()
+    plans = EnginePlans()
+    chunk = plans.current(None, splitter, model).chunk()
+    twin = copy.copy(plans)
+    assert twin.current(None, splitter, model).chunk() is chunk
+    twin.current(None, Whitespace(), model)
+    assert plans.current(None, splitter, model).chunk() is chunk  # the original keeps its plans

@@ -1,0 +1,117 @@
+"""One tokenizer's engine plans, in one cache invalidated in one place.
+
+A plan is what the engine asked the components once (where to cut, what the model's word
+encoder is, which lane applies) and the word caches built on it. All of a tokenizer's plans --
+the chunk plan (:mod:`tokviz.engine.chunks`), the general lane's (:mod:`tokviz.engine.cut`), the
+byte-level lane's (:mod:`tokviz.engine.byte_level`) -- are made lazily for the current
+components and share the model's one word encoder. :meth:`EnginePlans.current` is the one place
+that drops them: when a component is replaced or edited (``_mutation.generation()``), all are
+made again; when the model's caches are emptied (``model.cache_epoch``), their word caches are.
+
+>>> from tokviz.models import WordLevel
+>>> from tokviz.pre_tokenizers import Whitespace
+>>> plans = EnginePlans()
+>>> model = WordLevel({"hi": 0, "[UNK]": 1}, unk_token="[UNK]")
+>>> plans.current(None, Whitespace(), model).cut() is plans.current(None, Whitespace(), model).cut()
+False
+>>> splitter = Whitespace()
+>>> plans.current(None, splitter, model).cut() is plans.current(None, splitter, model).cut()
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tokviz import _mutation
+from tokviz.engine.byte_level import lane_plan
+from tokviz.engine.chunks import build_plan
+from tokviz.engine.cut import cut_plan, word_encoder
+
+_UNMADE = object()
+
+
+class EnginePlans:
+    """The plans made for ``(normalizer, pre_tokenizer, model)`` at one edit generation, each
+    made on first use. A copy of a tokenizer takes a copy of this: both share what was made
+    until either one's components change (then that one makes a new set)."""
+
+    __slots__ = ("normalizer", "pre_tokenizer", "model", "generation", "epoch", "made")
+
+    def __init__(self) -> None:
+        self.normalizer: Any = None
+        self.pre_tokenizer: Any = None
+        self.model: Any = None
+        self.generation = -1
+        self.epoch: int | None = None
+        #: kind ("encoder", "chunk", "cut", "byte_level") -> its plan (None: does not apply)
+        self.made: dict[str, Any] = {}
+
+    def __copy__(self) -> "EnginePlans":
+        twin = EnginePlans()
+        for name in self.__slots__:
+            setattr(twin, name, getattr(self, name))
+        return twin
+
+    def current(self, normalizer: Any, pre_tokenizer: Any, model: Any) -> "EnginePlans":
+        """These plans, made anew when a component was replaced or edited since they were made,
+        with their word caches emptied when the model's were (the one place plans are dropped)."""
+        generation = _mutation.generation()
+        if (
+            self.model is not model or self.pre_tokenizer is not pre_tokenizer or self.normalizer is not normalizer
+            or self.generation != generation
+        ):
+            self.normalizer, self.pre_tokenizer, self.model, self.generation = normalizer, pre_tokenizer, model, generation
+            self.epoch = getattr(model, "cache_epoch", None)
+            self.made = {}  # (a new dict: a copy still holding the old one keeps its plans)
+        elif self.epoch is not None and self.epoch != model.cache_epoch:
+            self.epoch = model.cache_epoch
+            self._empty_word_caches()
+        return self
+
+    def rekey(self, shared: Any, private: Any) -> None:
+        """A tokenizer took a private copy of a component it shared: what was made from the
+        shared one stays valid for the equal copy."""
+        for name in ("normalizer", "pre_tokenizer", "model"):
+            if getattr(self, name) is shared:
+                setattr(self, name, private)
+
+    def _empty_word_caches(self) -> None:
+        # model._clear_cache(): every lane is cold again, its tables kept.
+        made = self.made
+        chunk = made.get("chunk")
+        if chunk is not None:
+            chunk.clear_caches()
+        cut = made.get("cut")
+        if cut is not None and cut.words is not None:
+            cut.words = {}
+        byte_level = made.get("byte_level")
+        if byte_level is not None:
+            byte_level.words = {}
+        encoder = made.get("encoder")
+        use_proofs = getattr(encoder, "use_proofs", None)
+        if use_proofs is not None:
+            use_proofs()  # (the same words again: see bpe_word_encoder)
+
+    def _get(self, kind: str, make: Any) -> Any:
+        plan = self.made.get(kind, _UNMADE)
+        if plan is _UNMADE:
+            plan = self.made[kind] = make()
+        return plan
+
+    def encoder(self) -> Any:
+        """The model's word encoder (one set of tables and proofs for every lane), or None."""
+        model = self.model
+        return self._get("encoder", lambda: word_encoder(model) if getattr(model, "deterministic", False) else None)
+
+    def chunk(self) -> Any:
+        """The chunk plan (:func:`tokviz.engine.chunks.build_plan`), or None."""
+        return self._get("chunk", lambda: build_plan(self.normalizer, self.pre_tokenizer, self.model, self.encoder()))
+
+    def cut(self) -> Any:
+        """The general lane's plan (:func:`tokviz.engine.cut.cut_plan`), or None."""
+        return self._get("cut", lambda: cut_plan(self.normalizer, self.pre_tokenizer, self.model, self.encoder()))
+
+    def byte_level(self) -> Any:
+        """The byte-level lane's plan and word cache (:func:`tokviz.engine.byte_level.lane_plan`), or None."""
+        return self._get("byte_level", lambda: lane_plan(self.pre_tokenizer, self.model, self.encoder()))
