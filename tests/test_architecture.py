@@ -1,9 +1,12 @@
-"""The core's layout, read from its source: the encoding core never imports viz or ui, its only
-import circle is tokenizer <-> serialization (HF's API implies it), and tokenizer.py stays small."""
+"""The package's layout, read from its source: the encoding core never imports viz or ui; the
+whole package's only import circle is tokenizer <-> serialization (HF's API implies it); the
+layers README's architecture section draws point down, but for at most four imports; and
+tokenizer.py stays small."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "tokviz"
@@ -13,6 +16,28 @@ CORE = (
     "history", "word_counts", "trace", "processes", "forking", "tokenizer", "serialization", "byte_level", "_views",
     "engine", "models",
 )
+
+
+#: The layers, bottom up, as README's architecture section draws them: a module imports from its own
+#: layer and the ones below. A name is a module or a package (its modules, unless named apart).
+LAYERS = (
+    "errors limits _mutation _component _lazy _views byte_level json_floats models.base",
+    "normalized patterns",
+    "normalizers pre_tokenizers decoders added_vocabulary",
+    "history word_counts",
+    "models",
+    "encoding processors",
+    "engine",
+    "trace processes forking",
+    "tokenizer serialization tokenizer_json",
+    "loaders tekken tiktoken_format implementations trainers sentencepiece",
+    "pipeline_config presets training metrics literature_metrics compare corpus corpus_stream samples lessons audit catalog hub",
+    "viz",
+    "inspect export workspace links cache_store jobs history_io markdown cli __main__",
+    "ui",
+)
+#: The package itself (``from tokviz import Tokenizer``) re-exports every layer: it sits above them all.
+PACKAGE_LAYER = len(LAYERS)
 
 
 def _modules() -> dict[str, Path]:
@@ -35,8 +60,10 @@ def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names = [f"{node.module}.{alias.name}" for alias in node.names]
-            names = [name for name in names if name in modules] or [node.module]
+            # ``from tokviz import models, Tokenizer`` imports the module tokviz.models and,
+            # for Tokenizer, the package tokviz itself
+            names = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                     for alias in node.names]
         else:
             continue
         for name in names:
@@ -60,9 +87,39 @@ def test_the_core_never_imports_viz_ui_or_streamlit() -> None:
             assert "import streamlit" not in path.read_text(encoding="utf-8"), name
 
 
-def test_the_only_import_circle_in_the_core_is_tokenizer_and_serialization() -> None:
+def _layer(name: str) -> int | None:
+    """The layer of module ``name`` (the longest entry of LAYERS naming it or its package)."""
+    relative = name.removeprefix("tokviz").lstrip(".")
+    if not relative:
+        return PACKAGE_LAYER
+    best: tuple[int, int] | None = None
+    for index, row in enumerate(LAYERS):
+        for part in row.split():
+            if (relative == part or relative.startswith(part + ".")) and (best is None or len(part) > best[1]):
+                best = (index, len(part))
+    return None if best is None else best[0]
+
+
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    """Module -> the tokviz modules it imports (read once per test run; not to be changed)."""
     modules = _modules()
-    graph = {name: {t for t in _imports(path, modules) if _in_core(t) and t != name} for name, path in modules.items() if _in_core(name)}
+    return {name: {target for target in _imports(path, modules) if target != name} for name, path in modules.items()}
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [name for name in _modules() if _layer(name) is None] == []
+
+
+def test_at_most_four_imports_run_back_up_a_layer() -> None:
+    upward = sorted((name, target) for name, targets in _graph().items() for target in targets if _layer(target) > _layer(name))
+    assert len(upward) <= 4, upward
+    # the ones README names, and no others
+    assert set(upward) <= {("tokviz.compare", "tokviz.viz.choose"), ("tokviz.compare", "tokviz.viz.notebook")}, upward
+
+
+def _circles(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every pair of modules (a, b) where a imports b and b leads back to a."""
 
     def reaches(start: str, goal: str) -> bool:
         seen, stack = set(), [start]
@@ -75,8 +132,12 @@ def test_the_only_import_circle_in_the_core_is_tokenizer_and_serialization() -> 
                 stack.extend(graph.get(node, ()))
         return False
 
-    circles = sorted({tuple(sorted((a, b))) for a in graph for b in graph[a] if reaches(b, a)})
-    assert circles == [("tokviz.serialization", "tokviz.tokenizer")], circles
+    return sorted({tuple(sorted((a, b))) for a in graph for b in graph[a] if reaches(b, a)})
+
+
+def test_the_only_import_circle_in_the_core_is_tokenizer_and_serialization() -> None:
+    graph = {name: {target for target in targets if _in_core(target)} for name, targets in _graph().items() if _in_core(name)}
+    assert _circles(graph) == [("tokviz.serialization", "tokviz.tokenizer")]
 
 
 def test_tokenizer_py_stays_under_a_thousand_lines() -> None:

@@ -263,3 +263,13 @@ def test_merge_tree_of_a_1024_byte_tiktoken_chain() -> None:
     assert deepest == MAX_TOKEN_CHARS - 1  # each token is the one before it plus a byte
     drawing = render_merge_tree(tree).splitlines()
     assert len(drawing) == 2 * MAX_TOKEN_CHARS - 1 and drawing[-1].endswith("└── " + model.id_to_token(65 + 1022 % 26))
+
+
+def test_describe_component_walks_nested_sequences_without_recursion() -> None:
+    nested = {"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "Sequence", "normalizers": [
+        {"type": "Lowercase"}, {"type": "Strip", "left": True}]}, {"type": "Sequence", "normalizers": []}]}
+    assert describe_component(nested) == "Sequence(NFD → Sequence(Lowercase → Strip(left=True)) → Sequence())"
+    deep: dict = {"type": "NFC"}
+    for _ in range(5_000):  # past Python's recursion limit (1,000)
+        deep = {"type": "Sequence", "normalizers": [deep]}
+    assert describe_component(deep) == "Sequence(" * 5_000 + "NFC" + ")" * 5_000

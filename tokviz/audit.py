@@ -1410,7 +1410,8 @@ def filter_frame(frame: Any, query: str) -> Any:
 
 def _toy_bpe() -> Any:
     """The docstrings' tokenizer: 'b c' merges before 'a b', so 'abc' never forms."""
-    from tokviz import Tokenizer, models, pre_tokenizers
+    from tokviz import models, pre_tokenizers
+    from tokviz.tokenizer import Tokenizer
 
     vocab = {token: index for index, token in enumerate(["a", "b", "c", "bc", "ab", "abc"])}
     tokenizer = Tokenizer(models.BPE(vocab, [("b", "c"), ("a", "b"), ("ab", "c")]))

@@ -107,15 +107,53 @@ def describe_component(data: Mapping[str, Any] | None) -> str:
     'Sequence(NFD → Lowercase)'
     >>> describe_component({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True})
     'ByteLevel(add_prefix_space=False, trim_offsets=True)'
+
+    Iterative (a stack of the Sequences being described), so a Sequence nested past Python's recursion
+    limit is described too.
     """
     if data is None:
         return "none"
+    # Each frame: the Sequence's type, its items, how many are described, their descriptions.
+    stack: list[tuple[str, list[Any], list[str]]] = []
+    current: Any = data
+    while True:
+        items = _nested_items(current)
+        if items is None:
+            described = _describe_leaf(current)
+        else:
+            stack.append((str(current.get("type", "?")), items, []))
+            described = None
+        while described is not None or (stack and len(stack[-1][2]) == len(stack[-1][1])):
+            if described is None:  # a Sequence whose items are all described
+                kind, _, parts = stack.pop()
+                described = f"{kind}({' → '.join(parts)})"
+            if not stack:
+                return described
+            stack[-1][2].append(described)
+            described = None
+        kind, items, parts = stack[-1]
+        current = items[len(parts)]
+
+
+def _nested_items(data: Any) -> list[Any] | None:
+    """The sub-components of a Sequence-like component, or None for any other value."""
+    if isinstance(data, Mapping) and str(data.get("type", "?")) != "TemplateProcessing":
+        for key in _NESTED_KEYS:
+            if isinstance(data.get(key), list):
+                return data[key]
+    return None
+
+
+def _describe_leaf(data: Any) -> str:
+    """:func:`describe_component` of a component with no sub-components."""
+    if data is None:
+        return "none"
+    if not isinstance(data, Mapping):
+        shown = repr(data)
+        return shown if len(shown) <= _LONG_VALUE else shown[: _LONG_VALUE - 1] + "…"
     kind = str(data.get("type", "?"))
     if kind == "TemplateProcessing":
         return f"TemplateProcessing(single={_template(data.get('single'))!r}, pair={_template(data.get('pair'))!r})"
-    for key in _NESTED_KEYS:
-        if isinstance(data.get(key), list):
-            return f"{kind}({' → '.join(describe_component(item) for item in data[key])})"
     options = []
     for key, value in data.items():
         if key == "type":
@@ -166,10 +204,15 @@ def is_byte_level(tokenizer: Any) -> bool:
     """Whether tokens are GPT-2 byte symbols (a ByteLevel pre-tokenizer or decoder anywhere)."""
 
     def has_byte_level(data: Any) -> bool:
-        if isinstance(data, dict):
-            return data.get("type") == "ByteLevel" or any(has_byte_level(value) for value in data.values())
-        if isinstance(data, list):
-            return any(has_byte_level(item) for item in data)
+        pending = [data]  # iterative: a Sequence may nest deeper than Python's recursion limit
+        while pending:
+            value = pending.pop()
+            if isinstance(value, dict):
+                if value.get("type") == "ByteLevel":
+                    return True
+                pending.extend(value.values())
+            elif isinstance(value, list):
+                pending.extend(value)
         return False
 
     return has_byte_level(_component_dict(tokenizer.pre_tokenizer)) or has_byte_level(_component_dict(tokenizer.decoder))

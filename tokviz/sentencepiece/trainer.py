@@ -611,10 +611,20 @@ def _chunks(word: str, rules: PieceRules) -> list[str]:
     return [chunk for chunk, _ in _located_chunks(word, rules)]
 
 
+_LOOSE: dict[PieceRules, PieceRules] = {}
+
+
 def _located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
     """``_chunks`` with the start of each chunk in the word."""
-    loose = PieceRules(10**9, rules.split_by_unicode_script, rules.split_by_number, rules.split_digits,
-                       rules.split_by_whitespace, rules.treat_whitespace_as_suffix, rules.allow_whitespace_only_pieces)
+    if rules.split_by_whitespace and not rules.treat_whitespace_as_suffix:
+        body = word[1:] if word[:1] == "\u2581" else word
+        if body.isascii() and body.isalpha():  # (most words: ASCII letters after a "▁", every prefix a valid piece)
+            return [(word, 0)]
+    loose = _LOOSE.get(rules)
+    if loose is None:  # (rules without the length limit: a chunk may be longer than any piece)
+        loose = _LOOSE[rules] = PieceRules(10**9, rules.split_by_unicode_script, rules.split_by_number, rules.split_digits,
+                                           rules.split_by_whitespace, rules.treat_whitespace_as_suffix,
+                                           rules.allow_whitespace_only_pieces)
     chunks: list[tuple[str, int]] = []
     current, start = "", 0
     for index, char in enumerate(word):

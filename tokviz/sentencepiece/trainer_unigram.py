@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -95,17 +95,40 @@ def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size
     occurrences: dict[str, int] = {}
     follow: dict[str, str | None] = {}  # the one character that always follows, None when several do
     all_chars: dict[str, int] = {}
+    missing: Any = object()
+    follow_get = follow.get
+    # each chunk once, with its total count and the first byte of what follows it (None: several)
+    by_chunk: dict[str, list[Any]] = {}
     for (chunk, after), count in contexts.items():
+        lead = _lead_byte(after)
+        entry = by_chunk.get(chunk)
+        if entry is None:
+            by_chunk[chunk] = [count, lead]
+        else:
+            entry[0] += count
+            if entry[1] != lead:
+                entry[1] = None
+    for chunk, (count, tail) in by_chunk.items():
         n = len(chunk)
         for char in chunk:
             all_chars[char] = all_chars.get(char, 0) + count
-        for start in range(n):
+        # what follows each place, as first bytes (the chunk itself when it is ASCII; "\uffff", no
+        # byte, stands for several followers at the end, set below)
+        leads = (chunk if chunk.isascii() else "".join(map(_lead_byte, chunk))) + (tail or "\uffff")
+        for start in range(n - 1):
             for end in range(start + 2, min(n, start + max_len) + 1):
                 sub = chunk[start:end]
-                occurrences[sub] = occurrences.get(sub, 0) + count
-                nxt = _lead_byte(chunk[end] if end < n else after)
-                prev = follow.get(sub, nxt)
-                follow[sub] = prev if prev == nxt else None
+                prev = follow_get(sub, missing)
+                if prev is missing:  # (a first occurrence: one look-up and two stores)
+                    follow[sub] = leads[end]
+                    occurrences[sub] = count
+                else:
+                    occurrences[sub] += count
+                    if prev is not None and prev != leads[end]:
+                        follow[sub] = None
+        if tail is None:
+            for start in range(max(0, n - max_len), n - 1):
+                follow[chunk[start:]] = None
     candidates: list[tuple[int, str]] = []
     for sub, occ in occurrences.items():
         if occ < 2 or follow[sub] is not None:  # not an internal node of the suffix tree
@@ -159,13 +182,20 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
     occurrence = np.full(n_seeds, -1, dtype=np.int64)
     pos = 0
     max_len = rules.max_sentencepiece_length
+    # every seed and (as -1) every string a longer seed starts with: a walk from a start stops at
+    # the first substring that is neither (4 look-ups a start instead of up to max_len)
+    prefix_index = dict.fromkeys([name[:cut] for name in names for cut in range(1, len(name))], -1)
+    prefix_index.update(index)
+    lookup = prefix_index.get
     for chunk in chunks:
         flat_first.append(pos)
         n = len(chunk)
         for start in range(n):
             for end in range(start + 1, min(n, start + max_len) + 1):
-                seed = index.get(chunk[start:end])
-                if seed is not None:
+                seed = lookup(chunk[start:end])
+                if seed is None:
+                    break
+                if seed >= 0:
                     starts.append(pos + start)
                     ends.append(pos + end)
                     seeds.append(seed)

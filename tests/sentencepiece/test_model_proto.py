@@ -1,0 +1,57 @@
+"""tokviz.sentencepiece.model_proto: the ``.model`` codec -- read and written again byte for byte, set
+fields remembered as proto2 does, and what it writes read by sentencepiece."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
+
+spm = pytest.importorskip("sentencepiece")
+
+
+def _trained(**options) -> bytes:
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(["hello world", "hello there", "a world of words"] * 20),
+                                   model_writer=model, minloglevel=2, **{"vocab_size": 18, **options})
+    return model.getvalue()
+
+
+@pytest.mark.parametrize("options", [{"model_type": "unigram"}, {"model_type": "bpe", "byte_fallback": True, "vocab_size": 290}, {"model_type": "char"}])
+def test_a_trained_model_reads_and_writes_back_unchanged(options) -> None:
+    data = _trained(**options)
+    proto = ModelProto.from_bytes(data)
+    assert proto.to_bytes() == data
+    processor = spm.SentencePieceProcessor(model_proto=data)
+    assert [piece.piece for piece in proto.pieces] == [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+    assert proto.pieces[0] == SentencePiece("<unk>", 0.0, PieceType.UNKNOWN)
+    assert proto.trainer_spec.model_type == ModelType[options["model_type"].upper()]
+    assert proto.normalizer_spec.name == "nmt_nfkc" and proto.normalizer_spec.precompiled_charsmap
+
+
+def test_set_fields_are_remembered_as_proto2_does() -> None:
+    spec = TrainerSpec(vocab_size=100)
+    assert (spec.vocab_size, spec.unk_id, spec.is_set("unk_id"), spec.is_set("vocab_size")) == (100, 0, False, True)
+    assert spec.to_bytes() == b"\x20\x64"  # field 4 (vocab_size), varint 100; nothing else written
+    assert TrainerSpec.from_bytes(spec.to_bytes()) == spec
+    changed = spec.replace(unk_id=3)
+    assert (changed.unk_id, spec.unk_id) == (3, 0)
+    with pytest.raises(AttributeError, match="immutable"):
+        spec.vocab_size = 5
+
+
+def test_what_we_write_sentencepiece_loads() -> None:
+    proto = ModelProto.from_bytes(_trained(model_type="unigram"))
+    extra = SentencePiece("▁tokviz", -1.0, PieceType.USER_DEFINED)
+    edited = proto.replace(pieces=proto.pieces + (extra,), normalizer_spec=proto.normalizer_spec.replace(add_dummy_prefix=False))
+    processor = spm.SentencePieceProcessor(model_proto=edited.to_bytes())
+    assert processor.piece_to_id("▁tokviz") == len(proto.pieces)
+    assert processor.encode("hello", out_type=str)[0] != "▁hello"  # no dummy prefix now
+
+
+def test_unknown_fields_survive_a_round_trip() -> None:
+    data = ModelProto(pieces=(SentencePiece("<unk>", 0.0, PieceType.UNKNOWN),), normalizer_spec=NormalizerSpec(name="identity")).to_bytes()
+    with_unknown = data + b"\xa8\x06\x01"  # field 101, varint 1: not in our schema
+    assert ModelProto.from_bytes(with_unknown).to_bytes() == with_unknown

@@ -1,0 +1,45 @@
+"""tokviz.sentencepiece.pieces: which strings may become pieces (sentencepiece's IsValidSentencePiece),
+scripts, and words cut from sentences -- worked examples, and every piece sentencepiece trains passes."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tokviz.sentencepiece.pieces import PieceRules, count_words, script_of, split_into_words
+
+
+def test_worked_examples() -> None:
+    rules = PieceRules()
+    pieces = ("▁the", "the▁", "n't", "12.", "a1", "ひらカタ漢", "aб", "▁▁", "\t", "a" * 17, "▅", "é")
+    assert [rules.is_valid(piece) for piece in pieces] == [True, False, False, True, False, True, False, False, False, False, False, True]
+    assert PieceRules(split_digits=True).is_valid("12") is False
+    assert PieceRules(split_by_number=False).is_valid("a1") is True
+    assert PieceRules(treat_whitespace_as_suffix=True).is_valid("the▁") is True
+    assert PieceRules(allow_whitespace_only_pieces=True).is_valid("▁▁") is True
+
+
+def test_scripts_hiragana_and_katakana_count_as_han() -> None:
+    assert [script_of(char) for char in "aбひカ漢1\u0301!"] == ["LATIN", "CYRILLIC", "HAN", "HAN", "HAN", "COMMON", "INHERITED", "COMMON"]
+
+
+def test_words_from_sentences() -> None:
+    assert split_into_words("▁a▁▁b") == ["▁a", "▁", "▁b"]
+    assert split_into_words("a▁b▁", treat_whitespace_as_suffix=True) == ["a▁", "b▁"]
+    assert count_words(["▁a▁b", "▁a"]) == {"▁a": 2, "▁b": 1}
+    assert count_words(["x▁a", "▁a"]) == {"x": 1, "▁a": 2}
+
+
+@pytest.mark.parametrize("options", [{}, {"split_digits": True}, {"split_by_number": False}, {"treat_whitespace_as_suffix": True}])
+def test_every_piece_sentencepiece_trains_is_valid(options: dict) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    lines = ["The 3 little pigs built 12 houses in 1999.", "Привет мир, hello world!", "ひらがな カタカナ 漢字 mixed123text"] * 30
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, vocab_size=150, model_type="bpe",
+                                   minloglevel=2, **options)
+    processor = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    rules = PieceRules(**options)
+    normal = [processor.id_to_piece(i) for i in range(processor.get_piece_size())
+              if not (processor.is_control(i) or processor.is_unknown(i) or processor.is_byte(i))]
+    assert [piece for piece in normal if not rules.is_valid(piece)] == []

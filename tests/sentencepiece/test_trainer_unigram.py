@@ -1,0 +1,48 @@
+"""tokviz.sentencepiece.trainer_unigram: sentencepiece's unigram trainer -- the course's corpus worked
+through, and the pieces sentencepiece trains on real text."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tokviz.sentencepiece.pieces import PieceRules
+from tokviz.sentencepiece.trainer_unigram import train_unigram
+
+# the HF course's corpus as sentencepiece cuts it: words with "▁" in front, and the character after each
+CONTEXTS = {("▁hug", "▁"): 10, ("▁pug", "▁"): 5, ("▁hugs", "▁"): 5, ("▁pun", "▁"): 12, ("▁bun", "▁"): 4}
+
+
+def _required() -> dict[str, int]:
+    required: dict[str, int] = {}
+    for (word, _), count in CONTEXTS.items():
+        for char in word:
+            required[char] = required.get(char, 0) + count
+    return required
+
+
+def test_the_course_corpus() -> None:
+    result = train_unigram(CONTEXTS, _required(), 14, 3, PieceRules())
+    assert [piece for piece, _ in result.pieces] == ["▁pu", "n", "▁hug", "g", "s", "▁", "h", "u", "b", "p"]
+    assert [round(score, 4) for _, score in result.pieces][:3] == [-1.4409, -1.5003, -1.5705]
+    assert result.stop_reason == "the corpus supports only 13 pieces (target 14)"
+    assert (len(result.em_steps), len(result.prune_rounds)) == (2, 1)
+    # every required character stays a piece, whatever its score
+    assert set(_required()) <= {piece for piece, _ in result.pieces}
+
+
+def test_pieces_and_scores_as_sentencepiece_trains_them(read_shared_corpus) -> None:
+    spm = pytest.importorskip("sentencepiece")
+    from tokviz.sentencepiece import train_sentencepiece
+
+    lines = [line for line in read_shared_corpus("grimm_tales.txt").splitlines() if line.strip()][:400]
+    ours = train_sentencepiece(sentence_iterator=iter(lines), vocab_size=300, model_type="unigram")
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, vocab_size=300, model_type="unigram", minloglevel=2)
+    processor = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    theirs = {processor.id_to_piece(i): processor.get_score(i) for i in range(processor.get_piece_size())}
+    mine = {piece.piece: piece.score for piece in ours.proto.pieces}
+    # the same pieces; pieces whose scores differ in the last float digits may swap places
+    assert mine.keys() == theirs.keys()
+    assert max(abs(mine[piece] - theirs[piece]) for piece in mine) < 1e-4
