@@ -124,12 +124,13 @@ lines = open(corpus, encoding="utf-8").read().split("\n")
 started = time.perf_counter()
 sp = spm.SentencePieceProcessor(model_file=model)
 load = time.perf_counter() - started
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 pieces = [sp.encode_as_pieces(line) for line in lines]
-first = time.perf_counter() - started
+first, first_cpu = time.perf_counter() - started, time.process_time() - cpu
 started = time.perf_counter()
 again = [sp.encode_as_pieces(line) for line in lines]
-print(json.dumps({{"first": first, "again": time.perf_counter() - started, "load": load, "pieces": sum(map(len, pieces))}}))
+print(json.dumps({{"first": first, "first_cpu": first_cpu, "again": time.perf_counter() - started, "load": load,
+                  "pieces": sum(map(len, pieces))}}))
 """
 
 
@@ -151,7 +152,7 @@ def first_pass(which: str, model: Path, corpus: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def encode_passes(workdir: Path, repeat: int = 3) -> None:
+def encode_passes(workdir: Path, repeat: int = 5) -> None:
     """The first (and second) encode pass alone, on models sentencepiece trains on a botchan-sized slice;
     tokviz and sentencepiece alternate ``repeat`` times in fresh processes and the fastest of each counts."""
     import sentencepiece as spm
@@ -167,14 +168,16 @@ def encode_passes(workdir: Path, repeat: int = 3) -> None:
             spm.SentencePieceTrainer.train(input=str(botchan), model_prefix=str(prefix), vocab_size=size,
                                            model_type=model_type, minloglevel=2)
             runs: dict[str, list[dict]] = {"tokviz": [], "sentencepiece": []}
-            for _ in range(repeat):
+            for _ in range(repeat):  # (fresh processes, alternating: the fastest of each is the least disturbed)
                 for which in runs:
                     runs[which].append(first_pass(which, Path(f"{prefix}.model"), test_text))
             mine = min(r["first"] for r in runs["tokviz"])
             peer = min(r["first"] for r in runs["sentencepiece"])
             again, peer_again = min(r["again"] for r in runs["tokviz"]), min(r["again"] for r in runs["sentencepiece"])
+            cpu, peer_cpu = min(r["first_cpu"] for r in runs["tokviz"]), min(r["first_cpu"] for r in runs["sentencepiece"])
             print(json.dumps({"first_pass": f"{model_type} {size}", "lines": 2000, "tokviz_s": round(mine, 4),
                               "sentencepiece_s": round(peer, 4), "ratio": round(mine / peer, 2),
+                              "cpu_ratio": round(cpu / peer_cpu, 2),
                               "again_ratio": round(again / peer_again, 2),
                               "tokviz_load_s": round(min(r["load"] for r in runs["tokviz"]), 4),
                               "sentencepiece_load_s": round(min(r["load"] for r in runs["sentencepiece"]), 4),
@@ -219,7 +222,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="run the benchmark corpus trainings this many times")
     parser.add_argument("--one-process", action="store_true", help="tokviz with num_threads=1 (no forked worker)")
     parser.add_argument("--users", action="store_true", help="import, first encode pass, trainings at 1,000 / 4,000 (issue 35)")
-    parser.add_argument("--encode", action="store_true", help="the first encode pass alone (fastest of 3 alternating runs)")
+    parser.add_argument("--encode", action="store_true", help="the first encode pass alone (fastest of 5 alternating runs)")
     args = parser.parse_args()
     print(f"load average: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:

@@ -50,7 +50,7 @@ from tokviz.normalized import (
     normalize_behavior,
 )
 from tokviz.normalizers import pattern_from_dict, pattern_to_dict
-from tokviz.patterns import Regex
+from tokviz.patterns import Regex, spans_to_matches
 
 __all__ = [
     "PreTokenizer",
@@ -481,6 +481,22 @@ def is_numeric(char: str) -> bool:
     return unicodedata.category(char) in ("Nd", "Nl", "No")
 
 
+#: Candidates for :func:`is_numeric`, found in C: the regex module's Unicode is at least as new
+#: as :mod:`unicodedata`'s, so its \p{N} holds every char that is numeric there.
+_NUMERIC_CANDIDATE = regex.compile(r"\p{N}")
+
+
+def _numeric_cuts(text: str, behavior: str) -> list[tuple[int, int]]:
+    """Where Digits cuts ``text`` (as ``_cut(text, is_numeric, behavior)``): the numeric chars,
+    candidates found in C and checked by :func:`is_numeric`.
+
+    >>> _numeric_cuts("a½ ②3", "isolated")
+    [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    """
+    spans = [match.span() for match in _NUMERIC_CANDIDATE.finditer(text) if is_numeric(match.group())]
+    return [(start, end) for start, end in apply_behavior(spans_to_matches(spans, len(text)), behavior) if end > start]
+
+
 @dataclass(slots=True, repr=False)
 class Digits(PreTokenizer):
     """Isolate numbers: runs of digits, or each digit alone with ``individual_digits``.
@@ -500,10 +516,10 @@ class Digits(PreTokenizer):
         pretokenized.split(lambda _, piece: piece.split(is_numeric, self._behavior()))
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return _split_words(sequence, is_numeric, self._behavior())
+        return [sequence[start:end] for start, end in _numeric_cuts(sequence, self._behavior())]
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
-        return _cut(text, is_numeric, self._behavior())
+        return _numeric_cuts(text, self._behavior())
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Digits", "individual_digits": self.individual_digits}

@@ -76,16 +76,23 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def peak_rss_mb(pid: int) -> float:
-    """Peak resident set (``VmHWM``) of ``pid`` and its children, in MB."""
-    total_kb = 0
+def peak_rss_by_process(pid: int) -> dict[str, float]:
+    """Peak resident set (``VmHWM``, MB) of ``pid`` and of each of its children, by ``name pid``."""
+    peaks = {}
     for process in _descendants(pid):
         try:
             status = Path(f"/proc/{process}/status").read_text()
         except OSError:
             continue
-        total_kb += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
-    return total_kb / 1024
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if "VmHWM" in fields:
+            peaks[f"{fields['Name'].strip()} {process}"] = int(fields["VmHWM"].split()[0]) / 1024
+    return peaks
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Peak resident set (``VmHWM``) of ``pid`` and its children, in MB."""
+    return sum(peak_rss_by_process(pid).values())
 
 
 _SHOWN_TOKENS = """() => {
@@ -96,7 +103,7 @@ _SHOWN_TOKENS = """() => {
 }"""
 
 
-def test_eight_sessions_train_different_configurations_at_once(browser, tmp_path: Path) -> None:
+def test_eight_sessions_train_different_configurations_at_once(browser, tmp_path: Path, capsys) -> None:
     fixtures = _e2e_conftest()
     process, url = fixtures.start_server(tmp_path / "server.log")
     contexts = []
@@ -116,13 +123,16 @@ def test_eight_sessions_train_different_configurations_at_once(browser, tmp_path
             errors = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
             assert errors.count() == 0, (preset, vocab_size, errors.all_inner_texts())
             assert f"preset={preset}" in page.url and f"vocab={vocab_size}" in page.url
-        peak = peak_rss_mb(process.pid)
+        peaks = peak_rss_by_process(process.pid)
+        peak = sum(peaks.values())
     finally:
         for context in contexts:
             context.close()
         fixtures.stop_server(process)
     expected = [expected_token_count(preset, vocab_size) for preset, vocab_size in CONFIGURATIONS]
-    print(f"tokens shown {shown}; server peak RSS {peak:.0f} MB (bound {PEAK_RSS_BOUND_MB} MB)")
+    with capsys.disabled():  # shown in every run, not only a failing one
+        print(f"\ntokens shown {shown}; server peak RSS {peak:.0f} MB against the bound of {PEAK_RSS_BOUND_MB} MB "
+              f"({', '.join(f'{name}: {mb:.0f} MB' for name, mb in peaks.items())})")
     assert shown == expected
     assert len(set(expected)) >= 6  # the configurations really differ, so a mixed-up session would show
     assert peak < PEAK_RSS_BOUND_MB

@@ -195,3 +195,30 @@ def test_the_compare_download_right_after_a_change_holds_the_new_choice(app_url:
         assert model["type"] == "BPE" and model["end_of_word_suffix"] == "</w>"  # the new choice, not BERT's WordPiece
     finally:
         context.close()
+
+
+def test_a_5_mb_paste_answers_and_leaves_the_text_box(app_url: str, browser, benchmark_corpus_text, screenshot_dir) -> None:
+    """Pasted as a user pastes (the clipboard and Ctrl+V), applied with Ctrl+Enter: the run finishes, the page shows the
+    5,000,000 characters, and the text box no longer holds them (with it holding them, every change of the page cost
+    the browser 9-12 s, measured). No time is asserted: the wait is for the app's finished condition."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, permissions=["clipboard-read", "clipboard-write"])
+    context.set_default_timeout(int(os.environ.get("TOKVIZ_E2E_TIMEOUT_MS", "240000")))
+    page = context.new_page()
+    try:
+        open_page(page, f"{app_url}/train")
+        _open_inputs(page)
+        text = benchmark_corpus_text[:5_000_000]
+        page.evaluate("text => navigator.clipboard.writeText(text)", text)
+        box = page.locator(".st-key-corpus_text textarea").first
+        box.focus()
+        page.keyboard.press("Control+A")
+        page.keyboard.press("Control+V")
+        page.wait_for_function("n => document.querySelector('.st-key-corpus_text textarea').value.length === n", arg=len(text), polling=200)
+        act(page, lambda: box.press("Control+Enter"))
+        assert page.locator(".st-key-corpus_text textarea").count() == 0
+        _open_inputs(page)
+        page.get_by_text("Using your pasted text (5,000,000 characters)").first.wait_for()
+        assert page.locator("[data-testid=stMetricValue]", has_text="5,000,000").count() == 1
+        page.screenshot(path=str(screenshot_dir / "journey_5mb_paste.png"))
+    finally:
+        context.close()

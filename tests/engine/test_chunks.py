@@ -487,7 +487,7 @@ def test_a_token_holding_a_greater_than_before_the_space_keeps_the_fast_path(byt
     from tokenizers import models as hf_models
     from tokenizers import normalizers as hf_normalizers
 
-    from tokviz.engine.chunks import _model_splits_at
+    from tokviz.engine.bpe import model_splits_at as _model_splits_at
 
     chars = ["▁", "a", "b", ">", "<", "/", "x"]
     vocab = {"<unk>": 0, **{f"<0x{byte:02X}>": 1 + byte for byte in range(256)}}

@@ -4,7 +4,8 @@ ids, tokens, offsets and word ids of every line, and of fuzzed text in many scri
 The kinds: a CLIP-style BPE (``</w>``, a Split regex, then ByteLevel), a Llama-type BPE with
 byte fallback trained on Chinese and English (no pre-tokenizer: a line is one word), a
 WordLevel on Whitespace, a BPE behind a Split regex with NFKC and added tokens (single-word,
-lstrip, normalized or not), and a WordPiece behind Punctuation + Digits with Lowercase.
+lstrip, normalized or not), a WordPiece behind Punctuation + Digits with Lowercase, and the
+Llama-type one behind Digits (the engine merges its long words piece by piece).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from tokviz.normalizers import Normalizer  # noqa: E402
 
 CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
 SPLIT_PATTERN = r"\p{L}+|\p{N}|[^\s\p{L}\p{N}]+"
-KINDS = ("clip", "llama_zh", "wordlevel", "split_added", "wordpiece_punct")
+KINDS = ("clip", "llama_zh", "llama_digits", "wordlevel", "split_added", "wordpiece_punct")
 
 
 def chinese_lines(count: int, seed: int) -> list[str]:
@@ -59,6 +60,10 @@ def _build(kind: str, lines: list[str]):
             ("<|endoftext|>", tok.token_to_id("<|endoftext|>")), ("<|startoftext|>", tok.token_to_id("<|startoftext|>")),
             add_prefix_space=False, trim_offsets=False)
         return tok
+    if kind == "llama_digits":
+        data = json.loads(_build("llama_zh", lines).to_str())
+        data["pre_tokenizer"] = {"type": "Digits", "individual_digits": True}
+        return tokenizers.Tokenizer.from_str(json.dumps(data))
     if kind == "llama_zh":
         tok = tokenizers.Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
         tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
@@ -146,7 +151,7 @@ def test_fuzzed_text_encodes_as_in_hf(kind, pairs) -> None:
 
 
 def test_the_untuned_kinds_take_the_engine_and_it_agrees_with_the_general_path(pairs, test_lines) -> None:
-    for kind in ("wordlevel", "split_added", "wordpiece_punct"):
+    for kind in ("wordlevel", "split_added", "wordpiece_punct", "llama_digits"):
         _, ours = pairs[kind]
         plan = ours._engine().cut()
         assert plan is not None, kind
@@ -155,6 +160,7 @@ def test_the_untuned_kinds_take_the_engine_and_it_agrees_with_the_general_path(p
         general.use_fast_path = False
         for line in test_lines:
             assert _fields(ours.encode(line)) == _fields(general.encode(line)), (kind, line)
+    assert ours._engine().cut().pieces  # (llama_digits: its long words went piece by piece)
 
 
 def test_a_worked_example_with_added_tokens() -> None:

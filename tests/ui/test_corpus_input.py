@@ -1,14 +1,71 @@
-"""tokviz.ui.corpus_input: the session's corpus -- the sample until the text box is edited, an upload's
-text when one is in use, the same corpus on every page (the workspace carries it, not the widget)."""
+"""The corpus input (tokviz.ui.corpus_input): the session's corpus -- the sample until the text box is
+edited, an upload's text when one is in use, the same corpus on every page (the workspace carries it, not
+the widget) -- and a large paste kept by the page, not by the text box.
+
+A text box holding megabytes costs the browser seconds at every change of the page (it re-lays out and
+re-scans the whole value) and its value travels with every rerun; the page measured 33-77 s from
+applying a 5 MB paste to the end of the run with the text kept in the box, 2.6-5.3 s without it.
+These checks would catch the text box coming back with the large text in it.
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 from tokviz.corpus import corpus_hash
 from tokviz.samples import load_sample
-from tokviz.ui.corpus_input import active_text
+from tokviz.ui.corpus_input import TEXT_BOX_MAX_CHARS, active_text
 from tokviz.workspace import Workspace
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+LARGE = ("the quick brown fox jumps over the lazy dog\n" * (TEXT_BOX_MAX_CHARS // 44 + 10))
+
+
+def open_page(page: str) -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.switch_page(page)
+    return app.run()
+
+
+def keys(app: AppTest, kind: str) -> set[str]:
+    return {element.key for element in app.get(kind)}
+
+
+def test_a_large_paste_leaves_the_text_box_and_is_the_corpus() -> None:
+    app = open_page("pages/train.py")
+    app.text_area(key="corpus_text").set_value(LARGE).run()
+    assert not app.exception
+    assert "corpus_text" not in keys(app, "text_area")  # the browser is not handed the text back
+    assert app.session_state["_tokviz_workspace"].corpus.pasted == LARGE
+    assert next(item.value for item in app.metric if item.label == "characters") == f"{len(LARGE):,}"
+    assert any(f"Using your pasted text ({len(LARGE):,} characters)" in caption.value for caption in app.caption)
+
+    app.button(key="corpus_edit_text").click().run()  # asked for: the text box shows it again
+    assert app.text_area(key="corpus_text").value == LARGE
+    app.text_area(key="corpus_text").set_value(LARGE + "one more line\n").run()  # applying hides it again
+    assert "corpus_text" not in keys(app, "text_area")
+
+    app.button(key="corpus_use_sample").click().run()
+    from tokviz.samples import load_sample
+
+    assert app.text_area(key="corpus_text").value == load_sample()
+    assert app.session_state["_tokviz_workspace"].corpus.source == "sample"
+
+
+def test_a_small_paste_stays_in_the_text_box() -> None:
+    app = open_page("pages/train.py")
+    app.text_area(key="corpus_text").set_value("a small corpus\n" * 40).run()
+    assert app.text_area(key="corpus_text").value == "a small corpus\n" * 40
+
+
+def test_compare_keeps_a_large_paste_the_same_way() -> None:
+    app = open_page("pages/compare.py")
+    app.text_area(key="compare_corpus_text").set_value(LARGE).run()
+    assert not app.exception
+    assert "compare_corpus_text" not in keys(app, "text_area")
+    assert "compare_corpus_edit_text" in keys(app, "button")
 
 
 def test_active_text_follows_the_source() -> None:

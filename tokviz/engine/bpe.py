@@ -1,9 +1,11 @@
 """BPE words straight to ``(ids, values, starts, ends)`` tuples for the engine's word caches
-(no ``Token`` objects): :func:`bpe_word_encoder` and, for byte-level
-pipelines, :func:`byte_word_tokens`."""
+(no ``Token`` objects): :func:`bpe_word_encoder` and, for byte-level pipelines,
+:func:`byte_word_tokens`; and where a BPE model never merges (:func:`model_splits_at`,
+:func:`letter_runs`, :func:`word_pieces`), so a long word may be merged piece by piece."""
 
 from __future__ import annotations
 
+import re
 from itertools import accumulate, chain, islice, repeat
 from operator import add, and_, eq, sub
 from typing import Any
@@ -626,3 +628,207 @@ def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tupl
     if len(symbols) == len(word):
         return entry
     return (entry[0], entry[1], *symbol_offsets_to_chars(word, entry[2], entry[3]))
+
+
+# ---------------------------------------------------------------------- where a BPE model never merges
+_DIGITS = frozenset("0123456789")
+
+
+def plain_bpe_vocab(model: Any) -> dict[str, int] | None:
+    """A BPE model's vocabulary when its words may be cut where it never merges (no dropout,
+    ``ignore_merges``, subword prefix or suffix), else None."""
+    tables = model.word_tables()
+    if not isinstance(tables, BpeTables) or model.ignore_merges:
+        return None
+    if model.continuing_subword_prefix or model.end_of_word_suffix:
+        return None
+    return tables.vocab  # read only: a copy of 32k tokens is not free
+
+
+def joined_tokens(vocab: dict[str, int]) -> str | None:
+    """The tokens joined by NUL, for searches in C; None if a token holds a NUL."""
+    joined = "\x00".join(vocab)
+    return joined if joined.count("\x00") == len(vocab) - 1 else None
+
+
+def model_splits_at(model: Any, char: str, joined: str | None = None) -> frozenset[str] | None:
+    """Where a BPE model never joins across ``char`` when it follows another char: the chars
+    it may be joined to (after which a run of ``char`` may not start a word), or None when
+    the model may join it to anything.
+
+    A merge that reaches over a position makes a token holding the two chars there, so a
+    run of ``char`` after a char x is a safe cut unless some vocabulary token has ``char``
+    right after x (most vocabularies have none: each run starts a token; multi-word ones,
+    from SentencePiece's ``split_by_whitespace=false``, have a few such x). ``char`` must be
+    a token itself (so unknown chars on both sides are never fused into one unk), and no
+    token may hold it after ``>`` (the end of an unk or byte token, whose text is not the
+    text it covers). ``joined``: :func:`joined_tokens` of its vocabulary, if made.
+
+    >>> from tokviz import models
+    >>> model_splits_at(models.BPE({"a": 0, "▁": 1, "▁▁a": 2}, []), "▁"), model_splits_at(models.BPE({"a": 0, "▁": 1, "▁a▁▁a": 2}, []), "▁")
+    (frozenset(), frozenset({'a'}))
+    >>> sorted(model_splits_at(models.BPE({"a": 0, "b": 1, "▁": 2, "▁▁▁a": 3, "b▁▁▁": 4, "▁▁": 5, "a▁b": 6}, []), "▁"))
+    ['a', 'b']
+    >>> model_splits_at(models.BPE({"a": 0, "▁": 1, "<0x0A>▁": 2}, [], byte_fallback=True), "▁") is None
+    True
+    >>> model_splits_at(models.BPE({"a": 0, "▁": 1, ">": 2, ">▁": 3, "<0x0A>": 4}, [], byte_fallback=True), "▁")
+    frozenset({'>'})
+    """
+    vocab = plain_bpe_vocab(model)
+    if vocab is None or char not in vocab:
+        return None
+    if joined is None:
+        joined = joined_tokens(vocab)
+    if joined is None:
+        blocked = set()
+        for token in vocab:
+            position = token.find(char, 1)
+            while position > 0:
+                if token[position - 1] != char:
+                    blocked.add(token[position - 1])
+                position = token.find(char, position + 1)
+    else:
+        # In C, two passes: every second char of a run of ``char`` becomes NUL (so each
+        # ``char`` left is its run's first, or follows a NUL), then those after a NUL go;
+        # what is left of ``char`` opens a run after another char inside a token (usually
+        # nothing). (Collapsing the runs instead took a pass per doubling of the longest.)
+        inner = joined.replace(char + char, char + "\x00").replace("\x00" + char, "\x00")
+        if inner.startswith(char):
+            inner = inner[1:]
+        if char not in inner:
+            return frozenset()
+        # The char before each ``char`` left (each follows another char; a loop over Gemma's
+        # 262k tokens took ~100 ms, a regex for "x" + char ~24 ms).
+        blocked = set()
+        position = inner.find(char)
+        while position > 0:
+            blocked.add(inner[position - 1])
+            position = inner.find(char, position + 1)
+    if ">" in blocked:
+        # A '>' ending an unk or byte token's text is not the char before the run: when no
+        # token holds such a text before ``char``, the '>' is a '>' (Gemma's ">▁</") and only
+        # blocks the runs after one.
+        odd = "<0x[0-9A-F]{2}>" + ("" if not model.unk_token else "|" + re.escape(model.unk_token))
+        search = re.compile(f"(?:{odd}){re.escape(char)}").search
+        if search(joined) if joined is not None else any(map(search, vocab)):
+            return None
+    return frozenset(blocked)
+
+
+def model_isolates(model: Any, char: str, joined: str | None = None) -> bool:
+    """Whether a BPE model never joins ``char`` (one byte in UTF-8) to the chars around it:
+    no token holds it with other chars, or (it is not a token) its byte-fallback token is in
+    no merge. Then a word can be cut on both sides of it (a newline inside a Llama word).
+    ``joined``: as for :func:`model_splits_at`.
+
+    >>> from tokviz import models
+    >>> model_isolates(models.BPE({"a": 0, "<0x0A>": 1}, [], byte_fallback=True), "\\n")
+    True
+    >>> model_isolates(models.BPE({"a": 0, "<0x0A>": 1, "<0x0A>a": 2}, [("<0x0A>", "a")], byte_fallback=True), "\\n")
+    False
+    """
+    vocab = plain_bpe_vocab(model)
+    if vocab is None:
+        return False
+    if char not in vocab:
+        if not model.byte_fallback:
+            return False  # an unk, which fuse_unk may join to unknown chars around it
+        char = f"<0x{ord(char):02X}>"
+        if len(char) != 6 or char not in vocab:
+            return False
+    if joined is None:
+        joined = joined_tokens(vocab)
+    return joined is not None and joined.count(char) == 1
+
+
+def letter_runs(model: Any, mark: str, newline: str) -> str | None:
+    """A regex for a one-word BPE model's words (``mark``: the escaped word-start char;
+    ``newline``: "\\n" when newlines are cut out) that also cuts between letters or digits
+    (``[^\\W_]``) and the other chars, or None when some merge may join across such a cut.
+
+    A symbol over a cut is a merged token holding the two chars there: when no token a merge
+    makes holds a letter or digit next to another char (but the word-start char, which opens
+    a run of either kind), the merges of a word are those of its runs side by side. A char no
+    token holds becomes byte tokens or the unk token, which no merge may join (nor may
+    ``fuse_unk`` fuse it with an unknown char across the cut: byte fallback must then cover
+    every byte). Non-ASCII letters or digits that merges join to other chars (Llama's "²."
+    token) count with those, and so do the ASCII digits when one is joined to them (a
+    SentencePiece model trained without ``split_digits`` has "0," and "'8").
+
+    >>> from tokviz import models
+    >>> vocab = {c: i for i, c in enumerate("ab,.▁")}
+    >>> vocab.update({"ab": 5, ",.": 6, "▁a": 7})
+    >>> print(letter_runs(models.BPE(vocab, [("a", "b"), (",", "."), ("▁", "a")]), "▁", ""))
+    ▁*(?:[^\\W_]+|(?:[^\\w▁]|_)+)|▁+
+    >>> letter_runs(models.BPE({**vocab, "b,": 8}, [("a", "b"), (",", "."), ("▁", "a"), ("b", ",")]), "▁", "") is None
+    True
+    """
+    vocab = plain_bpe_vocab(model)
+    tables = model.word_tables()
+    if vocab is None or not tables.plain:
+        return None
+    if model.fuse_unk and not (model.byte_fallback and all(map(vocab.__contains__, BYTE_FALLBACK_TOKENS))):
+        return None
+    new_ids = tables.merge_new_ids
+    if new_ids is None:
+        new_ids = tuple(map(and_, tables.merge_map.values(), repeat(ID_MASK)))
+    made = map(tables.vocab_r.__getitem__, set(new_ids))
+    # Only the tokens with chars of both kinds may cross (Llama 2: 1,183 of 29,612 made).
+    mixed_tokens = [token for token in made if not token.replace("▁", "").isalnum()]
+    mixed = "\x00".join(mixed_tokens)
+    if mixed.count("\x00") >= len(mixed_tokens) or "<0x" in mixed or (model.unk_token and model.unk_token in mixed):
+        return None  # (a token holds a NUL, or a merge joins a byte token or the unk token)
+    moved = ""  # non-ASCII letters or digits that count as other chars
+    for _ in range(2):
+        letters = f"[^\\W_{moved}]"
+        others = f"(?:[^\\w{mark}{newline}]|[_{moved}])" if moved else f"(?:[^\\w{mark}{newline}]|_)"
+        separated = others.replace("]|", "\\x00]|", 1)  # (not the NUL between the tokens)
+        crossing = set(re.findall(f"{letters}(?={separated})|(?<={separated}){letters}", mixed))
+        if not crossing:
+            return f"{mark}*(?:{letters}+|{others}+)|{mark}+"
+        if moved or not all(char in _DIGITS or not char.isascii() for char in crossing):
+            return None
+        if not crossing.isdisjoint(_DIGITS):
+            crossing.update(_DIGITS)
+        moved = re.escape("".join(sorted(crossing)))
+    return None
+
+
+def pieces_pattern(model: Any, mark: str, joins: frozenset[str], joined: str | None = None) -> str:
+    """The regex of the pieces a word of a BPE model may be cut into, where it never merges:
+    before runs of ``mark`` (``joins``: the chars :func:`model_splits_at` found the model
+    joins it to, after which a run stays in the piece), around newlines when the model never
+    joins them to anything, and between letters or digits and other chars when no merge
+    joins them (see :func:`letter_runs`: words then share their pieces, "▁you", "▁you," and
+    "▁you." need "▁you" merged once). The pieces tile the word.
+
+    >>> from tokviz.models import BPE
+    >>> pieces_pattern(BPE({"a": 0, "▁": 1, "▁a": 2}, [("▁", "a")]), "▁", frozenset())
+    '▁*[^▁]+|▁+'
+    >>> print(pieces_pattern(BPE({"a": 0, ",": 1, ".": 2, "▁": 3, ",.": 4}, [(",", ".")]), "▁", frozenset()))
+    ▁*(?:[^\\W_]+|(?:[^\\w▁]|_)+)|▁+
+    """
+    mark = re.escape(mark)
+    newline = "\n" if model_isolates(model, "\n", joined) else ""
+    joined_runs = f"(?:(?<=[{''.join(map(re.escape, sorted(joins)))}]){mark}+[^{mark}{newline}]*)*" if joins else ""
+    runs = None if joins else letter_runs(model, mark, newline)
+    return (runs or f"{mark}*[^{mark}{newline}]+{joined_runs}|{mark}+") + ("|\n" if newline else "")
+
+
+def word_pieces(model: Any) -> Any:
+    """``word -> its pieces`` (:func:`pieces_pattern` with the '▁' mark) for a BPE model that
+    never joins a run of '▁' to the char before it, or None: a long word (a Llama line, which
+    no pre-tokenizer cuts) is then merged piece by piece, each piece once.
+
+    >>> from tokviz.models import BPE
+    >>> word_pieces(BPE({"a": 0, "b": 1, ",": 2, "▁": 3, "▁a": 4}, [("▁", "a")]))("▁ab▁a,")
+    ['▁ab', '▁a,']
+    """
+    vocab = plain_bpe_vocab(model)
+    if vocab is None:
+        return None
+    joined = joined_tokens(vocab)
+    joins = model_splits_at(model, "▁", joined)
+    if joins is None:
+        return None
+    return re.compile(pieces_pattern(model, "▁", joins, joined)).findall

@@ -45,7 +45,7 @@ import re
 import unicodedata
 from bisect import bisect_left
 from itertools import accumulate, chain, compress, islice, repeat
-from operator import and_, itemgetter
+from operator import itemgetter
 from operator import add, eq, is_, sub
 from typing import Any
 
@@ -53,9 +53,9 @@ import regex
 
 from tokviz.encoding import Encoding, FlatOffsets, flat_offsets_encoding, new_encoding
 from tokviz.engine.cut import added_pieces
-from tokviz.engine.bpe import bpe_word_encoder
+from tokviz.engine.bpe import bpe_word_encoder, joined_tokens, model_splits_at, pieces_pattern, plain_bpe_vocab
 from tokviz.engine.bpe import byte_word_tokens as _byte_word_tokens
-from tokviz.models.bpe.model import BYTE_FALLBACK_TOKENS, ID_MASK, BpeTables
+from tokviz.models.bpe.model import BpeTables
 from tokviz.models.unigram.model import UnigramTables
 from tokviz.models.wordpiece.model import WordPieceTables
 from tokviz.models.wordlevel.model import WordLevelTables
@@ -82,7 +82,6 @@ _WORD_OR_SYMBOLS_ASCII = re.compile(r"\w+|[^\w\t\n\x0b\x0c\r ]+", re.ASCII)
 _CLIP_ASCII = re.compile(r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[A-Za-z]+|[0-9]|[^\t\n\x0b\x0c\r A-Za-z0-9]+""")
 
 _MAX_CACHED_CHUNKS = 200_000
-_DIGITS = frozenset("0123456789")
 
 # Fields of a chunk entry (see chunk_entry).
 _IDS, _TOKENS, _STARTS, _ENDS, _WORDS, _N_WORDS, _MAY_FOLLOW, _MAY_PRECEDE = map(itemgetter, range(8))
@@ -209,171 +208,11 @@ def pre_tokenizer_steps(pre_tokenizer: Any) -> tuple[Any, ...]:
     return steps() if steps is not None else (pre_tokenizer,)
 
 
-def _plain_bpe_vocab(model: Any) -> dict[str, int] | None:
-    """A BPE model's vocabulary when its words may be cut where it never merges (no dropout,
-    ``ignore_merges``, subword prefix or suffix), else None."""
-    tables = model.word_tables()
-    if not isinstance(tables, BpeTables) or model.ignore_merges:
-        return None
-    if model.continuing_subword_prefix or model.end_of_word_suffix:
-        return None
-    return tables.vocab  # read only: a copy of 32k tokens is not free
-
-
-def _joined_tokens(vocab: dict[str, int]) -> str | None:
-    """The tokens joined by NUL, for searches in C; None if a token holds a NUL."""
-    joined = "\x00".join(vocab)
-    return joined if joined.count("\x00") == len(vocab) - 1 else None
-
-
-def _model_splits_at(model: Any, char: str, joined: str | None = None) -> frozenset[str] | None:
-    """Where a BPE model never joins across ``char`` when it follows another char: the chars
-    it may be joined to (after which a run of ``char`` may not start a word), or None when
-    the model may join it to anything.
-
-    A merge that reaches over a position makes a token holding the two chars there, so a
-    run of ``char`` after a char x is a safe cut unless some vocabulary token has ``char``
-    right after x (most vocabularies have none: each run starts a token; multi-word ones,
-    from SentencePiece's ``split_by_whitespace=false``, have a few such x). ``char`` must be
-    a token itself (so unknown chars on both sides are never fused into one unk), and no
-    token may hold it after ``>`` (the end of an unk or byte token, whose text is not the
-    text it covers). ``joined``: :func:`_joined_tokens` of its vocabulary, if made.
-
-    >>> from tokviz import models
-    >>> _model_splits_at(models.BPE({"a": 0, "▁": 1, "▁▁a": 2}, []), "▁"), _model_splits_at(models.BPE({"a": 0, "▁": 1, "▁a▁▁a": 2}, []), "▁")
-    (frozenset(), frozenset({'a'}))
-    >>> sorted(_model_splits_at(models.BPE({"a": 0, "b": 1, "▁": 2, "▁▁▁a": 3, "b▁▁▁": 4, "▁▁": 5, "a▁b": 6}, []), "▁"))
-    ['a', 'b']
-    >>> _model_splits_at(models.BPE({"a": 0, "▁": 1, "<0x0A>▁": 2}, [], byte_fallback=True), "▁") is None
-    True
-    >>> _model_splits_at(models.BPE({"a": 0, "▁": 1, ">": 2, ">▁": 3, "<0x0A>": 4}, [], byte_fallback=True), "▁")
-    frozenset({'>'})
-    """
-    vocab = _plain_bpe_vocab(model)
-    if vocab is None or char not in vocab:
-        return None
-    if joined is None:
-        joined = _joined_tokens(vocab)
-    if joined is None:
-        blocked = set()
-        for token in vocab:
-            position = token.find(char, 1)
-            while position > 0:
-                if token[position - 1] != char:
-                    blocked.add(token[position - 1])
-                position = token.find(char, position + 1)
-    else:
-        # In C, two passes: every second char of a run of ``char`` becomes NUL (so each
-        # ``char`` left is its run's first, or follows a NUL), then those after a NUL go;
-        # what is left of ``char`` opens a run after another char inside a token (usually
-        # nothing). (Collapsing the runs instead took a pass per doubling of the longest.)
-        inner = joined.replace(char + char, char + "\x00").replace("\x00" + char, "\x00")
-        if inner.startswith(char):
-            inner = inner[1:]
-        if char not in inner:
-            return frozenset()
-        # The char before each ``char`` left (each follows another char; a loop over Gemma's
-        # 262k tokens took ~100 ms, a regex for "x" + char ~24 ms).
-        blocked = set()
-        position = inner.find(char)
-        while position > 0:
-            blocked.add(inner[position - 1])
-            position = inner.find(char, position + 1)
-    if ">" in blocked:
-        # A '>' ending an unk or byte token's text is not the char before the run: when no
-        # token holds such a text before ``char``, the '>' is a '>' (Gemma's ">▁</") and only
-        # blocks the runs after one.
-        odd = "<0x[0-9A-F]{2}>" + ("" if not model.unk_token else "|" + re.escape(model.unk_token))
-        search = re.compile(f"(?:{odd}){re.escape(char)}").search
-        if search(joined) if joined is not None else any(map(search, vocab)):
-            return None
-    return frozenset(blocked)
-
-
-def _model_isolates(model: Any, char: str, joined: str | None = None) -> bool:
-    """Whether a BPE model never joins ``char`` (one byte in UTF-8) to the chars around it:
-    no token holds it with other chars, or (it is not a token) its byte-fallback token is in
-    no merge. Then a word can be cut on both sides of it (a newline inside a Llama word).
-    ``joined``: as for :func:`_model_splits_at`.
-
-    >>> from tokviz import models
-    >>> _model_isolates(models.BPE({"a": 0, "<0x0A>": 1}, [], byte_fallback=True), "\\n")
-    True
-    >>> _model_isolates(models.BPE({"a": 0, "<0x0A>": 1, "<0x0A>a": 2}, [("<0x0A>", "a")], byte_fallback=True), "\\n")
-    False
-    """
-    vocab = _plain_bpe_vocab(model)
-    if vocab is None:
-        return False
-    if char not in vocab:
-        if not model.byte_fallback:
-            return False  # an unk, which fuse_unk may join to unknown chars around it
-        char = f"<0x{ord(char):02X}>"
-        if len(char) != 6 or char not in vocab:
-            return False
-    if joined is None:
-        joined = _joined_tokens(vocab)
-    return joined is not None and joined.count(char) == 1
-
-
-def _letter_runs(model: Any, mark: str, newline: str) -> str | None:
-    """A regex for a one-word BPE model's words (``mark``: the escaped word-start char;
-    ``newline``: "\\n" when newlines are cut out) that also cuts between letters or digits
-    (``[^\\W_]``) and the other chars, or None when some merge may join across such a cut.
-
-    A symbol over a cut is a merged token holding the two chars there: when no token a merge
-    makes holds a letter or digit next to another char (but the word-start char, which opens
-    a run of either kind), the merges of a word are those of its runs side by side. A char no
-    token holds becomes byte tokens or the unk token, which no merge may join (nor may
-    ``fuse_unk`` fuse it with an unknown char across the cut: byte fallback must then cover
-    every byte). Non-ASCII letters or digits that merges join to other chars (Llama's "²."
-    token) count with those, and so do the ASCII digits when one is joined to them (a
-    SentencePiece model trained without ``split_digits`` has "0," and "'8").
-
-    >>> from tokviz import models
-    >>> vocab = {c: i for i, c in enumerate("ab,.▁")}
-    >>> vocab.update({"ab": 5, ",.": 6, "▁a": 7})
-    >>> print(_letter_runs(models.BPE(vocab, [("a", "b"), (",", "."), ("▁", "a")]), "▁", ""))
-    ▁*(?:[^\\W_]+|(?:[^\\w▁]|_)+)|▁+
-    >>> _letter_runs(models.BPE({**vocab, "b,": 8}, [("a", "b"), (",", "."), ("▁", "a"), ("b", ",")]), "▁", "") is None
-    True
-    """
-    vocab = _plain_bpe_vocab(model)
-    tables = model.word_tables()
-    if vocab is None or not tables.plain:
-        return None
-    if model.fuse_unk and not (model.byte_fallback and all(map(vocab.__contains__, BYTE_FALLBACK_TOKENS))):
-        return None
-    new_ids = tables.merge_new_ids
-    if new_ids is None:
-        new_ids = tuple(map(and_, tables.merge_map.values(), repeat(ID_MASK)))
-    made = map(tables.vocab_r.__getitem__, set(new_ids))
-    # Only the tokens with chars of both kinds may cross (Llama 2: 1,183 of 29,612 made).
-    mixed_tokens = [token for token in made if not token.replace("▁", "").isalnum()]
-    mixed = "\x00".join(mixed_tokens)
-    if mixed.count("\x00") >= len(mixed_tokens) or "<0x" in mixed or (model.unk_token and model.unk_token in mixed):
-        return None  # (a token holds a NUL, or a merge joins a byte token or the unk token)
-    moved = ""  # non-ASCII letters or digits that count as other chars
-    for _ in range(2):
-        letters = f"[^\\W_{moved}]"
-        others = f"(?:[^\\w{mark}{newline}]|[_{moved}])" if moved else f"(?:[^\\w{mark}{newline}]|_)"
-        separated = others.replace("]|", "\\x00]|", 1)  # (not the NUL between the tokens)
-        crossing = set(re.findall(f"{letters}(?={separated})|(?<={separated}){letters}", mixed))
-        if not crossing:
-            return f"{mark}*(?:{letters}+|{others}+)|{mark}+"
-        if moved or not all(char in _DIGITS or not char.isascii() for char in crossing):
-            return None
-        if not crossing.isdisjoint(_DIGITS):
-            crossing.update(_DIGITS)
-        moved = re.escape("".join(sorted(crossing)))
-    return None
-
-
 def _odd_values(model: Any, joined: str | None = None) -> frozenset[str] | None:
     """The values of the tokens a model makes that are not the text they cover (its unk
     token and the ``<0xNN>`` byte tokens), or None when other tokens may not be either
     (a subword prefix or suffix, two tokens sharing an id, WordPiece's ``##``, a BPE token
-    that merges a byte token with others). ``joined``: as for :func:`_model_splits_at`.
+    that merges a byte token with others). ``joined``: as for :func:`model_splits_at`.
 
     >>> from tokviz import models
     >>> sorted(_odd_values(models.BPE({"a": 0, "<unk>": 1}, [], unk_token="<unk>")))[:2], _odd_values(models.WordPiece({"a": 0}))
@@ -390,7 +229,7 @@ def _odd_values(model: Any, joined: str | None = None) -> frozenset[str] | None:
             present = sum(map(vocab.__contains__, values))
             if present:
                 if joined is None:
-                    joined = _joined_tokens(vocab)
+                    joined = joined_tokens(vocab)
                 if joined is None or joined.count("<0x") != present:
                     return None
         unk = model.unk_token
@@ -454,14 +293,14 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     def right_blocked(char: str) -> bool:
         return char in stage_boundary
 
-    joined = None  # the model's tokens joined, for one-word pipelines (see _model_splits_at)
+    joined = None  # the model's tokens joined, for one-word pipelines (see model_splits_at)
     joins: frozenset[str] = frozenset()  # chars such a model may join the split char to
     if first is None or (first_kind == "metaspace" and not first.split):
         # One split per piece: the model must split at the boundary char itself.
         split_char = "▁" if first is None else first.replacement
-        vocab = _plain_bpe_vocab(model)
-        joined = None if vocab is None else _joined_tokens(vocab)
-        joins = _model_splits_at(model, split_char, joined)
+        vocab = plain_bpe_vocab(model)
+        joined = None if vocab is None else joined_tokens(vocab)
+        joins = model_splits_at(model, split_char, joined)
         if joins is None:
             return None
         if joins:
@@ -526,15 +365,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         # of it; and around newlines when the model never joins them to anything (each line
         # of a long text then ends and starts with words met before).
         # A run after a char the model may join it to stays in the word (multi-word vocabularies).
-        mark = re.escape("▁" if first is None else first.replacement)
-        newline = "\n" if _model_isolates(model, "\n", joined) else ""
-        joined_runs = f"(?:(?<=[{''.join(map(re.escape, sorted(joins)))}]){mark}+[^{mark}{newline}]*)*" if joins else ""
-        # And between letters or digits and other chars when no merge joins them (words then
-        # share their pieces: "▁you", "▁you," and "▁you." need "▁you" merged once).
-        runs = None if joins else _letter_runs(model, mark, newline)
-        plan.run_findall = re.compile(
-            (runs or f"{mark}*[^{mark}{newline}]+{joined_runs}|{mark}+") + ("|\n" if newline else "")
-        ).findall
+        plan.run_findall = re.compile(pieces_pattern(model, "▁" if first is None else first.replacement, joins, joined)).findall
     elif first_kind == "metaspace":
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
         mark = re.escape(first.replacement)

@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from tokviz.encoding import Encoding
 from tokviz.normalized import NormalizedString
-from tokviz.engine.bpe import bpe_word_encoder
+from tokviz.engine.bpe import bpe_word_encoder, word_pieces
 from tokviz.engine.unigram import unigram_word_encoder
 from tokviz.engine.wordpiece import wordlevel_word_encoder, wordpiece_word_encoder
 
@@ -52,12 +52,13 @@ class CutPlan:
     ``word -> (ids, values, offsets in the word)`` while the model is deterministic; emptied
     when the model's own caches are (by :class:`tokviz.engine.plans.EnginePlans`)."""
 
-    __slots__ = ("normalize_steps", "normalize", "by_lines", "cut", "model", "encoder", "words")
+    __slots__ = ("steps", "normalize_steps", "normalize", "by_lines", "cut", "model", "encoder", "words", "pieces")
 
     def __init__(
         self, normalize_steps: tuple[Callable[[str], str], ...], cut: Callable[[str], Spans] | None, model: Any, encoder: Any = None
     ) -> None:
         self.normalize_steps = normalize_steps  # each step's normalize_str
+        self.steps: tuple[Any, ...] = ()  # the normalizer's steps themselves
         #: The normalizer's in-place normalize (with alignments), for a text it changes.
         self.normalize: Callable[[Any], None] | None = None
         #: Every step is local to lines (normalizers' ``local_to_lines``): align changed lines only.
@@ -68,6 +69,9 @@ class CutPlan:
         #: leaves to ``model.tokenize``): BPE's, WordPiece's or Unigram's, no Token objects.
         self.encoder = encoder
         self.words: dict[str, tuple[Any, ...]] | None = {} if model.deterministic else None
+        #: ``word -> pieces`` where the model never merges across (:func:`~tokviz.engine.bpe.word_pieces`),
+        #: made at the first long word; False when the model offers none.
+        self.pieces: Any = None
 
 
 def word_encoder(model: Any) -> Any:
@@ -94,17 +98,55 @@ def cut_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = Non
         encoder = word_encoder(model)
     plan = CutPlan(tuple(step.normalize_str for step in steps), cut, model, encoder if model.deterministic else None)
     plan.normalize = normalizer.normalize if normalizer is not None else None
+    plan.steps = tuple(steps)
     plan.by_lines = all(getattr(step, "local_to_lines", False) for step in steps)
     return plan
 
 
+#: Words longer than this are merged piece by piece where the model allows it (a whole Llama line
+#: is one word: its pieces recur across lines, the line does not).
+PIECES_FROM = 32
+
+
+def _pieces_fields(plan: CutPlan, word: str) -> tuple[Any, ...] | None:
+    """A long word's fields as its pieces' fields side by side (each piece from the cache or
+    merged once), or None when the model offers no pieces or the word is one."""
+    if plan.pieces is None:
+        plan.pieces = (word_pieces(plan.model) if plan.words is not None else None) or False
+    pieces = plan.pieces(word) if plan.pieces else ()
+    if len(pieces) < 2:
+        return None
+    ids: list[int] = []
+    values: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    position = 0
+    for piece in pieces:
+        piece_ids, piece_values, piece_starts, piece_ends, _ = _word_fields(plan, piece)
+        ids.extend(piece_ids)
+        values.extend(piece_values)
+        starts.extend([start + position for start in piece_starts])
+        ends.extend([end + position for end in piece_ends])
+        position += len(piece)
+    if position != len(word):
+        return None  # (the pieces must tile the word)
+    return tuple(ids), tuple(values), tuple(starts), tuple(ends), False
+
+
 def _word_fields(plan: CutPlan, word: str) -> tuple[Any, ...]:
     """``(ids, values, starts, ends, whole)`` of one word (offsets in the word; ``whole``: one
-    token covering it), from the plan's cache or the model's word encoder (or ``tokenize``)."""
+    token covering it), from the plan's cache or the model's word encoder (or ``tokenize``);
+    a long word piece by piece (:func:`_pieces_fields`), only its pieces cached."""
     words = plan.words
     if words is not None:
         fields = words.get(word)
         if fields is not None:
+            return fields
+    if len(word) > PIECES_FROM and plan.pieces is not False:
+        fields = _pieces_fields(plan, word)
+        if fields is not None:
+            if words is not None:
+                words[word] = fields  # (a text encoded again finds it whole)
             return fields
     encoded = plan.encoder(word) if plan.encoder is not None else None
     if encoded is not None:
@@ -146,10 +188,41 @@ def added_pieces(added: Any, sequence: str) -> list[tuple[int | None, int, int]]
     return pieces
 
 
+def _one_for_one(steps: tuple[Any, ...], text: str) -> tuple[str, list[tuple[int, int]]] | None:
+    """The segment normalized and its alignments without a NormalizedString, when every step
+    declares what it does here (Llama's Prepend then Replace(" ", "▁"), or a step's
+    ``ascii_one_for_one`` answer): each char stays one char, and prepended chars take the first
+    char's span. None when a step does not say.
+
+    >>> from tokviz.normalizers import Prepend, Replace
+    >>> _one_for_one((Prepend("▁"), Replace(" ", "▁")), "a b")
+    ('▁a▁b', [(0, 1), (0, 1), (1, 2), (2, 3)])
+    """
+    prefix = 0
+    for step in steps:
+        if step.prepends:
+            if text:
+                text = step.prepend + text
+                prefix += len(step.prepend)
+        elif step.replaces and type(step.pattern) is str and len(step.pattern) == 1 and len(step.content) == 1:
+            text = text.replace(step.pattern, step.content)
+        else:
+            new = step.ascii_one_for_one(text) if text.isascii() else None
+            if type(new) is not str:
+                return None
+            text = new
+    size = len(text) - prefix
+    return text, [(0, 1)] * prefix + list(zip(range(size), range(1, size + 1)))
+
+
 def _normalized_with_alignments(plan: CutPlan, text: str) -> tuple[str, list[tuple[int, int]]]:
-    """The segment normalized, and each normalized char's original span in it. When every step
-    is local to lines, only the lines it changes are normalized with alignments (the others keep
-    theirs, built in C); else the whole segment."""
+    """The segment normalized, and each normalized char's original span in it: in one step
+    when every step answers :func:`_one_for_one`; when every step is local to lines, only the
+    lines it changes are normalized with alignments (the others keep theirs, built in C); else
+    the whole segment."""
+    cheap = _one_for_one(plan.steps, text)
+    if cheap is not None:
+        return cheap
     if not plan.by_lines:
         normalized = NormalizedString(text)
         plan.normalize(normalized)

@@ -16,6 +16,12 @@ from tokviz.ui.shell import md_escape, show_error
 from tokviz.ui.workspace import bind
 from tokviz.workspace import Workspace
 
+#: Pasted text above this many characters is kept by the page, not shown in the text box. A browser re-lays
+#: out and re-scans (autofill, paint) a text box's whole value whenever the page around it changes, and the
+#: browser sends every widget's value with every rerun: with 5 MB in the box each change of the page cost the
+#: browser 9-12 s, four times over after one paste (measured in Chromium at 1280x720), against 0.3 s on the server.
+TEXT_BOX_MAX_CHARS = 250_000
+
 
 @dataclass(frozen=True, slots=True)
 class Corpus:
@@ -48,7 +54,7 @@ def session_corpus(workspace: Workspace) -> Corpus:
     return Corpus(text, key, workspace.corpus.describe(), split, stats)
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@st.cache_resource(max_entries=4, show_spinner="Counting the corpus's lines and characters…")
 def corpus_overview(corpus_key: str, _text: str) -> tuple[Any, Any]:
     """``(held_out_split, corpus_stats)`` of a corpus, computed once per corpus hash."""
     from tokviz.corpus import corpus_stats, held_out_split
@@ -69,16 +75,22 @@ def corpus_input(workspace: Workspace, height: int = 140, key_prefix: str = "") 
     corpus = workspace.corpus
     sample = load_sample()
 
+    editing_key = f"_tokviz_{key_prefix}corpus_in_box"  # the user asked to see a large pasted text in the box
+
     def typed(value: str) -> None:
         corpus.pasted = None if value == sample else value
         corpus.source = "sample" if corpus.pasted is None else "pasted"
+        st.session_state.pop(editing_key, None)
 
     def upload_changed() -> None:
         if st.session_state.get(f"{key_prefix}corpus_file") is None:  # the file was removed: back to the text box
             corpus.source = "sample" if corpus.pasted is None else "pasted"
             corpus.upload_text, corpus.upload_name = None, ""
 
-    if corpus.source != "upload":
+    held = corpus.source == "pasted" and len(corpus.pasted or "") > TEXT_BOX_MAX_CHARS and not st.session_state.get(editing_key)
+    if held:
+        _held_paste_note(workspace, editing_key, key_prefix)
+    elif corpus.source != "upload":
         st.text_area(
             "Corpus text (the built-in sample until you edit it)", key=f"{key_prefix}corpus_text", height=height,
             on_change=bind(f"{key_prefix}corpus_text", lambda: corpus.pasted if corpus.pasted is not None else sample, typed),
@@ -100,6 +112,22 @@ def corpus_input(workspace: Workspace, height: int = 140, key_prefix: str = "") 
             corpus.upload_text, corpus.upload_name = None, ""
             st.rerun()
     return session_corpus(workspace)
+
+
+def _held_paste_note(workspace: Workspace, editing_key: str, key_prefix: str) -> None:
+    """What replaces the text box while it would hold a large pasted text: its size and the way back to editing."""
+    corpus = workspace.corpus
+    st.caption(
+        f"Using your pasted text ({len(corpus.pasted or ''):,} characters). The page keeps it instead of the text box: "
+        f"a text box of more than {TEXT_BOX_MAX_CHARS:,} characters makes the browser slow at every change."
+    )
+    edit, sample = st.columns(2)
+    if edit.button("Edit it in the text box (slow)", key=f"{key_prefix}corpus_edit_text", width="stretch"):
+        st.session_state[editing_key] = True
+        st.rerun()
+    if sample.button("Back to the built-in sample", key=f"{key_prefix}corpus_use_sample", width="stretch"):
+        corpus.pasted, corpus.source = None, "sample"
+        st.rerun()
 
 
 def _use_upload(workspace: Workspace, uploaded: Any, column_key: str) -> None:
