@@ -321,7 +321,7 @@ def test_word_by_word_encoding_equals_sentencepiece_with_unknowns_and_bytes(tmp_
              "Sphinx of black quartz, judge my vow!"] * 20
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n".join(lines), encoding="utf-8")
-    texts = ["zebra ¿qué? ÷ 42 ∑ x  y", "  lead", "日本 語 quartz", "ab\tc\u0007d"]
+    texts = ["zebra ¿qué? ÷ 42 ∑ x  y", "  lead", "日本 語 quartz", "ab\tc\u0007d", "quickbrown" * 30]  # (a long word: BPE's queue)
     for model_type, byte_fallback in (("unigram", False), ("unigram", True), ("bpe", False), ("bpe", True)):
         prefix = tmp_path / f"{model_type}{byte_fallback}"
         spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(prefix), vocab_size=60 if not byte_fallback else 300,

@@ -173,6 +173,11 @@ def byte_piece(byte: int) -> str:
 
 
 
+#: BPE on a list of pair scores costs a pass over the list per merge: texts longer than this
+#: (a line of code with no spaces, a model whose pieces hold "▁" so lines are not cut into
+#: words) take the queue of :meth:`SentencePieceModel._bpe` instead.
+_PAIR_LIST_LONGEST = 48
+
 #: Failure transitions an automaton keeps as shortcuts (~100 bytes each), then it follows the links.
 _MEMO_ROOM = 1 << 20
 
@@ -406,7 +411,7 @@ class SentencePieceModel:
                 return self._automaton.viterbi(normalized)
             return self._viterbi(normalized)
         if self.model_type == ModelType.BPE:
-            if self._merge_scores is not None:
+            if self._merge_scores is not None and len(normalized) <= _PAIR_LIST_LONGEST:
                 return self._bpe_word(normalized)
             return self._bpe(normalized)
         if self.model_type == ModelType.CHAR:
@@ -606,7 +611,7 @@ class SentencePieceModel:
         """``(pieces, ids)`` of one word, :meth:`finish` applied."""
         if self._automaton is not None:
             pieces, ids = self._automaton.split(word)  # type: ignore[assignment]
-        elif self._merge_scores is not None:
+        elif self._merge_scores is not None and len(word) <= _PAIR_LIST_LONGEST:
             pieces = self._bpe_symbols(word)
             ids = list(map(self.piece_to_id.get, pieces, repeat(self.unk_id)))
         else:

@@ -122,6 +122,17 @@ class Seeds:
     def node_single(self) -> np.ndarray:
         return self.nodes()[3]
 
+    def release_from(self, position: int) -> None:
+        """Free the nodes that start at ``position`` or later (the trainer builds its lattices from the
+        last words to the first, and the nodes it has built need not be held twice)."""
+        for length, pos, seed in self.levels:
+            keep = int(np.searchsorted(pos, position))
+            for array in (pos, seed):
+                try:
+                    array.resize(keep, refcheck=False)  # in place: the tail goes back to the allocator
+                except ValueError:  # an array that does not own its memory (a view): dropped with its owner
+                    pass
+
     def release_nodes(self) -> None:
         """Drop the node arrays once the lattices hold them (they are most of the memory)."""
         self.levels = [(length, pos[:0], seed[:0]) for length, pos, seed in self.levels[:1]]

@@ -88,23 +88,26 @@ def _lattice_chunks(seeds: _em.Seeds, counts: np.ndarray, chunk_characters: int)
     of its own) and build each run's :class:`~tokviz.models.unigram._em.LatticeSet`.
 
     Two words of 3 characters and a chunk of 8 positions -> one chunk (positions 0-7, separators
-    included); a chunk of 4 -> two.
+    included); a chunk of 4 -> two. The runs are built from the last to the first, each one's nodes
+    freed from ``seeds`` once its lattices hold them, so the nodes are never held twice.
     """
     ends = seeds.last + 1
+    cuts = [0]
+    while cuts[-1] < len(ends):
+        offset = int(seeds.first[cuts[-1]])
+        cuts.append(max(cuts[-1] + 1, int(np.searchsorted(ends, offset + chunk_characters, side="right"))))
     chunks: list[_Chunk] = []
-    word = 0
-    while word < len(ends):
-        offset = int(seeds.first[word])
-        stop = max(word + 1, int(np.searchsorted(ends, offset + chunk_characters, side="right")))
-        end = int(ends[stop - 1])
+    for word, stop in reversed(list(zip(cuts, cuts[1:]))):
+        offset, end = int(seeds.first[word]), int(ends[stop - 1])
         start, node_end, seed, single = seeds.nodes(offset, end)
+        seeds.release_from(offset)
         start -= offset
         node_end -= offset
         lattices = _em.LatticeSet(start, node_end, seed, single, seeds.first[word:stop] - offset,
                                   seeds.last[word:stop] - offset, end - offset)
         del start, node_end, seed, single
         chunks.append(_Chunk(lattices, offset, end, counts[word:stop]))
-        word = stop
+    chunks.reverse()
     return chunks
 
 
