@@ -126,10 +126,13 @@ eval_texts = tuple(line for line in eval_text.split("\n") if line) if source == 
 eval_key = corpus_hash("\u0000".join(eval_texts))
 measurement = compare_views.measurement_cached(tuple((entry.name, entry.key) for entry in compared), eval_key,
                                                _tokenizers={entry.name: entry.tokenizer for entry in compared}, _texts=eval_texts)
-st.dataframe(styled_compression_table(measurement.metrics), hide_index=True, width="stretch", key="compare_metrics")
-st.caption(better_caption() + " Words are whitespace-separated words, the same for every tokenizer. "
-           + md_escape(compare_views.measuring_caption(compared)))
-compare_views.literature_metrics(compared, measurement, workspace.presentation)
+for name, sentence in measurement.failures.items():  # e.g. a pattern past its time limit: named, the others measured
+    st.error(f"{md_escape(name)}: {md_escape(sentence)}")
+if measurement.metrics:
+    st.dataframe(styled_compression_table(measurement.metrics), hide_index=True, width="stretch", key="compare_metrics")
+    st.caption(better_caption() + " Words are whitespace-separated words, the same for every tokenizer. "
+               + md_escape(compare_views.measuring_caption(compared)))
+    compare_views.literature_metrics(compared, measurement, workspace.presentation)
 specials = {token for entry in compared for token in entry.special_tokens}
 vocabs = {entry.name: entry.tokenizer.get_vocab(with_added_tokens=True) for entry in compared}
 pairs = pairwise_jaccard(vocabs, {entry.name: entry.byte_level for entry in compared}, exclude=specials)

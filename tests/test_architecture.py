@@ -30,7 +30,7 @@ LAYERS = (
     "engine",
     "trace processes forking",
     "tokenizer serialization tokenizer_json",
-    "loaders tekken tiktoken_format implementations trainers sentencepiece",
+    "loaders bounded tekken tiktoken_format implementations trainers sentencepiece",
     "pipeline_config presets training metrics literature_metrics compare corpus corpus_stream samples lessons audit catalog hub",
     "viz",
     "inspect export workspace links cache_store jobs history_io markdown cli __main__",
