@@ -33,6 +33,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+import re
 import struct
 import time
 from itertools import chain, islice, repeat
@@ -173,6 +174,10 @@ def byte_piece(byte: int) -> str:
 
 
 
+#: Before each "▁" that follows another character (a zero-width cut), and a piece holding one.
+_RUN_CUT = re.compile("(?<=[^\u2581])(?=\u2581)")
+_AFTER_OTHER = re.compile("[^\u2581]\u2581")
+
 #: BPE on a list of pair scores costs a pass over the list per merge: texts longer than this
 #: (a line of code with no spaces, a model whose pieces hold "▁" so lines are not cut into
 #: words) take the queue of :meth:`SentencePieceModel._bpe` instead.
@@ -299,18 +304,18 @@ class _PieceAutomaton:
         return list(zip(*self.split(text)))  # type: ignore[arg-type]
 
 class _WordTable(dict):
-    """``part -> pieces`` (or ids) of the word ``"▁" + part``; a word missing is segmented once
+    """``part -> pieces`` (or ids) of the word ``prefix + part``; a word missing is segmented once
     (:meth:`SentencePieceModel._finished_word`) and put in both tables of its model."""
 
-    __slots__ = ("model", "ids")
+    __slots__ = ("model", "ids", "prefix")
 
-    def __init__(self, model: "SentencePieceModel", ids: bool) -> None:
+    def __init__(self, model: "SentencePieceModel", ids: bool, prefix: str) -> None:
         super().__init__()
-        self.model, self.ids = model, ids
+        self.model, self.ids, self.prefix = model, ids, prefix
 
     def __missing__(self, part: str) -> tuple[Any, ...]:
         model = self.model
-        pieces, ids = model._finished_word("\u2581" + part)
+        pieces, ids = model._finished_word(self.prefix + part)
         if len(self) < 200_000:  # (bounded: a long run of new words is segmented, not kept)
             model._pieces_of[part] = pieces
             model._ids_of[part] = ids
@@ -383,9 +388,17 @@ class SentencePieceModel:
         # ... and when "▁" is a piece, no word starts with an unknown piece, so no run of unknowns
         # crosses a word either: each word is finished on its own and kept as (pieces, ids).
         space_id = matchable.get("\u2581")
-        self._word_by_word = self._by_words and space_id is not None and self.types[space_id] != PieceType.UNUSED
-        self._pieces_of = _WordTable(self, False)
-        self._ids_of = _WordTable(self, True)
+        space_piece = space_id is not None and self.types[space_id] != PieceType.UNUSED
+        self._word_by_word = self._by_words and space_piece
+        # Llama 2's pieces hold runs of "▁" ("▁▁", "▁▁▁▁"), so a piece may cross the place before a
+        # "▁" that follows another: when no piece holds a "▁" right after some other character,
+        # the text still falls apart before every "▁" that follows another character
+        # (``_RUN_CUT``): words of the form "▁▁word", each segmented once as well.
+        self._by_runs = not self._by_words and space_piece and not spec.treat_whitespace_as_suffix and not any(
+            _AFTER_OTHER.search(piece) for piece in matchable)
+        prefix = "\u2581" if self._word_by_word else ""
+        self._pieces_of = _WordTable(self, False, prefix)
+        self._ids_of = _WordTable(self, True, prefix)
         self._as_pieces: dict[str, tuple[str, ...]] = {}
         self._as_ids: dict[str, tuple[int, ...]] = {}
 
@@ -592,6 +605,16 @@ class SentencePieceModel:
 
     def segment_text(self, normalized: str) -> list[tuple[str, int]]:
         """:meth:`segment` of a whole normalized text, word by word when that is the same (see ``__init__``)."""
+        if self._by_runs:
+            out = []
+            for word in _RUN_CUT.split(normalized) if normalized else ():
+                found = self._word_segments.get(word)
+                if found is None:
+                    found = self.segment(word)
+                    if len(self._word_segments) < 200_000:
+                        self._word_segments[word] = found
+                out += found
+            return out
         if not self._by_words:
             return self.segment(normalized)
         words = normalized.split("\u2581")
@@ -630,7 +653,10 @@ class SentencePieceModel:
         if found is not None:
             return list(found)
         which = 1 if ids else 0
-        if not self._word_by_word:
+        if self._by_runs:  # (each word whole in the tables, its leading "▁"s included)
+            table = self._ids_of if ids else self._pieces_of
+            out = list(chain.from_iterable(map(table.__getitem__, _RUN_CUT.split(self.normalizer.normalize(text)))))
+        elif not self._word_by_word:
             out = [pair[which] for pair in self.encode(text)]
         else:
             parts = self.normalizer.normalize(text).split("\u2581")
