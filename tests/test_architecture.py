@@ -111,11 +111,14 @@ def test_every_module_has_a_layer() -> None:
     assert [name for name in _modules() if _layer(name) is None] == []
 
 
+#: The imports allowed to run back up a layer (the issue allows at most four; README names each one). None today.
+UPWARD_IMPORTS: set[tuple[str, str]] = set()
+
+
 def test_at_most_four_imports_run_back_up_a_layer() -> None:
     upward = sorted((name, target) for name, targets in _graph().items() for target in targets if _layer(target) > _layer(name))
-    assert len(upward) <= 4, upward
-    # the ones README names, and no others
-    assert set(upward) <= {("tokviz.compare", "tokviz.viz.choose"), ("tokviz.compare", "tokviz.viz.notebook")}, upward
+    assert len(UPWARD_IMPORTS) <= 4
+    assert set(upward) <= UPWARD_IMPORTS, f"imports running back up a layer (fix them, or name them in README and here): {upward}"
 
 
 def _circles(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
@@ -138,6 +141,10 @@ def _circles(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
 def test_the_only_import_circle_in_the_core_is_tokenizer_and_serialization() -> None:
     graph = {name: {target for target in targets if _in_core(target)} for name, targets in _graph().items() if _in_core(name)}
     assert _circles(graph) == [("tokviz.serialization", "tokviz.tokenizer")]
+
+
+def test_the_only_import_circle_in_the_package_is_tokenizer_and_serialization() -> None:
+    assert _circles(_graph()) == [("tokviz.serialization", "tokviz.tokenizer")]
 
 
 def test_tokenizer_py_stays_under_a_thousand_lines() -> None:
