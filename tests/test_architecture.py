@@ -147,5 +147,24 @@ def test_the_only_import_circle_in_the_package_is_tokenizer_and_serialization() 
     assert _circles(_graph()) == [("tokviz.serialization", "tokviz.tokenizer")]
 
 
+def _readme_architecture() -> str:
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## Architecture")
+    return readme[start : readme.index("\n## ", start + 1)]
+
+
+def test_readme_names_every_module_and_draws_these_layers() -> None:
+    import re
+
+    section = _readme_architecture()
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", section))
+    assert [name for name in _modules() if name.rpartition(".")[2] not in words and name != "tokviz"] == []
+    drawing = section[section.index("Layers, bottom up") :].split("```")[1]
+    drawing = re.sub(r"\([^)]*\)", "", drawing.replace("<->", ","))  # (comments) out; tokenizer <-> serialization is one layer
+    drawn = [{word.rstrip("/").replace("/", ".") for word in re.findall(r"[A-Za-z_][A-Za-z0-9_/.]*", row)} for row in drawing.split("<-")]
+    # every layer of LAYERS is one row of the drawing, in the same order, bottom up (pages and app.py above all)
+    assert [set(layer.split()) for layer in LAYERS] == [row for row in drawn if row not in ({"pages", "app.py"},)]
+
+
 def test_tokenizer_py_stays_under_a_thousand_lines() -> None:
     assert len((PACKAGE / "tokenizer.py").read_text(encoding="utf-8").splitlines()) < 1000
