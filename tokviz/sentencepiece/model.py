@@ -305,20 +305,26 @@ class _PieceAutomaton:
 
 class _WordTable(dict):
     """``part -> pieces`` (or ids) of the word ``prefix + part``; a word missing is segmented once
-    (:meth:`SentencePieceModel._finished_word`) and put in both tables of its model."""
+    (the model's ``_segment_word``, unknowns finished) and put in this table and its ``twin`` (ids
+    for pieces, pieces for ids). The miss path is kept short: it runs once per new word of a text."""
 
-    __slots__ = ("model", "ids", "prefix")
+    __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk")
 
     def __init__(self, model: "SentencePieceModel", ids: bool, prefix: str) -> None:
         super().__init__()
         self.model, self.ids, self.prefix = model, ids, prefix
+        self.segment, self.unk = model._segment_word, model.unk_id
+        self.twin: _WordTable = self
 
     def __missing__(self, part: str) -> tuple[Any, ...]:
-        model = self.model
-        pieces, ids = model._finished_word(self.prefix + part)
+        pieces, ids = self.segment(self.prefix + part)
+        if self.unk in ids:
+            pieces, ids = self.model._finish_word(pieces, ids)
         if len(self) < 200_000:  # (bounded: a long run of new words is segmented, not kept)
-            model._pieces_of[part] = pieces
-            model._ids_of[part] = ids
+            if self.ids:
+                self[part], self.twin[part] = ids, pieces
+            else:
+                self[part], self.twin[part] = pieces, ids
         return ids if self.ids else pieces
 
 
@@ -397,8 +403,10 @@ class SentencePieceModel:
         self._by_runs = not self._by_words and space_piece and not spec.treat_whitespace_as_suffix and not any(
             _AFTER_OTHER.search(piece) for piece in matchable)
         prefix = "\u2581" if self._word_by_word else ""
+        self._segment_word: Any = self._automaton.split if self._automaton is not None else self._word_parts
         self._pieces_of = _WordTable(self, False, prefix)
         self._ids_of = _WordTable(self, True, prefix)
+        self._pieces_of.twin, self._ids_of.twin = self._ids_of, self._pieces_of
         self._as_pieces: dict[str, tuple[str, ...]] = {}
         self._as_ids: dict[str, tuple[int, ...]] = {}
 
@@ -630,19 +638,24 @@ class SentencePieceModel:
             out += found
         return out
 
+    def _word_parts(self, word: str) -> tuple[Any, Any]:
+        """``(pieces, ids)`` of one word before unknowns are finished (BPE and the plain walks)."""
+        if self._merge_scores is not None and len(word) <= _PAIR_LIST_LONGEST:
+            pieces = self._bpe_symbols(word)
+            return pieces, list(map(self.piece_to_id.get, pieces, repeat(self.unk_id)))
+        pairs = self.segment(word)
+        return [p for p, _ in pairs], [i for _, i in pairs]
+
+    def _finish_word(self, pieces: Sequence[str], ids: Sequence[int]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """:meth:`finish` of one word's pieces holding an unknown one."""
+        pairs = self.finish(list(zip(pieces, ids)), True)
+        return tuple(p for p, _ in pairs), tuple(i for _, i in pairs)
+
     def _finished_word(self, word: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """``(pieces, ids)`` of one word, :meth:`finish` applied."""
-        if self._automaton is not None:
-            pieces, ids = self._automaton.split(word)  # type: ignore[assignment]
-        elif self._merge_scores is not None and len(word) <= _PAIR_LIST_LONGEST:
-            pieces = self._bpe_symbols(word)
-            ids = list(map(self.piece_to_id.get, pieces, repeat(self.unk_id)))
-        else:
-            pairs = self.segment(word)
-            pieces, ids = [p for p, _ in pairs], [i for _, i in pairs]
+        pieces, ids = self._segment_word(word)
         if self.unk_id in ids:
-            pairs = self.finish(list(zip(pieces, ids)), True)
-            pieces, ids = [p for p, _ in pairs], [i for _, i in pairs]
+            return self._finish_word(pieces, ids)
         return tuple(pieces), tuple(ids)
 
     def encode_as(self, text: str, ids: bool) -> list[Any]:
