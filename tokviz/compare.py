@@ -289,17 +289,16 @@ class ComparisonFrame(pd.DataFrame):
     def _constructor(self) -> type:
         return pd.DataFrame  # slices and arithmetic give plain frames
 
+    # Its views are registered by tokviz.viz (viz.notebook and viz.choose), a layer above: this one never imports it.
     def _repr_html_(self) -> str | None:  # Jupyter hook
-        from tokviz.viz.notebook import comparison_html
+        from tokviz._views import html_view
 
-        return comparison_html(self)
+        return html_view(self)
 
     def figure(self, metric: str | None = None, *, presentation: bool = False) -> Any:
         """The plotly chart of one metric across tokenizers (best marked), or of every metric when None."""
-        from tokviz.viz.choose import metric_figure, metrics_figure
+        from tokviz._views import figure_view
 
-        if metric is None:
-            return metrics_figure(self, presentation=presentation)
-        if metric not in self.columns:
+        if metric is not None and metric not in self.columns:
             raise TokvizError(f"No metric {metric!r} in this comparison; choose one of {', '.join(map(str, self.columns))}.")
-        return metric_figure(self, metric, presentation=presentation)
+        return figure_view(self, metric, presentation=presentation)
