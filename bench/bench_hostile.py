@@ -11,6 +11,11 @@ or ``timeout`` here instead of taking the machine down.
 
     python3 bench/bench_hostile.py                # the whole corpus, a Markdown table
     python3 bench/bench_hostile.py prepend padding  # the cases whose name holds a word
+    python3 bench/bench_hostile.py --bounded        # read as the pages read: tokviz.bounded's child process
+
+With ``--bounded`` the reading happens in the child process the pages use (``tokviz.bounded.call``, time bound
+``TOKVIZ_MAX_LOAD_SECONDS``, memory bound ``TOKVIZ_MAX_LOAD_MEMORY_MB``): the RSS figures are then the app
+process's own (what it holds of the result), the time includes the fork and the result's way back.
 
 The machine may be loaded (other work on its 2 cores): times are wall times of that run.
 """
@@ -44,17 +49,27 @@ def rss_mb(field="VmRSS:"):
 import pickle
 with open(sys.argv[3], "rb") as stored:  # the case, made once by the parent: its making is not the upload's cost
     case = pickle.load(stored)
+bounded = sys.argv[4] == "bounded"
+if bounded:  # as the pages read it: in a child process with the time and memory bounds (tokviz.bounded)
+    from tokviz import bounded as worker
+    worker.call(len, b"", name="warm-up")  # (the fork server starts once per app process, not per upload)
 idle = rss_mb()
 with open("/proc/self/clear_refs", "w") as refs:  # the peak (VmHWM) counts from here: the upload's own
     refs.write("5")
 start = time.perf_counter()
 try:
     if case.kind == "training":
-        opened = tokviz.inspect.open_training(case.files[0][1], case.name)
+        if bounded:
+            opened = worker.call(tokviz.inspect.open_training, case.files[0][1], case.name, name=case.name)
+        else:
+            opened = tokviz.inspect.open_training(case.files[0][1], case.name)
         tokenizer = opened.tokenizer_at(None)
     else:
         companion = case.files[1] if len(case.files) > 1 else None
-        tokenizer = tokviz.loaders.load_bytes(case.name, case.files[0][1], companion=companion)
+        if bounded:
+            tokenizer = worker.call(tokviz.loaders.load_bytes, case.name, case.files[0][1], name=case.name, companion=companion)
+        else:
+            tokenizer = tokviz.loaders.load_bytes(case.name, case.files[0][1], companion=companion)
     tokenizer.encode(case.text or "Hello world, a sentence of plain text to encode.")
     outcome = "loaded and encoded"
 except TokvizError as error:
@@ -96,16 +111,16 @@ def largest_accepted() -> list:
     ]
 
 
-def run(case, cap_gb: int, timeout: float) -> dict:
+def run(case, cap_gb: int, timeout: float, mode: str = "inline") -> dict:
     with tempfile.NamedTemporaryFile(suffix=".pickle") as stored:
         pickle.dump(case, stored)
         stored.flush()
-        return _run(stored.name, cap_gb, timeout)
+        return _run(stored.name, cap_gb, timeout, mode)
 
 
-def _run(case_file: str, cap_gb: int, timeout: float) -> dict:
+def _run(case_file: str, cap_gb: int, timeout: float, mode: str) -> dict:
     try:
-        done = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(cap_gb), case_file],
+        done = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(cap_gb), case_file, mode],
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"idle": None, "after": None, "peak": None, "seconds": timeout, "outcome": f"TIMEOUT after {timeout:.0f} s"}
@@ -117,10 +132,12 @@ def _run(case_file: str, cap_gb: int, timeout: float) -> dict:
 
 
 def main(argv: list[str]) -> None:
-    cap_gb, timeout = 4, 120.0
+    cap_gb, timeout, mode = 4, 120.0, "inline"
     words = []
     for arg in argv:
-        if arg.startswith("--cap-gb="):
+        if arg == "--bounded":
+            mode = "bounded"
+        elif arg.startswith("--cap-gb="):
             cap_gb = int(arg.split("=", 1)[1])
         elif arg.startswith("--timeout="):
             timeout = float(arg.split("=", 1)[1])
@@ -133,7 +150,7 @@ def main(argv: list[str]) -> None:
     for case in (*hostile_files.cases(), *largest_accepted()):
         if words and not any(word in case.case for word in words):
             continue
-        result = run(case, cap_gb, timeout)
+        result = run(case, cap_gb, timeout, mode)
         number = lambda value, digits=0: "–" if value is None else f"{value:,.{digits}f}"  # noqa: E731
         outcome = result["outcome"].replace("|", "\\|").replace("\n", " ")
         if len(outcome) > 160:

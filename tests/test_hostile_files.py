@@ -168,3 +168,15 @@ def test_compare_names_a_pattern_that_times_out_and_draws_the_others(sentences) 
     assert_no_exception(app)
     assert [error.value for error in app.error] == [f"{md_escape(case.name)}: {md_escape(sentences[case.case])}"]
     assert len([block for block in app.html if "tokviz-spans" in block.proto.body]) >= 2  # the trained configurations still drawn
+
+
+def test_compare_measures_the_others_when_a_pattern_times_out_on_the_evaluation_text(sentences) -> None:
+    case = next(case for case in CASES if case.case == "regex-times-out")
+    app = open_page("pages/compare.py")
+    upload(app, "compare_files", case.files)
+    app.radio(key="compare_eval_source").set_value("paste").run()
+    app.text_area(key="compare_eval_text").set_value(case.text).run()
+    assert_no_exception(app)
+    assert f"{md_escape(case.name)}: {md_escape(sentences[case.case])}" in [error.value for error in app.error]
+    measured = list(app.dataframe[0].value["configuration"])  # the metrics table: the three trained configurations, not the file
+    assert len(measured) == 3 and not any(case.name in row for row in measured), measured

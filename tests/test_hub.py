@@ -122,8 +122,9 @@ def run_hub(script: str, endpoint: str, cache: Path, **env: str) -> dict:
 
 def test_a_tokenizer_json_is_fetched_alone_and_encodes(hub_url, tmp_path) -> None:
     StandIn.requests.clear()
-    out = run_hub("tok = hub.load('tokviz-test/wordlevel')\nout['ids'] = tok.encode('hello world').ids", hub_url, tmp_path)
-    assert out == {"ids": [1, 2]}
+    out = run_hub("tok = hub.load('tokviz-test/wordlevel')\nout['ids'] = tok.encode('hello world').ids\n"
+                  "out['bounded'] = hub.load('tokviz-test/wordlevel', bounded=True).encode('hello world').ids", hub_url, tmp_path)
+    assert out == {"ids": [1, 2], "bounded": [1, 2]}  # (bounded: read in the pages' child process, tokviz.bounded)
     fetched = {request.split(" ")[1].rsplit("/", 1)[-1] for request in StandIn.requests}
     assert fetched == {"tokenizer.json"}  # never the weights or the config
     assert list((tmp_path / "hub").glob("models--tokviz-test--wordlevel/snapshots/*/tokenizer.json"))  # the library's cache

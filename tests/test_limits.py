@@ -295,3 +295,70 @@ def test_from_str_from_file_and_load_are_one_reader_with_one_sentence(tmp_path):
         tokviz.load(path)
     assert str(from_str.value) == "This tokenizer.json " + sentence
     assert str(from_file.value) == str(load.value) == "tokenizer.json " + sentence
+
+
+# ---------------------------------------------------------------------- training histories: limits of their own
+@pytest.fixture(scope="module")
+def bpe_history() -> bytes:
+    from tokviz import history_io
+    from tokviz.presets import PRESETS
+    from tokviz.training import run_training
+
+    config = PRESETS["gpt2"].build()
+    history = run_training(config, 257 + 60, ["Hugging Face tokenizers split words", "hugging faces and hugging words"] * 5)
+    return history_io.dumps(history, config).encode()
+
+
+def test_a_history_has_its_own_value_bound_not_the_tokenizer_json_one(monkeypatch, bpe_history):
+    from tokviz.inspect import open_training
+
+    values = tokviz.limits.json_value_count(bpe_history)
+    limit(monkeypatch, "MAX_JSON_VALUES", 100)  # a tokenizer.json's bound: not a history's
+    assert open_training(bpe_history, "h.json").history.algorithm == "BPE"
+    limit(monkeypatch, "MAX_HISTORY_JSON_VALUES", values - 1)
+    with pytest.raises(LimitExceededError, match=rf"^h\.json: This training history has {values:,} JSON values \(counted before reading it\), "
+                                                 rf"above this server's limit of {values - 1:,} per file \(TOKVIZ_MAX_HISTORY_JSON_VALUES\)\.$"):
+        open_training(bpe_history, "h.json")
+
+
+def test_a_history_with_more_merges_than_its_bound_is_refused_before_its_records_are_built(monkeypatch, bpe_history):
+    from tokviz import history_io
+    from tokviz.inspect import open_training
+
+    merges = len(history_io.loads(bpe_history).merges)
+    limit(monkeypatch, "MAX_HISTORY_MERGES", merges)
+    assert len(open_training(bpe_history, "h.json").history.merges) == merges
+    limit(monkeypatch, "MAX_HISTORY_MERGES", merges - 1)
+    monkeypatch.setattr(history_io, "_history_in", lambda *a: pytest.fail("records built before counting"))
+    with pytest.raises(LimitExceededError, match=rf"^h\.json: This training history has {merges:,} merges, above this server's limit of "
+                                                 rf"{merges - 1:,} per training history \(TOKVIZ_MAX_HISTORY_MERGES\)\.$"):
+        open_training(bpe_history, "h.json")
+
+
+# ---------------------------------------------------------------------- normalizer growth: cheap, and compounding counted
+def test_replaces_below_the_factor_cannot_compound_past_the_bound():
+    """Three Replace('a', 7 a's): each under 8x on its own, 343x together (the aligned path counted only contents of 8+)."""
+    from tokviz import normalizers
+    from tokviz.normalized import NormalizedString
+
+    bomb = normalizers.Sequence([normalizers.Replace("a", "a" * 7)] * 3)
+    assert normalizers.growth_bound(bomb) == (343, 0)
+    sentence = r"^The normalizer Replace would make this text of 1,000 characters 49 times longer \(49,000 characters\)"
+    with pytest.raises(LimitExceededError, match=sentence):
+        bomb.normalize(NormalizedString("a" * 1_000))
+    with pytest.raises(LimitExceededError, match=sentence):
+        bomb.normalize_str("a" * 1_000)
+    data = json.loads(wordlevel(2))
+    data["normalizer"] = normalizers.Sequence([normalizers.Replace(" ", " " * 7)] * 3).to_dict()  # (the sample has spaces)
+    refused(r"^bomb\.json: The normalizer Replace would make this text of [\d,]+ characters", "bomb.json", json.dumps(data).encode())
+
+
+def test_a_pipeline_whose_growth_is_provably_bounded_is_not_tried_on_the_sample(monkeypatch):
+    from tokviz import normalizers
+
+    albert = normalizers.Sequence([normalizers.Replace("``", '"'), normalizers.Replace("''", '"'), normalizers.NFKD(),
+                                   normalizers.StripAccents(), normalizers.Lowercase(),
+                                   normalizers.Replace(normalizers.Regex(" {2,}"), " ")])
+    assert normalizers.growth_bound(albert) == (2, 1)
+    monkeypatch.setattr(normalizers.Sequence, "normalize", lambda *a: pytest.fail("tried on the sample"))
+    normalizers.check_growth_on_sample(albert, "albert.json")

@@ -257,3 +257,20 @@ def test_links_round_trip_the_result_tab_the_slider_and_sentencepiece_compare_sl
     restored, notes = from_link(params)
     assert notes == [] and to_link(restored) == params
     assert (restored.train.slider, restored.train.tab, restored.compare.entries[3].choice) == (778, "Charts", "sp_bpe")
+
+
+def test_a_custom_unigram_link_without_an_unknown_token_gets_the_forms_one_and_encodes_unseen_characters() -> None:
+    from tokviz.pipeline_config import build_tokenizer
+    from tokviz.training import run_training
+
+    workspace, notes = from_link({"model": "Unigram", "vocab": "60"})
+    config = workspace.train.config
+    assert (config.unk_token, config.special_tokens) == ("<unk>", ("<unk>",))
+    assert notes == ["Filled in as HF's examples do for Unigram: unknown token <unk>, special tokens <unk> "
+                     "(the link named none; change them in Custom)."]
+    history = run_training(config, 60, ["hug pug pun bun hugs"] * 5)
+    tokenizer = build_tokenizer(config)
+    tokenizer.model = history.model
+    encoding = tokenizer.encode("hug zz")  # HF: "Encountered an unknown token but `unk_id` is missing" without one
+    assert encoding.tokens == ["hug", "zz"] and encoding.ids[1] == tokenizer.token_to_id("<unk>")  # HF's Unigram shows the text
+    assert from_link({"model": "Unigram", "unk_token": "[U]", "special_tokens": '["[U]"]'})[1] == []  # one named: kept

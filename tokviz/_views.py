@@ -30,3 +30,20 @@ def html_view(obj: Any) -> str | None:
         if view is not None:
             return view(obj)
     return None
+
+
+_FIGURES: dict[type, Callable[..., Any]] = {}
+
+
+def register_figure_view(cls: type, view: Callable[..., Any]) -> None:
+    """Draw instances of ``cls`` as a chart with ``view(obj, *args, **kwargs)`` (``ComparisonFrame.figure``)."""
+    _FIGURES[cls] = view
+
+
+def figure_view(obj: Any, *args: Any, **kwargs: Any) -> Any:
+    """The registered chart of ``obj``; a ``LookupError`` when :mod:`tokviz.viz` has not registered one."""
+    for cls in type(obj).__mro__:
+        view = _FIGURES.get(cls)
+        if view is not None:
+            return view(obj, *args, **kwargs)
+    raise LookupError(f"No chart is registered for {type(obj).__name__}: import tokviz.viz.notebook first (tokviz imports it in a notebook).")

@@ -40,7 +40,7 @@ page for those); pipelines are compared at their own vocab size each.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -155,19 +155,45 @@ class Measurement:
 
     metrics: dict[str, CompressionMetrics]
     sentence_tokens: dict[str, dict[str, list[int]]]
+    failures: dict[str, str] = field(default_factory=dict)  # name -> why it was not measured (``keep_going``)
 
 
 def measure_tokenizers(
-    tokenizers: Mapping[str, Any], texts: str | Sequence[str], *, parallel: Mapping[str, Sequence[str]] | bool = True
+    tokenizers: Mapping[str, Any], texts: str | Sequence[str], *, parallel: Mapping[str, Sequence[str]] | bool = True,
+    keep_going: bool = False,
 ) -> Measurement:
-    """Encode the evaluation texts and the parallel sample once per tokenizer, truncation and padding off."""
+    """Encode the evaluation texts and the parallel sample once per tokenizer, truncation and padding off.
+
+    ``keep_going=True`` (the Compare page, where tokenizers are uploaded): each tokenizer's user patterns share
+    1/n of the request's time budget (:data:`tokviz.limits.PATTERN_REQUEST_BUDGET_SECONDS`), and a tokenizer whose
+    measuring raises a ``TokvizError`` (a pattern past its time limit) is left out with its sentence in
+    ``failures``; the others are measured. Without it the error is raised.
+    """
+    from contextlib import nullcontext
+
+    from tokviz import limits
     from tokviz.literature_metrics import parallel_sample, token_counts_by_sentence
+    from tokviz.patterns import time_budget
 
     _check_tokenizers(tokenizers)
     sample = None if parallel is False else parallel_sample() if parallel is True else parallel
-    metrics = {str(name): measure(tokenizer, texts) for name, tokenizer in tokenizers.items()}
-    sentence_tokens = {} if sample is None else {str(name): token_counts_by_sentence(tokenizer, sample) for name, tokenizer in tokenizers.items()}
-    return Measurement(metrics, sentence_tokens)
+    metrics: dict[str, CompressionMetrics] = {}
+    sentence_tokens: dict[str, dict[str, list[int]]] = {}
+    failures: dict[str, str] = {}
+    for name, tokenizer in tokenizers.items():
+        try:
+            with time_budget(limits.PATTERN_REQUEST_BUDGET_SECONDS / len(tokenizers)) if keep_going else nullcontext():
+                record = measure(tokenizer, texts)
+                counts = None if sample is None else token_counts_by_sentence(tokenizer, sample)
+        except TokvizError as error:
+            if not keep_going:
+                raise
+            failures[str(name)] = str(error)
+            continue
+        metrics[str(name)] = record
+        if counts is not None:
+            sentence_tokens[str(name)] = counts
+    return Measurement(metrics, sentence_tokens, failures)
 
 
 def metrics_frame(measurement: Measurement) -> "ComparisonFrame":
@@ -263,17 +289,16 @@ class ComparisonFrame(pd.DataFrame):
     def _constructor(self) -> type:
         return pd.DataFrame  # slices and arithmetic give plain frames
 
+    # Its views are registered by tokviz.viz (viz.notebook and viz.choose), a layer above: this one never imports it.
     def _repr_html_(self) -> str | None:  # Jupyter hook
-        from tokviz.viz.notebook import comparison_html
+        from tokviz._views import html_view
 
-        return comparison_html(self)
+        return html_view(self)
 
     def figure(self, metric: str | None = None, *, presentation: bool = False) -> Any:
         """The plotly chart of one metric across tokenizers (best marked), or of every metric when None."""
-        from tokviz.viz.choose import metric_figure, metrics_figure
+        from tokviz._views import figure_view
 
-        if metric is None:
-            return metrics_figure(self, presentation=presentation)
-        if metric not in self.columns:
+        if metric is not None and metric not in self.columns:
             raise TokvizError(f"No metric {metric!r} in this comparison; choose one of {', '.join(map(str, self.columns))}.")
-        return metric_figure(self, metric, presentation=presentation)
+        return figure_view(self, metric, presentation=presentation)

@@ -851,6 +851,7 @@ def _training_in(text: str, limit: int, from_worker: bool) -> OpenedTraining:
         # The guarded JSON entry every uploaded file goes through: values counted before parsing (a merge
         # list repeated 150 times is refused at once), numbers, Unicode and nesting checked.
         document = limits.parse_json(text, "This training history", what="training history", max_bytes=limit,
+                                     max_values=limits.MAX_HISTORY_JSON_VALUES, values_env="TOKVIZ_MAX_HISTORY_JSON_VALUES",
                                      loads=_parse_in_steps, error=HistoryFormatError)
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise HistoryFormatError(
@@ -866,6 +867,7 @@ def _training_in(text: str, limit: int, from_worker: bool) -> OpenedTraining:
     if kind not in _history_types():
         raise HistoryFormatError(
             f"This training history is of an unknown type {_show(kind)}; tokviz knows {', '.join(_history_types())}.")
+    limits.check_history_sizes(document.get("history"))  # merges and steps counted before any record is built
     reader = _Reader(document.get("strings"))
     try:
         history = _history_in(kind, document.get("history"), reader)

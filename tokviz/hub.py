@@ -150,8 +150,11 @@ def fetch(repo_id: str, revision: str | None = None) -> HubFiles:
                    "it may keep its tokenizer in another repository (the base model's).")
 
 
-def load(repo_id: str, revision: str | None = None) -> Any:
+def load(repo_id: str, revision: str | None = None, *, bounded: bool = False) -> Any:
     """A tokviz Tokenizer from a Hub repository id (``"owner/name"`` or ``"owner/name@revision"``).
+
+    ``bounded=True`` (the pages: any repository is anyone's upload) reads the fetched files in a child process
+    stopped past the server's time and memory bounds (:func:`tokviz.bounded.call`); the download stays here.
 
     >>> load("not a repo")
     Traceback (most recent call last):
@@ -163,6 +166,10 @@ def load(repo_id: str, revision: str | None = None) -> Any:
     parsed, at = parse_repo_id(repo_id)
     fetched = fetch(parsed, revision or at)
     (name, data), *rest = fetched.files
+    if bounded:
+        from tokviz import bounded as worker
+
+        return worker.call(load_bytes, name, data, name=name, companion=rest[0] if rest else None)
     return load_bytes(name, data, companion=rest[0] if rest else None)
 
 

@@ -70,6 +70,17 @@ PATTERN_TIMEOUT_SECONDS: float = _env_int("TOKVIZ_PATTERN_TIMEOUT_MS", 1_000) / 
 #: A plain pattern over a 20-million-character corpus takes about 10 s.
 PATTERN_REQUEST_BUDGET_SECONDS: float = float(_env_int("TOKVIZ_PATTERN_BUDGET_SECONDS", 30))
 
+#: Time the app may spend reading one uploaded tokenizer or training file, in seconds (default 20;
+#: ``TOKVIZ_MAX_LOAD_SECONDS``). The pages read uploads in a child process (:mod:`tokviz.bounded`) that is
+#: stopped past it. The largest files the limits accept (a 300,000-entry BPE with 299,450 merges) read
+#: in 3-9 s on this project's 2-core machine under load; a file that takes longer is refused with a sentence.
+MAX_LOAD_SECONDS: float = float(_env_int("TOKVIZ_MAX_LOAD_SECONDS", 20))
+
+#: Memory the reading of one upload may add to its process, in MB (default 1,536; ``TOKVIZ_MAX_LOAD_MEMORY_MB``):
+#: the child reading it stops past it, so no upload takes the app above its idle size by more than this
+#: (issue 38's bound, 1.5 GB). The largest accepted file needs about 220 MB (bench/bench_hostile.py).
+MAX_LOAD_MEMORY_MB: int = _env_int("TOKVIZ_MAX_LOAD_MEMORY_MB", 1_536)
+
 #: Largest vocab size the Train page offers (``TOKVIZ_MAX_VOCAB``).
 MAX_VOCAB_SIZE: int = _env_int("TOKVIZ_MAX_VOCAB", 50_000)
 
@@ -302,6 +313,10 @@ MAX_TOKEN_ID: int = _env_int("TOKVIZ_MAX_TOKEN_ID", MAX_TOKENIZER_VOCAB + MAX_AD
 #: 7 MB at 131,072; padding to 10**9 was a ``MemoryError``. A truncation length is bounded the same way.
 MAX_PADDING_LENGTH: int = _env_int("TOKVIZ_MAX_PADDING_LENGTH", 131_072)
 
+#: Most JSON containers in the pipeline sections (normalizer, pre-tokenizer, post-processor, decoder):
+#: real ones hold fewer than 100; each component of a Sequence runs on every encode.
+MAX_PIPELINE_CONTAINERS: int = _env_int("TOKVIZ_MAX_PIPELINE_CONTAINERS", 10_000)
+
 #: How much longer a ``Replace`` or ``Prepend`` normalizer may make a text: at most this many times
 #: the text it is given, plus :data:`MAX_TOKEN_CHARS` characters (default 8; ``TOKVIZ_MAX_NORMALIZER_GROWTH``).
 #: Real pipelines replace a character by a marker (``' ' -> '▁'``, ``'\\n' -> '<n>'``: at most 3x on a
@@ -337,14 +352,59 @@ def json_value_count(data: bytes | str) -> int:
     return data.count(b",") + data.count(b":") + data.count(b"[") + data.count(b"{") + 1
 
 
-def check_json_values(data: bytes | str, name: str = "This file") -> None:
-    """Refuse JSON whose parse would hold more than :data:`MAX_JSON_VALUES` values (a pre-scan, before parsing).
+def check_json_values(data: bytes | str, name: str = "This file", max_values: int | None = None, env: str = "TOKVIZ_MAX_JSON_VALUES") -> None:
+    """Refuse JSON whose parse would hold more than ``max_values`` (default :data:`MAX_JSON_VALUES`) values
+    (a pre-scan, before parsing).
 
     >>> check_json_values(b'{"hello": 1}')
     """
+    limit = MAX_JSON_VALUES if max_values is None else max_values
     count = json_value_count(data)
-    if count > MAX_JSON_VALUES:
-        _refuse(name, "JSON values (counted before reading it)", count, MAX_JSON_VALUES, "per file", "TOKVIZ_MAX_JSON_VALUES")
+    if count > limit:
+        _refuse(name, "JSON values (counted before reading it)", count, limit, "per file", env)
+
+
+# ---------------------------------------------------------------------- what an uploaded training history may hold
+# A history.json (``python -m tokviz train`` or Train's Export writes one) holds every step of a training, so its
+# bounds are its own, not a tokenizer.json's. Measured on wikitext-2 trainings to 8,000 (2026-11-29): a BPE or
+# WordPiece history holds about 41 JSON values per merge (the merge, its token and counts, the vocabulary); a
+# Unigram history its EM steps, pruning rounds and snapshots of its pieces (90,000 values at 9,000 pieces).
+
+#: Most merges of a BPE or WordPiece history (default 200,000; ``TOKVIZ_MAX_HISTORY_MERGES``). The Train page
+#: trains up to :data:`MAX_VOCAB_SIZE` (50,000); 200,000 holds a real vocabulary trained elsewhere with the command
+#: line (Llama 3's 128,000, o200k's 200,000).
+MAX_HISTORY_MERGES: int = _env_int("TOKVIZ_MAX_HISTORY_MERGES", 200_000)
+
+#: Most EM steps, and most pruning rounds, of a Unigram history (default 10,000; ``TOKVIZ_MAX_HISTORY_STEPS``):
+#: a training within the options' bounds (:data:`MAX_SHRINKING_FACTOR` 0.95, :data:`MAX_SUB_ITERATIONS` 10) from
+#: a million seed pieces to 8,000 makes about 95 rounds and 950 steps; HF's defaults make 17 rounds.
+MAX_HISTORY_STEPS: int = _env_int("TOKVIZ_MAX_HISTORY_STEPS", 10_000)
+
+#: Most JSON values of a history.json, counted before it is parsed (default 9,000,000;
+#: ``TOKVIZ_MAX_HISTORY_JSON_VALUES``): 41 per merge for :data:`MAX_HISTORY_MERGES` merges, plus room for a large
+#: Unigram history's snapshots. Parsing that many costs at most about 600 MB, in the child process the pages read
+#: uploads in (:data:`MAX_LOAD_MEMORY_MB`); a tokenizer.json keeps :data:`MAX_JSON_VALUES`.
+MAX_HISTORY_JSON_VALUES: int = _env_int("TOKVIZ_MAX_HISTORY_JSON_VALUES", 9_000_000)
+
+
+def check_history_sizes(history: Any, name: str = "This training history") -> None:
+    """Refuse a history.json's parsed ``"history"`` section holding more merges, EM steps or pruning rounds than
+    the bounds above, before any of its records is built (sections of the wrong shape are left to the reader).
+
+    >>> check_history_sizes({"merges": [[]] * 3, "em_steps": []})
+    >>> check_history_sizes({"em_steps": [{}] * 10_001}, "big.json")
+    Traceback (most recent call last):
+        ...
+    tokviz.errors.LimitExceededError: big.json has 10,001 EM steps, above this server's limit of 10,000 per training history (TOKVIZ_MAX_HISTORY_STEPS).
+    """
+    if not isinstance(history, dict):
+        return
+    for key, what, limit, env in (("merges", "merges", MAX_HISTORY_MERGES, "TOKVIZ_MAX_HISTORY_MERGES"),
+                                  ("em_steps", "EM steps", MAX_HISTORY_STEPS, "TOKVIZ_MAX_HISTORY_STEPS"),
+                                  ("prune_rounds", "pruning rounds", MAX_HISTORY_STEPS, "TOKVIZ_MAX_HISTORY_STEPS")):
+        section = history.get(key)
+        if isinstance(section, list) and len(section) > limit:
+            _refuse(name, what, len(section), limit, "per training history", env)
 
 
 def line_count(data: bytes | str) -> int:
@@ -435,7 +495,9 @@ def check_unigram_prefix_chars(total: int, name: str = "This tokenizer") -> None
 # (valid Unicode) and its nesting. A check's cost is one C-speed scan of the text; the precise (slower)
 # look happens only when that scan finds something suspicious.
 
-_LONG_DIGITS = re.compile(r"\d{%d,}" % (MAX_JSON_NUMBER_DIGITS + 1))
+#: ``bytes.translate`` table: an ASCII digit becomes ``0``, any other byte ``x``, so a run of more digits than
+#: :data:`MAX_JSON_NUMBER_DIGITS` is one C-speed ``find`` (a ``\d{101,}`` regex took 65 ms of ALBERT's 1.1 MB).
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 #: A ``\uDxxx`` escape that is an escape (an even run of backslashes before it): a high surrogate with
 #: the low one that must follow it (group "low" None when it does not), or a low one on its own.
@@ -443,17 +505,19 @@ _SURROGATES = re.compile(
     r"(?<!\\)(?:\\\\)*(?:\\u(?P<high>[dD][89abAB][0-9a-fA-F]{2})(?P<low>\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
     r"|\\u(?P<lone>[dD][c-fC-F][0-9a-fA-F]{2}))"
 )
-_RAW_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _line_of(text: str, position: int) -> int:
     return text.count("\n", 0, position) + 1
 
 
-def check_json_text(text: str, name: str = "This file") -> None:
+def check_json_text(text: str, name: str = "This file", raw: bytes | None = None) -> None:
     """Refuse JSON text with a number of more than :data:`MAX_JSON_NUMBER_DIGITS` digits or a lone
     UTF-16 surrogate (``"\\ud800"`` alone is not a character; HF's reader refuses it too, and pyarrow
     raised on it in the Vocabulary view), before it is parsed.
+
+    ``raw`` is the UTF-8 the text was decoded from, when there was one (it cannot hold a raw surrogate).
+    Each check is one C-speed pass (about 3 ms a megabyte); the precise look happens only when a pass finds something.
 
     >>> check_json_text('{"a": 1, "emoji": "\\\\ud83d\\\\ude00"}')
     >>> check_json_text('{"a": "x\\\\ud800"}', "vocab.json")
@@ -461,7 +525,10 @@ def check_json_text(text: str, name: str = "This file") -> None:
         ...
     tokviz.errors.LimitExceededError: vocab.json holds a lone surrogate (\\ud800, line 1): half of a UTF-16 pair is not a character, so it is not valid Unicode text.
     """
-    if _LONG_DIGITS.search(text) is not None:
+    if raw is None:
+        check_unicode(text, name)
+        raw = text.encode("utf-8")
+    if raw.translate(_DIGITS_AS_ZEROS).find(b"0" * (MAX_JSON_NUMBER_DIGITS + 1)) >= 0:
         _check_json_numbers(text, name)
     if _SURROGATE_ESCAPE.search(text) is not None:
         for match in _SURROGATES.finditer(text):
@@ -471,7 +538,6 @@ def check_json_text(text: str, name: str = "This file") -> None:
                     f"{name} holds a lone surrogate (\\u{lone.lower()}, line {_line_of(text, match.start())}): half of a "
                     "UTF-16 pair is not a character, so it is not valid Unicode text."
                 )
-    check_unicode(text, name)
 
 
 def check_unicode(text: str, name: str = "This text") -> None:
@@ -484,12 +550,13 @@ def check_unicode(text: str, name: str = "This text") -> None:
         ...
     tokviz.errors.LimitExceededError: The link's value for special_tokens holds a lone surrogate (\ud800, line 1): half of a UTF-16 pair is not a character, so it is not valid Unicode text.
     """
-    raw = _RAW_SURROGATE.search(text)
-    if raw is not None:
+    try:
+        text.encode("utf-8")  # (strict UTF-8 refuses a surrogate: one C-speed pass, where a regex took 3 ms a megabyte)
+    except UnicodeEncodeError as problem:
         raise LimitExceededError(
-            f"{name} holds a lone surrogate (\\u{ord(raw.group()):04x}, line {_line_of(text, raw.start())}): half of a "
+            f"{name} holds a lone surrogate (\\u{ord(text[problem.start]):04x}, line {_line_of(text, problem.start)}): half of a "
             "UTF-16 pair is not a character, so it is not valid Unicode text."
-        )
+        ) from None
 
 
 def _check_json_numbers(text: str, name: str) -> None:
@@ -560,6 +627,8 @@ def parse_json(
     *,
     what: str = "JSON file",
     max_bytes: int | None = None,
+    max_values: int | None = None,
+    values_env: str = "TOKVIZ_MAX_JSON_VALUES",
     loads: Callable[[str], Any] = json.loads,
     error: type[Exception] | None = None,
 ) -> Any:
@@ -567,7 +636,8 @@ def parse_json(
     checked (each with a sentence naming ``name``), then ``loads(text)``.
 
     ``what`` names the format in the messages ("tokenizer.json"); ``max_bytes`` defaults to
-    :data:`MAX_UPLOAD_BYTES`; a malformed file raises ``error`` (default
+    :data:`MAX_UPLOAD_BYTES`, ``max_values`` :data:`MAX_JSON_VALUES` (its variable named by ``values_env``);
+    a malformed file raises ``error`` (default
     :class:`~tokviz.errors.SerializationError`), a limit :class:`LimitExceededError`.
 
     >>> parse_json(b'{"a": [1, 2.5]}')
@@ -590,15 +660,19 @@ def parse_json(
         raise LimitExceededError(
             f"{name} is {_size_text(size)}, above this server's limit of {_size_text(limit)} for a {what}."
         )
-    check_json_values(data, name)
+    raw = None
     if isinstance(data, (bytes, bytearray)):
+        raw = bytes(data)
         try:
-            text = bytes(data).decode("utf-8-sig")
+            text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as problem:
             raise failure(f"{name} is not UTF-8 text (byte {problem.start} cannot be read), so it cannot be a {what}.") from None
     else:
         text = data
-    check_json_text(text, name)
+        check_unicode(text, name)
+        raw = text.encode("utf-8")
+    check_json_values(raw, name, max_values, values_env)
+    check_json_text(text, name, raw)
     try:
         return loads(text)
     except json.JSONDecodeError as problem:

@@ -29,6 +29,8 @@ from typing import Any
 from tokviz.errors import PipelineConfigError, TokvizError
 from tokviz.limits import MAX_VOCAB_SIZE, check_vocab_request
 from tokviz.pipeline_config import (
+    fill_model_tokens,
+    form_tokens_for_model,
     COMMON_FIELDS,
     MODEL_FIELDS,
     NORMALIZERS,
@@ -246,7 +248,8 @@ def from_query_params(params: Mapping[str, Any], default_vocab: int = 500, prefi
     pre_tokenizers = _read_components(params, "p", PRE_TOKENIZERS)
     if pre_tokenizers or _first(params.get("p", "")) == "none":
         options["pre_tokenizers"] = pre_tokenizers
-    return PipelineConfig(**options), vocab_size
+    # A model that cannot work without an unknown token gets the one the Custom form fills in (from_link says so).
+    return fill_model_tokens(PipelineConfig(**options))[0], vocab_size
 
 
 # ---------------------------------------------------------------------------------------
@@ -503,8 +506,9 @@ def from_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
     raw_params = params
     params = _ReadKeys(params)
     workspace, notes = _read_link(params)
-    carried = [note for note in notes if note.startswith(_CORPUS_NOT_CARRIED)]  # information, not a drop
-    dropped = [note for note in notes if not note.startswith(_CORPUS_NOT_CARRIED)]
+    information = (_CORPUS_NOT_CARRIED, "Filled in")  # notes that report, not drops
+    carried = [note for note in notes if note.startswith(information)]
+    dropped = [note for note in notes if not note.startswith(information)]
     notes = carried
     unread = [key for key in raw_params if key not in params.read]
     if unread:
@@ -541,6 +545,8 @@ def _read_link(params: Mapping[str, Any]) -> tuple[Workspace, list[str]]:
         if not any(key in params for key in ("preset", "vocab", "model", "p", "p0", "n0")):
             return  # the link says nothing of Train: its defaults
         config, vocab = from_query_params(params, default_vocab=workspace.train.target_vocab)
+        if config.model == "Unigram" and "unk_token" not in params and _first(params.get("preset", "custom")) == "custom":
+            notes.append(form_tokens_for_model("Unigram", "", "")[2].replace("(change them below)", "(the link named none; change them in Custom)"))
         try:
             check_vocab_request(vocab)
         except TokvizError as error:  # above the server's limit: open at the limit, and say so

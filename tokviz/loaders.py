@@ -506,14 +506,15 @@ class LoadedUpload:
 
 
 def load_uploads(
-    files: Sequence[tuple[str, bytes]], *, tiktoken_encodings_by_file: Mapping[str, str] | None = None
+    files: Sequence[tuple[str, bytes]], *, tiktoken_encodings_by_file: Mapping[str, str] | None = None, bounded: bool = False
 ) -> list[LoadedUpload]:
     """Load every uploaded file (``(name, bytes)`` pairs), pairing GPT-2's vocab.json and merges.txt.
 
     A vocab.json pairs with the merges.txt of the same prefix (``gpt2-vocab.json`` with
     ``gpt2-merges.txt``), else with the only unpaired merges.txt. Names are made unique
     (``tokenizer.json``, ``tokenizer.json (2)``). A file that cannot be loaded gives an entry with its
-    error sentence, so the others still load.
+    error sentence, so the others still load. ``bounded=True`` (the pages) reads each one in a child
+    process stopped past the server's time and memory bounds (:func:`tokviz.bounded.call`).
 
     >>> uploads = load_uploads([("vocab.txt", b"[UNK]\\nhi\\n"), ("vocab.txt", b"[UNK]\\nyo\\n"), ("x.bin", b"\\x00\\x01")])
     >>> [(u.name, u.tokenizer is not None) for u in uploads]
@@ -566,7 +567,12 @@ def load_uploads(
         taken.add(unique)
         companion = None if partner is None else (files[partner][0], files[partner][1])
         try:
-            tokenizer = load_bytes(name, data, tiktoken_encoding=chosen.get(name), companion=companion)
+            if bounded:
+                from tokviz import bounded as worker
+
+                tokenizer = worker.call(load_bytes, name, data, name=unique, tiktoken_encoding=chosen.get(name), companion=companion)
+            else:
+                tokenizer = load_bytes(name, data, tiktoken_encoding=chosen.get(name), companion=companion)
         except TokvizError as error:
             results.append(LoadedUpload(unique, None, str(error)))
         else:

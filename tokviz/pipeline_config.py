@@ -672,6 +672,26 @@ def form_tokens_for_model(model: str, special_tokens: str, unk_token: str, byte_
     return " ".join(merged), example_unk, note
 
 
+def fill_model_tokens(config: PipelineConfig) -> tuple[PipelineConfig, str]:
+    """``config`` with the unknown token its model cannot work without, filled in as the Custom form does
+    (:func:`form_tokens_for_model`), and the form's one line saying so; unchanged (and ``""``) otherwise.
+
+    Only a Unigram model needs it to work at all: without ``unk_id`` HF's Unigram refuses any text with a
+    character it never saw ("Encountered an unknown token but `unk_id` is missing"). A link written before the
+    form filled it in, or by hand, arrives without one.
+
+    >>> config, note = fill_model_tokens(PipelineConfig(model="Unigram"))
+    >>> config.unk_token, config.special_tokens
+    ('<unk>', ('<unk>',))
+    >>> fill_model_tokens(PipelineConfig(model="BPE"))[1]
+    ''
+    """
+    if config.model != "Unigram" or config.unk_token:
+        return config, ""
+    specials, unk, note = form_tokens_for_model(config.model, " ".join(config.special_tokens), "", config.byte_alphabet)
+    return replace(config, special_tokens=tuple(specials.split()), unk_token=unk), note
+
+
 def _form_param_key(section: str, label: str, param: str) -> str:
     return f"{FORM_PREFIX}{section}_{label}_{param}"
 
@@ -882,6 +902,7 @@ __all__ = [
     "config_key",
     "configured_model",
     "form_tokens_for_model",
+    "fill_model_tokens",
     "from_form_state",
     "to_form_state",
     "tokenizer_with_model",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import chain
-from operator import itemgetter
+from operator import itemgetter, mul
 from typing import Any
 
 from tokviz.errors import LimitExceededError, TokenizerFileError
@@ -52,9 +52,6 @@ def read_tokenizer_json(data: bytes | str, name: str = "This tokenizer.json") ->
 _ID_SECTIONS = ("added_tokens", "post_processor")
 #: The keys whose strings may be longer than a token: SentencePiece's compiled normalization map.
 _LONG_STRING_KEYS = {"precompiled_charsmap": ("MAX_CHARSMAP_CHARS", "TOKVIZ_MAX_CHARSMAP_CHARS")}
-#: Most JSON containers in the pipeline sections (normalizer, pre-tokenizer, post-processor, decoder):
-#: real ones hold fewer than 100; each component of a Sequence runs on every encode.
-MAX_PIPELINE_CONTAINERS = 10_000
 
 
 def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") -> None:
@@ -91,14 +88,18 @@ def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") 
                 if vocab and set(map(type, vocab.values())) == {int}:
                     flat.append(vocab)
                     check_ids(min(vocab.values()), max(vocab.values()), vocab, name)
-            else:  # Unigram: [[piece, score], ...]
-                tokens = [entry[0] for entry in vocab if isinstance(entry, list) and entry and isinstance(entry[0], str)]
-                if (len(tokens) == len(vocab) and set(map(len, vocab)) <= {2}
-                        and not set(map(type, map(itemgetter(1), vocab))) & {list, dict}):
+            elif set(map(type, vocab)) <= {list} and set(map(len, vocab)) <= {2}:  # Unigram: [[piece, score], ...]
+                tokens = list(map(itemgetter(0), vocab))
+                if set(map(type, tokens)) <= {str} and not set(map(type, map(itemgetter(1), vocab))) & {list, dict}:
                     flat.append(vocab)
-            limits.check_token_chars(max(map(len, tokens), default=0), name)
-            if isinstance(vocab, list):
-                limits.check_unigram_pieces(tokens, name)
+                else:  # (a piece that is not a string: the reader says so)
+                    tokens = [token for token in tokens if isinstance(token, str)]
+            else:  # entries of another shape: the pieces among them are still bounded
+                tokens = [entry[0] for entry in vocab if isinstance(entry, list) and entry and isinstance(entry[0], str)]
+            lengths = list(map(len, tokens))
+            limits.check_token_chars(max(lengths, default=0), name)
+            if isinstance(vocab, list):  # every proper prefix of every piece: sum of n(n-1)/2, at C speed
+                limits.check_unigram_prefix_chars((sum(map(mul, lengths, lengths)) - sum(lengths)) // 2, name)
         merges = model.get("merges")
         if isinstance(merges, list):
             limits.check_tokenizer_merges(len(merges), name)
@@ -114,6 +115,14 @@ def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") 
         limits.check_added_tokens(len(added), name)
         contents = [entry.get("content") for entry in added if isinstance(entry, dict)]
         limits.check_token_chars(max((len(c) for c in contents if isinstance(c, str)), default=0), name)
+        if set(map(type, added)) <= {dict}:  # the usual shape, proven in C-speed passes (Whisper has 1,500 added tokens)
+            values = list(chain.from_iterable(map(dict.values, added)))
+            if set(map(type, values)) <= {str, int, bool, type(None)}:
+                ids = [value for value in values if type(value) is int]
+                if ids:
+                    check_ids(min(ids), max(ids), None, name)
+                limits.check_token_chars(max((len(value) for value in values if type(value) is str), default=0), name)
+                flat.append(added)
     _check_pipeline(data, name, flat)
     padding = data.get("padding")
     if isinstance(padding, dict):
@@ -171,9 +180,9 @@ def _check_pipeline(data: dict[str, Any], name: str, flat: list[Any]) -> None:
                 limits.raise_too_deep(name)
             if section in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
                 containers += 1
-                if containers > MAX_PIPELINE_CONTAINERS:
+                if containers > limits.MAX_PIPELINE_CONTAINERS:
                     raise LimitExceededError(
-                        f"{name} has a pipeline of more than {MAX_PIPELINE_CONTAINERS:,} parts; real ones have fewer than 100."
+                        f"{name} has a pipeline of more than {limits.MAX_PIPELINE_CONTAINERS:,} parts; real ones have fewer than 100."
                     )
             pairs = item.items() if isinstance(item, dict) else ((key, child) for child in item)
             for child_key, child in pairs:

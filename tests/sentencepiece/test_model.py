@@ -321,7 +321,7 @@ def test_word_by_word_encoding_equals_sentencepiece_with_unknowns_and_bytes(tmp_
              "Sphinx of black quartz, judge my vow!"] * 20
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n".join(lines), encoding="utf-8")
-    texts = ["zebra ¿qué? ÷ 42 ∑ x  y", "  lead", "日本 語 quartz", "ab\tc\u0007d"]
+    texts = ["zebra ¿qué? ÷ 42 ∑ x  y", "  lead", "日本 語 quartz", "ab\tc\u0007d", "quickbrown" * 30]  # (a long word: BPE's queue)
     for model_type, byte_fallback in (("unigram", False), ("unigram", True), ("bpe", False), ("bpe", True)):
         prefix = tmp_path / f"{model_type}{byte_fallback}"
         spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(prefix), vocab_size=60 if not byte_fallback else 300,
@@ -332,3 +332,23 @@ def test_word_by_word_encoding_equals_sentencepiece_with_unknowns_and_bytes(tmp_
         for text in texts + lines[:3]:
             assert ours.encode_as_pieces(text) == theirs.encode_as_pieces(text), (model_type, byte_fallback, text)
             assert ours.encode(text) == theirs.encode(text), (model_type, byte_fallback, text)
+
+
+def test_llama_style_model_is_cut_before_runs_of_spaces_and_encodes_as_sentencepiece(tmp_path: Path) -> None:
+    """Pieces of "▁" runs ("▁▁", "▁▁▁▁", as Llama 2's) may cross a "▁" after another "▁", never one
+    after another character: the text is cut there, word by word, with sentencepiece's ids."""
+    spm = pytest.importorskip("sentencepiece")
+    lines = ["the quick brown fox jumps over the lazy dog", "def f(x):", "    if x:", "        return  x  +  1"] * 40
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines), encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "llama"), vocab_size=400, model_type="bpe",
+                                   byte_fallback=True, normalization_rule_name="identity", remove_extra_whitespaces=False,
+                                   allow_whitespace_only_pieces=True, split_digits=True, hard_vocab_limit=False, minloglevel=2)
+    theirs = spm.SentencePieceProcessor(model_file=str(tmp_path / "llama.model"))
+    ours = tsp.SentencePieceProcessor(model_file=str(tmp_path / "llama.model"))
+    assert "▁▁▁▁" in ours.model.matchable and ours.model._by_runs and not ours.model._by_words
+    for text in lines[:4] + ["  a  b\n\tc   ", "   lead", "trail   ", "🤗 ▁▁x", "", "x" * 80 + "    y"]:
+        assert ours.encode(text) == theirs.encode(text), text
+        assert ours.encode_as_pieces(text) == theirs.encode_as_pieces(text), text
+        assert ours.encode(text, out_type="proto").pieces == ours.encode(text, out_type="proto").pieces  # (the slow path too)
+    assert ours.encode(lines[1], return_type="offset_mapping")["ids"] == theirs.encode(lines[1])

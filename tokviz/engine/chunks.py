@@ -924,8 +924,9 @@ def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_asci
         singles = _ASCII_SPACES if source == r"\s+" else ""
     else:
         return None
-    if singles:
-        text = text.translate(dict.fromkeys(map(ord, singles), content))
+    for single in singles:  # (str.replace per char: str.translate with a dict is slow on non-ASCII text)
+        if single != content and single in text:
+            text = text.replace(single, content)
     parts: list[str] = []
     positions: list[int] = []
     kept_from = 0

@@ -33,6 +33,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+import re
 import struct
 import time
 from itertools import chain, islice, repeat
@@ -173,6 +174,15 @@ def byte_piece(byte: int) -> str:
 
 
 
+#: Before each "▁" that follows another character (a zero-width cut), and a piece holding one.
+_RUN_CUT = re.compile("(?<=[^\u2581])(?=\u2581)")
+_AFTER_OTHER = re.compile("[^\u2581]\u2581")
+
+#: BPE on a list of pair scores costs a pass over the list per merge: texts longer than this
+#: (a line of code with no spaces, a model whose pieces hold "▁" so lines are not cut into
+#: words) take the queue of :meth:`SentencePieceModel._bpe` instead.
+_PAIR_LIST_LONGEST = 48
+
 #: Failure transitions an automaton keeps as shortcuts (~100 bytes each), then it follows the links.
 _MEMO_ROOM = 1 << 20
 
@@ -294,21 +304,27 @@ class _PieceAutomaton:
         return list(zip(*self.split(text)))  # type: ignore[arg-type]
 
 class _WordTable(dict):
-    """``part -> pieces`` (or ids) of the word ``"▁" + part``; a word missing is segmented once
-    (:meth:`SentencePieceModel._finished_word`) and put in both tables of its model."""
+    """``part -> pieces`` (or ids) of the word ``prefix + part``; a word missing is segmented once
+    (the model's ``_segment_word``, unknowns finished) and put in this table and its ``twin`` (ids
+    for pieces, pieces for ids). The miss path is kept short: it runs once per new word of a text."""
 
-    __slots__ = ("model", "ids")
+    __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk")
 
-    def __init__(self, model: "SentencePieceModel", ids: bool) -> None:
+    def __init__(self, model: "SentencePieceModel", ids: bool, prefix: str) -> None:
         super().__init__()
-        self.model, self.ids = model, ids
+        self.model, self.ids, self.prefix = model, ids, prefix
+        self.segment, self.unk = model._segment_word, model.unk_id
+        self.twin: _WordTable = self
 
     def __missing__(self, part: str) -> tuple[Any, ...]:
-        model = self.model
-        pieces, ids = model._finished_word("\u2581" + part)
+        pieces, ids = self.segment(self.prefix + part)
+        if self.unk in ids:
+            pieces, ids = self.model._finish_word(pieces, ids)
         if len(self) < 200_000:  # (bounded: a long run of new words is segmented, not kept)
-            model._pieces_of[part] = pieces
-            model._ids_of[part] = ids
+            if self.ids:
+                self[part], self.twin[part] = ids, pieces
+            else:
+                self[part], self.twin[part] = pieces, ids
         return ids if self.ids else pieces
 
 
@@ -378,9 +394,19 @@ class SentencePieceModel:
         # ... and when "▁" is a piece, no word starts with an unknown piece, so no run of unknowns
         # crosses a word either: each word is finished on its own and kept as (pieces, ids).
         space_id = matchable.get("\u2581")
-        self._word_by_word = self._by_words and space_id is not None and self.types[space_id] != PieceType.UNUSED
-        self._pieces_of = _WordTable(self, False)
-        self._ids_of = _WordTable(self, True)
+        space_piece = space_id is not None and self.types[space_id] != PieceType.UNUSED
+        self._word_by_word = self._by_words and space_piece
+        # Llama 2's pieces hold runs of "▁" ("▁▁", "▁▁▁▁"), so a piece may cross the place before a
+        # "▁" that follows another: when no piece holds a "▁" right after some other character,
+        # the text still falls apart before every "▁" that follows another character
+        # (``_RUN_CUT``): words of the form "▁▁word", each segmented once as well.
+        self._by_runs = not self._by_words and space_piece and not spec.treat_whitespace_as_suffix and not any(
+            _AFTER_OTHER.search(piece) for piece in matchable)
+        prefix = "\u2581" if self._word_by_word else ""
+        self._segment_word: Any = self._automaton.split if self._automaton is not None else self._word_parts
+        self._pieces_of = _WordTable(self, False, prefix)
+        self._ids_of = _WordTable(self, True, prefix)
+        self._pieces_of.twin, self._ids_of.twin = self._ids_of, self._pieces_of
         self._as_pieces: dict[str, tuple[str, ...]] = {}
         self._as_ids: dict[str, tuple[int, ...]] = {}
 
@@ -406,7 +432,7 @@ class SentencePieceModel:
                 return self._automaton.viterbi(normalized)
             return self._viterbi(normalized)
         if self.model_type == ModelType.BPE:
-            if self._merge_scores is not None:
+            if self._merge_scores is not None and len(normalized) <= _PAIR_LIST_LONGEST:
                 return self._bpe_word(normalized)
             return self._bpe(normalized)
         if self.model_type == ModelType.CHAR:
@@ -587,6 +613,16 @@ class SentencePieceModel:
 
     def segment_text(self, normalized: str) -> list[tuple[str, int]]:
         """:meth:`segment` of a whole normalized text, word by word when that is the same (see ``__init__``)."""
+        if self._by_runs:
+            out = []
+            for word in _RUN_CUT.split(normalized) if normalized else ():
+                found = self._word_segments.get(word)
+                if found is None:
+                    found = self.segment(word)
+                    if len(self._word_segments) < 200_000:
+                        self._word_segments[word] = found
+                out += found
+            return out
         if not self._by_words:
             return self.segment(normalized)
         words = normalized.split("\u2581")
@@ -602,19 +638,24 @@ class SentencePieceModel:
             out += found
         return out
 
+    def _word_parts(self, word: str) -> tuple[Any, Any]:
+        """``(pieces, ids)`` of one word before unknowns are finished (BPE and the plain walks)."""
+        if self._merge_scores is not None and len(word) <= _PAIR_LIST_LONGEST:
+            pieces = self._bpe_symbols(word)
+            return pieces, list(map(self.piece_to_id.get, pieces, repeat(self.unk_id)))
+        pairs = self.segment(word)
+        return [p for p, _ in pairs], [i for _, i in pairs]
+
+    def _finish_word(self, pieces: Sequence[str], ids: Sequence[int]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """:meth:`finish` of one word's pieces holding an unknown one."""
+        pairs = self.finish(list(zip(pieces, ids)), True)
+        return tuple(p for p, _ in pairs), tuple(i for _, i in pairs)
+
     def _finished_word(self, word: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """``(pieces, ids)`` of one word, :meth:`finish` applied."""
-        if self._automaton is not None:
-            pieces, ids = self._automaton.split(word)  # type: ignore[assignment]
-        elif self._merge_scores is not None:
-            pieces = self._bpe_symbols(word)
-            ids = list(map(self.piece_to_id.get, pieces, repeat(self.unk_id)))
-        else:
-            pairs = self.segment(word)
-            pieces, ids = [p for p, _ in pairs], [i for _, i in pairs]
+        pieces, ids = self._segment_word(word)
         if self.unk_id in ids:
-            pairs = self.finish(list(zip(pieces, ids)), True)
-            pieces, ids = [p for p, _ in pairs], [i for _, i in pairs]
+            return self._finish_word(pieces, ids)
         return tuple(pieces), tuple(ids)
 
     def encode_as(self, text: str, ids: bool) -> list[Any]:
@@ -625,7 +666,10 @@ class SentencePieceModel:
         if found is not None:
             return list(found)
         which = 1 if ids else 0
-        if not self._word_by_word:
+        if self._by_runs:  # (each word whole in the tables, its leading "▁"s included)
+            table = self._ids_of if ids else self._pieces_of
+            out = list(chain.from_iterable(map(table.__getitem__, _RUN_CUT.split(self.normalizer.normalize(text)))))
+        elif not self._word_by_word:
             out = [pair[which] for pair in self.encode(text)]
         else:
             parts = self.normalizer.normalize(text).split("\u2581")

@@ -39,7 +39,7 @@ def hub_tokenizer(repo_id: str) -> Any:
     """``tokviz.hub.load(repo_id)`` once per server process (files kept in huggingface_hub's cache)."""
     from tokviz.hub import load
 
-    return load(repo_id)
+    return load(repo_id, bounded=True)  # a repository's files read where they can be stopped (issue 38)
 
 
 def hub_options(current: str) -> dict[str, str]:

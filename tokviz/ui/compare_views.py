@@ -158,7 +158,7 @@ def measurement_cached(keys: tuple[tuple[str, str], ...], eval_key: str, _tokeni
     """``tokviz.compare.measure_tokenizers`` once per (tokenizers, evaluation texts): each text encoded once."""
     from tokviz.compare import measure_tokenizers
 
-    return measure_tokenizers(_tokenizers, _texts)
+    return measure_tokenizers(_tokenizers, _texts, keep_going=True)  # a pattern timing out leaves the others measured
 
 
 def literature_metrics(entries: list[Compared], measurement: Any, presentation: bool) -> None:

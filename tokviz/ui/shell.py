@@ -97,12 +97,58 @@ def _user_error_log() -> logging.Logger:
     return log
 
 
+def log_user_error(error: BaseException) -> None:
+    """Log a user-caused problem as one INFO line: ``user error (VocabularyError): <the message, on one line>``."""
+    message = " ".join(str(error).split())
+    _user_error_log().info("user error (%s): %s", type(error).__name__, message[:300])
+
+
+def _user_error_in(exc_info: Any) -> BaseException | None:
+    """The user-caused error behind a log record's exception, if that is what it is: a ``TokvizError`` anywhere in
+    its cause chain (Streamlit wraps a download's error in ``MediaFileStorageError``), or a download asked for after
+    the page changed (its file is gone: the browser held an old button)."""
+    error = exc_info[1] if isinstance(exc_info, tuple) else exc_info if isinstance(exc_info, BaseException) else None
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, TokvizError):
+            return error
+        if type(error).__name__ == "MediaFileStorageError" and str(error).startswith("Deferred file"):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
+class _UserErrorsAsOneLine(logging.Filter):
+    """Turns a traceback Streamlit logs for a user's error (one raised in a download's callable, a fragment, a
+    stale download button) into :func:`log_user_error`'s one INFO line; every other record passes unchanged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = _user_error_in(record.exc_info)
+        if error is None:
+            return True
+        log_user_error(error)
+        return False
+
+
+#: Streamlit's loggers that log an exception escaping a script, a fragment or a deferred download with its traceback.
+STREAMLIT_ERROR_LOGGERS = ("streamlit.error_util", "streamlit.runtime.backend_operation_handler", "streamlit.runtime.fragment",
+                           "streamlit.runtime.scriptrunner.script_runner", "streamlit.runtime.scriptrunner.exec_code")
+
+
+def quiet_user_errors() -> None:
+    """Install :class:`_UserErrorsAsOneLine` on Streamlit's error loggers (once per process)."""
+    for name in STREAMLIT_ERROR_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(existing, _UserErrorsAsOneLine) for existing in logger.filters):
+            logger.addFilter(_UserErrorsAsOneLine())
+
+
 def show_error(error: Exception) -> None:
     """Show a user-caused error as ``st.error`` and log it as one INFO line (no traceback: nothing broke);
     anything else is a bug and is shown with its trace."""
     if isinstance(error, TokvizError):
-        message = " ".join(str(error).split())
-        _user_error_log().info("user error (%s): %s", type(error).__name__, message[:300])
+        log_user_error(error)
         st.error(md_escape(str(error)))  # messages quote user text (patterns, tokens): show it as typed
     else:  # pragma: no cover - only bugs get here
         st.exception(error)
@@ -136,6 +182,7 @@ def page_setup(path: str) -> Any:
     """
     from tokviz.ui import workspace as ws_ui
 
+    quiet_user_errors()
     workspace = ws_ui.current()
     st.set_page_config(
         page_title=APP_TITLE, page_icon=APP_ICON, layout="wide",
@@ -151,6 +198,22 @@ def page_setup(path: str) -> Any:
     ws_ui.show_link_notes()
     ws_ui.sync_link(workspace)
     return workspace
+
+
+def page_title(workspace: Any, path: str, title: str, caption: str = "", *, with_link: bool = True) -> None:
+    """The page's title with **Copy link** beside it and a caption under both (every page opens this way).
+
+    ``with_link=False`` leaves the link to a part of the page drawn later (Train's results draw it beside the
+    slider, whose fragment reruns alone and must carry the slider's size)."""
+    from tokviz.ui.workspace import copy_link
+
+    title_column, link_column = st.columns([5, 1], vertical_alignment="bottom")
+    title_column.title(title)
+    if with_link:
+        with link_column:
+            copy_link(workspace, path)
+    if caption:
+        st.caption(caption)
 
 
 _RUNS_KEY = "_tokviz_runs"

@@ -86,6 +86,10 @@ def tokenizer_choice(workspace: Workspace, page: str, allow_upload: bool = False
     choice = st.selectbox("Tokenizer", list(options), key=key, format_func=options.__getitem__,
                           on_change=bind(key, lambda: state.tokenizer, write))
     catalog_choice.missing_note()  # a catalog package not installed: what to install
+    if choice == UPLOADED_TOKENIZER and upload is not None and upload[0] is None and state.files:
+        # Every uploaded file was refused (its sentence is above): the page goes on with another tokenizer.
+        choice = SESSION_TOKENIZER if session is not None else next(iter(PRESETS))
+        st.info(f"Showing {md_escape(options[choice])} instead; upload another file, or pick a tokenizer above.")
     if choice == SESSION_TOKENIZER and session is not None:
         request = workspace.train.trained
         return session[0], f"session:{hash(request)}:{session[0].get_vocab_size()}"

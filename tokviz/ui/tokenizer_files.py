@@ -46,7 +46,7 @@ def _load_cached(content_key: tuple[tuple[str, str, str], ...], _files: tuple[tu
     from tokviz.loaders import load_uploads
 
     encodings = {name: encoding for name, _, encoding in content_key if encoding}
-    return load_uploads(list(_files), tiktoken_encodings_by_file=encodings)
+    return load_uploads(list(_files), tiktoken_encodings_by_file=encodings, bounded=True)  # each read stoppable (tokviz.bounded)
 
 
 def tokenizer_files(files: list[UploadedFile], key: str, *, limit: int) -> list[FileTokenizer]:
@@ -113,9 +113,10 @@ TRAINING_UPLOAD = "_opened_training_file"
 @st.cache_resource(max_entries=4, show_spinner="Opening the training…")
 def _open_training_cached(digest: str, name: str, _data: bytes) -> Any:
     """``tokviz.inspect.open_training`` once per file content (histories are immutable, so shared)."""
+    from tokviz import bounded
     from tokviz.inspect import open_training
 
-    return open_training(_data, name)
+    return bounded.call(open_training, _data, name, name=name)  # read where it can be stopped
 
 
 def training_file(key: str) -> tuple[Any, str] | None:

@@ -260,10 +260,11 @@ def open_training(name: str, data: bytes, request_only: TrainingRequest | None =
     put in the training store under its own request, and kept in the session. Returns the request (or,
     with ``request_only``, that request's history; ValueError if the session's file is another training).
     Bad files raise the ``TokvizError`` of ``open_training_for_train``, naming the file and the problem."""
+    from tokviz import bounded
     from tokviz.cache_store import store
     from tokviz.inspect import open_training_for_train
 
-    opening = open_training_for_train(data, name)
+    opening = bounded.call(open_training_for_train, data, name, name=name)  # read where it can be stopped (issue 38)
     request = request_for(opening.corpus_key, opening.config, opening.vocab_size)
     if request_only is not None and request != request_only:
         raise ValueError("the session's opened file is another training")

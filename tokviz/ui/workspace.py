@@ -38,8 +38,8 @@ def current() -> Workspace:
 def show_link_notes() -> None:
     """Say what a link could not restore (a broken value, a corpus it cannot carry), until the user changes something."""
     for note in st.session_state.get(_NOTES_KEY) or []:
-        # A corpus the link cannot carry is information; a part it could not read is an error.
-        show = st.info if note.startswith("Corpus:") else st.error
+        # A corpus the link cannot carry, or tokens filled in, is information; a part it could not read is an error.
+        show = st.info if note.startswith(("Corpus:", "Filled in")) else st.error
         show(md_escape(note), icon=":material/link_off:")
 
 

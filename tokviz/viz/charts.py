@@ -35,7 +35,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from tokviz.history import EmStep, MergeStep, PruneRound, merge_number
-from tokviz.viz.spans import make_visible
+from tokviz.viz.spans import make_visible, merges_at_size  # noqa: F401 - merges_at_size is also read from here
 
 #: Most points drawn per line; longer series are thinned evenly.
 MAX_POINTS = 2_000
@@ -143,27 +143,6 @@ def mark_y(figure: go.Figure, y: float, label: str, presentation: bool = False) 
         annotation_position="top right", annotation_font=dict(size=sizes.tick, color=MARKER_COLOR),
     )
     return figure
-
-
-def merges_at_size(merges: Sequence[MergeStep], vocab_size: int) -> int:
-    """How many merges the model at ``vocab_size`` keeps (as ``history.model_at`` replays them).
-
-    A training stops at the first merge whose vocab size after it reaches the target.
-
-    >>> steps = [MergeStep(0, "u", "g", "ug", 20, 20.0, 8), MergeStep(1, "u", "n", "un", 16, 16.0, 9)]
-    >>> merges_at_size(steps, 7), merges_at_size(steps, 8), merges_at_size(steps, 9), merges_at_size(steps, 50)
-    (0, 1, 2, 2)
-    """
-    if not merges or vocab_size < merges[0].vocab_size:
-        return 0
-    low, high = 0, len(merges)
-    while low < high:  # vocab sizes after each merge never decrease
-        middle = (low + high) // 2
-        if merges[middle].vocab_size >= vocab_size:
-            high = middle
-        else:
-            low = middle + 1
-    return min(low + 1, len(merges))
 
 
 def _thin(items: Sequence[Any], limit: int = MAX_POINTS) -> list[Any]:

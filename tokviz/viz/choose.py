@@ -213,3 +213,19 @@ def literature_table(frame: Any) -> Any:
         return [style if name in winners else "" for name in table.columns]
 
     return table.style.apply(mark, axis=1).format("{:.4g}")
+
+
+def comparison_figure(frame: Any, metric: str | None = None, *, presentation: bool = False) -> go.Figure:
+    """``ComparisonFrame.figure``: one metric's chart, or every metric's when ``metric`` is None."""
+    return metrics_figure(frame, presentation=presentation) if metric is None else metric_figure(frame, metric, presentation=presentation)
+
+
+def _register() -> None:
+    """Give :class:`tokviz.compare.ComparisonFrame` its charts (compare, a layer below, never imports viz)."""
+    from tokviz._views import register_figure_view
+    from tokviz.compare import ComparisonFrame
+
+    register_figure_view(ComparisonFrame, comparison_figure)
+
+
+_register()

@@ -281,11 +281,14 @@ def _unknown_tokens(encoding: Any) -> set[int]:
 def _register() -> None:
     """Give the core's records their notebook views (the core never imports viz; see tokviz._views)."""
     from tokviz._views import register_html_view
+    from tokviz.compare import ComparisonFrame
     from tokviz.encoding import Encoding
     from tokviz.history import TrainingHistory
 
     register_html_view(Encoding, encoding_html)
     register_html_view(TrainingHistory, history_html)
+    register_html_view(ComparisonFrame, comparison_html)
+    import tokviz.viz.choose  # noqa: F401 - registers ComparisonFrame.figure's charts
 
 
 _register()

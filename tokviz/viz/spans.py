@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from tokviz.byte_level import UNICODE_TO_BYTES
-from tokviz.history import merge_number
+from tokviz.history import MergeStep, merge_number
 
 #: Pastel backgrounds cycled token by token (readable on a projector, distinct neighbours).
 PALETTE = ("#ffe0b2", "#c8e6c9", "#bbdefb", "#f8bbd0", "#fff59d", "#d1c4e9")
@@ -366,8 +366,6 @@ def token_origins(history: Any, vocab_size: int | None = None) -> dict[str, Toke
     origins: dict[str, TokenOrigin] = {}
     algorithm = history.algorithm.lower().removeprefix("sentencepiece-")  # SentencePiece's BPE and Unigram alike
     if algorithm in ("bpe", "wordpiece"):
-        from tokviz.viz.charts import merges_at_size
-
         all_merges = getattr(history, "merges", None) or getattr(history, "merge_steps", ())
         merges = all_merges if vocab_size is None else all_merges[: merges_at_size(all_merges, vocab_size)]
         model = history.model if vocab_size is None else history.model_at(vocab_size)
@@ -457,3 +455,24 @@ PINNED_STYLE = """<style>
 .tokviz-spans.pinned .card .v { white-space: pre-wrap; overflow-wrap: anywhere; font-weight: 600; }
 .tokviz-spans.pinned .card .k:not(:first-child)::before { content: "· "; color: #b0bec5; }
 </style>"""
+
+
+def merges_at_size(merges: Sequence[MergeStep], vocab_size: int) -> int:
+    """How many merges the model at ``vocab_size`` keeps (as ``history.model_at`` replays them).
+
+    A training stops at the first merge whose vocab size after it reaches the target.
+
+    >>> steps = [MergeStep(0, "u", "g", "ug", 20, 20.0, 8), MergeStep(1, "u", "n", "un", 16, 16.0, 9)]
+    >>> merges_at_size(steps, 7), merges_at_size(steps, 8), merges_at_size(steps, 9), merges_at_size(steps, 50)
+    (0, 1, 2, 2)
+    """
+    if not merges or vocab_size < merges[0].vocab_size:
+        return 0
+    low, high = 0, len(merges)
+    while low < high:  # vocab sizes after each merge never decrease
+        middle = (low + high) // 2
+        if merges[middle].vocab_size >= vocab_size:
+            high = middle
+        else:
+            low = middle + 1
+    return min(low + 1, len(merges))

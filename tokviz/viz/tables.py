@@ -25,7 +25,7 @@ import pandas as pd
 
 from tokviz.history import EmStep, MergeStep, PruneRound, merge_number
 from tokviz.metrics import CompressionMetrics
-from tokviz.viz.spans import make_visible, readable_byte_level
+from tokviz.viz.spans import make_visible, merges_at_size, readable_byte_level
 
 if TYPE_CHECKING:  # pragma: no cover
     from tokviz.models.wordpiece.model import WordPieceTrace
@@ -99,7 +99,6 @@ def merge_step_box(merges: Sequence[MergeStep], vocab_size: int, current: int | 
     >>> merge_step_box(steps, 8), merge_step_box(steps, 8, current=1), merge_step_box(steps, 8, current=5)
     (StepBox(min_value=0, max_value=3, value=0), StepBox(min_value=0, max_value=3, value=1), StepBox(min_value=0, max_value=3, value=3))
     """
-    from tokviz.viz.charts import merges_at_size
 
     last = max(merges_at_size(merges, vocab_size), 1) - 1
     value = 0 if current is None else min(max(int(current), 0), last)
