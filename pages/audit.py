@@ -4,18 +4,14 @@ import streamlit as st
 
 from tokviz.errors import TokvizError
 from tokviz.ui import audit_views as views
-from tokviz.ui.shell import md_escape, metrics_row, page_setup, show_error
+from tokviz.ui.shell import md_escape, metrics_row, page_setup, page_title, show_error
 from tokviz.ui.tokenizer_choice import tokenizer_choice
-from tokviz.ui.workspace import copy_link
 from tokviz.workspace import SESSION_TOKENIZER
 
 workspace = page_setup("pages/audit.py")
 state = workspace.audit
-title, link = st.columns([5, 1], vertical_alignment="bottom")
-title.title("Audit a vocabulary")
-with link:
-    copy_link(workspace, "pages/audit.py")
-st.caption("Every token gets a verdict with a witness text or a proof: reachable, unreachable, or 'cannot decide' with the bound of "
+page_title(workspace, "pages/audit.py", "Audit a vocabulary",
+           "Every token gets a verdict with a witness text or a proof: reachable, unreachable, or 'cannot decide' with the bound of "
            "the search. With texts: the tokens they never use, the texts that do not come back, and BPE's intermediate residues.")
 
 left, right = st.columns([3, 2])

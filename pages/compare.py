@@ -10,21 +10,18 @@ from tokviz.metrics import pairwise_jaccard, segmentation_differences
 from tokviz.ui import catalog_choice, compare_views, downloads
 from tokviz.ui.corpus_input import corpus_input
 from tokviz.compare import MAX_COMPARED
-from tokviz.ui.shell import capped_text, md_escape, page_setup, show_error
+from tokviz.ui.shell import capped_text, md_escape, page_setup, page_title, show_error
 from tokviz.ui.tokenizer_files import tokenizer_files
 from tokviz.ui.training import is_trained, request_for, tokenizer_at, train_with_progress, trained_size
-from tokviz.ui.workspace import bind, copy_link
+from tokviz.ui.workspace import bind
 from tokviz.viz.charts import tokenizer_colors
 from tokviz.viz.compare import better_caption, compression_curves_figure, overlap_table, styled_compression_table
 from tokviz.viz.spans import render_token_spans, spans_from_encoding
 
 workspace = page_setup("pages/compare.py")
 compare = workspace.compare
-title, link = st.columns([5, 1], vertical_alignment="bottom")
-title.title("Compare tokenizers")
-with link:
-    copy_link(workspace, "pages/compare.py")
-st.caption("Several pipelines trained on the session's corpus (the Train page's), side by side. Training is cached: "
+page_title(workspace, "pages/compare.py", "Compare tokenizers",
+           "Several pipelines trained on the session's corpus (the Train page's), side by side. Training is cached: "
            "revisiting or changing one configuration retrains only that one.")
 
 with st.expander("Corpus (shared with the Train page)", expanded=False, icon=":material/description:"):

@@ -7,16 +7,13 @@ import streamlit as st
 from tokviz import lessons
 from tokviz.errors import TokvizError
 from tokviz.ui import learn_views
-from tokviz.ui.shell import page_setup, show_error
-from tokviz.ui.workspace import bind, copy_link
+from tokviz.ui.shell import page_setup, page_title, show_error
+from tokviz.ui.workspace import bind
 
 workspace = page_setup("pages/learn.py")
 learn = workspace.learn
 learn_views.learn_compact_layout(workspace.presentation)
-title, link = st.columns([5, 1], vertical_alignment="bottom")
-title.title("Learn how tokenizers are trained")
-with link:
-    copy_link(workspace, "pages/learn.py")
+page_title(workspace, "pages/learn.py", "Learn how tokenizers are trained")
 
 
 def setter(name: str):

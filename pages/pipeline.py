@@ -7,20 +7,17 @@ from tokviz.inspect import is_byte_level
 from tokviz.limits import MAX_RENDERED_TOKENS
 from tokviz.metrics import unknown_token_id
 from tokviz.viz import pipeline as stages
-from tokviz.ui.shell import metrics_row, page_setup, show_error
+from tokviz.ui.shell import metrics_row, page_setup, page_title, show_error
 from tokviz.ui.tokenizer_choice import tokenizer_choice
-from tokviz.ui.workspace import bind, copy_link
+from tokviz.ui.workspace import bind
 from tokviz.viz.spans import render_token_spans
 
 DEFAULT_TEXT = "Héllo, WÖRLD!  Tokenizers don't split naïvely:\na가 짧 ﬁne 2024"
 
 workspace = page_setup("pages/pipeline.py")
 state = workspace.pipeline
-title, link = st.columns([5, 1], vertical_alignment="bottom")
-title.title("One text through the pipeline")
-with link:
-    copy_link(workspace, "pages/pipeline.py")
-st.caption("Normalizer → pre-tokenizer → model → post-processor → decoder, drawn from `Tokenizer.trace`.")
+page_title(workspace, "pages/pipeline.py", "One text through the pipeline",
+           "Normalizer → pre-tokenizer → model → post-processor → decoder, drawn from `Tokenizer.trace`.")
 
 tokenizer, _ = tokenizer_choice(workspace, "pipeline", allow_upload=True)
 if tokenizer is None:

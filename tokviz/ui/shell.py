@@ -200,6 +200,22 @@ def page_setup(path: str) -> Any:
     return workspace
 
 
+def page_title(workspace: Any, path: str, title: str, caption: str = "", *, with_link: bool = True) -> None:
+    """The page's title with **Copy link** beside it and a caption under both (every page opens this way).
+
+    ``with_link=False`` leaves the link to a part of the page drawn later (Train's results draw it beside the
+    slider, whose fragment reruns alone and must carry the slider's size)."""
+    from tokviz.ui.workspace import copy_link
+
+    title_column, link_column = st.columns([5, 1], vertical_alignment="bottom")
+    title_column.title(title)
+    if with_link:
+        with link_column:
+            copy_link(workspace, path)
+    if caption:
+        st.caption(caption)
+
+
 _RUNS_KEY = "_tokviz_runs"
 
 

@@ -373,3 +373,59 @@ def sentencepiece_model_bytes(history: Any, size: int) -> bytes:
     from tokviz.ui.training import trained_size
 
     return history.to_model_bytes() if size == trained_size(history) else history.proto_at(size).to_bytes()
+
+
+def test_text_box(workspace: Any, held_out: str) -> str:
+    """The test text area (key ``test_text``): the corpus's held-out lines until the user types, cut to the limit
+    for text tokenized on every change before it is drawn (so the cut text is what it shows). Returns its text."""
+    from tokviz.errors import TokvizError
+    from tokviz.limits import MAX_TEST_TEXT_CHARS, check_test_text
+    from tokviz.ui.shell import show_error
+    from tokviz.ui.workspace import bind
+
+    train = workspace.train
+    if train.test_text is not None and len(train.test_text) > MAX_TEST_TEXT_CHARS:
+        try:
+            check_test_text(len(train.test_text))
+        except TokvizError as error:
+            show_error(error)
+        train.test_text = train.test_text[:MAX_TEST_TEXT_CHARS]
+        reseed("test_text", train.test_text)
+
+    def test_text_changed(value: str) -> None:
+        train.test_text = None if value == held_out else value
+
+    return st.text_area("Test text (held-out lines of the corpus by default)", key="test_text", height=90,
+                        on_change=bind("test_text", lambda: held_out if train.test_text is None else train.test_text, test_text_changed))
+
+
+#: Widgets inside result tabs: Streamlit would forget their values while their tab is closed.
+TAB_WIDGET_KEYS = ("merge_step", "lattice_word", "sample_alpha", "trace_word")
+
+
+def result_tabs(workspace: Any, view: TrainedView, held_out: str) -> None:
+    """The result tabs, only the open one built (a slider move must not rebuild four tabs nobody sees); the open
+    tab lives in the workspace (a page switch or a link keeps it), and one another model lacks opens the first."""
+    from tokviz.errors import TokvizError
+    from tokviz.ui.shell import show_error
+    from tokviz.ui.workspace import bind
+
+    train = workspace.train
+    for key in TAB_WIDGET_KEYS:  # the closed tabs' widgets keep their values for when their tab opens again
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+    views = result_views(view, held_out)
+
+    def tab_changed(label: str) -> None:
+        train.tab = label
+
+    chosen_tab = train.tab if train.tab in views else next(iter(views))
+    tabs = st.tabs(list(views), key="result_tab", on_change=bind("result_tab", lambda: chosen_tab, tab_changed))
+    for place, draw in zip(tabs, views.values()):
+        if not place.open:
+            continue
+        with place:
+            try:
+                draw()
+            except TokvizError as error:  # one view failing leaves the others working
+                show_error(error)
