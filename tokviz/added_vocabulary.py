@@ -134,8 +134,9 @@ class AddedToken:
         return (AddedToken, (), self.__getstate__())
 
     def __copy__(self) -> "AddedToken":
-        twin = AddedToken(self.content, self.single_word, self.lstrip, self.rstrip, self.normalized, self.special)
-        object.__setattr__(twin, "_normalized_given", self._normalized_given)
+        twin = object.__new__(AddedToken)  # (the fields were checked when this one was made)
+        for name in AddedToken.__slots__:
+            object.__setattr__(twin, name, getattr(self, name))
         return twin
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "AddedToken":
@@ -383,18 +384,23 @@ def _trie_pattern(root: dict[str, Any]) -> tuple[str, int]:
     """
     patterns: dict[int, tuple[str, int]] = {}  # id(node) -> (its pattern, group depth)
     stack: list[tuple[dict[str, Any], bool]] = [(root, False)]
+    pop, push = stack.pop, stack.append
+    escaped = _ESCAPED.get
     while stack:
-        node, children_done = stack.pop()
+        node, children_done = pop()
         if not children_done:
-            stack.append((node, True))
-            stack.extend((child, False) for char, child in node.items() if char)
+            push((node, True))
+            for char, child in node.items():
+                if char:
+                    push((child, False))
             continue
         branches, depth = [], 0
         for char, child in node.items():
             if char:
                 child_pattern, child_depth = patterns.pop(id(child))
-                branches.append(re.escape(char) + child_pattern)
-                depth = max(depth, child_depth)
+                branches.append((escaped(char) or _escape(char)) + child_pattern)
+                if child_depth > depth:
+                    depth = child_depth
         if not branches:
             patterns[id(node)] = ("", 0)
             continue
@@ -409,6 +415,15 @@ def _trie_pattern(root: dict[str, Any]) -> tuple[str, int]:
                 body += "?"
         patterns[id(node)] = (body, depth)
     return patterns[id(root)]
+
+
+#: char -> re.escape(char), filled as chars are met (1,500 Whisper tokens: ~5,000 trie nodes).
+_ESCAPED: dict[str, str] = {}
+
+
+def _escape(char: str) -> str:
+    escaped = _ESCAPED[char] = re.escape(char)
+    return escaped
 
 
 _COMPILE_LOCK = threading.Lock()
