@@ -171,7 +171,8 @@ def literature_metrics(entries: list[Compared], measurement: Any, presentation: 
 
     st.subheader("Metrics from the literature")
     frame, per_language = metrics_frame(measurement), language_frame(measurement)
-    st.dataframe(literature_table(frame), width="stretch", key="compare_literature")
+    # st.table, not st.dataframe: one column per tokenizer, and its header cells wrap (8 names whole at 1280 px, no scrolling)
+    st.table(literature_table(frame))
     st.caption("Best value of each row in green. Parity is measured on the shipped parallel sample (24 sentences in 10 languages); "
                "the other rows on the evaluation text, from the same counts as the table above.")
     with st.expander("What each metric measures, and its source"):
@@ -204,7 +205,9 @@ def transformers_download(entries: list[Compared]) -> None:
 
     st.caption("Download for transformers: unzip into a folder and load it with `AutoTokenizer.from_pretrained(folder)`. "
                "Uploaded files keep their truncation and padding.")
-    columns = st.columns(min(len(entries), 4))
+    # Four to a row while the names fit a quarter of the page at 1280 px; two for longer names, so each stays whole.
+    per_row = 4 if max(len(entry.name) for entry in entries) <= 24 else 2
+    columns = st.columns(min(len(entries), per_row))
     for index, entry in enumerate(entries):
         columns[index % len(columns)].download_button(
             md_escape(entry.name), _transformers_zip_cached(entry.key, _tokenizer=entry.original),
