@@ -153,6 +153,23 @@ def measuring_caption(entries: list[Compared]) -> str:
     return caption
 
 
+def compression_curves(trained: list[tuple[Any, Any, TrainingRequest, Any]], text_key: str, texts: tuple[str, ...]) -> dict[str, Any]:
+    """Section 5's curve of each trained configuration (cached). One whose user pattern times out on the evaluation
+    text is left out (section 4 names it with the sentence): each shares 1/n of the request's pattern budget."""
+    from tokviz import limits
+    from tokviz.errors import TokvizError
+    from tokviz.patterns import time_budget
+
+    curves = {}
+    for configuration, _, request, history in trained:
+        try:
+            with time_budget(limits.PATTERN_REQUEST_BUDGET_SECONDS / len(trained)):
+                curves[configuration.name] = compression_curve_cached(request, text_key, _history=history, _texts=texts)
+        except TokvizError:
+            continue
+    return curves
+
+
 @st.cache_data(max_entries=16, show_spinner="Measuring every tokenizer…")
 def measurement_cached(keys: tuple[tuple[str, str], ...], eval_key: str, _tokenizers: dict[str, Any], _texts: tuple[str, ...]) -> Any:
     """``tokviz.compare.measure_tokenizers`` once per (tokenizers, evaluation texts): each text encoded once."""
