@@ -100,3 +100,16 @@ def test_typing_makes_the_text_the_corpus_of_every_page() -> None:
     assert app.text_area(key="compare_corpus_text").value == text
     app.text_area(key="compare_corpus_text").set_value(load_sample()).run()  # back to the sample
     assert app.session_state["_tokviz_workspace"].corpus.source == "sample"
+
+
+def test_letting_a_large_paste_go_gives_memory_back(monkeypatch) -> None:
+    import tokviz.ui.corpus_input as corpus_input
+
+    calls = []
+    monkeypatch.setattr(corpus_input, "give_back_memory", lambda: calls.append(1))
+    app = open_page("pages/train.py")
+    app.text_area(key="corpus_text").set_value("a small corpus\n" * 40).run()
+    assert calls == []  # a small text: nothing to give back
+    app.text_area(key="corpus_text").set_value(LARGE).run()
+    app.button(key="corpus_use_sample").click().run()
+    assert calls == [1]
