@@ -12,6 +12,7 @@ or ``timeout`` here instead of taking the machine down.
     python3 bench/bench_hostile.py                # the whole corpus, a Markdown table
     python3 bench/bench_hostile.py prepend padding  # the cases whose name holds a word
     python3 bench/bench_hostile.py --bounded        # read as the pages read: tokviz.bounded's child process
+    python3 bench/bench_hostile.py --guards DIR     # load time vs HF and the guards' share, per KIND.json in DIR
 
 With ``--bounded`` the reading happens in the child process the pages use (``tokviz.bounded.call``, time bound
 ``TOKVIZ_MAX_LOAD_SECONDS``, memory bound ``TOKVIZ_MAX_LOAD_MEMORY_MB``): the RSS figures are then the app
@@ -131,7 +132,46 @@ def _run(case_file: str, cap_gb: int, timeout: float, mode: str) -> dict:
     return json.loads(lines[-1])
 
 
+def guards(folder: str) -> None:
+    """Load time of each ``KIND.json`` in ``folder`` (``bench/bench_pipelines.py --save-dir`` writes them): HF's
+    ``Tokenizer.from_str`` and tokviz's in one process (best of 5 each, ratio printed), and the guards' share:
+    the value count, the text scan, the sections' check and the growth sample (each best of 5). CPU time of this
+    process (``time.process_time``): on a shared, loaded machine wall time mostly measured the other processes."""
+    import gc
+    import time
+
+    import tokenizers
+
+    from tokviz import Tokenizer, limits
+    from tokviz.json_floats import loads_tokenizer_json
+    from tokviz.normalizers import check_growth_on_sample
+    from tokviz.tokenizer_json import check_tokenizer_json_sections
+
+    def best(function) -> float:
+        times = []
+        for _ in range(5):
+            gc.collect()
+            start = time.process_time()
+            function()
+            times.append(time.process_time() - start)
+        return min(times) * 1e3
+
+    print("| kind | load HF CPU ms | load tokviz CPU ms | ratio | values ms | text scan ms | sections ms | growth sample ms | guards ms |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for path in sorted(Path(folder).glob("*.json")):
+        text = path.read_text(encoding="utf-8")
+        hf, ours = best(lambda: tokenizers.Tokenizer.from_str(text)), best(lambda: Tokenizer.from_str(text))
+        data, tokenizer = loads_tokenizer_json(text), Tokenizer.from_str(text)
+        parts = [best(lambda: limits.check_json_values(text)), best(lambda: limits.check_json_text(text)),
+                 best(lambda: check_tokenizer_json_sections(data)), best(lambda: check_growth_on_sample(tokenizer.normalizer))]
+        print(f"| {path.stem} | {hf:.1f} | {ours:.1f} | {ours / hf:.2f}x | " + " | ".join(f"{part:.1f}" for part in parts)
+              + f" | {sum(parts):.1f} |", flush=True)
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["--guards"]:
+        guards(argv[1])
+        return
     cap_gb, timeout, mode = 4, 120.0, "inline"
     words = []
     for arg in argv:

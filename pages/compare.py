@@ -126,14 +126,14 @@ measurement = compare_views.measurement_cached(tuple((entry.name, entry.key) for
 for name, sentence in measurement.failures.items():  # e.g. a pattern past its time limit: named, the others measured
     st.error(f"{md_escape(name)}: {md_escape(sentence)}")
 if measurement.metrics:
-    st.dataframe(styled_compression_table(measurement.metrics), hide_index=True, width="stretch", key="compare_metrics")
+    st.table(styled_compression_table(measurement.metrics), hide_index=True)  # cells wrap: 8 names whole at 1280 px
     st.caption(better_caption() + " Words are whitespace-separated words, the same for every tokenizer. "
                + md_escape(compare_views.measuring_caption(compared)))
     compare_views.literature_metrics(compared, measurement, workspace.presentation)
 specials = {token for entry in compared for token in entry.special_tokens}
 vocabs = {entry.name: entry.tokenizer.get_vocab(with_added_tokens=True) for entry in compared}
 pairs = pairwise_jaccard(vocabs, {entry.name: entry.byte_level for entry in compared}, exclude=specials)
-st.dataframe(overlap_table(pairs), hide_index=True, width="stretch", key="compare_overlap")
+st.table(overlap_table(pairs).style.format(precision=2), hide_index=True)  # cells wrap: names whole at 1280 px
 st.caption("Vocabularies are compared as text: markers (Ġ, ##, ▁, </w>) removed and byte-level tokens decoded, special tokens left out.")
 compare_views.transformers_download(compared)
 downloads.compare_downloads(compared)  # every other file kind tokviz reads
@@ -142,8 +142,7 @@ if not trained:
     st.stop()
 st.header("5 · Compression over vocab size")
 st.caption("The trained configurations at every size their training went through (uploaded tokenizers have one size).")
-curves = {configuration.name: compare_views.compression_curve_cached(request, eval_key, _history=history, _texts=eval_texts)
-          for configuration, _, request, history in trained}
+curves = compare_views.compression_curves(trained, eval_key, eval_texts)  # one whose pattern times out is left out (named in 4)
 markers = {configuration.name: trained_size(history) for configuration, _, _, history in trained}
 st.plotly_chart(compression_curves_figure(curves, markers=markers, presentation=workspace.presentation,
                                           colors=tokenizer_colors(entry.name for entry in compared)),  # as in the charts above

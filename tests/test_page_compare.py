@@ -31,11 +31,11 @@ def span_views(app: AppTest) -> list[str]:
 
 
 def metrics_frame(app: AppTest):
-    return next(frame.value for frame in app.dataframe if "tokens/word" in frame.value.columns)
+    return next(table.value for table in app.table if "tokens/word" in table.value.columns)
 
 
 def overlap_frame(app: AppTest):
-    return next(frame.value for frame in app.dataframe if "vocab overlap (Jaccard) %" in frame.value.columns)
+    return next(table.value for table in app.table if "vocab overlap (Jaccard) %" in table.value.columns)
 
 
 def test_page_runs_on_the_sample_with_three_presets() -> None:
@@ -235,7 +235,7 @@ def test_uploaded_tokenizer_files_are_compared_beside_the_trained_ones(shared_co
     hf_tokens = sum(len(hf_bpe.encode(line).ids) for line in eval_lines)
     row = metrics_frame(app).set_index("configuration").loc["gpt2-like.json"]
     assert row["tokens"] == hf_tokens
-    literature = next(frame.value for frame in app.dataframe if "fertility (tokens/word)" in frame.value.index)
+    literature = next(table.value for table in app.table if "fertility (tokens/word)" in table.value.index)
     assert list(literature.columns) == names
     assert literature.loc["fertility (tokens/word)", "gpt2-like.json"] == pytest.approx(hf_tokens / sum(len(line.split()) for line in eval_lines))
     # The tiktoken file with GPT-2's pattern and the same ranks cuts like the HF byte-level BPE.

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from tokviz.byte_level import BYTES_TO_UNICODE, UNICODE_TO_BYTES
+from tokviz.byte_level import UNICODE_TO_BYTES
 from tokviz.errors import TokvizError
 
 #: Statuses a model token gets.

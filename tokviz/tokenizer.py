@@ -46,7 +46,7 @@ from tokviz.engine.chunks import encode_chunked, encode_processed
 from tokviz.engine.cut import encode_cut
 from tokviz.engine.plans import EnginePlans
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
-from tokviz.models.trainer import finish_progress_lines, training_for
+from tokviz.models.trainer import finish_progress_lines, train_for_model
 from tokviz.models.base import Token
 from tokviz.processors import ByteLevel as ByteLevelProcessor
 from tokviz.processors import BertProcessing as BertProcessor
@@ -698,12 +698,9 @@ class Tokenizer:
         if length is not None and not hasattr(iterator, "__len__"):
             texts = _SizedIterable(iterator, length)
         word_counts = count_words(texts, self._normalizer, self._pre_tokenizer, progress)
-        with training_for(self._model):  # (the trained model is built once, with this model's options)
-            history = trainer.train_from_word_counts(word_counts, progress)
-        # HF's trainers keep the options of the model they train (unk_token, dropout, ...):
-        # the history carries them into its model and every model_at(k).
-        if hasattr(history, "for_model"):
-            history = history.for_model(self._model)
+        # HF's trainers keep the options of the model they train (unk_token, dropout, ...): the history
+        # carries them into its model, built once, and every model_at(k).
+        history = train_for_model(trainer, word_counts, self._model, progress)
         self.model = history.model
         special_tokens = getattr(history, "special_tokens", ()) or getattr(trainer, "special_tokens", ())
         if special_tokens:

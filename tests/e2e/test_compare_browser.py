@@ -38,3 +38,32 @@ def test_a_large_corpus_waits_for_train_all(app_url: str, page, read_shared_corp
     set_text(page, "compare_text", "Once upon a time there was a king")
     assert page.locator(".tokviz-spans").count() == 3
     assert "king" in page.locator(".tokviz-spans").first.text_content()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1440, 900)])
+def test_eight_tokenizers_keep_their_names_whole(app_url: str, browser, screenshot_dir, width: int, height: int) -> None:
+    """Four trained configurations and four catalog tokenizers: the tables wrap rather than scroll or cut a name,
+    and every download button shows its tokenizer's whole name."""
+    from urllib.parse import urlencode
+
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        query = urlencode({"cmp": "4", "c0": "gpt2", "c1": "bert", "c2": "t5", "c3": "sp_bpe",
+                           "ccat": "Llama 3,Mistral v1,Mistral v3,Tekken (Mistral NeMo)"})
+        open_page(page, f"{app_url}/compare?{query}")
+        assert page.locator(".tokviz-spans").count() == 8
+        tables = page.locator("[data-testid=stTable]")
+        assert tables.count() >= 3  # compression, the literature's metrics, vocabulary overlap
+        for index in range(tables.count()):
+            cut = tables.nth(index).evaluate("t => [...t.querySelectorAll('*')].filter(n => n.scrollWidth > n.clientWidth + 1).length")
+            assert cut == 0, f"table {index} scrolls or cuts a cell"
+        assert "4 · SentencePiece BPE (Llama-like, byte fallback) · 1,000" in tables.first.inner_text()
+        names = ["1 · GPT-2-like byte-level BPE · 1,000", "4 · SentencePiece BPE (Llama-like, byte fallback) · 1,000", "Tekken (Mistral NeMo)"]
+        for name in names:  # the download button named by each tokenizer shows the whole name
+            button = page.locator("[data-testid=stDownloadButton] button", has_text=name).first
+            assert button.evaluate("b => [...b.querySelectorAll('*')].every(n => n.scrollWidth <= n.clientWidth + 1)"), name
+        page.locator("[data-testid=stTable]").nth(1).scroll_into_view_if_needed()
+        page.screenshot(path=str(screenshot_dir / f"compare_eight_{width}.png"))
+    finally:
+        context.close()

@@ -352,3 +352,20 @@ def test_llama_style_model_is_cut_before_runs_of_spaces_and_encodes_as_sentencep
         assert ours.encode_as_pieces(text) == theirs.encode_as_pieces(text), text
         assert ours.encode(text, out_type="proto").pieces == ours.encode(text, out_type="proto").pieces  # (the slow path too)
     assert ours.encode(lines[1], return_type="offset_mapping")["ids"] == theirs.encode(lines[1])
+
+
+def test_lazy_automaton_of_a_large_vocabulary_equals_the_eager_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large vocabulary's automaton makes its states as texts reach them: same segmentations."""
+    import random
+
+    import tokviz.sentencepiece.model as model_module
+
+    extra = (SentencePiece("ca", -0.5, PieceType.UNUSED), SentencePiece("cy", 0, PieceType.USER_DEFINED))
+    eager = _tiny_model(1, _TIED, extra)
+    monkeypatch.setattr(model_module, "_EAGER_STATES", 0)
+    lazy = _tiny_model(1, _TIED, extra)
+    assert lazy._automaton.lazy and not eager._automaton.lazy and len(lazy._automaton.states) == 1
+    rng = random.Random(35)
+    for _ in range(500):
+        text = "".join(rng.choice("▁abcxy") for _ in range(rng.randrange(30)))
+        assert lazy._automaton.viterbi(text) == eager._automaton.viterbi(text) == eager._viterbi(text), text

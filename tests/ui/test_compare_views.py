@@ -60,3 +60,25 @@ def test_how_many_configurations_adds_and_drops_entries() -> None:
     assert app.session_state["entries"] == [("gpt2", 1000), ("bert", 1000), ("t5", 500), ("char_bpe", 1000)]
     app.radio(key="compare_count").set_value(2).run()
     assert app.session_state["entries"] == [("gpt2", 1000), ("bert", 1000)]
+
+
+def test_a_configuration_whose_pattern_times_out_on_the_evaluation_text_is_left_out_of_the_curves() -> None:
+    """Section 5: the others' curves drawn, the one that times out left out (section 4 names it with the sentence)."""
+    from tokviz.pipeline_config import PipelineConfig, component
+    from tokviz.training import run_training
+    from tokviz.ui.compare_views import compression_curves
+    from tokviz.ui.training import request_for
+
+    lines = ["a b c", "b c a", "c a b", "ab bc ca"] * 5
+    trained = []
+    for name, pattern in (("plain", r"\w+"), ("backtracking", r"(a|aa)+$")):
+        config = PipelineConfig(model="BPE", pre_tokenizers=(component("Split", pattern=pattern, regex=True, behavior="isolated"),))
+        history = run_training(config, 10, lines)
+        trained.append((_Named(name), None, request_for(f"curves-{name}", config, 10), history))
+    curves = compression_curves(trained, "hostile-text", ("a" * 60 + "!",))
+    assert list(curves) == ["plain"] and curves["plain"][-1].vocab_size == trained[0][3].max_vocab_size
+
+
+@dataclass
+class _Named:
+    name: str

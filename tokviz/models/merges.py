@@ -284,6 +284,8 @@ class PairCounts:
         new_len = token_len[new_id]
         new_base = new_id * PAIR_SHIFT
         made: dict[int, set[int]] = {}  # the pairs made -> the words holding them (a small dict: cheaper than `where`)
+        # (The pair before and the pair after a merge are patched by two inlined copies of the same steps:
+        # this is the training's hot loop, and a helper would add a Python call to every occurrence.)
         merged = 0
         for word_index in where.pop(code, ()):
             word = words[word_index]

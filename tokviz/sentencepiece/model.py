@@ -183,6 +183,9 @@ _AFTER_OTHER = re.compile("[^\u2581]\u2581")
 #: words) take the queue of :meth:`SentencePieceModel._bpe` instead.
 _PAIR_LIST_LONGEST = 48
 
+#: Vocabularies with more prefixes than this get their automaton's states as texts need them.
+_EAGER_STATES = 40_000
+
 #: Failure transitions an automaton keeps as shortcuts (~100 bytes each), then it follows the links.
 _MEMO_ROOM = 1 << 20
 
@@ -209,7 +212,7 @@ class _PieceAutomaton:
     node, transitions]``; a candidate ``(-length, score, id)`` (``best[-length]`` is where it starts).
     """
 
-    __slots__ = ("pieces", "prefixes", "states", "root", "unknown", "unknown_states", "memo_room")
+    __slots__ = ("pieces", "prefixes", "states", "root", "unknown", "unknown_states", "memo_room", "lazy")
 
     def __init__(self, model: "SentencePieceModel") -> None:
         types, scores = model.types, model.scores
@@ -232,7 +235,29 @@ class _PieceAutomaton:
         # a character no piece starts with: root's transitions, the unknown node alone
         self.unknown_states = [edges.get, (self.unknown,), "", root, (), edges]
         self.memo_room = _MEMO_ROOM
-        self._build()
+        # A small vocabulary's states are all made at load (4,000 pieces: ~10k states, ~20 ms);
+        # a large one's (XLM-R's 250k pieces: over a million) only as texts reach them.
+        self.lazy = len(self.prefixes) > _EAGER_STATES
+        if not self.lazy:
+            self._build()
+
+    def _state(self, text: str) -> list[Any]:
+        """The state of ``text`` (a prefix of some piece), made on first use (a large vocabulary)."""
+        state = self.states.get(text)
+        if state is not None:
+            return state
+        fail = self.root
+        for cut in range(1, len(text)):  # the longest proper suffix some piece starts with
+            if text[cut:] in self.prefixes:
+                fail = self._state(text[cut:])
+                break
+        own = self.pieces.get(text)
+        found = fail[4] if own is None else (own, *fail[4])
+        candidates = found if found and found[-1][0] == -1 else (*found, self.unknown)
+        edges: dict[str, list[Any]] = {}
+        state = [edges.get, candidates, text, fail, found, edges]
+        self.states[text] = state
+        return state
 
     def _build(self) -> None:
         """Every state of the pieces' trie, shortest first: a state fails over to where its
@@ -258,13 +283,17 @@ class _PieceAutomaton:
             self.states[text] = state
 
     def _step(self, state: list[Any], char: str) -> list[Any]:
-        """The state after ``char`` where the trie has no edge: the failure state's, kept."""
-        if not state[2]:  # root (or the unknown states sharing its edges): no piece starts with char
+        """The state after ``char`` where no edge is kept: the trie's (made now, when lazy), else
+        the failure state's; kept as a shortcut."""
+        if self.lazy and state[2] + char in self.prefixes:
+            following = self._state(state[2] + char)
+        elif not state[2]:  # root (or the unknown states sharing its edges): no piece starts with char
             return self.unknown_states
-        fail = state[3]
-        following = fail[0](char)
-        if following is None:
-            following = self._step(fail, char)
+        else:
+            fail = state[3]
+            following = fail[0](char)
+            if following is None:
+                following = self._step(fail, char)
         if self.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
             self.memo_room -= 1
             state[5][char] = following

@@ -153,6 +153,23 @@ def measuring_caption(entries: list[Compared]) -> str:
     return caption
 
 
+def compression_curves(trained: list[tuple[Any, Any, TrainingRequest, Any]], text_key: str, texts: tuple[str, ...]) -> dict[str, Any]:
+    """Section 5's curve of each trained configuration (cached). One whose user pattern times out on the evaluation
+    text is left out (section 4 names it with the sentence): each shares 1/n of the request's pattern budget."""
+    from tokviz import limits
+    from tokviz.errors import TokvizError
+    from tokviz.patterns import time_budget
+
+    curves = {}
+    for configuration, _, request, history in trained:
+        try:
+            with time_budget(limits.PATTERN_REQUEST_BUDGET_SECONDS / len(trained)):
+                curves[configuration.name] = compression_curve_cached(request, text_key, _history=history, _texts=texts)
+        except TokvizError:
+            continue
+    return curves
+
+
 @st.cache_data(max_entries=16, show_spinner="Measuring every tokenizer…")
 def measurement_cached(keys: tuple[tuple[str, str], ...], eval_key: str, _tokenizers: dict[str, Any], _texts: tuple[str, ...]) -> Any:
     """``tokviz.compare.measure_tokenizers`` once per (tokenizers, evaluation texts): each text encoded once."""
@@ -171,7 +188,8 @@ def literature_metrics(entries: list[Compared], measurement: Any, presentation: 
 
     st.subheader("Metrics from the literature")
     frame, per_language = metrics_frame(measurement), language_frame(measurement)
-    st.dataframe(literature_table(frame), width="stretch", key="compare_literature")
+    # st.table, not st.dataframe: one column per tokenizer, and its header cells wrap (8 names whole at 1280 px, no scrolling)
+    st.table(literature_table(frame))
     st.caption("Best value of each row in green. Parity is measured on the shipped parallel sample (24 sentences in 10 languages); "
                "the other rows on the evaluation text, from the same counts as the table above.")
     with st.expander("What each metric measures, and its source"):
@@ -204,7 +222,9 @@ def transformers_download(entries: list[Compared]) -> None:
 
     st.caption("Download for transformers: unzip into a folder and load it with `AutoTokenizer.from_pretrained(folder)`. "
                "Uploaded files keep their truncation and padding.")
-    columns = st.columns(min(len(entries), 4))
+    # Four to a row while the names fit a quarter of the page at 1280 px; two for longer names, so each stays whole.
+    per_row = 4 if max(len(entry.name) for entry in entries) <= 24 else 2
+    columns = st.columns(min(len(entries), per_row))
     for index, entry in enumerate(entries):
         columns[index % len(columns)].download_button(
             md_escape(entry.name), _transformers_zip_cached(entry.key, _tokenizer=entry.original),

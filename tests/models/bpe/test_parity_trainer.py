@@ -119,3 +119,23 @@ def test_batches_normalizer_and_special_tokens():
     assert list(tokenizer.model.merges) == [("a", "b"), ("c", "d")]
     assert tokenizer.get_vocab() == {"<s>": 0, "a": 1, "b": 2, "c": 3, "d": 4, "x": 5, "ab": 6, "cd": 7}
     assert tokenizer.encode("<s>AB").tokens == ["<s>", "ab"]
+
+
+def test_limit_alphabet_follows_the_bpe_trainers_rule() -> None:
+    """One rule for the alphabet (models.merges.compute_alphabet): the most frequent characters, over the
+    train and dev texts; among equal counts HF's parity trainer keeps a different one from run to run (its
+    hash map's order), this one keeps the smallest code points, as the BPE trainer does."""
+
+    from tokviz import Tokenizer, models, pre_tokenizers
+    from tokviz.models.merges import compute_alphabet
+
+    texts = [["ab cd ef gh ab cd"] * 3, ["ij kl ab mn"] * 3]
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokviz.trainers.ParityBpeTrainer(num_merges=0, limit_alphabet=5, show_progress=False).train_from_iterator(tokenizer, texts)
+    assert sorted(tokenizer.get_vocab()) == ["a", "b", "c", "d", "e"]
+    assert compute_alphabet({"ab": 9, "cd": 6, "ef": 3, "gh": 3, "ij": 3, "kl": 3, "mn": 3}, [], 5) == ["a", "b", "c", "d", "e"]
+    theirs = hf.Tokenizer(hf.models.BPE())
+    theirs.pre_tokenizer = hf.pre_tokenizers.Whitespace()
+    hf.trainers.ParityBpeTrainer(num_merges=0, limit_alphabet=5, show_progress=False).train_from_iterator(theirs, texts)
+    assert set(theirs.get_vocab()) >= {"a", "b", "c", "d"} and len(theirs.get_vocab()) == 5  # the fifth: a tie

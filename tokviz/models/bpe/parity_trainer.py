@@ -34,7 +34,7 @@ from typing import Any, Iterable
 
 from tokviz import _mutation
 from tokviz.errors import EmptyCorpusError, TokvizError
-from tokviz.models.merges import PAIR_BITS, PAIR_MASK, CountQueue, MergeQueue, PairCounts, Symbols
+from tokviz.models.merges import PAIR_BITS, PAIR_MASK, CountQueue, MergeQueue, PairCounts, Symbols, compute_alphabet
 from tokviz.models.trainer import (
     OptionTypeError,
     check_bool,
@@ -230,17 +230,12 @@ class ParityBpeTrainer:
 
         # Vocabulary: special tokens, the alphabet (over train and dev) by code point.
         symbols = Symbols.start(token.content for token in self._special_tokens)
-        letters: Counter[str] = Counter()
+        every_word: Counter[str] = Counter()
         for counts in (*train, *dev):
-            for word, count in counts.items():
-                for letter in word:
-                    letters[letter] += count
-        forced = set(self.initial_alphabet)
-        kept = sorted(letters.keys() | forced, key=lambda letter: (letter in forced, letters[letter], letter))
-        if self.limit_alphabet is not None and len(kept) > self.limit_alphabet:
-            kept = kept[len(kept) - self.limit_alphabet:]
+            every_word.update(counts)
+        kept = compute_alphabet(every_word, self.initial_alphabet, self.limit_alphabet)  # the BPE trainer's rule
         alphabet = set(kept)
-        for letter in sorted(kept):
+        for letter in kept:
             symbols.add(letter, 1)
 
         def symbol(letter: str, first: bool, last: bool) -> str:
