@@ -116,6 +116,11 @@ def test_a_sentencepiece_model_uploads_on_inspect_and_compare(app_url: str, page
     assert any(reference.is_byte(piece) for piece in expected)  # the text reaches byte fallback
 
     page.set_viewport_size({"width": 1400, "height": 2000})
+    inspect_and_compare_ids(page, app_url, path, text, expected, screenshot_dir / "compare_sentencepiece_model_upload.png")
+
+
+def inspect_and_compare_ids(page, app_url: str, path: Path, text: str, expected: list[int], screenshot: Path) -> None:
+    """Upload ``path`` on Inspect and on Compare, cut ``text`` on each, and check both give the ``expected`` ids."""
     open_page(page, f"{app_url}/inspect")
     # the upload box is always shown; a new upload becomes the chosen tokenizer
     act(page, lambda: page.locator(".st-key-inspect_tokenizer_file input[type=file]").set_input_files(str(path)))
@@ -130,7 +135,7 @@ def test_a_sentencepiece_model_uploads_on_inspect_and_compare(app_url: str, page
     views = page.locator(".tokviz-spans")
     segmentations = [[int(value) for value in span_ids(page, index) if value is not None] for index in range(views.count())]
     assert expected in segmentations
-    page.screenshot(path=str(screenshot_dir / "compare_sentencepiece_model_upload.png"))
+    page.screenshot(path=str(screenshot))
 
 
 def test_a_model_keeping_runs_of_spaces_cuts_like_sentencepiece_on_inspect_and_compare(app_url: str, page, tmp_path: Path, screenshot_dir: Path,
@@ -155,18 +160,4 @@ def test_a_model_keeping_runs_of_spaces_cuts_like_sentencepiece_on_inspect_and_c
     assert spm.SentencePieceProcessor(model_proto=collapsed.getvalue()).encode_as_ids(text) != expected
 
     page.set_viewport_size({"width": 1280, "height": 720})
-    open_page(page, f"{app_url}/inspect")
-    act(page, lambda: page.locator(".st-key-inspect_tokenizer_file input[type=file]").set_input_files(str(path)))
-    set_text(page, "inspect_text", text)
-    assert [int(value) for value in span_ids(page)] == expected
-    page.screenshot(path=str(screenshot_dir / "inspect_model_spaces_kept.png"))
-
-    open_page(page, f"{app_url}/compare")
-    page.locator("[data-testid=stExpander] summary", has_text="Pretrained tokenizers from files").first.click()
-    act(page, lambda: page.locator(".st-key-compare_files input[type=file]").set_input_files(str(path)))
-    page.get_by_text(f"{path.name} —").first.wait_for()
-    set_text(page, "compare_text", text)
-    views = page.locator(".tokviz-spans")
-    segmentations = [[int(value) for value in span_ids(page, index) if value is not None] for index in range(views.count())]
-    assert expected in segmentations
-    page.screenshot(path=str(screenshot_dir / "compare_model_spaces_kept.png"))
+    inspect_and_compare_ids(page, app_url, path, text, expected, screenshot_dir / "compare_model_spaces_kept.png")
