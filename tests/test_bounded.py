@@ -72,3 +72,18 @@ def test_a_tokenizer_crosses_whole_with_what_its_tokenizer_json_does_not_hold():
                                    model_writer=proto, vocab_size=16, model_type="unigram", minloglevel=2)
     model = bounded.call(load_bytes, "spiece.model", proto.getvalue(), name="spiece.model")
     assert model.transformers_post_processor.to_dict() == load_bytes("spiece.model", proto.getvalue()).transformers_post_processor.to_dict()
+
+
+def test_a_page_script_running_as_main_is_not_run_again_in_the_child(tmp_path, monkeypatch):
+    # Streamlit (and AppTest) run each page as ``__main__``; multiprocessing would import it by path in the
+    # child, running the page there (an AppTest script then fails, and the read was "stopped from outside").
+    import sys
+    import types
+
+    page = tmp_path / "page.py"
+    page.write_text("raise SystemExit('the page script ran in the child')\n")
+    script = types.ModuleType("__main__")
+    script.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", script)
+    assert bounded.call(sorted, [3, 1, 2], name="numbers") == [1, 2, 3]
+    assert sys.modules["__main__"] is script

@@ -295,8 +295,17 @@ def _code_lines(path: Path):
 
 def test_nothing_unpickles_or_evaluates_user_input() -> None:
     assert len(SOURCES) > 30
-    found = [f"{path.relative_to(ROOT)}:{number}: {code.strip()}" for path in SOURCES for number, code in _code_lines(path) if UNSAFE_LOADS.search(code)]
+    found = [f"{path.relative_to(ROOT)}:{number}: {code.strip()}" for path in SOURCES for number, code in _code_lines(path)
+             if UNSAFE_LOADS.search(code) and path.relative_to(ROOT).as_posix() not in TRUSTED_PICKLE]
     assert found == []
+
+
+#: Modules allowed to unpickle, and why: never bytes a user sent, only what tokviz's own process wrote.
+TRUSTED_PICKLE = {
+    # An upload is read in a child process this module starts; the result comes back pickled on the pipe it opened
+    # (multiprocessing pickles on that pipe anyway). The user's bytes are parsed in the child, never unpickled.
+    "tokviz/bounded.py",
+}
 
 
 def test_uploads_are_read_in_memory_and_never_written_to_disk() -> None:

@@ -30,9 +30,11 @@ from __future__ import annotations
 import io
 import multiprocessing
 import pickle
+import sys
 import threading
 import time
 import traceback
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -173,6 +175,29 @@ def call(function: Callable[..., Any], *args: Any, name: str, seconds: float | N
         _slots.release()
 
 
+_main_lock = threading.Lock()
+
+
+def _start_without_main(process: Any) -> None:
+    """Start ``process`` with no main script for multiprocessing to import in the child.
+
+    multiprocessing makes a forkserver child import the parent's ``__main__`` by its file path, and
+    Streamlit runs each page as ``__main__``: the child would run the whole page script (and an
+    AppTest script, which cannot run outside its test) before reading a byte. A bare ``__main__``
+    while the child starts means the child runs only what it was given. Streamlit swaps
+    ``sys.modules["__main__"]`` itself for each run, so this is put back only if still ours.
+    """
+    with _main_lock:
+        page = sys.modules.get("__main__")
+        bare = types.ModuleType("__main__")
+        sys.modules["__main__"] = bare
+        try:
+            process.start()
+        finally:
+            if sys.modules.get("__main__") is bare and page is not None:
+                sys.modules["__main__"] = page
+
+
 def _call(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], name: str, seconds: float,
           memory_mb: int) -> Any:
     context = _forkserver()
@@ -180,7 +205,7 @@ def _call(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str,
     process = context.Process(target=_child, args=(sending, function, args, kwargs, memory_mb * 1024 * 1024, _limits()), daemon=True,
                               name="tokviz-read")
     start = time.monotonic()
-    process.start()
+    _start_without_main(process)
     sending.close()  # (the child holds its end: EOF here when it dies without answering)
     try:
         if not receiving.poll(max(0.0, seconds - (time.monotonic() - start))):

@@ -44,7 +44,7 @@ def load_tokenizer_json(data: bytes, name: str = "tokenizer.json", max_bytes: in
     >>> load_tokenizer_json(b'{"model": ', "broken.json")
     Traceback (most recent call last):
     ...
-    tokviz.loaders.TokenizerFileError: broken.json: This is not a valid tokenizer.json: the JSON is malformed at line 1, column 11 (Expecting value); the file is not valid JSON.
+    tokviz.errors.TokenizerFileError: broken.json: This is not a valid tokenizer.json: the JSON is malformed at line 1, column 11 (Expecting value); the file is not valid JSON.
     """
     from tokviz import limits
     from tokviz.serialization import tokenizer_from_str
