@@ -178,5 +178,5 @@ def test_compare_measures_the_others_when_a_pattern_times_out_on_the_evaluation_
     app.text_area(key="compare_eval_text").set_value(case.text).run()
     assert_no_exception(app)
     assert f"{md_escape(case.name)}: {md_escape(sentences[case.case])}" in [error.value for error in app.error]
-    measured = list(app.dataframe[0].value["configuration"])  # the metrics table: the three trained configurations, not the file
+    measured = list(app.table[0].value["configuration"])  # the metrics table: the three trained configurations, not the file
     assert len(measured) == 3 and not any(case.name in row for row in measured), measured

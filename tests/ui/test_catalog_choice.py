@@ -44,7 +44,7 @@ def test_compare_picks_llama3_and_tekken_beside_the_trained_configurations() -> 
     notes = [item.value for item in app.markdown if item.value.startswith("**")]
     assert any(note.startswith("**Llama 3** — ") for note in notes)
     assert any(note.startswith("**Tekken \\(Mistral NeMo\\)** — ") for note in notes)
-    frame = next(frame.value for frame in app.dataframe if "tokens/word" in frame.value.columns)
+    frame = next(table.value for table in app.table if "tokens/word" in table.value.columns)
     assert {"Llama 3", "Tekken (Mistral NeMo)"} <= set(frame["configuration"])
     assert app.session_state[WORKSPACE_KEY].compare.catalog == ["Llama 3", "Tekken (Mistral NeMo)"]
 
@@ -73,7 +73,7 @@ def test_train_shortcut_opens_compare_with_the_session_tokenizer_llama3_and_tekk
     button.click().run()  # one click from Train
     assert_clean(app)
     assert app.multiselect(key="compare_catalog").value == ["session", "Llama 3", "Tekken (Mistral NeMo)"]
-    frame = next(frame.value for frame in app.dataframe if "tokens/word" in frame.value.columns)
+    frame = next(table.value for table in app.table if "tokens/word" in table.value.columns)
     names = set(frame["configuration"])
     assert {"This session's tokenizer", "Llama 3", "Tekken (Mistral NeMo)"} <= names
 
@@ -144,7 +144,7 @@ def test_a_hub_repository_by_id_on_inspect_and_compare(stand_in_hub) -> None:
     app.run()
     app.text_input(key="compare_hub").input("tokviz-test/wordlevel").run()
     assert_clean(app)
-    frame = next(frame.value for frame in app.dataframe if "tokens/word" in frame.value.columns)
+    frame = next(table.value for table in app.table if "tokens/word" in table.value.columns)
     assert "tokviz-test/wordlevel" in set(frame["configuration"])
 
 
@@ -158,3 +158,18 @@ def test_a_missing_package_is_named_with_what_to_install(monkeypatch) -> None:
     assert any(label.startswith("Llama · Llama 3") for label in labels) and not any(label.startswith("Mistral · ") for label in labels)
     assert any("python3 \\-m pip install mistral\\-common" in caption.value or "pip install mistral" in caption.value
                for caption in app.caption), [caption.value for caption in app.caption]
+
+
+def test_the_panel_counts_only_what_it_offers() -> None:
+    """A link naming the Train page's tokenizer before anything was trained here: the picker cannot offer it, and
+    the panel's title counts what the picker shows (it said "4 chosen" over 3)."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=120)
+    app.query_params["ccat"] = "session,Llama 3"
+    app.switch_page("pages/compare.py")
+    app.run()
+    assert not app.exception
+    assert any(expander.label.endswith("(1 chosen)") for expander in app.expander)

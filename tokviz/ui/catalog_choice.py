@@ -140,6 +140,7 @@ def compare_picker(workspace: Any, limit: int) -> list[Any]:
     if kept != compare.catalog:
         compare.catalog = kept
         st.session_state.pop("compare_catalog", None)
+        st.rerun()  # the panel's title, drawn above, counted what is not offered (a link's "session" with nothing trained)
 
     def write(value: list[str]) -> None:
         compare.catalog = list(value)
