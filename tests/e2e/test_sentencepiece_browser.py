@@ -104,18 +104,31 @@ def test_a_sentencepiece_model_uploads_on_inspect_and_compare(app_url: str, page
     """A ``.model`` made by sentencepiece (BPE with byte fallback) opens on Inspect and on Compare (the
     workspace's uploads) and cuts a text into sentencepiece's ids, the byte pieces of unseen characters included."""
     spm = pytest.importorskip("sentencepiece")
-    lines = [line for line in (shared_corpora_dir / "tinyshakespeare.txt").read_text(encoding="utf-8").split("\n") if line.strip()][:3000]
-    model = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, vocab_size=600, model_type="bpe",
-                                   byte_fallback=True, minloglevel=2)
+    model = sentencepiece_model(spm, shakespeare_lines(shared_corpora_dir), vocab_size=600, model_type="bpe", byte_fallback=True)
     path = tmp_path / "shakespeare-bpe.model"
-    path.write_bytes(model.getvalue())
-    reference = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    path.write_bytes(model)
+    reference = spm.SentencePieceProcessor(model_proto=model)
     text = "Wherefore art thou, Romeo? naïve 日本 café"
     expected = reference.encode_as_ids(text)
     assert any(reference.is_byte(piece) for piece in expected)  # the text reaches byte fallback
 
     page.set_viewport_size({"width": 1400, "height": 2000})
+    inspect_and_compare_ids(page, app_url, path, text, expected, screenshot_dir / "compare_sentencepiece_model_upload.png")
+
+
+def shakespeare_lines(corpora: Path) -> list[str]:
+    return [line for line in (corpora / "tinyshakespeare.txt").read_text(encoding="utf-8").split("\n") if line.strip()][:3000]
+
+
+def sentencepiece_model(spm, lines: list[str], **options) -> bytes:
+    """The ``.model`` bytes sentencepiece's trainer writes for ``lines`` with ``options``."""
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, minloglevel=2, **options)
+    return model.getvalue()
+
+
+def inspect_and_compare_ids(page, app_url: str, path: Path, text: str, expected: list[int], screenshot: Path) -> None:
+    """Upload ``path`` on Inspect and on Compare, cut ``text`` on each, and check both give the ``expected`` ids."""
     open_page(page, f"{app_url}/inspect")
     # the upload box is always shown; a new upload becomes the chosen tokenizer
     act(page, lambda: page.locator(".st-key-inspect_tokenizer_file input[type=file]").set_input_files(str(path)))
@@ -130,7 +143,7 @@ def test_a_sentencepiece_model_uploads_on_inspect_and_compare(app_url: str, page
     views = page.locator(".tokviz-spans")
     segmentations = [[int(value) for value in span_ids(page, index) if value is not None] for index in range(views.count())]
     assert expected in segmentations
-    page.screenshot(path=str(screenshot_dir / "compare_sentencepiece_model_upload.png"))
+    page.screenshot(path=str(screenshot))
 
 
 def test_a_model_keeping_runs_of_spaces_cuts_like_sentencepiece_on_inspect_and_compare(app_url: str, page, tmp_path: Path, screenshot_dir: Path,
@@ -139,34 +152,16 @@ def test_a_model_keeping_runs_of_spaces_cuts_like_sentencepiece_on_inspect_and_c
     runs of spaces and indentation into sentencepiece's own ids, each space kept (with the flag's default the runs collapse,
     and the ids differ: the check would catch a conversion that drops the field)."""
     spm = pytest.importorskip("sentencepiece")
-    lines = [line for line in (shared_corpora_dir / "tinyshakespeare.txt").read_text(encoding="utf-8").split("\n") if line.strip()][:3000]
-    lines += ["    indented  twice   and  more", "def speak(self):", "        return  'O Romeo'"] * 50
-    model = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, vocab_size=500, model_type="unigram",
-                                   remove_extra_whitespaces=False, minloglevel=2)
+    lines = shakespeare_lines(shared_corpora_dir) + ["    indented  twice   and  more", "def speak(self):", "        return  'O Romeo'"] * 50
+    model = sentencepiece_model(spm, lines, vocab_size=500, model_type="unigram", remove_extra_whitespaces=False)
     path = tmp_path / "spaces-kept-unigram.model"
-    path.write_bytes(model.getvalue())
-    reference = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    path.write_bytes(model)
+    reference = spm.SentencePieceProcessor(model_proto=model)
     text = "    def speak(self):   return  'O   Romeo'  "
     expected = reference.encode_as_ids(text)
     assert "".join(reference.id_to_piece(expected)).count("▁") == text.count(" ") + 1  # every space kept (and the dummy prefix)
-    collapsed = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=collapsed, vocab_size=500, model_type="unigram", minloglevel=2)
-    assert spm.SentencePieceProcessor(model_proto=collapsed.getvalue()).encode_as_ids(text) != expected
+    collapsed = sentencepiece_model(spm, lines, vocab_size=500, model_type="unigram")
+    assert spm.SentencePieceProcessor(model_proto=collapsed).encode_as_ids(text) != expected
 
     page.set_viewport_size({"width": 1280, "height": 720})
-    open_page(page, f"{app_url}/inspect")
-    act(page, lambda: page.locator(".st-key-inspect_tokenizer_file input[type=file]").set_input_files(str(path)))
-    set_text(page, "inspect_text", text)
-    assert [int(value) for value in span_ids(page)] == expected
-    page.screenshot(path=str(screenshot_dir / "inspect_model_spaces_kept.png"))
-
-    open_page(page, f"{app_url}/compare")
-    page.locator("[data-testid=stExpander] summary", has_text="Pretrained tokenizers from files").first.click()
-    act(page, lambda: page.locator(".st-key-compare_files input[type=file]").set_input_files(str(path)))
-    page.get_by_text(f"{path.name} —").first.wait_for()
-    set_text(page, "compare_text", text)
-    views = page.locator(".tokviz-spans")
-    segmentations = [[int(value) for value in span_ids(page, index) if value is not None] for index in range(views.count())]
-    assert expected in segmentations
-    page.screenshot(path=str(screenshot_dir / "compare_model_spaces_kept.png"))
+    inspect_and_compare_ids(page, app_url, path, text, expected, screenshot_dir / "compare_model_spaces_kept.png")
