@@ -306,3 +306,29 @@ def test_a_training_past_its_memory_bound_is_stopped_with_a_sentence(monkeypatch
             jobs.train(jobs.task_key("too-big", repr(config), 8000), config, 8000, lines)
     finally:
         jobs.close()
+
+
+def test_a_returned_history_is_decoded_off_the_waiting_thread(monkeypatch):
+    # Issue 39: taking in a history must not hold the page's script thread; it waits, and can stop waiting.
+    from tokviz import history_io
+
+    seen = []
+    release = threading.Event()
+
+    def loads(text, *args, from_worker=False, **kwargs):
+        seen.append((threading.current_thread().name, text, from_worker))
+        release.wait(5)
+        return "history of " + text
+
+    monkeypatch.setattr(history_io, "loads", loads)
+    release.set()
+    assert jobs._take_in("k1", "{}", threading.Event(), None) == "history of {}"
+    assert seen[0][0].startswith("tokviz-take-in") and seen[0][1:] == ("{}", True)
+    release.clear()
+    replaced = threading.Event()
+    replaced.set()
+    with pytest.raises(jobs.TrainingCancelled, match="replaces this one"):
+        jobs._take_in("k2", "[]", replaced, None)
+    with pytest.raises(jobs.TrainingCancelled, match="has gone"):
+        jobs._take_in("k3", "[1]", threading.Event(), lambda: False)
+    release.set()

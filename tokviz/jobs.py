@@ -375,7 +375,7 @@ def train(key: str, config: Any, vocab_size: int, lines: Sequence[str], progress
                 if state is not None and state != seen:
                     progress(*state)
                 _forget(dask, key)
-                return TrainingResult(_decode_once(key, text), text, counted, retained)
+                return TrainingResult(_take_in(key, text, replaced, wanted), text, counted, retained)
             if replaced.is_set():
                 raise TrainingCancelled("This session started another training, which replaces this one.")
             if wanted is not None and not wanted():
@@ -425,6 +425,33 @@ def _release(owner: str | None, mine: threading.Event) -> None:
 
 _decoding_lock = threading.Lock()
 _decoding: dict[str, tuple[threading.Event, list[Any]]] = {}
+
+
+_take_in_lock = threading.Lock()
+_take_in_pool: Any = None
+
+
+def _take_in(key: str, text: str, replaced: threading.Event, wanted: Callable[[], bool] | None) -> Any:
+    """The history of ``text``, decoded off the script thread (one thread of this process decodes, one
+    history at a time): the page's thread only waits, and stops waiting as it stops waiting for the
+    training (a newer training of the session, the session gone). A decode nobody waits for any more
+    finishes and is dropped."""
+    global _take_in_pool
+    from concurrent.futures import ThreadPoolExecutor, TimeoutError as WaitTimeout
+
+    with _take_in_lock:
+        if _take_in_pool is None:
+            _take_in_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tokviz-take-in")
+        decoding = _take_in_pool.submit(_decode_once, key, text)
+    while True:
+        try:
+            return decoding.result(timeout=POLL_SECONDS)
+        except WaitTimeout:
+            pass
+        if replaced.is_set():
+            raise TrainingCancelled("This session started another training, which replaces this one.")
+        if wanted is not None and not wanted():
+            raise TrainingCancelled("The session that asked for this training has gone.")
 
 
 def _decode_once(key: str, text: str) -> Any:
