@@ -141,7 +141,7 @@ downloads.compare_downloads(compared)  # every other file kind tokviz reads
 if not trained:
     st.stop()
 st.header("5 · Compression over vocab size")
-st.caption("The trained configurations at every size their training went through (uploaded tokenizers have one size).")
+st.caption("The trained configurations at sizes across the range their Train slider offers (uploaded tokenizers have one size).")
 curves = compare_views.compression_curves(trained, eval_key, eval_texts)  # one whose pattern times out is left out (named in 4)
 markers = {configuration.name: trained_size(history) for configuration, _, _, history in trained}
 st.plotly_chart(compression_curves_figure(curves, markers=markers, presentation=workspace.presentation,

@@ -181,7 +181,7 @@ def compression_curves_figure(
             for column in (1, 2):
                 figure.add_vline(x=markers[name], line=dict(color=color, width=2, dash="dot"), row=1, col=column)
     style_figure(
-        figure, "Compression by vocab size", subtitle="on the held-out text, at every size up to the trained one (dotted)",
+        figure, "Compression by vocab size", subtitle="on the held-out text, at sizes across each training's range (the Train slider's; Unigram's reaches up to its seed); dotted: the size it was trained to",
         presentation=presentation, height=sizes_px.height + 60,
     )
     figure.update_xaxes(title_text="vocab size", tickformat=",d")
