@@ -18,12 +18,13 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import multiprocessing as mp
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+from bench_memory import in_fresh_process  # (this folder is the script's first import path)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,16 +80,6 @@ def _read_child(app_dir: str, path: str, queue) -> None:
     measured = [_longest_pause(read) for _ in range(3)]
     del others
     queue.put(dict(worker_path=worker_path, reference=reference, measured=measured))
-
-
-def in_fresh_process(target, *args):
-    context = mp.get_context("spawn")
-    queue = context.Queue()
-    process = context.Process(target=target, args=(*args, queue))
-    process.start()
-    result = queue.get()
-    process.join()
-    return result
 
 
 def main() -> None:
