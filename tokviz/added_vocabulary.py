@@ -26,7 +26,6 @@ encoded as the text they are made of.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import threading
@@ -34,7 +33,6 @@ from typing import Any, Iterable
 
 import regex
 
-from tokviz.errors import SpecialTokenError
 
 _WHITESPACE = (
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
