@@ -9,13 +9,13 @@ fragment. These checks drive Streamlit's own handler and loggers, with the filte
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests._async import run_coroutine
 from tokviz.errors import TokvizError, VocabularyError
 from tokviz.ui import shell
 from tokviz.ui.shell import PAGES
@@ -60,7 +60,7 @@ def run_deferred(data_callable) -> object:
     file_id = manager.add_deferred(data_callable, "application/json", "coordinates", "tokenizer.json") if data_callable else "gone"
     request = BackendOperationRequest(request_id="1")
     request.deferred_file.file_id = file_id
-    return asyncio.run(DeferredFileHandler(lambda: manager).handle(request, "session"))
+    return run_coroutine(DeferredFileHandler(lambda: manager).handle(request, "session"))  # (Playwright's loop may run here)
 
 
 def test_an_error_in_a_download_is_one_info_line(logs) -> None:
