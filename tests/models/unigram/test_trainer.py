@@ -49,8 +49,7 @@ def test_digamma_matches_known_values():
 def test_lattice_set_agrees_with_the_python_lattice():
     words = ["▁hugs", "▁hug", "▁pugs", "▁bun"]
     seeds = _em.find_seeds(words, np.array([5, 10, 5, 4]), 16, 1_000_000)
-    lattices = _em.LatticeSet(seeds.node_start, seeds.node_end, seeds.node_seed, seeds.node_single,
-                              seeds.first, seeds.last, len(seeds.flat))
+    lattices = _em.LatticeSet(*seeds.nodes(), seeds.first, seeds.last, len(seeds.flat))
     scores = np.log(np.nan_to_num(seeds.counts, nan=1.0)) - math.log(np.nansum(seeds.counts))
     node_scores = scores[lattices.seed]
     alpha = lattices.forward(node_scores)

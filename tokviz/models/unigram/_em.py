@@ -106,22 +106,6 @@ class Seeds:
         start, end = np.concatenate(starts), np.concatenate(ends)
         return start, end, np.concatenate(seeds), end - start == 1
 
-    @property
-    def node_start(self) -> np.ndarray:
-        return self.nodes()[0]
-
-    @property
-    def node_end(self) -> np.ndarray:
-        return self.nodes()[1]
-
-    @property
-    def node_seed(self) -> np.ndarray:
-        return self.nodes()[2]
-
-    @property
-    def node_single(self) -> np.ndarray:
-        return self.nodes()[3]
-
     def release_from(self, position: int) -> None:
         """Free the nodes that start at ``position`` or later (the trainer builds its lattices from the
         last words to the first, and the nodes it has built need not be held twice)."""
