@@ -4,22 +4,18 @@ WordPiece vs Unigram at vocab 2,000 on English prose give plausible metrics, err
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+from tests.app_pages import open_page
+
 PAGE = "pages/compare.py"
 XSS = '<img src=x onerror=alert(1)> & <script>alert("x")</script>'
 
 
 def open_compare() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=120)
-    app.run()
-    app.switch_page(PAGE)
-    app.run()
-    return app
+    return open_page(PAGE)
 
 
 def assert_clean(app: AppTest) -> None:
@@ -286,7 +282,6 @@ def test_an_uploaded_file_that_truncates_is_measured_whole_and_the_page_says_so(
     assert row["tokens"] == whole > 8 * len(lines)
     assert any(r"short\.json \(truncation to 8 tokens\)" in caption.value and "without truncation or padding" in caption.value
                for caption in app.caption)
-
 
 
 def test_each_tokenizer_has_its_own_download_labelled_with_its_name() -> None:
