@@ -455,7 +455,7 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         if pretokenizer is not None:
             texts = _pretokenize(texts, pretokenizer, allow_inconsistent)
         _replace_metas(texts, meta_list)
-        sentences = [(text, freq) for text, freq in zip(texts, freqs or repeat(1)) if text]
+        sentences = _without_empty(list(zip(texts, freqs or repeat(1))))
         if not sentences:
             raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
         corpus.sentence_count = len(sentences)
@@ -497,6 +497,19 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
 #: below this many characters a corpus is normalized and counted in one process (a fork costs ~10 ms)
 _TWO_PROCESS_MIN_CHARS = 1_000_000
 _WORKER_SHARE = 0.55  # of the characters (the last lines), for the forked worker
+
+
+def _without_empty(sentences: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """sentencepiece's removal of empty sentences: each replaced by the last one (the order its
+    unigram seeds see). ``[("", 1), ("a", 1), ("b", 1)] -> [("b", 1), ("a", 1)]``."""
+    at = 0
+    while at < len(sentences):
+        if sentences[at][0]:
+            at += 1
+        else:
+            sentences[at] = sentences[-1]
+            sentences.pop()
+    return sentences
 
 
 def _replace_metas(texts: list[str], meta_list: list[str]) -> None:
@@ -838,27 +851,33 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
 
     contexts: dict[tuple[str, str], int] = {}
     cache: dict[str, list[tuple[str, int]]] = {}
-    word_total = 0
-    unknown_count = 0
-    for text, freq in sentences:
-        if UNK_CHAR in text:
-            unknown_count += freq * text.count(UNK_CHAR)
+    words: dict[str, int] = {}
+    for number, (text, freq) in enumerate(sentences):
+        # what follows the "\0" after this sentence in sentencepiece's text of sentences (each
+        # repeated ``freq`` times): the sentence itself, then the next one, nothing after the last
+        following = "\0" + sentences[number + 1][0][:1] if number + 1 < len(sentences) else "\0"
+        if freq > 1:
+            contexts_end = {"\0" + text[:1]: freq - 1, following: 1}
+        else:
+            contexts_end = {following: 1}
         pieces = [text] if not spec.split_by_whitespace else split_into_words(
             text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
         offset = 0
-        word_total += freq * len(pieces)
         for word in pieces:
+            words[word] = words.get(word, 0) + freq
             located = cache.get(word)
             if located is None:
                 located = cache[word] = _located_chunks(word, rules)
             for chunk, start in located:
                 end = offset + start + len(chunk)
-                key = (chunk, text[end] if end < len(text) else "\0")
-                contexts[key] = contexts.get(key, 0) + freq
+                if end < len(text):
+                    key = (chunk, text[end])
+                    contexts[key] = contexts.get(key, 0) + freq
+                else:
+                    for after, copies in contexts_end.items():
+                        contexts[chunk, after] = contexts.get((chunk, after), 0) + copies
             offset += len(word)
-    result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules,
+    result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules, words=words,
                            seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
-                           num_sub_iterations=spec.num_sub_iterations, word_count=float(word_total),
-                           unknown_count=float(unknown_count),
-                           progress=progress)
+                           num_sub_iterations=spec.num_sub_iterations, progress=progress)
     return list(result.pieces), result

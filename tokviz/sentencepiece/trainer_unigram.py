@@ -8,7 +8,11 @@ differs from older releases in two places marked (new) below.
    internal nodes of sentencepiece's byte-level suffix array are: ``é`` and ``è`` share their
    first byte, so a substring followed only by those two is no seed) ranked by
    ``occurrences * length``, where occurrences count every occurrence in the corpus (HF counts
-   each distinct word once: the main reason its vocabularies differ from sentencepiece's); the
+   each distinct word once: the main reason its vocabularies differ from sentencepiece's) and a
+   piece X ending 2+ sentences also gets the occurrences of ``X\\0`` when what follows those
+   ``\\0`` differs (the suffix array runs over the sentences each ended by ``\\0``, in
+   sentencepiece's order: empty sentences replaced by the last one, so the end of the text
+   follows the last sentence); the
    top ``seed_sentencepiece_size`` of them join the characters; score = ``log(count / total)``.
 2. **EM** on the words: E-step = expected piece counts from forward-backward marginals, M-step
    drops pieces expected less than 0.5 times and sets ``digamma(count) - digamma(total)``.
@@ -25,9 +29,16 @@ Tie-breaking and precision, as sentencepiece does them (what makes the same piec
 
 - seeds of equal ``occurrences * length``: the longer UTF-8 string first, then the smaller;
   the characters first, by count (highest first), then by character;
-- sentencepiece keeps its scores, expected counts and losses in ``float`` (float32): seed
-  scores, M-step scores (digamma in double, stored as float; the counts' sum accumulated as a
-  float in list order) and pruning losses are rounded to float32 at the same steps, so two
+- sentencepiece keeps its scores, expected counts and losses in ``float`` (float32), and so
+  does this trainer, step for step: the E-step runs on whole words (not on the chunks the seeds
+  come from) in sentencepiece's word order (count, highest first, then the word); forward and
+  backward fold each position's nodes one by one with its ``LogSumExp`` (float32 difference,
+  double ``log1p(exp)``, stored as a float; nodes ending at a position earliest start first,
+  nodes starting at one shortest first); each node's ``freq * exp(alpha + score + beta - Z)``
+  (exponent summed in float32 left to right) is added to a float32 count in word order,
+  position by position (``np.add.at``: one double addition rounded to float each); Viterbi sums
+  in float32; seed scores, M-step scores (digamma in double, stored as float; the counts' sum
+  accumulated as a float in list order) and pruning losses are rounded at the same steps, so two
   losses equal in float32 tie here too;
 - a pruning keeps first the pieces without a loss (characters, pieces with no split), in list
   order, then the candidates by loss, highest first, ties by their place in the list; that
@@ -37,12 +48,17 @@ Tie-breaking and precision, as sentencepiece does them (what makes the same piec
   summed in that order;
 - finalize: by score (highest first), ties by piece (UTF-8 byte order, the same as code points).
 
-Measured against sentencepiece 0.2.3 with ``num_threads=1`` on a 278 KB slice of big.txt
-(botchan-sized): every EM step's size and token count equal; 1,000 pieces Jaccard 0.998
-(one piece differs), held-out tokens +0.07%; 4,000 pieces the same pieces.
+Where this can still differ: with several threads sentencepiece sums each thread's share of the
+words apart, then the shares (tokviz sums as one thread); the unknown node of a dropped
+character is folded first among the nodes starting at its position in backward, where
+sentencepiece folds it last (only when a longer piece starts there too); Viterbi ties made by
+float32 rounding of ``best + score`` pick the best predecessor per position here, per following
+node in sentencepiece.
 
-Words are cut where no piece may cross (script changes, the unknown marker): the lattices
-of the parts multiply, so marginals and Viterbi paths are those of the whole word.
+Measured against sentencepiece 0.2.3 with ``num_threads=1`` (same pieces with the same scores, in
+the same order, held-out token counts equal): botchan.txt at 1,000 and 4,000 (8,000: refused by
+sentencepiece too); big.txt's first 6,000 lines at 1,000 and 4,000, first 20,000 at 8,000;
+tinyshakespeare at 1,000, 4,000, 8,000; wikitext2_valid at 4,000.
 """
 
 from __future__ import annotations
@@ -56,7 +72,7 @@ import numpy as np
 
 from tokviz.history import EmStep, PruneRound
 from tokviz.models.unigram import _em
-from tokviz.sentencepiece.pieces import PieceRules
+from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules
 from tokviz.sentencepiece.trainer_bpe import sorted_chars
 
 __all__ = ["UnigramResult", "train_unigram"]
@@ -90,8 +106,28 @@ def _lead_byte(char: str) -> str:
 
 
 def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size: int) -> list[tuple[str, float]]:
-    """Seed pieces from ``{(chunk, the character after it in its sentence or "\\0"): count}``."""
+    """Seed pieces from ``{(chunk, the character after it in its sentence): count}``; after a sentence's
+    last chunk: ``"\\0"`` and the first character of the next sentence (nothing after the last one)."""
     max_len = rules.max_sentencepiece_length
+    # sentencepiece's suffix array runs over the sentences each ended by "\0", and a substring
+    # ending in "\0" counts for the piece without it: a sentence ending X (2+ times) adds those
+    # occurrences to X when what follows the "\0"s differs (the next sentences' first bytes, or the
+    # end of the text after the last one)
+    end_occurrences: dict[str, int] = {}
+    end_follow: dict[str, str | None] = {}
+    for (chunk, after), count in contexts.items():
+        if after[:1] != "\0":
+            continue
+        after_end = _lead_byte(after[1]) if len(after) > 1 else ""  # ("": the end of the text)
+        for start in range(max(0, len(chunk) - max_len), len(chunk) - 1):
+            sub = chunk[start:]
+            if sub in end_follow:
+                end_occurrences[sub] += count
+                if end_follow[sub] != after_end:
+                    end_follow[sub] = None
+            else:
+                end_occurrences[sub] = count
+                end_follow[sub] = after_end
     occurrences: dict[str, int] = {}
     follow: dict[str, str | None] = {}  # the one character that always follows, None when several do
     all_chars: dict[str, int] = {}
@@ -100,7 +136,7 @@ def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size
     # each chunk once, with its total count and the first byte of what follows it (None: several)
     by_chunk: dict[str, list[Any]] = {}
     for (chunk, after), count in contexts.items():
-        lead = _lead_byte(after)
+        lead = _lead_byte(after[0])
         entry = by_chunk.get(chunk)
         if entry is None:
             by_chunk[chunk] = [count, lead]
@@ -132,8 +168,10 @@ def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size
     candidates: list[tuple[int, str]] = []
     for sub, occ in occurrences.items():
         if occ < 2 or follow[sub] is not None:  # not an internal node of the suffix tree
-            continue
-        if not rules.is_valid(sub):
+            occ = 0
+        if end_follow.get(sub, "") is None and end_occurrences[sub] >= 2:
+            occ += end_occurrences[sub]
+        if not occ or not rules.is_valid(sub):
             continue
         candidates.append((occ * len(sub), sub))
     # sentencepiece 0.2.3's order: score, then the longer UTF-8 string, then the smaller one
@@ -147,31 +185,36 @@ def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size
 
 
 def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mapping[str, int], vocab_size: int, meta_size: int,
-                  rules: PieceRules, *, seed_size: int = 1_000_000, shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
-                  word_count: float | None = None, unknown_count: float = 0.0,
+                  rules: PieceRules, *, words: Mapping[str, int] | None = None, seed_size: int = 1_000_000,
+                  shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
                   progress: Callable[[str, int, int], None] | None = None) -> UnigramResult:
     """Train on ``{(chunk, next character): count}`` (words cut where pieces cannot cross, with the
-    character that follows each in its sentence, for the seeds); ``vocab_size`` counts meta pieces.
+    character that follows each in its sentence, for the seeds) and ``words`` (``{word: count}``,
+    sentencepiece's sentences after its whitespace split, unknown markers included, for EM; the
+    chunks when not given); ``vocab_size`` counts meta pieces.
 
     Each :class:`EmStep` records what sentencepiece logs: the objective is the negative
-    log-likelihood per word (``word_count`` words; per chunk when not given) and
-    ``num_tokens`` the tokens of the Viterbi segmentation of the whole corpus. ``unknown_count``:
-    the occurrences of the unknown marker the words were cut at (each one unknown node)."""
+    log-likelihood per word and ``num_tokens`` the tokens of the Viterbi segmentation of the whole
+    corpus."""
     report = progress or (lambda phase, done, total: None)
-    word_counts: dict[str, int] = {}
-    for (chunk, _), count in contexts.items():
-        if chunk and count > 0:
-            word_counts[chunk] = word_counts.get(chunk, 0) + int(count)
-    chunks = list(word_counts)
-    counts_list = [word_counts[w] for w in chunks]
-    counts = np.asarray(counts_list, dtype=np.float64)
+    if words is None:
+        words = {}
+        for (chunk, _), count in contexts.items():
+            words[chunk] = words.get(chunk, 0) + int(count)  # type: ignore[index]
+    # sentencepiece's order of its words (``Sorted``): by count, highest first, then by word;
+    # its float32 sums of expected counts go in this order
+    ordered = sorted(((w, int(c)) for w, c in words.items() if w and c > 0), key=lambda item: (-item[1], item[0]))
+    chunks = [w for w, _ in ordered]
+    counts = np.asarray([c for _, c in ordered], dtype=np.float64)
     total_count = float(counts.sum())
     report("seed pieces", 0, 1)
     seed_pairs = _seeds(contexts, rules, seed_size)
-    names = [p for p, _ in seed_pairs]
-    index = {p: i for i, p in enumerate(names)}
+    # the last "seed" stands for sentencepiece's unknown node (the unknown marker, a tab): never a piece
+    names = [p for p, _ in seed_pairs] + [UNK_CHAR]
+    index = {p: i for i, p in enumerate(names[:-1])}
     n_seeds = len(names)
-    score = np.array([s for _, s in seed_pairs], dtype=np.float64)
+    unknown_seed = n_seeds - 1
+    score = np.array([s for _, s in seed_pairs] + [0.0], dtype=np.float64)
     lengths = np.array([len(p) for p in names], dtype=np.int64)
     # flat string of chunks and every node (substring that is a seed) of every chunk
     # (int64 arrays, not lists: millions of nodes as int objects would double the peak memory)
@@ -194,6 +237,10 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
             for end in range(start + 1, min(n, start + max_len) + 1):
                 seed = lookup(chunk[start:end])
                 if seed is None:
+                    if end == start + 1:  # (no piece has this character: an unknown node)
+                        starts.append(pos + start)
+                        ends.append(pos + end)
+                        seeds.append(unknown_seed)
                     break
                 if seed >= 0:
                     starts.append(pos + start)
@@ -210,6 +257,8 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
     lattices = _em.LatticeSet(node_start, node_end, node_seed, node_end - node_start == 1, first, last, pos)
     report("seed pieces", 1, 1)
     alive = np.ones(n_seeds, dtype=bool)
+    alive[unknown_seed] = False
+    score = _unknown_scores(score, alive)
     # where each piece stands in sentencepiece's list (it reorders the list at each pruning; ties
     # between equal float32 losses go by this place, and the first piece takes the unknowns' counts)
     position = np.arange(n_seeds, dtype=np.int64)
@@ -219,35 +268,19 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
     snapshots: list[tuple[tuple[str, float], ...]] = []
     round_index = 0
 
-    def node_scores() -> np.ndarray:
-        return score[lattices.seed]
-
+    counts32 = counts.astype(np.float32)
     while True:
         for sub_iteration in range(num_sub_iterations):
-            scores = node_scores()
-            alpha = lattices.forward(scores)
-            beta = lattices.backward(scores)
-            log_z = alpha[last]
-            marginal = counts[lattices.doc] * np.exp(alpha[lattices.start] + scores + beta[lattices.end] - log_z[lattices.doc])
-            expected = np.bincount(lattices.seed, weights=marginal, minlength=n_seeds)
-            # sentencepiece's trainer model leaves its unknown id at 0: what unknown nodes (dead
-            # characters, and the unknown marker we cut words at) expect goes to the first piece
-            unknown = ~alive & (lengths == 1)
-            alive_now = np.flatnonzero(alive)
-            first_alive = int(alive_now[np.argmin(position[alive_now])])
-            expected[first_alive] += float(expected[unknown].sum()) + unknown_count
-            unk_log_z = unknown_count * (float(np.nanmin(np.where(alive, score, np.nan))) - UNK_PENALTY)
-            objective = float(-((counts * log_z).sum() + unk_log_z) / (word_count or total_count))
-            _, back = lattices.viterbi(scores)
+            expected32, objective = _e_step(lattices, score, alive, position, counts, counts32, total_count)
+            _, back = lattices.viterbi(score.astype(np.float32)[lattices.seed])
             docs, _ = lattices.backtrack(back)
-            keep = alive & (expected >= 0.5)
+            keep = alive & (expected32 >= 0.5)
 
             # single characters always keep a node (sentencepiece adds unknown nodes instead)
             dropped = alive & ~keep
             alive = keep
             # sentencepiece's M-step in its float variables: the counts and their sum (in list order)
             # are floats, digamma runs in double, the score is stored as a float
-            expected32 = expected.astype(np.float32)
             in_order = np.flatnonzero(alive)
             in_order = in_order[np.argsort(position[in_order], kind="stable")]
             kept_total = np.add.accumulate(expected32[in_order])[-1] if len(in_order) else np.float32(0)
@@ -259,8 +292,7 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
             score = np.where(alive, score, unk_score)  # a dropped character is an unknown node
             if dropped.any():
                 lattices.filter(alive[lattices.seed] | lattices.single)
-            em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective,
-                                   int(counts[docs].sum() + unknown_count)))
+            em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective, int(counts[docs].sum())))
             report("EM training", len(em_steps), len(em_steps) + 1)
         # sentencepiece >= 0.2.1 prunes after every EM round, the last one too, and stops once
         # the pruned vocabulary is small enough (no EM after the last pruning)
@@ -268,7 +300,7 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
         order = np.flatnonzero(alive)
         snapshots.append(tuple((names[i], float(score[i])) for i in order))
         new_alive, removed = _prune(order[np.argsort(position[order], kind="stable")], score, alive, names, lengths, occurrence,
-                                    lattices, counts, desired, shrinking_factor, unknown_count, position)
+                                    lattices, counts, desired, shrinking_factor, position)
         prune_rounds.append(PruneRound(round_index, size, int(new_alive.sum()), removed))
         alive = new_alive
         score = _unknown_scores(score, alive)
@@ -314,13 +346,13 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
 
 def _prune(order: np.ndarray, score: np.ndarray, alive: np.ndarray, names: list[str], lengths: np.ndarray,
            occurrence: np.ndarray, lattices: _em.LatticeSet, counts: np.ndarray, desired: int,
-           shrinking_factor: float, unknown_count: float = 0.0, position: np.ndarray | None = None
+           shrinking_factor: float, position: np.ndarray | None = None
            ) -> tuple[np.ndarray, tuple[tuple[str, float], ...]]:
     """One pruning (``order``: the live pieces in sentencepiece's list order). The losses are computed
     in float32, operation by operation as sentencepiece's ``float`` variables hold them, and sorted
     highest first, ties by the place in the list; ``position`` (if given) is set to the new list:
     the pieces kept without a loss first, then the kept candidates by loss."""
-    scores = score[lattices.seed]
+    scores = score.astype(np.float32)[lattices.seed]
     multi = order[lengths[order] >= 2]
     alt_docs, alt_pieces, self_best = _alternatives(multi, score, lengths, occurrence, lattices)
     _, back = lattices.viterbi(scores)
@@ -329,7 +361,7 @@ def _prune(order: np.ndarray, score: np.ndarray, alive: np.ndarray, names: list[
     # unknown nodes count for the first piece (sentencepiece's unknown id 0 in its trainer model)
     unknown = ~alive & (lengths == 1)
     first_alive = int(order[0])
-    freq[first_alive] += float(freq[unknown].sum()) + unknown_count
+    freq[first_alive] += float(freq[unknown].sum())
     freq[unknown] = 0.0
     alt_pieces = np.where(unknown[alt_pieces], first_alive, alt_pieces)
     f32 = freq.astype(np.float32)  # (token counts: whole numbers, exact in float32 below 2**24)
@@ -384,6 +416,33 @@ def _prune(order: np.ndarray, score: np.ndarray, alive: np.ndarray, names: list[
     return new_alive, tuple(removed)
 
 
+def _e_step(lattices: _em.LatticeSet, score: np.ndarray, alive: np.ndarray, position: np.ndarray, counts: np.ndarray,
+            counts32: np.ndarray, total_count: float) -> tuple[np.ndarray, float]:
+    """sentencepiece's ``RunEStep`` with one thread, in its float32 arithmetic: forward-backward
+    (:meth:`~tokviz.models.unigram._em.LatticeSet.forward32`), each node's
+    ``freq * exp(alpha + score + beta - Z)`` (the exponent summed in float32, left to right) added
+    to a float32 count word by word in sentencepiece's word order, position by position; an unknown
+    node's count goes to the first piece of the list (the trainer model's unknown id 0).
+    Returns the expected counts and the objective (``-sum(freq * Z) / words``, summed in float32)."""
+    scores = score.astype(np.float32)[lattices.seed]
+    alpha = lattices.forward32(scores)
+    beta = lattices.backward32(scores)
+    log_z = alpha[lattices.last]
+    doc = lattices.doc
+    exponent = alpha[lattices.start] + scores
+    exponent += beta[lattices.end]
+    exponent -= log_z[doc]
+    contribution = counts[doc] * np.exp(exponent.astype(np.float64))
+    alive_now = np.flatnonzero(alive)
+    first_alive = alive_now[np.argmin(position[alive_now])]
+    target = np.where(alive[lattices.seed], lattices.seed, first_alive)
+    expected = np.zeros(len(score), dtype=np.float32)
+    by_start = lattices.by_start
+    np.add.at(expected, target[by_start], contribution[by_start])
+    objective = -float(np.add.accumulate((counts32 * log_z) / np.float32(total_count))[-1]) if len(counts) else 0.0
+    return expected, objective
+
+
 def _unknown_scores(score: np.ndarray, alive: np.ndarray) -> np.ndarray:
     """Dead pieces score as sentencepiece's unknown node: the lowest live score minus ``UNK_PENALTY``."""
     return np.where(alive, score, float(np.nanmin(np.where(alive, score, np.nan))) - UNK_PENALTY)
@@ -414,7 +473,7 @@ def _alternatives(multi: np.ndarray, score: np.ndarray, lengths: np.ndarray, occ
     base = np.cumsum(span + 1) - (span + 1)
     local = _em.LatticeSet(base[doc] + (s - o), base[doc] + (e - o), lattices.seed[picked], lattices.single[picked],
                            base, base + span, int(base[-1] + span[-1] + 1))
-    best, back = local.viterbi(score[local.seed])
+    best, back = local.viterbi(score.astype(np.float32)[local.seed])
     self_best = (score[multi] >= best[base + span]) if not strict else ~(best[base + span] > score[multi])
     docs, nodes = local.backtrack(back, np.flatnonzero(self_best))
     return docs, local.seed[nodes], self_best
