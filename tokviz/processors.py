@@ -272,6 +272,7 @@ class BertProcessing(PostProcessor):
     ['[CLS]', 'hello', '[SEP]']
     """
 
+    _FIELDS = ("sep", "cls")
     _CHECKS = {
         "sep": lambda v: check_token_id_pair("BertProcessing", "sep", v),
         "cls": lambda v: check_token_id_pair("BertProcessing", "cls", v),
@@ -322,13 +323,11 @@ class BertProcessing(PostProcessor):
             result.append(main)
         return result
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "BertProcessing", "sep": list(self.sep), "cls": list(self.cls)}
-
 
 class RobertaProcessing(PostProcessor):
     """``<s> A </s>`` and ``<s> A </s> </s> B </s>``, every type_id 0, offsets trimmed."""
 
+    _FIELDS = ("sep", "cls", "trim_offsets", "add_prefix_space")
     _CHECKS = {
         "sep": lambda v: check_token_id_pair("RobertaProcessing", "sep", v),
         "cls": lambda v: check_token_id_pair("RobertaProcessing", "cls", v),
@@ -385,15 +384,6 @@ class RobertaProcessing(PostProcessor):
             result.append(main)
         return result
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": "RobertaProcessing",
-            "sep": list(self.sep),
-            "cls": list(self.cls),
-            "trim_offsets": self.trim_offsets,
-            "add_prefix_space": self.add_prefix_space,
-        }
-
 
 class ByteLevel(PostProcessor):
     """Adds no token; trims the spaces byte-level tokens carry from their offsets.
@@ -402,9 +392,8 @@ class ByteLevel(PostProcessor):
     one ByteLevel config for the three roles); only ``add_prefix_space`` matters here.
     """
 
-    _CHECKS = {
-        name: (lambda v, name=name: check_bool("ByteLevel", name, v)) for name in ("add_prefix_space", "trim_offsets", "use_regex")
-    }
+    _FIELDS = ("add_prefix_space", "trim_offsets", "use_regex")
+    _CHECKS = {name: (lambda v, name=name: check_bool("ByteLevel", name, v)) for name in _FIELDS}
 
     def __init__(
         self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any
@@ -430,14 +419,6 @@ class ByteLevel(PostProcessor):
     def finish_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
         encoding._sequence_ranges = whole_sequence_ranges(len(encoding._ids))  # (set_sequence_id(0), shared)
         return encoding
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": "ByteLevel",
-            "add_prefix_space": self.add_prefix_space,
-            "trim_offsets": self.trim_offsets,
-            "use_regex": self.use_regex,
-        }
 
 
 # ---------------------------------------------------------------------- templates
@@ -770,15 +751,8 @@ def from_dict(data: dict[str, Any] | None) -> PostProcessor | None:
         return None
     kind = data.get("type") if isinstance(data, dict) else None
     try:
-        if kind == "BertProcessing":
-            return BertProcessing(tuple(data["sep"]), tuple(data["cls"]))
-        if kind == "RobertaProcessing":
-            return RobertaProcessing(
-                tuple(data["sep"]), tuple(data["cls"]),
-                data.get("trim_offsets", True), data.get("add_prefix_space", True),
-            )
-        if kind == "ByteLevel":
-            return ByteLevel(data.get("add_prefix_space", True), data.get("trim_offsets", True), data.get("use_regex", True))
+        if kind in ("BertProcessing", "RobertaProcessing", "ByteLevel"):
+            return _TYPES[kind].from_fields(data)
         if kind == "TemplateProcessing":
             return TemplateProcessing(data["single"], data["pair"], data.get("special_tokens", {}))
         if kind == "Sequence":
