@@ -318,16 +318,30 @@ class _PieceAutomaton:
                     pick = candidate
             best.append(top)
             back.append(pick)
-        pieces: list[str] = []
-        ids: list[int] = []
+        # back from the end; most words are one or two pieces, answered before any list is made
         end = len(text)
+        if not end:
+            return (), ()
+        last = back[end]
+        start = end + last[0]
+        if not start:
+            return (text,), (last[2],)
+        before = back[start]
+        middle = start + before[0]
+        if not middle:
+            return (text[:start], text[start:]), (before[2], last[2])
+        pieces = [text[start:], text[middle:start]]
+        ids = [last[2], before[2]]
+        end = middle
         while end:
             pick = back[end]
             start = end + pick[0]
             pieces.append(text[start:end])
             ids.append(pick[2])
             end = start
-        return tuple(reversed(pieces)), tuple(reversed(ids))
+        pieces.reverse()
+        ids.reverse()
+        return tuple(pieces), tuple(ids)
 
     def viterbi(self, text: str) -> list[tuple[str, int]]:
         return list(zip(*self.split(text)))  # type: ignore[arg-type]
@@ -446,11 +460,6 @@ class SentencePieceModel:
             if text.startswith(sym, pos):
                 return len(sym)
         return 0
-
-    def _score(self, piece_id: int, length_bytes: int) -> float:
-        if self.types[piece_id] == PieceType.USER_DEFINED:
-            return length_bytes * self.max_score - 0.1
-        return self.scores[piece_id]
 
     # -- segmentation -----------------------------------------------------------------
 
