@@ -126,6 +126,9 @@ def sentencepiece_nbest(size: int, nodes: Sequence[tuple[int, int, int, float]],
     begin_nodes[size].append(eos)
     backtrace = [0.0] * (len(nodes) + 2)
     for pos in range(size + 1):
+        # (the time limit counts from the call: a long text may spend it before the search starts)
+        if deadline is not None and not pos & 1023 and time.monotonic() > deadline:
+            return []
         for right in begin_nodes[pos]:
             best, found = 0.0, False
             for left in end_nodes[pos]:
@@ -140,9 +143,9 @@ def sentencepiece_nbest(size: int, nodes: Sequence[tuple[int, int, int, float]],
     agenda.push((backtrace[eos], (eos, 0.0, None)))
     steps = 0
     while len(agenda):
-        steps += 1
         if deadline is not None and not steps & 1023 and time.monotonic() > deadline:
             return []
+        steps += 1
         fx, (node, gx, nxt) = agenda.top()
         agenda.pop()
         if node == bos:

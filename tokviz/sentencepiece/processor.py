@@ -59,7 +59,7 @@ class SentencePieceError(TokvizError, RuntimeError):
 # -- process-wide settings, as sentencepiece's are ---------------------------------------
 
 _RANDOM = random.Random()
-_NBEST_TIMEOUT = [0.0]  # seconds; 0 = none
+_NBEST_TIMEOUT = [0.0]  # milliseconds; 0 = none
 _LOG_LEVEL = [0]
 
 
@@ -73,11 +73,12 @@ def SetMinLogLevel(level: int) -> None:
     _LOG_LEVEL[0] = int(level)
 
 
-def SetNBestTimeout(seconds: float) -> None:
-    """n-best search longer than ``seconds`` stops and returns only the best segmentation (0: no limit)."""
-    if seconds < 0:
-        raise ValueError("the n-best timeout must be 0 (none) or positive seconds.")
-    _NBEST_TIMEOUT[0] = float(seconds)
+def SetNBestTimeout(timeout_ms: float) -> None:
+    """n-best search longer than ``timeout_ms`` milliseconds (sentencepiece's unit) stops and returns
+    only the best segmentation (0: no limit)."""
+    if timeout_ms < 0:
+        raise ValueError("the n-best timeout must be 0 (none) or positive milliseconds.")
+    _NBEST_TIMEOUT[0] = float(timeout_ms)
 
 
 set_random_generator_seed = SetRandomGeneratorSeed
@@ -577,7 +578,7 @@ class SentencePieceProcessor:
     def _nbest_one(self, value: Any, kind: str, options: dict[str, Any], size: int) -> Any:
         text, was_bytes = _as_text(value)
         timeout = _NBEST_TIMEOUT[0]
-        deadline = time.monotonic() + timeout if timeout > 0 else None
+        deadline = time.monotonic() + timeout / 1000 if timeout > 0 else None
         paths = self.model.nbest(text, max(1, size), deadline=deadline)
         text_bytes = len(text.encode("utf-8"))
         results = []
