@@ -297,3 +297,12 @@ def test_each_tokenizer_has_its_own_download_labelled_with_its_name() -> None:
     names = list(metrics_frame(app)["configuration"])
     assert names[1].startswith("2 · SentencePiece BPE")
     assert sorted(button.proto.label for button in app.get("download_button")) == sorted(md_escape(name) for name in names)
+
+
+def test_one_token_and_one_place_are_counted_in_the_singular() -> None:
+    app = open_compare()
+    app.text_area(key="compare_text").set_value("a").run()
+    assert_clean(app)
+    notes = [item.value.rsplit("** — ", 1)[1] for item in app.markdown if "outlined" in item.value]
+    assert notes == ["1 token, 0 outlined", "3 tokens, 0 outlined", "2 tokens, 0 outlined"]  # BERT adds [CLS] [SEP], T5 </s>
+    assert any("(0 places in this text)" in caption.value for caption in app.caption)
