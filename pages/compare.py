@@ -10,7 +10,7 @@ from tokviz.metrics import pairwise_jaccard, segmentation_differences
 from tokviz.ui import catalog_choice, compare_views, downloads
 from tokviz.ui.corpus_input import corpus_input
 from tokviz.compare import MAX_COMPARED
-from tokviz.ui.shell import capped_text, md_escape, page_setup, page_title, show_error
+from tokviz.ui.shell import capped_text, counted, md_escape, page_setup, page_title, show_error
 from tokviz.ui.tokenizer_files import tokenizer_files
 from tokviz.ui.training import is_trained, request_for, tokenizer_at, train_with_progress, trained_size
 from tokviz.ui.workspace import bind
@@ -89,10 +89,10 @@ for entry in compared:  # a tokenizer whose pattern times out on this text is na
         st.error(f"{md_escape(entry.name)}: {md_escape(str(error))}")
 diff = segmentation_differences(text, encodings)
 st.caption(f"Outlined: tokens that cut where no other tokenizer cuts, or join across a cut every other one makes "
-           f"({len(diff.ranges)} places in this text).")
+           f"({counted(len(diff.ranges), 'place')} in this text).")
 for entry, encoding, outlined in zip(segmented, encodings, diff.differing):
     spans = spans_from_encoding(encoding, entry.unk_id)
-    st.markdown(f"**{md_escape(entry.name)}** — {len(spans):,} tokens, {len(outlined):,} outlined")
+    st.markdown(f"**{md_escape(entry.name)}** — {counted(len(spans), 'token')}, {len(outlined):,} outlined")
     st.html(render_token_spans(text, spans, byte_level=entry.byte_level, max_tokens=MAX_RENDERED_TOKENS, outlined=outlined).html)
 
 st.header("4 · Metrics on the evaluation text")

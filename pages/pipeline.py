@@ -7,7 +7,7 @@ from tokviz.inspect import is_byte_level
 from tokviz.limits import MAX_RENDERED_TOKENS
 from tokviz.metrics import unknown_token_id
 from tokviz.viz import pipeline as stages
-from tokviz.ui.shell import metrics_row, page_setup, page_title, show_error
+from tokviz.ui.shell import counted, metrics_row, page_setup, page_title, show_error
 from tokviz.ui.tokenizer_choice import tokenizer_choice
 from tokviz.ui.workspace import bind
 from tokviz.viz.spans import render_token_spans
@@ -61,7 +61,7 @@ for number, sequence in enumerate(trace.sequences):
         st.html(render_token_spans(sequence.original, stages.pre_token_spans(sequence), byte_level=byte_level, max_tokens=MAX_RENDERED_TOKENS).html)
 
     st.header(f"3 · Model tokens{name}")
-    st.caption(f"{len(sequence.tokens)} tokens from {type(tokenizer.model).__name__}, before the post-processor adds anything.")
+    st.caption(f"{counted(len(sequence.tokens), 'token')} from {type(tokenizer.model).__name__}, before the post-processor adds anything.")
     spans = stages.model_token_spans(sequence, unknown_token_id(tokenizer))
     st.html(render_token_spans(sequence.original, spans, byte_level=byte_level, max_tokens=MAX_RENDERED_TOKENS).html)
 

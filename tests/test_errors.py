@@ -16,6 +16,7 @@ import pytest
 import tokenizers as hf
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import open_page
 from tokviz import Regex, Tokenizer, normalizers, pre_tokenizers
 from tokviz.corpus import column_text, decode_upload, read_table, read_upload
 from tokviz.errors import (
@@ -34,7 +35,6 @@ from tokviz.pipeline_config import PipelineConfig, build_normalizer, build_pre_t
 from tokviz.presets import PRESETS
 from tokviz.word_counts import count_words
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 CATASTROPHIC = "(a|aa)+$"  # the `regex` module does not defuse this one
 PRESET_NAMES = list(PRESETS)
 
@@ -314,11 +314,7 @@ RECOVERY_TEXT = "the quick brown fox jumps over the lazy dog\n" * 30
 
 
 def open_train() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=90)
-    app.run()
-    app.switch_page("pages/train.py")
-    app.run()
-    return app
+    return open_page("pages/train.py")
 
 
 def errors(app: AppTest) -> list[str]:
@@ -542,11 +538,7 @@ def test_page_a_pattern_slow_on_every_line_stops_at_the_request_budget(app: AppT
     ("abc", "cannot be read as int", 1000),
 ])
 def test_page_a_link_with_a_bad_vocab_size(vocab: str, message: str, opened_at: int) -> None:
-    app = AppTest.from_file(APP, default_timeout=90)  # a link opens a new session: its URL is the first run's
-    app.query_params["preset"] = "bert"
-    app.query_params["vocab"] = vocab
-    app.switch_page("pages/train.py")
-    app.run()
+    app = open_page("pages/train.py", query={"preset": "bert", "vocab": vocab})  # a link: its URL is the first run's
     assert any(message in error for error in errors(app))
     assert app.number_input(key="target_vocab").value == opened_at
     app.number_input(key="target_vocab").set_value(300).run()

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import open_page
+
 import tokviz
 import tokviz.inspect
 from tokviz.errors import TokvizError
@@ -21,7 +23,6 @@ from tokviz.ui.shell import md_escape
 from tokviz.ui.tokenizer_files import SUFFIXES
 from tests import hostile_files
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 CASES = hostile_files.cases()
 #: The uploaders take these endings (tokviz.ui.tokenizer_files.SUFFIXES); the browser refuses others first.
 UPLOADABLE = tuple(f".{suffix}" for suffix in SUFFIXES)
@@ -77,14 +78,6 @@ def test_the_corpus_covers_the_issue_and_keeps_what_worked() -> None:
 
 
 # ---------------------------------------------------------------------- the pages
-def open_page(page: str) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=180)
-    app.run()
-    app.switch_page(page)
-    app.run()
-    return app
-
-
 def upload(app: AppTest, key: str, files) -> AppTest:
     app.file_uploader(key=key).set_value([(name, data, "application/octet-stream") for name, data in files]).run()
     return app

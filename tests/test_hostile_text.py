@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import open_page
 from tokviz import Tokenizer
 from tokviz.metrics import unknown_token_id
 from tokviz.pipeline_config import PipelineConfig, build_tokenizer, build_trainer, component, configured_model, tokenizer_with_model
@@ -237,19 +238,13 @@ def test_unigram_charts_escape_hostile_pieces() -> None:
 # The Train page: every st.html block parsed, captions and notices escaped
 
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
-
 def _page_html_blocks(app: AppTest) -> list[str]:
     return [block.proto.body for block in app.html]
 
 
 @pytest.mark.parametrize("preset", ["gpt2", "custom"])
 def test_train_page_shows_hostile_corpus_test_text_and_special_tokens_as_text(preset: str) -> None:
-    app = AppTest.from_file(APP, default_timeout=90)
-    app.run()
-    app.switch_page("pages/train.py")
-    app.run()
+    app = open_page("pages/train.py")
     app.text_area(key="corpus_text").set_value("\n".join(CORPUS)).run()
     if preset == "custom":
         app.selectbox(key="preset").set_value("custom").run()

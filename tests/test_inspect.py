@@ -189,8 +189,10 @@ def test_byte_level_tokens_shown_decoded(hf_jsons) -> None:
 
 
 def test_describe_component_elides_long_values() -> None:
-    text = describe_component({"type": "Precompiled", "precompiled_charsmap": "A" * 500})
-    assert text.startswith("Precompiled(precompiled_charsmap='AAAA") and text.endswith("…)") and len(text) < 80
+    text = describe_component({"type": "Replace", "pattern": {"String": "x" * 500}, "content": ""})
+    assert text.startswith("Replace(pattern={'String': 'xxx") and text.endswith("…, content='')") and len(text) < 80
+    # A charsmap is base64 of a binary table: its decoded size is shown, not the first characters of the base64.
+    assert describe_component({"type": "Precompiled", "precompiled_charsmap": "A" * 500}) == "Precompiled(charsmap of 375 bytes)"
     assert describe_component(None) == "none"
 
 

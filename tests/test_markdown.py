@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -20,9 +19,9 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import open_page
 from tokviz.markdown import WORD_JOINER, md_escape
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PHISH = "[Session expired: sign in again](http://127.0.0.1:9/phish) **x**"
 PAYLOADS = (PHISH, ":red[alarm] _under_ *star* `code` $x^2$ <b>bold</b> &amp; # Heading", "see http://evil.example/a www.evil.com a@evil.co")
 MARKDOWN = MarkdownIt("commonmark")
@@ -99,13 +98,7 @@ def assert_payload_inert(app: AppTest, where: str) -> int:
 
 
 def open_with_link(page: str, params: dict[str, str]) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=120)
-    for key, value in params.items():
-        app.query_params[key] = value
-    if page != "app.py":
-        app.switch_page(page)
-    app.run()
-    return app
+    return open_page(page, query=params)
 
 
 LINK = {"preset": PHISH, "vocab": PHISH, "lesson": PHISH, "corpus": PHISH, "cmp": PHISH, "model": PHISH}

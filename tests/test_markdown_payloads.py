@@ -10,12 +10,12 @@ link, image, emphasis, code span or math can form from it.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+from tests.app_pages import open_page
+
 PAYLOAD = "[x](e.co) ![](e.co) <b>bold</b> **strong** `code` $math$"
 #: A payload piece left unescaped (not preceded by a backslash) in a Markdown string.
 UNESCAPED = re.compile(r"(?<!\\)\[x(?<!\\)\]\(e|(?<!\\)!(?<!\\)\[\]|<b>bold|(?<!\\)\*\*strong|(?<!\\)`code|(?<!\\)\$math")
@@ -33,15 +33,6 @@ def assert_no_markdown_from_payload(app: AppTest, where: str) -> None:
     assert not app.exception, (where, [str(error.value) for error in app.exception])
     for text in rendered_markdown(app):
         assert not UNESCAPED.search(text), (where, text)
-
-
-def open_page(page: str) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=120)
-    app.run()
-    if page != "app.py":
-        app.switch_page(page)
-        app.run()
-    return app
 
 
 def test_train_corpus_and_test_text() -> None:

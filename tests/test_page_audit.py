@@ -4,22 +4,15 @@ vocab slider whose findings follow it; a link restores the page's choices; hosti
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import open_page
 from tokviz import Tokenizer, models, pre_tokenizers
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def open_audit(params: dict[str, str] | None = None) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=180)
-    for key, value in (params or {}).items():
-        app.query_params[key] = value
-    app.run()
-    app.switch_page("pages/audit.py")
-    app.run()
+    app = open_page("pages/audit.py", query=params)
     assert not app.exception, [str(error.value) for error in app.exception]
     return app
 
@@ -89,10 +82,7 @@ def test_hostile_token_text_stays_text() -> None:
 
 
 def test_the_session_training_gets_a_slider_and_the_findings_follow_it() -> None:
-    app = AppTest.from_file(APP, default_timeout=240)
-    app.run()
-    app.switch_page("pages/train.py")
-    app.run()
+    app = open_page("pages/train.py")
     assert not app.exception, [str(error.value) for error in app.exception]
     app.switch_page("pages/audit.py")
     app.run()

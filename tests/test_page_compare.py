@@ -4,22 +4,18 @@ WordPiece vs Unigram at vocab 2,000 on English prose give plausible metrics, err
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+from tests.app_pages import open_page
+
 PAGE = "pages/compare.py"
 XSS = '<img src=x onerror=alert(1)> & <script>alert("x")</script>'
 
 
 def open_compare() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=120)
-    app.run()
-    app.switch_page(PAGE)
-    app.run()
-    return app
+    return open_page(PAGE)
 
 
 def assert_clean(app: AppTest) -> None:
@@ -288,7 +284,6 @@ def test_an_uploaded_file_that_truncates_is_measured_whole_and_the_page_says_so(
                for caption in app.caption)
 
 
-
 def test_each_tokenizer_has_its_own_download_labelled_with_its_name() -> None:
     """One button per tokenizer: no chooser whose change a quick click could outrun (the previous zip, a deferred file gone)."""
     from tokviz.ui.shell import md_escape
@@ -302,3 +297,12 @@ def test_each_tokenizer_has_its_own_download_labelled_with_its_name() -> None:
     names = list(metrics_frame(app)["configuration"])
     assert names[1].startswith("2 · SentencePiece BPE")
     assert sorted(button.proto.label for button in app.get("download_button")) == sorted(md_escape(name) for name in names)
+
+
+def test_one_token_and_one_place_are_counted_in_the_singular() -> None:
+    app = open_compare()
+    app.text_area(key="compare_text").set_value("a").run()
+    assert_clean(app)
+    notes = [item.value.rsplit("** — ", 1)[1] for item in app.markdown if "outlined" in item.value]
+    assert notes == ["1 token, 0 outlined", "3 tokens, 0 outlined", "2 tokens, 0 outlined"]  # BERT adds [CLS] [SEP], T5 </s>
+    assert any("(0 places in this text)" in caption.value for caption in app.caption)

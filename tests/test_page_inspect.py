@@ -5,13 +5,13 @@ exception; the vocab browser filters; BPE shows its merges and merge trees."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.app_pages import open_page
 from tokenizers import Regex, Tokenizer as HfTokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TEST_TEXT = "Tokenizers split unbelievably long words, naïve café a가 2024!"
 
 
@@ -42,11 +42,7 @@ def hf_tokenizer(kind: str, lines: list[str]) -> HfTokenizer:
 
 
 def open_inspect() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=90)
-    app.run()
-    app.switch_page("pages/inspect.py")
-    app.run()
-    return app
+    return open_page("pages/inspect.py")
 
 
 def upload(app: AppTest, name: str, data: bytes) -> AppTest:
@@ -146,10 +142,7 @@ def test_merge_tree_for_a_typed_token() -> None:
 
 
 def test_the_train_pages_run_can_be_inspected() -> None:
-    app = AppTest.from_file(APP, default_timeout=90)
-    app.run()
-    app.switch_page("pages/train.py")
-    app.run()
+    app = open_page("pages/train.py")
     app.selectbox(key="preset").set_value("char_bpe").run()
     app.switch_page("pages/inspect.py")
     app.run()

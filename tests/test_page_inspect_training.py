@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import open_page
 from tokviz import history_io
 from tokviz.inspect import open_training, training_size_range, training_views
 from tokviz.presets import PRESETS
 from tokviz.samples import load_sample
 from tokviz.training import run_training
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 LINES = load_sample().splitlines()
 
 
@@ -29,13 +29,9 @@ def unigram_file() -> bytes:
     return history_io.dumps(run_training(config, 600, LINES), config).encode("utf-8")
 
 
-def open_page() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=120)
-    app.run()
-    app.switch_page("pages/inspect.py")
-    app.run()
-    app.radio(key="inspect_source").set_value("a training").run()
-    return app
+def open_a_training() -> AppTest:
+    """Inspect with "Open a training" chosen."""
+    return open_page("pages/inspect.py").radio(key="inspect_source").set_value("a training").run()
 
 
 def upload(app: AppTest, name: str, data: bytes) -> AppTest:
@@ -61,7 +57,7 @@ def test_open_training_refuses_big_files_before_reading():
 
 
 def test_inspect_opens_a_bpe_training_and_moves_through_its_sizes(bpe_file):
-    app = upload(open_page(), "history.json", bpe_file)
+    app = upload(open_a_training(), "history.json", bpe_file)
     assert not app.exception, [str(error.value) for error in app.exception]
     slider = app.slider(key="inspect_training_vocab")
     assert (slider.min, slider.max, slider.value) == (257, 400, 400)
@@ -76,7 +72,7 @@ def test_inspect_opens_a_bpe_training_and_moves_through_its_sizes(bpe_file):
 
 
 def test_inspect_opens_a_unigram_training_with_its_em_views(unigram_file):
-    app = upload(open_page(), "t5.json", unigram_file)
+    app = upload(open_a_training(), "t5.json", unigram_file)
     assert not app.exception, [str(error.value) for error in app.exception]
     assert [tab.label for tab in app.tabs] == ["EM steps", "EM objective", "Pruning rounds", "Removed pieces"]
     app.slider(key="inspect_training_vocab").set_value(app.slider(key="inspect_training_vocab").min).run()
@@ -84,7 +80,7 @@ def test_inspect_opens_a_unigram_training_with_its_em_views(unigram_file):
 
 
 def test_a_file_that_is_not_a_training_is_named_with_its_reason_and_no_markdown():
-    app = upload(open_page(), "[x](//e.co) **bold**.json", b'{"format": "nope"}')
+    app = upload(open_a_training(), "[x](//e.co) **bold**.json", b'{"format": "nope"}')
     assert not app.exception
     errors = [error.value for error in app.error]
     assert len(errors) == 1
@@ -102,7 +98,7 @@ def test_degenerate_size_ranges_draw_a_fixed_view_or_a_bounded_slider(name):
 
     from tokviz.limits import MAX_TOKENIZER_VOCAB
 
-    app = upload(open_page(), name, _degenerate_files()[name])
+    app = upload(open_a_training(), name, _degenerate_files()[name])
     assert not app.exception, [str(error.value) for error in app.exception]
     sliders = [slider for slider in app.slider if slider.key == "inspect_training_vocab"]
     if name == "huge.json":

@@ -3,28 +3,18 @@ with Next (and back with Back / the slider), the exercise mode, the editable wor
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import assert_clean, open_page
 from tokviz import lessons
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "pages/learn.py"
 
 
 def open_learn() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=60)
-    app.run()
-    app.switch_page(PAGE)
-    app.run()
-    return app
-
-
-def assert_clean(app: AppTest) -> None:
-    assert not app.exception, [str(error.value) for error in app.exception]
-    assert not app.error, [error.value for error in app.error]
+    return open_page(PAGE)
 
 
 def frame_with(app: AppTest, column: str):

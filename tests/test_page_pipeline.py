@@ -3,26 +3,12 @@ sequence gets type ids 1, the Train page's run can be picked, user text never be
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+from tests.app_pages import assert_clean, open_page
+
 HEADERS = ["1 · Normalization", "2 · Pre-tokens", "3 · Model tokens", "4 · Post-processed encoding", "5 · Decoded", "6 · Bytes"]
-
-
-def open_page(page: str = "pages/pipeline.py") -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=90)
-    app.run()
-    app.switch_page(page)
-    app.run()
-    return app
-
-
-def assert_clean(app: AppTest) -> None:
-    assert not app.exception, [str(error.value) for error in app.exception]
-    assert not app.error, [error.value for error in app.error]
 
 
 def metric(app: AppTest, label: str) -> str:
@@ -34,7 +20,7 @@ def frame_with(app: AppTest, column: str):
 
 
 def test_page_shows_every_stage_with_the_default_preset() -> None:
-    app = open_page()
+    app = open_page("pages/pipeline.py")
     assert_clean(app)
     assert app.title[0].value == "One text through the pipeline"
     assert [header.value for header in app.header] == HEADERS
@@ -46,7 +32,7 @@ def test_page_shows_every_stage_with_the_default_preset() -> None:
 
 
 def test_bytes_view_counts_characters_and_bytes() -> None:
-    app = open_page()
+    app = open_page("pages/pipeline.py")
     app.text_area(key="pipeline_text").set_value("a가 짧").run()
     assert_clean(app)
     assert (metric(app, "characters"), metric(app, "UTF-8 bytes"), metric(app, "byte-level symbols")) == ("4", "8", "8")
@@ -57,7 +43,7 @@ def test_bytes_view_counts_characters_and_bytes() -> None:
 
 @pytest.mark.parametrize("preset", ["bert", "t5", "char_bpe"])
 def test_each_preset_runs_through_every_stage(preset: str) -> None:
-    app = open_page()
+    app = open_page("pages/pipeline.py")
     app.selectbox(key="pipeline_tokenizer").set_value(preset).run()
     assert_clean(app)
     assert [header.value for header in app.header] == HEADERS
@@ -65,7 +51,7 @@ def test_each_preset_runs_through_every_stage(preset: str) -> None:
 
 
 def test_bert_normalization_highlights_changes_and_a_pair_gets_type_ids() -> None:
-    app = open_page()
+    app = open_page("pages/pipeline.py")
     app.selectbox(key="pipeline_tokenizer").set_value("bert").run()
     app.text_input(key="pipeline_pair").set_value("Second one").run()
     assert_clean(app)
@@ -78,7 +64,7 @@ def test_bert_normalization_highlights_changes_and_a_pair_gets_type_ids() -> Non
 
 
 def test_user_text_is_never_markup() -> None:
-    app = open_page()
+    app = open_page("pages/pipeline.py")
     app.text_area(key="pipeline_text").set_value('<img src=x onerror=alert(1)> <script>alert("x")</script>').run()
     assert_clean(app)
     for block in app.html:

@@ -4,24 +4,19 @@ vocab slider re-tokenizes, uploads train, bad input shows a message, user text i
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+from tests.app_pages import open_page
+
 PAGE = "pages/train.py"
 XSS = '<img src=x onerror=alert(1)> and <script>alert("x")</script> plus "quotes" & ampersands'
 
 
 def open_train(query: dict[str, str] | None = None) -> AppTest:
     """The Train page as a browser opens it: a link (``query``) is the first run's URL."""
-    app = AppTest.from_file(APP, default_timeout=60)
-    for key, value in (query or {}).items():
-        app.query_params[key] = value
-    app.switch_page(PAGE)
-    app.run()
-    return app
+    return open_page(PAGE, query=query or {})
 
 
 def open_tab(app: AppTest, label: str) -> AppTest:

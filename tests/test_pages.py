@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import open_page
 from tokviz.corpus import corpus_stats
 from tokviz.samples import load_sample
 from tokviz.ui import PAGES
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
 
 def run_page(page_path: str) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=60)
-    app.run()
-    if page_path != PAGES[0].path:
-        app.switch_page(page_path)
-        app.run()
-    return app
+    return open_page(page_path)
 
 
 @pytest.mark.parametrize("page_path", [page.path for page in PAGES])

@@ -8,25 +8,18 @@ unique line in it), and the call counts below see only that test's trainings.
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import open_page
 from tokviz.links import to_link
 from tokviz.samples import load_sample
 from tokviz.ui.workspace import WORKSPACE_KEY
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
 
 def fresh_app(query: dict[str, str] | None = None, page: str = "pages/train.py") -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=120)
-    for key, value in (query or {}).items():
-        app.query_params[key] = value
-    if page != "app.py":
-        app.switch_page(page)
-    app.run()
+    app = open_page(page, query=query or {})
     assert not app.exception, [str(error.value) for error in app.exception]
     return app
 

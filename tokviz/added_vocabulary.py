@@ -154,14 +154,22 @@ class AddedToken:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "AddedToken":
-        return cls(
-            content=data["content"],
-            single_word=bool(data.get("single_word", False)),
-            lstrip=bool(data.get("lstrip", False)),
-            rstrip=bool(data.get("rstrip", False)),
-            normalized=bool(data.get("normalized", not data.get("special", False))),
-            special=bool(data.get("special", False)),
-        )
+        content = data["content"]
+        if not isinstance(content, str):
+            return cls(content)  # (None is the empty token; anything else is refused with a sentence)
+        # Every flag is read with bool(), so only the content needed a check (Whisper loads 1,509 tokens).
+        token = object.__new__(cls)
+        setter = object.__setattr__
+        get = data.get
+        special = bool(get("special", False))
+        setter(token, "content", content)
+        setter(token, "single_word", bool(get("single_word", False)))
+        setter(token, "lstrip", bool(get("lstrip", False)))
+        setter(token, "rstrip", bool(get("rstrip", False)))
+        setter(token, "special", special)
+        setter(token, "normalized", bool(get("normalized", not special)))
+        setter(token, "_normalized_given", True)
+        return token
 
     def __str__(self) -> str:
         return self.content
@@ -240,10 +248,11 @@ class AddedVocabulary:
         return not self._content_to_id
 
     # ----------------------------------------------------------------- adding
-    def add_tokens(self, tokens: Iterable[AddedToken], model: Any, normalizer: Any = None) -> int:
+    def add_tokens(self, tokens: Iterable[AddedToken], model: Any, normalizer: Any = None, *, owned: bool = False) -> int:
         """Add tokens; returns how many were new (empty and repeated tokens are ignored).
-        The vocabulary keeps copies: editing a token afterwards changes nothing here."""
-        tokens = [token.__copy__() for token in tokens]
+        The vocabulary keeps copies (``owned``: the caller made them for it and keeps none):
+        editing a token afterwards changes nothing here."""
+        tokens = list(tokens) if owned else [token.__copy__() for token in tokens]
         for token in tokens:
             if token.special and token.content and token.content not in self._special_contents:
                 self._special.append(token)

@@ -107,6 +107,8 @@ def describe_component(data: Mapping[str, Any] | None) -> str:
     'Sequence(NFD → Lowercase)'
     >>> describe_component({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True})
     'ByteLevel(add_prefix_space=False, trim_offsets=True)'
+    >>> describe_component({"type": "Precompiled", "precompiled_charsmap": "AAECAwQFBgc="})
+    'Precompiled(charsmap of 8 bytes)'
 
     Iterative (a stack of the Sequences being described), so a Sequence nested past Python's recursion
     limit is described too.
@@ -157,6 +159,9 @@ def _describe_leaf(data: Any) -> str:
     options = []
     for key, value in data.items():
         if key == "type":
+            continue
+        if key == "precompiled_charsmap" and isinstance(value, str):  # base64 of a binary table: its size says more
+            options.append(f"charsmap of {len(value) * 3 // 4 - value[-2:].count('='):,} bytes")
             continue
         shown = repr(value)
         if len(shown) > _LONG_VALUE:

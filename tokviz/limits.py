@@ -359,6 +359,8 @@ def check_json_values(data: bytes | str, name: str = "This file", max_values: in
     >>> check_json_values(b'{"hello": 1}')
     """
     limit = MAX_JSON_VALUES if max_values is None else max_values
+    if isinstance(data, (bytes, bytearray)) and len(data) < limit:
+        return  # (every value but the first takes a byte of its own: the count cannot reach the limit)
     count = json_value_count(data)
     if count > limit:
         _refuse(name, "JSON values (counted before reading it)", count, limit, "per file", env)
@@ -669,8 +671,11 @@ def parse_json(
             raise failure(f"{name} is not UTF-8 text (byte {problem.start} cannot be read), so it cannot be a {what}.") from None
     else:
         text = data
-        check_unicode(text, name)
-        raw = text.encode("utf-8")
+        try:
+            raw = text.encode("utf-8")
+        except UnicodeEncodeError:
+            check_unicode(text, name)  # (says where the lone surrogate is)
+            raise
     check_json_values(raw, name, max_values, values_env)
     check_json_text(text, name, raw)
     try:

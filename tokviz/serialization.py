@@ -194,7 +194,7 @@ def tokenizer_from_dict(data: Any) -> Any:
     except (KeyError, TypeError, AttributeError) as error:
         raise SerializationError(f"An entry of 'added_tokens' in this tokenizer.json is malformed ({error}).") from error
     # HF adds them all at once; add_tokens sorts out which are special.
-    tokenizer._added.add_tokens(tokens, tokenizer.model, tokenizer.normalizer)
+    tokenizer._added.add_tokens(tokens, tokenizer.model, tokenizer.normalizer, owned=True)
 
     truncation = data.get("truncation")
     if truncation is not None:

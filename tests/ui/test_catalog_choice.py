@@ -3,31 +3,13 @@ shortcut to Compare, and the choice kept in the workspace and the link."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
 pytest.importorskip("llama_models")
 pytest.importorskip("mistral_common")
 
+from tests.app_pages import assert_clean, open_page  # noqa: E402
 from tokviz.ui.workspace import WORKSPACE_KEY  # noqa: E402
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
-
-def open_page(page: str) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=240)
-    app.run()
-    app.switch_page(page)
-    app.run()
-    return app
-
-
-def assert_clean(app: AppTest) -> None:
-    assert not app.exception, [str(error.value) for error in app.exception]
-    assert not app.error, [error.value for error in app.error]
-
 
 def test_compare_picks_llama3_and_tekken_beside_the_trained_configurations() -> None:
     app = open_page("pages/compare.py")
@@ -163,13 +145,6 @@ def test_a_missing_package_is_named_with_what_to_install(monkeypatch) -> None:
 def test_the_panel_counts_only_what_it_offers() -> None:
     """A link naming the Train page's tokenizer before anything was trained here: the picker cannot offer it, and
     the panel's title counts what the picker shows (it said "4 chosen" over 3)."""
-    from pathlib import Path
-
-    from streamlit.testing.v1 import AppTest
-
-    app = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=120)
-    app.query_params["ccat"] = "session,Llama 3"
-    app.switch_page("pages/compare.py")
-    app.run()
+    app = open_page("pages/compare.py", query={"ccat": "session,Llama 3"})
     assert not app.exception
     assert any(expander.label.endswith("(1 chosen)") for expander in app.expander)

@@ -10,23 +10,15 @@ These checks would catch the text box coming back with the large text in it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import open_page
 from tokviz.corpus import corpus_hash
 from tokviz.samples import load_sample
 from tokviz.ui.corpus_input import TEXT_BOX_MAX_CHARS, active_text
 from tokviz.workspace import Workspace
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 LARGE = ("the quick brown fox jumps over the lazy dog\n" * (TEXT_BOX_MAX_CHARS // 44 + 10))
-
-
-def open_page(page: str) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=120)
-    app.switch_page(page)
-    return app.run()
 
 
 def keys(app: AppTest, kind: str) -> set[str]:
@@ -34,7 +26,7 @@ def keys(app: AppTest, kind: str) -> set[str]:
 
 
 def test_a_large_paste_leaves_the_text_box_and_is_the_corpus() -> None:
-    app = open_page("pages/train.py")
+    app = open_page("pages/train.py", query={})
     app.text_area(key="corpus_text").set_value(LARGE).run()
     assert not app.exception
     assert "corpus_text" not in keys(app, "text_area")  # the browser is not handed the text back
@@ -55,13 +47,13 @@ def test_a_large_paste_leaves_the_text_box_and_is_the_corpus() -> None:
 
 
 def test_a_small_paste_stays_in_the_text_box() -> None:
-    app = open_page("pages/train.py")
+    app = open_page("pages/train.py", query={})
     app.text_area(key="corpus_text").set_value("a small corpus\n" * 40).run()
     assert app.text_area(key="corpus_text").value == "a small corpus\n" * 40
 
 
 def test_compare_keeps_a_large_paste_the_same_way() -> None:
-    app = open_page("pages/compare.py")
+    app = open_page("pages/compare.py", query={})
     app.text_area(key="compare_corpus_text").set_value(LARGE).run()
     assert not app.exception
     assert "compare_corpus_text" not in keys(app, "text_area")
@@ -107,7 +99,7 @@ def test_letting_a_large_paste_go_gives_memory_back(monkeypatch) -> None:
 
     calls = []
     monkeypatch.setattr(corpus_input, "give_back_memory", lambda: calls.append(1))
-    app = open_page("pages/train.py")
+    app = open_page("pages/train.py", query={})
     app.text_area(key="corpus_text").set_value("a small corpus\n" * 40).run()
     assert calls == []  # a small text: nothing to give back
     app.text_area(key="corpus_text").set_value(LARGE).run()

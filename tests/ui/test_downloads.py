@@ -2,24 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
-
-def open_page(page: str) -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=240)
-    app.run()
-    app.switch_page(page)
-    app.run()
-    return app
-
-
-def assert_clean(app: AppTest) -> None:
-    assert not app.exception, [str(error.value) for error in app.exception]
-    assert not app.error, [error.value for error in app.error]
+from tests.app_pages import assert_clean, open_page
 
 
 def test_inspect_writes_every_kind_and_names_what_is_lost() -> None:

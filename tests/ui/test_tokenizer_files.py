@@ -9,18 +9,14 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import open_page
+
 import tokviz.limits
 from tokviz.ui.shell import md_escape
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
 
 def open_inspect() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=180)
-    app.run()
-    app.switch_page("pages/inspect.py")
-    app.run()
-    return app
+    return open_page("pages/inspect.py")
 
 
 def upload(app: AppTest, name: str, data: bytes) -> AppTest:

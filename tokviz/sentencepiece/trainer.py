@@ -455,7 +455,7 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         if pretokenizer is not None:
             texts = _pretokenize(texts, pretokenizer, allow_inconsistent)
         _replace_metas(texts, meta_list)
-        sentences = [(text, freq) for text, freq in zip(texts, freqs or repeat(1)) if text]
+        sentences = _without_empty(list(zip(texts, freqs or repeat(1))))
         if not sentences:
             raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
         corpus.sentence_count = len(sentences)
@@ -497,6 +497,19 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
 #: below this many characters a corpus is normalized and counted in one process (a fork costs ~10 ms)
 _TWO_PROCESS_MIN_CHARS = 1_000_000
 _WORKER_SHARE = 0.55  # of the characters (the last lines), for the forked worker
+
+
+def _without_empty(sentences: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """sentencepiece's removal of empty sentences: each replaced by the last one (the order its
+    unigram seeds see). ``[("", 1), ("a", 1), ("b", 1)] -> [("b", 1), ("a", 1)]``."""
+    at = 0
+    while at < len(sentences):
+        if sentences[at][0]:
+            at += 1
+        else:
+            sentences[at] = sentences[-1]
+            sentences.pop()
+    return sentences
 
 
 def _replace_metas(texts: list[str], meta_list: list[str]) -> None:
@@ -604,43 +617,6 @@ def _words(spec: TrainerSpec, sentences: Iterable[tuple[str, int]]) -> dict[str,
                 for word in split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces):
                     words[word] += freq
     return words
-
-
-def _chunks(word: str, rules: PieceRules) -> list[str]:
-    """Split a word where no piece can cross (script changes, the unknown marker, tabs)."""
-    return [chunk for chunk, _ in _located_chunks(word, rules)]
-
-
-_LOOSE: dict[PieceRules, PieceRules] = {}
-
-
-def _located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
-    """``_chunks`` with the start of each chunk in the word."""
-    if rules.split_by_whitespace and not rules.treat_whitespace_as_suffix:
-        body = word[1:] if word[:1] == "\u2581" else word
-        if body.isascii() and body.isalpha():  # (most words: ASCII letters after a "▁", every prefix a valid piece)
-            return [(word, 0)]
-    loose = _LOOSE.get(rules)
-    if loose is None:  # (rules without the length limit: a chunk may be longer than any piece)
-        loose = _LOOSE[rules] = PieceRules(10**9, rules.split_by_unicode_script, rules.split_by_number, rules.split_digits,
-                                           rules.split_by_whitespace, rules.treat_whitespace_as_suffix,
-                                           rules.allow_whitespace_only_pieces)
-    chunks: list[tuple[str, int]] = []
-    current, start = "", 0
-    for index, char in enumerate(word):
-        if char in (UNK_CHAR, "\t"):
-            if current:
-                chunks.append((current, start))
-            current, start = "", index + 1
-            continue
-        if current and not loose.is_valid(current + char):
-            chunks.append((current, start))
-            current, start = char, index
-        else:
-            current += char
-    if current:
-        chunks.append((current, start))
-    return chunks
 
 
 def train_sentencepiece(arg: str | Mapping[str, Any] | None = None, *, sentence_iterator: Iterable[str] | None = None,
@@ -833,32 +809,36 @@ def _format_score(score: float) -> str:
 
 def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required: Mapping[str, int], rules: PieceRules,
                    meta_size: int, progress: Callable[[str, int, int], None] | None) -> tuple[list[tuple[str, float]], Any]:
-    """sentencepiece's unigram trainer on words cut where no piece may cross (scripts, unknown marker)."""
+    """sentencepiece's unigram trainer on the words of the sentences, with what follows each word."""
     from tokviz.sentencepiece.trainer_unigram import train_unigram
 
-    contexts: dict[tuple[str, str], int] = {}
-    cache: dict[str, list[tuple[str, int]]] = {}
-    word_total = 0
-    unknown_count = 0
-    for text, freq in sentences:
-        if UNK_CHAR in text:
-            unknown_count += freq * text.count(UNK_CHAR)
-        pieces = [text] if not spec.split_by_whitespace else split_into_words(
-            text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
-        offset = 0
-        word_total += freq * len(pieces)
-        for word in pieces:
-            located = cache.get(word)
-            if located is None:
-                located = cache[word] = _located_chunks(word, rules)
-            for chunk, start in located:
-                end = offset + start + len(chunk)
-                key = (chunk, text[end] if end < len(text) else "\0")
-                contexts[key] = contexts.get(key, 0) + freq
-            offset += len(word)
+    split = (lambda text: [text]) if not spec.split_by_whitespace else (
+        lambda text: split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces))
+    contexts: Counter[tuple[str, str]] = Counter()
+    prefix_words = spec.split_by_whitespace and not spec.treat_whitespace_as_suffix
+    totals: Counter[str] = Counter()
+    for number, (text, freq) in enumerate(sentences):
+        words = split(text)
+        # after the last word: "\0" and what starts the next sentence in sentencepiece's text of
+        # sentences (each repeated ``freq`` times: the sentence itself, then the next one)
+        following = "\0" + sentences[number + 1][0][:1] if number + 1 < len(sentences) else "\0"
+        if freq > 1:
+            contexts[words[-1], "\0" + text[:1]] += freq - 1
+        contexts[words[-1], following] += 1
+        if prefix_words:  # (every later word starts with "▁": count the words, the rest below)
+            if freq == 1:
+                totals.update(words)
+            else:
+                for word in words:
+                    totals[word] += freq
+            totals[words[-1]] -= freq
+        else:
+            for word, after in zip(words, words[1:]):
+                contexts[word, after[:1]] += freq
+    for word, n in totals.items():
+        if n:
+            contexts[word, "\u2581"] += n
     result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules,
                            seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
-                           num_sub_iterations=spec.num_sub_iterations, word_count=float(word_total),
-                           unknown_count=float(unknown_count),
-                           progress=progress)
+                           num_sub_iterations=spec.num_sub_iterations, progress=progress)
     return list(result.pieces), result

@@ -8,7 +8,11 @@ differs from older releases in two places marked (new) below.
    internal nodes of sentencepiece's byte-level suffix array are: ``é`` and ``è`` share their
    first byte, so a substring followed only by those two is no seed) ranked by
    ``occurrences * length``, where occurrences count every occurrence in the corpus (HF counts
-   each distinct word once: the main reason its vocabularies differ from sentencepiece's); the
+   each distinct word once: the main reason its vocabularies differ from sentencepiece's) and a
+   piece X ending 2+ sentences also gets the occurrences of ``X\\0`` when what follows those
+   ``\\0`` differs (the suffix array runs over the sentences each ended by ``\\0``, in
+   sentencepiece's order: empty sentences replaced by the last one, so the end of the text
+   follows the last sentence); the
    top ``seed_sentencepiece_size`` of them join the characters; score = ``log(count / total)``.
 2. **EM** on the words: E-step = expected piece counts from forward-backward marginals, M-step
    drops pieces expected less than 0.5 times and sets ``digamma(count) - digamma(total)``.
@@ -25,9 +29,16 @@ Tie-breaking and precision, as sentencepiece does them (what makes the same piec
 
 - seeds of equal ``occurrences * length``: the longer UTF-8 string first, then the smaller;
   the characters first, by count (highest first), then by character;
-- sentencepiece keeps its scores, expected counts and losses in ``float`` (float32): seed
-  scores, M-step scores (digamma in double, stored as float; the counts' sum accumulated as a
-  float in list order) and pruning losses are rounded to float32 at the same steps, so two
+- sentencepiece keeps its scores, expected counts and losses in ``float`` (float32), and so
+  does this trainer, step for step: the E-step runs on whole words (not on the chunks the seeds
+  come from) in sentencepiece's word order (count, highest first, then the word); forward and
+  backward fold each position's nodes one by one with its ``LogSumExp`` (float32 difference,
+  double ``log1p(exp)``, stored as a float; nodes ending at a position earliest start first,
+  nodes starting at one shortest first); each node's ``freq * exp(alpha + score + beta - Z)``
+  (exponent summed in float32 left to right) is added to a float32 count in word order,
+  position by position (``np.add.at``: one double addition rounded to float each); Viterbi sums
+  in float32; seed scores, M-step scores (digamma in double, stored as float; the counts' sum
+  accumulated as a float in list order) and pruning losses are rounded at the same steps, so two
   losses equal in float32 tie here too;
 - a pruning keeps first the pieces without a loss (characters, pieces with no split), in list
   order, then the candidates by loss, highest first, ties by their place in the list; that
@@ -37,12 +48,17 @@ Tie-breaking and precision, as sentencepiece does them (what makes the same piec
   summed in that order;
 - finalize: by score (highest first), ties by piece (UTF-8 byte order, the same as code points).
 
-Measured against sentencepiece 0.2.3 with ``num_threads=1`` on a 278 KB slice of big.txt
-(botchan-sized): every EM step's size and token count equal; 1,000 pieces Jaccard 0.998
-(one piece differs), held-out tokens +0.07%; 4,000 pieces the same pieces.
+Where this can still differ: with several threads sentencepiece sums each thread's share of the
+words apart, then the shares (tokviz sums as one thread); the unknown node of a dropped
+character is folded first among the nodes starting at its position in backward, where
+sentencepiece folds it last (only when a longer piece starts there too); Viterbi ties made by
+float32 rounding of ``best + score`` pick the best predecessor per position here, per following
+node in sentencepiece.
 
-Words are cut where no piece may cross (script changes, the unknown marker): the lattices
-of the parts multiply, so marginals and Viterbi paths are those of the whole word.
+Measured against sentencepiece 0.2.3 with ``num_threads=1`` (same pieces with the same scores, in
+the same order, held-out token counts equal): botchan.txt at 1,000 and 4,000 (8,000: refused by
+sentencepiece too); big.txt's first 6,000 lines at 1,000 and 4,000, first 20,000 at 8,000;
+tinyshakespeare at 1,000, 4,000, 8,000; wikitext2_valid at 4,000.
 """
 
 from __future__ import annotations
@@ -56,7 +72,7 @@ import numpy as np
 
 from tokviz.history import EmStep, PruneRound
 from tokviz.models.unigram import _em
-from tokviz.sentencepiece.pieces import PieceRules
+from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules
 from tokviz.sentencepiece.trainer_bpe import sorted_chars
 
 __all__ = ["UnigramResult", "train_unigram"]
@@ -75,141 +91,277 @@ class UnigramResult:
     stop_reason: str
 
 
-def _lead_byte(char: str) -> str:
-    """The first UTF-8 byte of ``char`` (as a one-character string): sentencepiece's suffix array is over
-    bytes, so a substring followed only by characters sharing their first byte (``é`` and ``è``) is no
-    internal node of it. ``_lead_byte("é") == "\xc3"``."""
+#: codes of what follows a substring in sentencepiece's suffix array: 0..255 a UTF-8 byte (the
+#: first one of the next character), then the end of the text, then "several different ones"
+_END, _SEVERAL = 256, 257
+_LOOSE: dict[PieceRules, PieceRules] = {}
+
+
+def _lead_code(char: str) -> int:
+    """The first UTF-8 byte of ``char``: sentencepiece's suffix array is over bytes, so a substring
+    followed only by characters sharing their first byte (``é`` and ``è``) is no internal node of it.
+    ``_lead_code("é") == 0xC3``."""
     code = ord(char)
-    if code < 0x80:
-        return char
-    if code < 0x800:
-        return chr(0xC0 | code >> 6)
-    if code < 0x10000:
-        return chr(0xE0 | code >> 12)
-    return chr(0xF0 | code >> 18)
+    return code if code < 0x80 else 0xC0 | code >> 6 if code < 0x800 else 0xE0 | code >> 12 if code < 0x10000 else 0xF0 | code >> 18
 
 
-def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size: int) -> list[tuple[str, float]]:
-    """Seed pieces from ``{(chunk, the character after it in its sentence or "\\0"): count}``."""
-    max_len = rules.max_sentencepiece_length
-    occurrences: dict[str, int] = {}
-    follow: dict[str, str | None] = {}  # the one character that always follows, None when several do
-    all_chars: dict[str, int] = {}
-    missing: Any = object()
-    follow_get = follow.get
-    # each chunk once, with its total count and the first byte of what follows it (None: several)
-    by_chunk: dict[str, list[Any]] = {}
-    for (chunk, after), count in contexts.items():
-        lead = _lead_byte(after)
-        entry = by_chunk.get(chunk)
-        if entry is None:
-            by_chunk[chunk] = [count, lead]
+def _ascii_word(word: str, rules: PieceRules) -> bool:
+    """ASCII letters after a leading "▁": every substring of it is a valid piece (most words)."""
+    if not rules.split_by_whitespace or rules.treat_whitespace_as_suffix:
+        return False
+    body = word[1:] if word[:1] == "\u2581" else word
+    return body.isascii() and body.isalpha()
+
+
+def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
+    """The parts of ``word`` no piece can cross (script changes, the unknown marker, tabs), with
+    where each starts: ``located_chunks("▁hello,", PieceRules()) == [("▁hello", 0), (",", 6)]``."""
+    if _ascii_word(word, rules):
+        return [(word, 0)]
+    loose = _LOOSE.get(rules)
+    if loose is None:  # (rules without the length limit: a chunk may be longer than any piece)
+        loose = _LOOSE[rules] = PieceRules(10**9, rules.split_by_unicode_script, rules.split_by_number, rules.split_digits,
+                                           rules.split_by_whitespace, rules.treat_whitespace_as_suffix,
+                                           rules.allow_whitespace_only_pieces)
+    chunks: list[tuple[str, int]] = []
+    current, start = "", 0
+    for index, char in enumerate(word):
+        if char in (UNK_CHAR, "\t"):
+            if current:
+                chunks.append((current, start))
+            current, start = "", index + 1
+            continue
+        if current and not loose.is_valid(current + char):
+            chunks.append((current, start))
+            current, start = char, index
         else:
-            entry[0] += count
-            if entry[1] != lead:
-                entry[1] = None
-    for chunk, (count, tail) in by_chunk.items():
-        n = len(chunk)
-        for char in chunk:
-            all_chars[char] = all_chars.get(char, 0) + count
-        # what follows each place, as first bytes (the chunk itself when it is ASCII; "\uffff", no
-        # byte, stands for several followers at the end, set below)
-        leads = (chunk if chunk.isascii() else "".join(map(_lead_byte, chunk))) + (tail or "\uffff")
-        for start in range(n - 1):
-            for end in range(start + 2, min(n, start + max_len) + 1):
-                sub = chunk[start:end]
-                prev = follow_get(sub, missing)
-                if prev is missing:  # (a first occurrence: one look-up and two stores)
-                    follow[sub] = leads[end]
-                    occurrences[sub] = count
-                else:
-                    occurrences[sub] += count
-                    if prev is not None and prev != leads[end]:
-                        follow[sub] = None
-        if tail is None:
-            for start in range(max(0, n - max_len), n - 1):
-                follow[chunk[start:]] = None
-    candidates: list[tuple[int, str]] = []
-    for sub, occ in occurrences.items():
-        if occ < 2 or follow[sub] is not None:  # not an internal node of the suffix tree
+            current += char
+    if current:
+        chunks.append((current, start))
+    return chunks
+
+
+@dataclass
+class _Corpus:
+    """The words laid end to end (each followed by "\\0", sentencepiece's order: count, highest
+    first, then the word) with the seed pieces and the lattice nodes of every word for them."""
+
+    names: list[str]  # the seeds: characters, then substrings, then the unknown node's stand-in
+    seed_scores: list[float]
+    occurrence: np.ndarray  # one position where each seed occurs (-1: none)
+    counts: np.ndarray  # of the words
+    lattices: _em.LatticeSet
+
+
+def _utf8_sizes(codes: np.ndarray) -> np.ndarray:
+    return 1 + (codes >= 0x80).astype(np.int64) + (codes >= 0x800) + (codes >= 0x10000)
+
+
+def _lead_codes(codes: np.ndarray) -> np.ndarray:
+    return np.where(codes < 0x80, codes, np.where(codes < 0x800, 0xC0 | codes >> 6,
+                                                  np.where(codes < 0x10000, 0xE0 | codes >> 12, 0xF0 | codes >> 18)))
+
+
+def _distinct_per_group(group: np.ndarray, code: np.ndarray, n_groups: int) -> np.ndarray:
+    """Whether each group sees two different follower codes (or "several" once)."""
+    pairs = np.unique(group * (_SEVERAL + 1) + code)
+    distinct = np.bincount(pairs // (_SEVERAL + 1), minlength=n_groups)
+    return (distinct >= 2) | (np.bincount(group, weights=code == _SEVERAL, minlength=n_groups) > 0)
+
+
+def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size: int) -> _Corpus:
+    """sentencepiece's seeds (``MakeSeedSentencePieces``) and every word's lattice nodes for them.
+
+    ``contexts``: ``{(word, what follows it in its sentence): count}`` -- the next character, or
+    after the last word ``"\\0"`` and the first character of the next sentence (nothing after the
+    last sentence). The substrings are ranked k characters at a time over the words laid end to
+    end (the k-gram at a position is the (k-1)-gram there and one more character), so a
+    substring's occurrences, what follows it and where it stands are numpy reductions."""
+    count: dict[str, int] = {}
+    tail: dict[str, int] = {}  # what follows each word: one lead byte or _SEVERAL
+    end_count: dict[str, int] = {}  # how often it ends a sentence
+    end_next: dict[str, int] = {}  # what follows those ends' "\0": a lead byte, _END or _SEVERAL
+    for (word, after), n in contexts.items():
+        if not word or n <= 0:
             continue
-        if not rules.is_valid(sub):
-            continue
-        candidates.append((occ * len(sub), sub))
+        follower = _lead_code(after[0])
+        if word in count:
+            count[word] += n
+            if tail[word] != follower:
+                tail[word] = _SEVERAL
+        else:
+            count[word], tail[word] = n, follower
+        if after[0] == "\0":
+            following = _lead_code(after[1]) if len(after) > 1 else _END
+            end_count[word] = end_count.get(word, 0) + n
+            if end_next.get(word, following) != following:
+                following = _SEVERAL
+            end_next[word] = following
+    # sentencepiece's word order (``Sorted``): its float32 sums of expected counts go in this order
+    ordered = sorted(count.items(), key=lambda item: (-item[1], item[0]))
+    words = [w for w, _ in ordered]
+    flat = "\0".join(words) + "\0"
+    codes = np.frombuffer(flat.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    n_positions = len(codes)
+    sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    last = np.cumsum(sizes + 1) - 1
+    first = last - sizes
+    word_of = np.repeat(np.arange(len(words)), sizes + 1)
+    counts = np.fromiter((c for _, c in ordered), dtype=np.int64, count=len(words))
+    weight = counts[word_of]
+    # where a piece starting at each position must end by (its chunk's end; itself where no piece
+    # starts: the separators, unknown markers, tabs); the words of ASCII letters are one chunk
+    ascii_word = np.fromiter((_ascii_word(w, rules) for w in words), dtype=bool, count=len(words))
+    chunk_starts, chunk_sizes = [first[ascii_word]], [sizes[ascii_word]]
+    other_starts: list[int] = []
+    other_sizes: list[int] = []
+    for index in np.flatnonzero(~ascii_word).tolist():
+        base = int(first[index])
+        for chunk, at in located_chunks(words[index], rules):
+            other_starts.append(base + at)
+            other_sizes.append(len(chunk))
+    chunk_starts.append(np.asarray(other_starts, dtype=np.int64))
+    chunk_sizes.append(np.asarray(other_sizes, dtype=np.int64))
+    starts_all, sizes_all = np.concatenate(chunk_starts), np.concatenate(chunk_sizes)
+    chunk_end = np.arange(n_positions, dtype=np.int64)
+    inside = np.repeat(starts_all - np.cumsum(sizes_all) + sizes_all, sizes_all) + np.arange(int(sizes_all.sum()))
+    chunk_end[inside] = np.repeat(starts_all + sizes_all, sizes_all)
+    in_chunk = chunk_end > np.arange(n_positions)
+
+    # characters (sentencepiece leaves the unknown marker and tabs out), most frequent first
+    alphabet, char_id = np.unique(codes, return_inverse=True)
+    char_id = char_id.reshape(-1)
+    n_chars = len(alphabet)
+    char_weight = np.bincount(char_id[in_chunk], weights=weight[in_chunk], minlength=n_chars)
+    char_order = sorted(((chr(int(alphabet[c])), int(char_weight[c])) for c in np.flatnonzero(char_weight > 0).tolist()),
+                        key=lambda item: (-item[1], item[0]))
+    # what follows a substring that ends before position q: q's first byte, or at a word's end what
+    # follows the word; and at a word's end, whether (and what after the "\0") it ends sentences
+    follower = _lead_codes(codes)
+    follower[last] = np.fromiter((tail[w] for w in words), dtype=np.int64, count=len(words))
+    ends_count = np.fromiter((end_count.get(w, 0) for w in words), dtype=np.int64, count=len(words))
+    ends_next = np.fromiter((end_next.get(w, _END) for w in words), dtype=np.int64, count=len(words))
+    at_word_end = np.zeros(n_positions + 1, dtype=bool)
+    at_word_end[last] = True
+
+    max_len = rules.max_sentencepiece_length
+    cand_score, cand_k, cand_group, cand_first = [], [], [], []
+    level_pos: dict[int, np.ndarray] = {}
+    level_group: dict[int, np.ndarray] = {}
+    pos = np.flatnonzero(in_chunk)
+    rank = char_id[pos]
+    pos, rank = pos[char_weight[rank] >= 2], rank[char_weight[rank] >= 2]
+    for k in range(2, max_len + 1):
+        inside_chunk = pos + k <= chunk_end[pos]
+        pos, rank = pos[inside_chunk], rank[inside_chunk]
+        if not len(pos):
+            break
+        _, first_index, group = np.unique(rank * n_chars + char_id[pos + k - 1], return_index=True, return_inverse=True)
+        group = group.reshape(-1)
+        n_groups = len(first_index)
+        occurrences = np.bincount(group, weights=weight[pos], minlength=n_groups)
+        # an internal node of the suffix tree: two different bytes (or the end) follow it
+        internal = (occurrences >= 2) & _distinct_per_group(group, follower[pos + k], n_groups)
+        total = np.where(internal, occurrences, 0.0)
+        # a substring ending sentences also counts its "X\0" node when what follows those differs
+        ending = at_word_end[pos + k]
+        ending[ending] = ends_count[word_of[pos[ending]]] > 0
+        if ending.any():
+            end_group, end_word = group[ending], word_of[pos[ending]]
+            end_occurrences = np.bincount(end_group, weights=ends_count[end_word], minlength=n_groups)
+            end_internal = (end_occurrences >= 2) & _distinct_per_group(end_group, ends_next[end_word], n_groups)
+            total += np.where(end_internal, end_occurrences, 0.0)
+        chosen = np.flatnonzero(total > 0)
+        cand_score.append(total[chosen].astype(np.int64) * k)
+        cand_k.append(np.full(len(chosen), k, dtype=np.int64))
+        cand_group.append(chosen)
+        cand_first.append(pos[first_index[chosen]])
+        here = total[group] > 0
+        level_pos[k], level_group[k] = pos[here], group[here]
+        keep = occurrences[group] >= 2  # (a substring seen once cannot grow into one seen twice)
+        pos, rank = pos[keep], group[keep]
+
+    score_all = np.concatenate(cand_score) if cand_score else np.zeros(0, dtype=np.int64)
+    k_all = np.concatenate(cand_k) if cand_k else np.zeros(0, dtype=np.int64)
+    group_all = np.concatenate(cand_group) if cand_group else np.zeros(0, dtype=np.int64)
+    first_all = np.concatenate(cand_first) if cand_first else np.zeros(0, dtype=np.int64)
+    # valid pieces only (every substring of a word of ASCII letters is one)
+    check = np.flatnonzero(~ascii_word[word_of[first_all]])
+    valid = np.ones(len(score_all), dtype=bool)
+    valid[check] = [rules.is_valid(flat[p:p + k]) for p, k in zip(first_all[check].tolist(), k_all[check].tolist())]
+    score_all, k_all, group_all, first_all = score_all[valid], k_all[valid], group_all[valid], first_all[valid]
     # sentencepiece 0.2.3's order: score, then the longer UTF-8 string, then the smaller one
-    candidates.sort(key=lambda item: (-item[0], -len(item[1].encode("utf-8")), item[1]))
-    seeds = [(c, float(n)) for c, n in sorted_chars(all_chars)]
-    seeds += [(sub, float(score)) for score, sub in candidates[:seed_size]]
+    size_sum = np.concatenate([[0], np.cumsum(_utf8_sizes(codes))])
+    keys = [np.where(k_all > j, codes[np.minimum(first_all + j, n_positions - 1)], -1) for j in range(max_len - 1, -1, -1)]
+    keys += [-(size_sum[first_all + k_all] - size_sum[first_all]), -score_all]
+    order = np.lexsort(keys)[:seed_size] if len(score_all) else np.zeros(0, dtype=np.int64)
+    n_char_seeds = len(char_order)
+    names = [c for c, _ in char_order] + [flat[p:p + k] for p, k in zip(first_all[order].tolist(), k_all[order].tolist())]
+    raw_scores = [float(n) for _, n in char_order] + score_all[order].astype(np.float64).tolist()
+    unknown_seed = len(names)
+    names.append(UNK_CHAR)  # the last "seed" stands for sentencepiece's unknown node: never a piece
+
+    # the nodes: every character (an unknown node where no piece starts), every chosen substring
+    char_seed = np.full(n_chars, unknown_seed, dtype=np.int64)
+    char_seed[[int(np.searchsorted(alphabet, ord(c))) for c, _ in char_order]] = np.arange(n_char_seeds)
+    singles = np.setdiff1d(np.arange(n_positions), last)
+    node_starts = [singles]
+    node_seeds = [np.where(in_chunk[singles], char_seed[char_id[singles]], unknown_seed)]
+    node_ks = [np.ones(len(singles), dtype=np.int64)]
+    occurrence = np.full(len(names), -1, dtype=np.int64)
+    reversed_singles = singles[::-1]
+    occurrence[node_seeds[0][::-1]] = reversed_singles  # (the last write wins: the first position)
+    seed_of = np.full(len(score_all), -1, dtype=np.int64)
+    seed_of[order] = n_char_seeds + np.arange(len(order))
+    occurrence[n_char_seeds:unknown_seed] = first_all[order]
+    offsets = np.cumsum([0] + [len(c) for c in cand_score])
+    valid_index = np.full(len(valid), -1, dtype=np.int64)
+    valid_index[valid] = np.arange(int(valid.sum()))
+    for level, k in enumerate(range(2, 2 + len(cand_score))):
+        lookup = np.full(int(cand_group[level].max(initial=-1)) + 1, -1, dtype=np.int64)
+        at = valid_index[offsets[level]:offsets[level + 1]]
+        ok = at >= 0
+        lookup[cand_group[level][ok]] = seed_of[at[ok]]
+        seed_here = lookup[level_group[k]]
+        hit = seed_here >= 0
+        node_starts.append(level_pos[k][hit])
+        node_seeds.append(seed_here[hit])
+        node_ks.append(np.full(int(hit.sum()), k, dtype=np.int64))
+    node_start = np.concatenate(node_starts)
+    node_end = node_start + np.concatenate(node_ks)
+    lattices = _em.LatticeSet(node_start, node_end, np.concatenate(node_seeds), node_end - node_start == 1, first, last,
+                              n_positions)
     # ToLogProb: the counts held as floats, their sum and logs in double, each score stored as a float
-    seeds = [(piece, float(np.float32(score))) for piece, score in seeds]
-    log_total = math.log(sum(score for _, score in seeds))
-    return [(piece, float(np.float32(math.log(score) - log_total))) for piece, score in seeds]
+    raw32 = np.asarray(raw_scores, dtype=np.float32).astype(np.float64)
+    log_total = math.log(sum(raw32.tolist())) if len(raw32) else 0.0  # (summed in list order, as its loop does)
+    seed_scores = (np.log(raw32) - log_total).astype(np.float32).astype(np.float64).tolist()
+    return _Corpus(names, seed_scores, occurrence, counts.astype(np.float64), lattices)
 
 
 def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mapping[str, int], vocab_size: int, meta_size: int,
                   rules: PieceRules, *, seed_size: int = 1_000_000, shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
-                  word_count: float | None = None, unknown_count: float = 0.0,
                   progress: Callable[[str, int, int], None] | None = None) -> UnigramResult:
-    """Train on ``{(chunk, next character): count}`` (words cut where pieces cannot cross, with the
-    character that follows each in its sentence, for the seeds); ``vocab_size`` counts meta pieces.
+    """Train on ``{(word, what follows it in its sentence): count}`` (sentencepiece's sentences after
+    its whitespace split, unknown markers included; after a sentence's last word ``"\\0"`` and the
+    first character of the next sentence, nothing after the last one: the seeds see them as
+    sentencepiece's suffix array does); ``vocab_size`` counts meta pieces.
 
     Each :class:`EmStep` records what sentencepiece logs: the objective is the negative
-    log-likelihood per word (``word_count`` words; per chunk when not given) and
-    ``num_tokens`` the tokens of the Viterbi segmentation of the whole corpus. ``unknown_count``:
-    the occurrences of the unknown marker the words were cut at (each one unknown node)."""
+    log-likelihood per word and ``num_tokens`` the tokens of the Viterbi segmentation of the whole
+    corpus."""
     report = progress or (lambda phase, done, total: None)
-    word_counts: dict[str, int] = {}
-    for (chunk, _), count in contexts.items():
-        if chunk and count > 0:
-            word_counts[chunk] = word_counts.get(chunk, 0) + int(count)
-    chunks = list(word_counts)
-    counts_list = [word_counts[w] for w in chunks]
-    counts = np.asarray(counts_list, dtype=np.float64)
-    total_count = float(counts.sum())
     report("seed pieces", 0, 1)
-    seed_pairs = _seeds(contexts, rules, seed_size)
-    names = [p for p, _ in seed_pairs]
-    index = {p: i for i, p in enumerate(names)}
+    corpus = _seeds_and_lattices(contexts, rules, seed_size)
+    names, occurrence, counts, lattices = corpus.names, corpus.occurrence, corpus.counts, corpus.lattices
+    total_count = float(counts.sum())
     n_seeds = len(names)
-    score = np.array([s for _, s in seed_pairs], dtype=np.float64)
+    unknown_seed = n_seeds - 1
+    score = np.array(corpus.seed_scores + [0.0], dtype=np.float64)
     lengths = np.array([len(p) for p in names], dtype=np.int64)
-    # flat string of chunks and every node (substring that is a seed) of every chunk
-    # (int64 arrays, not lists: millions of nodes as int objects would double the peak memory)
-    flat_first = array("q")
-    starts = array("q")
-    ends = array("q")
-    seeds = array("q")
-    occurrence = np.full(n_seeds, -1, dtype=np.int64)
-    pos = 0
-    max_len = rules.max_sentencepiece_length
-    # every seed and (as -1) every string a longer seed starts with: a walk from a start stops at
-    # the first substring that is neither (4 look-ups a start instead of up to max_len)
-    prefix_index = dict.fromkeys([name[:cut] for name in names for cut in range(1, len(name))], -1)
-    prefix_index.update(index)
-    lookup = prefix_index.get
-    for chunk in chunks:
-        flat_first.append(pos)
-        n = len(chunk)
-        for start in range(n):
-            for end in range(start + 1, min(n, start + max_len) + 1):
-                seed = lookup(chunk[start:end])
-                if seed is None:
-                    break
-                if seed >= 0:
-                    starts.append(pos + start)
-                    ends.append(pos + end)
-                    seeds.append(seed)
-                    if occurrence[seed] < 0:
-                        occurrence[seed] = pos + start
-        pos += n + 1
-    first = np.frombuffer(flat_first, dtype=np.int64)
-    last = first + np.asarray([len(c) for c in chunks], dtype=np.int64)
-    node_start = np.frombuffer(starts, dtype=np.int64)
-    node_end = np.frombuffer(ends, dtype=np.int64)
-    node_seed = np.frombuffer(seeds, dtype=np.int64)
-    lattices = _em.LatticeSet(node_start, node_end, node_seed, node_end - node_start == 1, first, last, pos)
     report("seed pieces", 1, 1)
     alive = np.ones(n_seeds, dtype=bool)
+    alive[unknown_seed] = False
+    score = _unknown_scores(score, alive)
     # where each piece stands in sentencepiece's list (it reorders the list at each pruning; ties
     # between equal float32 losses go by this place, and the first piece takes the unknowns' counts)
     position = np.arange(n_seeds, dtype=np.int64)
@@ -219,35 +371,19 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
     snapshots: list[tuple[tuple[str, float], ...]] = []
     round_index = 0
 
-    def node_scores() -> np.ndarray:
-        return score[lattices.seed]
-
+    counts32 = counts.astype(np.float32)
     while True:
         for sub_iteration in range(num_sub_iterations):
-            scores = node_scores()
-            alpha = lattices.forward(scores)
-            beta = lattices.backward(scores)
-            log_z = alpha[last]
-            marginal = counts[lattices.doc] * np.exp(alpha[lattices.start] + scores + beta[lattices.end] - log_z[lattices.doc])
-            expected = np.bincount(lattices.seed, weights=marginal, minlength=n_seeds)
-            # sentencepiece's trainer model leaves its unknown id at 0: what unknown nodes (dead
-            # characters, and the unknown marker we cut words at) expect goes to the first piece
-            unknown = ~alive & (lengths == 1)
-            alive_now = np.flatnonzero(alive)
-            first_alive = int(alive_now[np.argmin(position[alive_now])])
-            expected[first_alive] += float(expected[unknown].sum()) + unknown_count
-            unk_log_z = unknown_count * (float(np.nanmin(np.where(alive, score, np.nan))) - UNK_PENALTY)
-            objective = float(-((counts * log_z).sum() + unk_log_z) / (word_count or total_count))
-            _, back = lattices.viterbi(scores)
+            expected32, objective = _e_step(lattices, score, alive, position, counts, counts32, total_count)
+            _, back = lattices.viterbi(score.astype(np.float32)[lattices.seed])
             docs, _ = lattices.backtrack(back)
-            keep = alive & (expected >= 0.5)
+            keep = alive & (expected32 >= 0.5)
 
             # single characters always keep a node (sentencepiece adds unknown nodes instead)
             dropped = alive & ~keep
             alive = keep
             # sentencepiece's M-step in its float variables: the counts and their sum (in list order)
             # are floats, digamma runs in double, the score is stored as a float
-            expected32 = expected.astype(np.float32)
             in_order = np.flatnonzero(alive)
             in_order = in_order[np.argsort(position[in_order], kind="stable")]
             kept_total = np.add.accumulate(expected32[in_order])[-1] if len(in_order) else np.float32(0)
@@ -259,8 +395,7 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
             score = np.where(alive, score, unk_score)  # a dropped character is an unknown node
             if dropped.any():
                 lattices.filter(alive[lattices.seed] | lattices.single)
-            em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective,
-                                   int(counts[docs].sum() + unknown_count)))
+            em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective, int(counts[docs].sum())))
             report("EM training", len(em_steps), len(em_steps) + 1)
         # sentencepiece >= 0.2.1 prunes after every EM round, the last one too, and stops once
         # the pruned vocabulary is small enough (no EM after the last pruning)
@@ -268,7 +403,7 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
         order = np.flatnonzero(alive)
         snapshots.append(tuple((names[i], float(score[i])) for i in order))
         new_alive, removed = _prune(order[np.argsort(position[order], kind="stable")], score, alive, names, lengths, occurrence,
-                                    lattices, counts, desired, shrinking_factor, unknown_count, position)
+                                    lattices, counts, desired, shrinking_factor, position)
         prune_rounds.append(PruneRound(round_index, size, int(new_alive.sum()), removed))
         alive = new_alive
         score = _unknown_scores(score, alive)
@@ -314,13 +449,13 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
 
 def _prune(order: np.ndarray, score: np.ndarray, alive: np.ndarray, names: list[str], lengths: np.ndarray,
            occurrence: np.ndarray, lattices: _em.LatticeSet, counts: np.ndarray, desired: int,
-           shrinking_factor: float, unknown_count: float = 0.0, position: np.ndarray | None = None
+           shrinking_factor: float, position: np.ndarray | None = None
            ) -> tuple[np.ndarray, tuple[tuple[str, float], ...]]:
     """One pruning (``order``: the live pieces in sentencepiece's list order). The losses are computed
     in float32, operation by operation as sentencepiece's ``float`` variables hold them, and sorted
     highest first, ties by the place in the list; ``position`` (if given) is set to the new list:
     the pieces kept without a loss first, then the kept candidates by loss."""
-    scores = score[lattices.seed]
+    scores = score.astype(np.float32)[lattices.seed]
     multi = order[lengths[order] >= 2]
     alt_docs, alt_pieces, self_best = _alternatives(multi, score, lengths, occurrence, lattices)
     _, back = lattices.viterbi(scores)
@@ -329,7 +464,7 @@ def _prune(order: np.ndarray, score: np.ndarray, alive: np.ndarray, names: list[
     # unknown nodes count for the first piece (sentencepiece's unknown id 0 in its trainer model)
     unknown = ~alive & (lengths == 1)
     first_alive = int(order[0])
-    freq[first_alive] += float(freq[unknown].sum()) + unknown_count
+    freq[first_alive] += float(freq[unknown].sum())
     freq[unknown] = 0.0
     alt_pieces = np.where(unknown[alt_pieces], first_alive, alt_pieces)
     f32 = freq.astype(np.float32)  # (token counts: whole numbers, exact in float32 below 2**24)
@@ -384,6 +519,33 @@ def _prune(order: np.ndarray, score: np.ndarray, alive: np.ndarray, names: list[
     return new_alive, tuple(removed)
 
 
+def _e_step(lattices: _em.LatticeSet, score: np.ndarray, alive: np.ndarray, position: np.ndarray, counts: np.ndarray,
+            counts32: np.ndarray, total_count: float) -> tuple[np.ndarray, float]:
+    """sentencepiece's ``RunEStep`` with one thread, in its float32 arithmetic: forward-backward
+    (:meth:`~tokviz.models.unigram._em.LatticeSet.forward32`), each node's
+    ``freq * exp(alpha + score + beta - Z)`` (the exponent summed in float32, left to right) added
+    to a float32 count word by word in sentencepiece's word order, position by position; an unknown
+    node's count goes to the first piece of the list (the trainer model's unknown id 0).
+    Returns the expected counts and the objective (``-sum(freq * Z) / words``, summed in float32)."""
+    scores = score.astype(np.float32)[lattices.seed]
+    alpha = lattices.forward32(scores)
+    beta = lattices.backward32(scores)
+    log_z = alpha[lattices.last]
+    doc = lattices.doc
+    exponent = alpha[lattices.start] + scores
+    exponent += beta[lattices.end]
+    exponent -= log_z[doc]
+    contribution = counts[doc] * np.exp(exponent.astype(np.float64))
+    alive_now = np.flatnonzero(alive)
+    first_alive = alive_now[np.argmin(position[alive_now])]
+    target = np.where(alive[lattices.seed], lattices.seed, first_alive)
+    expected = np.zeros(len(score), dtype=np.float32)
+    by_start = lattices.by_start
+    np.add.at(expected, target[by_start], contribution[by_start])
+    objective = -float(np.add.accumulate((counts32 * log_z) / np.float32(total_count))[-1]) if len(counts) else 0.0
+    return expected, objective
+
+
 def _unknown_scores(score: np.ndarray, alive: np.ndarray) -> np.ndarray:
     """Dead pieces score as sentencepiece's unknown node: the lowest live score minus ``UNK_PENALTY``."""
     return np.where(alive, score, float(np.nanmin(np.where(alive, score, np.nan))) - UNK_PENALTY)
@@ -414,7 +576,7 @@ def _alternatives(multi: np.ndarray, score: np.ndarray, lengths: np.ndarray, occ
     base = np.cumsum(span + 1) - (span + 1)
     local = _em.LatticeSet(base[doc] + (s - o), base[doc] + (e - o), lattices.seed[picked], lattices.single[picked],
                            base, base + span, int(base[-1] + span[-1] + 1))
-    best, back = local.viterbi(score[local.seed])
+    best, back = local.viterbi(score.astype(np.float32)[local.seed])
     self_best = (score[multi] >= best[base + span]) if not strict else ~(best[base + span] > score[multi])
     docs, nodes = local.backtrack(back, np.flatnonzero(self_best))
     return docs, local.seed[nodes], self_best

@@ -10,7 +10,7 @@ import streamlit as st
 
 from tokviz.errors import TokvizError
 from tokviz.history import merge_number
-from tokviz.ui.shell import md_escape, show_error
+from tokviz.ui.shell import counted, md_escape, show_error
 from tokviz.workspace import LearnState
 
 _WINNER_STYLE = "background-color: #c8e6c9; font-weight: 600"
@@ -335,7 +335,7 @@ def _no_unk_view(data: Any, hidden: bool, step_key: str) -> None:
     sample, encoding, char_tokens, decoded = data.sample, data.encoding, data.char_tokens, data.decoded
     st.markdown("**Byte-level BPE** (trained on the lesson's words)")
     st.html(render_token_spans(sample, spans_from_encoding(encoding), byte_level=True).html)
-    st.caption(md_escape(f"{len(encoding.ids)} tokens, decoded back: {decoded!r}"))
+    st.caption(md_escape(f"{counted(len(encoding.ids), 'token')}, decoded back: {decoded!r}"))
     st.markdown("**Character-level BPE** (same words)")
     st.code(str(list(char_tokens)), language=None)
 

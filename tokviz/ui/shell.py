@@ -161,6 +161,15 @@ def metrics_row(values: Mapping[str, Any], helps: Mapping[str, str] | None = Non
         column.metric(label, f"{value:,}" if isinstance(value, int) else value, help=helps.get(label))
 
 
+def counted(number: int, noun: str) -> str:
+    """``number`` and ``noun``, plural unless it is one: "1 token", "2,048 tokens".
+
+    >>> counted(1, "token"), counted(0, "token"), counted(12345, "place")
+    ('1 token', '0 tokens', '12,345 places')
+    """
+    return f"{number:,} {noun}" if number == 1 else f"{number:,} {noun}s"
+
+
 def capped_text(text: str, what: str) -> str:
     """``text`` cut to the server's limit for text tokenized on every change, saying so when it cuts."""
     from tokviz.limits import MAX_TEST_TEXT_CHARS

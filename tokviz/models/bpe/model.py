@@ -49,8 +49,7 @@ import os
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import add, lshift, or_
+from operator import add
 from typing import Any, ClassVar
 
 from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
@@ -125,14 +124,13 @@ def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...
     """
     if not merges:
         return (), ()
-    if (
-        not any(map(str.__instancecheck__, merges))  # legacy "a b" strings are parsed one by one
-        and all(map(isinstance, merges, repeat((list, tuple))))
-        and set(map(len, merges)) == {2}
-    ):
-        lefts, rights = zip(*merges)
-        if all(map(str.__instancecheck__, lefts)) and all(map(str.__instancecheck__, rights)):
-            return lefts, rights
+    if set(map(type, merges)) <= {list, tuple}:  # (legacy "a b" strings are parsed one by one)
+        columns = tuple(zip(*merges))
+        # Two columns: every merge has two parts or more; as many parts as twice the merges: exactly two.
+        if len(columns) == 2 and sum(map(len, merges)) == 2 * len(merges):
+            lefts, rights = columns
+            if set(map(type, lefts)) == {str} == set(map(type, rights)):
+                return lefts, rights
     pairs = [parse_merge(merge, index) for index, merge in enumerate(merges)]  # (says which is malformed)
     lefts, rights = zip(*pairs)
     return lefts, rights
@@ -160,7 +158,8 @@ def build_merge_map(
         right_ids = list(map(get, rights))
         new_ids = tuple(map(get, map(add, lefts, rights)))  # (a tuple: the collector untracks it)
         if None not in left_ids and None not in right_ids and None not in new_ids and max(new_ids) <= ID_MASK:
-            packed = map(or_, map(lshift, range(len(new_ids)), repeat(_ID_BITS)), new_ids)
+            # (Lists first: a dict filled from a chain of lazy maps is built 3-4x slower.)
+            packed = list(map(add, range(0, len(new_ids) << _ID_BITS, 1 << _ID_BITS), new_ids))
             merge_map = dict(zip(zip(left_ids, right_ids), packed))
             return merge_map, new_ids if len(merge_map) == len(new_ids) else None
     merge_map: dict[tuple[int, int], int] = {}
@@ -749,7 +748,8 @@ class BPE(FrozenModel):
         if not isinstance(merges, list):
             raise SerializationError("The BPE model's 'merges' must be a list.")
         # Legacy merges.txt lines may start with a "#version" header, which HF skips.
-        merges = [merge for merge in merges if not (isinstance(merge, str) and merge.startswith("#version"))]
+        if not set(map(type, merges)) <= {list}:
+            merges = [merge for merge in merges if not (isinstance(merge, str) and merge.startswith("#version"))]
         flags = {}
         for key in ("fuse_unk", "byte_fallback", "ignore_merges"):
             value = data.get(key, False)

@@ -73,6 +73,36 @@ def _grouped_logsumexp(values: np.ndarray, offsets: np.ndarray, counts: np.ndarr
     return peak + np.log(total)
 
 
+_FLOAT32_CUTOFF = np.float32(50.0)
+
+
+def log_add32(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """sentencepiece's ``LogSumExp(x, y)`` on float32 arrays: ``max + log1p(exp(min - max))`` with the
+    difference taken in float32, the rest in double, the result stored as a float; ``max`` alone
+    when the other is more than 50 below.
+
+    >>> log_add32(np.float32([0.0, -1.0]), np.float32([0.0, -100.0])).tolist()
+    [0.6931471824645996, -1.0]
+    """
+    low, high = np.minimum(x, y), np.maximum(x, y)
+    summed = (high.astype(np.float64) + np.log1p(np.exp((low - high).astype(np.float64)))).astype(np.float32)
+    return np.where(high > low + _FLOAT32_CUTOFF, high, summed)
+
+
+def _fold_log_add32(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each group of ``values`` (``counts`` long from ``offsets``) folded left to right with
+    :func:`log_add32`, as sentencepiece's loops do (``x = LogSumExp(x, v[i], i == 0)``).
+
+    >>> _fold_log_add32(np.log(np.float32([1, 3, 2])), np.array([0, 2]), np.array([2, 1])).astype(float).round(6).tolist()
+    [1.386294, 0.693147]
+    """
+    total = values[offsets]
+    for k in range(1, int(counts.max(initial=1))):
+        more = np.flatnonzero(counts > k)
+        total[more] = log_add32(total[more], values[offsets[more] + k])
+    return total
+
+
 @dataclass
 class Seeds:
     """Seed pieces and the flat string's lattice nodes for them.
@@ -293,6 +323,8 @@ class LatticeSet:
         key += self.start
         self.bwd = np.argsort(key, kind="stable").astype(itype)
         del key
+        # by start position: a node's place in sentencepiece's E-step (word by word, position by position)
+        self.by_start = np.argsort(self.start, kind="stable").astype(itype)
         self._index()
 
     @property
@@ -332,6 +364,7 @@ class LatticeSet:
         new_index = np.cumsum(keep, dtype=self.bwd.dtype)
         new_index -= 1
         self.bwd = new_index[self.bwd[keep[self.bwd]]]
+        self.by_start = new_index[self.by_start[keep[self.by_start]]]
         self.start, self.end, self.seed = self.start[keep], self.end[keep], self.seed[keep]
         self.single = self.single[keep]
         self._index()
@@ -365,12 +398,43 @@ class LatticeSet:
             beta[self.bgroup_pos[ga:gb_]] = _grouped_logsumexp(values, self.bgroup_start[ga:gb_] - a, self.bgroup_count[ga:gb_])
         return beta
 
+    def forward32(self, node_scores: np.ndarray) -> np.ndarray:
+        """:meth:`forward` as sentencepiece's ``Lattice::ForwardAlgorithm`` computes it, in float32: at
+        each position the nodes ending there are folded one by one with :func:`log_add32`, earliest
+        start first (its ``end_nodes`` order). ``node_scores`` are float32."""
+        alpha = np.zeros(self.n_positions, dtype=np.float32)
+        lb, gb = self.layer_bounds, self.group_layer_bounds
+        for p in range(1, self.max_len + 1):
+            a, b = lb[p], lb[p + 1]
+            if a == b:
+                continue
+            ga, gb_ = gb[p], gb[p + 1]
+            values = alpha[self.start[a:b]] + node_scores[a:b]
+            alpha[self.group_pos[ga:gb_]] = _fold_log_add32(values, self.group_start[ga:gb_] - a, self.group_count[ga:gb_])
+        return alpha
+
+    def backward32(self, node_scores: np.ndarray) -> np.ndarray:
+        """:meth:`backward` in float32 as ``Lattice::BackwardAlgorithm``: the nodes starting at a
+        position folded shortest first (its ``begin_nodes`` order)."""
+        beta = np.zeros(self.n_positions, dtype=np.float32)
+        lb, gb = self.bwd_layer_bounds, self.bgroup_layer_bounds
+        for p in range(self.max_len - 1, -1, -1):
+            a, b = lb[p], lb[p + 1]
+            if a == b:
+                continue
+            ga, gb_ = gb[p], gb[p + 1]
+            nodes = self.bwd[a:b]
+            values = node_scores[nodes] + beta[self.end[nodes]]
+            beta[self.bgroup_pos[ga:gb_]] = _fold_log_add32(values, self.bgroup_start[ga:gb_] - a, self.bgroup_count[ga:gb_])
+        return beta
+
     def viterbi(self, node_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Best score to each position and the node that ends the best path there.
 
-        Ties go to the node listed first at that end position (the earliest start).
+        Ties go to the node listed first at that end position (the earliest start). The sums are
+        kept in ``node_scores``' type (float32 scores: sentencepiece's float sums).
         """
-        best = np.full(self.n_positions, -np.inf)
+        best = np.full(self.n_positions, -np.inf, dtype=node_scores.dtype)
         best[self.first] = 0.0
         back = np.full(self.n_positions, -1, dtype=np.int64)
         lb, gb = self.layer_bounds, self.group_layer_bounds

@@ -210,13 +210,8 @@ def check_vocab(vocab: Mapping[str, int] | None, model_name: str) -> dict[str, i
     # The common case checked in C: every key a str, every id a non-negative int (not bool).
     checked = dict(vocab)
     ids = checked.values()
-    if (
-        all(map(str.__instancecheck__, checked))
-        and all(map(int.__instancecheck__, ids))
-        and not any(map(bool.__instancecheck__, ids))
-        and (not checked or min(ids) >= 0)
-    ):
-        return checked
+    if not checked or (set(map(type, checked)) == {str} and set(map(type, ids)) == {int} and min(ids) >= 0):
+        return checked  # (type() is int: a bool id is not one)
     checked = {}
     for token, token_id in vocab.items():
         if not isinstance(token, str):
