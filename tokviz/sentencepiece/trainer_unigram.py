@@ -64,6 +64,8 @@ tinyshakespeare at 1,000, 4,000, 8,000; wikitext2_valid at 4,000.
 from __future__ import annotations
 
 import math
+import re
+from itertools import accumulate
 from array import array
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -115,9 +117,28 @@ def _ascii_word(word: str, rules: PieceRules) -> bool:
 
 def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
     """The parts of ``word`` no piece can cross (script changes, the unknown marker, tabs), with
-    where each starts: ``located_chunks("▁hello,", PieceRules()) == [("▁hello", 0), (",", 6)]``."""
+    where each starts: ``located_chunks("▁hello,", PieceRules()) == [("▁hello", 0), (",", 6)]``.
+
+    A run of ASCII letters cuts the same whatever its length (one script, no length limit here):
+    the cuts are found once per shape (``"▁a,"`` for ``"▁hello,"``) and mapped back."""
     if _ascii_word(word, rules):
         return [(word, 0)]
+    tokens = _LETTER_RUNS.findall(word)
+    shape = "".join("a" if len(token) > 1 or token.isascii() and token.isalpha() else token for token in tokens)
+    cuts = _SHAPES.get((rules, shape))
+    if cuts is None:
+        cuts = _SHAPES[rules, shape] = [(start, len(chunk)) for chunk, start in _cut(shape, rules)]
+    offsets = [0, *accumulate(map(len, tokens))]
+    return [(word[offsets[start]:offsets[start + size]], offsets[start]) for start, size in cuts]
+
+
+_LETTER_RUNS = re.compile("[A-Za-z]+|.", re.S)
+_SHAPES: dict[tuple[PieceRules, str], list[tuple[int, int]]] = {}
+
+
+def _cut(word: str, rules: PieceRules) -> list[tuple[str, int]]:
+    """:func:`located_chunks` character by character: a chunk grows while it stays a valid piece
+    (length aside)."""
     loose = _LOOSE.get(rules)
     if loose is None:  # (rules without the length limit: a chunk may be longer than any piece)
         loose = _LOOSE[rules] = PieceRules(10**9, rules.split_by_unicode_script, rules.split_by_number, rules.split_digits,
@@ -229,8 +250,11 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     in_chunk = chunk_end > np.arange(n_positions)
 
     # characters (sentencepiece leaves the unknown marker and tabs out), most frequent first
-    alphabet, char_id = np.unique(codes, return_inverse=True)
-    char_id = char_id.reshape(-1)
+    tally = np.bincount(codes)
+    alphabet = np.flatnonzero(tally)  # (code points: a table lookup numbers them, no sort)
+    char_id = np.zeros(len(tally), dtype=np.int64)
+    char_id[alphabet] = np.arange(len(alphabet))
+    char_id = char_id[codes]
     n_chars = len(alphabet)
     char_weight = np.bincount(char_id[in_chunk], weights=weight[in_chunk], minlength=n_chars)
     char_order = sorted(((chr(int(alphabet[c])), int(char_weight[c])) for c in np.flatnonzero(char_weight > 0).tolist()),
