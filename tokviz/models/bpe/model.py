@@ -709,15 +709,8 @@ class BPE(FrozenModel):
             "fuse_unk": self.fuse_unk,
             "byte_fallback": self.byte_fallback,
             "ignore_merges": self.ignore_merges,
+            **({} if self._rng is random else {"rng": self._rng}),  # (the module itself cannot be pickled)
         }
-
-    def with_options(self, **changes: Any) -> BPE:
-        """A new model with some arguments changed: ``model.with_options(dropout=0.1)``."""
-        options = self._options()
-        if self._rng is not random:
-            options["rng"] = self._rng
-        options.update(changes)
-        return BPE(**options)
 
     def to_dict(self) -> dict[str, Any]:
         """The "model" section HF writes in tokenizer.json (merges as ``[left, right]`` pairs)."""
@@ -804,11 +797,3 @@ class BPE(FrozenModel):
             handle.write("#version: 0.2\n")
             handle.writelines(f"{left} {right}\n" for left, right in section["merges"])
         return [vocab_path, merges_path]
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        options = self._options()
-        return (_rebuild_bpe, (options, self._rng if self._rng is not random else None))
-
-
-def _rebuild_bpe(options: dict[str, Any], rng: random.Random | None) -> BPE:
-    return BPE(**options, rng=rng)
