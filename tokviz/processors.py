@@ -27,7 +27,7 @@ from typing import Any, Iterable, Sequence as SequenceType
 from tokviz._component import JsonComponent, check_bool, check_token_id_pair
 from tokviz.byte_level import BYTES_TO_UNICODE
 from tokviz.decoders import ByteLevel as _ByteLevelDecoder
-from tokviz.encoding import Encoding, flat_offsets_encoding, flat_offsets_of, new_encoding
+from tokviz.encoding import Encoding, flat_offsets_encoding, flat_offsets_of, new_encoding, whole_sequence_ranges
 from tokviz.errors import SerializationError, SpecialTokenError
 
 _SPACE_SYMBOL = BYTES_TO_UNICODE[ord(" ")]  # 'Ġ'
@@ -60,8 +60,35 @@ class PostProcessor(JsonComponent):
     def _from_state_dict(cls, data: dict[str, Any]) -> "PostProcessor | None":
         return from_dict(data)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A class that processes its own way does not inherit the engine's shortcuts its base
+        # declares (they describe the base's process): it gets the general ones back.
+        super().__init_subclass__(**kwargs)
+        if any(name in cls.__dict__ for name in ("process", "process_encodings", "_process_single")):
+            for name in ("trims_offsets", "single_parts", "single_middle", "_process_single"):
+                if name not in cls.__dict__:
+                    setattr(cls, name, getattr(PostProcessor, name))
+
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 0
+
+    def trims_offsets(self) -> tuple[bool] | tuple[()] | None:
+        """What the encoding engine asks of one sequence: None when :meth:`process` must see its
+        encoding; else the byte-level lane may trim its offsets as this processor would, in
+        the same pass (``(add_prefix_space,)``; ``()``: no trimming), and
+        :meth:`finish_trimmed` does the rest."""
+        return None
+
+    def finish_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
+        """:meth:`process` of one sequence whose offsets the engine trimmed already (see
+        :meth:`trims_offsets`), without overflowing pieces."""
+        raise NotImplementedError
+
+    def single_parts(self) -> tuple[Any, ...] | None:
+        """What the encoding engine asks to build a processed single sequence in one go: the
+        special tokens before and after it (see :meth:`TemplateProcessing.single_parts`), or
+        None (then :meth:`process` does it)."""
+        return None
 
     def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
         """:meth:`process` of one sequence without overflowing pieces, in one step (None:
@@ -334,11 +361,12 @@ class RobertaProcessing(PostProcessor):
     def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
         if self.trim_offsets:
             trim_offsets(encoding, self.add_prefix_space)
-        return self.wrap_trimmed(encoding, add_special_tokens)
+        return self.finish_trimmed(encoding, add_special_tokens)
 
-    def wrap_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
-        """:meth:`process` of one sequence whose offsets are trimmed already (when
-        ``trim_offsets``), without overflowing pieces."""
+    def trims_offsets(self) -> tuple[bool] | tuple[()]:
+        return (self.add_prefix_space,) if self.trim_offsets else ()
+
+    def finish_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
         return _single_between(encoding, self.cls, self.sep, add_special_tokens)
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
@@ -378,6 +406,13 @@ class ByteLevel(PostProcessor):
         for sequence_id, encoding in enumerate(encodings):
             encoding.set_sequence_id(sequence_id)
         return encodings
+
+    def trims_offsets(self) -> tuple[bool] | tuple[()]:
+        return (self.add_prefix_space,) if self.trim_offsets else ()
+
+    def finish_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
+        encoding._sequence_ranges = whole_sequence_ranges(len(encoding._ids))  # (set_sequence_id(0), shared)
+        return encoding
 
 
 # ---------------------------------------------------------------------- templates

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokviz import Tokenizer, _mutation
+from tokviz import Tokenizer, _mutation, pre_tokenizers
 from tokviz.engine.chunks import build_plan, split_chunks
 from tokviz.pre_tokenizers import GPT2_PATTERN
 
@@ -243,7 +243,7 @@ def test_bert_text_with_unicode_punctuation_stays_on_the_whole_piece_path(pipeli
         ours, expected = fast.encode(text), reference.encode(text)
         assert _fields(ours) == _fields(general.encode(text)), repr(text)
         assert (ours.ids, ours.offsets) == (expected.ids, expected.offsets), repr(text)
-    assert [m.group() for m in chunks._bert_words_finditer("a’b")("a’b")] == ["a", "’", "b"]
+    assert [m.group() for m in pre_tokenizers.BertPreTokenizer().plain_split().words("a’b")] == ["a", "’", "b"]
 
 
 @pytest.mark.parametrize("name", ["bert", "bert_cased"])
@@ -869,10 +869,10 @@ def test_precompiled_normalize_str_equals_its_changes(pipelines):
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30))
 def test_whitespace_ascii_regex_splits_as_whitespace(text):
-    from tokviz.engine.chunks import _WORD_OR_SYMBOLS_ASCII
-    from tokviz.pre_tokenizers import WORD_OR_SYMBOLS
+    from tokviz.pre_tokenizers import WORD_OR_SYMBOLS, Whitespace
 
-    assert [m.span() for m in _WORD_OR_SYMBOLS_ASCII.finditer(text)] == [m.span() for m in WORD_OR_SYMBOLS.finditer(text)]
+    # (the words function takes its re twin on ASCII text)
+    assert [m.span() for m in Whitespace().plain_split().words(text)] == [m.span() for m in WORD_OR_SYMBOLS.finditer(text)]
 
 
 @pytest.mark.parametrize("name", ["wordlevel", "prepend_whitespace", "metaspace_always_True", "metaspace_first_False", "llama_like", "bert_cased"])

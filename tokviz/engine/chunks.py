@@ -61,10 +61,8 @@ from tokviz.models.wordpiece.model import WordPieceTables
 from tokviz.models.wordlevel.model import WordLevelTables
 from tokviz.engine.unigram import _UNIGRAM_MAX_WORD, unigram_word_encoder
 from tokviz.engine.wordpiece import wordpiece_word_encoder
-from tokviz.normalized import WHITESPACE
 from tokviz.normalizers import SPACE_ONLY_PATTERNS, WHITESPACE_PATTERNS
 from tokviz.patterns import Regex
-from tokviz.pre_tokenizers import is_bert_punctuation
 from tokviz.processors import template_masks
 
 #: Chunks start before a run of these (ASCII whitespace every component agrees on).
@@ -77,8 +75,6 @@ _PREPEND_CLASS = regex.compile(r"\p{Grapheme_Cluster_Break=Prepend}")
 #: CLIP's pre-tokenizer pattern: no alternative matches whitespace.
 CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
 #: The same on ASCII text (where \p{L} is [A-Za-z], \p{N} is [0-9] and \s is [\t\n\x0b\x0c\r ]), in re.
-#: Whitespace's pattern (\w+|[^\w\s]+) on ASCII text, in re (whose \s would also take \x1c-\x1f).
-_WORD_OR_SYMBOLS_ASCII = re.compile(r"\w+|[^\w\t\n\x0b\x0c\r ]+", re.ASCII)
 _CLIP_ASCII = re.compile(r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[A-Za-z]+|[0-9]|[^\t\n\x0b\x0c\r A-Za-z0-9]+""")
 
 _MAX_CACHED_CHUNKS = 200_000
@@ -107,7 +103,7 @@ class ChunkPlan:
     __slots__ = (
         "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
         "splitter", "one_word", "clip_literals", "chunk_findall", "words",
-        "steps", "word_finditer", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
+        "steps", "words_of", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
         "odd_values", "shifts", "segments", "space_finditer",
     )
 
@@ -137,8 +133,8 @@ class ChunkPlan:
         #: Word (pre-token) -> its tokens as (ids, values, starts, ends): many chunks share a word
         #: (" the", "\nthe", " the,"), so the model runs once per distinct word.
         self.words: dict[str, tuple[tuple[Any, ...], ...]] = {}
-        #: The splitter's word regex, when it is one (see _fast_entry).
-        self.word_finditer: Any = None
+        #: The pre-tokenizer's words function (``PlainSplit.words``: text -> matches or None).
+        self.words_of: Any = None
         # The model's word encoder (made once for all the tokenizer's plans), by the kind of
         # tables the model declares: a Unigram's (no prefix dict), a BPE's, a WordPiece's.
         tables = model.word_tables()
@@ -193,6 +189,31 @@ def _stage_is_local(stage: Any, boundary: frozenset[str]) -> bool:
     # \s+ may swallow a no-break space before a boundary; then the chunk before it ends with
     # the replacement, which must be a boundary char for the check after the stage to see it.
     return source in WHITESPACE_PATTERNS and bool(stage.content) and set(stage.content) <= boundary
+
+
+def split_kind(step: Any) -> str | None:
+    """How the engine splits plain strings for one pre-tokenizer step, from what it declares
+    (``plain_split()``, :class:`~tokviz.pre_tokenizers.PlainSplit`): "words" (its own words
+    function), "metaspace", "byte_level", "regex" (a pattern), "digits"; None: the engine
+    cannot (a custom one, or a subclass with its own ``pre_tokenize``).
+
+    >>> from tokviz import pre_tokenizers
+    >>> split_kind(pre_tokenizers.BertPreTokenizer()), split_kind(pre_tokenizers.Punctuation())
+    ('words', None)
+    """
+    declare = getattr(step, "plain_split", None)
+    plain = declare() if declare is not None else None
+    if plain is None:
+        return None
+    if plain.space_mark is not None:
+        return "metaspace"
+    if plain.to_bytes:
+        return "byte_level"
+    if plain.pattern is not None:
+        return "regex"
+    if plain.digits:
+        return "digits"
+    return "words" if plain.words is not None and plain.whitespace else None
 
 
 def pre_tokenizer_steps(pre_tokenizer: Any) -> tuple[Any, ...]:
@@ -279,7 +300,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     if len(steps) == 1:
         pre_tokenizer = steps[0]  # (a Sequence of one splits as its one step)
     first = steps[0] if steps else None
-    first_kind = None if first is None else getattr(first, "split_rule", None)
+    first_kind = None if first is None else split_kind(first)
     if first is not None and first_kind is None:
         return None
     # The chars chunks start with (Metaspace and the model-level split see spaces only).
@@ -314,7 +335,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
             boundary = frozenset({split_char})
         else:
             boundary = frozenset({" ", split_char})
-    elif first_kind in ("whitespace", "whitespace_split", "bert"):
+    elif first_kind == "words":
         boundary = frozenset(_CUT)
     elif first_kind == "metaspace":
         boundary = frozenset({" ", first.replacement})
@@ -340,21 +361,10 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     if plan.splitter == "clip":
         plan.ascii_finditer = _CLIP_ASCII.finditer
         plan.clip_literals = steps[1].use_regex
-    if plan.splitter == "whitespace":
-        from tokviz.pre_tokenizers import WORD_OR_SYMBOLS
-
-        plan.word_finditer = WORD_OR_SYMBOLS.finditer
-        plan.ascii_finditer = _WORD_OR_SYMBOLS_ASCII.finditer
-    elif plan.splitter == "whitespace_split":
-        from tokviz.pre_tokenizers import NON_SPACE_RUN
-
-        plan.word_finditer = re.compile(NON_SPACE_RUN.pattern).finditer  # a class of listed chars: the same in re
-    elif plan.splitter == "bert":
-        plan.word_finditer = _BERT_ASCII_WORDS.finditer
+    if plan.splitter == "words":
+        plan.words_of = steps[0].plain_split().words  # (the pre-tokenizer's own function)
     elif plan.splitter == "ws_metaspace":
-        from tokviz.pre_tokenizers import NON_SPACE_RUN
-
-        plan.space_finditer = re.compile(NON_SPACE_RUN.pattern).finditer
+        plan.space_finditer = steps[0].plain_split().words
         metaspace = steps[1]
         mark = re.escape(metaspace.replacement)
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
@@ -387,18 +397,18 @@ def _has_clip_literal(text: str) -> bool:
 
 
 def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
-    """The pre-tokenizers :func:`_fast_entry` does on plain strings, by the split rules their
-    steps declare (``split_rule``)."""
+    """The pre-tokenizers :func:`_fast_entry` does on plain strings, by what their steps
+    declare (:func:`split_kind`)."""
     if pre_tokenizer is None:
         return "none"
-    rules = tuple(getattr(step, "split_rule", None) for step in steps)
-    if len(steps) == 1 and rules[0] in ("whitespace", "whitespace_split", "bert", "metaspace"):
+    rules = tuple(map(split_kind, steps))
+    if len(steps) == 1 and rules[0] in ("words", "metaspace"):
         return rules[0]
     if rules == ("byte_level",) and steps[0].use_regex and not steps[0].add_prefix_space:
         return "byte_level"
     if len(steps) == 2:
         first, second = steps
-        if rules == ("whitespace_split", "metaspace") and len(second.replacement) == 1:
+        if rules == ("words", "metaspace") and first.plain_split().runs and len(second.replacement) == 1:
             return "ws_metaspace"  # T5's and ALBERT's: every whitespace-free word gets its '▁'
         if rules == ("regex", "byte_level") and getattr(first.pattern, "pattern", None) == CLIP_PATTERN and not second.add_prefix_space:
             # (With use_regex, as transformers' CLIP converter writes it, GPT-2's pattern
@@ -495,43 +505,6 @@ def _loses_a_removal(stage: Any, text: str) -> bool:
     return first is not None and stage.normalize_str(first.group()) == ""
 
 
-_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_BERT_ASCII_WORDS = re.compile(r"[!-/:-@\[-`{-~]|[^ \t\n\r!-/:-@\[-`{-~]+")
-#: BertPreTokenizer on any text: a punctuation char (ASCII's, or Unicode P*), or a run of chars
-#: that are neither that nor whitespace (Unicode White_Space, as ``normalized.WHITESPACE``).
-_BERT_PUNCTUATION_CLASS = r"\p{P}!-/:-@\[-`{-~"
-_BERT_WORDS = regex.compile(
-    f"[{_BERT_PUNCTUATION_CLASS}]|[^{''.join(map(regex.escape, WHITESPACE))}{_BERT_PUNCTUATION_CLASS}]+"
-)
-_BERT_PUNCTUATION = regex.compile(f"[{_BERT_PUNCTUATION_CLASS}]")
-#: Non-ASCII char -> whether the regex's \p{P} and Python's unicodedata (BertPreTokenizer's
-#: test) agree on it being punctuation (their Unicode versions may differ).
-_BERT_AGREES: dict[str, bool] = {}
-
-
-def _bert_words_finditer(text: str) -> Any:
-    """BertPreTokenizer's split of normalized ``text`` as a ``finditer`` (a word or one
-    punctuation char per match), or None: ASCII controls (the general path handles them), or
-    a char on which the regex's Unicode tables and BertPreTokenizer's disagree.
-
-    >>> [m.group() for m in _bert_words_finditer("l’été, “déjà”")("l’été, “déjà”")]
-    ['l', '’', 'été', ',', '“', 'déjà', '”']
-    """
-    if _ASCII_CONTROL.search(text) is not None:
-        return None
-    if text.isascii():
-        return _BERT_ASCII_WORDS.finditer
-    for char in set(text).difference(_ASCII_CHARS):
-        agrees = _BERT_AGREES.get(char)
-        if agrees is None:
-            agrees = (_BERT_PUNCTUATION.match(char) is not None) == is_bert_punctuation(char)
-            if len(_BERT_AGREES) < 100_000:
-                _BERT_AGREES[char] = agrees
-        if not agrees:
-            return None
-    return _BERT_WORDS.finditer
-
-
 def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tuple[Any, ...] | None:
     """:func:`chunk_entry` on plain strings when every normalizer stage leaves the chunk
     char-for-char aligned (unchanged, or a same-length change of ASCII text, plus chars
@@ -570,12 +543,10 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
     splitter = plan.splitter
     byte_level = False
     words_cache = plan.words
-    if plan.word_finditer is not None and not prefix:
-        word_finditer = plan.word_finditer
-        if splitter == "bert":
-            word_finditer = _bert_words_finditer(text)
-            if word_finditer is None:
-                return None
+    if plan.words_of is not None and not prefix:
+        word_matches = plan.words_of(text)
+        if word_matches is None:
+            return None
         # The common case: one regex pass, each word's tokens from the word cache, offsets
         # of the text are offsets of the chunk.
         ids: list[int] = []
@@ -584,7 +555,7 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
         ends: list[int] = []
         words: list[int] = []
         index = -1
-        for index, match in enumerate(word_finditer(text)):
+        for index, match in enumerate(word_matches):
             word = match.group()
             entry = words_cache.get(word) or _word_entry(plan, word)
             span_start = match.start()
@@ -628,13 +599,11 @@ def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tupl
         return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(words_list), may_follow, may_precede)
     if splitter == "none":
         spans = [(0, len(text))]
-    elif splitter in ("whitespace", "whitespace_split"):
-        spans = [match.span() for match in plan.word_finditer(text)]
-    elif splitter == "bert":
-        finditer = _bert_words_finditer(text)
-        if finditer is None:
+    elif splitter == "words":
+        matches = plan.words_of(text)
+        if matches is None:
             return None
-        spans = [match.span() for match in finditer(text)]
+        spans = [match.span() for match in matches]
     elif splitter == "metaspace":
         pre_tokenizer = plan.pre_tokenizer
         replacement = pre_tokenizer.replacement
@@ -1292,13 +1261,8 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
     splitter = plan.splitter
     byte_level = splitter == "clip"
     floors = None  # (see _metaspace_words)
-    if plan.word_finditer is not None or byte_level:
-        if splitter == "bert":
-            finditer = _bert_words_finditer(text)
-            if finditer is None:
-                return None
-            matches = list(finditer(text))
-        elif byte_level:
+    if plan.words_of is not None or byte_level:
+        if byte_level:
             if plan.clip_literals and _has_clip_literal(text):
                 return None
             if text.isascii():
@@ -1306,8 +1270,10 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
             else:
                 matches = list(plan.steps[0].pattern.compiled.finditer(text))
         else:
-            finditer = plan.ascii_finditer
-            matches = list((finditer if finditer is not None and text.isascii() else plan.word_finditer)(text))
+            found = plan.words_of(text)
+            if found is None:
+                return None
+            matches = list(found)
         n_words = len(matches)
         if not n_words:
             return (), (), (), (), 0
@@ -1344,7 +1310,7 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
             word_starts = None  # the words tile the text: see below
         n_words = len(words)
     wordlevel = plan.wordlevel
-    if wordlevel is not None and not prefix and plan.word_finditer is not None:
+    if wordlevel is not None and not prefix and plan.words_of is not None:
         # One token per word: the word itself, or the unk token.
         vocab, unk_id, unk_token = wordlevel
         ids = list(map(vocab.get, words))

@@ -126,6 +126,9 @@ def sentencepiece_nbest(size: int, nodes: Sequence[tuple[int, int, int, float]],
     begin_nodes[size].append(eos)
     backtrace = [0.0] * (len(nodes) + 2)
     for pos in range(size + 1):
+        # (the time limit counts from the call: a long text may spend it before the search starts)
+        if deadline is not None and not pos & 1023 and time.monotonic() > deadline:
+            return []
         for right in begin_nodes[pos]:
             best, found = 0.0, False
             for left in end_nodes[pos]:
@@ -140,9 +143,9 @@ def sentencepiece_nbest(size: int, nodes: Sequence[tuple[int, int, int, float]],
     agenda.push((backtrace[eos], (eos, 0.0, None)))
     steps = 0
     while len(agenda):
-        steps += 1
         if deadline is not None and not steps & 1023 and time.monotonic() > deadline:
             return []
+        steps += 1
         fx, (node, gx, nxt) = agenda.top()
         agenda.pop()
         if node == bos:
@@ -318,16 +321,30 @@ class _PieceAutomaton:
                     pick = candidate
             best.append(top)
             back.append(pick)
-        pieces: list[str] = []
-        ids: list[int] = []
+        # back from the end; most words are one or two pieces, answered before any list is made
         end = len(text)
+        if not end:
+            return (), ()
+        last = back[end]
+        start = end + last[0]
+        if not start:
+            return (text,), (last[2],)
+        before = back[start]
+        middle = start + before[0]
+        if not middle:
+            return (text[:start], text[start:]), (before[2], last[2])
+        pieces = [text[start:], text[middle:start]]
+        ids = [last[2], before[2]]
+        end = middle
         while end:
             pick = back[end]
             start = end + pick[0]
             pieces.append(text[start:end])
             ids.append(pick[2])
             end = start
-        return tuple(reversed(pieces)), tuple(reversed(ids))
+        pieces.reverse()
+        ids.reverse()
+        return tuple(pieces), tuple(ids)
 
     def viterbi(self, text: str) -> list[tuple[str, int]]:
         return list(zip(*self.split(text)))  # type: ignore[arg-type]
@@ -446,11 +463,6 @@ class SentencePieceModel:
             if text.startswith(sym, pos):
                 return len(sym)
         return 0
-
-    def _score(self, piece_id: int, length_bytes: int) -> float:
-        if self.types[piece_id] == PieceType.USER_DEFINED:
-            return length_bytes * self.max_score - 0.1
-        return self.scores[piece_id]
 
     # -- segmentation -----------------------------------------------------------------
 
