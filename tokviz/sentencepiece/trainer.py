@@ -820,20 +820,25 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
         lambda text: split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces))
     prefix_words = spec.split_by_whitespace and not spec.treat_whitespace_as_suffix
     texts = [text for text, _ in sentences]
-    word_lists = list(map(split, texts))
     # after the last word of a sentence: "\0" and what starts the next sentence in sentencepiece's
     # text of sentences (each repeated ``freq`` times: the sentence itself, then the next one)
     following = ["\0" + text[:1] for text in texts[1:]] + ["\0"]
+    totals: Counter[str] = Counter()  # every word's count
+    lasts: Counter[str] = Counter()  # how often it ends a sentence
+    contexts: Counter[tuple[str, str]] = Counter()
     if all(freq == 1 for _, freq in sentences):
-        totals = Counter(chain.from_iterable(word_lists))  # every word's count
-        lasts = Counter(words[-1] for words in word_lists)  # how often it ends a sentence
-        contexts: Counter[tuple[str, str]] = Counter(zip((words[-1] for words in word_lists), following))
-        pairs = [] if prefix_words else [zip(words, words[1:]) for words in word_lists]
-        for words in pairs:
-            contexts.update((word, after[:1]) for word, after in words)
+        for at in range(0, len(texts), 20_000):  # (a batch's word lists at a time: they are big)
+            word_lists = list(map(split, texts[at:at + 20_000]))
+            totals.update(chain.from_iterable(word_lists))
+            ends = [words[-1] for words in word_lists]
+            lasts.update(ends)
+            contexts.update(zip(ends, following[at:at + 20_000]))
+            if not prefix_words:
+                for words in word_lists:
+                    contexts.update((word, after[:1]) for word, after in zip(words, words[1:]))
     else:
-        totals, lasts, contexts = Counter(), Counter(), Counter()
-        for words, (text, freq), after_last in zip(word_lists, sentences, following):
+        for text, freq, after_last in zip(texts, (freq for _, freq in sentences), following):
+            words = split(text)
             for word in words:
                 totals[word] += freq
             lasts[words[-1]] += freq

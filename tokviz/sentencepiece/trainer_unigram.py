@@ -12,8 +12,11 @@ differs from older releases in two places marked (new) below.
    piece X ending 2+ sentences also gets the occurrences of ``X\\0`` when what follows those
    ``\\0`` differs (the suffix array runs over the sentences each ended by ``\\0``, in
    sentencepiece's order: empty sentences replaced by the last one, so the end of the text
-   follows the last sentence); the
-   top ``seed_sentencepiece_size`` of them join the characters; score = ``log(count / total)``.
+   follows the last sentence); the top ``seed_sentencepiece_size`` of them join the
+   characters; score = ``log(count / total)``. Found without a suffix array: the words are laid
+   end to end and ranked k characters at a time (the k-gram at a position is the (k-1)-gram
+   there and one more character), so occurrences and followers are numpy reductions; the same
+   ranks give every word's lattice nodes.
 2. **EM** on the words: E-step = expected piece counts from forward-backward marginals, M-step
    drops pieces expected less than 0.5 times and sets ``digamma(count) - digamma(total)``.
 3. **Prune** after every EM round: a piece whose best segmentation is itself
@@ -30,8 +33,7 @@ Tie-breaking and precision, as sentencepiece does them (what makes the same piec
 - seeds of equal ``occurrences * length``: the longer UTF-8 string first, then the smaller;
   the characters first, by count (highest first), then by character;
 - sentencepiece keeps its scores, expected counts and losses in ``float`` (float32), and so
-  does this trainer, step for step: the E-step runs on whole words (not on the chunks the seeds
-  come from) in sentencepiece's word order (count, highest first, then the word); forward and
+  does this trainer, step for step: the E-step runs on whole words in sentencepiece's word order (count, highest first, then the word); forward and
   backward fold each position's nodes one by one with its ``LogSumExp`` (float32 difference,
   double ``log1p(exp)``, stored as a float; nodes ending at a position earliest start first,
   nodes starting at one shortest first); each node's ``freq * exp(alpha + score + beta - Z)``
@@ -301,7 +303,7 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
         cand_group.append(chosen)
         cand_first.append(pos[first_index[chosen]])
         here = total[group] > 0
-        level_pos[k], level_group[k] = pos[here], group[here]
+        level_pos[k], level_group[k] = pos[here].astype(np.int32), group[here].astype(np.int32)
         keep = occurrences[group] >= 2  # (a substring seen once cannot grow into one seen twice)
         pos, rank = pos[keep], group[keep]
 
@@ -331,7 +333,7 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     singles = np.setdiff1d(np.arange(n_positions), last)
     node_starts = [singles]
     node_seeds = [np.where(in_chunk[singles], char_seed[char_id[singles]], unknown_seed)]
-    node_ks = [np.ones(len(singles), dtype=np.int64)]
+    node_ks = [np.ones(len(singles), dtype=np.int16)]
     occurrence = np.full(len(names), -1, dtype=np.int64)
     reversed_singles = singles[::-1]
     occurrence[node_seeds[0][::-1]] = reversed_singles  # (the last write wins: the first position)
@@ -350,11 +352,16 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
         hit = seed_here >= 0
         node_starts.append(level_pos[k][hit])
         node_seeds.append(seed_here[hit])
-        node_ks.append(np.full(int(hit.sum()), k, dtype=np.int64))
-    node_start = np.concatenate(node_starts)
-    node_end = node_start + np.concatenate(node_ks)
-    lattices = _em.LatticeSet(node_start, node_end, np.concatenate(node_seeds), node_end - node_start == 1, first, last,
-                              n_positions)
+        node_ks.append(np.full(int(hit.sum()), k, dtype=np.int16))
+    del level_pos, level_group, codes, word_of, weight, chunk_end, follower, char_id, inside
+    itype = _em.index_dtype(n_positions + 1)  # (node arrays are the trainer's memory: as narrow as they can be)
+    node_start = np.concatenate(node_starts).astype(itype)
+    del node_starts
+    node_end = node_start + np.concatenate(node_ks).astype(itype)
+    del node_ks
+    node_seed = np.concatenate(node_seeds).astype(itype)
+    del node_seeds
+    lattices = _em.LatticeSet(node_start, node_end, node_seed, node_end - node_start == 1, first, last, n_positions)
     # ToLogProb: the counts held as floats, their sum and logs in double, each score stored as a float
     raw32 = np.asarray(raw_scores, dtype=np.float32).astype(np.float64)
     log_total = math.log(sum(raw32.tolist())) if len(raw32) else 0.0  # (summed in list order, as its loop does)
@@ -555,17 +562,22 @@ def _e_step(lattices: _em.LatticeSet, score: np.ndarray, alive: np.ndarray, posi
     alpha = lattices.forward32(scores)
     beta = lattices.backward32(scores)
     log_z = alpha[lattices.last]
-    doc = lattices.doc
-    exponent = alpha[lattices.start] + scores
-    exponent += beta[lattices.end]
+    # every node in sentencepiece's order (word by word, position by position), one temporary at a time
+    order = lattices.by_start
+    doc = lattices.doc_of_pos[lattices.start[order]]
+    exponent = alpha[lattices.start[order]] + scores[order]
+    exponent += beta[lattices.end[order]]
     exponent -= log_z[doc]
-    contribution = counts[doc] * np.exp(exponent.astype(np.float64))
+    contribution = np.exp(exponent.astype(np.float64))
+    del exponent
+    contribution *= counts[doc]
+    del doc
     alive_now = np.flatnonzero(alive)
     first_alive = alive_now[np.argmin(position[alive_now])]
-    target = np.where(alive[lattices.seed], lattices.seed, first_alive)
+    target = lattices.seed[order]
+    target[~alive[target]] = first_alive
     expected = np.zeros(len(score), dtype=np.float32)
-    by_start = lattices.by_start
-    np.add.at(expected, target[by_start], contribution[by_start])
+    np.add.at(expected, target, contribution)
     objective = -float(np.add.accumulate((counts32 * log_z) / np.float32(total_count))[-1]) if len(counts) else 0.0
     return expected, objective
 
@@ -585,7 +597,7 @@ def _alternatives(multi: np.ndarray, score: np.ndarray, lengths: np.ndarray, occ
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
     occ = occurrence[multi]
     span = lengths[multi]
-    by_start = np.argsort(lattices.start, kind="stable")
+    by_start = lattices.by_start
     starts_sorted = lattices.start[by_start]
     lo = np.searchsorted(starts_sorted, occ)
     hi = np.searchsorted(starts_sorted, occ + span)
