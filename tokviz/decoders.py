@@ -347,9 +347,9 @@ class CTC(Decoder):
     }
 
     def __init__(self, pad_token: str = "<pad>", word_delimiter_token: str = "|", cleanup: bool = True) -> None:
-        self.pad_token = _check_str("CTC", "pad_token", pad_token)
-        self.word_delimiter_token = _check_str("CTC", "word_delimiter_token", word_delimiter_token)
-        self.cleanup = _check_bool("CTC", "cleanup", cleanup)
+        self.pad_token = pad_token  # (each checked by _CHECKS)
+        self.word_delimiter_token = word_delimiter_token
+        self.cleanup = cleanup
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         result = []
@@ -366,10 +366,6 @@ class CTC(Decoder):
             if text:
                 result.append(text)
         return result
-
-
-_check_str = check_str
-_check_bool = check_bool
 
 
 def _check_scheme(value: Any) -> str:

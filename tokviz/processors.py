@@ -26,6 +26,7 @@ from typing import Any, Iterable, Sequence as SequenceType
 
 from tokviz._component import JsonComponent, check_bool, check_token_id_pair
 from tokviz.byte_level import BYTES_TO_UNICODE
+from tokviz.decoders import ByteLevel as _ByteLevelDecoder
 from tokviz.encoding import Encoding, flat_offsets_encoding, flat_offsets_of, new_encoding, whole_sequence_ranges
 from tokviz.errors import SerializationError, SpecialTokenError
 
@@ -143,6 +144,13 @@ class PostProcessor(JsonComponent):
 
 
 # ---------------------------------------------------------------------- offsets trimming
+def _trim_all(encodings: list[Encoding], add_prefix_space: bool) -> None:
+    """:func:`trim_offsets` of every encoding and of its overflowing pieces."""
+    for encoding in encodings:
+        for item in (encoding, *encoding._overflowing):
+            trim_offsets(item, add_prefix_space)
+
+
 def trim_offsets(encoding: Encoding, add_prefix_space: bool) -> None:
     """Move offsets past the spaces a token carries, as HF's ``process_offsets`` does.
 
@@ -363,10 +371,7 @@ class RobertaProcessing(PostProcessor):
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:
-            for encoding in encodings:
-                trim_offsets(encoding, self.add_prefix_space)
-                for piece in encoding._overflowing:
-                    trim_offsets(piece, self.add_prefix_space)
+            _trim_all(encodings, self.add_prefix_space)
         # RoBERTa has a single segment embedding: every type id is 0.
         for encoding in encodings:
             encoding._type_ids = (0,) * len(encoding._ids)
@@ -392,23 +397,12 @@ class ByteLevel(PostProcessor):
     one ByteLevel config for the three roles); only ``add_prefix_space`` matters here.
     """
 
-    _FIELDS = ("add_prefix_space", "trim_offsets", "use_regex")
-    _CHECKS = {name: (lambda v, name=name: check_bool("ByteLevel", name, v)) for name in _FIELDS}
-
-    def __init__(
-        self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any
-    ) -> None:
-        # HF ignores other keywords, so ByteLevel(**json.loads(processor.__getstate__())) works.
-        self.add_prefix_space = add_prefix_space
-        self.trim_offsets = trim_offsets
-        self.use_regex = use_regex
+    # The decoder's: the same options, checks and constructor (other keywords ignored, as HF does).
+    _FIELDS, _CHECKS, __init__ = _ByteLevelDecoder._FIELDS, _ByteLevelDecoder._CHECKS, _ByteLevelDecoder.__init__
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:
-            for encoding in encodings:
-                trim_offsets(encoding, self.add_prefix_space)
-                for piece in encoding._overflowing:
-                    trim_offsets(piece, self.add_prefix_space)
+            _trim_all(encodings, self.add_prefix_space)
         for sequence_id, encoding in enumerate(encodings):
             encoding.set_sequence_id(sequence_id)
         return encodings
