@@ -597,7 +597,7 @@ def _alternatives(multi: np.ndarray, score: np.ndarray, lengths: np.ndarray, occ
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
     occ = occurrence[multi]
     span = lengths[multi]
-    by_start = np.argsort(lattices.start, kind="stable")
+    by_start = lattices.by_start
     starts_sorted = lattices.start[by_start]
     lo = np.searchsorted(starts_sorted, occ)
     hi = np.searchsorted(starts_sorted, occ + span)
