@@ -9,6 +9,8 @@ Run from the project root::
     python3 bench/bench_sentencepiece.py --encode    # the first encode pass alone (load timed apart)
     python3 bench/bench_sentencepiece.py --users     # what issue 35 asks: import, first encode pass, botchan-sized and
                                                      # 6.8 MB trainings (bpe and unigram at 1,000 and 4,000 pieces)
+    python3 bench/bench_sentencepiece.py --fixed     # a botchan-sized training's fixed costs: imports (numpy, the
+                                                     # trainer), then a first and a second training in one process
 
 Each training runs in its own child process so that its peak resident memory (``ru_maxrss``)
 is its own. Printed: wall seconds, CPU seconds (all threads; sentencepiece trains with 16 threads
@@ -134,6 +136,62 @@ print(json.dumps({{"first": first, "first_cpu": first_cpu, "again": time.perf_co
 """
 
 
+FIXED = r"""
+import io, json, sys, time
+sys.path.insert(0, {root!r})
+which, corpus, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+lines = open(corpus, encoding="utf-8").read().split("\n")
+cpu = time.process_time
+start = cpu()
+if which == "sentencepiece":
+    import sentencepiece as spm
+    options["minloglevel"] = 2
+    imported = trainer = cpu()
+    numpy_s = 0.0
+else:
+    import tokviz.sentencepiece as spm
+    imported = cpu()
+    import numpy
+    numpy_s = cpu() - imported
+    spm.SentencePieceTrainer  # (the trainer's modules load on first use)
+    trainer = cpu()
+runs = []
+for _ in range(2):
+    started = cpu()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=io.BytesIO(), **options)
+    runs.append(cpu() - started)
+print(json.dumps({{"import": imported - start, "numpy": numpy_s, "trainer_import": trainer - imported - numpy_s,
+                  "first": runs[0], "second": runs[1]}}))
+"""
+
+
+def fixed_costs(workdir: Path, repeat: int = 3) -> None:
+    """Where a botchan-sized training's CPU goes, tokviz against sentencepiece (fresh processes,
+    fastest of ``repeat``): importing the package, numpy and the trainer (tokviz loads them on the
+    first training), then a first and a second training in the same process."""
+    big = (CORPORA / "big.txt").read_text(encoding="utf-8")
+    botchan = workdir / "botchan_sized.txt"
+    botchan.write_text(big[:278_000], encoding="utf-8")
+    code = FIXED.format(root=str(ROOT))
+    for model_type in ("bpe", "unigram"):
+        for size in (1000, 4000):
+            options = json.dumps({"vocab_size": size, "model_type": model_type})
+            best: dict[str, dict[str, float]] = {}
+            for _ in range(repeat):
+                for which in ("tokviz", "sentencepiece"):
+                    done = subprocess.run([sys.executable, "-c", code, which, str(botchan), options],
+                                          capture_output=True, text=True, check=True)
+                    run = json.loads(done.stdout.strip().splitlines()[-1])
+                    best[which] = {k: min(v, best.get(which, run)[k]) for k, v in run.items()}
+            mine, peer = best["tokviz"], best["sentencepiece"]
+            whole = mine["numpy"] + mine["trainer_import"] + mine["first"]
+            print(json.dumps({"fixed": f"{model_type} {size}", **{f"tokviz_{k}_s": round(v, 3) for k, v in mine.items()},
+                              "sentencepiece_first_s": round(peer["first"], 3), "sentencepiece_second_s": round(peer["second"], 3),
+                              "first_with_imports_ratio": round(whole / peer["first"], 2),
+                              "first_ratio": round(mine["first"] / peer["first"], 2),
+                              "second_ratio": round(mine["second"] / peer["second"], 2)}), flush=True)
+
+
 def median(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[len(ordered) // 2]
@@ -223,12 +281,17 @@ def main() -> None:
     parser.add_argument("--one-process", action="store_true", help="tokviz with num_threads=1 (no forked worker)")
     parser.add_argument("--users", action="store_true", help="import, first encode pass, trainings at 1,000 / 4,000 (issue 35)")
     parser.add_argument("--encode", action="store_true", help="the first encode pass alone (fastest of 5 alternating runs)")
+    parser.add_argument("--fixed", action="store_true", help="a botchan-sized training's imports, first and second run")
     args = parser.parse_args()
     print(f"load average: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         if args.encode:
             encode_passes(workdir)
+            print(f"load average: {os.getloadavg()}")
+            return
+        if args.fixed:
+            fixed_costs(workdir)
             print(f"load average: {os.getloadavg()}")
             return
         if args.users:

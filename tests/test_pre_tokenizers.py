@@ -354,3 +354,32 @@ def test_gpt2_ascii_twin_splits_ascii_text_as_the_unicode_pattern(text) -> None:
 def test_gpt2_ascii_twin_worked_examples() -> None:
     assert pre_tokenizers.gpt2_findall("I've 2 cats\x1c  ok\t\n") == ["I", "'ve", " 2", " cats", "\x1c", " ", " ok", "\t\n"]
     assert pre_tokenizers.gpt2_findall("café  x") == ["café", " ", " x"]  # not ASCII: the Unicode pattern
+
+
+def test_a_subclass_with_its_own_pre_tokenize_is_not_served_by_its_base_declarations():
+    """The engine splits plain strings by what a pre-tokenizer declares (``plain_split``,
+    ``cut_spans``): a subclass that pre-tokenizes its own way loses those of its base, so every
+    lane runs its pre_tokenize."""
+    from tokviz import Tokenizer, models
+
+    class DashWhitespace(pre_tokenizers.WhitespaceSplit):
+        def pre_tokenize(self, pretokenized):
+            pretokenized.split(lambda _, piece: piece.split("-", "removed"))
+
+    splitter = DashWhitespace()
+    assert splitter.plain_split() is None and splitter.cut_spans("a-b") is None
+    assert splitter.pre_tokenize_words("a b-c") == ["a b", "c"]
+    assert pre_tokenizers.WhitespaceSplit().plain_split().runs  # (the base keeps its own)
+    tokenizer = Tokenizer(models.WordLevel({"a b": 0, "c": 1, "[UNK]": 2}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = splitter
+    encoding = tokenizer.encode("a b-c")
+    assert (encoding.ids, encoding.offsets) == ([0, 1], [(0, 3), (4, 5)])
+
+
+def test_plain_split_words_are_the_pre_tokenizers_words():
+    text = "Hi, l’été — you?\tok"
+    for splitter in (pre_tokenizers.Whitespace(), pre_tokenizers.WhitespaceSplit(), pre_tokenizers.BertPreTokenizer()):
+        words = [match.group() for match in splitter.plain_split().words(text)]
+        assert words == splitter.pre_tokenize_words(text)
+    assert pre_tokenizers.Metaspace(replacement="_").plain_split().space_mark == "_"
+    assert pre_tokenizers.BertPreTokenizer().plain_split().words("a\x07b") is None  # (ASCII controls: the general path)

@@ -167,3 +167,24 @@ def test_unknown_processor_is_named():
         processors.from_dict({"type": "Whatever"})
     with pytest.raises(SerializationError, match="malformed"):
         processors.from_dict({"type": "BertProcessing", "sep": ["[SEP]"]})
+
+
+def test_a_subclass_with_its_own_processing_is_not_served_by_its_base_declarations():
+    """The engine trims byte-level offsets in its own pass where the processor declares it may
+    (``trims_offsets``): a subclass that processes its own way loses that, and runs."""
+    from tokviz import Tokenizer, decoders, models, pre_tokenizers
+
+    class Marked(processors.RobertaProcessing):
+        def process_encodings(self, encodings, add_special_tokens):
+            return [Encoding.from_tokens([(7, "!", (0, 0)), *zip(e.ids, e.tokens, e.offsets)]) for e in encodings]
+
+    roberta = processors.RobertaProcessing(sep=("</s>", 2), cls=("<s>", 0))
+    assert roberta.trims_offsets() == (True,) and Marked(sep=("</s>", 2), cls=("<s>", 0)).trims_offsets() is None
+    assert processors.ByteLevel(trim_offsets=False).trims_offsets() == () and processors.TemplateProcessing(single="$A").trims_offsets() is None
+    tokenizer = Tokenizer(models.BPE({"a": 3, "Ġ": 4}, []))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = roberta
+    assert tokenizer.encode("a a").tokens == ["<s>", "a", "Ġ", "a", "</s>"]
+    tokenizer.post_processor = Marked(sep=("</s>", 2), cls=("<s>", 0))
+    assert tokenizer.encode("a a").tokens == ["!", "a", "Ġ", "a"]

@@ -221,6 +221,19 @@ class JsonComponent(StatefulComponent):
     """
 
     _CHECKS: dict[str, Callable[[Any], Any]] = {}
+    #: Its tokenizer.json fragment's fields, in HF's order, as attributes of the same names:
+    #: ``to_dict`` writes them (tuples as lists) after the type (the class that declares them
+    #: names it), and ``from_fields`` passes the ones a fragment has to the constructor.
+    _FIELDS: ClassVar[tuple[str, ...]] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        kind = next(klass.__name__ for klass in type(self).__mro__ if "_FIELDS" in vars(klass))
+        values = {name: getattr(self, name) for name in self._FIELDS}
+        return {"type": kind, **{name: list(value) if isinstance(value, tuple) else value for name, value in values.items()}}
+
+    @classmethod
+    def from_fields(cls, data: dict[str, Any]) -> Any:
+        return cls(**{name: data[name] for name in cls._FIELDS if name in data})
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]

@@ -97,9 +97,8 @@ class ByteLevel(Decoder):
     'Hello world 가'
     """
 
-    _CHECKS = {
-        name: (lambda v, name=name: check_bool("ByteLevel", name, v)) for name in ("add_prefix_space", "trim_offsets", "use_regex")
-    }
+    _FIELDS = ("add_prefix_space", "trim_offsets", "use_regex")
+    _CHECKS = {name: (lambda v, name=name: check_bool("ByteLevel", name, v)) for name in _FIELDS}
 
     def __init__(
         self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any
@@ -120,14 +119,6 @@ class ByteLevel(Decoder):
                 # A token outside the byte alphabet (an added token, say) keeps its own UTF-8.
                 data.extend(token.encode("utf-8"))
         return [data.decode("utf-8", errors="replace")]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": "ByteLevel",
-            "add_prefix_space": self.add_prefix_space,
-            "trim_offsets": self.trim_offsets,
-            "use_regex": self.use_regex,
-        }
 
 
 _CLEANUPS = (
@@ -159,6 +150,7 @@ class WordPiece(Decoder):
     'hellos, you'
     """
 
+    _FIELDS = ("prefix", "cleanup")
     _CHECKS = {"prefix": lambda v: check_str("WordPiece", "prefix", v), "cleanup": lambda v: check_bool("WordPiece", "cleanup", v)}
 
     def __init__(self, prefix: str = "##", cleanup: bool = True) -> None:
@@ -175,9 +167,6 @@ class WordPiece(Decoder):
             result.append(token)
         return result
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "WordPiece", "prefix": self.prefix, "cleanup": self.cleanup}
-
 
 class Metaspace(Decoder):
     """``'▁'`` back to spaces; in the first token it is dropped (it was prepended).
@@ -186,6 +175,7 @@ class Metaspace(Decoder):
     'Hello world'
     """
 
+    _FIELDS = ("replacement", "prepend_scheme", "split")
     _CHECKS = {
         "replacement": lambda v: _check_char("Metaspace", "replacement", v),
         "prepend_scheme": lambda v: _check_scheme(v),
@@ -215,14 +205,6 @@ class Metaspace(Decoder):
                 result.append(token.replace(self.replacement, " "))
         return result
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": "Metaspace",
-            "replacement": self.replacement,
-            "prepend_scheme": self.prepend_scheme,
-            "split": self.split,
-        }
-
 
 class BPEDecoder(Decoder):
     """End-of-word suffix back to a space (none after the last token).
@@ -231,6 +213,7 @@ class BPEDecoder(Decoder):
     'hello you'
     """
 
+    _FIELDS = ("suffix",)
     _CHECKS = {"suffix": lambda v: check_str("BPEDecoder", "suffix", v)}
 
     def __init__(self, suffix: str = "</w>") -> None:
@@ -239,9 +222,6 @@ class BPEDecoder(Decoder):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         last = len(tokens) - 1
         return [token.replace(self.suffix, "" if i == last else " ") for i, token in enumerate(tokens)]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "BPEDecoder", "suffix": self.suffix}
 
 
 class Replace(Decoder):
@@ -303,6 +283,7 @@ class Strip(Decoder):
     'a b'
     """
 
+    _FIELDS = ("content", "start", "stop")
     _CHECKS = {
         "content": lambda v: _check_char("Strip", "content", v),
         "start": lambda v: _check_count("Strip", "start", v),
@@ -331,9 +312,6 @@ class Strip(Decoder):
             result.append(token[start_cut:stop_cut] if start_cut <= stop_cut else "")
         return result
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "Strip", "content": self.content, "start": self.start, "stop": self.stop}
-
 
 def _check_char(owner: str, name: str, value: Any) -> str:
     if not isinstance(value, str):
@@ -361,6 +339,7 @@ class CTC(Decoder):
     'hi you'
     """
 
+    _FIELDS = ("pad_token", "word_delimiter_token", "cleanup")
     _CHECKS = {
         "pad_token": lambda v: check_str("CTC", "pad_token", v),
         "word_delimiter_token": lambda v: check_str("CTC", "word_delimiter_token", v),
@@ -368,9 +347,9 @@ class CTC(Decoder):
     }
 
     def __init__(self, pad_token: str = "<pad>", word_delimiter_token: str = "|", cleanup: bool = True) -> None:
-        self.pad_token = _check_str("CTC", "pad_token", pad_token)
-        self.word_delimiter_token = _check_str("CTC", "word_delimiter_token", word_delimiter_token)
-        self.cleanup = _check_bool("CTC", "cleanup", cleanup)
+        self.pad_token = pad_token  # (each checked by _CHECKS)
+        self.word_delimiter_token = word_delimiter_token
+        self.cleanup = cleanup
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         result = []
@@ -388,18 +367,6 @@ class CTC(Decoder):
                 result.append(text)
         return result
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": "CTC",
-            "pad_token": self.pad_token,
-            "word_delimiter_token": self.word_delimiter_token,
-            "cleanup": self.cleanup,
-        }
-
-
-_check_str = check_str
-_check_bool = check_bool
-
 
 def _check_scheme(value: Any) -> str:
     if value not in ("always", "first", "never"):
@@ -410,11 +377,10 @@ def _check_scheme(value: Any) -> str:
 class Fuse(Decoder):
     """Join all tokens into one: ``['a', 'b'] -> ['ab']`` (useful mid-Sequence)."""
 
+    _FIELDS = ()
+
     def decode_chain(self, tokens: list[str]) -> list[str]:
         return ["".join(tokens)]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "Fuse"}
 
 
 class ByteFallback(Decoder):
@@ -423,6 +389,8 @@ class ByteFallback(Decoder):
     >>> ByteFallback().decode(["<0x61>", "b", "<0xE2>", "<0x96>", "<0x81>"])
     'ab▁'
     """
+
+    _FIELDS = ()
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         result: list[str] = []
@@ -445,9 +413,6 @@ class ByteFallback(Decoder):
                 pending.append(byte)
         flush()
         return result
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "ByteFallback"}
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -555,7 +520,7 @@ def _check_decoders(decoders: Any) -> list[Decoder]:
     return items
 
 
-_TYPES = ("ByteLevel", "WordPiece", "Metaspace", "BPEDecoder", "Replace", "Strip", "Fuse", "ByteFallback", "CTC", "Sequence")
+_TYPES = {kind.__name__: kind for kind in (ByteLevel, WordPiece, Metaspace, BPEDecoder, Replace, Strip, Fuse, ByteFallback, CTC, Sequence)}
 
 
 def from_dict(data: dict[str, Any] | None) -> Decoder | None:
@@ -564,17 +529,8 @@ def from_dict(data: dict[str, Any] | None) -> Decoder | None:
         return None
     kind = data.get("type") if isinstance(data, dict) else None
     try:
-        if kind == "ByteLevel":
-            return ByteLevel(data.get("add_prefix_space", True), data.get("trim_offsets", True), data.get("use_regex", True))
-        if kind == "WordPiece":
-            return WordPiece(data.get("prefix", "##"), data.get("cleanup", True))
-        if kind == "Metaspace":
-            scheme = data.get("prepend_scheme")
-            if scheme is None:  # files older than HF 0.15 store add_prefix_space instead
-                scheme = "always" if data.get("add_prefix_space", True) else "never"
-            return Metaspace(data.get("replacement", "▁"), scheme, data.get("split", True))
-        if kind == "BPEDecoder":
-            return BPEDecoder(data.get("suffix", "</w>"))
+        if kind == "Metaspace" and data.get("prepend_scheme") is None:  # files older than HF 0.15: add_prefix_space
+            data = {**data, "prepend_scheme": "always" if data.get("add_prefix_space", True) else "never"}
         if kind == "Replace":
             pattern = data["pattern"]
             if "String" in pattern:
@@ -584,18 +540,13 @@ def from_dict(data: dict[str, Any] | None) -> Decoder | None:
             return Replace(Regex(pattern["Regex"]), data["content"])
         if kind == "Strip":
             return Strip(data.get("content", " "), data.get("start", 0), data.get("stop", 0))
-        if kind == "Fuse":
-            return Fuse()
-        if kind == "CTC":
-            return CTC(data.get("pad_token", "<pad>"), data.get("word_delimiter_token", "|"), data.get("cleanup", True))
-        if kind == "ByteFallback":
-            return ByteFallback()
         if kind == "Sequence":
             return Sequence([from_dict(item) for item in data["decoders"]])  # type: ignore[misc]
+        if kind in _TYPES:
+            return _TYPES[kind].from_fields(data)
     except (KeyError, TypeError) as error:
         raise SerializationError(f"The decoder {kind!r} in this tokenizer.json is malformed ({error}).") from error
     raise SerializationError(f"tokviz cannot represent the decoder {kind!r} (it knows {', '.join(_TYPES)}).")
-
 
 
 # HF's compiled submodule is reachable as ``tokenizers.decoders.decoders``; here it is this module.

@@ -102,6 +102,10 @@ class Normalizer(DataclassComponent):
     #: What the byte-level engine asks: the Unicode normal form this normalizer applies, if
     #: that is all it does ("NFC", "NFD", "NFKC", "NFKD"; a text already in it is left as is).
     unicode_form: ClassVar[str | None] = None
+    #: Whether a :class:`Sequence` counts this step's output against the growth bound
+    #: (:data:`tokviz.limits.MAX_NORMALIZER_GROWTH`): the steps that may lengthen a text beyond
+    #: what Unicode's own normalizations do (``Replace``, ``Prepend``, ``Precompiled``, a ``Sequence``).
+    may_grow: ClassVar[bool] = False
 
     def ascii_one_for_one(self, text: str) -> str | bool | None:
         """What the engine asks of an ASCII ``text``: this normalizer's output when each char
@@ -171,80 +175,52 @@ _TAB_NEWLINE_TO_SPACE = str.maketrans("\t\n\r", "   ")
 # --------------------------------------------------------------------------- Unicode forms
 
 
+class UnicodeForm(Normalizer):
+    """Base of the four Unicode normal forms; a subclass names its form (``unicode_form``), which a
+    text already in it leaves unchanged."""
+
+    __slots__ = ()
+    local_to_lines: ClassVar[bool] = True
+    per_char: ClassVar[bool] = True
+    aligned_if_same_length_on_ascii: ClassVar[bool] = True
+    unicode_form: ClassVar[str]
+
+    def ascii_one_for_one(self, text: str) -> str:
+        return text  # no ASCII char decomposes, composes or is a combining mark
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        getattr(normalized, self.unicode_form.lower())()  # NormalizedString.nfd(), .nfkc(), ...
+
+    def normalize_str(self, sequence: str) -> str:
+        return unicodedata.normalize(self.unicode_form, sequence)
+
+
 @dataclass(slots=True, repr=False)
-class NFD(Normalizer):
+class NFD(UnicodeForm):
     """Canonical decomposition: ``'é' -> 'e' + U+0301``."""
 
-    local_to_lines: ClassVar[bool] = True
-    unicode_form: ClassVar[str | None] = "NFD"
-    per_char: ClassVar[bool] = True
-    aligned_if_same_length_on_ascii: ClassVar[bool] = True
-
-    def ascii_one_for_one(self, text: str) -> str:
-        return text  # no ASCII char decomposes, composes or is a combining mark
-
-    def normalize(self, normalized: NormalizedString) -> None:
-        normalized.nfd()
-
-    def normalize_str(self, sequence: str) -> str:
-        return unicodedata.normalize("NFD", sequence)
+    unicode_form: ClassVar[str] = "NFD"
 
 
 @dataclass(slots=True, repr=False)
-class NFKD(Normalizer):
+class NFKD(UnicodeForm):
     """Compatibility decomposition: ``'ﬁ' -> 'fi'``, ``'é' -> 'e' + U+0301``."""
 
-    local_to_lines: ClassVar[bool] = True
-    unicode_form: ClassVar[str | None] = "NFKD"
-    per_char: ClassVar[bool] = True
-    aligned_if_same_length_on_ascii: ClassVar[bool] = True
-
-    def ascii_one_for_one(self, text: str) -> str:
-        return text  # no ASCII char decomposes, composes or is a combining mark
-
-    def normalize(self, normalized: NormalizedString) -> None:
-        normalized.nfkd()
-
-    def normalize_str(self, sequence: str) -> str:
-        return unicodedata.normalize("NFKD", sequence)
+    unicode_form: ClassVar[str] = "NFKD"
 
 
 @dataclass(slots=True, repr=False)
-class NFC(Normalizer):
+class NFC(UnicodeForm):
     """Canonical composition: ``'e' + U+0301 -> 'é'``."""
 
-    local_to_lines: ClassVar[bool] = True
-    unicode_form: ClassVar[str | None] = "NFC"
-    per_char: ClassVar[bool] = True
-    aligned_if_same_length_on_ascii: ClassVar[bool] = True
-
-    def ascii_one_for_one(self, text: str) -> str:
-        return text  # no ASCII char decomposes, composes or is a combining mark
-
-    def normalize(self, normalized: NormalizedString) -> None:
-        normalized.nfc()
-
-    def normalize_str(self, sequence: str) -> str:
-        return unicodedata.normalize("NFC", sequence)
+    unicode_form: ClassVar[str] = "NFC"
 
 
 @dataclass(slots=True, repr=False)
-class NFKC(Normalizer):
+class NFKC(UnicodeForm):
     """Compatibility composition: ``'ﬁ①Ａ' -> 'fi1A'``."""
 
-    local_to_lines: ClassVar[bool] = True
-    unicode_form: ClassVar[str | None] = "NFKC"
-    per_char: ClassVar[bool] = True
-    aligned_if_same_length_on_ascii: ClassVar[bool] = True
-
-    def ascii_one_for_one(self, text: str) -> str:
-        return text  # no ASCII char decomposes, composes or is a combining mark
-
-    def normalize(self, normalized: NormalizedString) -> None:
-        normalized.nfkc()
-
-    def normalize_str(self, sequence: str) -> str:
-        return unicodedata.normalize("NFKC", sequence)
+    unicode_form: ClassVar[str] = "NFKC"
 
 
 # --------------------------------------------------------------------------- simple edits
@@ -410,6 +386,7 @@ class Replace(Normalizer):
     """
 
     replaces: ClassVar[bool] = True
+    may_grow: ClassVar[bool] = True
 
     pattern: Union[str, Regex]
     content: str
@@ -482,6 +459,7 @@ class Prepend(Normalizer):
     """Put ``prepend`` before any non-empty text: ``Prepend('▁')('hi') -> '▁hi'``."""
 
     prepends: ClassVar[bool] = True
+    may_grow: ClassVar[bool] = True
 
     prepend: str
 
@@ -815,6 +793,7 @@ class Precompiled(Normalizer):
     local_to_lines: ClassVar[bool] = True
     per_char: ClassVar[bool] = True
     on_graphemes: ClassVar[bool] = True
+    may_grow: ClassVar[bool] = True
 
     precompiled_charsmap: bytes
 
@@ -876,6 +855,8 @@ def _precompiled_length(charsmap: _CharsMap, text: str) -> int:
 class Sequence(Normalizer):
     """Run normalizers in order: ``Sequence([NFD(), StripAccents()])``."""
 
+    may_grow: ClassVar[bool] = True
+
     normalizers: tuple[Normalizer, ...] = ()
 
     def __post_init__(self) -> None:
@@ -893,7 +874,7 @@ class Sequence(Normalizer):
         for normalizer in self.normalizers:
             before = len(sequence)
             sequence = normalizer.normalize_str(sequence)
-            if isinstance(normalizer, (Replace, Prepend, Precompiled, Sequence)):
+            if normalizer.may_grow:
                 _check_growth(normalizer, before, len(sequence), given)
         return sequence
 

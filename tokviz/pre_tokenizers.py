@@ -41,6 +41,7 @@ from tokviz import byte_level
 from tokviz.errors import SerializationError, TokvizError
 from tokviz.normalized import (
     SPLIT_BEHAVIORS,
+    WHITESPACE,
     NormalizedString,
     PreTokenizedString,
     apply_behavior,
@@ -100,13 +101,20 @@ class PreTokenizer(DataclassComponent):
         return CustomPreTokenizer(pre_tokenizer)
     #: False when a piece's words depend on where the piece sits in the text.
     position_independent: ClassVar[bool] = True
-    #: What the chunk and byte-level engines ask (:mod:`tokviz.engine`): the split rule this
-    #: pre-tokenizer runs, which the engine also runs on plain strings -- "whitespace"
-    #: (``\w+|[^\w\s]+``), "whitespace_split" (runs of non-whitespace), "bert" (whitespace and
-    #: punctuation), "metaspace" (spaces to a mark, cut before it), "byte_level" (GPT-2's
-    #: words, each to byte symbols), "regex" (a Split: ``pattern``, ``behavior``, ``invert``),
-    #: "digits" (a Digits: ``individual_digits``); None: the engine asks ``cut_spans`` only.
-    split_rule: ClassVar[str | None] = None
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A class that pre-tokenizes its own way does not inherit the plain-string shortcuts
+        # its base declares (the engine's ``plain_split``/``cut_spans``, ``pre_tokenize_words``):
+        # they describe the base's pre_tokenize, not this one. It gets the general ones back.
+        super().__init_subclass__(**kwargs)
+        if any(name in cls.__dict__ for name in ("pre_tokenize", "_split_piece")):
+            for name in ("plain_split", "cut_spans", "pre_tokenize_words"):
+                if name not in cls.__dict__:
+                    setattr(cls, name, getattr(PreTokenizer, name))
+
+    def plain_split(self) -> "PlainSplit | None":
+        """What the encoding engine asks to pre-tokenize plain strings as this pre-tokenizer
+        does (:class:`PlainSplit`), or None: it cannot say (the engine asks :meth:`cut_spans`)."""
+        return None
 
     def steps(self) -> tuple["PreTokenizer", ...]:
         """The pre-tokenizers this one runs, in order (a :class:`Sequence` flattened):
@@ -166,18 +174,63 @@ def behavior_to_json(behavior: str) -> str:
     return "".join(part.capitalize() for part in normalize_behavior(behavior).split("_"))
 
 
+@dataclass(frozen=True, slots=True)
+class PlainSplit:
+    """What a pre-tokenizer hands the encoding engine (:mod:`tokviz.engine`) so that it splits
+    plain strings, with no NormalizedString, as its ``pre_tokenize`` would:
+
+    - ``words``: ``text -> its words as regex matches`` (an iterator; None for a text where the
+      function's tables and the pre-tokenizer's might disagree), when its words are that;
+    - ``whitespace``: no word holds ASCII whitespace, so a text may be cut before a run of it;
+    - ``space_mark``: spaces become this char and a word starts at each (Metaspace's fields
+      ``prepend_scheme`` and ``split`` say where and whether);
+    - ``to_bytes``: words reach the model as byte-level symbols (ByteLevel's ``use_regex``
+      and ``add_prefix_space`` say how they are found);
+    - ``pattern``: the regex or literal it splits on (Split's ``behavior``, ``invert``);
+    - ``digits``: it isolates numbers (Digits' ``individual_digits``);
+    - ``runs``: its words are exactly the runs of non-whitespace.
+
+    >>> [match.group() for match in Whitespace().plain_split().words("Hi, you")]
+    ['Hi', ',', 'you']
+    """
+
+    words: Callable[[str], Any] | None = None
+    whitespace: bool = False
+    space_mark: str | None = None
+    to_bytes: bool = False
+    pattern: Any = None
+    digits: bool = False
+    #: Its words are exactly the runs of non-whitespace (WhitespaceSplit's).
+    runs: bool = False
+
+
 # --------------------------------------------------------------------------- whitespace
 
 
 WORD_OR_SYMBOLS = regex.compile(r"\w+|[^\w\s]+")
 NON_SPACE_RUN = regex.compile(r"[^\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+#: :data:`WORD_OR_SYMBOLS` on ASCII text, in :mod:`re` (whose ``\s`` would also take \x1c-\x1f).
+_WORD_OR_SYMBOLS_ASCII = re.compile(r"\w+|[^\w\t\n\x0b\x0c\r ]+", re.ASCII)
+
+
+def _whitespace_words(text: str) -> Any:
+    """Whitespace's words of a plain text, as matches (:mod:`re` on ASCII text, faster)."""
+    return (_WORD_OR_SYMBOLS_ASCII if text.isascii() else WORD_OR_SYMBOLS).finditer(text)
+
+
+_WHITESPACE_SPLIT = PlainSplit(_whitespace_words, whitespace=True)
+#: (a class of listed chars: the same in :mod:`re`, which is faster)
+_WHITESPACE_SPLIT_SPLIT = PlainSplit(re.compile(NON_SPACE_RUN.pattern).finditer, whitespace=True, runs=True)
+_BYTE_LEVEL_SPLIT = PlainSplit(to_bytes=True)
+_DIGITS_SPLIT = PlainSplit(digits=True)
 
 
 @dataclass(slots=True, repr=False)
 class Whitespace(PreTokenizer):
     """Words are runs of word chars or runs of other non-space chars: ``\\w+|[^\\w\\s]+``."""
 
-    split_rule: ClassVar[str | None] = "whitespace"
+    def plain_split(self) -> "PlainSplit":
+        return _WHITESPACE_SPLIT
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: piece.split(WORD_OR_SYMBOLS, "removed", invert=True))
@@ -193,7 +246,8 @@ class Whitespace(PreTokenizer):
 class WhitespaceSplit(PreTokenizer):
     """Split on Unicode whitespace only: ``"Let's go!" -> ["Let's", 'go!']``."""
 
-    split_rule: ClassVar[str | None] = "whitespace_split"
+    def plain_split(self) -> "PlainSplit":
+        return _WHITESPACE_SPLIT_SPLIT
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: piece.split(is_whitespace, "removed"))
@@ -242,6 +296,45 @@ def _split_punctuation_isolated(words: list[str]) -> list[str]:
     return result
 
 
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BERT_ASCII_WORDS = re.compile(r"[!-/:-@\[-`{-~]|[^ \t\n\r!-/:-@\[-`{-~]+")
+#: BertPreTokenizer on any text: a punctuation char (ASCII's, or Unicode P*), or a run of chars
+#: that are neither that nor whitespace (Unicode White_Space, as ``normalized.WHITESPACE``).
+_BERT_PUNCTUATION_CLASS = r"\p{P}!-/:-@\[-`{-~"
+_BERT_WORDS = regex.compile(f"[{_BERT_PUNCTUATION_CLASS}]|[^{''.join(map(regex.escape, WHITESPACE))}{_BERT_PUNCTUATION_CLASS}]+")
+_BERT_PUNCTUATION = regex.compile(f"[{_BERT_PUNCTUATION_CLASS}]")
+_ASCII_CHARS = frozenset(map(chr, range(128)))
+#: Non-ASCII char -> whether the regex's \p{P} and Python's unicodedata (BertPreTokenizer's
+#: test) agree on it being punctuation (their Unicode versions may differ).
+_BERT_AGREES: dict[str, bool] = {}
+
+
+def bert_words(text: str) -> Any:
+    """BertPreTokenizer's words of a plain text as matches (a word or one punctuation char
+    each), or None: ASCII controls, or a char on which the regex's Unicode tables and
+    :func:`is_bert_punctuation` disagree.
+
+    >>> [m.group() for m in bert_words("l’été, “déjà”")]
+    ['l', '’', 'été', ',', '“', 'déjà', '”']
+    """
+    if _ASCII_CONTROL.search(text) is not None:
+        return None
+    if text.isascii():
+        return _BERT_ASCII_WORDS.finditer(text)
+    for char in set(text).difference(_ASCII_CHARS):
+        agrees = _BERT_AGREES.get(char)
+        if agrees is None:
+            agrees = (_BERT_PUNCTUATION.match(char) is not None) == is_bert_punctuation(char)
+            if len(_BERT_AGREES) < 100_000:
+                _BERT_AGREES[char] = agrees
+        if not agrees:
+            return None
+    return _BERT_WORDS.finditer(text)
+
+
+_BERT_SPLIT = PlainSplit(bert_words, whitespace=True)
+
+
 @dataclass(slots=True, repr=False)
 class BertPreTokenizer(PreTokenizer):
     """Split on whitespace, then isolate every punctuation char.
@@ -250,7 +343,8 @@ class BertPreTokenizer(PreTokenizer):
     [('Hello', (0, 5)), (',', (5, 6)), ('how', (7, 10)), ('are', (11, 14)), ('you', (16, 19)), ('?', (19, 20))]
     """
 
-    split_rule: ClassVar[str | None] = "bert"
+    def plain_split(self) -> "PlainSplit":
+        return _BERT_SPLIT
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: piece.split(is_whitespace, "removed"))
@@ -335,7 +429,8 @@ class ByteLevel(PreTokenizer):
     ``trim_offsets`` only matters to the post-processor; it is kept for tokenizer.json.
     """
 
-    split_rule: ClassVar[str | None] = "byte_level"
+    def plain_split(self) -> "PlainSplit":
+        return _BYTE_LEVEL_SPLIT
 
     add_prefix_space: bool = True
     trim_offsets: bool = True
@@ -396,7 +491,8 @@ class Metaspace(PreTokenizer):
     [('▁Hello,', (0, 6)), ('▁how', (6, 10)), ('▁are', (10, 14)), ('▁', (14, 15)), ('▁you?', (15, 20))]
     """
 
-    split_rule: ClassVar[str | None] = "metaspace"
+    def plain_split(self) -> "PlainSplit":
+        return PlainSplit(space_mark=self.replacement)
 
     replacement: str = "▁"
     prepend_scheme: str = "always"
@@ -505,7 +601,8 @@ class Digits(PreTokenizer):
     ['Call ', '1', '2', '3']
     """
 
-    split_rule: ClassVar[str | None] = "digits"
+    def plain_split(self) -> "PlainSplit":
+        return _DIGITS_SPLIT
 
     individual_digits: bool = False
 
@@ -558,7 +655,8 @@ class Split(PreTokenizer):
     ['ab', 'c']
     """
 
-    split_rule: ClassVar[str | None] = "regex"
+    def plain_split(self) -> "PlainSplit":
+        return PlainSplit(pattern=self.pattern)
 
     _READ_ONLY: ClassVar[dict[str, str]] = {"pattern": "Cannot set pattern, please instantiate a new split pattern instead"}
 

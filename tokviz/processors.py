@@ -26,7 +26,8 @@ from typing import Any, Iterable, Sequence as SequenceType
 
 from tokviz._component import JsonComponent, check_bool, check_token_id_pair
 from tokviz.byte_level import BYTES_TO_UNICODE
-from tokviz.encoding import Encoding, flat_offsets_encoding, flat_offsets_of, new_encoding
+from tokviz.decoders import ByteLevel as _ByteLevelDecoder
+from tokviz.encoding import Encoding, flat_offsets_encoding, flat_offsets_of, new_encoding, whole_sequence_ranges
 from tokviz.errors import SerializationError, SpecialTokenError
 
 _SPACE_SYMBOL = BYTES_TO_UNICODE[ord(" ")]  # 'Ġ'
@@ -59,8 +60,35 @@ class PostProcessor(JsonComponent):
     def _from_state_dict(cls, data: dict[str, Any]) -> "PostProcessor | None":
         return from_dict(data)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A class that processes its own way does not inherit the engine's shortcuts its base
+        # declares (they describe the base's process): it gets the general ones back.
+        super().__init_subclass__(**kwargs)
+        if any(name in cls.__dict__ for name in ("process", "process_encodings", "_process_single")):
+            for name in ("trims_offsets", "single_parts", "single_middle", "_process_single"):
+                if name not in cls.__dict__:
+                    setattr(cls, name, getattr(PostProcessor, name))
+
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 0
+
+    def trims_offsets(self) -> tuple[bool] | tuple[()] | None:
+        """What the encoding engine asks of one sequence: None when :meth:`process` must see its
+        encoding; else the byte-level lane may trim its offsets as this processor would, in
+        the same pass (``(add_prefix_space,)``; ``()``: no trimming), and
+        :meth:`finish_trimmed` does the rest."""
+        return None
+
+    def finish_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
+        """:meth:`process` of one sequence whose offsets the engine trimmed already (see
+        :meth:`trims_offsets`), without overflowing pieces."""
+        raise NotImplementedError
+
+    def single_parts(self) -> tuple[Any, ...] | None:
+        """What the encoding engine asks to build a processed single sequence in one go: the
+        special tokens before and after it (see :meth:`TemplateProcessing.single_parts`), or
+        None (then :meth:`process` does it)."""
+        return None
 
     def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
         """:meth:`process` of one sequence without overflowing pieces, in one step (None:
@@ -116,6 +144,13 @@ class PostProcessor(JsonComponent):
 
 
 # ---------------------------------------------------------------------- offsets trimming
+def _trim_all(encodings: list[Encoding], add_prefix_space: bool) -> None:
+    """:func:`trim_offsets` of every encoding and of its overflowing pieces."""
+    for encoding in encodings:
+        for item in (encoding, *encoding._overflowing):
+            trim_offsets(item, add_prefix_space)
+
+
 def trim_offsets(encoding: Encoding, add_prefix_space: bool) -> None:
     """Move offsets past the spaces a token carries, as HF's ``process_offsets`` does.
 
@@ -245,6 +280,7 @@ class BertProcessing(PostProcessor):
     ['[CLS]', 'hello', '[SEP]']
     """
 
+    _FIELDS = ("sep", "cls")
     _CHECKS = {
         "sep": lambda v: check_token_id_pair("BertProcessing", "sep", v),
         "cls": lambda v: check_token_id_pair("BertProcessing", "cls", v),
@@ -295,13 +331,11 @@ class BertProcessing(PostProcessor):
             result.append(main)
         return result
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "BertProcessing", "sep": list(self.sep), "cls": list(self.cls)}
-
 
 class RobertaProcessing(PostProcessor):
     """``<s> A </s>`` and ``<s> A </s> </s> B </s>``, every type_id 0, offsets trimmed."""
 
+    _FIELDS = ("sep", "cls", "trim_offsets", "add_prefix_space")
     _CHECKS = {
         "sep": lambda v: check_token_id_pair("RobertaProcessing", "sep", v),
         "cls": lambda v: check_token_id_pair("RobertaProcessing", "cls", v),
@@ -327,19 +361,17 @@ class RobertaProcessing(PostProcessor):
     def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
         if self.trim_offsets:
             trim_offsets(encoding, self.add_prefix_space)
-        return self.wrap_trimmed(encoding, add_special_tokens)
+        return self.finish_trimmed(encoding, add_special_tokens)
 
-    def wrap_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
-        """:meth:`process` of one sequence whose offsets are trimmed already (when
-        ``trim_offsets``), without overflowing pieces."""
+    def trims_offsets(self) -> tuple[bool] | tuple[()]:
+        return (self.add_prefix_space,) if self.trim_offsets else ()
+
+    def finish_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
         return _single_between(encoding, self.cls, self.sep, add_special_tokens)
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:
-            for encoding in encodings:
-                trim_offsets(encoding, self.add_prefix_space)
-                for piece in encoding._overflowing:
-                    trim_offsets(piece, self.add_prefix_space)
+            _trim_all(encodings, self.add_prefix_space)
         # RoBERTa has a single segment embedding: every type id is 0.
         for encoding in encodings:
             encoding._type_ids = (0,) * len(encoding._ids)
@@ -357,15 +389,6 @@ class RobertaProcessing(PostProcessor):
             result.append(main)
         return result
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": "RobertaProcessing",
-            "sep": list(self.sep),
-            "cls": list(self.cls),
-            "trim_offsets": self.trim_offsets,
-            "add_prefix_space": self.add_prefix_space,
-        }
-
 
 class ByteLevel(PostProcessor):
     """Adds no token; trims the spaces byte-level tokens carry from their offsets.
@@ -374,35 +397,22 @@ class ByteLevel(PostProcessor):
     one ByteLevel config for the three roles); only ``add_prefix_space`` matters here.
     """
 
-    _CHECKS = {
-        name: (lambda v, name=name: check_bool("ByteLevel", name, v)) for name in ("add_prefix_space", "trim_offsets", "use_regex")
-    }
-
-    def __init__(
-        self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any
-    ) -> None:
-        # HF ignores other keywords, so ByteLevel(**json.loads(processor.__getstate__())) works.
-        self.add_prefix_space = add_prefix_space
-        self.trim_offsets = trim_offsets
-        self.use_regex = use_regex
+    # The decoder's: the same options, checks and constructor (other keywords ignored, as HF does).
+    _FIELDS, _CHECKS, __init__ = _ByteLevelDecoder._FIELDS, _ByteLevelDecoder._CHECKS, _ByteLevelDecoder.__init__
 
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if self.trim_offsets:
-            for encoding in encodings:
-                trim_offsets(encoding, self.add_prefix_space)
-                for piece in encoding._overflowing:
-                    trim_offsets(piece, self.add_prefix_space)
+            _trim_all(encodings, self.add_prefix_space)
         for sequence_id, encoding in enumerate(encodings):
             encoding.set_sequence_id(sequence_id)
         return encodings
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": "ByteLevel",
-            "add_prefix_space": self.add_prefix_space,
-            "trim_offsets": self.trim_offsets,
-            "use_regex": self.use_regex,
-        }
+    def trims_offsets(self) -> tuple[bool] | tuple[()]:
+        return (self.add_prefix_space,) if self.trim_offsets else ()
+
+    def finish_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
+        encoding._sequence_ranges = whole_sequence_ranges(len(encoding._ids))  # (set_sequence_id(0), shared)
+        return encoding
 
 
 # ---------------------------------------------------------------------- templates
@@ -735,15 +745,8 @@ def from_dict(data: dict[str, Any] | None) -> PostProcessor | None:
         return None
     kind = data.get("type") if isinstance(data, dict) else None
     try:
-        if kind == "BertProcessing":
-            return BertProcessing(tuple(data["sep"]), tuple(data["cls"]))
-        if kind == "RobertaProcessing":
-            return RobertaProcessing(
-                tuple(data["sep"]), tuple(data["cls"]),
-                data.get("trim_offsets", True), data.get("add_prefix_space", True),
-            )
-        if kind == "ByteLevel":
-            return ByteLevel(data.get("add_prefix_space", True), data.get("trim_offsets", True), data.get("use_regex", True))
+        if kind in ("BertProcessing", "RobertaProcessing", "ByteLevel"):
+            return _TYPES[kind].from_fields(data)
         if kind == "TemplateProcessing":
             return TemplateProcessing(data["single"], data["pair"], data.get("special_tokens", {}))
         if kind == "Sequence":

@@ -169,7 +169,7 @@ def tokenizer_from_file(path: str | Path) -> Any:
 
 
 def tokenizer_from_dict(data: Any) -> Any:
-    from tokviz import decoders, processors
+    from tokviz import decoders, normalizers, pre_tokenizers, processors
     from tokviz.tokenizer import Tokenizer
 
     if not isinstance(data, dict):
@@ -181,8 +181,8 @@ def tokenizer_from_dict(data: Any) -> Any:
         raise SerializationError(f"tokviz reads tokenizer.json version {FORMAT_VERSION}, not {version!r}.")
 
     tokenizer = Tokenizer(_section(model_from_dict, data["model"], "model"))
-    tokenizer.normalizer = _section(_normalizer_from_dict, data.get("normalizer"), "normalizer")
-    tokenizer.pre_tokenizer = _section(_pre_tokenizer_from_dict, data.get("pre_tokenizer"), "pre_tokenizer")
+    tokenizer.normalizer = _section(normalizers.from_dict, data.get("normalizer"), "normalizer")
+    tokenizer.pre_tokenizer = _section(pre_tokenizers.from_dict, data.get("pre_tokenizer"), "pre_tokenizer")
     tokenizer.post_processor = _section(processors.from_dict, data.get("post_processor"), "post_processor")
     tokenizer.decoder = _section(decoders.from_dict, data.get("decoder"), "decoder")
 
@@ -244,18 +244,6 @@ def _section(build: Any, data: Any, section: str) -> Any:
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         kind = data.get("type", "?")
         raise SerializationError(f"The {section} {kind!r} in this tokenizer.json is malformed ({error!r}).") from error
-
-
-def _normalizer_from_dict(data: dict[str, Any]) -> Any:
-    from tokviz import normalizers
-
-    return normalizers.from_dict(data)
-
-
-def _pre_tokenizer_from_dict(data: dict[str, Any]) -> Any:
-    from tokviz import pre_tokenizers
-
-    return pre_tokenizers.from_dict(data)
 
 
 _MODELS = ("BPE", "WordPiece", "WordLevel", "Unigram")

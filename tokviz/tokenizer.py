@@ -40,7 +40,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
-from tokviz.encoding import Encoding, PaddingParams, TruncationParams, pad_encodings, truncate_encodings, whole_sequence_ranges
+from tokviz.encoding import Encoding, PaddingParams, TruncationParams, pad_encodings, truncate_encodings
 from tokviz.engine.byte_level import encode_byte_level
 from tokviz.engine.chunks import encode_chunked, encode_processed
 from tokviz.engine.cut import encode_cut
@@ -48,10 +48,6 @@ from tokviz.engine.plans import EnginePlans
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.models.trainer import finish_progress_lines, train_for_model
 from tokviz.models.base import Token
-from tokviz.processors import ByteLevel as ByteLevelProcessor
-from tokviz.processors import BertProcessing as BertProcessor
-from tokviz.processors import RobertaProcessing as RobertaProcessor
-from tokviz.processors import TemplateProcessing as TemplateProcessor
 from tokviz.processes import PARALLEL_MIN_INPUTS, encode_in_processes
 from tokviz.trace import TokenizerTrace, sequence_trace
 
@@ -370,33 +366,31 @@ class Tokenizer:
         return self.post_process(encoding, pair_encoding, add_special_tokens)
 
     def _fast_lane(self, sequence: str, add_special_tokens: bool, pad: bool = True) -> Encoding:
-        """:meth:`encode` of one untruncated string: a byte-level sequence post-processed by
-        ByteLevel, RobertaProcessing (its offsets trimmed in the same pass) or nothing, else
-        the chunk-cached or general path and the post-processor's one-sequence step; padded
-        (unless ``pad`` is False)."""
+        """:meth:`encode` of one untruncated string, as the post-processor declares it may be
+        done: a byte-level sequence with its offsets trimmed in the same pass
+        (``trims_offsets``), or the whole-piece fields between the special tokens
+        (``single_parts``), else the engine's or general path and the post-processor's
+        one-sequence step; padded (unless ``pad`` is False)."""
         padding = self._padding if pad else None
         processor = self._post_processor
-        kind = type(processor)
-        tried = processor is None or kind is ByteLevelProcessor or kind is RobertaProcessor
+        trim = () if processor is None else processor.trims_offsets()
+        tried = trim is not None
         if tried:
-            trim = (processor.add_prefix_space,) if processor is not None and processor.trim_offsets else ()
             encoding = self._fast_byte_level(sequence, 0, None, trim)
             if encoding is not None:
-                if kind is RobertaProcessor:
-                    encoding = processor.wrap_trimmed(encoding, add_special_tokens)
-                elif processor is not None:
-                    encoding._sequence_ranges = whole_sequence_ranges(len(encoding._ids))  # (set_sequence_id(0), shared)
+                if processor is not None:
+                    encoding = processor.finish_trimmed(encoding, add_special_tokens)
                 if padding is not None:
                     pad_encodings([encoding], padding)
                 return encoding
         encoding = None
-        if add_special_tokens and (kind is TemplateProcessor or kind is BertProcessor):
+        split = processor.single_parts() if add_special_tokens and processor is not None else None
+        if split is not None:
             encoding = self._fast_byte_level(sequence, 0, None)
             tried = True
             if encoding is None:
                 # The whole-piece fields between the template's special tokens, in one step.
-                split = processor.single_parts()
-                plan = None if split is None else self._engine().chunk()
+                plan = self._engine().chunk()
                 if plan is not None:
                     processed = encode_processed(self._added, plan, sequence, split)
                     if processed is not None:

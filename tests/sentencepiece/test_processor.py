@@ -142,8 +142,10 @@ def test_global_settings(corpus: list[str]) -> None:
     assert [sp.encode("hello world again", enable_sampling=True, alpha=0.5) for _ in range(20)] == first
     long_text = "the" * 3000
     try:
-        tsp.SetNBestTimeout(1e-6)
+        tsp.SetNBestTimeout(1)  # milliseconds, as sentencepiece counts them: the best path alone
         assert len(sp.nbest_encode(long_text, nbest_size=10)) == 1
+        tsp.set_nbest_timeout(600_000)  # ten minutes: the search ends first
+        assert len(sp.nbest_encode(long_text, nbest_size=10)) == 10
     finally:
         tsp.set_nbest_timeout(0)
     assert len(sp.nbest_encode("the" * 30, nbest_size=10)) == 10

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tokviz.sentencepiece.normalizer import SentencePieceNormalizer
 from tokviz.sentencepiece.pieces import WS, PieceRules, count_words, split_into_words
-from tokviz.sentencepiece.trainer import _char_counts, _replace_rare
+from tokviz.sentencepiece.trainer import _char_counts, _replace_rare, _without_empty
 from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe, train_bpe_reference
 
 # few letters so that pairs repeat, tie and reach one string by two pairs ("ab"+"c", "a"+"bc")
@@ -119,3 +119,9 @@ def test_pretokenizer_cuts_where_no_piece_may_cross() -> None:
     with pytest.raises(ValueError):
         tsp.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=io.BytesIO(), vocab_size=60,
                                        pretokenizer=str.split, pretokenization_delimiter="|")
+
+
+def test_empty_sentences_are_replaced_by_the_last_as_sentencepiece_does() -> None:
+    # (the order sentencepiece's unigram seeds see: what follows each sentence's end)
+    sentences = [("", 1), ("▁a", 1), ("", 1), ("▁b", 1), ("▁c", 1)]
+    assert _without_empty(sentences) == [("▁c", 1), ("▁a", 1), ("▁b", 1)]

@@ -46,3 +46,15 @@ def test_pieces_and_scores_as_sentencepiece_trains_them(read_shared_corpus) -> N
     # the same pieces; pieces whose scores differ in the last float digits may swap places
     assert mine.keys() == theirs.keys()
     assert max(abs(mine[piece] - theirs[piece]) for piece in mine) < 1e-4
+
+
+def test_words_are_cut_where_no_piece_can_cross() -> None:
+    from tokviz.sentencepiece.trainer_unigram import located_chunks
+
+    rules = PieceRules()
+    assert located_chunks("▁hello,", rules) == [("▁hello", 0), (",", 6)]
+    assert located_chunks("▁it's", rules) == [("▁it", 0), ("'", 3), ("s", 4)]
+    assert located_chunks("▁1990s", rules) == [("▁1990", 0), ("s", 5)]
+    assert located_chunks("▁naïve▅x", rules) == [("▁naïve", 0), ("x", 7)]  # (the unknown marker is no piece's)
+    # a run of ASCII letters cuts the same whatever its length (found once per shape)
+    assert located_chunks("▁abcdefghijklmnopqrstuvwxyz--", rules) == [("▁abcdefghijklmnopqrstuvwxyz", 0), ("--", 27)]

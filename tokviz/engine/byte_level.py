@@ -178,10 +178,10 @@ def _byte_level_plan(pre_tokenizer: Any) -> tuple[bool, Any] | None:
     """``(add_prefix_space, findall or None)`` when the pre-tokenizer is tokviz's ByteLevel, or
     a Split by a regex (behavior "isolated") before a ByteLevel without its own regex: Llama 3's
     and tiktoken-style tokenizers (see :func:`_isolated_findall`)."""
-    from tokviz.engine.chunks import pre_tokenizer_steps
+    from tokviz.engine.chunks import pre_tokenizer_steps, split_kind
 
     steps = pre_tokenizer_steps(pre_tokenizer)
-    rules = tuple(getattr(step, "split_rule", None) for step in steps)
+    rules = tuple(map(split_kind, steps))
     if len(steps) == 2:
         split, byte_level = steps
         if (

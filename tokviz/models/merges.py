@@ -662,30 +662,6 @@ class MergeTrainerOptions(Trainer):
         "tie_break": check_tie_break,
     }
 
-    def __init__(
-        self,
-        vocab_size: int,
-        min_frequency: int,
-        show_progress: bool,
-        special_tokens: Sequence[Any],
-        limit_alphabet: int | None,
-        initial_alphabet: Iterable[str],
-        continuing_subword_prefix: str | None,
-        end_of_word_suffix: str | None,
-        max_token_length: int | None,
-        tie_break: str,
-    ) -> None:
-        self.vocab_size = vocab_size
-        self.min_frequency = min_frequency
-        self.show_progress = show_progress
-        self.special_tokens = special_tokens
-        self.limit_alphabet = limit_alphabet
-        self.initial_alphabet = initial_alphabet
-        self.continuing_subword_prefix = continuing_subword_prefix
-        self.end_of_word_suffix = end_of_word_suffix
-        self.max_token_length = max_token_length
-        self.tie_break = tie_break
-
     def config(self) -> tuple[tuple[str, Any], ...]:
         return (
             ("vocab_size", self.vocab_size),

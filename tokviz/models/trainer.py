@@ -178,6 +178,12 @@ class Trainer:
     #: when shown; see finish_progress_lines).
     PROGRESS_STAGES: ClassVar[int] = 0
 
+    def _set_options(self, options: dict[str, Any]) -> None:
+        """Set a constructor's arguments (its ``locals()``), each checked as an assignment is."""
+        for name, value in options.items():
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
+
     def check_model(self, model: Any) -> None:
         """Raise as HF does when asked to train another algorithm's model, e.g.
         ``"UnigramTrainer can only train a Unigram"``. ``Tokenizer.train`` should call it

@@ -36,7 +36,9 @@ import random
 import re
 import struct
 import time
-from itertools import chain, islice, repeat
+from bisect import bisect_left
+from itertools import chain, compress, islice, repeat
+from operator import add, attrgetter, contains, eq, itemgetter
 from typing import Any, Sequence
 
 from tokviz.errors import SerializationError
@@ -126,6 +128,9 @@ def sentencepiece_nbest(size: int, nodes: Sequence[tuple[int, int, int, float]],
     begin_nodes[size].append(eos)
     backtrace = [0.0] * (len(nodes) + 2)
     for pos in range(size + 1):
+        # (the time limit counts from the call: a long text may spend it before the search starts)
+        if deadline is not None and not pos & 1023 and time.monotonic() > deadline:
+            return []
         for right in begin_nodes[pos]:
             best, found = 0.0, False
             for left in end_nodes[pos]:
@@ -140,9 +145,9 @@ def sentencepiece_nbest(size: int, nodes: Sequence[tuple[int, int, int, float]],
     agenda.push((backtrace[eos], (eos, 0.0, None)))
     steps = 0
     while len(agenda):
-        steps += 1
         if deadline is not None and not steps & 1023 and time.monotonic() > deadline:
             return []
+        steps += 1
         fx, (node, gx, nxt) = agenda.top()
         agenda.pop()
         if node == bos:
@@ -174,6 +179,9 @@ def byte_piece(byte: int) -> str:
 
 
 
+#: The kinds of piece segmentation can pick.
+_MATCHABLE = frozenset((PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED))
+
 #: Before each "▁" that follows another character (a zero-width cut), and a piece holding one.
 _RUN_CUT = re.compile("(?<=[^\u2581])(?=\u2581)")
 _AFTER_OTHER = re.compile("[^\u2581]\u2581")
@@ -183,11 +191,27 @@ _AFTER_OTHER = re.compile("[^\u2581]\u2581")
 #: words) take the queue of :meth:`SentencePieceModel._bpe` instead.
 _PAIR_LIST_LONGEST = 48
 
+#: The score of a pair that is no piece, and an endless supply of it (``map`` stops at the pairs' end).
+_NO_MERGE = -math.inf
+_NEVER = repeat(_NO_MERGE)
+
 #: Vocabularies with more prefixes than this get their automaton's states as texts need them.
 _EAGER_STATES = 40_000
 
 #: Failure transitions an automaton keeps as shortcuts (~100 bytes each), then it follows the links.
 _MEMO_ROOM = 1 << 20
+
+
+def _prefix_levels(pieces: Any) -> list[set[str]]:
+    """The prefixes of ``pieces`` by length, each level cut in C from the pieces that long or longer.
+
+    >>> [sorted(level) for level in _prefix_levels(["ab", "b", "abc"])]
+    [['a', 'b'], ['ab'], ['abc']]
+    """
+    ordered = sorted(pieces, key=len)
+    lengths = list(map(len, ordered))
+    return [set(map(itemgetter(slice(0, cut)), islice(ordered, bisect_left(lengths, cut), None)))
+            for cut in range(1, (lengths[-1] if lengths else 0) + 1)]
 
 
 class _PieceAutomaton:
@@ -225,7 +249,7 @@ class _PieceAutomaton:
             score = len(piece.encode("utf-8")) * model.max_score - 0.1 if kind == PieceType.USER_DEFINED else scores[piece_id]
             pieces[piece] = (-len(piece), score, piece_id)
         self.pieces = pieces
-        self.prefixes = {piece[:cut] for piece in pieces for cut in range(1, len(piece) + 1)}
+        levels = _prefix_levels(pieces)
         self.unknown = (-1, model.min_score - UNK_PENALTY, model.unk_id)
         edges: dict[str, list[Any]] = {}
         root: list[Any] = [edges.get, (), "", None, (), edges]
@@ -237,9 +261,10 @@ class _PieceAutomaton:
         self.memo_room = _MEMO_ROOM
         # A small vocabulary's states are all made at load (4,000 pieces: ~10k states, ~20 ms);
         # a large one's (XLM-R's 250k pieces: over a million) only as texts reach them.
-        self.lazy = len(self.prefixes) > _EAGER_STATES
+        self.lazy = sum(map(len, levels)) > _EAGER_STATES
+        self.prefixes: set[str] = set().union(*levels) if self.lazy else set()
         if not self.lazy:
-            self._build()
+            self._build(levels)
 
     def _state(self, text: str) -> list[Any]:
         """The state of ``text`` (a prefix of some piece), made on first use (a large vocabulary)."""
@@ -259,11 +284,11 @@ class _PieceAutomaton:
         self.states[text] = state
         return state
 
-    def _build(self) -> None:
+    def _build(self, levels: list[set[str]]) -> None:
         """Every state of the pieces' trie, shortest first: a state fails over to where its
         parent's failure goes on its last character (the textbook construction)."""
         root, pieces, unknown = self.root, self.pieces, self.unknown
-        for text in sorted(self.prefixes, key=len):
+        for text in chain.from_iterable(levels):
             parent, char = self.states[text[:-1]], text[-1]
             fail = root
             if parent is not root:
@@ -318,16 +343,30 @@ class _PieceAutomaton:
                     pick = candidate
             best.append(top)
             back.append(pick)
-        pieces: list[str] = []
-        ids: list[int] = []
+        # back from the end; most words are one or two pieces, answered before any list is made
         end = len(text)
+        if not end:
+            return (), ()
+        last = back[end]
+        start = end + last[0]
+        if not start:
+            return (text,), (last[2],)
+        before = back[start]
+        middle = start + before[0]
+        if not middle:
+            return (text[:start], text[start:]), (before[2], last[2])
+        pieces = [text[start:], text[middle:start]]
+        ids = [last[2], before[2]]
+        end = middle
         while end:
             pick = back[end]
             start = end + pick[0]
             pieces.append(text[start:end])
             ids.append(pick[2])
             end = start
-        return tuple(reversed(pieces)), tuple(reversed(ids))
+        pieces.reverse()
+        ids.reverse()
+        return tuple(pieces), tuple(ids)
 
     def viterbi(self, text: str) -> list[tuple[str, int]]:
         return list(zip(*self.split(text)))  # type: ignore[arg-type]
@@ -337,16 +376,23 @@ class _WordTable(dict):
     (the model's ``_segment_word``, unknowns finished) and put in this table and its ``twin`` (ids
     for pieces, pieces for ids). The miss path is kept short: it runs once per new word of a text."""
 
-    __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk")
+    __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk", "id_of")
 
     def __init__(self, model: "SentencePieceModel", ids: bool, prefix: str) -> None:
         super().__init__()
         self.model, self.ids, self.prefix = model, ids, prefix
-        self.segment, self.unk = model._segment_word, model.unk_id
+        self.unk = model.unk_id
+        #: BPE's merges give the pieces alone; their ids are looked up here (one call less a word)
+        self.id_of = model.piece_to_id.get if model._merge_scores is not None else None
+        self.segment = model._segment_word if self.id_of is None else model._bpe_symbols
         self.twin: _WordTable = self
 
     def __missing__(self, part: str) -> tuple[Any, ...]:
-        pieces, ids = self.segment(self.prefix + part)
+        if self.id_of is None:
+            pieces, ids = self.segment(self.prefix + part)
+        else:
+            pieces = self.segment(self.prefix + part)
+            ids = list(map(self.id_of, pieces, repeat(self.unk)))
         if self.unk in ids:
             pieces, ids = self.model._finish_word(pieces, ids)
         if len(self) < 200_000:  # (bounded: a long run of new words is segmented, not kept)
@@ -364,36 +410,32 @@ class SentencePieceModel:
         self.proto = proto
         spec, nspec = proto.trainer_spec, proto.normalizer_spec
         self.model_type = ModelType(spec.model_type)
-        self.pieces = tuple(p.piece for p in proto.pieces)
-        self.scores = tuple(p.score for p in proto.pieces)
-        self.types = tuple(p.type for p in proto.pieces)
-        self.piece_to_id: dict[str, int] = {}
-        self.unk_id: int | None = None
-        matchable: dict[str, int] = {}  # NORMAL, USER_DEFINED, UNUSED: what segmentation can pick
-        user_defined: list[str] = []
-        for i, (piece, kind) in enumerate(zip(self.pieces, self.types)):
-            if kind == PieceType.UNKNOWN and self.unk_id is None:
-                self.unk_id = i
-            if kind in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED):
-                matchable.setdefault(piece, i)
-            if kind == PieceType.USER_DEFINED:
-                user_defined.append(piece)
-            self.piece_to_id.setdefault(piece, i)
-        if self.unk_id is None:
+        # (per-piece work in C: a 4k model's tables in ~1 ms rather than a loop of ~4 ms)
+        self.pieces = pieces = tuple(map(attrgetter("piece"), proto.pieces))
+        self.scores = scores = tuple(map(attrgetter("score"), proto.pieces))
+        self.types = types = tuple(map(attrgetter("type"), proto.pieces))
+        last = len(pieces) - 1
+        # the first id of a piece wins, as sentencepiece's look-up does: filled from the end
+        self.piece_to_id: dict[str, int] = dict(zip(reversed(pieces), range(last, -1, -1)))
+        if PieceType.UNKNOWN not in types:
             raise SerializationError("This .model has no unknown piece (<unk>); sentencepiece cannot load it either.")
+        self.unk_id: int | None = types.index(PieceType.UNKNOWN)
+        # NORMAL, USER_DEFINED, UNUSED: what segmentation can pick
+        can_pick = list(map(_MATCHABLE.__contains__, types))
+        matchable = dict(zip(reversed(list(compress(pieces, can_pick))), reversed(list(compress(range(len(pieces)), can_pick)))))
+        user_defined = list(compress(pieces, map(eq, types, repeat(PieceType.USER_DEFINED))))
         self.matchable = matchable
-        self.max_piece_length = max((len(p) for p in matchable), default=1)
-        normal = [s for s, k in zip(self.scores, self.types) if k == PieceType.NORMAL]
+        self.max_piece_length = max(map(len, matchable), default=1)
+        normal = list(compress(scores, map(eq, types, repeat(PieceType.NORMAL))))
         self.min_score = min(normal) if normal else 0.0
         self.max_score = max([_FLT_MIN, *normal])
-        finite = all(map(math.isfinite, self.scores))
+        finite = all(map(math.isfinite, scores))
         #: unigram: the piece automaton of :class:`_PieceAutomaton` (finite scores; else the plain walk)
         self._automaton = _PieceAutomaton(self) if self.model_type == ModelType.UNIGRAM and finite else None
         #: BPE: merged piece -> score, when no piece is UNUSED or user-defined (see :meth:`_bpe_word`)
         self._merge_scores: dict[str, float] | None = None
-        if self.model_type == ModelType.BPE and finite and not any(
-                k in (PieceType.UNUSED, PieceType.USER_DEFINED) for k in self.types):
-            self._merge_scores = {piece: self.scores[i] for piece, i in matchable.items() if len(piece) > 1}
+        if self.model_type == ModelType.BPE and finite and PieceType.UNUSED not in types and not user_defined:
+            self._merge_scores = {piece: scores[i] for piece, i in matchable.items() if len(piece) > 1}
         self.byte_fallback = bool(spec.byte_fallback) or any(k == PieceType.BYTE for k in self.types)
         self.byte_ids = [self.piece_to_id.get(byte_piece(b)) for b in range(256)]
         charsmap = nspec.precompiled_charsmap
@@ -418,7 +460,7 @@ class SentencePieceModel:
         # place before a "▁", the lattice (and BPE's merges) fall apart into words, and a long text
         # is segmented word by word, each distinct word once (sentencepiece's result, found faster).
         self._by_words = not spec.treat_whitespace_as_suffix and not any(
-            "\u2581" in piece[1:] for piece in matchable)
+            map(contains, map(itemgetter(slice(1, None)), matchable), repeat("\u2581")))
         self._word_segments: dict[str, list[tuple[str, int]]] = {}
         # ... and when "▁" is a piece, no word starts with an unknown piece, so no run of unknowns
         # crosses a word either: each word is finished on its own and kept as (pieces, ids).
@@ -447,11 +489,6 @@ class SentencePieceModel:
                 return len(sym)
         return 0
 
-    def _score(self, piece_id: int, length_bytes: int) -> float:
-        if self.types[piece_id] == PieceType.USER_DEFINED:
-            return length_bytes * self.max_score - 0.1
-        return self.scores[piece_id]
-
     # -- segmentation -----------------------------------------------------------------
 
     def segment(self, normalized: str) -> list[tuple[str, int]]:
@@ -461,7 +498,7 @@ class SentencePieceModel:
                 return self._automaton.viterbi(normalized)
             return self._viterbi(normalized)
         if self.model_type == ModelType.BPE:
-            if self._merge_scores is not None and len(normalized) <= _PAIR_LIST_LONGEST:
+            if self._merge_scores is not None:
                 return self._bpe_word(normalized)
             return self._bpe(normalized)
         if self.model_type == ModelType.CHAR:
@@ -579,24 +616,25 @@ class SentencePieceModel:
         """:meth:`_bpe` for a model with no UNUSED or user-defined piece (no dropout): the score of
         every adjacent pair in a list, the highest merged first, leftmost on ties (``max`` then
         ``index``, as sentencepiece's queue orders them), only the merged symbol's two pairs
-        looked up again."""
+        looked up again. A text longer than ``_PAIR_LIST_LONGEST`` takes :meth:`_bpe`'s queue."""
+        if len(text) > _PAIR_LIST_LONGEST:
+            return [piece for piece, _ in self._bpe(text)]
         symbols = list(text)
-        if len(symbols) > 1:
-            get, none = self._merge_scores.get, -math.inf  # type: ignore[union-attr]
-            pairs = [get(left + right, none) for left, right in zip(symbols, symbols[1:])]
-            while pairs:
-                top = max(pairs)
-                if top == none:
-                    break
-                at = pairs.index(top)
-                merged = symbols[at] + symbols[at + 1]
-                symbols[at] = merged
-                del symbols[at + 1]
-                del pairs[at]
-                if at:
-                    pairs[at - 1] = get(symbols[at - 1] + merged, none)
-                if at < len(pairs):
-                    pairs[at] = get(merged + symbols[at + 1], none)
+        get = self._merge_scores.get  # type: ignore[union-attr]
+        pairs = list(map(get, map(add, text, text[1:]), _NEVER))  # (made in C: no loop per pair)
+        while pairs:
+            top = max(pairs)
+            if top == _NO_MERGE:
+                break
+            at = pairs.index(top)
+            merged = symbols[at] + symbols[at + 1]
+            symbols[at] = merged
+            del symbols[at + 1]
+            del pairs[at]
+            if at:
+                pairs[at - 1] = get(symbols[at - 1] + merged, _NO_MERGE)
+            if at < len(pairs):
+                pairs[at] = get(merged + symbols[at + 1], _NO_MERGE)
         return symbols
 
     def _chars(self, text: str) -> list[tuple[str, int]]:
@@ -669,7 +707,7 @@ class SentencePieceModel:
 
     def _word_parts(self, word: str) -> tuple[Any, Any]:
         """``(pieces, ids)`` of one word before unknowns are finished (BPE and the plain walks)."""
-        if self._merge_scores is not None and len(word) <= _PAIR_LIST_LONGEST:
+        if self._merge_scores is not None:
             pieces = self._bpe_symbols(word)
             return pieces, list(map(self.piece_to_id.get, pieces, repeat(self.unk_id)))
         pairs = self.segment(word)

@@ -26,6 +26,8 @@ from __future__ import annotations
 import lzma
 import re
 import struct
+import sys
+from array import array
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -53,8 +55,10 @@ def charsmap_for_rule(name: str) -> bytes:
     return lzma.decompress(blob)
 
 
-def _units(trie: bytes) -> list[int]:
-    return list(struct.unpack(f"<{len(trie) // 4}I", trie))
+#: ``_XOR[b]`` XORs every byte with ``b`` (``bytes.translate``); ``_IDENTITY`` is the bytes 0..255 as one integer.
+_XOR = tuple(bytes(x ^ b for x in range(256)) for b in range(256))
+_IDENTITY = int.from_bytes(bytes(range(256)), "little")
+_ZERO = re.compile(b"\\x00")
 
 
 def _offset(unit: int) -> int:
@@ -64,14 +68,14 @@ def _offset(unit: int) -> int:
 class _Trie:
     """A charsmap's double-array trie, read on demand.
 
-    Every non-leaf unit at ``pos`` with label ``c`` is the child ``c`` of the node whose base
-    is ``pos ^ c``: they are grouped by base once (tens of thousands of units) instead of
-    probing 255 labels per node; the rules (hundreds of thousands of keys for the NFKC rules,
-    mostly 3-character halfwidth sequences) are only spelled out under the first characters
-    asked for.
+    The children of the node whose base is ``b`` are the units ``b ^ c`` whose label is ``c``:
+    they all sit in the 256 units of ``b``'s aligned block, which are read as bytes (labels and
+    flags, one C-level comparison) when the node is first visited. The rules (hundreds of
+    thousands of keys for the NFKC rules, mostly 3-character halfwidth sequences) are only spelled
+    out under the first characters asked for, and loading a model reads none of them.
     """
 
-    __slots__ = ("units", "normalized", "children", "root")
+    __slots__ = ("units", "raw", "normalized", "children", "root")
 
     def __init__(self, charsmap: bytes) -> None:
         if len(charsmap) < 4:
@@ -79,15 +83,38 @@ class _Trie:
         (trie_size,) = struct.unpack("<I", charsmap[:4])
         if trie_size % 4 or 4 + trie_size > len(charsmap) or trie_size == 0:
             raise SerializationError("The precompiled charsmap is truncated.")
-        self.units = units = _units(charsmap[4:4 + trie_size])
+        self.raw = charsmap[4:4 + trie_size]
+        self.units = array("I", self.raw)  # (one C-level copy; the file is little-endian)
+        if sys.byteorder == "big":
+            self.units.byteswap()
         self.normalized = charsmap[4 + trie_size:]
-        children: dict[int, list[tuple[int, int]]] = {}
-        for pos, unit in enumerate(units):
-            label = unit & ((1 << 31) | 0xFF)
-            if 0 < label < 256:
-                children.setdefault(pos ^ label, []).append((label, pos))
-        self.children = children
-        self.root = _offset(units[0])
+        self.children: dict[int, list[tuple[int, int]]] = {}
+        self.root = _offset(self.units[0])
+
+    def _children(self, base: int) -> list[tuple[int, int]]:
+        """``[(label, unit position), ...]`` of the node at ``base``.
+
+        Unit ``p`` of the block is a child when its low byte equals ``p ^ base``'s and its leaf
+        flag (bit 31) is clear: the block's low bytes XOR-ed with ``base``'s low byte are compared
+        with ``0, 1, ..., 255`` in one integer XOR, whose zero bytes are the children.
+        """
+        found = self.children.get(base)
+        if found is not None:
+            return found
+        block = base & ~0xFF
+        size = len(self.units)
+        raw = self.raw
+        low = raw[4 * block:4 * min(block + 256, size):4].translate(_XOR[base & 0xFF])
+        same = (int.from_bytes(low, "little") ^ _IDENTITY).to_bytes(256, "little")[:len(low)]
+        units = self.units
+        found = []
+        for match in _ZERO.finditer(same):
+            pos = block + match.start()
+            label = pos ^ base
+            if 0 < label < 256 and not units[pos] & (1 << 31):
+                found.append((label, pos))
+        self.children[base] = found
+        return found
 
     def _value(self, base: int) -> bytes:
         value = self.units[base] & 0x7FFFFFFF
@@ -96,11 +123,11 @@ class _Trie:
 
     def _collect(self, base: int, key: bytes, rules: dict[str, str]) -> None:
         """Every rule whose key continues ``key`` (the node at ``base``) into ``rules``."""
-        units, children = self.units, self.children
+        units, children = self.units, self._children
         stack: list[tuple[int, bytes]] = [(base, key)]
         while stack:
             base, key = stack.pop()
-            for label, pos in children.get(base, ()):
+            for label, pos in children(base):
                 unit = units[pos]
                 child_base = pos ^ _offset(unit)
                 child_key = key + bytes((label,))
@@ -110,6 +137,27 @@ class _Trie:
                     except UnicodeDecodeError:
                         pass  # keys that are not whole characters never match a str
                 stack.append((child_base, child_key))
+
+    def ascii_rules(self) -> dict[str, str]:
+        """The rules whose key is all ASCII (the only ones an ASCII text can meet), found without
+        spelling out the rest: ``{"\\x00": "", ...}`` walks only the ASCII labels."""
+        units, children = self.units, self._children
+        rules: dict[str, str] = {}
+        stack: list[tuple[int, bytes]] = [(self.root, b"")]
+        while stack:
+            base, key = stack.pop()
+            for label, pos in children(base):
+                if label < 0x80:
+                    unit = units[pos]
+                    child_base = pos ^ _offset(unit)
+                    child_key = key + bytes((label,))
+                    if unit & (1 << 8):
+                        try:
+                            rules[child_key.decode("ascii")] = self._value(child_base).decode("utf-8")
+                        except UnicodeDecodeError:
+                            pass  # (as rules_from: a replacement that is not text never applies)
+                    stack.append((child_base, child_key))
+        return rules
 
     def all_rules(self) -> dict[str, str]:
         rules: dict[str, str] = {}
@@ -178,12 +226,11 @@ class _RuleIndex:
         characters, and upper case for the ``_cf`` ones), else None. ``pattern`` is None when no
         ASCII character has a rule."""
         if self._ascii is False:
-            self.load(map(chr, range(128)))
-            keys = [key for key in self.rules if key.isascii()]
-            if any(len(key) > 1 for key in keys):
+            rules = self.trie.ascii_rules() if self.trie is not None else {}
+            if any(len(key) > 1 for key in rules):
                 self._ascii = None
             else:
-                self._ascii = (_hot_pattern(frozenset(keys)) if keys else None, {ord(key): self.rules[key] for key in keys})
+                self._ascii = (_hot_pattern(frozenset(rules)) if rules else None, {ord(key): value for key, value in rules.items()})
         return self._ascii  # type: ignore[return-value]
 
     def load(self, chars: Iterable[str]) -> None:

@@ -36,7 +36,7 @@ import time
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import accumulate, repeat
+from itertools import accumulate, chain, repeat
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
@@ -619,43 +619,6 @@ def _words(spec: TrainerSpec, sentences: Iterable[tuple[str, int]]) -> dict[str,
     return words
 
 
-def _chunks(word: str, rules: PieceRules) -> list[str]:
-    """Split a word where no piece can cross (script changes, the unknown marker, tabs)."""
-    return [chunk for chunk, _ in _located_chunks(word, rules)]
-
-
-_LOOSE: dict[PieceRules, PieceRules] = {}
-
-
-def _located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
-    """``_chunks`` with the start of each chunk in the word."""
-    if rules.split_by_whitespace and not rules.treat_whitespace_as_suffix:
-        body = word[1:] if word[:1] == "\u2581" else word
-        if body.isascii() and body.isalpha():  # (most words: ASCII letters after a "▁", every prefix a valid piece)
-            return [(word, 0)]
-    loose = _LOOSE.get(rules)
-    if loose is None:  # (rules without the length limit: a chunk may be longer than any piece)
-        loose = _LOOSE[rules] = PieceRules(10**9, rules.split_by_unicode_script, rules.split_by_number, rules.split_digits,
-                                           rules.split_by_whitespace, rules.treat_whitespace_as_suffix,
-                                           rules.allow_whitespace_only_pieces)
-    chunks: list[tuple[str, int]] = []
-    current, start = "", 0
-    for index, char in enumerate(word):
-        if char in (UNK_CHAR, "\t"):
-            if current:
-                chunks.append((current, start))
-            current, start = "", index + 1
-            continue
-        if current and not loose.is_valid(current + char):
-            chunks.append((current, start))
-            current, start = char, index
-        else:
-            current += char
-    if current:
-        chunks.append((current, start))
-    return chunks
-
-
 def train_sentencepiece(arg: str | Mapping[str, Any] | None = None, *, sentence_iterator: Iterable[str] | None = None,
                         model_writer: Any = None, progress: Callable[[str, int, int], None] | None = None,
                         **options: Any) -> SentencePieceHistory:
@@ -748,16 +711,18 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     merge_steps: tuple[MergeStep, ...] = ()
     unigram_history = None
     stop_reason = ""
-    words = corpus.words if corpus.words is not None else _words(spec, corpus.sentences)
-    if model_type == ModelType.BPE:
+    # (the unigram trainer counts the words itself, with what follows each)
+    words: Mapping[str, int] = {} if model_type == ModelType.UNIGRAM else (
+        corpus.words if corpus.words is not None else _words(spec, corpus.sentences))
+    if model_type == ModelType.UNIGRAM:
+        final, unigram_history, words = _train_unigram(spec, corpus.sentences, corpus.required, rules, len(metas), progress)
+        stop_reason = unigram_history.stop_reason
+    elif model_type == ModelType.BPE:
         result = train_bpe(words, corpus.required, spec.vocab_size - len(metas) - len(corpus.required), rules,
                            meta_size=len(metas), progress=progress)
         final = list(result.pieces)
         merge_steps = result.merge_steps
         stop_reason = result.stop_reason
-    elif model_type == ModelType.UNIGRAM:
-        final, unigram_history = _train_unigram(spec, corpus.sentences, corpus.required, rules, len(metas), progress)
-        stop_reason = unigram_history.stop_reason
     elif model_type == ModelType.CHAR:
         # sentencepiece's char trainer: every character of the alphabet, scored log(count / total)
         total = sum(corpus.required.values())
@@ -845,39 +810,49 @@ def _format_score(score: float) -> str:
 
 
 def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required: Mapping[str, int], rules: PieceRules,
-                   meta_size: int, progress: Callable[[str, int, int], None] | None) -> tuple[list[tuple[str, float]], Any]:
-    """sentencepiece's unigram trainer on words cut where no piece may cross (scripts, unknown marker)."""
+                   meta_size: int, progress: Callable[[str, int, int], None] | None
+                   ) -> tuple[list[tuple[str, float]], Any, Mapping[str, int]]:
+    """sentencepiece's unigram trainer on the words of the sentences, with what follows each word
+    (returns the pieces, the trainer's result and ``{word: count}``)."""
     from tokviz.sentencepiece.trainer_unigram import train_unigram
 
-    contexts: dict[tuple[str, str], int] = {}
-    cache: dict[str, list[tuple[str, int]]] = {}
-    words: dict[str, int] = {}
-    for number, (text, freq) in enumerate(sentences):
-        # what follows the "\0" after this sentence in sentencepiece's text of sentences (each
-        # repeated ``freq`` times): the sentence itself, then the next one, nothing after the last
-        following = "\0" + sentences[number + 1][0][:1] if number + 1 < len(sentences) else "\0"
-        if freq > 1:
-            contexts_end = {"\0" + text[:1]: freq - 1, following: 1}
-        else:
-            contexts_end = {following: 1}
-        pieces = [text] if not spec.split_by_whitespace else split_into_words(
-            text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
-        offset = 0
-        for word in pieces:
-            words[word] = words.get(word, 0) + freq
-            located = cache.get(word)
-            if located is None:
-                located = cache[word] = _located_chunks(word, rules)
-            for chunk, start in located:
-                end = offset + start + len(chunk)
-                if end < len(text):
-                    key = (chunk, text[end])
-                    contexts[key] = contexts.get(key, 0) + freq
-                else:
-                    for after, copies in contexts_end.items():
-                        contexts[chunk, after] = contexts.get((chunk, after), 0) + copies
-            offset += len(word)
-    result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules, words=words,
+    split = (lambda text: [text]) if not spec.split_by_whitespace else (
+        lambda text: split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces))
+    prefix_words = spec.split_by_whitespace and not spec.treat_whitespace_as_suffix
+    texts = [text for text, _ in sentences]
+    # after the last word of a sentence: "\0" and what starts the next sentence in sentencepiece's
+    # text of sentences (each repeated ``freq`` times: the sentence itself, then the next one)
+    following = ["\0" + text[:1] for text in texts[1:]] + ["\0"]
+    totals: Counter[str] = Counter()  # every word's count
+    lasts: Counter[str] = Counter()  # how often it ends a sentence
+    contexts: Counter[tuple[str, str]] = Counter()
+    if all(freq == 1 for _, freq in sentences):
+        for at in range(0, len(texts), 20_000):  # (a batch's word lists at a time: they are big)
+            word_lists = list(map(split, texts[at:at + 20_000]))
+            totals.update(chain.from_iterable(word_lists))
+            ends = [words[-1] for words in word_lists]
+            lasts.update(ends)
+            contexts.update(zip(ends, following[at:at + 20_000]))
+            if not prefix_words:
+                for words in word_lists:
+                    contexts.update((word, after[:1]) for word, after in zip(words, words[1:]))
+    else:
+        for text, freq, after_last in zip(texts, (freq for _, freq in sentences), following):
+            words = split(text)
+            for word in words:
+                totals[word] += freq
+            lasts[words[-1]] += freq
+            if freq > 1:
+                contexts[words[-1], "\0" + text[:1]] += freq - 1
+            contexts[words[-1], after_last] += 1
+            if not prefix_words:
+                for word, after in zip(words, words[1:]):
+                    contexts[word, after[:1]] += freq
+    if prefix_words:  # (every later word starts with "▁")
+        for word, n in totals.items():
+            if n > lasts[word]:
+                contexts[word, "\u2581"] += n - lasts[word]
+    result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules,
                            seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
                            num_sub_iterations=spec.num_sub_iterations, progress=progress)
-    return list(result.pieces), result
+    return list(result.pieces), result, totals

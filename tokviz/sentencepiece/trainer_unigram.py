@@ -12,8 +12,11 @@ differs from older releases in two places marked (new) below.
    piece X ending 2+ sentences also gets the occurrences of ``X\\0`` when what follows those
    ``\\0`` differs (the suffix array runs over the sentences each ended by ``\\0``, in
    sentencepiece's order: empty sentences replaced by the last one, so the end of the text
-   follows the last sentence); the
-   top ``seed_sentencepiece_size`` of them join the characters; score = ``log(count / total)``.
+   follows the last sentence); the top ``seed_sentencepiece_size`` of them join the
+   characters; score = ``log(count / total)``. Found without a suffix array: the words are laid
+   end to end and ranked k characters at a time (the k-gram at a position is the (k-1)-gram
+   there and one more character), so occurrences and followers are numpy reductions; the same
+   ranks give every word's lattice nodes.
 2. **EM** on the words: E-step = expected piece counts from forward-backward marginals, M-step
    drops pieces expected less than 0.5 times and sets ``digamma(count) - digamma(total)``.
 3. **Prune** after every EM round: a piece whose best segmentation is itself
@@ -30,8 +33,7 @@ Tie-breaking and precision, as sentencepiece does them (what makes the same piec
 - seeds of equal ``occurrences * length``: the longer UTF-8 string first, then the smaller;
   the characters first, by count (highest first), then by character;
 - sentencepiece keeps its scores, expected counts and losses in ``float`` (float32), and so
-  does this trainer, step for step: the E-step runs on whole words (not on the chunks the seeds
-  come from) in sentencepiece's word order (count, highest first, then the word); forward and
+  does this trainer, step for step: the E-step runs on whole words in sentencepiece's word order (count, highest first, then the word); forward and
   backward fold each position's nodes one by one with its ``LogSumExp`` (float32 difference,
   double ``log1p(exp)``, stored as a float; nodes ending at a position earliest start first,
   nodes starting at one shortest first); each node's ``freq * exp(alpha + score + beta - Z)``
@@ -64,6 +66,8 @@ tinyshakespeare at 1,000, 4,000, 8,000; wikitext2_valid at 4,000.
 from __future__ import annotations
 
 import math
+import re
+from itertools import accumulate
 from array import array
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -91,170 +95,300 @@ class UnigramResult:
     stop_reason: str
 
 
-def _lead_byte(char: str) -> str:
-    """The first UTF-8 byte of ``char`` (as a one-character string): sentencepiece's suffix array is over
-    bytes, so a substring followed only by characters sharing their first byte (``é`` and ``è``) is no
-    internal node of it. ``_lead_byte("é") == "\xc3"``."""
+#: codes of what follows a substring in sentencepiece's suffix array: 0..255 a UTF-8 byte (the
+#: first one of the next character), then the end of the text, then "several different ones"
+_END, _SEVERAL = 256, 257
+_LOOSE: dict[PieceRules, PieceRules] = {}
+
+
+def _lead_code(char: str) -> int:
+    """The first UTF-8 byte of ``char``: sentencepiece's suffix array is over bytes, so a substring
+    followed only by characters sharing their first byte (``é`` and ``è``) is no internal node of it.
+    ``_lead_code("é") == 0xC3``."""
     code = ord(char)
-    if code < 0x80:
-        return char
-    if code < 0x800:
-        return chr(0xC0 | code >> 6)
-    if code < 0x10000:
-        return chr(0xE0 | code >> 12)
-    return chr(0xF0 | code >> 18)
+    return code if code < 0x80 else 0xC0 | code >> 6 if code < 0x800 else 0xE0 | code >> 12 if code < 0x10000 else 0xF0 | code >> 18
 
 
-def _seeds(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size: int) -> list[tuple[str, float]]:
-    """Seed pieces from ``{(chunk, the character after it in its sentence): count}``; after a sentence's
-    last chunk: ``"\\0"`` and the first character of the next sentence (nothing after the last one)."""
-    max_len = rules.max_sentencepiece_length
-    # sentencepiece's suffix array runs over the sentences each ended by "\0", and a substring
-    # ending in "\0" counts for the piece without it: a sentence ending X (2+ times) adds those
-    # occurrences to X when what follows the "\0"s differs (the next sentences' first bytes, or the
-    # end of the text after the last one)
-    end_occurrences: dict[str, int] = {}
-    end_follow: dict[str, str | None] = {}
-    for (chunk, after), count in contexts.items():
-        if after[:1] != "\0":
+def _ascii_word(word: str, rules: PieceRules) -> bool:
+    """ASCII letters after a leading "▁": every substring of it is a valid piece (most words)."""
+    if not rules.split_by_whitespace or rules.treat_whitespace_as_suffix:
+        return False
+    body = word[1:] if word[:1] == "\u2581" else word
+    return body.isascii() and body.isalpha()
+
+
+def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
+    """The parts of ``word`` no piece can cross (script changes, the unknown marker, tabs), with
+    where each starts: ``located_chunks("▁hello,", PieceRules()) == [("▁hello", 0), (",", 6)]``.
+
+    A run of ASCII letters cuts the same whatever its length (one script, no length limit here):
+    the cuts are found once per shape (``"▁a,"`` for ``"▁hello,"``) and mapped back."""
+    if _ascii_word(word, rules):
+        return [(word, 0)]
+    tokens = _LETTER_RUNS.findall(word)
+    shape = "".join("a" if len(token) > 1 or token.isascii() and token.isalpha() else token for token in tokens)
+    cuts = _SHAPES.get((rules, shape))
+    if cuts is None:
+        cuts = _SHAPES[rules, shape] = [(start, len(chunk)) for chunk, start in _cut(shape, rules)]
+    offsets = [0, *accumulate(map(len, tokens))]
+    return [(word[offsets[start]:offsets[start + size]], offsets[start]) for start, size in cuts]
+
+
+_LETTER_RUNS = re.compile("[A-Za-z]+|.", re.S)
+_SHAPES: dict[tuple[PieceRules, str], list[tuple[int, int]]] = {}
+
+
+def _cut(word: str, rules: PieceRules) -> list[tuple[str, int]]:
+    """:func:`located_chunks` character by character: a chunk grows while it stays a valid piece
+    (length aside)."""
+    loose = _LOOSE.get(rules)
+    if loose is None:  # (rules without the length limit: a chunk may be longer than any piece)
+        loose = _LOOSE[rules] = PieceRules(10**9, rules.split_by_unicode_script, rules.split_by_number, rules.split_digits,
+                                           rules.split_by_whitespace, rules.treat_whitespace_as_suffix,
+                                           rules.allow_whitespace_only_pieces)
+    chunks: list[tuple[str, int]] = []
+    current, start = "", 0
+    for index, char in enumerate(word):
+        if char in (UNK_CHAR, "\t"):
+            if current:
+                chunks.append((current, start))
+            current, start = "", index + 1
             continue
-        after_end = _lead_byte(after[1]) if len(after) > 1 else ""  # ("": the end of the text)
-        for start in range(max(0, len(chunk) - max_len), len(chunk) - 1):
-            sub = chunk[start:]
-            if sub in end_follow:
-                end_occurrences[sub] += count
-                if end_follow[sub] != after_end:
-                    end_follow[sub] = None
-            else:
-                end_occurrences[sub] = count
-                end_follow[sub] = after_end
-    occurrences: dict[str, int] = {}
-    follow: dict[str, str | None] = {}  # the one character that always follows, None when several do
-    all_chars: dict[str, int] = {}
-    missing: Any = object()
-    follow_get = follow.get
-    # each chunk once, with its total count and the first byte of what follows it (None: several)
-    by_chunk: dict[str, list[Any]] = {}
-    for (chunk, after), count in contexts.items():
-        lead = _lead_byte(after[0])
-        entry = by_chunk.get(chunk)
-        if entry is None:
-            by_chunk[chunk] = [count, lead]
+        if current and not loose.is_valid(current + char):
+            chunks.append((current, start))
+            current, start = char, index
         else:
-            entry[0] += count
-            if entry[1] != lead:
-                entry[1] = None
-    for chunk, (count, tail) in by_chunk.items():
-        n = len(chunk)
-        for char in chunk:
-            all_chars[char] = all_chars.get(char, 0) + count
-        # what follows each place, as first bytes (the chunk itself when it is ASCII; "\uffff", no
-        # byte, stands for several followers at the end, set below)
-        leads = (chunk if chunk.isascii() else "".join(map(_lead_byte, chunk))) + (tail or "\uffff")
-        for start in range(n - 1):
-            for end in range(start + 2, min(n, start + max_len) + 1):
-                sub = chunk[start:end]
-                prev = follow_get(sub, missing)
-                if prev is missing:  # (a first occurrence: one look-up and two stores)
-                    follow[sub] = leads[end]
-                    occurrences[sub] = count
-                else:
-                    occurrences[sub] += count
-                    if prev is not None and prev != leads[end]:
-                        follow[sub] = None
-        if tail is None:
-            for start in range(max(0, n - max_len), n - 1):
-                follow[chunk[start:]] = None
-    candidates: list[tuple[int, str]] = []
-    for sub, occ in occurrences.items():
-        if occ < 2 or follow[sub] is not None:  # not an internal node of the suffix tree
-            occ = 0
-        if end_follow.get(sub, "") is None and end_occurrences[sub] >= 2:
-            occ += end_occurrences[sub]
-        if not occ or not rules.is_valid(sub):
+            current += char
+    if current:
+        chunks.append((current, start))
+    return chunks
+
+
+@dataclass
+class _Corpus:
+    """The words laid end to end (each followed by "\\0", sentencepiece's order: count, highest
+    first, then the word) with the seed pieces and the lattice nodes of every word for them."""
+
+    names: list[str]  # the seeds: characters, then substrings, then the unknown node's stand-in
+    seed_scores: list[float]
+    occurrence: np.ndarray  # one position where each seed occurs (-1: none)
+    counts: np.ndarray  # of the words
+    lattices: _em.LatticeSet
+
+
+def _utf8_sizes(codes: np.ndarray) -> np.ndarray:
+    return 1 + (codes >= 0x80).astype(np.int64) + (codes >= 0x800) + (codes >= 0x10000)
+
+
+def _lead_codes(codes: np.ndarray) -> np.ndarray:
+    return np.where(codes < 0x80, codes, np.where(codes < 0x800, 0xC0 | codes >> 6,
+                                                  np.where(codes < 0x10000, 0xE0 | codes >> 12, 0xF0 | codes >> 18)))
+
+
+def _distinct_per_group(group: np.ndarray, code: np.ndarray, n_groups: int) -> np.ndarray:
+    """Whether each group sees two different follower codes (or "several" once)."""
+    pairs = np.unique(group * (_SEVERAL + 1) + code)
+    distinct = np.bincount(pairs // (_SEVERAL + 1), minlength=n_groups)
+    return (distinct >= 2) | (np.bincount(group, weights=code == _SEVERAL, minlength=n_groups) > 0)
+
+
+def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size: int) -> _Corpus:
+    """sentencepiece's seeds (``MakeSeedSentencePieces``) and every word's lattice nodes for them.
+
+    ``contexts``: ``{(word, what follows it in its sentence): count}`` -- the next character, or
+    after the last word ``"\\0"`` and the first character of the next sentence (nothing after the
+    last sentence). The substrings are ranked k characters at a time over the words laid end to
+    end (the k-gram at a position is the (k-1)-gram there and one more character), so a
+    substring's occurrences, what follows it and where it stands are numpy reductions."""
+    count: dict[str, int] = {}
+    tail: dict[str, int] = {}  # what follows each word: one lead byte or _SEVERAL
+    end_count: dict[str, int] = {}  # how often it ends a sentence
+    end_next: dict[str, int] = {}  # what follows those ends' "\0": a lead byte, _END or _SEVERAL
+    for (word, after), n in contexts.items():
+        if not word or n <= 0:
             continue
-        candidates.append((occ * len(sub), sub))
+        follower = _lead_code(after[0])
+        if word in count:
+            count[word] += n
+            if tail[word] != follower:
+                tail[word] = _SEVERAL
+        else:
+            count[word], tail[word] = n, follower
+        if after[0] == "\0":
+            following = _lead_code(after[1]) if len(after) > 1 else _END
+            end_count[word] = end_count.get(word, 0) + n
+            if end_next.get(word, following) != following:
+                following = _SEVERAL
+            end_next[word] = following
+    # sentencepiece's word order (``Sorted``): its float32 sums of expected counts go in this order
+    ordered = sorted(count.items(), key=lambda item: (-item[1], item[0]))
+    words = [w for w, _ in ordered]
+    flat = "\0".join(words) + "\0"
+    codes = np.frombuffer(flat.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    n_positions = len(codes)
+    sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    last = np.cumsum(sizes + 1) - 1
+    first = last - sizes
+    word_of = np.repeat(np.arange(len(words)), sizes + 1)
+    counts = np.fromiter((c for _, c in ordered), dtype=np.int64, count=len(words))
+    weight = counts[word_of]
+    # where a piece starting at each position must end by (its chunk's end; itself where no piece
+    # starts: the separators, unknown markers, tabs); the words of ASCII letters are one chunk
+    ascii_word = np.fromiter((_ascii_word(w, rules) for w in words), dtype=bool, count=len(words))
+    chunk_starts, chunk_sizes = [first[ascii_word]], [sizes[ascii_word]]
+    other_starts: list[int] = []
+    other_sizes: list[int] = []
+    for index in np.flatnonzero(~ascii_word).tolist():
+        base = int(first[index])
+        for chunk, at in located_chunks(words[index], rules):
+            other_starts.append(base + at)
+            other_sizes.append(len(chunk))
+    chunk_starts.append(np.asarray(other_starts, dtype=np.int64))
+    chunk_sizes.append(np.asarray(other_sizes, dtype=np.int64))
+    starts_all, sizes_all = np.concatenate(chunk_starts), np.concatenate(chunk_sizes)
+    chunk_end = np.arange(n_positions, dtype=np.int64)
+    inside = np.repeat(starts_all - np.cumsum(sizes_all) + sizes_all, sizes_all) + np.arange(int(sizes_all.sum()))
+    chunk_end[inside] = np.repeat(starts_all + sizes_all, sizes_all)
+    in_chunk = chunk_end > np.arange(n_positions)
+
+    # characters (sentencepiece leaves the unknown marker and tabs out), most frequent first
+    tally = np.bincount(codes)
+    alphabet = np.flatnonzero(tally)  # (code points: a table lookup numbers them, no sort)
+    char_id = np.zeros(len(tally), dtype=np.int64)
+    char_id[alphabet] = np.arange(len(alphabet))
+    char_id = char_id[codes]
+    n_chars = len(alphabet)
+    char_weight = np.bincount(char_id[in_chunk], weights=weight[in_chunk], minlength=n_chars)
+    char_order = sorted(((chr(int(alphabet[c])), int(char_weight[c])) for c in np.flatnonzero(char_weight > 0).tolist()),
+                        key=lambda item: (-item[1], item[0]))
+    # what follows a substring that ends before position q: q's first byte, or at a word's end what
+    # follows the word; and at a word's end, whether (and what after the "\0") it ends sentences
+    follower = _lead_codes(codes)
+    follower[last] = np.fromiter((tail[w] for w in words), dtype=np.int64, count=len(words))
+    ends_count = np.fromiter((end_count.get(w, 0) for w in words), dtype=np.int64, count=len(words))
+    ends_next = np.fromiter((end_next.get(w, _END) for w in words), dtype=np.int64, count=len(words))
+    at_word_end = np.zeros(n_positions + 1, dtype=bool)
+    at_word_end[last] = True
+
+    max_len = rules.max_sentencepiece_length
+    cand_score, cand_k, cand_group, cand_first = [], [], [], []
+    level_pos: dict[int, np.ndarray] = {}
+    level_group: dict[int, np.ndarray] = {}
+    pos = np.flatnonzero(in_chunk)
+    rank = char_id[pos]
+    pos, rank = pos[char_weight[rank] >= 2], rank[char_weight[rank] >= 2]
+    for k in range(2, max_len + 1):
+        inside_chunk = pos + k <= chunk_end[pos]
+        pos, rank = pos[inside_chunk], rank[inside_chunk]
+        if not len(pos):
+            break
+        _, first_index, group = np.unique(rank * n_chars + char_id[pos + k - 1], return_index=True, return_inverse=True)
+        group = group.reshape(-1)
+        n_groups = len(first_index)
+        occurrences = np.bincount(group, weights=weight[pos], minlength=n_groups)
+        # an internal node of the suffix tree: two different bytes (or the end) follow it
+        internal = (occurrences >= 2) & _distinct_per_group(group, follower[pos + k], n_groups)
+        total = np.where(internal, occurrences, 0.0)
+        # a substring ending sentences also counts its "X\0" node when what follows those differs
+        ending = at_word_end[pos + k]
+        ending[ending] = ends_count[word_of[pos[ending]]] > 0
+        if ending.any():
+            end_group, end_word = group[ending], word_of[pos[ending]]
+            end_occurrences = np.bincount(end_group, weights=ends_count[end_word], minlength=n_groups)
+            end_internal = (end_occurrences >= 2) & _distinct_per_group(end_group, ends_next[end_word], n_groups)
+            total += np.where(end_internal, end_occurrences, 0.0)
+        chosen = np.flatnonzero(total > 0)
+        cand_score.append(total[chosen].astype(np.int64) * k)
+        cand_k.append(np.full(len(chosen), k, dtype=np.int64))
+        cand_group.append(chosen)
+        cand_first.append(pos[first_index[chosen]])
+        here = total[group] > 0
+        level_pos[k], level_group[k] = pos[here].astype(np.int32), group[here].astype(np.int32)
+        keep = occurrences[group] >= 2  # (a substring seen once cannot grow into one seen twice)
+        pos, rank = pos[keep], group[keep]
+
+    score_all = np.concatenate(cand_score) if cand_score else np.zeros(0, dtype=np.int64)
+    k_all = np.concatenate(cand_k) if cand_k else np.zeros(0, dtype=np.int64)
+    group_all = np.concatenate(cand_group) if cand_group else np.zeros(0, dtype=np.int64)
+    first_all = np.concatenate(cand_first) if cand_first else np.zeros(0, dtype=np.int64)
+    # valid pieces only (every substring of a word of ASCII letters is one)
+    check = np.flatnonzero(~ascii_word[word_of[first_all]])
+    valid = np.ones(len(score_all), dtype=bool)
+    valid[check] = [rules.is_valid(flat[p:p + k]) for p, k in zip(first_all[check].tolist(), k_all[check].tolist())]
+    score_all, k_all, group_all, first_all = score_all[valid], k_all[valid], group_all[valid], first_all[valid]
     # sentencepiece 0.2.3's order: score, then the longer UTF-8 string, then the smaller one
-    candidates.sort(key=lambda item: (-item[0], -len(item[1].encode("utf-8")), item[1]))
-    seeds = [(c, float(n)) for c, n in sorted_chars(all_chars)]
-    seeds += [(sub, float(score)) for score, sub in candidates[:seed_size]]
+    size_sum = np.concatenate([[0], np.cumsum(_utf8_sizes(codes))])
+    keys = [np.where(k_all > j, codes[np.minimum(first_all + j, n_positions - 1)], -1) for j in range(max_len - 1, -1, -1)]
+    keys += [-(size_sum[first_all + k_all] - size_sum[first_all]), -score_all]
+    order = np.lexsort(keys)[:seed_size] if len(score_all) else np.zeros(0, dtype=np.int64)
+    n_char_seeds = len(char_order)
+    names = [c for c, _ in char_order] + [flat[p:p + k] for p, k in zip(first_all[order].tolist(), k_all[order].tolist())]
+    raw_scores = [float(n) for _, n in char_order] + score_all[order].astype(np.float64).tolist()
+    unknown_seed = len(names)
+    names.append(UNK_CHAR)  # the last "seed" stands for sentencepiece's unknown node: never a piece
+
+    # the nodes: every character (an unknown node where no piece starts), every chosen substring
+    char_seed = np.full(n_chars, unknown_seed, dtype=np.int64)
+    char_seed[[int(np.searchsorted(alphabet, ord(c))) for c, _ in char_order]] = np.arange(n_char_seeds)
+    singles = np.setdiff1d(np.arange(n_positions), last)
+    node_starts = [singles]
+    node_seeds = [np.where(in_chunk[singles], char_seed[char_id[singles]], unknown_seed)]
+    node_ks = [np.ones(len(singles), dtype=np.int16)]
+    occurrence = np.full(len(names), -1, dtype=np.int64)
+    reversed_singles = singles[::-1]
+    occurrence[node_seeds[0][::-1]] = reversed_singles  # (the last write wins: the first position)
+    seed_of = np.full(len(score_all), -1, dtype=np.int64)
+    seed_of[order] = n_char_seeds + np.arange(len(order))
+    occurrence[n_char_seeds:unknown_seed] = first_all[order]
+    offsets = np.cumsum([0] + [len(c) for c in cand_score])
+    valid_index = np.full(len(valid), -1, dtype=np.int64)
+    valid_index[valid] = np.arange(int(valid.sum()))
+    for level, k in enumerate(range(2, 2 + len(cand_score))):
+        lookup = np.full(int(cand_group[level].max(initial=-1)) + 1, -1, dtype=np.int64)
+        at = valid_index[offsets[level]:offsets[level + 1]]
+        ok = at >= 0
+        lookup[cand_group[level][ok]] = seed_of[at[ok]]
+        seed_here = lookup[level_group[k]]
+        hit = seed_here >= 0
+        node_starts.append(level_pos[k][hit])
+        node_seeds.append(seed_here[hit])
+        node_ks.append(np.full(int(hit.sum()), k, dtype=np.int16))
+    del level_pos, level_group, codes, word_of, weight, chunk_end, follower, char_id, inside
+    itype = _em.index_dtype(n_positions + 1)  # (node arrays are the trainer's memory: as narrow as they can be)
+    node_start = np.concatenate(node_starts).astype(itype)
+    del node_starts
+    node_end = node_start + np.concatenate(node_ks).astype(itype)
+    del node_ks
+    node_seed = np.concatenate(node_seeds).astype(itype)
+    del node_seeds
+    lattices = _em.LatticeSet(node_start, node_end, node_seed, node_end - node_start == 1, first, last, n_positions)
     # ToLogProb: the counts held as floats, their sum and logs in double, each score stored as a float
-    seeds = [(piece, float(np.float32(score))) for piece, score in seeds]
-    log_total = math.log(sum(score for _, score in seeds))
-    return [(piece, float(np.float32(math.log(score) - log_total))) for piece, score in seeds]
+    raw32 = np.asarray(raw_scores, dtype=np.float32).astype(np.float64)
+    log_total = math.log(sum(raw32.tolist())) if len(raw32) else 0.0  # (summed in list order, as its loop does)
+    seed_scores = (np.log(raw32) - log_total).astype(np.float32).astype(np.float64).tolist()
+    return _Corpus(names, seed_scores, occurrence, counts.astype(np.float64), lattices)
 
 
 def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mapping[str, int], vocab_size: int, meta_size: int,
-                  rules: PieceRules, *, words: Mapping[str, int] | None = None, seed_size: int = 1_000_000,
-                  shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
+                  rules: PieceRules, *, seed_size: int = 1_000_000, shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
                   progress: Callable[[str, int, int], None] | None = None) -> UnigramResult:
-    """Train on ``{(chunk, next character): count}`` (words cut where pieces cannot cross, with the
-    character that follows each in its sentence, for the seeds) and ``words`` (``{word: count}``,
-    sentencepiece's sentences after its whitespace split, unknown markers included, for EM; the
-    chunks when not given); ``vocab_size`` counts meta pieces.
+    """Train on ``{(word, what follows it in its sentence): count}`` (sentencepiece's sentences after
+    its whitespace split, unknown markers included; after a sentence's last word ``"\\0"`` and the
+    first character of the next sentence, nothing after the last one: the seeds see them as
+    sentencepiece's suffix array does); ``vocab_size`` counts meta pieces.
 
     Each :class:`EmStep` records what sentencepiece logs: the objective is the negative
     log-likelihood per word and ``num_tokens`` the tokens of the Viterbi segmentation of the whole
     corpus."""
     report = progress or (lambda phase, done, total: None)
-    if words is None:
-        words = {}
-        for (chunk, _), count in contexts.items():
-            words[chunk] = words.get(chunk, 0) + int(count)  # type: ignore[index]
-    # sentencepiece's order of its words (``Sorted``): by count, highest first, then by word;
-    # its float32 sums of expected counts go in this order
-    ordered = sorted(((w, int(c)) for w, c in words.items() if w and c > 0), key=lambda item: (-item[1], item[0]))
-    chunks = [w for w, _ in ordered]
-    counts = np.asarray([c for _, c in ordered], dtype=np.float64)
-    total_count = float(counts.sum())
     report("seed pieces", 0, 1)
-    seed_pairs = _seeds(contexts, rules, seed_size)
-    # the last "seed" stands for sentencepiece's unknown node (the unknown marker, a tab): never a piece
-    names = [p for p, _ in seed_pairs] + [UNK_CHAR]
-    index = {p: i for i, p in enumerate(names[:-1])}
+    corpus = _seeds_and_lattices(contexts, rules, seed_size)
+    names, occurrence, counts, lattices = corpus.names, corpus.occurrence, corpus.counts, corpus.lattices
+    total_count = float(counts.sum())
     n_seeds = len(names)
     unknown_seed = n_seeds - 1
-    score = np.array([s for _, s in seed_pairs] + [0.0], dtype=np.float64)
+    score = np.array(corpus.seed_scores + [0.0], dtype=np.float64)
     lengths = np.array([len(p) for p in names], dtype=np.int64)
-    # flat string of chunks and every node (substring that is a seed) of every chunk
-    # (int64 arrays, not lists: millions of nodes as int objects would double the peak memory)
-    flat_first = array("q")
-    starts = array("q")
-    ends = array("q")
-    seeds = array("q")
-    occurrence = np.full(n_seeds, -1, dtype=np.int64)
-    pos = 0
-    max_len = rules.max_sentencepiece_length
-    # every seed and (as -1) every string a longer seed starts with: a walk from a start stops at
-    # the first substring that is neither (4 look-ups a start instead of up to max_len)
-    prefix_index = dict.fromkeys([name[:cut] for name in names for cut in range(1, len(name))], -1)
-    prefix_index.update(index)
-    lookup = prefix_index.get
-    for chunk in chunks:
-        flat_first.append(pos)
-        n = len(chunk)
-        for start in range(n):
-            for end in range(start + 1, min(n, start + max_len) + 1):
-                seed = lookup(chunk[start:end])
-                if seed is None:
-                    if end == start + 1:  # (no piece has this character: an unknown node)
-                        starts.append(pos + start)
-                        ends.append(pos + end)
-                        seeds.append(unknown_seed)
-                    break
-                if seed >= 0:
-                    starts.append(pos + start)
-                    ends.append(pos + end)
-                    seeds.append(seed)
-                    if occurrence[seed] < 0:
-                        occurrence[seed] = pos + start
-        pos += n + 1
-    first = np.frombuffer(flat_first, dtype=np.int64)
-    last = first + np.asarray([len(c) for c in chunks], dtype=np.int64)
-    node_start = np.frombuffer(starts, dtype=np.int64)
-    node_end = np.frombuffer(ends, dtype=np.int64)
-    node_seed = np.frombuffer(seeds, dtype=np.int64)
-    lattices = _em.LatticeSet(node_start, node_end, node_seed, node_end - node_start == 1, first, last, pos)
     report("seed pieces", 1, 1)
     alive = np.ones(n_seeds, dtype=bool)
     alive[unknown_seed] = False
@@ -428,17 +562,22 @@ def _e_step(lattices: _em.LatticeSet, score: np.ndarray, alive: np.ndarray, posi
     alpha = lattices.forward32(scores)
     beta = lattices.backward32(scores)
     log_z = alpha[lattices.last]
-    doc = lattices.doc
-    exponent = alpha[lattices.start] + scores
-    exponent += beta[lattices.end]
+    # every node in sentencepiece's order (word by word, position by position), one temporary at a time
+    order = lattices.by_start
+    doc = lattices.doc_of_pos[lattices.start[order]]
+    exponent = alpha[lattices.start[order]] + scores[order]
+    exponent += beta[lattices.end[order]]
     exponent -= log_z[doc]
-    contribution = counts[doc] * np.exp(exponent.astype(np.float64))
+    contribution = np.exp(exponent.astype(np.float64))
+    del exponent
+    contribution *= counts[doc]
+    del doc
     alive_now = np.flatnonzero(alive)
     first_alive = alive_now[np.argmin(position[alive_now])]
-    target = np.where(alive[lattices.seed], lattices.seed, first_alive)
+    target = lattices.seed[order]
+    target[~alive[target]] = first_alive
     expected = np.zeros(len(score), dtype=np.float32)
-    by_start = lattices.by_start
-    np.add.at(expected, target[by_start], contribution[by_start])
+    np.add.at(expected, target, contribution)
     objective = -float(np.add.accumulate((counts32 * log_z) / np.float32(total_count))[-1]) if len(counts) else 0.0
     return expected, objective
 
@@ -458,7 +597,7 @@ def _alternatives(multi: np.ndarray, score: np.ndarray, lengths: np.ndarray, occ
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
     occ = occurrence[multi]
     span = lengths[multi]
-    by_start = np.argsort(lattices.start, kind="stable")
+    by_start = lattices.by_start
     starts_sorted = lattices.start[by_start]
     lo = np.searchsorted(starts_sorted, occ)
     hi = np.searchsorted(starts_sorted, occ + span)

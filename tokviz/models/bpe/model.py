@@ -198,16 +198,14 @@ def build_merge_map(
     return merge_map, None
 
 
-def apply_merges(ids: list[int], lengths: list[int], merge_map: Mapping[tuple[int, int], int]) -> None:
-    """Merge ``ids`` in place, lowest rank first, leftmost on ties; ``lengths`` follow along.
+def apply_merges(ids: list[int], lengths: list[int] | None, merge_map: Mapping[tuple[int, int], int]) -> None:
+    """Merge ``ids`` in place, lowest rank first, leftmost on ties; ``lengths`` (when given) follow along.
 
     >>> ids, lengths = [2, 6, 1, 5], [1, 1, 1, 1]          # h u g s
     >>> merge_map = {(6, 1): 0 << 32 | 7, (2, 7): 2 << 32 | 9}  # u+g -> ug (7), h+ug -> hug (9)
     >>> apply_merges(ids, lengths, merge_map); ids, lengths
     ([9, 5], [3, 1])
     """
-    if len(ids) < 2:
-        return
     if len(ids) > LIST_MERGE_MAX_SYMBOLS:
         merge_all(ids, lengths, merge_map)
         return
@@ -223,10 +221,11 @@ def apply_merges(ids: list[int], lengths: list[int], merge_map: Mapping[tuple[in
         new_id = best & ID_MASK
         ids[i] = new_id
         del ids[i + 1]
-        lengths[i] += lengths[i + 1]
-        del lengths[i + 1]
+        if lengths is not None:
+            lengths[i] += lengths[i + 1]
+            del lengths[i + 1]
         del pair_merges[i]
-        if i > 0:
+        if i:
             pair_merges[i - 1] = get((ids[i - 1], new_id), NO_MERGE)
         if i < len(pair_merges):
             pair_merges[i] = get((new_id, ids[i + 1]), NO_MERGE)
@@ -238,24 +237,7 @@ def merge_ids(ids: list[int], merge_map: Mapping[tuple[int, int], int]) -> None:
     >>> ids = [2, 6, 1, 5]; merge_ids(ids, {(6, 1): 0 << 32 | 7, (2, 7): 2 << 32 | 9}); ids
     [9, 5]
     """
-    if len(ids) > LIST_MERGE_MAX_SYMBOLS:
-        merge_all(ids, None, merge_map)
-        return
-    get = merge_map.get
-    pair_merges = [get(pair, NO_MERGE) for pair in zip(ids, ids[1:])]
-    while pair_merges:
-        best = min(pair_merges)
-        if best == NO_MERGE:
-            return
-        i = pair_merges.index(best)
-        new_id = best & ID_MASK
-        ids[i] = new_id
-        del ids[i + 1]
-        del pair_merges[i]
-        if i:
-            pair_merges[i - 1] = get((ids[i - 1], new_id), NO_MERGE)
-        if i < len(pair_merges):
-            pair_merges[i] = get((new_id, ids[i + 1]), NO_MERGE)
+    apply_merges(ids, None, merge_map)
 
 
 def merge_all(ids: list[int], lengths: list[int] | None, merge_map: Mapping[tuple[int, int], int]) -> None:
@@ -481,15 +463,16 @@ class BPE(FrozenModel):
         ):
             if value is not None and not isinstance(value, str):
                 raise SpecialTokenError(f"BPE's {name} must be a string or None, not {value!r}.")
+        vocab_r = reverse_vocab(checked_vocab)
         self._init(
             _vocab=checked_vocab,
-            _vocab_r=reverse_vocab(checked_vocab),
+            _vocab_r=vocab_r,
             _merges=parsed_merges,
             _merge_map=merge_map,
             _merge_new_ids=merge_new_ids,
             _cache=[{}, {}] if cache_capacity else None,
             _cache_epoch=0,
-            _plain=len(checked_vocab) == len(set(checked_vocab.values())),
+            _plain=len(checked_vocab) == len(vocab_r),  # (one entry per distinct id)
             _rng=rng if rng is not None else random,
             cache_capacity=cache_capacity,
             dropout=dropout,
@@ -709,15 +692,8 @@ class BPE(FrozenModel):
             "fuse_unk": self.fuse_unk,
             "byte_fallback": self.byte_fallback,
             "ignore_merges": self.ignore_merges,
+            **({} if self._rng is random else {"rng": self._rng}),  # (the module itself cannot be pickled)
         }
-
-    def with_options(self, **changes: Any) -> BPE:
-        """A new model with some arguments changed: ``model.with_options(dropout=0.1)``."""
-        options = self._options()
-        if self._rng is not random:
-            options["rng"] = self._rng
-        options.update(changes)
-        return BPE(**options)
 
     def to_dict(self) -> dict[str, Any]:
         """The "model" section HF writes in tokenizer.json (merges as ``[left, right]`` pairs)."""
@@ -804,11 +780,3 @@ class BPE(FrozenModel):
             handle.write("#version: 0.2\n")
             handle.writelines(f"{left} {right}\n" for left, right in section["merges"])
         return [vocab_path, merges_path]
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        options = self._options()
-        return (_rebuild_bpe, (options, self._rng if self._rng is not random else None))
-
-
-def _rebuild_bpe(options: dict[str, Any], rng: random.Random | None) -> BPE:
-    return BPE(**options, rng=rng)

@@ -163,10 +163,8 @@ class BpeTrainer(MergeTrainerOptions):
         max_token_length: int | None = None,
         tie_break: str = "hf",
     ) -> None:
-        super().__init__(
-            vocab_size, min_frequency, show_progress, special_tokens, limit_alphabet, initial_alphabet,
-            continuing_subword_prefix or None, end_of_word_suffix, max_token_length, tie_break,
-        )
+        continuing_subword_prefix = continuing_subword_prefix or None
+        self._set_options(locals())
 
     @paused_gc
     def train_from_word_counts(

@@ -311,19 +311,23 @@ class LatticeSet:
         key *= longest + 1
         key += longest
         key -= end - start
-        order = np.argsort(key, kind="stable")
+        order = np.argsort(key, kind="stable")  # (timsort: the nodes come nearly in this order)
         del key
         order = order.astype(itype)
         self.start, self.end = start[order].astype(itype, copy=False), end[order].astype(itype, copy=False)
         self.seed, self.single = seed[order].astype(itype, copy=False), single[order]
         del order
         self.max_len = max_len
+        # key = (offset of the start, start, end): within a start, shortest first
         key = (self.start - first.astype(itype)[self.doc]).astype(np.int64)  # offset of the start in its document
         key *= n_positions
         key += self.start
+        key *= longest + 1
+        key += self.end - self.start
         self.bwd = np.argsort(key, kind="stable").astype(itype)
         del key
-        # by start position: a node's place in sentencepiece's E-step (word by word, position by position)
+        # by start position: a node's place in sentencepiece's E-step (word by word, position by position;
+        # the nodes of one start add to different pieces, so their order among themselves is free)
         self.by_start = np.argsort(self.start, kind="stable").astype(itype)
         self._index()
 

@@ -86,8 +86,16 @@ class FrozenModel:
         twin._take_state(self)  # shared tables: an edit of either replaces them, never changes them
         return twin
 
-    def with_options(self, **changes: Any) -> Any:
+    def _options(self) -> dict[str, Any]:
+        """The constructor's arguments that rebuild this model (``with_options``, pickling)."""
         raise NotImplementedError
+
+    def with_options(self, **changes: Any) -> Any:
+        """A new model with some constructor arguments changed: ``model.with_options(unk_token="[UNK]")``."""
+        return type(self)(**{**self._options(), **changes})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_model, (type(self), self._options()))
 
     def to_dict(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -135,6 +143,10 @@ class FrozenModel:
 
     def get_vocab_size(self) -> int:
         return len(self._vocab)
+
+
+def _rebuild_model(cls: type, options: dict[str, Any]) -> Any:
+    return cls(**options)
 
 
 def _slot_names(cls: type) -> list[str]:
@@ -319,11 +331,8 @@ class WordLevel(FrozenModel):
         """What the engine's word encoder reads: the vocabulary (see :meth:`FrozenModel.word_tables`)."""
         return WordLevelTables(self._vocab)
 
-    def with_options(self, **changes: Any) -> WordLevel:
-        """A new model with some constructor arguments changed: ``m.with_options(unk_token="[UNK]")``."""
-        options: dict[str, Any] = {"vocab": self._vocab, "unk_token": self.unk_token}
-        options.update(changes)
-        return WordLevel(**options)
+    def _options(self) -> dict[str, Any]:
+        return {"vocab": self._vocab, "unk_token": self.unk_token}
 
     def to_dict(self) -> dict[str, Any]:
         """The "model" section HF writes in tokenizer.json."""
@@ -354,7 +363,4 @@ class WordLevel(FrozenModel):
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(ordered_vocab(self._vocab_r), handle, ensure_ascii=False, separators=(",", ":"))
         return [path]
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (WordLevel, (self._vocab, self.unk_token))
 

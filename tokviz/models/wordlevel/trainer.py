@@ -105,10 +105,7 @@ class WordLevelTrainer(Trainer):
         show_progress: bool = True,
         special_tokens: Sequence[Any] = (),
     ) -> None:
-        self.vocab_size = vocab_size
-        self.min_frequency = min_frequency
-        self.show_progress = show_progress
-        self.special_tokens = special_tokens
+        self._set_options(locals())
 
     def config(self) -> tuple[tuple[str, Any], ...]:
         return (

@@ -279,12 +279,6 @@ class WordPiece(FrozenModel):
             "max_input_chars_per_word": self.max_input_chars_per_word,
         }
 
-    def with_options(self, **changes: Any) -> WordPiece:
-        """A new model with some arguments changed: ``model.with_options(max_input_chars_per_word=20)``."""
-        options = self._options()
-        options.update(changes)
-        return WordPiece(**options)
-
     def to_dict(self) -> dict[str, Any]:
         """The "model" section HF writes in tokenizer.json."""
         return {
@@ -346,10 +340,3 @@ class WordPiece(FrozenModel):
         if bpe.continuing_subword_prefix is not None:
             options["continuing_subword_prefix"] = bpe.continuing_subword_prefix
         return cls(bpe.get_vocab(), **options)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_wordpiece, (self._options(),))
-
-
-def _rebuild_wordpiece(options: dict[str, Any]) -> WordPiece:
-    return WordPiece(**options)

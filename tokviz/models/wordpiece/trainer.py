@@ -343,11 +343,8 @@ class WordPieceTrainer(MergeTrainerOptions):
         tie_break: str = "hf",
         scoring: str = "frequency",
     ) -> None:
-        super().__init__(
-            vocab_size, min_frequency, show_progress, special_tokens, limit_alphabet, initial_alphabet,
-            continuing_subword_prefix or "", end_of_word_suffix, max_token_length, tie_break,
-        )
-        self.scoring = scoring
+        continuing_subword_prefix = continuing_subword_prefix or ""
+        self._set_options(locals())
 
     _TOKVIZ_FIELDS = {"tie_break": "hf", "scoring": "frequency"}
     _VALIDATORS = {**MergeTrainerOptions._VALIDATORS, "scoring": lambda name, value: _check_scoring(value)}
