@@ -7,6 +7,7 @@ import io
 
 import pytest
 
+from tokviz.errors import SerializationError
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
 
 spm = pytest.importorskip("sentencepiece")
@@ -55,3 +56,45 @@ def test_unknown_fields_survive_a_round_trip() -> None:
     data = ModelProto(pieces=(SentencePiece("<unk>", 0.0, PieceType.UNKNOWN),), normalizer_spec=NormalizerSpec(name="identity")).to_bytes()
     with_unknown = data + b"\xa8\x06\x01"  # field 101, varint 1: not in our schema
     assert ModelProto.from_bytes(with_unknown).to_bytes() == with_unknown
+
+
+def _field(number: int, wire: int, payload: bytes) -> bytes:
+    """One protobuf field: a one-byte key, then (length-prefixed) bytes; lengths up to 16,383."""
+    if wire != 2:
+        return bytes([number << 3 | wire]) + payload
+    size = len(payload)
+    length = bytes([size]) if size < 0x80 else bytes([size & 0x7F | 0x80, size >> 7])
+    return bytes([number << 3 | 2]) + length + payload
+
+
+def test_pieces_in_every_layout_read_alike() -> None:
+    # sentencepiece writes text, score, type; older files leave out a zero score, a normal type may be
+    # written or not, texts may pass 127 bytes, and another writer may order the fields otherwise
+    long_text = "▁" + "x" * 200
+    score = bytes.fromhex("0000c0bf")  # -1.5 as float32
+    pieces = [
+        _field(1, 2, b"<unk>") + _field(3, 0, b"\x02"),                  # no score
+        _field(1, 2, "▁a".encode()) + _field(2, 5, score),               # no type
+        _field(1, 2, b"b") + _field(2, 5, score) + _field(3, 0, b"\x01"),  # normal type written
+        _field(1, 2, b"<x>") + _field(2, 5, score) + _field(3, 0, b"\x04"),
+        _field(1, 2, long_text.encode()) + _field(2, 5, score),          # two-byte lengths
+        _field(2, 5, score) + _field(1, 2, b"c"),                        # score first
+        _field(1, 2, b"d") + _field(2, 5, score),
+    ]
+    data = b"".join(_field(1, 2, piece) for piece in pieces) + _field(2, 2, TrainerSpec(vocab_size=7).to_bytes())
+    proto = ModelProto.from_bytes(data)
+    assert proto.pieces == (SentencePiece("<unk>", 0.0, PieceType.UNKNOWN), SentencePiece("▁a", -1.5),
+                            SentencePiece("b", -1.5), SentencePiece("<x>", -1.5, PieceType.USER_DEFINED),
+                            SentencePiece(long_text, -1.5), SentencePiece("c", -1.5), SentencePiece("d", -1.5))
+    assert proto.trainer_spec.vocab_size == 7
+    assert all(type(piece.type) is PieceType for piece in proto.pieces)
+
+
+@pytest.mark.parametrize("data, message", [
+    (_field(1, 2, _field(1, 2, b"a") + _field(2, 5, b"\0\0\0\0"))[:-2], "truncated"),  # a piece cut short
+    (_field(1, 2, _field(1, 2, b"\xff") + _field(2, 5, b"\0\0\0\0")), "not UTF-8"),
+    (_field(1, 2, _field(1, 2, b"a") + _field(3, 0, b"\x09")), "unknown type 9"),
+])
+def test_a_bad_piece_says_what_is_wrong(data: bytes, message: str) -> None:
+    with pytest.raises(SerializationError, match=message):
+        ModelProto.from_bytes(data)

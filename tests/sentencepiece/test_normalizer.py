@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tokviz.sentencepiece.normalizer import SentencePieceNormalizer, charsmap_for_rule, parse_charsmap
+from tokviz.sentencepiece.normalizer import SentencePieceNormalizer, _Trie, charsmap_for_rule, parse_charsmap
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -33,3 +33,27 @@ def test_worked_examples() -> None:
 def test_user_defined_symbols_are_kept_whole_and_unnormalized() -> None:
     ours = SentencePieceNormalizer.from_rule("nmt_nfkc", user_defined_symbols=["Ｈｉ", "<x>"])
     assert ours.normalize("Ｈｉ Ｈｅｙ<x>") == "▁Ｈｉ▁Hey<x>"
+
+
+@pytest.mark.parametrize("rule", ["nmt_nfkc", "nfkc_cf"])
+def test_trie_children_read_per_node_are_every_unit_labelled_for_it(rule: str) -> None:
+    # the children of the node at base b are the units b ^ c labelled c (bit 31 clear): grouped here by a
+    # pass over every unit, found by the reader in b's block when the node is first visited
+    trie = _Trie(charsmap_for_rule(rule))
+    grouped: dict[int, list[tuple[int, int]]] = {}
+    for pos, unit in enumerate(trie.units):
+        label = unit & ((1 << 31) | 0xFF)
+        if 0 < label < 256:
+            grouped.setdefault(pos ^ label, []).append((label, pos))
+    assert len(grouped) > 4_000
+    assert all(sorted(trie._children(base)) == sorted(children) for base, children in grouped.items())
+    assert trie._children(len(trie.units) + 300) == [] and trie._children(0) == grouped.get(0, [])
+
+
+@pytest.mark.parametrize("rule", ["nmt_nfkc", "nfkc_cf"])
+def test_an_ascii_text_meets_only_the_ascii_rules(rule: str) -> None:
+    charsmap = charsmap_for_rule(rule)
+    ascii_rules = _Trie(charsmap).ascii_rules()
+    assert ascii_rules == {key: value for key, value in parse_charsmap(charsmap).items() if key.isascii()}
+    assert ascii_rules.get("\t") == (" " if rule.startswith("nmt") else None)
+    assert ascii_rules.get("A") == ("a" if rule.endswith("_cf") else None)

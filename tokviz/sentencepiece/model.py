@@ -376,16 +376,23 @@ class _WordTable(dict):
     (the model's ``_segment_word``, unknowns finished) and put in this table and its ``twin`` (ids
     for pieces, pieces for ids). The miss path is kept short: it runs once per new word of a text."""
 
-    __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk")
+    __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk", "id_of")
 
     def __init__(self, model: "SentencePieceModel", ids: bool, prefix: str) -> None:
         super().__init__()
         self.model, self.ids, self.prefix = model, ids, prefix
-        self.segment, self.unk = model._segment_word, model.unk_id
+        self.unk = model.unk_id
+        #: BPE's merges give the pieces alone; their ids are looked up here (one call less a word)
+        self.id_of = model.piece_to_id.get if model._merge_scores is not None else None
+        self.segment = model._segment_word if self.id_of is None else model._bpe_symbols
         self.twin: _WordTable = self
 
     def __missing__(self, part: str) -> tuple[Any, ...]:
-        pieces, ids = self.segment(self.prefix + part)
+        if self.id_of is None:
+            pieces, ids = self.segment(self.prefix + part)
+        else:
+            pieces = self.segment(self.prefix + part)
+            ids = list(map(self.id_of, pieces, repeat(self.unk)))
         if self.unk in ids:
             pieces, ids = self.model._finish_word(pieces, ids)
         if len(self) < 200_000:  # (bounded: a long run of new words is segmented, not kept)
@@ -491,7 +498,7 @@ class SentencePieceModel:
                 return self._automaton.viterbi(normalized)
             return self._viterbi(normalized)
         if self.model_type == ModelType.BPE:
-            if self._merge_scores is not None and len(normalized) <= _PAIR_LIST_LONGEST:
+            if self._merge_scores is not None:
                 return self._bpe_word(normalized)
             return self._bpe(normalized)
         if self.model_type == ModelType.CHAR:
@@ -609,7 +616,9 @@ class SentencePieceModel:
         """:meth:`_bpe` for a model with no UNUSED or user-defined piece (no dropout): the score of
         every adjacent pair in a list, the highest merged first, leftmost on ties (``max`` then
         ``index``, as sentencepiece's queue orders them), only the merged symbol's two pairs
-        looked up again."""
+        looked up again. A text longer than ``_PAIR_LIST_LONGEST`` takes :meth:`_bpe`'s queue."""
+        if len(text) > _PAIR_LIST_LONGEST:
+            return [piece for piece, _ in self._bpe(text)]
         symbols = list(text)
         get = self._merge_scores.get  # type: ignore[union-attr]
         pairs = list(map(get, map(add, text, text[1:]), _NEVER))  # (made in C: no loop per pair)
@@ -698,7 +707,7 @@ class SentencePieceModel:
 
     def _word_parts(self, word: str) -> tuple[Any, Any]:
         """``(pieces, ids)`` of one word before unknowns are finished (BPE and the plain walks)."""
-        if self._merge_scores is not None and len(word) <= _PAIR_LIST_LONGEST:
+        if self._merge_scores is not None:
             pieces = self._bpe_symbols(word)
             return pieces, list(map(self.piece_to_id.get, pieces, repeat(self.unk_id)))
         pairs = self.segment(word)
