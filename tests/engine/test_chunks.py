@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokviz import Tokenizer, _mutation, pre_tokenizers
-from tokviz.engine.chunks import build_plan, split_chunks
+from tokviz.engine.chunks import build_plan
 from tokviz.pre_tokenizers import GPT2_PATTERN
 
 hf = pytest.importorskip("tokenizers")
@@ -181,21 +181,20 @@ long_text = st.lists(st.one_of(random_text, st.sampled_from(["The cat sat.", "He
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_long_texts_join_only_the_chunks_around_an_unsafe_boundary(pipelines, kind, monkeypatch):
+def test_long_texts_align_only_the_segments_the_stages_change(pipelines, kind, monkeypatch):
     import tokviz.engine.chunks as chunks
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
-    joins = []
-    real_joined = chunks._joined
+    aligned = []
+    real = chunks._aligned_fields
 
-    def counting_joined(plan, chunks, entries, *flags):
-        count = len(chunks)
-        result = real_joined(plan, chunks, entries, *flags)
-        joins.append(result is not None and 1 < len(chunks) < count)
+    def counting(plan, text, *flags):
+        result = real(plan, text, *flags)
+        aligned.append(result is not None)
         return result
 
-    monkeypatch.setattr(chunks, "_joined", counting_joined)
+    monkeypatch.setattr(chunks, "_aligned_fields", counting)
 
     @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
     @given(long_text)
@@ -206,17 +205,16 @@ def test_long_texts_join_only_the_chunks_around_an_unsafe_boundary(pipelines, ki
 
     check()
     # Precompiled loses the removal of a control char that opens the text (HF's quirk): every
-    # later offset is shifted, so no chunk after it may be joined (found by this test).
+    # later offset is shifted, so no segment may be aligned alone (found by this test).
     for text in ["\x1cﬁ\n \x1cﬁ ", "\x1cﬁ x", "\x1c\x1c a b"]:
         assert _fields(fast.encode(text)) == _fields(general.encode(text)), repr(text)
         assert fast.encode(text).offsets == reference.encode(text).offsets, repr(text)
-    # A 20 KB-like text with one combining mark: the same as HF, through a partial join.
+    # A 20 KB-like text with one combining mark: the same as HF, one segment aligned.
     text = "\n".join(["Some plain words here."] * 40 + ["Accents: e\u0301 and ﬁ", "Tabs\tand  double  spaces"] + ["More text, more lines."] * 40)
     assert fast.encode(text).ids == reference.encode(text).ids
     assert fast.encode(text).offsets == reference.encode(text).offsets
-    if kind == "albert":  # (its Precompiled normalizer makes unsafe boundaries in this text; T5's
-        # WhitespaceSplit cuts chunks where no stage reaches over, so only random texts may join)
-        assert any(joins), "a partial join was expected"
+    if kind in ("albert", "t5", "bert", "clip"):  # (their stages change the combining mark's segment)
+        assert any(aligned), "the text was expected to be taken in segments"
 
 
 # Pieces a Replace of whitespace runs changes (blank lines, tabs, double spaces) and pieces
@@ -577,24 +575,22 @@ def test_multi_word_vocabularies_cut_only_where_no_token_reaches_over(train_line
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_long_texts_in_segments_equal_the_general_path(pipelines, kind, monkeypatch):
-    """A long text the whole-piece path refuses (a few awkward chars) is cut into segments at
-    safe chunk boundaries, each taken whole or by the chunks; thresholds are lowered here so
-    that the random texts are cut many times. Same fields as the general path, and as HF."""
+    """A text the whole-piece path refuses (a few awkward chars) is normalized segment by
+    segment, the awkward segments with their alignments. Same fields as the general path,
+    and as HF."""
     import tokviz.engine.chunks as chunks
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
-    monkeypatch.setattr(chunks, "SEGMENTED_MIN_LENGTH", 8)
-    monkeypatch.setattr(chunks, "SEGMENT_MIN_LENGTH", 6)
     segmented = []
-    real = chunks._segmented_fields
+    real = chunks._aligned_fields
 
-    def counting(plan, text):
-        result = real(plan, text)
+    def counting(plan, text, *flags):
+        result = real(plan, text, *flags)
         segmented.append(result is not None)
         return result
 
-    monkeypatch.setattr(chunks, "_segmented_fields", counting)
+    monkeypatch.setattr(chunks, "_aligned_fields", counting)
 
     @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
     @given(long_text)
@@ -646,11 +642,6 @@ def test_pipelines_that_are_not_local_take_the_general_path():
     assert build_plan(normalizers.Replace("a b", "x"), pre_tokenizers.Whitespace(), model) is None
     assert build_plan(None, None, model) is None  # the model would see the whole text as one word
     assert build_plan(None, pre_tokenizers.Whitespace(), model) is not None
-
-
-def test_split_chunks_cuts_before_whitespace_runs():
-    assert split_chunks("Hello  world,\tyou ") == ["Hello", "  world,", "\tyou", " "]
-    assert split_chunks("") == []
 
 
 # ---------------------------------------------------------------------- whole-piece path (round 4)

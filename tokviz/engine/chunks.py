@@ -1,39 +1,31 @@
-"""Chunk-cached encoding: the general pipeline run once per distinct chunk of text, not per call.
+"""The engine's whole-piece lane: each piece of text (between added tokens) normalized on plain
+strings, split by what the pre-tokenizer declares, each word's tokens from the word cache.
 
 The general path (:meth:`Tokenizer._pipeline`) builds a :class:`NormalizedString` with one
-alignment per character for every input. Most pipelines are *local*: cut the original text
-before each run of ASCII whitespace (``"Hi there,\\tyou"`` -> ``"Hi"``, ``" there,"``,
-``"\\tyou"``; before runs of spaces only for Metaspace and Llama-style pipelines, where a
-newline stays inside a word) and the encoding of the whole is the encodings of the chunks
-side by side (offsets shifted, word ids counted on). So each distinct chunk is encoded once
-and cached; a call looks its chunks up and joins them in C-level loops. A chunk that is
-missing is encoded on plain strings when every stage leaves it aligned char for char (ASCII
-text, most of the time: :func:`_fast_entry`), else by the general machinery on the chunk.
+alignment per character for every input. Here a piece is normalized with plain ``str``
+operations when every normalizer stage leaves it aligned char for char (ASCII text in one C
+call per stage; a non-ASCII char mapped once to what the stages make of it, see
+:func:`_staged_chars`), or collapses runs of whitespace (whose positions map offsets back);
+the pre-tokenizer's split runs on the normalized piece (its ``plain_split()`` words function,
+Metaspace's marks, GPT-2's or CLIP's pattern, or the model's own cuts for one-word pipelines
+such as Llama's), and each distinct word is encoded once by the model's word encoder
+(:mod:`tokviz.engine.bpe`, ``unigram``, ``wordpiece``). Where a stage does not keep the piece
+aligned (a combining mark under NFC, a Hindi line under BERT's normalizer), only the
+segments it does not (see :func:`_aligned_fields`) get alignments, each from a
+NormalizedString of that segment alone.
 
-Whether cutting there is safe depends on every component, so a plan is made per pipeline
-(and rebuilt when a component is replaced or edited, see :mod:`tokviz._mutation`):
-
-* normalizer stages must be local around a boundary "x|w" (x not whitespace, w whitespace or
-  '▁'): per-character ones (Lowercase, NF*, StripAccents, BertNormalizer, Precompiled, Nmt),
-  Replace whose pattern cannot span the boundary, and Prepend (applied to a piece's first
-  chunk only). After *every* stage each chunk is checked: a chunk that follows a boundary must
-  still start with whitespace or '▁', a chunk that precedes one must not end with them
-  (``"a\\u00a0"`` under NFKC ends with a space: such a text takes the general path);
-* the first pre-tokenizer must split at every such boundary (Whitespace, WhitespaceSplit,
-  BertPreTokenizer, Metaspace, ByteLevel without prefix space, CLIP's Split); the ones after it
-  work inside the splits it made, so any will do;
-* with no splitting pre-tokenizer (Llama: Prepend + Replace, or Metaspace(split=False)), the
-  BPE model itself must not join across '▁': no vocabulary token has '▁' after another char.
-
-Everything else (Strip, truncation, pairs, added tokens matched after a normalizer, dropout)
-takes the general path. The tests compare this path with the general one on random text.
+A plan is made per pipeline (and rebuilt when a component is replaced or edited, see
+:mod:`tokviz.engine.plans`): normalizer stages the engine can run (per-character ones,
+Replace whose pattern it knows, Prepend), a first pre-tokenizer whose ``plain_split()`` it
+can follow, and for one-word pipelines a BPE model proved never to join across '▁'.
+Everything else (Strip, truncation, added tokens matched after a normalizer in a piece the
+stages change, dropout) takes the general path. The tests compare this lane with the
+general path and HF on random and corpus text.
 
 >>> from tokviz import Tokenizer, models, normalizers, pre_tokenizers
 >>> tok = Tokenizer(models.WordLevel({"[UNK]": 0, "hello": 1, "world": 2}, unk_token="[UNK]"))
 >>> tok.normalizer = normalizers.Lowercase()
 >>> tok.pre_tokenizer = pre_tokenizers.Whitespace()
->>> split_chunks("Hello  World!")
-['Hello', '  World!']
 >>> tok.encode("Hello  World!").ids
 [1, 2, 0]
 """
@@ -43,7 +35,6 @@ from __future__ import annotations
 import gc
 import re
 import unicodedata
-from bisect import bisect_left
 from itertools import accumulate, chain, compress, islice, repeat
 from operator import itemgetter
 from operator import add, eq, is_, sub
@@ -51,7 +42,8 @@ from typing import Any
 
 import regex
 
-from tokviz.encoding import Encoding, FlatOffsets, flat_offsets_encoding, new_encoding
+from tokviz.encoding import FlatOffsets, flat_offsets_encoding, new_encoding
+from tokviz.normalized import NormalizedString
 from tokviz.engine.cut import added_pieces
 from tokviz.engine.bpe import bpe_word_encoder, joined_tokens, model_splits_at, pieces_pattern, plain_bpe_vocab
 from tokviz.engine.bpe import byte_word_tokens as _byte_word_tokens
@@ -65,11 +57,8 @@ from tokviz.normalizers import SPACE_ONLY_PATTERNS, WHITESPACE_PATTERNS
 from tokviz.patterns import Regex
 from tokviz.processors import template_masks
 
-#: Chunks start before a run of these (ASCII whitespace every component agrees on).
+#: ASCII whitespace every component agrees on (where a Replace's literal may act, see _stage_is_local).
 _CUT = " \t\n\r"
-_CHUNK_FINDALL = re.compile(r"[ \t\n\r]*[^ \t\n\r]+|[ \t\n\r]+").findall
-_SPACE_CHUNK_FINDALL = re.compile(r" *[^ ]+| +").findall
-_WHITE_SPACE = regex.compile(r"\s")  # Unicode White_Space, as the GPT-2 pattern's \s
 _PREPEND_CLASS = regex.compile(r"\p{Grapheme_Cluster_Break=Prepend}")
 
 #: CLIP's pre-tokenizer pattern: no alternative matches whitespace.
@@ -77,61 +66,51 @@ CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p
 #: The same on ASCII text (where \p{L} is [A-Za-z], \p{N} is [0-9] and \s is [\t\n\x0b\x0c\r ]), in re.
 _CLIP_ASCII = re.compile(r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[A-Za-z]+|[0-9]|[^\t\n\x0b\x0c\r A-Za-z0-9]+""")
 
-_MAX_CACHED_CHUNKS = 200_000
+_MAX_CACHED_WORDS = 200_000
 
-# Fields of a chunk entry (see chunk_entry).
-_IDS, _TOKENS, _STARTS, _ENDS, _WORDS, _N_WORDS, _MAY_FOLLOW, _MAY_PRECEDE = map(itemgetter, range(8))
-_MAY_FOLLOW_AT, _MAY_PRECEDE_AT = 6, 7
-
-
-def split_chunks(text: str) -> list[str]:
-    """Cut ``text`` before each run of ASCII whitespace: ``"a b  c" -> ['a', ' b', '  c']``."""
-    return _CHUNK_FINDALL(text)
+# Fields of a word entry (see _word_entry).
+_IDS, _TOKENS, _STARTS, _ENDS = map(itemgetter, range(4))
 
 
 # ---------------------------------------------------------------------- the plan
 class ChunkPlan:
-    """What is known about one pipeline: how to encode a chunk, and when joining is safe.
-
-    After every normalizer stage a chunk after a boundary must start with a char of
-    ``stage_boundary`` and one before a boundary must not end with one; after the last stage
-    the first must be in ``boundary`` (where the pre-tokenizer or model surely splits) and
-    ``right_blocked(last char)`` must be False. ``heads``/``bodies`` are the chunk caches (a
-    piece's first chunk is normalized with Prepend stages and knows if it starts the text).
-    """
+    """What the engine asked one pipeline's components once, and its word cache: how the
+    normalizer's ``stages`` run on plain strings, how the pre-tokenizer splits (``splitter``,
+    see :func:`_splitter`), the model's word encoder and tables."""
 
     __slots__ = (
-        "stages", "stage_boundary", "boundary", "right_blocked", "pre_tokenizer", "model", "graphemes", "heads", "bodies",
-        "splitter", "one_word", "clip_literals", "chunk_findall", "words",
+        "stages", "pre_tokenizer", "model", "graphemes", "by_segments", "splitter", "one_word", "clip_literals", "words",
         "steps", "words_of", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
-        "odd_values", "shifts", "segments", "space_finditer",
+        "odd_values", "shifts", "space_finditer", "openers", "aligned", "aligned_chars", "runs",
     )
 
-    def __init__(self, stages: tuple[Any, ...], stage_boundary: frozenset[str], boundary: frozenset[str],
-                 right_blocked: Any, pre_tokenizer: Any, model: Any, graphemes: bool, joined: str | None = None,
-                 encoder: Any = None) -> None:
+    def __init__(self, stages: tuple[Any, ...], pre_tokenizer: Any, model: Any, joined: str | None = None, encoder: Any = None) -> None:
         self.stages = stages
-        self.stage_boundary = stage_boundary
-        self.boundary = boundary
-        self.right_blocked = right_blocked
         self.pre_tokenizer = pre_tokenizer
         #: The pre-tokenizer's steps (``steps()``: a Sequence flattened).
         self.steps: tuple[Any, ...] = ()
         self.model = model
-        self.graphemes = graphemes  # a Precompiled stage works on grapheme clusters
-        self.heads: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # (not at text start, at text start)
-        self.bodies: dict[str, Any] = {}
-        #: How to pre-tokenize a chunk without NormalizedString (see _fast_entry), or None.
+        self.graphemes = any(stage.on_graphemes for stage in stages)  # a Precompiled stage works on grapheme clusters
+        #: No stage prepends and every one is local to the segments of :func:`_segments`
+        #: (see :func:`_aligned_fields`).
+        self.by_segments = all(_segment_local(stage) for stage in stages) and _stays(stages, "\n", True)
+        #: A stage replaces runs of whitespace (then a segment starts at no whitespace).
+        self.runs = any(stage.replaces and not isinstance(stage.pattern, str) for stage in stages)
+        #: Char -> whether a segment may start with it (see _opens_segment).
+        self.openers: dict[str, bool] = {}
+        #: Segment -> (normalized, starts, ends) where a NormalizedString aligned it (see
+        #: _aligned_fields), and the chars of those segments.
+        self.aligned: dict[str, tuple[str, list[int], list[int]]] = {}
+        self.aligned_chars = 0
+        #: How to pre-tokenize a piece without NormalizedString (see _normalized_fields), or None.
         self.splitter: str | None = None
-        #: No pre-tokenizer splits (Llama): the whole piece is one word however many chunks.
+        #: No pre-tokenizer splits (Llama): the whole piece is one word.
         self.one_word = False
         #: CLIP's split then ByteLevel with its own regex: a text holding a special's literal
         #: is not for the plain-string split (see _splitter).
         self.clip_literals = False
-        #: Cuts the text into chunks (before runs of the chars the splitter surely splits at).
-        self.chunk_findall = _CHUNK_FINDALL
-        #: Word (pre-token) -> its tokens as (ids, values, starts, ends): many chunks share a word
-        #: (" the", "\nthe", " the,"), so the model runs once per distinct word.
+        #: Word (pre-token) -> its tokens as (ids, values, starts, ends): the model runs once
+        #: per distinct word.
         self.words: dict[str, tuple[tuple[Any, ...], ...]] = {}
         #: The pre-tokenizer's words function (``PlainSplit.words``: text -> matches or None).
         self.words_of: Any = None
@@ -156,20 +135,33 @@ class ChunkPlan:
         #: ``(prepended chars, ((char, replacement), ...))`` when every stage is a Prepend or a
         #: one-char-for-one-char Replace (Llama's): the stages in one step (see _line_fields).
         self.shifts = _shifts(stages)
-        #: The segments of long texts (see _segmented_fields): (opens the text, segment) -> its
-        #: fields, or False when the whole-piece path refuses it; and the chars of the keys.
-        self.segments: tuple[dict[tuple[bool, str], Any], list[int]] = ({}, [0])
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
-        if isinstance(tables := model.word_tables(), WordLevelTables):
+        if isinstance(tables, WordLevelTables):
             self.wordlevel = (tables.vocab, tables.vocab.get(model.unk_token), model.unk_token)
 
     def clear_caches(self) -> None:
-        """Empty the chunk, word and segment caches (in place: encoders hold them), keeping the
+        """Empty the word and segment caches (in place: encoders hold them), keeping the
         tables derived from the components."""
-        for cache in (*self.heads, self.bodies, self.words, self.segments[0]):
-            cache.clear()
-        self.segments[1][0] = 0
+        self.words.clear()
+        self.aligned.clear()
+        self.aligned_chars = 0
+
+
+def _segment_local(stage: Any) -> bool:
+    """Whether a stage gives a text cut by :func:`_segments` the same output and alignments
+    piece by piece as whole: one local to lines, or a Replace whose matches never reach over
+    such a cut (a literal without whitespace, runs of spaces or of whitespace)."""
+    if stage.prepends:
+        return False
+    if stage.local_to_lines:
+        return True
+    if not stage.replaces:
+        return False
+    pattern = stage.pattern
+    if isinstance(pattern, str):
+        return not any(map(str.isspace, pattern))
+    return pattern.pattern in SPACE_ONLY_PATTERNS or pattern.pattern in WHITESPACE_PATTERNS
 
 
 def _stage_is_local(stage: Any, boundary: frozenset[str]) -> bool:
@@ -307,13 +299,8 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     boundary = {" ", "▁"} if first is None or first_kind == "metaspace" else set(_CUT) | {"▁"}
     if first_kind == "metaspace":
         boundary.add(first.replacement)
-    stage_boundary = boundary = frozenset(boundary)
-    if not all(_stage_is_local(stage, stage_boundary) for stage in stages):
+    if not all(_stage_is_local(stage, frozenset(boundary)) for stage in stages):
         return None
-
-    def right_blocked(char: str) -> bool:
-        return char in stage_boundary
-
     joined = None  # the model's tokens joined, for one-word pipelines (see model_splits_at)
     joins: frozenset[str] = frozenset()  # chars such a model may join the split char to
     if first is None or (first_kind == "metaspace" and not first.split):
@@ -324,38 +311,18 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         joins = model_splits_at(model, split_char, joined)
         if joins is None:
             return None
-        if joins:
-            # A multi-word vocabulary: a chunk ending in one of these chars may not be cut from
-            # the next (the chunks are joined, see _joined).
-            def right_blocked(char: str) -> bool:  # noqa: F811
-                return char in stage_boundary or char in joins
-        if first is None:
-            if not any(stage.replaces and stage.content == split_char for stage in stages):
-                return None
-            boundary = frozenset({split_char})
-        else:
-            boundary = frozenset({" ", split_char})
-    elif first_kind == "words":
-        boundary = frozenset(_CUT)
-    elif first_kind == "metaspace":
-        boundary = frozenset({" ", first.replacement})
+        if first is None and not any(stage.replaces and stage.content == split_char for stage in stages):
+            return None
     elif first_kind == "byte_level":
         if not first.use_regex or first.add_prefix_space:
             return None
-        boundary = frozenset(_CUT)
-
-        def right_blocked(char: str) -> bool:  # noqa: F811 - the GPT-2 pattern joins \s runs
-            return char in stage_boundary or _WHITE_SPACE.match(char) is not None
-
     elif first_kind == "regex":
         pattern = first.pattern
         if not (first.invert and first.behavior == "removed" and getattr(pattern, "pattern", None) == CLIP_PATTERN):
             return None
-        boundary = frozenset(_CUT)
-    else:
+    elif first_kind not in ("words", "metaspace"):
         return None
-    graphemes = any(stage.on_graphemes for stage in stages)
-    plan = ChunkPlan(tuple(stages), stage_boundary, boundary, right_blocked, pre_tokenizer, model, graphemes, joined, encoder)
+    plan = ChunkPlan(tuple(stages), pre_tokenizer, model, joined, encoder)
     plan.steps = steps
     plan.splitter = _splitter(pre_tokenizer, steps)
     if plan.splitter == "clip":
@@ -380,9 +347,6 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
         mark = re.escape(first.replacement)
         plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall
-    if first is None or first_kind == "metaspace":
-        # Only spaces become '▁': "a\nb" is one Metaspace word, so cut before spaces only.
-        plan.chunk_findall = _SPACE_CHUNK_FINDALL
     return plan
 
 
@@ -420,75 +384,6 @@ def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
 
 
 # ---------------------------------------------------------------------- one chunk
-def chunk_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tuple[Any, ...]:
-    """Encode one chunk with the general machinery; fields:
-
-    ``(ids, tokens, starts, ends, word_of_token, n_words, may_follow, may_precede)``, offsets
-    relative to the chunk's start. ``may_follow``: after every normalizer stage the chunk
-    started with a boundary char (so it may come after a boundary); ``may_precede``: it never
-    ended with one (so a boundary may come after it).
-    """
-    if plan.splitter is not None:
-        entry = _fast_entry(plan, chunk, head, at_start)
-        if entry is not None:
-            return entry
-    from tokviz.normalized import NormalizedString, PreTokenizedString
-
-    # A head chunk that does not start the text gets a nonzero shift, so position-dependent
-    # components (Metaspace prepend_scheme="first") see what they see in the whole text.
-    shift = 0 if at_start else 1
-    normalized = NormalizedString(chunk, original_shift=shift)
-    stage_boundary = plan.stage_boundary
-    text = chunk
-    may_follow = text[0] in stage_boundary
-    may_precede = text[-1] not in stage_boundary
-    for stage in plan.stages:
-        if not head and stage.prepends:
-            continue  # the whole text has one prepended char, at its start
-        before = normalized.normalized
-        stage.normalize(normalized)
-        text = normalized.normalized
-        if not text:
-            break
-        if text != before and stage.on_graphemes and _loses_a_removal(stage, before):
-            # Like HF, Precompiled loses the removal of chars at the very start of its text,
-            # and every later alignment is shifted, to the end of the whole text: a chunk
-            # where that happens cannot be joined. (Elsewhere a removal is counted.)
-            may_follow = may_precede = False
-        may_follow = may_follow and text[0] in stage_boundary
-        may_precede = may_precede and text[-1] not in stage_boundary
-    if text:
-        may_follow = may_follow and text[0] in plan.boundary
-        may_precede = may_precede and not plan.right_blocked(text[-1])
-    else:
-        may_follow = may_precede = False
-    pre_tokenized = PreTokenizedString(normalized)
-    if not text:
-        pre_tokenized.splits = []
-    if plan.pre_tokenizer is not None:
-        plan.pre_tokenizer.pre_tokenize(pre_tokenized)
-    words_cache = plan.words
-    ids: list[int] = []
-    values: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    words: list[int] = []
-    splits = pre_tokenized.splits
-    for index, split in enumerate(splits):
-        piece = split.normalized
-        convert = piece.convert_offsets_to_original
-        word = piece.normalized
-        for token_id, value, token_start, token_end in zip(*(words_cache.get(word) or _word_entry(plan, word))):
-            original = convert(token_start, token_end)
-            start, end = original if original is not None else (token_start, token_end)
-            ids.append(token_id)
-            values.append(value)
-            starts.append(start - shift)
-            ends.append(end - shift)
-            words.append(index)
-    return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(splits), may_follow, may_precede)
-
-
 def _loses_a_removal(stage: Any, text: str) -> bool:
     """Whether HF's Precompiled loses a removal on ``text``: its first grapheme cluster is
     removed (nothing before it to count the removal on, see ``normalizers._replace_changes``).
@@ -503,162 +398,6 @@ def _loses_a_removal(stage: Any, text: str) -> bool:
 
     first = GRAPHEME.match(text)
     return first is not None and stage.normalize_str(first.group()) == ""
-
-
-def _fast_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tuple[Any, ...] | None:
-    """:func:`chunk_entry` on plain strings when every normalizer stage leaves the chunk
-    char-for-char aligned (unchanged, or a same-length change of ASCII text, plus chars
-    prepended at the start, which take the first char's alignment); None otherwise.
-
-    >>> from tokviz import models, normalizers, pre_tokenizers
-    >>> plan = build_plan(normalizers.Lowercase(), pre_tokenizers.Whitespace(),
-    ...                   models.WordLevel({"hi": 0, "!": 1, "[UNK]": 2}, unk_token="[UNK]"))
-    >>> _fast_entry(plan, " Hi!", False, False)
-    ((0, 1), ('hi', '!'), (1, 3), (3, 4), (0, 1), 2, True, True)
-    """
-    text = chunk
-    stage_boundary = plan.stage_boundary
-    may_follow = text[0] in stage_boundary
-    may_precede = text[-1] not in stage_boundary
-    prefix = 0  # chars inserted before the chunk's first char
-    for stage in plan.stages:
-        if stage.prepends:
-            if not head:
-                continue
-            new = stage.prepend + text
-            prefix += len(stage.prepend)
-        else:
-            new = _aligned_stage(stage, text)
-            if new is None:
-                return None
-        text = new
-        if not text:
-            return None
-        may_follow = may_follow and text[0] in stage_boundary
-        may_precede = may_precede and text[-1] not in stage_boundary
-    may_follow = may_follow and text[0] in plan.boundary
-    may_precede = may_precede and not plan.right_blocked(text[-1])
-
-    # Pre-tokenize: (start, end) spans of ``text``; byte-level words go to the model as symbols.
-    splitter = plan.splitter
-    byte_level = False
-    words_cache = plan.words
-    if plan.words_of is not None and not prefix:
-        word_matches = plan.words_of(text)
-        if word_matches is None:
-            return None
-        # The common case: one regex pass, each word's tokens from the word cache, offsets
-        # of the text are offsets of the chunk.
-        ids: list[int] = []
-        values: list[str] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        words: list[int] = []
-        index = -1
-        for index, match in enumerate(word_matches):
-            word = match.group()
-            entry = words_cache.get(word) or _word_entry(plan, word)
-            span_start = match.start()
-            word_ids = entry[0]
-            if len(word_ids) == 1:
-                ids.append(word_ids[0])
-                values.append(entry[1][0])
-                starts.append(entry[2][0] + span_start)
-                ends.append(entry[3][0] + span_start)
-                words.append(index)
-            else:
-                ids.extend(word_ids)
-                values.extend(entry[1])
-                starts.extend([start + span_start for start in entry[2]])
-                ends.extend([end + span_start for end in entry[3]])
-                words.extend([index] * len(word_ids))
-        return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), index + 1, may_follow, may_precede)
-    if splitter == "ws_metaspace":
-        if prefix:
-            return None
-        words_list, word_starts, floors = _metaspace_words(plan, text, head and at_start)
-        ids = []
-        values = []
-        starts = []
-        ends = []
-        words = []
-        for index, word in enumerate(words_list):
-            base = word_starts[index]
-            floor = base if floors is None else floors[index]
-            entry = words_cache.get(word) or _word_entry(plan, word)
-            for token_id, value, start, end in zip(*entry):
-                start += base
-                end += base
-                if start == end:
-                    return None  # (HF maps an empty range to itself: the general machinery)
-                ids.append(token_id)
-                values.append(value)
-                starts.append(start if start >= floor else floor)
-                ends.append(end if end > floor else floor + 1)
-                words.append(index)
-        return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(words_list), may_follow, may_precede)
-    if splitter == "none":
-        spans = [(0, len(text))]
-    elif splitter == "words":
-        matches = plan.words_of(text)
-        if matches is None:
-            return None
-        spans = [match.span() for match in matches]
-    elif splitter == "metaspace":
-        pre_tokenizer = plan.pre_tokenizer
-        replacement = pre_tokenizer.replacement
-        text = text.replace(" ", replacement)
-        scheme = pre_tokenizer.prepend_scheme
-        if scheme != "never" and not text.startswith(replacement) and (scheme == "always" or (head and at_start)):
-            text = replacement + text
-            prefix += 1
-        if pre_tokenizer.split and replacement in text[1:]:
-            cuts = [index for index, char in enumerate(text) if char == replacement and index]
-            spans = list(zip([0, *cuts], [*cuts, len(text)]))
-        else:
-            spans = [(0, len(text))]
-    elif splitter == "byte_level":
-        spans = [match.span() for match in _gpt2_finditer(text)]
-        byte_level = True
-    elif splitter == "clip":
-        if plan.clip_literals and _has_clip_literal(text):
-            return None
-        spans = [match.span() for match in plan.steps[0].pattern.compiled.finditer(text)]
-        byte_level = True
-    else:
-        return None
-
-    ids = []
-    values = []
-    starts = []
-    ends = []
-    words = []
-    if not byte_level and not prefix:
-        for index, (span_start, span_end) in enumerate(spans):
-            word = text[span_start:span_end]
-            entry = words_cache.get(word) or _word_entry(plan, word)
-            ids.extend(entry[0])
-            values.extend(entry[1])
-            starts.extend([start + span_start for start in entry[2]])
-            ends.extend([end + span_start for end in entry[3]])
-            words.extend([index] * len(entry[0]))
-        return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
-    for index, (span_start, span_end) in enumerate(spans):
-        word = text[span_start:span_end]
-        entry = words_cache.get(word) or _word_entry(plan, word, byte_level)
-        for token_id, value, start, end in zip(*entry):
-            start += span_start
-            end += span_start
-            ids.append(token_id)
-            values.append(value)
-            words.append(index)
-            if start == end:  # HF maps an empty range to itself
-                starts.append(start)
-                ends.append(end)
-            else:
-                starts.append(start - prefix if start >= prefix else 0)
-                ends.append(end - prefix if end > prefix else 1)
-    return (tuple(ids), tuple(values), tuple(starts), tuple(ends), tuple(words), len(spans), may_follow, may_precede)
 
 
 def _metaspace_words(plan: ChunkPlan, text: str, opens_text: bool = False) -> tuple[list[str], list[int], list[int] | None]:
@@ -732,7 +471,7 @@ def _word_entry(plan: ChunkPlan, word: str, byte_level: bool = False) -> tuple[t
         entry = plan.unigram(word) or _model_word_entry(plan.model, word)
     else:
         entry = _model_word_entry(plan.model, word)
-    if len(plan.words) < _MAX_CACHED_CHUNKS:
+    if len(plan.words) < _MAX_CACHED_WORDS:
         plan.words[word] = entry
     return entry
 
@@ -779,88 +518,6 @@ def _aligned_stage(stage: Any, text: str) -> str | None:
     return new if stage.aligned_if_same_length_on_ascii and is_ascii else None
 
 
-def _entries(plan: ChunkPlan, chunks: list[str], at_start: bool, head_first: bool = True) -> list[Any] | None:
-    """The cache entries of one piece's chunks (filling the caches). Where a boundary between
-    two chunks is not safe, they are joined into one (``chunks`` is edited to match, see
-    :func:`_joined`); None when that would take the whole piece. ``head_first``: the first
-    chunk opens the piece (else they are chunks from its middle, see :func:`_segmented_fields`)."""
-    head = _cached_entry(plan, chunks[0], head_first, at_start and head_first)
-    if len(chunks) == 1:
-        return [head]
-    bodies = plan.bodies
-    entries = list(map(bodies.get, chunks))
-    entries[0] = head
-    if None in entries:
-        for position, entry in enumerate(entries):
-            if entry is None:
-                chunk = chunks[position]
-                # Looked up again: a chunk repeated in this text is encoded once.
-                entry = entries[position] = bodies.get(chunk) or chunk_entry(plan, chunk, False, False)
-                if len(bodies) < _MAX_CACHED_CHUNKS:
-                    bodies[chunk] = entry
-    if not all(map(_MAY_PRECEDE, islice(entries, len(entries) - 1))) or not all(map(_MAY_FOLLOW, islice(entries, 1, None))):
-        return _joined(plan, chunks, entries, at_start and head_first, head_first)
-    return entries
-
-
-def _cached_entry(plan: ChunkPlan, chunk: str, head: bool, at_start: bool) -> tuple[Any, ...]:
-    """:func:`chunk_entry` through the plan's caches (a piece's first chunk in ``heads``)."""
-    cache = plan.heads[at_start] if head else plan.bodies
-    entry = cache.get(chunk)
-    if entry is None:
-        entry = chunk_entry(plan, chunk, head, at_start)
-        if len(cache) < _MAX_CACHED_CHUNKS:
-            cache[chunk] = entry
-    return entry
-
-
-def _joined(plan: ChunkPlan, chunks: list[str], entries: list[Any], at_start: bool, head_first: bool = True) -> list[Any] | None:
-    """The entries once each run of chunks with unsafe boundaries between them is one chunk,
-    encoded whole by the general machinery: a chunk's entry is that machinery's result on
-    its own text, whatever the text, so a joined run is a chunk like any other, and joining
-    repeats until every boundary left is safe. ``chunks`` is edited to match. None when the
-    runs would cover the whole piece or cost more than encoding it twice (the caller's
-    general path then encodes it once): one combining mark in a 20 KB text costs a few
-    chunks, not the text.
-
-    >>> from tokviz import models, normalizers, pre_tokenizers
-    >>> plan = build_plan(normalizers.NFC(), pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
-    >>> chunks = ["a", " e", "\u0301", " b"]
-    >>> entries = [chunk_entry(plan, chunks[0], True, True)] + [chunk_entry(plan, c, False, False) for c in chunks[1:]]
-    >>> len(_joined(plan, chunks, entries, True)), chunks
-    (3, ['a', ' e\u0301', ' b'])
-    """
-    budget = 2 * sum(map(len, chunks))
-    while True:
-        safe = [left[_MAY_PRECEDE_AT] and right[_MAY_FOLLOW_AT] for left, right in zip(entries, islice(entries, 1, None))]
-        if all(safe):
-            return entries
-        if not any(safe):
-            return None
-        joined_chunks: list[str] = []
-        joined_entries: list[Any] = []
-        start = 0
-        for position in range(len(entries)):
-            if position < len(safe) and not safe[position]:
-                continue  # (the run goes on past this boundary)
-            if position == start:
-                joined_chunks.append(chunks[start])
-                joined_entries.append(entries[start])
-            else:
-                text = "".join(chunks[start : position + 1])
-                budget -= len(text)
-                if budget < 0:
-                    return None
-                head = head_first and start == 0
-                entry = _cached_entry(plan, text, head, at_start and head)
-                joined_chunks.append(text)
-                joined_entries.append(entry)
-            start = position + 1
-        chunks[:] = joined_chunks
-        entries = joined_entries
-
-
-_ASCII_CHARS = frozenset(map(chr, range(128)))
 _SPACE_RUN_FINDITER = re.compile(" {2,}").finditer
 _ASCII_SPACE_RUN_FINDITER = re.compile("[\t\n\x0b\x0c\r ]{2,}").finditer
 
@@ -1254,6 +911,133 @@ def _line_fields(
     return fields[0], fields[1], offsets, fields[3], fields[4]
 
 
+#: Lines, each with the whitespace after its line end (so a run of whitespace is never cut).
+_LINES = regex.compile(r"[^\n]*\n\s*|[^\n]+").findall
+_WHITESPACE_CHAR = regex.compile(r"\s")
+#: Segments normalized with their alignments kept per plan, up to this many chars in all.
+_MAX_ALIGNED_CHARS = 500_000
+
+
+def _opens_segment(plan: ChunkPlan, char: str) -> bool:
+    """Whether a text may be cut between a line end and ``char`` (see :func:`_segments`): the
+    char starts a grapheme cluster and, where a stage replaces runs of whitespace, it is one
+    or more chars and no whitespace after every stage (the line end stays whitespace, see
+    :class:`ChunkPlan`): so no run of whitespace, literal without whitespace or cluster
+    reaches over the cut. Asked once per char."""
+    opens = plan.openers.get(char)
+    if opens is None:
+        opens = _JOINS_PREVIOUS.match(char) is None and (not plan.runs or _stays(plan.stages, char, False))
+        if len(plan.openers) < 100_000:
+            plan.openers[char] = opens
+    return opens
+
+
+def _stays(stages: tuple[Any, ...], text: str, whitespace: bool) -> bool:
+    """Whether each stage in turn leaves ``text`` non-empty and all whitespace (or none)."""
+    try:
+        for stage in stages:
+            text = stage.normalize_str(text)
+            if not text or (whitespace and not text.isspace()) or (not whitespace and _WHITESPACE_CHAR.search(text) is not None):
+                return False
+    except Exception:  # (a stage that cannot run on it: no cut there)
+        return False
+    return True
+
+
+def _segments(plan: ChunkPlan, text: str) -> list[str]:
+    """``text`` cut after each line end (and the whitespace after it) where
+    :func:`_opens_segment` allows it.
+
+    >>> from tokviz import models, normalizers, pre_tokenizers
+    >>> plan = build_plan(normalizers.NFC(), pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    >>> _segments(plan, "a\\n\\u0301b\\nc \\n\\nd")
+    ['a\\n\\u0301b\\n', 'c \\n\\n', 'd']
+    """
+    segments: list[str] = []
+    for line in _LINES(text):
+        if segments and not _opens_segment(plan, line[0]):
+            segments[-1] += line
+        else:
+            segments.append(line)
+    return segments
+
+
+def _aligned_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None) -> tuple[Any, ...] | None:
+    """:func:`_line_fields` of a piece whose stages do not keep it aligned as a whole (a line
+    of Hindi under BERT's normalizer in a long English text): each segment (see
+    :func:`_segments`) is normalized on plain strings where :func:`_staged` can, else with its
+    alignments (a NormalizedString of that segment alone, kept for the next time; every
+    stage is local to it); the
+    normalized piece is then split and encoded in one pass, as :func:`_line_fields` does, and
+    each token's span is read from the alignments of its first and last chars, as HF
+    converts offsets. None for what only the general path does: a Prepend stage, a removal
+    at a segment's start (HF's Precompiled shifts every later alignment), a token of no char,
+    an added token matched in the normalized text.
+
+    >>> from tokviz import models, normalizers, pre_tokenizers
+    >>> plan = build_plan(normalizers.NFC(), pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0, "é": 1}, unk_token="[UNK]"))
+    >>> _aligned_fields(plan, "e\\u0301 b\\né", True)[1:3]
+    (('é', '[UNK]', 'é'), ((0, 1), (3, 4), (5, 6)))
+    """
+    if not plan.by_segments or (at_start and plan.splitter == "ws_metaspace" and plan.steps[1].prepend_scheme == "first"):
+        return None
+    parts: list[str] = []
+    starts: list[int] = []  # per normalized char, the original span it stands for
+    ends: list[int] = []
+    position = 0
+    aligned = plan.aligned
+    for segment in _segments(plan, text):
+        end = position + len(segment)
+        staged, _, origin = _staged(plan, segment, False)
+        if staged is not None:
+            parts.append(staged)
+            if origin is None:
+                starts.extend(range(position, end))
+                ends.extend(range(position + 1, end + 1))
+            else:
+                starts.extend(map(add, origin, repeat(position)))
+                ends.extend(map(add, origin, repeat(position + 1)))
+        else:
+            known = aligned.get(segment)
+            if known is None:
+                if plan.graphemes and any(_loses_a_removal(stage, segment) for stage in plan.stages if stage.on_graphemes):
+                    return None
+                normalized = NormalizedString(segment)
+                for stage in plan.stages:
+                    if not normalized.normalized:
+                        break  # (as a Sequence: a stage on an emptied text would find no char to align to)
+                    stage.normalize(normalized)
+                pairs = normalized.alignments
+                known = (normalized.normalized, list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs)))
+                if plan.aligned_chars < _MAX_ALIGNED_CHARS:
+                    aligned[segment] = known
+                    plan.aligned_chars += len(segment)
+            parts.append(known[0])
+            starts.extend(map(add, known[1], repeat(position)))
+            ends.extend(map(add, known[2], repeat(position)))
+        position = end
+    normalized_text = "".join(parts)
+    if not normalized_text:
+        return (), (), (), (), 0  # (an emptied piece has no word, whatever the pre-tokenizer)
+    if normalized_search is not None and normalized_search(normalized_text) is not None:
+        return None
+    fields = _normalized_fields(plan, normalized_text, 0, at_start)
+    if fields is None:
+        return None
+    token_starts = list(map(itemgetter(0), fields[2]))
+    token_ends = list(map(itemgetter(1), fields[2]))
+    if any(map(eq, token_starts, token_ends)):
+        return None
+    offsets = tuple(zip(map(starts.__getitem__, token_starts), map(ends.__getitem__, map(sub, token_ends, repeat(1)))))
+    return fields[0], fields[1], offsets, fields[3], fields[4]
+
+
+def _piece_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None, flat: bool = False) -> tuple[Any, ...] | None:
+    """A piece's fields: whole on plain strings (:func:`_line_fields`), else by segments."""
+    fields = _line_fields(plan, text, at_start, normalized_search, flat=flat)
+    return fields if fields is not None else _aligned_fields(plan, text, at_start, normalized_search)
+
+
 def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, flat: bool = False) -> tuple[Any, ...] | None:
     """:func:`_line_fields` on the normalized piece (``prefix``: how many chars the stages
     prepended), offsets in it less the prepended chars (``flat``: as :class:`FlatOffsets`
@@ -1345,7 +1129,7 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
                     entry = cache_get(word)
                     if entry is None:
                         entry = encoder(word) or _model_word_entry(plan.model, word)
-                        if len(words_cache) < _MAX_CACHED_CHUNKS:
+                        if len(words_cache) < _MAX_CACHED_WORDS:
                             words_cache[word] = entry
                     entries[position] = entry
     ids = tuple(chain.from_iterable(map(_IDS, entries)))
@@ -1421,147 +1205,6 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
     return ids, tokens, tuple(zip(starts, ends)), word_ids, n_words
 
 
-#: Sequences this long that the whole-piece path refuses are tried in segments.
-SEGMENTED_MIN_LENGTH = 1024
-#: Segments this short that the whole-piece path refuses go to the chunks.
-SEGMENT_MIN_LENGTH = 256
-#: The segment cache of a plan stops growing past this many chars of segments.
-_MAX_SEGMENT_CHARS = 500_000
-
-
-def _segmented_fields(plan: ChunkPlan, text: str) -> tuple[Any, ...] | None:
-    """A long piece's fields (as :func:`_line_fields` gives them) when the whole-piece path
-    refuses it for a few awkward chars (a line of Hindi or Korean in a long English text
-    under ALBERT's normalizer): the piece is cut in two at the chunk boundary nearest its
-    middle, when the chunks on both sides allow it (their entries' flags, which the chunk
-    path checks at every boundary), each half is taken whole or cut again, and a half under
-    :data:`SEGMENT_MIN_LENGTH` (or with no safe cut in the middle) goes to the chunks. None
-    when the chunks refuse a half, or when the first chunk may not be joined to the next (a
-    Precompiled removal at the very start shifts everything after it): the general path.
-    Each segment's fields (or the whole-piece path's refusal) are cached by its text, as
-    chunks are: the same long text again costs look-ups.
-    """
-    chunks = plan.chunk_findall(text)
-    if len(chunks) < 2 or not _cached_entry(plan, chunks[0], True, True)[_MAY_PRECEDE_AT]:
-        return None
-    bounds = list(accumulate(map(len, chunks), initial=0))
-    parts: list[tuple[int, tuple[Any, ...]]] = []
-    cache, cached_chars = plan.segments
-    cache_get = cache.get
-
-    def safe_cut(cut: int) -> bool:
-        before = _cached_entry(plan, chunks[cut - 1], cut == 1, cut == 1)
-        return before[_MAY_PRECEDE_AT] and _cached_entry(plan, chunks[cut], False, False)[_MAY_FOLLOW_AT]
-
-    def solve(first: int, last: int, whole: bool = True) -> bool:  # chunks[first:last]
-        head = first == 0
-        start, end = bounds[first], bounds[last]
-        key = (head, text[start:end])
-        fields = cache_get(key)
-        if fields:
-            parts.append((start, fields))
-            return True
-        if fields is None and whole:
-            fields = _line_fields(plan, key[1], head, None, head)
-            if fields is not None:
-                remember(key, fields)
-                parts.append((start, fields))
-                return True
-            remember(key, False)
-        cut = bisect_left(bounds, (start + end) // 2, first + 1, last)
-        if end - start <= SEGMENT_MIN_LENGTH or cut >= last or not safe_cut(cut):
-            pieces = chunks[first:last]
-            entries = _entries(plan, pieces, head, head)
-            if entries is None:
-                return False
-            fields = _entries_fields(pieces, entries)
-            remember(key, fields)
-            parts.append((start, fields))
-            return True
-        return solve(first, cut) and solve(cut, last)
-
-    def remember(key: tuple[bool, str], fields: Any) -> None:
-        if cached_chars[0] < _MAX_SEGMENT_CHARS:
-            cache[key] = fields
-            cached_chars[0] += len(key[1])
-
-    if not solve(0, len(chunks), False):  # (the caller found the whole piece refused)
-        return None
-    if len(parts) == 1:
-        return parts[0][1]
-    # Joined in C: each part's offsets shifted by its start, word ids by the words before it.
-    fields = list(map(itemgetter(1), parts))
-    counts = list(map(len, map(_IDS, fields)))
-    ids = tuple(chain.from_iterable(map(_IDS, fields)))
-    offsets = list(chain.from_iterable(map(itemgetter(2), fields)))
-    bases = list(chain.from_iterable(map(repeat, map(itemgetter(0), parts), counts)))
-    shifted = tuple(zip(map(add, map(itemgetter(0), offsets), bases), map(add, map(itemgetter(1), offsets), bases)))
-    word_bases = list(accumulate(map(itemgetter(4), fields), initial=0))
-    n_words = word_bases.pop()
-    if plan.one_word:
-        words: tuple[int, ...] = (0,) * len(ids)
-    else:
-        words = tuple(map(add, chain.from_iterable(map(itemgetter(3), fields)), chain.from_iterable(map(repeat, word_bases, counts))))
-    return ids, tuple(chain.from_iterable(map(_TOKENS, fields))), shifted, words, n_words
-
-
-def _entries_fields(chunks: list[str], entries: list[Any]) -> tuple[Any, ...]:
-    """Chunk entries as fields: ``(ids, tokens, offsets, word_ids, n_words)``."""
-    ids = tuple(chain.from_iterable(map(_IDS, entries)))
-    counts = list(map(len, map(_IDS, entries)))
-    bases = list(chain.from_iterable(map(repeat, accumulate(map(len, chunks), initial=0), counts)))
-    offsets = tuple(
-        zip(
-            map(add, chain.from_iterable(map(_STARTS, entries)), bases),
-            map(add, chain.from_iterable(map(_ENDS, entries)), bases),
-        )
-    )
-    word_bases = list(accumulate(map(_N_WORDS, entries), initial=0))
-    n_words = word_bases.pop()
-    words = tuple(map(add, chain.from_iterable(map(_WORDS, entries)), chain.from_iterable(map(repeat, word_bases, counts))))
-    return ids, tuple(chain.from_iterable(map(_TOKENS, entries))), offsets, words, n_words
-
-
-def _encode_whole(plan: ChunkPlan, sequence: str, type_id: int) -> Any:
-    """:func:`encode_chunked` of a sequence without added tokens: tuples built in one go."""
-    if len(sequence) >= SEGMENTED_MIN_LENGTH:
-        fields = _segmented_fields(plan, sequence)
-        if fields is not None:
-            ids, tokens, offsets, words, _ = fields
-            n = len(ids)
-            return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
-    chunks = plan.chunk_findall(sequence)
-    entries = _entries(plan, chunks, True)
-    if entries is None:
-        return None
-    ids = tuple(chain.from_iterable(map(_IDS, entries)))
-    n = len(ids)
-    if len(entries) == 1:
-        entry = entries[0]
-        offsets = tuple(zip(entry[2], entry[3]))
-        words = (0,) * n if plan.one_word else entry[4]
-        return Encoding(ids, (type_id,) * n, entry[1], words, offsets, (0,) * n, (1,) * n, None, {})
-    counts = list(map(len, map(_IDS, entries)))
-    bases = list(chain.from_iterable(map(repeat, accumulate(map(len, chunks), initial=0), counts)))
-    offsets = tuple(
-        zip(
-            map(add, chain.from_iterable(map(_STARTS, entries)), bases),
-            map(add, chain.from_iterable(map(_ENDS, entries)), bases),
-        )
-    )
-    if plan.one_word:
-        words: tuple[int, ...] = (0,) * n
-    else:
-        word_bases = accumulate(map(_N_WORDS, entries), initial=0)
-        words = tuple(map(add, chain.from_iterable(map(_WORDS, entries)), chain.from_iterable(map(repeat, word_bases, counts))))
-    tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
-    return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
-
-
-def _gpt2_finditer(text: str) -> Any:
-    from tokviz.pre_tokenizers import GPT2_ASCII_REGEX, GPT2_REGEX
-
-    return (GPT2_ASCII_REGEX if text.isascii() else GPT2_REGEX).finditer(text)
 
 
 # ---------------------------------------------------------------------- the tokenizer's side
@@ -1587,13 +1230,7 @@ _NO_FIELDS = ((), (), (), (), 0)
 def _processed_fields(plan: ChunkPlan, sequence: str, normalized_search: Any) -> tuple[Any, ...] | None:
     """A one-piece sequence's fields as :func:`_encode_chunked` finds them: the whole piece,
     else its chunks (not when added tokens are matched after the normalizer)."""
-    fields = _line_fields(plan, sequence, True, normalized_search, flat=True)
-    if fields is not None or normalized_search is not None:
-        return fields
-    encoding = _encode_whole(plan, sequence, 0)
-    if encoding is None:
-        return None
-    return (*encoding.held_fields(), 0)
+    return _piece_fields(plan, sequence, True, normalized_search, flat=True)
 
 
 def encode_processed(added: Any, plan: ChunkPlan, sequence: str, split: Any) -> Any:
@@ -1669,7 +1306,7 @@ def _encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, wo
             return None
         if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
             return None
-        fields = _line_fields(plan, sequence, True, normalized_search)
+        fields = _piece_fields(plan, sequence, True, normalized_search)
         if fields is None:
             return None
         ids, tokens, offsets, words, _ = fields
@@ -1686,9 +1323,9 @@ def _encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, wo
     if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None  # a Prepend-class char joins the next char (maybe a space) in one grapheme
     if len(pieces) == 1 and pieces[0][0] is None and word_index is None:
-        fields = _line_fields(plan, sequence, True, flat=True)
+        fields = _piece_fields(plan, sequence, True, flat=True)
         if fields is None:
-            return _encode_whole(plan, sequence, type_id)
+            return None
         ids, tokens, offsets, words, _ = fields
         n = len(ids)
         if type(offsets) is FlatOffsets:
@@ -1712,46 +1349,23 @@ def _encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, wo
             split_index += 1
             continue
         text = sequence[start:end] if (start or end != len(sequence)) else sequence
-        fields = _line_fields(plan, text, start == 0)
-        if fields is not None:
-            piece_ids, piece_tokens, piece_offsets, piece_words, n_words = fields
-            if not piece_ids:
-                split_index += min(n_words, 1) if plan.one_word else n_words
-                continue
-            ids.extend(piece_ids)
-            tokens.extend(piece_tokens)
-            starts.extend([offset[0] + start for offset in piece_offsets])
-            ends.extend([offset[1] + start for offset in piece_offsets])
-            if plan.one_word:
-                words.extend(repeat(split_index, len(piece_ids)))
-                split_index += 1
-            else:
-                words.extend([word + split_index for word in piece_words])
-                split_index += n_words
-            continue
-        chunks = plan.chunk_findall(text)
-        entries = _entries(plan, chunks, start == 0)
-        if entries is None:
+        fields = _piece_fields(plan, text, start == 0)
+        if fields is None:
             return None
-        first = len(ids)
-        ids.extend(chain.from_iterable(map(_IDS, entries)))
-        if len(ids) == first:
-            n_words = sum(map(_N_WORDS, entries))
+        piece_ids, piece_tokens, piece_offsets, piece_words, n_words = fields
+        if not piece_ids:
             split_index += min(n_words, 1) if plan.one_word else n_words
             continue
-        tokens.extend(chain.from_iterable(map(_TOKENS, entries)))
-        counts = list(map(len, map(_IDS, entries)))
-        # Each token's chunk start and word base, repeated once per token of the chunk (in C).
-        bases = list(chain.from_iterable(map(repeat, accumulate(map(len, chunks), initial=start), counts)))
-        starts.extend(map(add, chain.from_iterable(map(_STARTS, entries)), bases))
-        ends.extend(map(add, chain.from_iterable(map(_ENDS, entries)), bases))
+        ids.extend(piece_ids)
+        tokens.extend(piece_tokens)
+        starts.extend([offset[0] + start for offset in piece_offsets])
+        ends.extend([offset[1] + start for offset in piece_offsets])
         if plan.one_word:
-            words.extend(repeat(split_index, len(ids) - first))
+            words.extend(repeat(split_index, len(piece_ids)))
             split_index += 1
-            continue
-        word_bases = list(accumulate(map(_N_WORDS, entries), initial=split_index))
-        split_index = word_bases.pop()
-        words.extend(map(add, chain.from_iterable(map(_WORDS, entries)), chain.from_iterable(map(repeat, word_bases, counts))))
+        else:
+            words.extend([word + split_index for word in piece_words])
+            split_index += n_words
     n = len(ids)
     if word_index is not None:
         words = [word_index] * n
@@ -1761,4 +1375,4 @@ def _encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, wo
     )
 
 
-__all__ = ["ChunkPlan", "build_plan", "chunk_entry", "encode_chunked", "encode_processed", "split_chunks"]
+__all__ = ["ChunkPlan", "build_plan", "encode_chunked", "encode_processed"]
