@@ -763,24 +763,7 @@ class SentencePieceModel:
 
     def lattice(self, normalized: str) -> Lattice:
         """The unigram lattice of a normalized string (user-defined pieces scored by characters, as sentencepiece's lattice does)."""
-        nodes: list[tuple[int, int, int, float]] = []
-        n = len(normalized)
-        unk_score = self.min_score - UNK_PENALTY
-        for start in range(n):
-            has_single = False
-            for end in range(start + 1, min(n, start + self.max_piece_length) + 1):
-                piece_id = self.matchable.get(normalized[start:end])
-                if piece_id is None or self.types[piece_id] == PieceType.UNUSED:
-                    continue
-                if self.types[piece_id] == PieceType.USER_DEFINED:
-                    score = (end - start) * self.max_score - 0.1
-                else:
-                    score = self.scores[piece_id]
-                nodes.append((start, end, piece_id, score))
-                has_single = has_single or end == start + 1
-            if not has_single:
-                nodes.append((start, start + 1, self.unk_id, unk_score))  # type: ignore[arg-type]
-        return Lattice(normalized, nodes)
+        return Lattice(normalized, self._lattice_spec(normalized, float32=False))
 
     def nbest(self, text: str, n: int, deadline: float | None = None) -> list[tuple[list[tuple[str, int]], float]]:
         """The ``n`` best unigram segmentations with their scores, best first, in sentencepiece's order.
@@ -803,11 +786,13 @@ class SentencePieceModel:
         return [(self.finish([(normalized[start:end], piece_id) for start, end, piece_id in path]), score)
                 for path, score in paths]
 
-    def _lattice_spec(self, normalized: str) -> list[tuple[int, int, int, float]]:
-        """``(start, end, id, float32 score)`` in sentencepiece's insertion order (by start, then length)."""
+    def _lattice_spec(self, normalized: str, float32: bool = True) -> list[tuple[int, int, int, float]]:
+        """``(start, end, id, score)`` in sentencepiece's insertion order (by start, then length); the
+        scores of user-defined and unknown nodes rounded to float32 at each step, as n-best's are, or not."""
         nodes: list[tuple[int, int, int, float]] = []
         n = len(normalized)
-        unk_score = _f32(_f32(self.min_score) - UNK_PENALTY)
+        rounded = _f32 if float32 else float
+        unk_score = rounded(rounded(self.min_score) - UNK_PENALTY)
         for start in range(n):
             has_single = False
             for end in range(start + 1, min(n, start + self.max_piece_length) + 1):
@@ -815,7 +800,7 @@ class SentencePieceModel:
                 if piece_id is None or self.types[piece_id] == PieceType.UNUSED:
                     continue
                 if self.types[piece_id] == PieceType.USER_DEFINED:
-                    score = _f32(_f32((end - start) * self.max_score) - 0.1)
+                    score = rounded(rounded((end - start) * self.max_score) - 0.1)
                 else:
                     score = self.scores[piece_id]
                 nodes.append((start, end, piece_id, score))
