@@ -153,11 +153,14 @@ def build_merge_map(
     prefix_bytes = len(continuing_subword_prefix.encode("utf-8")) if continuing_subword_prefix else 0
     if not prefix_bytes and lefts:
         # The common case in C; any unknown token falls through to the loop, which explains it.
-        get = vocab.get
-        left_ids = list(map(get, lefts))
-        right_ids = list(map(get, rights))
-        new_ids = tuple(map(get, map(add, lefts, rights)))  # (a tuple: the collector untracks it)
-        if None not in left_ids and None not in right_ids and None not in new_ids and max(new_ids) <= ID_MASK:
+        get = vocab.__getitem__
+        try:
+            left_ids = list(map(get, lefts))
+            right_ids = list(map(get, rights))
+            new_ids = tuple(map(get, map(add, lefts, rights)))  # (a tuple: the collector untracks it)
+        except KeyError:
+            new_ids = (ID_MASK + 1,)
+        if max(new_ids) <= ID_MASK:
             # (Lists first: a dict filled from a chain of lazy maps is built 3-4x slower.)
             packed = list(map(add, range(0, len(new_ids) << _ID_BITS, 1 << _ID_BITS), new_ids))
             merge_map = dict(zip(zip(left_ids, right_ids), packed))
