@@ -131,7 +131,11 @@ def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...
             lefts, rights = columns
             if set(map(type, lefts)) == {str} == set(map(type, rights)):
                 return lefts, rights
+    # (Legacy merges.txt lines may start with a "#version" header, which HF skips.)
+    merges = [merge for merge in merges if not (isinstance(merge, str) and merge.startswith("#version"))]
     pairs = [parse_merge(merge, index) for index, merge in enumerate(merges)]  # (says which is malformed)
+    if not pairs:
+        return (), ()
     lefts, rights = zip(*pairs)
     return lefts, rights
 
@@ -689,9 +693,6 @@ class BPE(FrozenModel):
         merges = data["merges"]
         if not isinstance(merges, list):
             raise SerializationError("The BPE model's 'merges' must be a list.")
-        # Legacy merges.txt lines may start with a "#version" header, which HF skips.
-        if not set(map(type, merges)) <= {list}:
-            merges = [merge for merge in merges if not (isinstance(merge, str) and merge.startswith("#version"))]
         flags = {}
         for key in ("fuse_unk", "byte_fallback", "ignore_merges"):
             value = data.get(key, False)
