@@ -250,6 +250,42 @@ class JsonComponent(StatefulComponent):
         object.__setattr__(self, name, value)
 
 
+class CustomComponent:
+    """A Python object used as a component (HF's ``custom``): it runs in this process only, and
+    tokenizer.json cannot name it, so saving or pickling a tokenizer holding one raises, as HF does.
+    A subclass names the method the object needs (``_NEEDS``, as a message shows it) and HF's
+    refusal to serialize (``_UNSERIALIZABLE``)."""
+
+    __slots__ = ()
+    _NEEDS: ClassVar[str]
+    _UNSERIALIZABLE: ClassVar[str]
+
+    def __init__(self, inner: Any) -> None:
+        if not callable(getattr(inner, self._NEEDS.split("(")[0], None)):
+            what = type(self).__name__.removeprefix("Custom").lower()
+            raise TypeError(f"A custom {what} needs a {self._NEEDS} method; {type(inner).__name__} has none.")
+        object.__setattr__(self, "inner", inner)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.inner is self.inner  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[str, Any]:
+        raise Exception(self._UNSERIALIZABLE)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.inner!r})"  # type: ignore[attr-defined]
+
+    def __copy__(self) -> Any:
+        return type(self)(self.inner)  # type: ignore[attr-defined]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        import copy
+
+        return type(self)(copy.deepcopy(self.inner, memo))  # type: ignore[attr-defined]
+
+
 class ArgumentTypeError(TokvizError, TypeError):
     """An argument of the wrong type (HF raises ``TypeError``; still a :class:`TokvizError`)."""
 

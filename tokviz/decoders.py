@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Sequence as SequenceType
 
-from tokviz._component import JsonComponent, check_bool, check_str
+from tokviz._component import CustomComponent, JsonComponent, check_bool, check_str
 from tokviz.byte_level import UNICODE_TO_BYTES
 from tokviz.errors import SerializationError, TokvizError
 from tokviz.patterns import compile_pattern, match_spans
@@ -53,41 +53,17 @@ class Decoder(JsonComponent):
         return CustomDecoder(decoder)
 
 
-class CustomDecoder(Decoder):
-    """A Python object used as a decoder (HF's ``custom``); tokenizer.json cannot name it, so
-    saving or pickling a tokenizer holding one raises, as HF does."""
+class CustomDecoder(CustomComponent, Decoder):
+    """A Python object with ``decode_chain(tokens) -> tokens`` used as a decoder (HF's ``custom``)."""
 
-    def __init__(self, inner: Any) -> None:
-        if not callable(getattr(inner, "decode_chain", None)):
-            raise TypeError(
-                f"A custom decoder needs a decode_chain(tokens) -> list[str] method; {type(inner).__name__} has none."
-            )
-        self.inner = inner
+    _NEEDS = "decode_chain(tokens) -> list[str]"
+    _UNSERIALIZABLE = "Custom PyDecoder cannot be serialized"
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         result = self.inner.decode_chain(list(tokens))
         if isinstance(result, str) or not all(isinstance(token, str) for token in result):
             raise TypeError(f"A custom decoder's decode_chain must return a list of strings, got {result!r:.80}.")
         return list(result)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is CustomDecoder and other.inner is self.inner  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def to_dict(self) -> dict[str, Any]:
-        raise Exception("Custom PyDecoder cannot be serialized")
-
-    def __repr__(self) -> str:
-        return f"CustomDecoder({self.inner!r})"
-
-    def __copy__(self) -> "CustomDecoder":
-        return CustomDecoder(self.inner)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> "CustomDecoder":
-        import copy
-
-        return CustomDecoder(copy.deepcopy(self.inner, memo))
 
 
 class ByteLevel(Decoder):

@@ -39,7 +39,7 @@ import struct
 import unicodedata
 from dataclasses import dataclass
 
-from tokviz._component import DataclassComponent
+from tokviz._component import CustomComponent, DataclassComponent
 from functools import lru_cache
 from typing import Any, ClassVar, Union
 
@@ -909,20 +909,13 @@ def _sequence_index(items: tuple[Any, ...], index: Any) -> int:
     return position
 
 
-class CustomNormalizer(Normalizer):
-    """A Python object with ``normalize(normalized)`` used as a normalizer (HF's ``custom``).
-
-    It runs in this process only: tokenizer.json cannot name it, so saving or pickling a
-    tokenizer holding one raises, as HF does.
-    """
+class CustomNormalizer(CustomComponent, Normalizer):
+    """A Python object with ``normalize(normalized)`` used as a normalizer (HF's ``custom``)."""
 
     __slots__ = ("inner",)
     aligned_if_unchanged: ClassVar[bool] = False
-
-    def __init__(self, inner: Any) -> None:
-        if not callable(getattr(inner, "normalize", None)):
-            raise TypeError(f"A custom normalizer needs a normalize(normalized) method; {type(inner).__name__} has none.")
-        object.__setattr__(self, "inner", inner)
+    _NEEDS = "normalize(normalized)"
+    _UNSERIALIZABLE = "Custom Normalizer cannot be serialized"
 
     def normalize(self, normalized: NormalizedString) -> None:
         try:
@@ -932,25 +925,6 @@ class CustomNormalizer(Normalizer):
 
     def normalize_str(self, sequence: str) -> str:
         return Normalizer.normalize_str(self, sequence)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is CustomNormalizer and other.inner is self.inner  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def to_dict(self) -> dict[str, Any]:
-        raise Exception("Custom Normalizer cannot be serialized")
-
-    def __repr__(self) -> str:
-        return f"CustomNormalizer({self.inner!r})"
-
-    def __copy__(self) -> "CustomNormalizer":
-        return CustomNormalizer(self.inner)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> "CustomNormalizer":
-        import copy
-
-        return CustomNormalizer(copy.deepcopy(self.inner, memo))
 
 
 class UnknownNormalizerError(TokvizError):

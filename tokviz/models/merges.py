@@ -542,6 +542,11 @@ def merge_loop(
     and HF's WordPiece, the likelihood for the course's WordPiece) and the tie-break. A merged
     pair's token is its parts' text, without ``prefix`` on the right part.
     """
+    if len(symbols.token_to_id) >= vocab_size:
+        return [], (
+            f"the target vocab size of {vocab_size} is at or below the {len(symbols.token_to_id)} special tokens "
+            "and alphabet symbols: no merge was trained"
+        )
     if progress is not None:
         progress("count pairs", 0, 1)
     corpus = PairCounts(words, counts, symbols.token_len, max_token_length)

@@ -259,7 +259,7 @@ class _PieceAutomaton:
         # a character no piece starts with: root's transitions, the unknown node alone
         self.unknown_states = [edges.get, (self.unknown,), "", root, (), edges]
         self.memo_room = _MEMO_ROOM
-        # A small vocabulary's states are all made at load (4,000 pieces: ~10k states, ~20 ms);
+        # A small vocabulary's states are all made at load (4,000 pieces: ~10k states, ~10 ms);
         # a large one's (XLM-R's 250k pieces: over a million) only as texts reach them.
         self.lazy = sum(map(len, levels)) > _EAGER_STATES
         self.prefixes: set[str] = set().union(*levels) if self.lazy else set()
@@ -436,7 +436,7 @@ class SentencePieceModel:
         self._merge_scores: dict[str, float] | None = None
         if self.model_type == ModelType.BPE and finite and PieceType.UNUSED not in types and not user_defined:
             self._merge_scores = {piece: scores[i] for piece, i in matchable.items() if len(piece) > 1}
-        self.byte_fallback = bool(spec.byte_fallback) or any(k == PieceType.BYTE for k in self.types)
+        self.byte_fallback = bool(spec.byte_fallback) or PieceType.BYTE in types
         self.byte_ids = [self.piece_to_id.get(byte_piece(b)) for b in range(256)]
         charsmap = nspec.precompiled_charsmap
         if not charsmap and nspec.name not in ("", "identity") and not nspec.normalization_rule_tsv:
@@ -680,16 +680,6 @@ class SentencePieceModel:
 
     def segment_text(self, normalized: str) -> list[tuple[str, int]]:
         """:meth:`segment` of a whole normalized text, word by word when that is the same (see ``__init__``)."""
-        if self._by_runs:
-            out = []
-            for word in _RUN_CUT.split(normalized) if normalized else ():
-                found = self._word_segments.get(word)
-                if found is None:
-                    found = self.segment(word)
-                    if len(self._word_segments) < 200_000:
-                        self._word_segments[word] = found
-                out += found
-            return out
         if not self._by_words:
             return self.segment(normalized)
         words = normalized.split("\u2581")
@@ -751,6 +741,8 @@ class SentencePieceModel:
 
     def encode(self, text: str) -> list[tuple[str, int]]:
         """``[(piece, id), ...]`` for raw text (normalization included), as sentencepiece encodes it."""
+        if self._word_by_word or self._by_runs:  # (the word tables of :meth:`encode_as`, one cache)
+            return list(zip(self.encode_as(text, False), self.encode_as(text, True)))
         cached = self._cache.get(text)
         if cached is not None:
             return list(cached)
@@ -763,24 +755,7 @@ class SentencePieceModel:
 
     def lattice(self, normalized: str) -> Lattice:
         """The unigram lattice of a normalized string (user-defined pieces scored by characters, as sentencepiece's lattice does)."""
-        nodes: list[tuple[int, int, int, float]] = []
-        n = len(normalized)
-        unk_score = self.min_score - UNK_PENALTY
-        for start in range(n):
-            has_single = False
-            for end in range(start + 1, min(n, start + self.max_piece_length) + 1):
-                piece_id = self.matchable.get(normalized[start:end])
-                if piece_id is None or self.types[piece_id] == PieceType.UNUSED:
-                    continue
-                if self.types[piece_id] == PieceType.USER_DEFINED:
-                    score = (end - start) * self.max_score - 0.1
-                else:
-                    score = self.scores[piece_id]
-                nodes.append((start, end, piece_id, score))
-                has_single = has_single or end == start + 1
-            if not has_single:
-                nodes.append((start, start + 1, self.unk_id, unk_score))  # type: ignore[arg-type]
-        return Lattice(normalized, nodes)
+        return Lattice(normalized, self._lattice_spec(normalized, float32=False))
 
     def nbest(self, text: str, n: int, deadline: float | None = None) -> list[tuple[list[tuple[str, int]], float]]:
         """The ``n`` best unigram segmentations with their scores, best first, in sentencepiece's order.
@@ -803,11 +778,13 @@ class SentencePieceModel:
         return [(self.finish([(normalized[start:end], piece_id) for start, end, piece_id in path]), score)
                 for path, score in paths]
 
-    def _lattice_spec(self, normalized: str) -> list[tuple[int, int, int, float]]:
-        """``(start, end, id, float32 score)`` in sentencepiece's insertion order (by start, then length)."""
+    def _lattice_spec(self, normalized: str, float32: bool = True) -> list[tuple[int, int, int, float]]:
+        """``(start, end, id, score)`` in sentencepiece's insertion order (by start, then length); the
+        scores of user-defined and unknown nodes rounded to float32 at each step, as n-best's are, or not."""
         nodes: list[tuple[int, int, int, float]] = []
         n = len(normalized)
-        unk_score = _f32(_f32(self.min_score) - UNK_PENALTY)
+        rounded = _f32 if float32 else float
+        unk_score = rounded(rounded(self.min_score) - UNK_PENALTY)
         for start in range(n):
             has_single = False
             for end in range(start + 1, min(n, start + self.max_piece_length) + 1):
@@ -815,7 +792,7 @@ class SentencePieceModel:
                 if piece_id is None or self.types[piece_id] == PieceType.UNUSED:
                     continue
                 if self.types[piece_id] == PieceType.USER_DEFINED:
-                    score = _f32(_f32((end - start) * self.max_score) - 0.1)
+                    score = rounded(rounded((end - start) * self.max_score) - 0.1)
                 else:
                     score = self.scores[piece_id]
                 nodes.append((start, end, piece_id, score))

@@ -553,14 +553,14 @@ def _prune(order: np.ndarray, score: np.ndarray, alive: np.ndarray, names: list[
 def _e_step(lattices: _em.LatticeSet, score: np.ndarray, alive: np.ndarray, position: np.ndarray, counts: np.ndarray,
             counts32: np.ndarray, total_count: float) -> tuple[np.ndarray, float]:
     """sentencepiece's ``RunEStep`` with one thread, in its float32 arithmetic: forward-backward
-    (:meth:`~tokviz.models.unigram._em.LatticeSet.forward32`), each node's
+    (:meth:`~tokviz.models.unigram._em.LatticeSet.forward` on float32 scores), each node's
     ``freq * exp(alpha + score + beta - Z)`` (the exponent summed in float32, left to right) added
     to a float32 count word by word in sentencepiece's word order, position by position; an unknown
     node's count goes to the first piece of the list (the trainer model's unknown id 0).
     Returns the expected counts and the objective (``-sum(freq * Z) / words``, summed in float32)."""
     scores = score.astype(np.float32)[lattices.seed]
-    alpha = lattices.forward32(scores)
-    beta = lattices.backward32(scores)
+    alpha = lattices.forward(scores)
+    beta = lattices.backward(scores)
     log_z = alpha[lattices.last]
     # every node in sentencepiece's order (word by word, position by position), one temporary at a time
     order = lattices.by_start

@@ -31,7 +31,7 @@ def test_float32_forward_backward_on_a_worked_lattice() -> None:
     lattices = LatticeSet(start, end, np.array([0, 1, 2]), end - start == 1, np.array([0]), np.array([2]), 3)
     scores = np.float32([-1.0, -2.0, -2.5])[lattices.seed]
     z = np.float32(np.logaddexp(-3.0, -2.5))
-    alpha, beta = lattices.forward32(scores), lattices.backward32(scores)
+    alpha, beta = lattices.forward(scores), lattices.backward(scores)
     assert alpha.dtype == beta.dtype == np.float32
     assert alpha[2] == z and beta[0] == z
     assert abs(float(lattices.forward(scores.astype(np.float64))[2]) - float(z)) < 1e-6

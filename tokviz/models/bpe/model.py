@@ -131,7 +131,11 @@ def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...
             lefts, rights = columns
             if set(map(type, lefts)) == {str} == set(map(type, rights)):
                 return lefts, rights
+    # (Legacy merges.txt lines may start with a "#version" header, which HF skips.)
+    merges = [merge for merge in merges if not (isinstance(merge, str) and merge.startswith("#version"))]
     pairs = [parse_merge(merge, index) for index, merge in enumerate(merges)]  # (says which is malformed)
+    if not pairs:
+        return (), ()
     lefts, rights = zip(*pairs)
     return lefts, rights
 
@@ -153,11 +157,14 @@ def build_merge_map(
     prefix_bytes = len(continuing_subword_prefix.encode("utf-8")) if continuing_subword_prefix else 0
     if not prefix_bytes and lefts:
         # The common case in C; any unknown token falls through to the loop, which explains it.
-        get = vocab.get
-        left_ids = list(map(get, lefts))
-        right_ids = list(map(get, rights))
-        new_ids = tuple(map(get, map(add, lefts, rights)))  # (a tuple: the collector untracks it)
-        if None not in left_ids and None not in right_ids and None not in new_ids and max(new_ids) <= ID_MASK:
+        get = vocab.__getitem__
+        try:
+            left_ids = list(map(get, lefts))
+            right_ids = list(map(get, rights))
+            new_ids = tuple(map(get, map(add, lefts, rights)))  # (a tuple: the collector untracks it)
+        except KeyError:
+            new_ids = (ID_MASK + 1,)
+        if max(new_ids) <= ID_MASK:
             # (Lists first: a dict filled from a chain of lazy maps is built 3-4x slower.)
             packed = list(map(add, range(0, len(new_ids) << _ID_BITS, 1 << _ID_BITS), new_ids))
             merge_map = dict(zip(zip(left_ids, right_ids), packed))
@@ -240,14 +247,27 @@ def merge_ids(ids: list[int], merge_map: Mapping[tuple[int, int], int]) -> None:
     apply_merges(ids, None, merge_map)
 
 
-def merge_all(ids: list[int], lengths: list[int] | None, merge_map: Mapping[tuple[int, int], int]) -> None:
+def merge_all(
+    ids: list[int],
+    lengths: list[int] | None,
+    merge_map: Mapping[tuple[int, int], int],
+    dropout: float | None = None,
+    rng: random.Random | Any = None,
+) -> None:
     """HF's ``Word::merge_all``: merge ``ids`` in place, lowest rank first, leftmost on ties,
     over a linked list of symbols with a heap of candidate pairs (``lengths``, when given,
     follow along). A popped candidate whose pair has changed since it was pushed is skipped.
 
+    With ``dropout`` (BPE-dropout), HF's queue is replayed exactly, because the distribution
+    depends on it: a popped candidate is set aside with probability ``dropout``; any candidate
+    that is not (even a stale one) puts the set-aside ones back; when the heap runs dry, the
+    word is final.
+
     >>> ids, lengths = [2, 6, 1, 5], [1, 1, 1, 1]          # h u g s
     >>> merge_all(ids, lengths, {(6, 1): 0 << 32 | 7, (2, 7): 2 << 32 | 9}); ids, lengths
     ([9, 5], [3, 1])
+    >>> merge_all(ids := [0, 0], [1, 1], {(0, 0): 1}, 1.0, random); ids
+    [0, 0]
     """
     count = len(ids)
     if count < 2:
@@ -260,8 +280,16 @@ def merge_all(ids: list[int], lengths: list[int] | None, merge_map: Mapping[tupl
     pop, push = heapq.heappop, heapq.heappush
     following = list(range(1, count + 1))  # next live symbol (count: none)
     preceding = list(range(-1, count - 1))  # previous live symbol (-1: none)
+    set_aside: list[int] = []
     while heap:
         key = pop(heap)
+        if dropout:
+            if rng.random() < dropout:
+                set_aside.append(key)
+                continue
+            for waiting in set_aside:
+                push(heap, waiting)
+            set_aside.clear()
         i = key & _POSITION_MASK
         left = ids[i]
         if left < 0:
@@ -270,8 +298,11 @@ def merge_all(ids: list[int], lengths: list[int] | None, merge_map: Mapping[tupl
         if j == count:
             continue
         packed = key >> _POSITION_BITS
-        if get((left, ids[j])) != packed:
-            continue  # stale: this pair changed since the candidate was pushed
+        current = get((left, ids[j]))
+        # Stale: this pair changed since the candidate was pushed (with dropout, as HF tests it:
+        # unless the pair now there makes the same token).
+        if current != packed and (not dropout or current is None or current & ID_MASK != packed & ID_MASK):
+            continue
         new_id = packed & ID_MASK
         ids[i] = new_id
         ids[j] = -1
@@ -292,67 +323,6 @@ def merge_all(ids: list[int], lengths: list[int] | None, merge_map: Mapping[tupl
     if lengths is not None:
         lengths[:] = [length for length, token_id in zip(lengths, ids) if token_id >= 0]
     ids[:] = [token_id for token_id in ids if token_id >= 0]
-
-
-def apply_merges_with_dropout(
-    ids: list[int],
-    lengths: list[int],
-    merge_map: Mapping[tuple[int, int], int],
-    dropout: float,
-    rng: random.Random | Any,
-) -> None:
-    """Like :func:`apply_merges`, but each candidate merge is skipped with probability ``dropout``.
-
-    This one replays HF's queue exactly, because the distribution depends on it: merge
-    candidates wait in a heap ordered by (rank, position); a popped candidate is set
-    aside with probability ``dropout``; any candidate that is not set aside (even one
-    made stale by an earlier merge) puts the set-aside ones back. When the heap runs
-    dry, the word is final.
-
-    >>> apply_merges_with_dropout(ids := [0, 0], lengths := [1, 1], {(0, 0): 1}, 1.0, random); ids
-    [0, 0]
-    """
-    get = merge_map.get
-    count = len(ids)
-    next_of = list(range(1, count)) + [-1]
-    prev_of = list(range(-1, count - 1))
-    heap = [
-        (packed >> _ID_BITS, i, packed & ID_MASK)
-        for i, pair in enumerate(zip(ids, ids[1:]))
-        if (packed := get(pair)) is not None
-    ]
-    heapq.heapify(heap)
-    set_aside: list[tuple[int, int, int]] = []
-    while heap:
-        candidate = heapq.heappop(heap)
-        if dropout and rng.random() < dropout:  # dropout 0: the plain heap merge of long words
-            set_aside.append(candidate)
-            continue
-        for waiting in set_aside:
-            heapq.heappush(heap, waiting)
-        set_aside.clear()
-        _, position, new_id = candidate
-        right = next_of[position]
-        if lengths[position] == 0 or right == -1:
-            continue  # merged away, or the last symbol
-        packed = get((ids[position], ids[right]))
-        if packed is None or packed & ID_MASK != new_id:
-            continue  # stale: this pair changed since the candidate was queued
-        ids[position] = new_id
-        lengths[position] += lengths[right]
-        lengths[right] = 0
-        after = next_of[right]
-        next_of[position] = after
-        if after != -1:
-            prev_of[after] = position
-        before = prev_of[position]
-        if before >= 0 and (packed := get((ids[before], new_id))) is not None:
-            heapq.heappush(heap, (packed >> _ID_BITS, before, packed & ID_MASK))
-        if after != -1 and (packed := get((new_id, ids[after]))) is not None:
-            heapq.heappush(heap, (packed >> _ID_BITS, position, packed & ID_MASK))
-    kept = [i for i, length in enumerate(lengths) if length]
-    ids[:] = [ids[i] for i in kept]
-    lengths[:] = [lengths[i] for i in kept]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -620,7 +590,7 @@ class BPE(FrozenModel):
             ids, lengths = self._symbols(word)
             byte_offsets = not word.isascii() or sum(lengths) > len(word)
         if self.dropout:
-            apply_merges_with_dropout(ids, lengths, self._merge_map, self.dropout, self._rng)
+            merge_all(ids, lengths, self._merge_map, self.dropout, self._rng)
         else:
             apply_merges(ids, lengths, self._merge_map)
         vocab_r = self._vocab_r
@@ -723,9 +693,6 @@ class BPE(FrozenModel):
         merges = data["merges"]
         if not isinstance(merges, list):
             raise SerializationError("The BPE model's 'merges' must be a list.")
-        # Legacy merges.txt lines may start with a "#version" header, which HF skips.
-        if not set(map(type, merges)) <= {list}:
-            merges = [merge for merge in merges if not (isinstance(merge, str) and merge.startswith("#version"))]
         flags = {}
         for key in ("fuse_unk", "byte_fallback", "ignore_merges"):
             value = data.get(key, False)
@@ -734,14 +701,11 @@ class BPE(FrozenModel):
             if not isinstance(value, bool):
                 raise SerializationError(f"The BPE field {key!r} must be true or false, not {value!r}.")
             flags[key] = value
-        dropout = data.get("dropout")
-        if dropout is not None and (isinstance(dropout, bool) or not isinstance(dropout, (int, float))):
-            raise SerializationError(f"The BPE field 'dropout' must be a number or null, not {dropout!r}.")
         try:
             return cls(
                 data["vocab"],
                 merges,
-                dropout=dropout,
+                dropout=data.get("dropout"),  # (the constructor refuses what is not a probability)
                 unk_token=optional_str(data, "unk_token", None, "BPE"),
                 continuing_subword_prefix=optional_str(data, "continuing_subword_prefix", None, "BPE"),
                 end_of_word_suffix=optional_str(data, "end_of_word_suffix", None, "BPE"),

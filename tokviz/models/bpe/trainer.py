@@ -190,23 +190,10 @@ class BpeTrainer(MergeTrainerOptions):
             symbols.add(token, 1)
         words, counts = tokenize_words(word_counts, symbols, self.continuing_subword_prefix, self.end_of_word_suffix)
         initial_size = len(symbols.id_to_token)
-        if initial_size >= self.vocab_size:
-            records, stop_reason = [], (
-                f"the target vocab size of {self.vocab_size} is at or below the {initial_size} special tokens "
-                "and alphabet symbols: no merge was trained"
-            )
-        else:
-            records, stop_reason = merge_loop(
-                words,
-                counts,
-                symbols,
-                self.vocab_size,
-                self.min_frequency,
-                self.max_token_length,
-                self.continuing_subword_prefix,
-                progress,
-                count_queue(self.tie_break),
-            )
+        records, stop_reason = merge_loop(
+            words, counts, symbols, self.vocab_size, self.min_frequency, self.max_token_length,
+            self.continuing_subword_prefix, progress, count_queue(self.tie_break),
+        )
         steps = records_to_steps(records, symbols.id_to_token)
         vocab = tuple(symbols.id_to_token)
         history = BpeTrainingHistory(

@@ -374,8 +374,13 @@ class LatticeSet:
         self._index()
 
     def forward(self, node_scores: np.ndarray) -> np.ndarray:
-        """``alpha[pos]`` = log-sum over paths from the document's start to ``pos``."""
-        alpha = np.full(self.n_positions, -np.inf)
+        """``alpha[pos]`` = log-sum over paths from the document's start to ``pos``.
+
+        float32 scores are summed as sentencepiece's ``Lattice::ForwardAlgorithm`` does: in float32,
+        the nodes ending at a position folded one by one with :func:`log_add32`, earliest start
+        first (its ``end_nodes`` order)."""
+        fold = _fold_log_add32 if node_scores.dtype == np.float32 else _grouped_logsumexp
+        alpha = np.full(self.n_positions, -np.inf, dtype=node_scores.dtype)
         alpha[self.first] = 0.0
         lb, gb = self.layer_bounds, self.group_layer_bounds
         for p in range(1, self.max_len + 1):
@@ -384,12 +389,14 @@ class LatticeSet:
                 continue
             ga, gb_ = gb[p], gb[p + 1]
             values = alpha[self.start[a:b]] + node_scores[a:b]
-            alpha[self.group_pos[ga:gb_]] = _grouped_logsumexp(values, self.group_start[ga:gb_] - a, self.group_count[ga:gb_])
+            alpha[self.group_pos[ga:gb_]] = fold(values, self.group_start[ga:gb_] - a, self.group_count[ga:gb_])
         return alpha
 
     def backward(self, node_scores: np.ndarray) -> np.ndarray:
-        """``beta[pos]`` = log-sum over paths from ``pos`` to the document's end."""
-        beta = np.full(self.n_positions, -np.inf)
+        """``beta[pos]`` = log-sum over paths from ``pos`` to the document's end (float32 scores: as
+        ``Lattice::BackwardAlgorithm``, the nodes starting at a position folded shortest first)."""
+        fold = _fold_log_add32 if node_scores.dtype == np.float32 else _grouped_logsumexp
+        beta = np.full(self.n_positions, -np.inf, dtype=node_scores.dtype)
         beta[self.last] = 0.0
         lb, gb = self.bwd_layer_bounds, self.bgroup_layer_bounds
         for p in range(self.max_len - 1, -1, -1):
@@ -399,37 +406,7 @@ class LatticeSet:
             ga, gb_ = gb[p], gb[p + 1]
             nodes = self.bwd[a:b]  # this layer's nodes (no full-length copy of the scores in backward order)
             values = beta[self.end[nodes]] + node_scores[nodes]
-            beta[self.bgroup_pos[ga:gb_]] = _grouped_logsumexp(values, self.bgroup_start[ga:gb_] - a, self.bgroup_count[ga:gb_])
-        return beta
-
-    def forward32(self, node_scores: np.ndarray) -> np.ndarray:
-        """:meth:`forward` as sentencepiece's ``Lattice::ForwardAlgorithm`` computes it, in float32: at
-        each position the nodes ending there are folded one by one with :func:`log_add32`, earliest
-        start first (its ``end_nodes`` order). ``node_scores`` are float32."""
-        alpha = np.zeros(self.n_positions, dtype=np.float32)
-        lb, gb = self.layer_bounds, self.group_layer_bounds
-        for p in range(1, self.max_len + 1):
-            a, b = lb[p], lb[p + 1]
-            if a == b:
-                continue
-            ga, gb_ = gb[p], gb[p + 1]
-            values = alpha[self.start[a:b]] + node_scores[a:b]
-            alpha[self.group_pos[ga:gb_]] = _fold_log_add32(values, self.group_start[ga:gb_] - a, self.group_count[ga:gb_])
-        return alpha
-
-    def backward32(self, node_scores: np.ndarray) -> np.ndarray:
-        """:meth:`backward` in float32 as ``Lattice::BackwardAlgorithm``: the nodes starting at a
-        position folded shortest first (its ``begin_nodes`` order)."""
-        beta = np.zeros(self.n_positions, dtype=np.float32)
-        lb, gb = self.bwd_layer_bounds, self.bgroup_layer_bounds
-        for p in range(self.max_len - 1, -1, -1):
-            a, b = lb[p], lb[p + 1]
-            if a == b:
-                continue
-            ga, gb_ = gb[p], gb[p + 1]
-            nodes = self.bwd[a:b]
-            values = node_scores[nodes] + beta[self.end[nodes]]
-            beta[self.bgroup_pos[ga:gb_]] = _fold_log_add32(values, self.bgroup_start[ga:gb_] - a, self.bgroup_count[ga:gb_])
+            beta[self.bgroup_pos[ga:gb_]] = fold(values, self.bgroup_start[ga:gb_] - a, self.bgroup_count[ga:gb_])
         return beta
 
     def viterbi(self, node_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -405,22 +405,15 @@ class WordPieceTrainer(MergeTrainerOptions):
                 word_counts, symbols, prefix or None, self.end_of_word_suffix, allowed=set(chars)
             )
         initial_size = len(symbols.id_to_token)
-        steps: tuple[MergeStep, ...]
-        if initial_size >= self.vocab_size:
-            steps, stop_reason = (), (
-                f"the target vocab size of {self.vocab_size} is at or below the {initial_size} special tokens "
-                "and alphabet symbols: no merge was trained"
-            )
+        if self.scoring == "frequency":
+            queue = count_queue(self.tie_break)
         else:
-            if self.scoring == "frequency":
-                queue = count_queue(self.tie_break)
-            else:
-                min_frequency, max_token_length, tie_break = self.min_frequency, self.max_token_length, self.tie_break
-                queue = lambda corpus: LikelihoodQueue(corpus, min_frequency, max_token_length, tie_break)  # noqa: E731
-            records, stop_reason = merge_loop(
-                words, counts, symbols, self.vocab_size, self.min_frequency, self.max_token_length, prefix, progress, queue
-            )
-            steps = records_to_steps(records, symbols.id_to_token)
+            min_frequency, max_token_length, tie_break = self.min_frequency, self.max_token_length, self.tie_break
+            queue = lambda corpus: LikelihoodQueue(corpus, min_frequency, max_token_length, tie_break)  # noqa: E731
+        records, stop_reason = merge_loop(
+            words, counts, symbols, self.vocab_size, self.min_frequency, self.max_token_length, prefix, progress, queue
+        )
+        steps = records_to_steps(records, symbols.id_to_token)
         vocab = tuple(symbols.id_to_token)
         history = WordPieceTrainingHistory(
             algorithm="WordPiece",
