@@ -141,16 +141,8 @@ class AddedToken:
         return self.__copy__()
 
     def to_dict(self, id: int | None = None) -> dict[str, Any]:
-        data: dict[str, Any] = {} if id is None else {"id": id}
-        data.update(
-            content=self.content,
-            single_word=self.single_word,
-            lstrip=self.lstrip,
-            rstrip=self.rstrip,
-            normalized=self.normalized,
-            special=self.special,
-        )
-        return data
+        fields = {name: getattr(self, name) for name in _ADDED_TOKEN_FIELDS}
+        return fields if id is None else {"id": id, **fields}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "AddedToken":
@@ -178,14 +170,6 @@ class AddedToken:
 def _check_flag(name: str, value: Any) -> None:
     if not isinstance(value, bool):
         raise TypeError(f"AddedToken {name} must be True or False, got {type(value).__name__} {value!r:.60}.")
-
-
-def _ends_with_word(text: str) -> bool:
-    return bool(text) and _WORD_CHAR.match(text[-1]) is not None
-
-
-def _starts_with_word(text: str) -> bool:
-    return bool(text) and _WORD_CHAR.match(text[0]) is not None
 
 
 class AddedVocabulary:
@@ -345,8 +329,8 @@ class AddedVocabulary:
             token_id = ids_by_content[match.group()]
             token = self._id_to_token[token_id]
             if token.single_word:
-                start_space = start == 0 or not _ends_with_word(sentence[:start])
-                stop_space = stop == len(sentence) or not _starts_with_word(sentence[stop:])
+                start_space = start == 0 or _WORD_CHAR.match(sentence[start - 1]) is None
+                stop_space = stop == len(sentence) or _WORD_CHAR.match(sentence[stop]) is None
                 if not (start_space and stop_space):
                     continue
             if token.lstrip:

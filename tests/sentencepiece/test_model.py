@@ -333,6 +333,8 @@ def test_word_by_word_encoding_equals_sentencepiece_with_unknowns_and_bytes(tmp_
         for text in texts + lines[:3]:
             assert ours.encode_as_pieces(text) == theirs.encode_as_pieces(text), (model_type, byte_fallback, text)
             assert ours.encode(text) == theirs.encode(text), (model_type, byte_fallback, text)
+            assert ours.encode(text, out_type=str, add_bos=True, reverse=True, emit_unk_piece=True) == \
+                theirs.encode(text, out_type=str, add_bos=True, reverse=True, emit_unk_piece=True), (model_type, byte_fallback, text)
 
 
 def test_llama_style_model_is_cut_before_runs_of_spaces_and_encodes_as_sentencepiece(tmp_path: Path) -> None:
@@ -351,7 +353,10 @@ def test_llama_style_model_is_cut_before_runs_of_spaces_and_encodes_as_sentencep
     for text in lines[:4] + ["  a  b\n\tc   ", "   lead", "trail   ", "🤗 ▁▁x", "", "x" * 80 + "    y"]:
         assert ours.encode(text) == theirs.encode(text), text
         assert ours.encode_as_pieces(text) == theirs.encode_as_pieces(text), text
-        assert ours.encode(text, out_type="proto").pieces == ours.encode(text, out_type="proto").pieces  # (the slow path too)
+        # the option paths read the same word tables
+        assert ours.encode(text, add_bos=True, add_eos=True) == theirs.encode(text, add_bos=True, add_eos=True), text
+        assert [(p.piece, p.id, p.surface, p.begin, p.end) for p in ours.encode(text, out_type="proto").pieces] == \
+            [(p.piece, p.id, p.surface, p.begin, p.end) for p in theirs.encode(text, out_type="proto").pieces], text
     assert ours.encode(lines[1], return_type="offset_mapping")["ids"] == theirs.encode(lines[1])
 
 

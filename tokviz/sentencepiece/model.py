@@ -259,7 +259,7 @@ class _PieceAutomaton:
         # a character no piece starts with: root's transitions, the unknown node alone
         self.unknown_states = [edges.get, (self.unknown,), "", root, (), edges]
         self.memo_room = _MEMO_ROOM
-        # A small vocabulary's states are all made at load (4,000 pieces: ~10k states, ~20 ms);
+        # A small vocabulary's states are all made at load (4,000 pieces: ~10k states, ~10 ms);
         # a large one's (XLM-R's 250k pieces: over a million) only as texts reach them.
         self.lazy = sum(map(len, levels)) > _EAGER_STATES
         self.prefixes: set[str] = set().union(*levels) if self.lazy else set()
@@ -436,7 +436,7 @@ class SentencePieceModel:
         self._merge_scores: dict[str, float] | None = None
         if self.model_type == ModelType.BPE and finite and PieceType.UNUSED not in types and not user_defined:
             self._merge_scores = {piece: scores[i] for piece, i in matchable.items() if len(piece) > 1}
-        self.byte_fallback = bool(spec.byte_fallback) or any(k == PieceType.BYTE for k in self.types)
+        self.byte_fallback = bool(spec.byte_fallback) or PieceType.BYTE in types
         self.byte_ids = [self.piece_to_id.get(byte_piece(b)) for b in range(256)]
         charsmap = nspec.precompiled_charsmap
         if not charsmap and nspec.name not in ("", "identity") and not nspec.normalization_rule_tsv:
@@ -680,16 +680,6 @@ class SentencePieceModel:
 
     def segment_text(self, normalized: str) -> list[tuple[str, int]]:
         """:meth:`segment` of a whole normalized text, word by word when that is the same (see ``__init__``)."""
-        if self._by_runs:
-            out = []
-            for word in _RUN_CUT.split(normalized) if normalized else ():
-                found = self._word_segments.get(word)
-                if found is None:
-                    found = self.segment(word)
-                    if len(self._word_segments) < 200_000:
-                        self._word_segments[word] = found
-                out += found
-            return out
         if not self._by_words:
             return self.segment(normalized)
         words = normalized.split("\u2581")
@@ -751,6 +741,8 @@ class SentencePieceModel:
 
     def encode(self, text: str) -> list[tuple[str, int]]:
         """``[(piece, id), ...]`` for raw text (normalization included), as sentencepiece encodes it."""
+        if self._word_by_word or self._by_runs:  # (the word tables of :meth:`encode_as`, one cache)
+            return list(zip(self.encode_as(text, False), self.encode_as(text, True)))
         cached = self._cache.get(text)
         if cached is not None:
             return list(cached)

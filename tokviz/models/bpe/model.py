@@ -131,7 +131,11 @@ def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...
             lefts, rights = columns
             if set(map(type, lefts)) == {str} == set(map(type, rights)):
                 return lefts, rights
+    # (Legacy merges.txt lines may start with a "#version" header, which HF skips.)
+    merges = [merge for merge in merges if not (isinstance(merge, str) and merge.startswith("#version"))]
     pairs = [parse_merge(merge, index) for index, merge in enumerate(merges)]  # (says which is malformed)
+    if not pairs:
+        return (), ()
     lefts, rights = zip(*pairs)
     return lefts, rights
 
@@ -153,11 +157,14 @@ def build_merge_map(
     prefix_bytes = len(continuing_subword_prefix.encode("utf-8")) if continuing_subword_prefix else 0
     if not prefix_bytes and lefts:
         # The common case in C; any unknown token falls through to the loop, which explains it.
-        get = vocab.get
-        left_ids = list(map(get, lefts))
-        right_ids = list(map(get, rights))
-        new_ids = tuple(map(get, map(add, lefts, rights)))  # (a tuple: the collector untracks it)
-        if None not in left_ids and None not in right_ids and None not in new_ids and max(new_ids) <= ID_MASK:
+        get = vocab.__getitem__
+        try:
+            left_ids = list(map(get, lefts))
+            right_ids = list(map(get, rights))
+            new_ids = tuple(map(get, map(add, lefts, rights)))  # (a tuple: the collector untracks it)
+        except KeyError:
+            new_ids = (ID_MASK + 1,)
+        if max(new_ids) <= ID_MASK:
             # (Lists first: a dict filled from a chain of lazy maps is built 3-4x slower.)
             packed = list(map(add, range(0, len(new_ids) << _ID_BITS, 1 << _ID_BITS), new_ids))
             merge_map = dict(zip(zip(left_ids, right_ids), packed))
@@ -686,9 +693,6 @@ class BPE(FrozenModel):
         merges = data["merges"]
         if not isinstance(merges, list):
             raise SerializationError("The BPE model's 'merges' must be a list.")
-        # Legacy merges.txt lines may start with a "#version" header, which HF skips.
-        if not set(map(type, merges)) <= {list}:
-            merges = [merge for merge in merges if not (isinstance(merge, str) and merge.startswith("#version"))]
         flags = {}
         for key in ("fuse_unk", "byte_fallback", "ignore_merges"):
             value = data.get(key, False)
