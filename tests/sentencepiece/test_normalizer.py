@@ -57,3 +57,18 @@ def test_an_ascii_text_meets_only_the_ascii_rules(rule: str) -> None:
     assert ascii_rules == {key: value for key, value in parse_charsmap(charsmap).items() if key.isascii()}
     assert ascii_rules.get("\t") == (" " if rule.startswith("nmt") else None)
     assert ascii_rules.get("A") == ("a" if rule.endswith("_cf") else None)
+
+
+def test_random_texts_with_and_without_longer_keys_normalize_as_sentencepiece() -> None:
+    # a text where no longer key can start is mapped by one str.translate; one holding the second character
+    # of some key (halfwidth kana and a sound mark, a letter and a combining accent) walks the rules
+    import random
+
+    rng = random.Random(11)
+    longer_keys = [key for key in parse_charsmap(charsmap_for_rule("nmt_nfkc")) if len(key) > 1]
+    pool = [*"abcXYZ 　\tｶﾞﾊﾟｷｬ゛゜かが\u3099\u309aﬁﬂ①Ｈｅ한국\u1100\u1161é\u0301e\u0308Åñ", *map(chr, range(0x370, 0x3FF))]
+    texts = ["".join(rng.choice(pool) if rng.random() < 0.8 else rng.choice(longer_keys) for _ in range(rng.randrange(1, 25)))
+             for _ in range(300)]
+    for rule in RULES:
+        ours, theirs = SentencePieceNormalizer.from_rule(rule), spm.SentencePieceNormalizer(rule_name=rule)
+        assert [ours.normalize(text) for text in texts] == [theirs.normalize(text) for text in texts], rule

@@ -208,7 +208,7 @@ class _RuleIndex:
     character (but the one before it, when that is a tail) is copied unchanged.
     """
 
-    __slots__ = ("trie", "rules", "first", "used", "singles", "tails", "loaded", "_ascii")
+    __slots__ = ("trie", "rules", "first", "used", "singles", "single_table", "tails", "loaded", "_ascii")
 
     def __init__(self, charsmap: bytes) -> None:
         self.trie = _Trie(charsmap) if charsmap else None
@@ -216,6 +216,8 @@ class _RuleIndex:
         self.first: dict[str, tuple[int, ...]] = {}
         self.used: set[str] = set()
         self.singles: set[str] = set()
+        #: ``ord(char) -> replacement`` of every one-character key loaded (``str.translate``'s table)
+        self.single_table: dict[int, str] = {}
         self.tails: dict[str, frozenset[str]] = {}
         self.loaded: set[str] = set()
         self._ascii: tuple[Any, dict[int, str]] | None | bool = False  # (not made yet)
@@ -245,6 +247,7 @@ class _RuleIndex:
             self.first[char] = tuple(sorted({len(key) for key in found}, reverse=True))
             if char in found:
                 self.singles.add(char)
+                self.single_table[ord(char)] = found[char]
             tails = frozenset(key[1] for key in found if len(key) > 1)
             if tails:
                 self.tails[char] = tails
@@ -342,6 +345,8 @@ class SentencePieceNormalizer:
         present, tails = self._index.hot(set(text) if chars is None else chars)
         if not present:
             return text
+        if not tails:  # (no longer key can match: every rule met is one character, replaced in C)
+            return text.translate(self._index.single_table)
         hot = _hot_pattern(present)
         rules, first = self.rules, self._first
         out: list[str] = []
