@@ -178,6 +178,19 @@ def test_unigram_em_steps_match_sentencepieces_log(tmp_path: Path, lines_of) -> 
     assert len(theirs_pieces & ours_pieces) / len(theirs_pieces | ours_pieces) >= 0.98
 
 
+@pytest.mark.parametrize("options", [dict(split_by_whitespace=False), dict(treat_whitespace_as_suffix=True, split_digits=True)],
+                         ids=["whole-sentences", "suffix-digits"])
+def test_unigram_training_options_match_sentencepiece(options: dict, lines_of) -> None:
+    """Without the whitespace split sentencepiece's EM runs on its sentences as they are, and a
+    piece may hold a "▁" anywhere but at its end (round 2: Jaccard 0.64 and +8.5% held-out tokens on 3,000 lines
+    of wikitext2_valid at 2,000 pieces; measured identical now, there and here)."""
+    lines = lines_of("tinyshakespeare.txt", 0, 4000)  # (short lines: whole-sentence lattices stay small)
+    options = dict(vocab_size=1000, model_type="unigram", num_threads=1, **options)
+    blob = _sp_model(lines, **options)
+    history = tsp.train_sentencepiece(sentence_iterator=iter(lines), **options)
+    assert [(p.piece, p.score) for p in history.proto.pieces] == [(p.piece, p.score) for p in ModelProto.from_bytes(blob).pieces]
+
+
 def test_unigram_seeds_count_sentence_ends_as_sentencepiece_does(tmp_path: Path) -> None:
     """sentencepiece's suffix array runs over the sentences each ended by "\\0"; a substring ending
     in "\\0" counts for the piece without it (here "▁=" ends both sentences, the last one at the end

@@ -852,7 +852,10 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
         for word, n in totals.items():
             if n > lasts[word]:
                 contexts[word, "\u2581"] += n - lasts[word]
-    result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules,
+    # without the whitespace split sentencepiece's EM runs on its sentences as they are (in its
+    # order, repeats apart); with it, on the distinct words by count
+    order = None if spec.split_by_whitespace else sentences
+    result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules, order=order,
                            seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
                            num_sub_iterations=spec.num_sub_iterations, progress=progress)
     return list(result.pieces), result, totals

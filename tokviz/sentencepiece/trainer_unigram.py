@@ -70,7 +70,7 @@ import re
 from itertools import accumulate
 from array import array
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -125,6 +125,11 @@ def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
     the cuts are found once per shape (``"▁a,"`` for ``"▁hello,"``) and mapped back."""
     if _ascii_word(word, rules):
         return [(word, 0)]
+    if not rules.split_by_whitespace:
+        # a "▁" inside a piece is allowed, not at its end: "a▁" is no piece but "a▁b" is, and "▁,"
+        # is while "a▁," is not, so growing a valid prefix would cut where pieces do cross; the
+        # sentence is cut at the unknown marker and tabs only, and each seed is checked
+        return [(part, start) for part, start in _runs_between_boundaries(word) if part]
     tokens = _LETTER_RUNS.findall(word)
     shape = "".join("a" if len(token) > 1 or token.isascii() and token.isalpha() else token for token in tokens)
     cuts = _SHAPES.get((rules, shape))
@@ -135,6 +140,17 @@ def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
 
 
 _LETTER_RUNS = re.compile("[A-Za-z]+|.", re.S)
+_NO_PIECE = re.compile("[\t\u2585]")
+
+
+def _runs_between_boundaries(word: str) -> list[tuple[str, int]]:
+    """``word`` cut at the characters no piece holds (the unknown marker, tabs), with where each part starts."""
+    parts, start = [], 0
+    for found in _NO_PIECE.finditer(word):
+        parts.append((word[start:found.start()], start))
+        start = found.end()
+    parts.append((word[start:], start))
+    return parts
 _SHAPES: dict[tuple[PieceRules, str], list[tuple[int, int]]] = {}
 
 
@@ -192,7 +208,8 @@ def _distinct_per_group(group: np.ndarray, code: np.ndarray, n_groups: int) -> n
     return (distinct >= 2) | (np.bincount(group, weights=code == _SEVERAL, minlength=n_groups) > 0)
 
 
-def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size: int) -> _Corpus:
+def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRules, seed_size: int,
+                        order: Sequence[tuple[str, int]] | None = None) -> _Corpus:
     """sentencepiece's seeds (``MakeSeedSentencePieces``) and every word's lattice nodes for them.
 
     ``contexts``: ``{(word, what follows it in its sentence): count}`` -- the next character, or
@@ -221,7 +238,7 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
                 following = _SEVERAL
             end_next[word] = following
     # sentencepiece's word order (``Sorted``): its float32 sums of expected counts go in this order
-    ordered = sorted(count.items(), key=lambda item: (-item[1], item[0]))
+    ordered = order if order is not None else sorted(count.items(), key=lambda item: (-item[1], item[0]))
     words = [w for w, _ in ordered]
     flat = "\0".join(words) + "\0"
     codes = np.frombuffer(flat.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
@@ -231,7 +248,10 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     first = last - sizes
     word_of = np.repeat(np.arange(len(words)), sizes + 1)
     counts = np.fromiter((c for _, c in ordered), dtype=np.int64, count=len(words))
-    weight = counts[word_of]
+    # (a word listed again -- a repeated sentence -- counts for the seeds at its first place only)
+    seen: set[str] = set()
+    once = np.fromiter((not (w in seen or seen.add(w)) for w in words), dtype=bool, count=len(words))  # type: ignore[func-returns-value]
+    weight = np.where(once, np.fromiter((count[w] for w in words), dtype=np.int64, count=len(words)), 0)[word_of]
     # where a piece starting at each position must end by (its chunk's end; itself where no piece
     # starts: the separators, unknown markers, tabs); the words of ASCII letters are one chunk
     ascii_word = np.fromiter((_ascii_word(w, rules) for w in words), dtype=bool, count=len(words))
@@ -265,7 +285,7 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     # follows the word; and at a word's end, whether (and what after the "\0") it ends sentences
     follower = _lead_codes(codes)
     follower[last] = np.fromiter((tail[w] for w in words), dtype=np.int64, count=len(words))
-    ends_count = np.fromiter((end_count.get(w, 0) for w in words), dtype=np.int64, count=len(words))
+    ends_count = np.fromiter((end_count.get(w, 0) for w in words), dtype=np.int64, count=len(words)) * once
     ends_next = np.fromiter((end_next.get(w, _END) for w in words), dtype=np.int64, count=len(words))
     at_word_end = np.zeros(n_positions + 1, dtype=bool)
     at_word_end[last] = True
@@ -370,19 +390,22 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
 
 
 def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mapping[str, int], vocab_size: int, meta_size: int,
-                  rules: PieceRules, *, seed_size: int = 1_000_000, shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
+                  rules: PieceRules, *, order: Sequence[tuple[str, int]] | None = None, seed_size: int = 1_000_000,
+                  shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
                   progress: Callable[[str, int, int], None] | None = None) -> UnigramResult:
     """Train on ``{(word, what follows it in its sentence): count}`` (sentencepiece's sentences after
     its whitespace split, unknown markers included; after a sentence's last word ``"\\0"`` and the
     first character of the next sentence, nothing after the last one: the seeds see them as
-    sentencepiece's suffix array does); ``vocab_size`` counts meta pieces.
+    sentencepiece's suffix array does); ``vocab_size`` counts meta pieces. ``order``: the words EM
+    runs on, in sentencepiece's order, repeats included (its sentences as they are when it does not
+    split by whitespace); by default the contexts' words by count, highest first, then by word.
 
     Each :class:`EmStep` records what sentencepiece logs: the objective is the negative
     log-likelihood per word and ``num_tokens`` the tokens of the Viterbi segmentation of the whole
     corpus."""
     report = progress or (lambda phase, done, total: None)
     report("seed pieces", 0, 1)
-    corpus = _seeds_and_lattices(contexts, rules, seed_size)
+    corpus = _seeds_and_lattices(contexts, rules, seed_size, order)
     names, occurrence, counts, lattices = corpus.names, corpus.occurrence, corpus.counts, corpus.lattices
     total_count = float(counts.sum())
     n_seeds = len(names)
