@@ -739,12 +739,16 @@ class SentencePieceModel:
         elif not self._word_by_word:
             out = [pair[which] for pair in self.encode(text)]
         else:
-            parts = self.normalizer.normalize(text).split("\u2581")
             table = self._ids_of if ids else self._pieces_of
-            # (every word after the first "▁" looked up in C; a missing one made by the table)
-            out = list(chain.from_iterable(map(table.__getitem__, islice(parts, 1, None))))
-            if parts[0]:  # (before the first "▁": no dummy prefix; never kept)
-                out[:0] = self._finished_word(parts[0])[which]
+            words = self.normalizer.ascii_words(text)  # (most lines: normalized and cut in one split)
+            if words is not None:
+                out = list(chain.from_iterable(map(table.__getitem__, words)))
+            else:
+                parts = self.normalizer.normalize(text).split("\u2581")
+                # (every word after the first "▁" looked up in C; a missing one made by the table)
+                out = list(chain.from_iterable(map(table.__getitem__, islice(parts, 1, None))))
+                if parts[0]:  # (before the first "▁": no dummy prefix; never kept)
+                    out[:0] = self._finished_word(parts[0])[which]
         if len(cache) < 20_000 and len(text) < 10_000:  # (lines, not whole books)
             cache[text] = tuple(out)
         return out
