@@ -43,7 +43,6 @@ from tokviz.added_vocabulary import AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding, PaddingParams, TruncationParams, pad_encodings, truncate_encodings
 from tokviz.engine.byte_level import encode_byte_level
 from tokviz.engine.chunks import encode_chunked, encode_processed
-from tokviz.engine.cut import encode_cut
 from tokviz.engine.plans import EnginePlans
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.models.trainer import finish_progress_lines, train_for_model
@@ -503,11 +502,6 @@ class Tokenizer:
             plan = plans.chunk()
             if plan is not None:
                 fast = encode_chunked(self._added, plan, sequence, type_id, word_index)
-                if fast is not None:
-                    return fast
-            cut = plans.cut()
-            if cut is not None:
-                fast = encode_cut(cut, self._added, sequence, type_id, word_index)
                 if fast is not None:
                     return fast
         return self._encoding_from_splits(self._pipeline(sequence)[0], type_id, word_index)

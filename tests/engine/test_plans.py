@@ -16,9 +16,9 @@ MERGES = [("a", "b")]
 def test_every_plan_shares_the_model_word_encoder_and_is_made_once() -> None:
     model, splitter = BPE(VOCAB, MERGES), Whitespace()
     plans = EnginePlans().current(None, splitter, model)
-    chunk, cut = plans.chunk(), plans.cut()
-    assert chunk.bpe is cut.encoder is plans.encoder() is not None
-    assert plans.current(None, splitter, model).chunk() is chunk and plans.cut() is cut
+    chunk = plans.chunk()
+    assert chunk.bpe is plans.encoder() is not None
+    assert plans.current(None, splitter, model).chunk() is chunk
     assert plans.byte_level() is None  # (no ByteLevel pre-tokenizer: the lane does not apply)
 
 
@@ -31,7 +31,7 @@ def test_a_replaced_or_edited_component_drops_every_plan() -> None:
     model.unk_token = "a"  # edited (an edit generation)
     assert plans.current(None, plans.pre_tokenizer, model).chunk() is not chunk
     model.dropout = 0.5  # sampling: no plan keeps words
-    assert plans.current(None, plans.pre_tokenizer, model).chunk() is None and plans.cut().words is None
+    assert plans.current(None, plans.pre_tokenizer, model).chunk() is None
 
 
 def test_the_model_cache_clear_empties_the_word_caches_and_keeps_the_plans() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from tokviz.encoding import Encoding, flat_offsets_encoding
 from tokviz.engine.bpe import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder, byte_symbol_tokens, symbol_offsets_to_chars
-from tokviz.engine.cut import added_pieces
+from tokviz.engine.chunks import added_pieces
 from tokviz.models.bpe.model import BpeTables
 from tokviz.models.unigram.model import UnigramTables
 from tokviz.patterns import Regex

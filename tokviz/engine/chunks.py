@@ -44,21 +44,18 @@ import regex
 
 from tokviz.encoding import FlatOffsets, flat_offsets_encoding, new_encoding
 from tokviz.normalized import NormalizedString
-from tokviz.engine.cut import added_pieces
-from tokviz.engine.bpe import bpe_word_encoder, joined_tokens, model_splits_at, pieces_pattern, plain_bpe_vocab
+from tokviz.engine.bpe import bpe_word_encoder, joined_tokens, model_splits_at, pieces_pattern, plain_bpe_vocab, word_pieces
 from tokviz.engine.bpe import byte_word_tokens as _byte_word_tokens
 from tokviz.models.bpe.model import BpeTables
 from tokviz.models.unigram.model import UnigramTables
 from tokviz.models.wordpiece.model import WordPieceTables
 from tokviz.models.wordlevel.model import WordLevelTables
 from tokviz.engine.unigram import _UNIGRAM_MAX_WORD, unigram_word_encoder
-from tokviz.engine.wordpiece import wordpiece_word_encoder
+from tokviz.engine.wordpiece import wordlevel_word_encoder, wordpiece_word_encoder
 from tokviz.normalizers import SPACE_ONLY_PATTERNS, WHITESPACE_PATTERNS
 from tokviz.patterns import Regex
 from tokviz.processors import template_masks
 
-#: ASCII whitespace every component agrees on (where a Replace's literal may act, see _stage_is_local).
-_CUT = " \t\n\r"
 _PREPEND_CLASS = regex.compile(r"\p{Grapheme_Cluster_Break=Prepend}")
 
 #: CLIP's pre-tokenizer pattern: no alternative matches whitespace.
@@ -72,6 +69,30 @@ _MAX_CACHED_WORDS = 200_000
 _IDS, _TOKENS, _STARTS, _ENDS = map(itemgetter, range(4))
 
 
+def word_encoder(model: Any) -> Any:
+    """The engine's word encoder for the kind of tables the model declares (``word_tables()``:
+    BPE, WordPiece, WordLevel or Unigram), or None (the engine then calls ``model.tokenize``)."""
+    return bpe_word_encoder(model) or wordpiece_word_encoder(model) or unigram_word_encoder(model) or wordlevel_word_encoder(model)
+
+
+def added_pieces(added: Any, sequence: str) -> list[tuple[int | None, int, int]]:
+    """Raw then normalized added-token matching on a text no normalizer changes: ``(token id or
+    None, start, end)`` per non-empty piece."""
+    pieces: list[tuple[int | None, int, int]] = []
+    raw, normalized = added.has_matchers()
+    first_pass = added.find_matches(sequence, False) if raw else [(None, (0, len(sequence)))]
+    for token_id, (start, end) in first_pass:
+        if start == end:
+            continue
+        if token_id is not None or not normalized:
+            pieces.append((token_id, start, end))
+            continue
+        for inner_id, (inner_start, inner_end) in added.find_matches(sequence[start:end], True):
+            if inner_start != inner_end:
+                pieces.append((inner_id, start + inner_start, start + inner_end))
+    return pieces
+
+
 # ---------------------------------------------------------------------- the plan
 class ChunkPlan:
     """What the engine asked one pipeline's components once, and its word cache: how the
@@ -81,7 +102,7 @@ class ChunkPlan:
     __slots__ = (
         "stages", "pre_tokenizer", "model", "graphemes", "by_segments", "splitter", "one_word", "clip_literals", "words",
         "steps", "words_of", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
-        "odd_values", "shifts", "space_finditer", "openers", "aligned", "aligned_chars", "runs",
+        "odd_values", "shifts", "space_finditer", "openers", "aligned", "aligned_chars", "runs", "cut", "pieces",
     )
 
     def __init__(self, stages: tuple[Any, ...], pre_tokenizer: Any, model: Any, joined: str | None = None, encoder: Any = None) -> None:
@@ -135,6 +156,11 @@ class ChunkPlan:
         #: ``(prepended chars, ((char, replacement), ...))`` when every stage is a Prepend or a
         #: one-char-for-one-char Replace (Llama's): the stages in one step (see _line_fields).
         self.shifts = _shifts(stages)
+        #: The pre-tokenizer's ``cut_spans`` when it only cuts and no other split applies.
+        self.cut: Any = None
+        #: ``word -> pieces`` where the BPE model never merges across (see _pieces_entry),
+        #: made at the first long word; False when the model offers none.
+        self.pieces: Any = None
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
         if isinstance(tables, WordLevelTables):
@@ -162,25 +188,6 @@ def _segment_local(stage: Any) -> bool:
     if isinstance(pattern, str):
         return not any(map(str.isspace, pattern))
     return pattern.pattern in SPACE_ONLY_PATTERNS or pattern.pattern in WHITESPACE_PATTERNS
-
-
-def _stage_is_local(stage: Any, boundary: frozenset[str]) -> bool:
-    if stage.per_char or stage.prepends:
-        return True
-    if not stage.replaces:
-        return False
-    pattern = stage.pattern
-    if isinstance(pattern, str):
-        # A literal of boundary chars only cannot contain the char before a boundary; one
-        # without any cannot contain the char after it.
-        chars = set(pattern)
-        return chars <= boundary or chars.isdisjoint(boundary)
-    source = pattern.pattern
-    if source in SPACE_ONLY_PATTERNS:
-        return True
-    # \s+ may swallow a no-break space before a boundary; then the chunk before it ends with
-    # the replacement, which must be a boundary char for the check after the stage to see it.
-    return source in WHITESPACE_PATTERNS and bool(stage.content) and set(stage.content) <= boundary
 
 
 def split_kind(step: Any) -> str | None:
@@ -293,34 +300,34 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         pre_tokenizer = steps[0]  # (a Sequence of one splits as its one step)
     first = steps[0] if steps else None
     first_kind = None if first is None else split_kind(first)
-    if first is not None and first_kind is None:
+    cut = getattr(pre_tokenizer, "cut_spans", None)
+    if cut is not None and cut("a b") is None:
+        cut = None
+    if first is not None and first_kind is None and cut is None:
         return None
-    # The chars chunks start with (Metaspace and the model-level split see spaces only).
-    boundary = {" ", "▁"} if first is None or first_kind == "metaspace" else set(_CUT) | {"▁"}
-    if first_kind == "metaspace":
-        boundary.add(first.replacement)
-    if not all(_stage_is_local(stage, frozenset(boundary)) for stage in stages):
-        return None
+    if not all(getattr(stage, "aligned_if_unchanged", False) for stage in stages):
+        return None  # (a custom normalizer: an unchanged text may not be aligned to itself)
     joined = None  # the model's tokens joined, for one-word pipelines (see model_splits_at)
     joins: frozenset[str] = frozenset()  # chars such a model may join the split char to
+    whole = False  # no pre-tokenizer, and the model not proved to split at '▁': one word a piece
     if first is None or (first_kind == "metaspace" and not first.split):
         # One split per piece: the model must split at the boundary char itself.
         split_char = "▁" if first is None else first.replacement
         vocab = plain_bpe_vocab(model)
         joined = None if vocab is None else joined_tokens(vocab)
         joins = model_splits_at(model, split_char, joined)
-        if joins is None:
-            return None
-        if first is None and not any(stage.replaces and stage.content == split_char for stage in stages):
+        if first is None and (joins is None or not any(stage.replaces and stage.content == split_char for stage in stages)):
+            whole = True
+        elif joins is None:
             return None
     elif first_kind == "byte_level":
         if not first.use_regex or first.add_prefix_space:
             return None
-    elif first_kind == "regex":
+    elif first_kind == "regex" and cut is None:
         pattern = first.pattern
         if not (first.invert and first.behavior == "removed" and getattr(pattern, "pattern", None) == CLIP_PATTERN):
             return None
-    elif first_kind not in ("words", "metaspace"):
+    elif first_kind not in ("words", "metaspace") and cut is None:
         return None
     plan = ChunkPlan(tuple(stages), pre_tokenizer, model, joined, encoder)
     plan.steps = steps
@@ -328,6 +335,8 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     if plan.splitter == "clip":
         plan.ascii_finditer = _CLIP_ASCII.finditer
         plan.clip_literals = steps[1].use_regex
+    if whole or (plan.splitter is None and cut is not None):
+        plan.splitter, plan.cut = "cut", _whole_piece if whole else cut
     if plan.splitter == "words":
         plan.words_of = steps[0].plain_split().words  # (the pre-tokenizer's own function)
     elif plan.splitter == "ws_metaspace":
@@ -336,7 +345,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         mark = re.escape(metaspace.replacement)
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
         plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall if metaspace.split else None
-    plan.one_word = first is None or (first_kind == "metaspace" and not first.split)
+    plan.one_word = (first is None and not whole) or (first_kind == "metaspace" and not first.split)
     if plan.one_word:
         # The model never joins across a split char that follows another char: cut before runs
         # of it; and around newlines when the model never joins them to anything (each line
@@ -348,6 +357,11 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         mark = re.escape(first.replacement)
         plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall
     return plan
+
+
+def _whole_piece(text: str) -> list[tuple[int, int]]:
+    """A piece as one word (no pre-tokenizer): ``"a b" -> [(0, 3)]``."""
+    return [(0, len(text))] if text else []
 
 
 def _has_clip_literal(text: str) -> bool:
@@ -464,7 +478,7 @@ def _word_entry(plan: ChunkPlan, word: str, byte_level: bool = False) -> tuple[t
     if byte_level:
         entry = tuple(map(tuple, _byte_word_tokens(word, plan.model.tokenize, plan.bpe)))
     elif plan.bpe is not None:
-        entry = plan.bpe(word) or _model_word_entry(plan.model, word)
+        entry = (len(word) > PIECES_FROM and _pieces_entry(plan, word)) or plan.bpe(word) or _model_word_entry(plan.model, word)
     elif plan.wordpiece is not None:
         entry = plan.wordpiece(word) or _model_word_entry(plan.model, word)
     elif plan.unigram is not None and len(word) <= _UNIGRAM_MAX_WORD:
@@ -474,6 +488,35 @@ def _word_entry(plan: ChunkPlan, word: str, byte_level: bool = False) -> tuple[t
     if len(plan.words) < _MAX_CACHED_WORDS:
         plan.words[word] = entry
     return entry
+
+
+#: BPE words longer than this are merged piece by piece where the model allows it (a Llama line
+#: that Digits cuts is one word: its pieces recur across lines, the line does not).
+PIECES_FROM = 32
+
+
+def _pieces_entry(plan: ChunkPlan, word: str) -> tuple[tuple[Any, ...], ...] | None:
+    """A long word's entry as its pieces' entries side by side (each cached), where the BPE
+    model never merges across them (:func:`~tokviz.engine.bpe.word_pieces`); None when the
+    model offers no pieces or the word is one."""
+    if plan.pieces is None:
+        plan.pieces = word_pieces(plan.model) or False
+    pieces = plan.pieces(word) if plan.pieces else ()
+    if len(pieces) < 2 or sum(map(len, pieces)) != len(word):
+        return None
+    ids: list[int] = []
+    values: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    position = 0
+    for piece in pieces:
+        piece_ids, piece_values, piece_starts, piece_ends = plan.words.get(piece) or _word_entry(plan, piece)
+        ids.extend(piece_ids)
+        values.extend(piece_values)
+        starts.extend([start + position for start in piece_starts])
+        ends.extend([end + position for end in piece_ends])
+        position += len(piece)
+    return tuple(ids), tuple(values), tuple(starts), tuple(ends)
 
 
 def _model_word_entry(model: Any, word: str) -> tuple[tuple[Any, ...], ...]:
@@ -791,6 +834,10 @@ def _staged_chars(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | 
             prefix += len(stage.prepend)
             continue
         if kind == "replace":
+            if not stage.replaces:  # (another stage: only where it changes nothing)
+                if stage.normalize_str(text) != text:
+                    return None, prefix, None
+                continue
             pattern = stage.pattern
             if isinstance(pattern, str):
                 if pattern in text:
@@ -962,7 +1009,7 @@ def _segments(plan: ChunkPlan, text: str) -> list[str]:
     return segments
 
 
-def _aligned_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None) -> tuple[Any, ...] | None:
+def _aligned_fields(plan: ChunkPlan, text: str, at_start: bool, added: Any = None) -> tuple[Any, ...] | None:
     """:func:`_line_fields` of a piece whose stages do not keep it aligned as a whole (a line
     of Hindi under BERT's normalizer in a long English text): each segment (see
     :func:`_segments`) is normalized on plain strings where :func:`_staged` can, else with its
@@ -970,26 +1017,32 @@ def _aligned_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_searc
     stage is local to it); the
     normalized piece is then split and encoded in one pass, as :func:`_line_fields` does, and
     each token's span is read from the alignments of its first and last chars, as HF
-    converts offsets. None for what only the general path does: a Prepend stage, a removal
-    at a segment's start (HF's Precompiled shifts every later alignment), a token of no char,
-    an added token matched in the normalized text.
+    converts offsets. Stages not local to segments (a Prepend, a Strip) take the whole piece
+    as one segment. None for what only the general path does: a removal at a segment's start
+    (see below), a token of no char, an added token matched in the normalized text.
 
     >>> from tokviz import models, normalizers, pre_tokenizers
     >>> plan = build_plan(normalizers.NFC(), pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0, "é": 1}, unk_token="[UNK]"))
     >>> _aligned_fields(plan, "e\\u0301 b\\né", True)[1:3]
     (('é', '[UNK]', 'é'), ((0, 1), (3, 4), (5, 6)))
     """
-    if not plan.by_segments or (at_start and plan.splitter == "ws_metaspace" and plan.steps[1].prepend_scheme == "first"):
+    if at_start and plan.splitter == "ws_metaspace" and plan.steps[1].prepend_scheme == "first":
         return None
     parts: list[str] = []
     starts: list[int] = []  # per normalized char, the original span it stands for
     ends: list[int] = []
     position = 0
     aligned = plan.aligned
-    for segment in _segments(plan, text):
+    segments = _segments(plan, text) if plan.by_segments else (text,)
+    for segment in segments:
         end = position + len(segment)
-        staged, _, origin = _staged(plan, segment, False)
-        if staged is not None:
+        staged, prefix, origin = _staged(plan, segment, not position)
+        if staged is not None and prefix and origin is None:
+            # (prepended chars take the first char's alignment)
+            parts.append(staged)
+            starts.extend(chain(repeat(position, prefix), range(position, end)))
+            ends.extend(chain(repeat(position + 1, prefix), range(position + 1, end + 1)))
+        elif staged is not None and not prefix:
             parts.append(staged)
             if origin is None:
                 starts.extend(range(position, end))
@@ -998,10 +1051,12 @@ def _aligned_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_searc
                 starts.extend(map(add, origin, repeat(position)))
                 ends.extend(map(add, origin, repeat(position + 1)))
         else:
+            if plan.graphemes and len(segments) > 1 and any(_loses_a_removal(stage, segment) for stage in plan.stages if stage.on_graphemes):
+                # HF's Precompiled loses a removal at the text's start and shifts every later
+                # alignment; one at a later segment's start, it counts.
+                return None
             known = aligned.get(segment)
             if known is None:
-                if plan.graphemes and any(_loses_a_removal(stage, segment) for stage in plan.stages if stage.on_graphemes):
-                    return None
                 normalized = NormalizedString(segment)
                 for stage in plan.stages:
                     if not normalized.normalized:
@@ -1019,23 +1074,45 @@ def _aligned_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_searc
     normalized_text = "".join(parts)
     if not normalized_text:
         return (), (), (), (), 0  # (an emptied piece has no word, whatever the pre-tokenizer)
-    if normalized_search is not None and normalized_search(normalized_text) is not None:
-        return None
-    fields = _normalized_fields(plan, normalized_text, 0, at_start)
-    if fields is None:
-        return None
-    token_starts = list(map(itemgetter(0), fields[2]))
-    token_ends = list(map(itemgetter(1), fields[2]))
-    if any(map(eq, token_starts, token_ends)):
-        return None
-    offsets = tuple(zip(map(starts.__getitem__, token_starts), map(ends.__getitem__, map(sub, token_ends, repeat(1)))))
-    return fields[0], fields[1], offsets, fields[3], fields[4]
+    if added is not None and added.searches()[1](normalized_text) is not None:
+        matches = added.find_matches(normalized_text, True)  # (normalized-matched added tokens cut out)
+    else:
+        matches = ((None, (0, len(normalized_text))),)
+    ids: list[int] = []
+    tokens: list[str] = []
+    offsets: list[tuple[int, int]] = []
+    words: list[int] = []
+    n_words = 0
+    for token_id, (start, end) in matches:
+        if start == end:
+            continue
+        if token_id is not None:
+            ids.append(token_id)
+            tokens.append(normalized_text[start:end])
+            offsets.append((starts[start], ends[end - 1]))
+            words.append(n_words)
+            n_words += 1
+            continue
+        fields = _normalized_fields(plan, normalized_text[start:end], 0, at_start and not start)
+        if fields is None:
+            return None
+        token_starts = list(map(add, map(itemgetter(0), fields[2]), repeat(start)))
+        token_ends = list(map(add, map(itemgetter(1), fields[2]), repeat(start)))
+        if any(map(eq, token_starts, token_ends)):
+            return None
+        ids.extend(fields[0])
+        tokens.extend(fields[1])
+        offsets.extend(zip(map(starts.__getitem__, token_starts), map(ends.__getitem__, map(sub, token_ends, repeat(1)))))
+        words.extend(map(add, fields[3], repeat(n_words)))
+        n_words += min(fields[4], 1) if plan.one_word else fields[4]
+    return tuple(ids), tuple(tokens), tuple(offsets), tuple(words), n_words
 
 
-def _piece_fields(plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None, flat: bool = False) -> tuple[Any, ...] | None:
-    """A piece's fields: whole on plain strings (:func:`_line_fields`), else by segments."""
-    fields = _line_fields(plan, text, at_start, normalized_search, flat=flat)
-    return fields if fields is not None else _aligned_fields(plan, text, at_start, normalized_search)
+def _piece_fields(plan: ChunkPlan, text: str, at_start: bool, added: Any = None, flat: bool = False) -> tuple[Any, ...] | None:
+    """A piece's fields: whole on plain strings (:func:`_line_fields`), else by segments
+    (``added``: the added vocabulary whose normalized-matched tokens are looked for)."""
+    fields = _line_fields(plan, text, at_start, None if added is None else added.searches()[1], flat=flat)
+    return fields if fields is not None else _aligned_fields(plan, text, at_start, added)
 
 
 def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, flat: bool = False) -> tuple[Any, ...] | None:
@@ -1083,9 +1160,17 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
             words, word_starts, floors = _metaspace_words(plan, text, at_start)
             if not words:
                 return (), (), (), (), 0
+        elif splitter == "cut":
+            spans = plan.cut(text)
+            if not spans:
+                return (), (), (), (), 0
+            words = [text[start:end] for start, end in spans]
+            word_starts = [start - prefix for start, _ in spans]
+            if prefix and len(spans) > 1 and word_starts[1] < 0:
+                return None
         elif splitter != "none" or plan.run_findall is None:
             return None
-        if splitter != "ws_metaspace":
+        if splitter not in ("ws_metaspace", "cut"):
             # These words tile the text: their starts are the running sum of their lengths
             # (less the prepended chars, which are mapped below).
             words = plan.run_findall(text)
@@ -1127,7 +1212,9 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
                 if entry is None:
                     word = words[position]
                     entry = cache_get(word)
-                    if entry is None:
+                    if entry is None and len(word) > PIECES_FROM:
+                        entry = _word_entry(plan, word)
+                    elif entry is None:
                         entry = encoder(word) or _model_word_entry(plan.model, word)
                         if len(words_cache) < _MAX_CACHED_WORDS:
                             words_cache[word] = entry
@@ -1227,10 +1314,10 @@ def encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, wor
 _NO_FIELDS = ((), (), (), (), 0)
 
 
-def _processed_fields(plan: ChunkPlan, sequence: str, normalized_search: Any) -> tuple[Any, ...] | None:
-    """A one-piece sequence's fields as :func:`_encode_chunked` finds them: the whole piece,
-    else its chunks (not when added tokens are matched after the normalizer)."""
-    return _piece_fields(plan, sequence, True, normalized_search, flat=True)
+def _processed_fields(plan: ChunkPlan, sequence: str, added: Any) -> tuple[Any, ...] | None:
+    """A one-piece sequence's fields as :func:`_encode_chunked` finds them (``added``: the
+    added vocabulary when it has normalized-matched tokens)."""
+    return _piece_fields(plan, sequence, True, added, flat=True)
 
 
 def encode_processed(added: Any, plan: ChunkPlan, sequence: str, split: Any) -> Any:
@@ -1256,11 +1343,11 @@ def encode_processed(added: Any, plan: ChunkPlan, sequence: str, split: Any) -> 
     elif plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None
     elif not gc.isenabled():
-        fields = _processed_fields(plan, sequence, normalized_search)
+        fields = _processed_fields(plan, sequence, added if normalized_search is not None else None)
     else:
         gc.disable()
         try:
-            fields = _processed_fields(plan, sequence, normalized_search)
+            fields = _processed_fields(plan, sequence, added if normalized_search is not None else None)
         finally:
             gc.enable()
     if fields is None:
@@ -1299,31 +1386,24 @@ def encode_processed(added: Any, plan: ChunkPlan, sequence: str, split: Any) -> 
 
 def _encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     raw_search, normalized_search = added.searches()
-    if normalized_search is not None and plan.stages:
-        # Added tokens matched in the normalized text: only the whole-piece path, which has
-        # that text at hand, can tell that none occurs (else the general path finds them).
-        if not sequence or word_index is not None or (raw_search is not None and raw_search(sequence) is not None):
-            return None
-        if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
-            return None
-        fields = _piece_fields(plan, sequence, True, normalized_search)
-        if fields is None:
-            return None
-        ids, tokens, offsets, words, _ = fields
-        n = len(ids)
-        return new_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
+    # Added tokens matched after the normalizer are looked for in each piece's normalized text.
+    after = normalized_search is not None and bool(plan.stages)
     if not sequence:
         pieces: list[tuple[int | None, int, int]] = []
     elif (raw_search is None or raw_search(sequence) is None) and (
-        normalized_search is None or normalized_search(sequence) is None
+        after or normalized_search is None or normalized_search(sequence) is None
     ):
         pieces = [(None, 0, len(sequence))]
+    elif after:
+        pieces = [(token_id, start, end) for token_id, (start, end) in added.find_matches(sequence, False) if start != end]
     else:
         pieces = added_pieces(added, sequence)
+    if not after:
+        added = None
     if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None  # a Prepend-class char joins the next char (maybe a space) in one grapheme
     if len(pieces) == 1 and pieces[0][0] is None and word_index is None:
-        fields = _piece_fields(plan, sequence, True, flat=True)
+        fields = _piece_fields(plan, sequence, True, added, flat=True)
         if fields is None:
             return None
         ids, tokens, offsets, words, _ = fields
@@ -1349,7 +1429,7 @@ def _encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, wo
             split_index += 1
             continue
         text = sequence[start:end] if (start or end != len(sequence)) else sequence
-        fields = _piece_fields(plan, text, start == 0)
+        fields = _piece_fields(plan, text, start == 0, added)
         if fields is None:
             return None
         piece_ids, piece_tokens, piece_offsets, piece_words, n_words = fields
@@ -1360,12 +1440,9 @@ def _encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, wo
         tokens.extend(piece_tokens)
         starts.extend([offset[0] + start for offset in piece_offsets])
         ends.extend([offset[1] + start for offset in piece_offsets])
-        if plan.one_word:
-            words.extend(repeat(split_index, len(piece_ids)))
-            split_index += 1
-        else:
-            words.extend([word + split_index for word in piece_words])
-            split_index += n_words
+        words.extend([word + split_index for word in piece_words])
+        # (one-word pipelines: a piece is one word, but where added tokens were cut out of it)
+        split_index += piece_words[-1] + 1 if plan.one_word else n_words
     n = len(ids)
     if word_index is not None:
         words = [word_index] * n

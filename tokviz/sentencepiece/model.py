@@ -680,6 +680,16 @@ class SentencePieceModel:
 
     def segment_text(self, normalized: str) -> list[tuple[str, int]]:
         """:meth:`segment` of a whole normalized text, word by word when that is the same (see ``__init__``)."""
+        if self._by_runs:
+            out = []
+            for word in _RUN_CUT.split(normalized) if normalized else ():
+                found = self._word_segments.get(word)
+                if found is None:
+                    found = self.segment(word)
+                    if len(self._word_segments) < 200_000:
+                        self._word_segments[word] = found
+                out += found
+            return out
         if not self._by_words:
             return self.segment(normalized)
         words = normalized.split("\u2581")
@@ -741,8 +751,6 @@ class SentencePieceModel:
 
     def encode(self, text: str) -> list[tuple[str, int]]:
         """``[(piece, id), ...]`` for raw text (normalization included), as sentencepiece encodes it."""
-        if self._word_by_word or self._by_runs:  # (the word tables of :meth:`encode_as`, one cache)
-            return list(zip(self.encode_as(text, False), self.encode_as(text, True)))
         cached = self._cache.get(text)
         if cached is not None:
             return list(cached)
