@@ -56,11 +56,19 @@ character is folded first among the nodes starting at its position in backward, 
 sentencepiece folds it last (only when a longer piece starts there too); Viterbi ties made by
 float32 rounding of ``best + score`` pick the best predecessor per position here, per following
 node in sentencepiece.
+A piece starting with a combining mark takes no script, so it may cross a script cut the chunks
+make (never seen in the corpora tried). ``input_sentence_size`` with shuffling samples other
+sentences than sentencepiece (its reservoir sampler draws from abseil's Randen generator, seeded
+12345678, which is not reproduced here): measured Jaccard 0.64 on 2,000 of 6,000 lines.
 
 Measured against sentencepiece 0.2.3 with ``num_threads=1`` (same pieces with the same scores, in
 the same order, held-out token counts equal): botchan.txt at 1,000 and 4,000 (8,000: refused by
 sentencepiece too); big.txt's first 6,000 lines at 1,000 and 4,000, first 20,000 at 8,000;
-tinyshakespeare at 1,000, 4,000, 8,000; wikitext2_valid at 4,000.
+tinyshakespeare at 1,000, 4,000, 8,000; wikitext2_valid at 4,000; the 6.8 MB corpus at 1,000,
+4,000, 8,000; a Japanese-script text; and (byte-identical ``.model``) with byte fallback, split
+digits, identity and nfkc_cf normalization, user-defined and control symbols, whitespace as a
+suffix, without the whitespace split, whitespace-only pieces, other seed sizes, shrinking factors
+and sub-iterations.
 """
 
 from __future__ import annotations
