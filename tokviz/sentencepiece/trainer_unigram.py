@@ -119,7 +119,8 @@ def _ascii_word(word: str, rules: PieceRules) -> bool:
 
 def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
     """The parts of ``word`` no piece can cross (script changes, the unknown marker, tabs), with
-    where each starts: ``located_chunks("▁hello,", PieceRules()) == [("▁hello", 0), (",", 6)]``.
+    where each starts: ``located_chunks("▁hello,", PieceRules()) == [("▁hello", 0), (",", 6)]``
+    (with whitespace-only pieces, parts may overlap: see :func:`_whitespace_run_chunks`).
 
     A run of ASCII letters cuts the same whatever its length (one script, no length limit here):
     the cuts are found once per shape (``"▁a,"`` for ``"▁hello,"``) and mapped back."""
@@ -136,11 +137,29 @@ def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
     if cuts is None:
         cuts = _SHAPES[rules, shape] = [(start, len(chunk)) for chunk, start in _cut(shape, rules)]
     offsets = [0, *accumulate(map(len, tokens))]
-    return [(word[offsets[start]:offsets[start + size]], offsets[start]) for start, size in cuts]
+    chunks = [(word[offsets[start]:offsets[start + size]], offsets[start]) for start, size in cuts]
+    if rules.allow_whitespace_only_pieces and "\u2581\u2581" in word:
+        chunks += _whitespace_run_chunks(word, chunks, rules)
+    return chunks
+
+
+def _whitespace_run_chunks(word: str, chunks: list[tuple[str, int]], rules: PieceRules) -> list[tuple[str, int]]:
+    """With whitespace-only pieces a run of "▁" is a piece, and the run's last "▁" also starts the
+    word after it ("▁▁▁hello": "▁▁▁" and "▁hello", where growing valid prefixes cut after the run);
+    as a suffix, the run is one piece though its first "▁" ends the word before ("hello▁▁▁")."""
+    more: list[tuple[str, int]] = []
+    ends = {start: start + len(chunk) for chunk, start in chunks}
+    for run in _WHITESPACE_RUNS.finditer(word):
+        more.append((run.group(), run.start()))
+        after = run.end()
+        if not rules.treat_whitespace_as_suffix and after in ends:
+            more.append((word[after - 1:ends[after]], after - 1))
+    return more
 
 
 _LETTER_RUNS = re.compile("[A-Za-z]+|.", re.S)
 _NO_PIECE = re.compile("[\t\u2585]")
+_WHITESPACE_RUNS = re.compile("\u2581{2,}")
 
 
 def _runs_between_boundaries(word: str) -> list[tuple[str, int]]:
@@ -268,7 +287,7 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     starts_all, sizes_all = np.concatenate(chunk_starts), np.concatenate(chunk_sizes)
     chunk_end = np.arange(n_positions, dtype=np.int64)
     inside = np.repeat(starts_all - np.cumsum(sizes_all) + sizes_all, sizes_all) + np.arange(int(sizes_all.sum()))
-    chunk_end[inside] = np.repeat(starts_all + sizes_all, sizes_all)
+    np.maximum.at(chunk_end, inside, np.repeat(starts_all + sizes_all, sizes_all))  # (parts may overlap)
     in_chunk = chunk_end > np.arange(n_positions)
 
     # characters (sentencepiece leaves the unknown marker and tabs out), most frequent first
