@@ -79,16 +79,13 @@ class AddedToken:
         content = "" if content is None else content
         if not isinstance(content, str):
             raise TypeError(f"AddedToken content must be a string, got {type(content).__name__} {content!r:.60}.")
+        object.__setattr__(self, "content", content)
         for name, value in (("single_word", single_word), ("lstrip", lstrip), ("rstrip", rstrip), ("special", special)):
             _check_flag(name, value)
+            object.__setattr__(self, name, value)
         if normalized is not None:
             _check_flag("normalized", normalized)
-        object.__setattr__(self, "content", content)
-        object.__setattr__(self, "single_word", bool(single_word))
-        object.__setattr__(self, "lstrip", bool(lstrip))
-        object.__setattr__(self, "rstrip", bool(rstrip))
-        object.__setattr__(self, "special", bool(special))
-        object.__setattr__(self, "normalized", (not special) if normalized is None else bool(normalized))
+        object.__setattr__(self, "normalized", (not special) if normalized is None else normalized)
         object.__setattr__(self, "_normalized_given", normalized is not None)
 
     def __setattr__(self, name: str, value: Any) -> None:

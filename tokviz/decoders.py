@@ -274,17 +274,9 @@ class Strip(Decoder):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         result = []
         for token in tokens:
-            start_cut = 0
-            for i, char in enumerate(token[: self.start]):
-                if char != self.content:
-                    break
-                start_cut = i + 1
-            stop_cut = len(token)
-            for i in range(min(self.stop, len(token))):
-                index = len(token) - i - 1
-                if token[index] != self.content:
-                    break
-                stop_cut = index
+            head, tail = token[: self.start], token[len(token) - min(self.stop, len(token)):]
+            start_cut = len(head) - len(head.lstrip(self.content))  # content chars leading the first `start`
+            stop_cut = len(token) - (len(tail) - len(tail.rstrip(self.content)))
             result.append(token[start_cut:stop_cut] if start_cut <= stop_cut else "")
         return result
 

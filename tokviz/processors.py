@@ -221,6 +221,16 @@ def _wrap(
     )
 
 
+def _wrap_each(encodings: list[Encoding], wrap: Any) -> list[Encoding]:
+    """``wrap(encoding, index)`` of each encoding, its overflowing pieces wrapped alike."""
+    result = []
+    for index, encoding in enumerate(encodings):
+        main = wrap(encoding, index)
+        main._overflowing = [wrap(piece, index) for piece in encoding._overflowing]
+        result.append(main)
+    return result
+
+
 def _single_between(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int], add_special_tokens: bool) -> Encoding:
     """One sequence as BERT's and RoBERTa's processors give it: sequence 0, type ids 0, and
     between ``cls`` and ``sep`` when special tokens are added."""
@@ -315,21 +325,15 @@ class BertProcessing(PostProcessor):
     def process_encodings(self, encodings: list[Encoding], add_special_tokens: bool) -> list[Encoding]:
         if not add_special_tokens:
             return encodings
-        result = []
-        for index, encoding in enumerate(encodings):
-            if index == 0:
-                # HF keeps the sequence's own type_ids and gives [CLS]/[SEP] type 0.
-                def wrap(e: Encoding) -> Encoding:
-                    return _wrap(e, [self.cls], [self.sep], None, 0)
-            else:
-                def wrap(e: Encoding) -> Encoding:
-                    wrapped = _wrap(e, [], [self.sep], None, 1)
-                    wrapped._type_ids = wrapped._type_ids[:-1] + (1,)
-                    return wrapped
-            main = wrap(encoding)
-            main._overflowing = [wrap(piece) for piece in encoding._overflowing]
-            result.append(main)
-        return result
+
+        def wrap(encoding: Encoding, index: int) -> Encoding:
+            if index == 0:  # HF keeps the sequence's own type_ids and gives [CLS]/[SEP] type 0
+                return _wrap(encoding, [self.cls], [self.sep], None, 0)
+            wrapped = _wrap(encoding, [], [self.sep], None, 1)
+            wrapped._type_ids = wrapped._type_ids[:-1] + (1,)
+            return wrapped
+
+        return _wrap_each(encodings, wrap)
 
 
 class RobertaProcessing(PostProcessor):
@@ -377,17 +381,9 @@ class RobertaProcessing(PostProcessor):
             encoding._type_ids = (0,) * len(encoding._ids)
         if not add_special_tokens:
             return encodings
-        result = []
-        for index, encoding in enumerate(encodings):
-            before = [self.cls] if index == 0 else [self.sep]
-
-            def wrap(e: Encoding, before: list[tuple[str, int]] = before, index: int = index) -> Encoding:
-                return _wrap(e, before, [self.sep], 0, index)
-
-            main = wrap(encoding)
-            main._overflowing = [wrap(piece) for piece in encoding._overflowing]
-            result.append(main)
-        return result
+        return _wrap_each(
+            encodings, lambda encoding, index: _wrap(encoding, [self.cls] if index == 0 else [self.sep], [self.sep], 0, index)
+        )
 
 
 class ByteLevel(PostProcessor):

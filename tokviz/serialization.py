@@ -196,38 +196,36 @@ def tokenizer_from_dict(data: Any) -> Any:
     # HF adds them all at once; add_tokens sorts out which are special.
     tokenizer._added.add_tokens(tokens, tokenizer.model, tokenizer.normalizer, owned=True)
 
-    truncation = data.get("truncation")
-    if truncation is not None:
-        try:
-            strategy = _STRATEGY_FROM_JSON[truncation.get("strategy", "LongestFirst")]
-            tokenizer.enable_truncation(
-                int(truncation["max_length"]),
-                int(truncation.get("stride", 0)),
-                strategy,
-                str(truncation.get("direction", "Right")).lower(),
-            )
-        except (KeyError, TypeError, AttributeError, ValueError) as error:
-            if isinstance(error, TokvizError):
+    for key, apply in (("truncation", _apply_truncation), ("padding", _apply_padding)):
+        if data.get(key) is not None:
+            try:
+                apply(tokenizer, data[key])
+            except TokvizError:
                 raise
-            raise SerializationError(f"The 'truncation' section of this tokenizer.json is malformed ({error}).") from error
-    padding = data.get("padding")
-    if padding is not None:
-        try:
-            strategy = padding.get("strategy", "BatchLongest")
-            length = None if strategy == "BatchLongest" else int(strategy["Fixed"])
-            tokenizer.enable_padding(
-                direction=str(padding.get("direction", "Right")).lower(),
-                pad_id=int(padding.get("pad_id", 0)),
-                pad_type_id=int(padding.get("pad_type_id", 0)),
-                pad_token=str(padding.get("pad_token", "[PAD]")),
-                length=length,
-                pad_to_multiple_of=padding.get("pad_to_multiple_of"),
-            )
-        except (KeyError, TypeError, AttributeError, ValueError) as error:
-            if isinstance(error, TokvizError):
-                raise
-            raise SerializationError(f"The 'padding' section of this tokenizer.json is malformed ({error}).") from error
+            except (KeyError, TypeError, AttributeError, ValueError) as error:
+                raise SerializationError(f"The {key!r} section of this tokenizer.json is malformed ({error}).") from error
     return tokenizer
+
+
+def _apply_truncation(tokenizer: Any, truncation: Any) -> None:
+    tokenizer.enable_truncation(
+        int(truncation["max_length"]),
+        int(truncation.get("stride", 0)),
+        _STRATEGY_FROM_JSON[truncation.get("strategy", "LongestFirst")],
+        str(truncation.get("direction", "Right")).lower(),
+    )
+
+
+def _apply_padding(tokenizer: Any, padding: Any) -> None:
+    strategy = padding.get("strategy", "BatchLongest")
+    tokenizer.enable_padding(
+        direction=str(padding.get("direction", "Right")).lower(),
+        pad_id=int(padding.get("pad_id", 0)),
+        pad_type_id=int(padding.get("pad_type_id", 0)),
+        pad_token=str(padding.get("pad_token", "[PAD]")),
+        length=None if strategy == "BatchLongest" else int(strategy["Fixed"]),
+        pad_to_multiple_of=padding.get("pad_to_multiple_of"),
+    )
 
 
 def _section(build: Any, data: Any, section: str) -> Any:

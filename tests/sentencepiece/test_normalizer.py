@@ -72,3 +72,20 @@ def test_random_texts_with_and_without_longer_keys_normalize_as_sentencepiece() 
     for rule in RULES:
         ours, theirs = SentencePieceNormalizer.from_rule(rule), spm.SentencePieceNormalizer(rule_name=rule)
         assert [ours.normalize(text) for text in texts] == [theirs.normalize(text) for text in texts], rule
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_ascii_words_are_the_normalized_text_cut_at_each_space_symbol(rule: str) -> None:
+    import random
+
+    rng = random.Random(3)
+    pool = [*map(chr, range(128)), *" " * 20, *"abc" * 10]
+    normalizer = SentencePieceNormalizer.from_rule(rule)
+    texts = ["", " ", "\t\r\n", " Hello\tworld  again ", *("".join(rng.choice(pool) for _ in range(rng.randrange(20))) for _ in range(3000))]
+    if rule.startswith("nmt"):  # (tabs and line ends become spaces, the other controls go)
+        assert normalizer.ascii_words(" Hello\tworld  again ") == ["hello" if rule.endswith("_cf") else "Hello", "world", "again"]
+        assert [normalizer.ascii_words(text) for text in texts] == [normalizer.normalize(text).split("▁")[1:] for text in texts]
+    else:  # (a tab or a control character stays: one split would cut where sentencepiece does not)
+        assert all(normalizer.ascii_words(text) is None for text in texts)
+    assert normalizer.ascii_words("héllo") is None
+    assert SentencePieceNormalizer.from_rule(rule, add_dummy_prefix=False).ascii_words("a b") is None

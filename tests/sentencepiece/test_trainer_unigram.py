@@ -58,3 +58,11 @@ def test_words_are_cut_where_no_piece_can_cross() -> None:
     assert located_chunks("▁naïve▅x", rules) == [("▁naïve", 0), ("x", 7)]  # (the unknown marker is no piece's)
     # a run of ASCII letters cuts the same whatever its length (found once per shape)
     assert located_chunks("▁abcdefghijklmnopqrstuvwxyz--", rules) == [("▁abcdefghijklmnopqrstuvwxyz", 0), ("--", 27)]
+
+
+def test_runs_of_whitespace_overlap_the_word_after_them() -> None:
+    from tokviz.sentencepiece.trainer_unigram import located_chunks
+
+    rules = PieceRules(allow_whitespace_only_pieces=True)
+    # "▁▁▁" is a piece and so is "▁hello" (its last "▁"); "▁▁h..." is none
+    assert located_chunks("▁▁▁hello", rules) == [("▁▁▁", 0), ("hello", 3), ("▁▁▁", 0), ("▁hello", 2)]

@@ -406,11 +406,7 @@ def finish_history(history: Any, started: float) -> Any:
     trained = _TRAINING_FOR.get()
     if trained is not None and hasattr(history, "KEPT_MODEL_OPTIONS") and hasattr(history, "model_options"):
         history = dataclasses.replace(history, model_options=_kept_options(history, trained))
-    try:
-        model = history.model_at(history.max_vocab_size)
-    except ImportError:  # the encoding model module is not there yet; the record stands alone
-        model = None
-    object.__setattr__(history, "model", model)
+    object.__setattr__(history, "model", history.model_at(history.max_vocab_size))
     object.__setattr__(history, "seconds", time.perf_counter() - started)
     return history
 

@@ -680,6 +680,16 @@ class SentencePieceModel:
 
     def segment_text(self, normalized: str) -> list[tuple[str, int]]:
         """:meth:`segment` of a whole normalized text, word by word when that is the same (see ``__init__``)."""
+        if self._by_runs:
+            out = []
+            for word in _RUN_CUT.split(normalized) if normalized else ():
+                found = self._word_segments.get(word)
+                if found is None:
+                    found = self.segment(word)
+                    if len(self._word_segments) < 200_000:
+                        self._word_segments[word] = found
+                out += found
+            return out
         if not self._by_words:
             return self.segment(normalized)
         words = normalized.split("\u2581")
@@ -729,20 +739,22 @@ class SentencePieceModel:
         elif not self._word_by_word:
             out = [pair[which] for pair in self.encode(text)]
         else:
-            parts = self.normalizer.normalize(text).split("\u2581")
             table = self._ids_of if ids else self._pieces_of
-            # (every word after the first "▁" looked up in C; a missing one made by the table)
-            out = list(chain.from_iterable(map(table.__getitem__, islice(parts, 1, None))))
-            if parts[0]:  # (before the first "▁": no dummy prefix; never kept)
-                out[:0] = self._finished_word(parts[0])[which]
+            words = self.normalizer.ascii_words(text)  # (most lines: normalized and cut in one split)
+            if words is not None:
+                out = list(chain.from_iterable(map(table.__getitem__, words)))
+            else:
+                parts = self.normalizer.normalize(text).split("\u2581")
+                # (every word after the first "▁" looked up in C; a missing one made by the table)
+                out = list(chain.from_iterable(map(table.__getitem__, islice(parts, 1, None))))
+                if parts[0]:  # (before the first "▁": no dummy prefix; never kept)
+                    out[:0] = self._finished_word(parts[0])[which]
         if len(cache) < 20_000 and len(text) < 10_000:  # (lines, not whole books)
             cache[text] = tuple(out)
         return out
 
     def encode(self, text: str) -> list[tuple[str, int]]:
         """``[(piece, id), ...]`` for raw text (normalization included), as sentencepiece encodes it."""
-        if self._word_by_word or self._by_runs:  # (the word tables of :meth:`encode_as`, one cache)
-            return list(zip(self.encode_as(text, False), self.encode_as(text, True)))
         cached = self._cache.get(text)
         if cached is not None:
             return list(cached)

@@ -40,6 +40,8 @@ __all__ = ["RULE_NAMES", "charsmap_for_rule", "parse_charsmap", "SentencePieceNo
 RULE_NAMES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
 
 SPACE_SYMBOL = "\u2581"
+#: The characters besides the space that ``str.split()`` cuts an ASCII text at.
+_OTHER_SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
 # runs of 2+ spaces; written so, the regex engine looks for the literal "  " first (4x faster than " {2,}")
 _SPACES = re.compile("  [ ]*")
 
@@ -293,7 +295,8 @@ class SentencePieceNormalizer:
     """Normalize text the way a SentencePiece model does (see the module docstring)."""
 
     __slots__ = ("rules", "add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces",
-                 "treat_whitespace_as_suffix", "user_defined_symbols", "_first", "_index", "_user_first", "_user_split")
+                 "treat_whitespace_as_suffix", "user_defined_symbols", "_first", "_index", "_user_first", "_user_split",
+                 "_split_ascii")
 
     def __init__(self, charsmap: bytes = b"", *, add_dummy_prefix: bool = True, remove_extra_whitespaces: bool = True,
                  escape_whitespaces: bool = True, treat_whitespace_as_suffix: bool = False,
@@ -312,6 +315,9 @@ class SentencePieceNormalizer:
             self._user_first.setdefault(sym[0], []).append(sym)
         # longest symbol first among those starting at the same place, as sentencepiece's prefix matcher
         self._user_split = re.compile("(" + "|".join(map(re.escape, ordered)) + ")") if ordered else None
+        #: whether an ASCII text's words may come from one ``str.split()`` (see :meth:`ascii_words`); None: not known yet
+        self._split_ascii: bool | None = (None if add_dummy_prefix and remove_extra_whitespaces and escape_whitespaces
+                                          and not treat_whitespace_as_suffix and self._user_split is None else False)
 
     @classmethod
     def from_rule(cls, name: str, **options: object) -> "SentencePieceNormalizer":
@@ -402,6 +408,25 @@ class SentencePieceNormalizer:
         if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
             body += space
         return body
+
+    def ascii_words(self, text: str) -> list[str] | None:
+        """``normalize(text).split("▁")[1:]`` of an ASCII text in one ``str.split()`` of the mapped
+        text, or None where that is not the same: spaces collapse and are stripped, then each run
+        between them follows a "▁" -- when the rule leaves no whitespace character but the space
+        (the nmt rules map tabs and line ends to spaces and drop the other controls).
+
+        >>> SentencePieceNormalizer.from_rule("nmt_nfkc").ascii_words("  Hello\tworld ")
+        ['Hello', 'world']
+        """
+        split_ok = self._split_ascii
+        if split_ok is None:
+            fast = self._index.ascii()
+            table = fast[1] if fast is not None else {}
+            mapped = "".join(map(table.get, map(ord, _OTHER_SPACES), _OTHER_SPACES)) + "".join(table.values())
+            split_ok = self._split_ascii = fast is not None and not any(map(mapped.__contains__, _OTHER_SPACES))
+        if not split_ok or not text.isascii():
+            return None
+        return self._map(text).split()
 
     def normalize_all(self, texts: list[str]) -> list[str]:
         """``[self.normalize(t) for t in texts]``, done on all texts joined at once (a trainer's corpus).

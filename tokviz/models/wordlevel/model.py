@@ -162,6 +162,9 @@ _KIND_WORDS = {
 }
 
 
+_KIND_TYPES = {"str": (str,), "bool": (bool,), "float": (int, float), "uint": (int,)}
+
+
 def check_option(owner: str, name: str, kind: str, value: Any) -> Any:
     """A value for a model option, checked as HF's setter checks it (``TypeError`` for the
     wrong kind, ``OverflowError`` for a negative count), converted (``1 -> 1.0`` for floats).
@@ -176,24 +179,11 @@ def check_option(owner: str, name: str, kind: str, value: Any) -> Any:
     base = kind.rstrip("?")
     if value is None and kind.endswith("?"):
         return None
-    wrong = TypeError(f"{owner}.{name} must be {_KIND_WORDS[kind]}, got {type(value).__name__} {value!r:.60}.")
-    if base == "str":
-        if not isinstance(value, str):
-            raise wrong
-        return value
-    if base == "bool":
-        if not isinstance(value, bool):
-            raise wrong
-        return value
-    if base == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise wrong
-        return float(value)
-    if isinstance(value, bool) or not isinstance(value, int):  # uint
-        raise wrong
-    if value < 0:
+    if not isinstance(value, _KIND_TYPES[base]) or (base in ("float", "uint") and isinstance(value, bool)):
+        raise TypeError(f"{owner}.{name} must be {_KIND_WORDS[kind]}, got {type(value).__name__} {value!r:.60}.")
+    if base == "uint" and value < 0:
         raise OverflowError(f"{owner}.{name} must be a whole number >= 0, got {value}.")
-    return value
+    return float(value) if base == "float" else value
 
 
 @dataclass(frozen=True, slots=True, eq=False)
