@@ -122,13 +122,13 @@ def test_clear_cache_makes_the_next_encode_cold():
         tokenizer = Tokenizer(model)
         tokenizer.pre_tokenizer = tokviz.pre_tokenizers.Whitespace()
         assert tokenizer.encode("hugs pun").tokens == expected
-        plan = tokenizer._engine().chunk()
+        plan = tokenizer._engine().cut()
         assert plan is not None and plan.words  # the words were cached
         tokenizer.model._clear_cache()
-        assert tokenizer._engine().chunk() is plan and not plan.words
+        assert tokenizer._engine().cut() is plan and not plan.words
         assert tokenizer.encode("hugs pun").tokens == expected and plan.words
         tokenizer.model._resize_cache(0)
-        assert tokenizer._engine().chunk() is plan and not plan.words
+        assert tokenizer._engine().cut() is plan and not plan.words
         assert tokenizer.encode("hugs pun").tokens == expected
     # GPT-2's pipeline (ByteLevel, no normalizer) keeps its words on the tokenizer.
     tokenizer = Tokenizer(BPE({"h": 0, "u": 1, "g": 2, "Ġ": 3, "ug": 4, "hug": 5}, [("u", "g"), ("h", "ug")]))

@@ -39,7 +39,7 @@ def _everything(encoding: Encoding) -> tuple:
 
 @pytest.fixture(scope="module")
 def bert_json(shared_corpus_lines) -> str:
-    from tests.engine.test_chunks import EXTRA_LINES, build_hf
+    from tests.engine.test_cut import EXTRA_LINES, build_hf
 
     return build_hf("bert", list(shared_corpus_lines) + EXTRA_LINES).to_str()
 

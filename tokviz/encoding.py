@@ -131,11 +131,6 @@ class Encoding:
         )
 
     # ------------------------------------------------------------------ fields
-    def held_fields(self) -> tuple[Any, Any, Any, Any]:
-        """``(ids, tokens, offsets, word ids)`` as this encoding holds them (shared, read only;
-        the properties give copies), for the engine to join encodings without copying."""
-        return self._ids, self._tokens, self._offsets, self._words
-
     @property
     def ids(self) -> list[int]:
         return list(self._ids)

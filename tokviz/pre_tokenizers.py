@@ -181,7 +181,6 @@ class PlainSplit:
 
     - ``words``: ``text -> its words as regex matches`` (an iterator; None for a text where the
       function's tables and the pre-tokenizer's might disagree), when its words are that;
-    - ``whitespace``: no word holds ASCII whitespace, so a text may be cut before a run of it;
     - ``space_mark``: spaces become this char and a word starts at each (Metaspace's fields
       ``prepend_scheme`` and ``split`` say where and whether);
     - ``to_bytes``: words reach the model as byte-level symbols (ByteLevel's ``use_regex``
@@ -195,7 +194,6 @@ class PlainSplit:
     """
 
     words: Callable[[str], Any] | None = None
-    whitespace: bool = False
     space_mark: str | None = None
     to_bytes: bool = False
     pattern: Any = None
@@ -218,9 +216,9 @@ def _whitespace_words(text: str) -> Any:
     return (_WORD_OR_SYMBOLS_ASCII if text.isascii() else WORD_OR_SYMBOLS).finditer(text)
 
 
-_WHITESPACE_SPLIT = PlainSplit(_whitespace_words, whitespace=True)
+_WHITESPACE_SPLIT = PlainSplit(_whitespace_words)
 #: (a class of listed chars: the same in :mod:`re`, which is faster)
-_WHITESPACE_SPLIT_SPLIT = PlainSplit(re.compile(NON_SPACE_RUN.pattern).finditer, whitespace=True, runs=True)
+_WHITESPACE_SPLIT_SPLIT = PlainSplit(re.compile(NON_SPACE_RUN.pattern).finditer, runs=True)
 _BYTE_LEVEL_SPLIT = PlainSplit(to_bytes=True)
 _DIGITS_SPLIT = PlainSplit(digits=True)
 
@@ -332,7 +330,7 @@ def bert_words(text: str) -> Any:
     return _BERT_WORDS.finditer(text)
 
 
-_BERT_SPLIT = PlainSplit(bert_words, whitespace=True)
+_BERT_SPLIT = PlainSplit(bert_words)
 
 
 @dataclass(slots=True, repr=False)

@@ -20,9 +20,9 @@ and returns the trainer's :class:`~tokviz.history.TrainingHistory`.
 >>> tok.encode("hello").ids
 [1]
 
-Speed: pipelines whose stages are local encode each distinct chunk of text once and reuse
-it (:mod:`tokviz.engine.chunks`; GPT-2 byte-level ones have their own lane below); the
-general path handles everything else. ``encode_batch(..., processes=2)`` spreads a large
+Speed: the engine (:mod:`tokviz.engine.cut`; GPT-2 byte-level pipelines in
+:mod:`tokviz.engine.byte_level`) normalizes and splits plain strings as the components declare
+and encodes each distinct word once; the general path handles everything else. ``encode_batch(..., processes=2)`` spreads a large
 batch over processes (the GIL rules out threads).
 
 What this version leaves out: byte offsets (``OffsetType.Byte``), multi-threading (use
@@ -42,7 +42,7 @@ from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_wh
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding, PaddingParams, TruncationParams, pad_encodings, truncate_encodings
 from tokviz.engine.byte_level import encode_byte_level
-from tokviz.engine.chunks import encode_chunked, encode_processed
+from tokviz.engine.cut import encode_cut, encode_processed
 from tokviz.engine.plans import EnginePlans
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.models.trainer import finish_progress_lines, train_for_model
@@ -389,7 +389,7 @@ class Tokenizer:
             tried = True
             if encoding is None:
                 # The whole-piece fields between the template's special tokens, in one step.
-                plan = self._engine().chunk()
+                plan = self._engine().cut()
                 if plan is not None:
                     processed = encode_processed(self._added, plan, sequence, split)
                     if processed is not None:
@@ -499,20 +499,20 @@ class Tokenizer:
                 if fast is not None:
                     return fast
             plans = self._engine()
-            plan = plans.chunk()
+            plan = plans.cut()
             if plan is not None:
-                fast = encode_chunked(self._added, plan, sequence, type_id, word_index)
+                fast = encode_cut(self._added, plan, sequence, type_id, word_index)
                 if fast is not None:
                     return fast
         return self._encoding_from_splits(self._pipeline(sequence)[0], type_id, word_index)
 
     def _prepare_engine(self) -> None:
         """Build the engine's plans now (a load does, as HF's loaded tokenizers are ready to
-        encode): the model's word encoder and its tables, the chunk plan and the byte-level
+        encode): the model's word encoder and its tables, the whole-piece plan and the byte-level
         lane's. A Unigram model's tables take passes over its pieces: 45 ms of XLM-R's 250k;
         a converted Llama's plan 3 ms."""
         plans = self._engine()
-        plans.chunk()
+        plans.cut()
         plans.byte_level()
 
     def _engine(self) -> EnginePlans:

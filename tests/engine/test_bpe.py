@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from tokviz import Tokenizer, models, pre_tokenizers, processors
 from tokviz.byte_level import BYTES_TO_UNICODE
 from tokviz.errors import VocabularyError
-from tokviz.engine.chunks import _model_word_entry, bpe_word_encoder
+from tokviz.engine.cut import _model_word_entry, bpe_word_encoder
 
 WORD_CHARS = ["a", "b", "c", "▁", "é", "中", "😀", "a", "b", "\n"]
 BPE_WORD = st.lists(st.sampled_from(WORD_CHARS), max_size=10).map("".join)
@@ -382,7 +382,7 @@ def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_ma
     built = Tokenizer(model)
     built.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     loaded = Tokenizer.from_str(built.to_str())
-    encoder = loaded._engine().chunk().bpe
+    encoder = loaded._engine().cut().bpe
     producer = dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents
     assert producer == {256: (vocab["a"], vocab["b"]), 257: (vocab["Ġ"], 256), 258: (vocab["Ġ"], vocab["a"])}
     assert loaded.encode("ab ab a").ids == [256, 257, 258]
@@ -392,7 +392,7 @@ def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_ma
     # own encoder, at load too.
     built.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)])
     loaded = Tokenizer.from_str(built.to_str())
-    assert loaded._engine().chunk() is None
+    assert loaded._engine().cut() is None
     encoder = loaded._engine().byte_level().word_entry.args[1]
     assert len(dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents) == 3
     assert loaded.encode("ab1 ab").ids == [256, vocab["1"], 257]
@@ -485,14 +485,14 @@ def test_a_converted_sentencepiece_model_proves_tokens_once_its_word_caches_are_
     hf_model = hf.models.BPE(vocab, merges, **options)
     tokenizer = Tokenizer(models.BPE(vocab, merges, **options))
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
-    plan = tokenizer._engine().chunk()
+    plan = tokenizer._engine().cut()
     encode = plan.bpe
     proven = dict(zip(encode.__code__.co_freevars, encode.__closure__))["made_get"].cell_contents.__self__  # (the memo)
     expected = [[token.id for token in hf_model.tokenize(word)] for word in words]
     assert [list(encode(word)[0]) for word in words] == expected
     assert not proven
     tokenizer.model._clear_cache()
-    assert tokenizer._engine().chunk() is plan  # (the plans follow the model's caches: emptied, kept)
+    assert tokenizer._engine().cut() is plan  # (the plans follow the model's caches: emptied, kept)
     assert [list(encode(word)[0]) for word in words] == expected
     assert len(proven) > 1000
 
@@ -520,9 +520,9 @@ def test_words_of_a_sentencepiece_vocabulary_are_cut_between_letters_and_other_c
     lines += ["you, (you) you.\n²you_ ½x «a»", "x\u00a0y\x00z ,,a..b", "km². a²,"]
     for table, merge_list, cut in ((vocab, merges, True), (joined_vocab, [*merges, ("u", ",")], False)):
         ours, theirs = _llama_like(table, merge_list), _llama_like(table, merge_list, hf)
-        assert ours._engine().chunk().run_findall("▁you,▁(you)") == (["▁you", ",", "▁(", "you", ")"] if cut else ["▁you,", "▁(you)"])
+        assert ours._engine().cut().run_findall("▁you,▁(you)") == (["▁you", ",", "▁(", "you", ")"] if cut else ["▁you,", "▁(you)"])
         for line in lines:
             mine, expected = ours.encode(line), theirs.encode(line)
             assert (mine.ids, mine.offsets) == (expected.ids, expected.offsets), (line, cut)
-        words = ours._engine().chunk().words
+        words = ours._engine().cut().words
         assert ("▁you" in words and "▁you," not in words) is cut

@@ -16,22 +16,22 @@ MERGES = [("a", "b")]
 def test_every_plan_shares_the_model_word_encoder_and_is_made_once() -> None:
     model, splitter = BPE(VOCAB, MERGES), Whitespace()
     plans = EnginePlans().current(None, splitter, model)
-    chunk = plans.chunk()
+    chunk = plans.cut()
     assert chunk.bpe is plans.encoder() is not None
-    assert plans.current(None, splitter, model).chunk() is chunk
+    assert plans.current(None, splitter, model).cut() is chunk
     assert plans.byte_level() is None  # (no ByteLevel pre-tokenizer: the lane does not apply)
 
 
 def test_a_replaced_or_edited_component_drops_every_plan() -> None:
     model, splitter = BPE(VOCAB, MERGES), Whitespace()
     plans = EnginePlans()
-    chunk = plans.current(None, splitter, model).chunk()
-    assert plans.current(None, Whitespace(), model).chunk() is not chunk  # replaced
-    chunk = plans.chunk()
+    chunk = plans.current(None, splitter, model).cut()
+    assert plans.current(None, Whitespace(), model).cut() is not chunk  # replaced
+    chunk = plans.cut()
     model.unk_token = "a"  # edited (an edit generation)
-    assert plans.current(None, plans.pre_tokenizer, model).chunk() is not chunk
+    assert plans.current(None, plans.pre_tokenizer, model).cut() is not chunk
     model.dropout = 0.5  # sampling: no plan keeps words
-    assert plans.current(None, plans.pre_tokenizer, model).chunk() is None
+    assert plans.current(None, plans.pre_tokenizer, model).cut() is None
 
 
 def test_the_model_cache_clear_empties_the_word_caches_and_keeps_the_plans() -> None:
@@ -47,8 +47,8 @@ def test_the_model_cache_clear_empties_the_word_caches_and_keeps_the_plans() -> 
 def test_a_copy_shares_the_plans_until_its_components_change() -> None:
     model, splitter = BPE(VOCAB, MERGES), Whitespace()
     plans = EnginePlans()
-    chunk = plans.current(None, splitter, model).chunk()
+    chunk = plans.current(None, splitter, model).cut()
     twin = copy.copy(plans)
-    assert twin.current(None, splitter, model).chunk() is chunk
+    assert twin.current(None, splitter, model).cut() is chunk
     twin.current(None, Whitespace(), model)
-    assert plans.current(None, splitter, model).chunk() is chunk  # the original keeps its plans
+    assert plans.current(None, splitter, model).cut() is chunk  # the original keeps its plans

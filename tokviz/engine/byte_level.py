@@ -18,7 +18,7 @@ from typing import Any
 
 from tokviz.encoding import Encoding, flat_offsets_encoding
 from tokviz.engine.bpe import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder, byte_symbol_tokens, symbol_offsets_to_chars
-from tokviz.engine.chunks import added_pieces
+from tokviz.engine.cut import added_pieces
 from tokviz.models.bpe.model import BpeTables
 from tokviz.models.unigram.model import UnigramTables
 from tokviz.patterns import Regex
@@ -168,7 +168,7 @@ def encode_byte_level(
 
 def _is_deterministic(model: Any) -> bool:
     """Whether the lane may keep the model's tokens per word: a deterministic model that says
-    how many times its caches were emptied (a Unigram's entries come from the chunk plan)."""
+    how many times its caches were emptied (a Unigram's entries come from the whole-piece plan)."""
     tables = model.word_tables() if hasattr(model, "word_tables") else None
     return getattr(model, "deterministic", False) and not isinstance(tables, UnigramTables)
 
@@ -178,7 +178,7 @@ def _byte_level_plan(pre_tokenizer: Any) -> tuple[bool, Any] | None:
     """``(add_prefix_space, findall or None)`` when the pre-tokenizer is tokviz's ByteLevel, or
     a Split by a regex (behavior "isolated") before a ByteLevel without its own regex: Llama 3's
     and tiktoken-style tokenizers (see :func:`_isolated_findall`)."""
-    from tokviz.engine.chunks import pre_tokenizer_steps, split_kind
+    from tokviz.engine.cut import pre_tokenizer_steps, split_kind
 
     steps = pre_tokenizer_steps(pre_tokenizer)
     rules = tuple(map(split_kind, steps))

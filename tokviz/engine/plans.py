@@ -2,7 +2,7 @@
 
 A plan is what the engine asked the components once (where to cut, what the model's word
 encoder is, which lane applies) and the word caches built on it. All of a tokenizer's plans --
-the whole-piece plan (:mod:`tokviz.engine.chunks`) and the byte-level lane's
+the whole-piece plan (:mod:`tokviz.engine.cut`) and the byte-level lane's
 (:mod:`tokviz.engine.byte_level`) -- are made lazily for the current
 components and share the model's one word encoder. :meth:`EnginePlans.current` is the one place
 that drops them: when a component is replaced or edited (``_mutation.generation()``), all are
@@ -12,10 +12,10 @@ made again; when the model's caches are emptied (``model.cache_epoch``), their w
 >>> from tokviz.pre_tokenizers import Whitespace
 >>> plans = EnginePlans()
 >>> model = WordLevel({"hi": 0, "[UNK]": 1}, unk_token="[UNK]")
->>> plans.current(None, Whitespace(), model).chunk() is plans.current(None, Whitespace(), model).chunk()
+>>> plans.current(None, Whitespace(), model).cut() is plans.current(None, Whitespace(), model).cut()
 False
 >>> splitter = Whitespace()
->>> plans.current(None, splitter, model).chunk() is plans.current(None, splitter, model).chunk()
+>>> plans.current(None, splitter, model).cut() is plans.current(None, splitter, model).cut()
 True
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 from tokviz import _mutation
 from tokviz.engine.byte_level import lane_plan
-from tokviz.engine.chunks import build_plan, word_encoder
+from tokviz.engine.cut import build_plan, word_encoder
 
 _UNMADE = object()
 
@@ -43,7 +43,7 @@ class EnginePlans:
         self.model: Any = None
         self.generation = -1
         self.epoch: int | None = None
-        #: kind ("encoder", "chunk", "byte_level") -> its plan (None: does not apply)
+        #: kind ("encoder", "cut", "byte_level") -> its plan (None: does not apply)
         self.made: dict[str, Any] = {}
 
     def __copy__(self) -> "EnginePlans":
@@ -78,9 +78,9 @@ class EnginePlans:
     def _empty_word_caches(self) -> None:
         # model._clear_cache(): every lane is cold again, its tables kept.
         made = self.made
-        chunk = made.get("chunk")
-        if chunk is not None:
-            chunk.clear_caches()
+        cut = made.get("cut")
+        if cut is not None:
+            cut.clear_caches()
         byte_level = made.get("byte_level")
         if byte_level is not None:
             byte_level.words = {}
@@ -100,9 +100,9 @@ class EnginePlans:
         model = self.model
         return self._get("encoder", lambda: word_encoder(model) if getattr(model, "deterministic", False) else None)
 
-    def chunk(self) -> Any:
-        """The chunk plan (:func:`tokviz.engine.chunks.build_plan`), or None."""
-        return self._get("chunk", lambda: build_plan(self.normalizer, self.pre_tokenizer, self.model, self.encoder()))
+    def cut(self) -> Any:
+        """The whole-piece plan (:func:`tokviz.engine.cut.build_plan`), or None."""
+        return self._get("cut", lambda: build_plan(self.normalizer, self.pre_tokenizer, self.model, self.encoder()))
 
     def byte_level(self) -> Any:
         """The byte-level lane's plan and word cache (:func:`tokviz.engine.byte_level.lane_plan`), or None."""

@@ -1,5 +1,5 @@
-"""Unigram words straight to ``(ids, values, starts, ends)`` tuples for the chunk cache of
-:mod:`tokviz.engine.chunks`: :func:`unigram_word_encoder`."""
+"""Unigram words straight to ``(ids, values, starts, ends)`` tuples for the word cache of
+:mod:`tokviz.engine.cut`: :func:`unigram_word_encoder`."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ def added_pieces(added: Any, sequence: str) -> list[tuple[int | None, int, int]]
 
 
 # ---------------------------------------------------------------------- the plan
-class ChunkPlan:
+class CutPlan:
     """What the engine asked one pipeline's components once, and its word cache: how the
     normalizer's ``stages`` run on plain strings, how the pre-tokenizer splits (``splitter``,
     see :func:`_splitter`), the model's word encoder and tables."""
@@ -212,7 +212,7 @@ def split_kind(step: Any) -> str | None:
         return "regex"
     if plain.digits:
         return "digits"
-    return "words" if plain.words is not None and plain.whitespace else None
+    return "words" if plain.words is not None else None
 
 
 def pre_tokenizer_steps(pre_tokenizer: Any) -> tuple[Any, ...]:
@@ -289,8 +289,8 @@ def _shifts(stages: tuple[Any, ...]) -> tuple[str, tuple[tuple[str, str], ...]] 
     return prepended, tuple(replaces)
 
 
-def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = None) -> ChunkPlan | None:
-    """A :class:`ChunkPlan` for this pipeline, or None when chunks may not be cached.
+def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = None) -> CutPlan | None:
+    """A :class:`CutPlan` for this pipeline, or None when the general path must encode.
     ``encoder``: the model's word encoder, when made already."""
     if not getattr(model, "deterministic", False) or not hasattr(model, "word_tables") or model.word_tables() is None:
         return None  # (a model of no kind the engine knows, BPE with dropout, a sampling Unigram)
@@ -329,7 +329,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
             return None
     elif first_kind not in ("words", "metaspace") and cut is None:
         return None
-    plan = ChunkPlan(tuple(stages), pre_tokenizer, model, joined, encoder)
+    plan = CutPlan(tuple(stages), pre_tokenizer, model, joined, encoder)
     plan.steps = steps
     plan.splitter = _splitter(pre_tokenizer, steps)
     if plan.splitter == "clip":
@@ -392,12 +392,12 @@ def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
             # (With use_regex, as transformers' CLIP converter writes it, GPT-2's pattern
             # splits each piece again, and leaves every piece whole -- a run of letters, a
             # digit, a run of other chars, a contraction -- but the two specials' literals: a
-            # text with one of those takes the chunks, see clip_literals.)
+            # text with one of those takes the general path, see clip_literals.)
             return "clip"
     return None
 
 
-# ---------------------------------------------------------------------- one chunk
+# ---------------------------------------------------------------------- words
 def _loses_a_removal(stage: Any, text: str) -> bool:
     """Whether HF's Precompiled loses a removal on ``text``: its first grapheme cluster is
     removed (nothing before it to count the removal on, see ``normalizers._replace_changes``).
@@ -414,7 +414,7 @@ def _loses_a_removal(stage: Any, text: str) -> bool:
     return first is not None and stage.normalize_str(first.group()) == ""
 
 
-def _metaspace_words(plan: ChunkPlan, text: str, opens_text: bool = False) -> tuple[list[str], list[int], list[int] | None]:
+def _metaspace_words(plan: CutPlan, text: str, opens_text: bool = False) -> tuple[list[str], list[int], list[int] | None]:
     """WhitespaceSplit then Metaspace (T5's and ALBERT's pre-tokenizer) on a normalized piece:
     ``(words, starts, floors)``. Each whitespace-free run gets the replacement char prepended
     unless it starts with one (with ``prepend_scheme="first"`` only a run at the very start of
@@ -467,7 +467,7 @@ def _metaspace_words(plan: ChunkPlan, text: str, opens_text: bool = False) -> tu
     return words, starts, floors
 
 
-def _word_entry(plan: ChunkPlan, word: str, byte_level: bool = False) -> tuple[tuple[Any, ...], ...]:
+def _word_entry(plan: CutPlan, word: str, byte_level: bool = False) -> tuple[tuple[Any, ...], ...]:
     """One word's tokens as ``(ids, values, starts, ends)`` (char offsets in the word), cached in the plan.
 
     >>> from tokviz import models, pre_tokenizers
@@ -495,7 +495,7 @@ def _word_entry(plan: ChunkPlan, word: str, byte_level: bool = False) -> tuple[t
 PIECES_FROM = 32
 
 
-def _pieces_entry(plan: ChunkPlan, word: str) -> tuple[tuple[Any, ...], ...] | None:
+def _pieces_entry(plan: CutPlan, word: str) -> tuple[tuple[Any, ...], ...] | None:
     """A long word's entry as its pieces' entries side by side (each cached), where the BPE
     model never merges across them (:func:`~tokviz.engine.bpe.word_pieces`); None when the
     model offers no pieces or the word is one."""
@@ -540,7 +540,7 @@ _ASCII_SPACES = "\t\n\x0b\x0c\r "
 def _aligned_stage(stage: Any, text: str) -> str | None:
     """A normalizer stage (not Prepend) on ``text`` when its result is aligned char for
     char with ``text`` (unchanged, or each char replaced by one char), else None (also for
-    an empty result): the whole-piece and chunk paths then leave it to the general path.
+    an empty result).
 
     >>> from tokviz.normalizers import NFKC, Lowercase
     >>> _aligned_stage(Lowercase(), "ÉtÉ"), _aligned_stage(NFKC(), "ﬁne")
@@ -620,7 +620,7 @@ def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_asci
     return "".join(parts), positions
 
 
-def _staged(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | None, int, list[int] | None]:
+def _staged(plan: CutPlan, text: str, head: bool = True) -> tuple[str | None, int, list[int] | None]:
     """The normalizer stages on a whole piece, the number of chars they prepended, and where
     runs of whitespace were collapsed, the position in the piece of each char of the result
     (None while every char stands for the char at its own position, see
@@ -663,7 +663,7 @@ class _CharTables:
     """What a run of per-char stages makes of each char met so far (see :func:`_staged_chars`):
     ``known`` chars, the ``translation`` (for ``str.translate``) of those it changes, the
     ``changed`` ones, the ``longer`` ones it makes several chars of (char -> them), and the
-    ``refused`` chars (whose pieces go to the chunks).
+    ``refused`` chars (whose pieces are aligned segment by segment).
 
     >>> tables = _CharTables()
     >>> tables.learn("a", "a"); tables.learn("ﬁ", "fi"); tables.known == {"a", "ﬁ"}, tables.translation, tables.longer
@@ -689,7 +689,7 @@ class _CharTables:
         self.known.add(char)
 
 
-def _char_groups(plan: ChunkPlan) -> list[tuple[str, Any, Any]]:
+def _char_groups(plan: CutPlan) -> list[tuple[str, Any, Any]]:
     """The normalizer stages as :func:`_staged_chars` runs them: ``("prepend", stage, None)``,
     ``("replace", stage, None)`` for a Replace that is not one char for one, and
     ``("chars", stages, tables)`` for each run of per-char stages, whose :class:`_CharTables`
@@ -771,7 +771,7 @@ def _aligned_to_their_chars(stages: list[Any], chars: str, outputs: list[str]) -
     try:
         for stage in stages:
             stage.normalize(normalized)
-    except Exception:  # (the chunks meet it, and say what is wrong)
+    except Exception:  # (the aligned path meets it, and says what is wrong)
         return False
     expected = list(chain.from_iterable(repeat((index, index + 1), len(output)) for index, output in enumerate(outputs)))
     return normalized.normalized == "".join(outputs) and normalized.alignments == expected
@@ -805,14 +805,14 @@ def _printable_ascii_through(stages: list[Any]) -> str | None:
     return text
 
 
-def _staged_chars(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | None, int, list[int] | None]:
+def _staged_chars(plan: CutPlan, text: str, head: bool = True) -> tuple[str | None, int, list[int] | None]:
     """:func:`_staged` on a piece with non-ASCII chars: each run of per-char stages maps
     every char to what it makes of it alone (one ``str.translate``): one char, which keeps the
     piece aligned char for char, or several, each aligned to the char (BERT's spaces around a
     Chinese char, a ligature's letters, the jamo of a Hangul syllable under NFKD): then the
     position of each char of the result in the piece is kept. A char they do not make one or
     more chars of so, alone or in context (see :func:`_chars_output`), leaves the piece to
-    the chunks. Replaces of runs of whitespace collapse them as on ASCII pieces; other
+    :func:`_aligned_fields`. Replaces of runs of whitespace collapse them as on ASCII pieces; other
     Replaces must find nothing.
 
     >>> from tokviz import models, normalizers, pre_tokenizers
@@ -880,7 +880,7 @@ def _staged_chars(plan: ChunkPlan, text: str, head: bool = True) -> tuple[str | 
         longer = tables.longer
         if longer and not longer.keys().isdisjoint(chars):
             if prefix:
-                return None, prefix, None  # (prepended chars and an origin: the chunks)
+                return None, prefix, None  # (prepended chars and an origin: see _aligned_fields)
             # Each char of the result comes from the char it was made of (or, after collapsed
             # runs, from where that char came from).
             sizes = map(len, map(longer.get, text, text))
@@ -905,21 +905,20 @@ def _through_origin(offsets: tuple[tuple[int, int], ...], origin: list[int]) -> 
 
 
 def _line_fields(
-    plan: ChunkPlan, text: str, at_start: bool, normalized_search: Any = None, head: bool = True, flat: bool = False
+    plan: CutPlan, text: str, at_start: bool, normalized_search: Any = None, head: bool = True, flat: bool = False
 ) -> tuple[Any, ...] | None:
     """One whole piece of text (a line, or the text between added tokens) on plain strings:
     ``(ids, tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a
-    stage does not leave the piece aligned char for char (then the chunks do it), or when
+    stage does not leave the piece aligned char for char (then :func:`_aligned_fields`), or when
     ``normalized_search`` (of normalized-matched added tokens) finds one after the stages.
 
-    The rules are :func:`_fast_entry`'s, applied once to the whole piece instead of once per
-    chunk: each stage is run on the piece (an ASCII piece in one C call where possible) and
+    Each stage is run on the piece (an ASCII piece in one C call where possible) and
     must leave it unchanged or change chars one for one (a non-ASCII piece: see
     :func:`_staged_chars`), but for Replaces that collapse runs of whitespace, whose
     positions map the offsets back (a blank line under T5's normalizer, see
     :func:`_collapsed_runs`). The pre-tokenizer's split is
     done on the normalized piece (one regex pass), each word's tokens come from the word
-    cache; no chunk entry is made, so a cold text costs one model call per new word only.
+    cache, so a cold text costs one model call per new word only.
     One-word pipelines (Llama's) are cut before runs of '▁', where their model surely splits.
 
     >>> from tokviz import models, normalizers, pre_tokenizers
@@ -948,7 +947,7 @@ def _line_fields(
     if normalized_search is not None and normalized_search(text) is not None:
         return None
     if origin is not None and at_start and plan.splitter == "ws_metaspace" and plan.steps[1].prepend_scheme == "first":
-        return None  # (whether the first word starts the original text: the chunks or the general path tell)
+        return None  # (whether the first word starts the original text: the general path tells)
     fields = _normalized_fields(plan, text, prefix, at_start, flat and origin is None)
     if origin is None or fields is None:
         return fields
@@ -965,11 +964,11 @@ _WHITESPACE_CHAR = regex.compile(r"\s")
 _MAX_ALIGNED_CHARS = 500_000
 
 
-def _opens_segment(plan: ChunkPlan, char: str) -> bool:
+def _opens_segment(plan: CutPlan, char: str) -> bool:
     """Whether a text may be cut between a line end and ``char`` (see :func:`_segments`): the
     char starts a grapheme cluster and, where a stage replaces runs of whitespace, it is one
     or more chars and no whitespace after every stage (the line end stays whitespace, see
-    :class:`ChunkPlan`): so no run of whitespace, literal without whitespace or cluster
+    :class:`CutPlan`): so no run of whitespace, literal without whitespace or cluster
     reaches over the cut. Asked once per char."""
     opens = plan.openers.get(char)
     if opens is None:
@@ -991,7 +990,7 @@ def _stays(stages: tuple[Any, ...], text: str, whitespace: bool) -> bool:
     return True
 
 
-def _segments(plan: ChunkPlan, text: str) -> list[str]:
+def _segments(plan: CutPlan, text: str) -> list[str]:
     """``text`` cut after each line end (and the whitespace after it) where
     :func:`_opens_segment` allows it.
 
@@ -1009,7 +1008,7 @@ def _segments(plan: ChunkPlan, text: str) -> list[str]:
     return segments
 
 
-def _aligned_fields(plan: ChunkPlan, text: str, at_start: bool, added: Any = None) -> tuple[Any, ...] | None:
+def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None) -> tuple[Any, ...] | None:
     """:func:`_line_fields` of a piece whose stages do not keep it aligned as a whole (a line
     of Hindi under BERT's normalizer in a long English text): each segment (see
     :func:`_segments`) is normalized on plain strings where :func:`_staged` can, else with its
@@ -1108,14 +1107,14 @@ def _aligned_fields(plan: ChunkPlan, text: str, at_start: bool, added: Any = Non
     return tuple(ids), tuple(tokens), tuple(offsets), tuple(words), n_words
 
 
-def _piece_fields(plan: ChunkPlan, text: str, at_start: bool, added: Any = None, flat: bool = False) -> tuple[Any, ...] | None:
+def _piece_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None, flat: bool = False) -> tuple[Any, ...] | None:
     """A piece's fields: whole on plain strings (:func:`_line_fields`), else by segments
     (``added``: the added vocabulary whose normalized-matched tokens are looked for)."""
     fields = _line_fields(plan, text, at_start, None if added is None else added.searches()[1], flat=flat)
     return fields if fields is not None else _aligned_fields(plan, text, at_start, added)
 
 
-def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, flat: bool = False) -> tuple[Any, ...] | None:
+def _normalized_fields(plan: CutPlan, text: str, prefix: int, at_start: bool, flat: bool = False) -> tuple[Any, ...] | None:
     """:func:`_line_fields` on the normalized piece (``prefix``: how many chars the stages
     prepended), offsets in it less the prepended chars (``flat``: as :class:`FlatOffsets`
     where they come out as runs of ints, else always pairs)."""
@@ -1295,18 +1294,18 @@ def _normalized_fields(plan: ChunkPlan, text: str, prefix: int, at_start: bool, 
 
 
 # ---------------------------------------------------------------------- the tokenizer's side
-def encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
-    """The sequence's Encoding (before post-processing) from cached chunks, or None when the
-    general path must do it (a boundary that is not safe in this text).
+def encode_cut(added: Any, plan: CutPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
+    """The sequence's Encoding (before post-processing) from its pieces, or None when the
+    general path must do it.
 
     The cycle collector waits meanwhile: a long cold text makes thousands of cache and
     offset tuples (no cycles among them), and the collections they trigger also walk the
     loaded tokenizer's tables (5-15% of a cold 20 KB encode)."""
     if not gc.isenabled():
-        return _encode_chunked(added, plan, sequence, type_id, word_index)
+        return _encode_cut(added, plan, sequence, type_id, word_index)
     gc.disable()
     try:
-        return _encode_chunked(added, plan, sequence, type_id, word_index)
+        return _encode_cut(added, plan, sequence, type_id, word_index)
     finally:
         gc.enable()
 
@@ -1314,18 +1313,18 @@ def encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, wor
 _NO_FIELDS = ((), (), (), (), 0)
 
 
-def _processed_fields(plan: ChunkPlan, sequence: str, added: Any) -> tuple[Any, ...] | None:
-    """A one-piece sequence's fields as :func:`_encode_chunked` finds them (``added``: the
+def _processed_fields(plan: CutPlan, sequence: str, added: Any) -> tuple[Any, ...] | None:
+    """A one-piece sequence's fields as :func:`_encode_cut` finds them (``added``: the
     added vocabulary when it has normalized-matched tokens)."""
     return _piece_fields(plan, sequence, True, added, flat=True)
 
 
-def encode_processed(added: Any, plan: ChunkPlan, sequence: str, split: Any) -> Any:
+def encode_processed(added: Any, plan: CutPlan, sequence: str, split: Any) -> Any:
     """``encode(sequence)`` of a one-piece line (no added token in it) post-processed by a
     single template ``split`` (see :meth:`TemplateProcessing.single_parts`), built in one go:
     the whole-piece fields between the template's special tokens, no Encoding in between.
-    None when the line is not such a piece or the whole-piece path cannot take it (then the
-    chunk or general path does it).
+    None when the line is not such a piece or the engine cannot take it (then
+    :func:`encode_cut` or the general path does it).
 
     >>> from tokviz import models, pre_tokenizers, processors
     >>> from tokviz.added_vocabulary import AddedVocabulary
@@ -1384,7 +1383,7 @@ def encode_processed(added: Any, plan: ChunkPlan, sequence: str, split: Any) -> 
     )
 
 
-def _encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
+def _encode_cut(added: Any, plan: CutPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
     raw_search, normalized_search = added.searches()
     # Added tokens matched after the normalizer are looked for in each piece's normalized text.
     after = normalized_search is not None and bool(plan.stages)
@@ -1452,4 +1451,4 @@ def _encode_chunked(added: Any, plan: ChunkPlan, sequence: str, type_id: int, wo
     )
 
 
-__all__ = ["ChunkPlan", "build_plan", "encode_chunked", "encode_processed"]
+__all__ = ["CutPlan", "build_plan", "encode_cut", "encode_processed"]

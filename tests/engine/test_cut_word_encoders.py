@@ -1,4 +1,4 @@
-"""Issue 13's per-model fast encoders (tokviz.engine.chunks) against the models themselves.
+"""Issue 13's per-model fast encoders (tokviz.engine.cut) against the models themselves.
 
 ``unigram_word_encoder`` walks the piece dict directly instead of the model's prefix dict;
 on random vocabularies (scores with ties, unk or not, byte fallback or not) and random
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tokviz import Tokenizer, models, normalizers, pre_tokenizers
 from tokviz.errors import VocabularyError
-from tokviz.engine.chunks import (
+from tokviz.engine.cut import (
     _byte_word_tokens,
     _model_word_entry,
     bpe_word_encoder,
@@ -79,7 +79,7 @@ def test_a_word_repeated_in_one_cold_text_is_encoded_once_and_warm_calls_agree()
     text = "the cat the the cat, the"
     cold = t5_like(vocab)
     calls = []
-    plan = cold._engine().chunk()
+    plan = cold._engine().cut()
     original = plan.unigram
     plan.unigram = lambda word: calls.append(word) or original(word)
     first = cold.encode(text)

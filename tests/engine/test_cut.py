@@ -1,4 +1,4 @@
-"""The chunk-cached fast path (tokviz.engine.chunks) against the general path and HF.
+"""The chunk-cached fast path (tokviz.engine.cut) against the general path and HF.
 
 Each pipeline kind of issue 13 is built with HF ``tokenizers`` (trained on a slice of the
 shared corpora, with the real tokenizers' components) and loaded by tokviz. On random text
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokviz import Tokenizer, _mutation, pre_tokenizers
-from tokviz.engine.chunks import build_plan
+from tokviz.engine.cut import build_plan
 from tokviz.pre_tokenizers import GPT2_PATTERN
 
 hf = pytest.importorskip("tokenizers")
@@ -144,7 +144,7 @@ random_text = st.lists(st.sampled_from(_ALPHABET), max_size=25).map("".join)
 def test_every_kind_has_a_plan_or_byte_level_lane(pipelines, kind):
     tok = Tokenizer.from_str(pipelines[kind][0])
     byte_level = kind in ("whisper", "bart")
-    assert (tok._engine().chunk() is not None) or byte_level
+    assert (tok._engine().cut() is not None) or byte_level
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -182,7 +182,7 @@ long_text = st.lists(st.one_of(random_text, st.sampled_from(["The cat sat.", "He
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_long_texts_align_only_the_segments_the_stages_change(pipelines, kind, monkeypatch):
-    import tokviz.engine.chunks as chunks
+    import tokviz.engine.cut as chunks
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
@@ -230,12 +230,12 @@ def test_bert_text_with_unicode_punctuation_stays_on_the_whole_piece_path(pipeli
     """Curly quotes, dashes and accents (English prose) under BertPreTokenizer: the whole-piece
     path splits them with a Unicode regex (checked char by char against BertPreTokenizer's own
     test), so a line with ’ is not left to the chunks."""
-    import tokviz.engine.chunks as chunks
+    import tokviz.engine.cut as chunks
 
     json_text = pipelines[name][0] if name == "bert" else _small_pipelines()[name]
     reference = hf.Tokenizer.from_str(json_text)
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
-    plan = fast._engine().chunk()
+    plan = fast._engine().cut()
     for text in ["“Don’t,” she said — «déjà vu»?", "l’été\u00a0est là… ¿Qué?", "It’s a “test”."]:
         assert chunks._line_fields(plan, text, True) is not None, repr(text)
         ours, expected = fast.encode(text), reference.encode(text)
@@ -250,12 +250,12 @@ def test_chinese_under_bert_stays_on_the_whole_piece_path(pipelines, name):
     Chinese is one whole piece with an origin per normalized char, not a chunk per char
     through the general machinery (~9x HF's time on a cold line of it); same ids and offsets
     as HF, a ligature and full-width letters among them."""
-    import tokviz.engine.chunks as chunks
+    import tokviz.engine.cut as chunks
 
     json_text = pipelines[name][0] if name == "bert" else _small_pipelines()[name]
     reference = hf.Tokenizer.from_str(json_text)
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
-    plan = fast._engine().chunk()
+    plan = fast._engine().cut()
     for text in ["我们今天去公园散步，天气非常好。", "東京は日本の首都です。", "ﬁne 中文 Ｆｕｌｌ", "中", "a中b  文\tc"]:
         fields = chunks._line_fields(plan, text, True)
         assert fields is not None, repr(text)
@@ -268,11 +268,11 @@ def test_chinese_under_bert_stays_on_the_whole_piece_path(pipelines, name):
 
 @pytest.mark.parametrize("kind", ["clip", "albert", "t5"])
 def test_whitespace_runs_and_one_char_changes_stay_on_the_whole_piece_path(pipelines, kind):
-    import tokviz.engine.chunks as chunks
+    import tokviz.engine.cut as chunks
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
-    plan = fast._engine().chunk()
+    plan = fast._engine().cut()
     for text in WHOLE_PIECE_TEXTS:
         assert chunks._line_fields(plan, text, True) is not None, repr(text)
         ours, expected = fast.encode(text), reference.encode(text)
@@ -320,7 +320,7 @@ def test_llama_words_are_cut_at_newlines_only_when_no_merge_takes_them(newline_m
     tok = hf.Tokenizer(models.BPE(vocab, merges, unk_token="<unk>", byte_fallback=True, fuse_unk=True))
     tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
     ours = Tokenizer.from_str(tok.to_str())
-    plan = ours._engine().chunk()
+    plan = ours._engine().cut()
     assert (plan.run_findall("▁end.\nThe▁a") == ["▁end.", "\n", "The", "▁a"]) is not newline_merges
     for text in ["end.\nThe a", "a\n\nThe end.\n", "\nThe\n", "The end.\nThe end.\nxy\n a"]:
         expected = tok.encode(text)
@@ -451,7 +451,7 @@ def test_whitespace_split_then_metaspace_on_the_fast_paths(pipelines, scheme, sp
     json_text = json.dumps(data)
     reference = hf.Tokenizer.from_str(json_text)
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
-    assert fast._engine().chunk().splitter == "ws_metaspace"
+    assert fast._engine().cut().splitter == "ws_metaspace"
     # ("first": only a word at offset 0 of the original text gets its '▁'; HF's Precompiled loses
     # the removal of a leading control char, so "\x01Hello" still counts as starting there.)
     for text in ["Hello world", "  two  spaces\tand\ttabs\n", "▁a ▁▁b a▁b▁ ﬁne Ｆｕｌｌ", "", " ", "\x01Hello x", "\u200bHi there"]:
@@ -500,7 +500,7 @@ def test_a_token_holding_a_greater_than_before_the_space_keeps_the_fast_path(byt
     tok.normalizer = hf_normalizers.Replace(" ", "▁")  # (Gemma's: no prepended '▁')
     fast, general = Tokenizer.from_str(tok.to_str()), _general(tok.to_str())
     assert _model_splits_at(fast.model, "▁") == (None if byte_merge else frozenset({">"}))
-    plan = fast._engine().chunk()
+    plan = fast._engine().cut()
     assert (plan is not None and plan.one_word) or byte_merge
     texts = ["a > </b ab", "x\n ab >  </", "a>b\n\n ab", "😀 ab > < /", ">", " > ", "ab  ab   >   x"]
 
@@ -541,7 +541,7 @@ def test_multi_word_vocabularies_cut_only_where_no_token_reaches_over(train_line
     vocab = tok.get_vocab()
     assert any("▁" in token.lstrip("▁") for token in vocab), "expected tokens spanning words"
     fast, general = Tokenizer.from_str(tok.to_str()), _general(tok.to_str())
-    plan = fast._engine().chunk()
+    plan = fast._engine().cut()
     assert plan is not None and plan.one_word
     lines = plain[1::2]
     words = plan.run_findall("▁" + lines[0].replace(" ", "▁"))
@@ -563,7 +563,7 @@ def test_multi_word_vocabularies_cut_only_where_no_token_reaches_over(train_line
     check()
     # The chunks (cut before spaces) when the whole-piece path is not taken: a chunk that
     # ends in a char some token joins to '▁' is joined to the next one.
-    import tokviz.engine.chunks as chunks
+    import tokviz.engine.cut as chunks
 
     monkeypatch.setattr(chunks, "_line_fields", lambda *args, **kwargs: None)
     fast = Tokenizer.from_str(tok.to_str())
@@ -578,7 +578,7 @@ def test_long_texts_in_segments_equal_the_general_path(pipelines, kind, monkeypa
     """A text the whole-piece path refuses (a few awkward chars) is normalized segment by
     segment, the awkward segments with their alignments. Same fields as the general path,
     and as HF."""
-    import tokviz.engine.chunks as chunks
+    import tokviz.engine.cut as chunks
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
@@ -622,12 +622,12 @@ def test_an_edited_component_is_seen_by_the_next_call(pipelines):
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
     text = "Hello World HELLO"
     before = fast.encode(text).ids
-    plan = fast._engine().chunk()
+    plan = fast._engine().cut()
     for tok in (fast, general):
         object.__setattr__(tok.normalizer, "lowercase", False)
         object.__setattr__(tok.normalizer, "strip_accents", False)
     _mutation.bump()
-    assert fast._engine().chunk() is not plan
+    assert fast._engine().cut() is not plan
     after = fast.encode(text)
     assert _fields(after) == _fields(general.encode(text))
     assert after.ids != before
@@ -646,7 +646,7 @@ def test_what_the_engine_refuses_takes_the_general_path_and_the_rest_agrees_with
         fast.normalizer, fast.pre_tokenizer = normalizer, pre_tokenizers.Punctuation()
         general = Tokenizer.from_str(fast.to_str())
         general.use_fast_path = False
-        assert fast._engine().chunk().splitter == "cut"
+        assert fast._engine().cut().splitter == "cut"
         for text in [" a b a ", "a b\n ﬁ a.", "", "  "]:
             assert _fields(fast.encode(text)) == _fields(general.encode(text)), (normalizer, text)
 
@@ -752,7 +752,7 @@ def test_whole_piece_path_equals_general_path_and_hf(name):
 
 def test_whole_piece_fields_literal():
     from tokviz import models, normalizers, pre_tokenizers
-    from tokviz.engine.chunks import _line_fields
+    from tokviz.engine.cut import _line_fields
 
     vocab = {"[UNK]": 0, "hi": 1, "!": 2, "▁": 3, "▁a": 4, "b": 5, "a": 6}
     plan = build_plan(normalizers.Lowercase(), pre_tokenizers.Whitespace(), models.WordLevel(vocab, unk_token="[UNK]"))
@@ -799,11 +799,11 @@ def test_clip_as_converted_takes_the_whole_piece_path_but_for_the_specials_liter
     a contraction), so a line takes the whole-piece path (it was the chunks, 4.3x HF cold on the
     real file); the specials' literals are cut in three by it, so a text holding one where they
     are not added tokens goes to the chunks. Same fields as the general path and as HF."""
-    import tokviz.engine.chunks as chunks
+    import tokviz.engine.cut as chunks
 
     json_text, reference = pipelines["clip_converted"]
     fast = Tokenizer.from_str(json_text)
-    plan = fast._engine().chunk()
+    plan = fast._engine().cut()
     assert plan.splitter == "clip" and plan.clip_literals
     for text in ["Hello world, it's 42!", "don't  stop—now «quoted» café ①"]:
         assert chunks._line_fields(plan, text, True) is not None, text
@@ -813,7 +813,7 @@ def test_clip_as_converted_takes_the_whole_piece_path_but_for_the_specials_liter
     data["added_tokens"] = []  # the literals now reach the pre-tokenizer
     bare_json = json.dumps(data)
     bare, bare_reference, bare_general = Tokenizer.from_str(bare_json), hf.Tokenizer.from_str(bare_json), _general(bare_json)
-    bare_plan = bare._engine().chunk()
+    bare_plan = bare._engine().cut()
     assert chunks._line_fields(bare_plan, "a <|endoftext|> b", True) is None
     assert chunks._line_fields(bare_plan, "a <| b |>", True) is not None
     for text in ["a <|endoftext|> b", "<|startoftext|>x", "a <| b |>", "plain text"]:
@@ -827,7 +827,7 @@ def test_clip_as_converted_takes_the_whole_piece_path_but_for_the_specials_liter
 def test_clip_ascii_regex_splits_as_the_clip_pattern(text):
     import regex
 
-    from tokviz.engine.chunks import _CLIP_ASCII
+    from tokviz.engine.cut import _CLIP_ASCII
 
     assert [m.span() for m in _CLIP_ASCII.finditer(text)] == [m.span() for m in regex.finditer(CLIP_PATTERN, text)]
 
@@ -958,7 +958,7 @@ def test_fast_lane_encodings_keep_their_offsets_flat_through_the_post_processor(
 def test_a_chars_expansion_is_taken_only_where_each_new_char_is_aligned_to_it():
     """The whole-piece path maps a char's several chars back to it; a stage that aligns them
     otherwise (here one of them to nothing) leaves such pieces to the chunks."""
-    from tokviz.engine.chunks import _aligned_to_their_chars
+    from tokviz.engine.cut import _aligned_to_their_chars
     from tokviz.normalized import NormalizedString
     from tokviz.normalizers import BertNormalizer, NFKD
 
@@ -984,7 +984,7 @@ def test_a_chars_expansion_is_taken_only_where_each_new_char_is_aligned_to_it():
 import random  # noqa: E402
 
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary  # noqa: E402
-from tokviz.engine.chunks import encode_chunked  # noqa: E402
+from tokviz.engine.cut import encode_cut  # noqa: E402
 from tokviz.models import BPE, WordLevel  # noqa: E402
 from tokviz.normalizers import NFKC, Lowercase, Normalizer, Sequence  # noqa: E402
 from tokviz.pre_tokenizers import Split, Whitespace  # noqa: E402
@@ -1116,29 +1116,29 @@ def test_fuzzed_text_encodes_as_in_hf(kind, pairs) -> None:
 def test_the_untuned_kinds_take_the_engine_and_it_agrees_with_the_general_path(pairs, test_lines) -> None:
     for kind in ("wordlevel", "split_added", "wordpiece_punct", "llama_digits"):
         _, ours = pairs[kind]
-        plan = ours._engine().chunk()
+        plan = ours._engine().cut()
         assert plan is not None, kind
-        assert all(encode_chunked(ours._added, plan, line, 0, None) is not None for line in test_lines), kind
+        assert all(encode_cut(ours._added, plan, line, 0, None) is not None for line in test_lines), kind
         general = Tokenizer.from_str(ours.to_str())
         general.use_fast_path = False
         for line in test_lines:
             assert _hf_fields(ours.encode(line)) == _hf_fields(general.encode(line)), (kind, line)
-    assert ours._engine().chunk().pieces  # (llama_digits: its long words went piece by piece)
+    assert ours._engine().cut().pieces  # (llama_digits: its long words went piece by piece)
 
 
 def test_a_worked_example_with_added_tokens() -> None:
     model = BPE({"k": 0, "i": 1, "n": 2, "g": 3, "ki": 4, "ng": 5, "king": 6, "[UNK]": 7}, [("k", "i"), ("n", "g"), ("ki", "ng")], unk_token="[UNK]")
     plan = build_plan(Sequence([NFKC(), Lowercase()]), Split(" ", "removed"), model)
     added = AddedVocabulary()
-    encoding = encode_chunked(added, plan, "king kin  g", 0, None)
+    encoding = encode_cut(added, plan, "king kin  g", 0, None)
     assert (encoding.ids, encoding.offsets, encoding.word_ids) == ([6, 4, 2, 3], [(0, 4), (5, 7), (7, 8), (10, 11)], [0, 1, 1, 2])
     # An added token is cut out first and is a word of its own.
     added.add_tokens([AddedToken("<x>", special=True)], model, None)
-    encoding = encode_chunked(added, plan, "king<x>kin", 0, None)
+    encoding = encode_cut(added, plan, "king<x>kin", 0, None)
     assert (encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids) == (
         [6, 8, 4, 2], ["king", "<x>", "ki", "n"], [(0, 4), (4, 7), (7, 9), (9, 10)], [0, 1, 2, 2])
     # A normalizer that changes the text: that segment is normalized with its alignments.
-    encoding = encode_chunked(added, plan, "KING<x>ＫＩ", 0, None)
+    encoding = encode_cut(added, plan, "KING<x>ＫＩ", 0, None)
     assert (encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids) == (
         [6, 8, 4], ["king", "<x>", "ki"], [(0, 4), (4, 7), (7, 9)], [0, 1, 2])
 
@@ -1164,12 +1164,12 @@ def test_the_engine_word_cache_empties_with_the_model_cache() -> None:
     model = BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")])
     splitter = Whitespace()
     plans = EnginePlans()
-    plan = plans.current(None, splitter, model).chunk()
-    encode_chunked(AddedVocabulary(), plan, "ab ab", 0, None)
+    plan = plans.current(None, splitter, model).cut()
+    encode_cut(AddedVocabulary(), plan, "ab ab", 0, None)
     assert list(plan.words) == ["ab"]
     model.clear_cache()
-    assert plans.current(None, splitter, model).chunk() is plan  # the plan is kept, its words go
-    encode_chunked(AddedVocabulary(), plan, "a", 0, None)
+    assert plans.current(None, splitter, model).cut() is plan  # the plan is kept, its words go
+    encode_cut(AddedVocabulary(), plan, "a", 0, None)
     assert list(plan.words) == ["a"]
     model.dropout = 0.5
     assert build_plan(None, Whitespace(), model) is None  # sampling: nothing kept
@@ -1181,9 +1181,9 @@ def test_only_the_segments_a_line_local_normalizer_changes_are_aligned() -> None
     model = WordLevel({"fi": 0, "x": 1, "[UNK]": 2}, unk_token="[UNK]")
     plan = build_plan(NFKC(), Whitespace(), model)
     assert plan.by_segments and not build_plan(Sequence([NFKC(), Strip()]), Whitespace(), model).by_segments
-    encoding = encode_chunked(AddedVocabulary(), plan, "x x\nﬁ x\nx", 0, None)
+    encoding = encode_cut(AddedVocabulary(), plan, "x x\nﬁ x\nx", 0, None)
     assert (encoding.tokens, encoding.offsets, encoding.word_ids) == (
         ["x", "x", "fi", "x", "x"], [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)], [0, 1, 2, 3, 4])
     # Strip is not local to lines: the segment is normalized whole (its ends only).
-    stripped = encode_chunked(AddedVocabulary(), build_plan(Sequence([NFKC(), Strip()]), Whitespace(), model), " ﬁ\nx ", 0, None)
+    stripped = encode_cut(AddedVocabulary(), build_plan(Sequence([NFKC(), Strip()]), Whitespace(), model), " ﬁ\nx ", 0, None)
     assert (stripped.tokens, stripped.offsets) == (["fi", "x"], [(1, 2), (3, 4)])
