@@ -148,24 +148,8 @@ def count_words(
     update = counts.update
     saw_text = False
     done = 0
-    def count_batch(batch: Any) -> bool:
-        """Count a batch of texts (an item that is not a string); whether any had text."""
-        had_text = False
-        for text in _texts_of((batch,)):
-            had_text = had_text or bool(text.strip())
-            if normalize is not None:
-                text = normalize(text)
-            if split is None:
-                if text:
-                    counts[text] += 1
-            else:
-                update(split(text))
-        return had_text
-
-    for text in texts:
-        if type(text) is not str:  # a batch: the rare path, kept out of the loop over lines
-            saw_text = count_batch(text) or saw_text
-        else:
+    for item in texts:
+        for text in (item,) if type(item) is str else _texts_of((item,)):  # (an item may be a batch)
             if not saw_text and text.strip():
                 saw_text = True
             if normalize is not None:
