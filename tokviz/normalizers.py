@@ -87,7 +87,7 @@ class Normalizer(DataclassComponent):
     #: normalizers that work char by char or per grapheme (a line end closes a grapheme and
     #: composes with nothing), so the engine aligns only the lines they change.
     local_to_lines: ClassVar[bool] = False
-    #: What the chunk engine asks (:mod:`tokviz.engine.cut`): does it act on each char (or
+    #: What the engine asks (:mod:`tokviz.engine.cut`): does it act on each char (or
     #: grapheme cluster) alone, whatever is around it?
     per_char: ClassVar[bool] = False
     #: ... on grapheme clusters (a char's output may depend on the marks after it)?
