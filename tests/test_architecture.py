@@ -21,7 +21,7 @@ CORE = (
 #: The layers, bottom up, as README's architecture section draws them: a module imports from its own
 #: layer and the ones below. A name is a module or a package (its modules, unless named apart).
 LAYERS = (
-    "errors limits _mutation _component _lazy _views byte_level json_floats models.base",
+    "errors limits _mutation _component _lazy _views byte_level json_floats precompiled_charsmap models.base",
     "normalized patterns",
     "normalizers pre_tokenizers decoders added_vocabulary",
     "history word_counts",

@@ -98,6 +98,21 @@ def test_two_level_counting_gives_the_same_words_in_the_same_order(pre_tokenizer
     assert list(counted.items()) == list(direct.items())
 
 
+def test_two_level_counting_follows_the_pre_tokenizers_declaration():
+    from tokviz.word_counts import _two_level_counter
+
+    class Bert(pre_tokenizers.BertPreTokenizer):  # declares what its base does
+        pass
+
+    class Dashes(pre_tokenizers.BertPreTokenizer):  # pre-tokenizes its own way: no declaration
+        def pre_tokenize(self, pretokenized):
+            pretokenized.split(lambda _, piece: piece.split("-", "removed"))
+
+    assert _two_level_counter(Bert()) is not None and _two_level_counter(pre_tokenizers.ByteLevel()) is not None
+    assert [_two_level_counter(p) for p in (Dashes(), pre_tokenizers.Whitespace(), pre_tokenizers.ByteLevel(use_regex=False))] == [None] * 3
+    assert count_words(["a-b c-a"], pre_tokenizer=Dashes()) == {"a": 2, "b c": 1}
+
+
 def test_batches_of_strings_count_like_the_flat_texts():
     flat = ["the cat sat", "the hat", "a cat"]
     mixed = [flat[:2], iter(flat[2:])]  # the HF course's get_training_corpus() yields lists

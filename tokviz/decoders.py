@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Sequence as SequenceType
 
-from tokviz._component import CustomComponent, JsonComponent, check_bool, check_str
+from tokviz._component import CustomComponent, JsonComponent, check_bool, check_str, check_whole
 from tokviz.byte_level import UNICODE_TO_BYTES
 from tokviz.errors import SerializationError, TokvizError
 from tokviz.patterns import compile_pattern, match_spans
@@ -262,14 +262,14 @@ class Strip(Decoder):
     _FIELDS = ("content", "start", "stop")
     _CHECKS = {
         "content": lambda v: _check_char("Strip", "content", v),
-        "start": lambda v: _check_count("Strip", "start", v),
-        "stop": lambda v: _check_count("Strip", "stop", v),
+        "start": lambda v: check_whole("Strip", "start", v),
+        "stop": lambda v: check_whole("Strip", "stop", v),
     }
 
     def __init__(self, content: str = " ", left: int = 0, right: int = 0) -> None:
         self.content = _check_char("Strip", "content", content)
-        self.start = _check_count("Strip", "left", left)
-        self.stop = _check_count("Strip", "right", right)
+        self.start = check_whole("Strip", "left", left)
+        self.stop = check_whole("Strip", "right", right)
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         result = []
@@ -286,14 +286,6 @@ def _check_char(owner: str, name: str, value: Any) -> str:
         raise TypeError(f"{owner} {name} must be a string of length 1, got {type(value).__name__} {value!r}.")
     if len(value) != 1:
         raise ValueError(f"{owner} {name}: expected a string of length 1, got {value!r}.")
-    return value
-
-
-def _check_count(owner: str, name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{owner} {name} must be a whole number, got {type(value).__name__} {value!r}.")
-    if value < 0:
-        raise OverflowError(f"{owner} {name} must be a whole number >= 0, got {value} (HF: can't convert negative int to unsigned).")
     return value
 
 

@@ -35,7 +35,6 @@ import re
 import sys
 import base64
 import binascii
-import struct
 import unicodedata
 from dataclasses import dataclass
 
@@ -50,6 +49,7 @@ from tokviz import limits
 from tokviz.errors import LimitExceededError, SerializationError, TokvizError
 from tokviz.normalized import WHITESPACE, NormalizedString, is_whitespace
 from tokviz.patterns import Regex
+from tokviz.precompiled_charsmap import PrecompiledCharsmap
 
 __all__ = [
     "Normalizer",
@@ -87,7 +87,7 @@ class Normalizer(DataclassComponent):
     #: normalizers that work char by char or per grapheme (a line end closes a grapheme and
     #: composes with nothing), so the engine aligns only the lines they change.
     local_to_lines: ClassVar[bool] = False
-    #: What the chunk engine asks (:mod:`tokviz.engine.cut`): does it act on each char (or
+    #: What the engine asks (:mod:`tokviz.engine.cut`): does it act on each char (or
     #: grapheme cluster) alone, whatever is around it?
     per_char: ClassVar[bool] = False
     #: ... on grapheme clusters (a char's output may depend on the marks after it)?
@@ -629,23 +629,13 @@ class ByteLevel(Normalizer):
 # --------------------------------------------------------------------------- SentencePiece
 
 
-class _CharsMap:
-    """SentencePiece's ``precompiled_charsmap``: a Darts double-array trie over UTF-8
-    bytes whose leaves point into a blob of NUL-terminated replacement strings.
+class _CharsMap(PrecompiledCharsmap):
+    """HF's reading of a charsmap: the first (shortest) matching prefix, per grapheme cluster."""
 
-    Layout: ``[trie size in bytes: u32 LE][trie units: u32 LE ...][replacements]``.
-    """
-
-    __slots__ = ("units", "replacements", "outputs", "longest", "ascii")
+    __slots__ = ("outputs", "longest", "ascii")
 
     def __init__(self, data: bytes) -> None:
-        if len(data) < 4:
-            raise SerializationError("The Precompiled normalizer's charsmap is empty or truncated.")
-        trie_bytes = int.from_bytes(data[:4], "little")
-        if trie_bytes % 4 or 4 + trie_bytes > len(data) or trie_bytes == 0:
-            raise SerializationError("The Precompiled normalizer's charsmap is not a SentencePiece charsmap.")
-        self.units = struct.unpack_from(f"<{trie_bytes // 4}I", data, 4)
-        self.replacements = data[4 + trie_bytes :]
+        super().__init__(data)
         #: The longest replacement, in UTF-8 bytes (SentencePiece's NFKC maps: 33, 18 characters).
         self.longest = max(map(len, self.replacements.split(b"\0")), default=0)
         #: Grapheme cluster -> what it becomes (see :func:`_precompiled_str`).
@@ -688,11 +678,7 @@ class _CharsMap:
         Like HF, the first (shortest) matching prefix replaces the WHOLE chunk.
         """
         value = self.first_prefix_value(chunk.encode("utf-8"))
-        if value is None:
-            return None
-        end = self.replacements.find(b"\0", value)
-        raw = self.replacements[value:] if end == -1 else self.replacements[value:end]
-        return raw.decode("utf-8", errors="replace")
+        return None if value is None else self.replacement(value).decode("utf-8", errors="replace")
 
 
 @lru_cache(maxsize=8)
@@ -787,7 +773,7 @@ class Precompiled(Normalizer):
     >>> Precompiled(b"").normalize_str("x")
     Traceback (most recent call last):
     ...
-    tokviz.errors.SerializationError: The Precompiled normalizer's charsmap is empty or truncated.
+    tokviz.errors.SerializationError: The precompiled charsmap is empty or truncated.
     """
 
     local_to_lines: ClassVar[bool] = True

@@ -187,7 +187,9 @@ class PlainSplit:
       and ``add_prefix_space`` say how they are found);
     - ``pattern``: the regex or literal it splits on (Split's ``behavior``, ``invert``);
     - ``digits``: it isolates numbers (Digits' ``individual_digits``);
-    - ``runs``: its words are exactly the runs of non-whitespace.
+    - ``runs``: its words are exactly the runs of non-whitespace;
+    - ``within_runs``: its words never cross whitespace and each run of non-whitespace splits
+      alone as in its text (word counting splits the runs, then each distinct run once).
 
     >>> [match.group() for match in Whitespace().plain_split().words("Hi, you")]
     ['Hi', ',', 'you']
@@ -200,6 +202,7 @@ class PlainSplit:
     digits: bool = False
     #: Its words are exactly the runs of non-whitespace (WhitespaceSplit's).
     runs: bool = False
+    within_runs: bool = False
 
 
 # --------------------------------------------------------------------------- whitespace
@@ -330,7 +333,7 @@ def bert_words(text: str) -> Any:
     return _BERT_WORDS.finditer(text)
 
 
-_BERT_SPLIT = PlainSplit(bert_words)
+_BERT_SPLIT = PlainSplit(bert_words, within_runs=True)
 
 
 @dataclass(slots=True, repr=False)

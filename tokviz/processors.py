@@ -254,26 +254,11 @@ def _wrap_single(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int])
     flat = flat_offsets_of(encoding)
     if flat is not None and not flat[2] and not flat[3]:
         # Offsets still flat: they stay flat, the special tokens at (0, 0) (see flat_offsets_encoding).
-        return flat_offsets_encoding(
-            (cls[1], *encoding._ids, sep[1]),
-            fixed[0],
-            (cls[0], *encoding._tokens, sep[0]),
-            (None, *encoding._words, None),
-            (flat[0], flat[1], 1, 1),
-            fixed[1],
-            fixed[2],
-            fixed[4],
-        )
-    return new_encoding(
-        (cls[1], *encoding._ids, sep[1]),
-        fixed[0],
-        (cls[0], *encoding._tokens, sep[0]),
-        (None, *encoding._words, None),
-        ((0, 0), *encoding._offsets, (0, 0)),
-        fixed[1],
-        fixed[2],
-        fixed[4],
-    )
+        make, offsets = flat_offsets_encoding, (flat[0], flat[1], 1, 1)
+    else:
+        make, offsets = new_encoding, ((0, 0), *encoding._offsets, (0, 0))
+    return make((cls[1], *encoding._ids, sep[1]), fixed[0], (cls[0], *encoding._tokens, sep[0]),
+                (None, *encoding._words, None), offsets, fixed[1], fixed[2], fixed[4])
 
 
 #: n -> the type ids, special tokens and attention masks, the range of a wrapped sequence of

@@ -20,10 +20,7 @@ from tokviz.errors import LimitExceededError, TokenizerFileError
 
 
 def read_tokenizer_json(data: bytes | str, name: str = "This tokenizer.json") -> dict[str, Any]:
-    """The one reader of tokenizer.json, for ``Tokenizer.from_str``, ``Tokenizer.from_file`` and
-    ``tokviz.load``: the guarded JSON entry (:func:`tokviz.limits.parse_json`: size, values, numbers,
-    Unicode, nesting), a Unigram model's scores read as HF reads them, then every section checked
-    against the limits (:func:`check_tokenizer_json_sections`) -- all before anything is built.
+    """Parse and check a tokenizer.json (see the module's docstring), before anything is built.
 
     >>> read_tokenizer_json('{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}')["model"]["vocab"]
     {'a': 0}

@@ -54,19 +54,24 @@ def _word_splitter(pre_tokenizer: Any) -> Callable[[str], Iterable[str]] | None:
 
 def _two_level_counter(pre_tokenizer: Any) -> tuple[Callable[[str], Iterable[str]], Callable[[str], list[str]]] | None:
     """``(split, finish)`` when counting can be done in two levels: count the pieces
-    ``split`` finds in each text, then turn each DISTINCT piece into words with ``finish``.
+    ``split`` finds in each text, then turn each DISTINCT piece into words with ``finish``;
+    chosen by what the pre-tokenizer declares (its ``plain_split()``, which a subclass that
+    pre-tokenizes its own way does not inherit):
 
-    - ByteLevel: count the GPT-2 regex matches, byte-map each distinct match once (the
-      corpus has 1.5M matches but 50k distinct ones).
-    - BertPreTokenizer: a word never spans whitespace, so count whitespace-separated runs
-      (its own WhitespaceSplit) and punctuation-split each distinct run once.
+    - bytes (ByteLevel with its regex): count the GPT-2 regex matches, byte-map each distinct
+      match once (the corpus has 1.5M matches but 50k distinct ones);
+    - words within whitespace runs (BertPreTokenizer): count the runs, split each distinct one once.
 
     Both give exactly the words ``pre_tokenize_words`` gives (tests compare them).
     """
     from tokviz import pre_tokenizers
     from tokviz.byte_level import text_to_symbols
 
-    if type(pre_tokenizer) is pre_tokenizers.ByteLevel:
+    declare = getattr(pre_tokenizer, "plain_split", None)
+    plain = declare() if declare is not None else None
+    if plain is None:
+        return None
+    if plain.to_bytes:
         if not pre_tokenizer.use_regex:
             return None
         findall = pre_tokenizers.gpt2_findall
@@ -78,7 +83,7 @@ def _two_level_counter(pre_tokenizer: Any) -> tuple[Callable[[str], Iterable[str
         else:
             split = findall
         return split, lambda piece: [text_to_symbols(piece)]
-    if type(pre_tokenizer) is pre_tokenizers.BertPreTokenizer:
+    if plain.within_runs:
         return pre_tokenizers.WhitespaceSplit().pre_tokenize_words, pre_tokenizer.pre_tokenize_words
     return None
 
@@ -143,24 +148,8 @@ def count_words(
     update = counts.update
     saw_text = False
     done = 0
-    def count_batch(batch: Any) -> bool:
-        """Count a batch of texts (an item that is not a string); whether any had text."""
-        had_text = False
-        for text in _texts_of((batch,)):
-            had_text = had_text or bool(text.strip())
-            if normalize is not None:
-                text = normalize(text)
-            if split is None:
-                if text:
-                    counts[text] += 1
-            else:
-                update(split(text))
-        return had_text
-
-    for text in texts:
-        if type(text) is not str:  # a batch: the rare path, kept out of the loop over lines
-            saw_text = count_batch(text) or saw_text
-        else:
+    for item in texts:
+        for text in (item,) if type(item) is str else _texts_of((item,)):  # (an item may be a batch)
             if not saw_text and text.strip():
                 saw_text = True
             if normalize is not None:

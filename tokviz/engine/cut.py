@@ -336,7 +336,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         plan.ascii_finditer = _CLIP_ASCII.finditer
         plan.clip_literals = steps[1].use_regex
     if whole or (plan.splitter is None and cut is not None):
-        plan.splitter, plan.cut = "cut", _whole_piece if whole else cut
+        plan.splitter, plan.cut = "cut", _whole_piece if whole else (_cut_by_words(steps) or cut)
     if plan.splitter == "words":
         plan.words_of = steps[0].plain_split().words  # (the pre-tokenizer's own function)
     elif plan.splitter == "ws_metaspace":
@@ -357,6 +357,45 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         mark = re.escape(first.replacement)
         plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall
     return plan
+
+
+def _cut_by_words(steps: tuple[Any, ...]) -> Any:
+    """A Sequence whose first step hands words of plain strings (``plain_split().words``) and
+    whose later steps only cut: ``text -> spans`` that cuts each distinct word by the later
+    steps once (a word's cuts depend on it alone), or None for other pre-tokenizers.
+
+    >>> from tokviz import pre_tokenizers
+    >>> cut = _cut_by_words(pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Digits(True)]).steps())
+    >>> cut("ab12 c3")
+    [(0, 2), (2, 3), (3, 4), (5, 6), (6, 7)]
+    """
+    if len(steps) < 2 or split_kind(steps[0]) != "words":
+        return None
+    later = [getattr(step, "cut_spans", None) for step in steps[1:]]
+    if any(cut is None or cut("a b") is None for cut in later):
+        return None
+    words_of = steps[0].plain_split().words
+    cuts: dict[str, list[tuple[int, int]]] = {}
+
+    def cut(text: str) -> list[tuple[int, int]] | None:
+        matches = words_of(text)
+        if matches is None:
+            return None
+        spans: list[tuple[int, int]] = []
+        for match in matches:
+            word = match.group()
+            pieces = cuts.get(word)
+            if pieces is None:
+                pieces = [(0, len(word))]
+                for step_cut in later:
+                    pieces = [(start + a, start + b) for start, end in pieces for a, b in step_cut(word[start:end])]
+                if len(cuts) < _MAX_CACHED_WORDS:
+                    cuts[word] = pieces
+            base = match.start()
+            spans.extend([(base + start, base + end) for start, end in pieces])
+        return spans
+
+    return cut
 
 
 def _whole_piece(text: str) -> list[tuple[int, int]]:
@@ -1161,6 +1200,8 @@ def _normalized_fields(plan: CutPlan, text: str, prefix: int, at_start: bool, fl
                 return (), (), (), (), 0
         elif splitter == "cut":
             spans = plan.cut(text)
+            if spans is None:
+                return None
             if not spans:
                 return (), (), (), (), 0
             words = [text[start:end] for start, end in spans]

@@ -25,14 +25,11 @@ from __future__ import annotations
 
 import lzma
 import re
-import struct
-import sys
-from array import array
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from tokviz.errors import SerializationError
+from tokviz.precompiled_charsmap import PrecompiledCharsmap
 
 __all__ = ["RULE_NAMES", "charsmap_for_rule", "parse_charsmap", "SentencePieceNormalizer"]
 
@@ -80,16 +77,8 @@ class _Trie:
     __slots__ = ("units", "raw", "normalized", "children", "root")
 
     def __init__(self, charsmap: bytes) -> None:
-        if len(charsmap) < 4:
-            raise SerializationError("The precompiled charsmap is truncated.")
-        (trie_size,) = struct.unpack("<I", charsmap[:4])
-        if trie_size % 4 or 4 + trie_size > len(charsmap) or trie_size == 0:
-            raise SerializationError("The precompiled charsmap is truncated.")
-        self.raw = charsmap[4:4 + trie_size]
-        self.units = array("I", self.raw)  # (one C-level copy; the file is little-endian)
-        if sys.byteorder == "big":
-            self.units.byteswap()
-        self.normalized = charsmap[4 + trie_size:]
+        read = PrecompiledCharsmap(charsmap)  # (the one reader: header checked there)
+        self.raw, self.units, self.normalized = read.raw, read.units, read.replacements
         self.children: dict[int, list[tuple[int, int]]] = {}
         self.root = _offset(self.units[0])
 

@@ -75,6 +75,9 @@ CACHE_MAX_WORD_LENGTH = 256
 _ID_BITS = 32
 ID_MASK = (1 << _ID_BITS) - 1
 NO_MERGE = 1 << 62  # larger than any packed merge
+#: The options of the "model" section of tokenizer.json, in HF's order (between "type" and "vocab").
+_JSON_OPTIONS = ("dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", "byte_fallback",
+                 "ignore_merges")
 #: Words with more symbols than this merge through the heap (:func:`merge_all`, O(n log n))
 #: instead of the rescanning list (O(n) per merge). Measured crossover in CPython: the list is
 #: ~2x faster on 8-24 symbols, the heap ~2x faster from 64 (a 100-char Chinese line without a
@@ -655,13 +658,7 @@ class BPE(FrozenModel):
             "vocab": self._vocab,
             "merges": self.merges,
             "cache_capacity": self.cache_capacity,
-            "dropout": self.dropout,
-            "unk_token": self.unk_token,
-            "continuing_subword_prefix": self.continuing_subword_prefix,
-            "end_of_word_suffix": self.end_of_word_suffix,
-            "fuse_unk": self.fuse_unk,
-            "byte_fallback": self.byte_fallback,
-            "ignore_merges": self.ignore_merges,
+            **{name: getattr(self, name) for name in _JSON_OPTIONS},
             **({} if self._rng is random else {"rng": self._rng}),  # (the module itself cannot be pickled)
         }
 
@@ -673,13 +670,7 @@ class BPE(FrozenModel):
         )
         return {
             "type": "BPE",
-            "dropout": self.dropout,
-            "unk_token": self.unk_token,
-            "continuing_subword_prefix": self.continuing_subword_prefix,
-            "end_of_word_suffix": self.end_of_word_suffix,
-            "fuse_unk": self.fuse_unk,
-            "byte_fallback": self.byte_fallback,
-            "ignore_merges": self.ignore_merges,
+            **{name: getattr(self, name) for name in _JSON_OPTIONS},
             "vocab": ordered_vocab(vocab_r),
             "merges": [[vocab_r[left_id], vocab_r[right_id]] for _, left_id, right_id in by_rank],
         }
