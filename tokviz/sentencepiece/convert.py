@@ -1,18 +1,18 @@
-"""A SentencePiece model as a tokviz ``Tokenizer`` and back, the way HF's converters build it.
+"""A SentencePiece model as a tokviz ``Tokenizer`` (in HF's components) and back.
 
-``tokenizer_from_proto`` follows ``transformers``' ``SpmConverter``:
+``tokenizer_from_proto`` encodes and decodes as sentencepiece does, where HF's converters differ
+(whitespace rules, user-defined symbols, the unknown piece's text):
 
-- normalizer: ``Sequence([Precompiled(charsmap), Strip(right), Replace(' {2,}', '▁')])`` (no
-  ``Precompiled`` for the identity rule);
-- pre-tokenizer: ``Metaspace("▁", prepend_scheme="always" | "never")`` from ``add_dummy_prefix``;
+- normalizer: :func:`normalizer_from_spec` over the whole line (charsmap, whitespace removal,
+  escaping, dummy prefix);
+- pre-tokenizer: a ``Split`` isolating user-defined symbols in the normalized text, and
+  ``Metaspace(split=True)`` when cutting before each ``▁`` provably changes nothing;
 - model: ``Unigram(pieces, unk_id, byte_fallback)``, or ``BPE(vocab, merges, unk_token,
   fuse_unk=True, byte_fallback)`` with the merges read off the vocabulary (every split of a
   piece into two pieces, ranked by the piece's score, as HF's ``SentencePieceExtractor`` does);
-- decoder: ``Metaspace``, or with byte fallback ``Sequence([Replace('▁', ' '), ByteFallback(),
-  Fuse(), Strip(' ', 1, 0)])``;
-- control pieces become special added tokens; user-defined pieces are cut out of the *normalized*
-  text by a ``Split`` pre-tokenizer (longest first, as sentencepiece's prefix matcher), see
-  :func:`assemble_tokenizer`.
+- decoder: ``Sequence([Replace(unk, ' ⁇ '), Replace('▁', ' '), ByteFallback(), Fuse(), Strip(' ', 1, 0)])``
+  (ByteFallback with byte fallback, Strip with a dummy prefix);
+- control pieces become special added tokens.
 
 ``proto_from_tokenizer`` goes back: a Unigram or BPE tokenizer with a ``Precompiled`` (or no)
 normalizer and a ``Metaspace`` pre-tokenizer becomes a ``ModelProto`` that sentencepiece loads.
@@ -142,10 +142,11 @@ def tokenizer_from_proto(proto: ModelProto, *, add_bos: bool = False) -> Any:
 
     It segments as sentencepiece does (every ``normalizer_spec`` field honoured, see
     :func:`normalizer_from_spec`; no word split unless it provably changes nothing, see
-    :func:`_words_start_at_spaces`). Control pieces become special added tokens, user-defined ones
-    added tokens; the decoder turns ``▁`` back into spaces, joins byte pieces and drops the dummy
-    prefix. With ``add_bos`` the model's BOS piece (``bos_piece``, when it is a control piece) goes in
-    front, as transformers' ``LlamaTokenizerFast`` puts it for the same file (then
+    :func:`_words_start_at_spaces`). Control pieces become special added tokens; user-defined ones are
+    found in the normalized text (:func:`assemble_tokenizer`). The decoder writes the unknown piece as
+    ``unk_surface`` (' ⁇ '), turns ``▁`` back into spaces, joins byte pieces and drops the dummy prefix,
+    as sentencepiece's ``decode``. With ``add_bos`` the model's BOS piece (``bos_piece``, when it is a
+    control piece) goes in front, as transformers' ``LlamaTokenizerFast`` puts it for the same file (then
     ``encode(text, add_special_tokens=False)`` is sentencepiece's ``encode(text)``); without, ``encode``
     is sentencepiece's ``encode`` (what the app shows for the models it trains).
     """
@@ -157,7 +158,8 @@ def tokenizer_from_proto(proto: ModelProto, *, add_bos: bool = False) -> Any:
         byte_fallback=bool(spec.byte_fallback) or any(p.type == PieceType.BYTE for p in proto.pieces),
         controls=[p.piece for p in proto.pieces if p.type == PieceType.CONTROL],
         user_defined=[p.piece for p in proto.pieces if p.type == PieceType.USER_DEFINED],
-        split_at_spaces=_words_start_at_spaces(proto), treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix)
+        split_at_spaces=_words_start_at_spaces(proto), treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix,
+        unk_surface=spec.unk_surface)
     bos = _control_id(proto, spec.bos_piece) if add_bos else None
     if bos is not None:
         piece = proto.pieces[bos].piece
@@ -168,7 +170,7 @@ def tokenizer_from_proto(proto: ModelProto, *, add_bos: bool = False) -> Any:
 
 def assemble_tokenizer(model: Any, normalizer_spec: NormalizerSpec, *, byte_fallback: bool, controls: Sequence[str] = (),
                        user_defined: Sequence[str] = (), split_at_spaces: bool = False,
-                       treat_whitespace_as_suffix: bool = False) -> Any:
+                       treat_whitespace_as_suffix: bool = False, unk_surface: str = " \u2047 ") -> Any:
     """The ``Tokenizer`` around a SentencePiece model's segmenter (tokviz ``Unigram`` or ``BPE``):
     :func:`normalizer_from_spec`, ``Metaspace(split=True)`` when ``split_at_spaces`` (see
     :func:`_words_start_at_spaces`), the decoder, ``controls`` as special added tokens and
@@ -178,7 +180,13 @@ def assemble_tokenizer(model: Any, normalizer_spec: NormalizerSpec, *, byte_fall
 
     tokenizer = Tokenizer(model)
     tokenizer.normalizer = normalizer_from_spec(normalizer_spec)
-    parts: list[Any] = [decoders.Replace(_SPACE, " ")] if normalizer_spec.escape_whitespaces else []
+    parts: list[Any] = []
+    unk = _unk_piece(model)
+    if unk:
+        # sentencepiece decodes the unknown piece as trainer_spec.unk_surface (' ⁇ '), not as '<unk>'
+        parts.append(decoders.Replace(Regex(r"\A" + _literal(unk) + r"\z"), unk_surface))
+    if normalizer_spec.escape_whitespaces:
+        parts.append(decoders.Replace(_SPACE, " "))
     if byte_fallback:
         parts.append(decoders.ByteFallback())
     parts.append(decoders.Fuse())
@@ -205,6 +213,12 @@ def assemble_tokenizer(model: Any, normalizer_spec: NormalizerSpec, *, byte_fall
     if controls:
         tokenizer.add_tokens([AddedToken(piece, normalized=False, special=True) for piece in controls])
     return tokenizer
+
+
+def _unk_piece(model: Any) -> str | None:
+    if isinstance(model, Unigram):
+        return None if model.unk_id is None else model.id_to_token(model.unk_id)
+    return getattr(model, "unk_token", None)
 
 
 def _literal(text: str) -> str:
