@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 import json
 
 import pytest
@@ -16,8 +17,49 @@ from tokenizers import trainers as hf_trainers
 from tokviz import pre_tokenizers, trainers
 from tokviz.errors import EmptyCorpusError, SpecialTokenError, TokvizError, VocabSizeError
 from tokviz.history import MergeStep
-from tokviz.models.bpe.trainer import BpeTrainer, BpeTrainingHistory, course_reference_merges
+from tokviz.models.bpe.trainer import BpeTrainer, BpeTrainingHistory
 from tokviz.word_counts import count_words
+
+
+def course_reference_merges(
+    word_counts: Mapping[str, int], vocab_size: int, special_tokens: Sequence[str] = ()
+) -> list[tuple[str, str]]:
+    """The HF course's BPE loop, verbatim in spirit: recount every pair of every word at
+    every merge. Quadratic; the oracle of these tests.
+
+    >>> course_reference_merges({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, 10)
+    [('u', 'g'), ('u', 'n'), ('h', 'ug')]
+    """
+    vocab = list(special_tokens) + sorted({char for word in word_counts for char in word})
+    splits = {word: list(word) for word in word_counts}
+    merges: list[tuple[str, str]] = []
+    while len(vocab) < vocab_size:
+        pair_freqs: dict[tuple[str, str], int] = {}
+        for word, freq in word_counts.items():
+            split = splits[word]
+            for index in range(len(split) - 1):
+                pair = (split[index], split[index + 1])
+                pair_freqs[pair] = pair_freqs.get(pair, 0) + freq
+        best_pair, max_freq = None, 0
+        for pair, freq in pair_freqs.items():  # strict '>': the first pair met wins ties
+            if freq > max_freq:
+                best_pair, max_freq = pair, freq
+        if best_pair is None:
+            break
+        left, right = best_pair
+        for word in word_counts:
+            split = splits[word]
+            index = 0
+            while index < len(split) - 1:
+                if split[index] == left and split[index + 1] == right:
+                    split = split[:index] + [left + right] + split[index + 2 :]
+                else:
+                    index += 1
+            splits[word] = split
+        merges.append(best_pair)
+        vocab.append(left + right)
+    return merges
+
 
 HUG_COUNTS = {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}  # the HF course's BPE example
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -14,8 +15,68 @@ from tokenizers import trainers as hf_trainers
 
 from tokviz import pre_tokenizers, trainers
 from tokviz.errors import EmptyCorpusError, TokvizError
-from tokviz.models.wordpiece.trainer import WordPieceTrainer, course_reference_vocab
+from tokviz.models.wordpiece.trainer import WordPieceTrainer
 from tokviz.word_counts import count_words
+
+
+def course_reference_vocab(
+    word_counts: Mapping[str, int],
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    prefix: str = "##",
+    tie_break: str = "first_seen",
+) -> list[str]:
+    """The HF course's WordPiece loop: rescore every pair of every word at every merge.
+    Quadratic; the oracle of these tests. With
+    ``tie_break="hf"`` equal scores go to the smallest (left id, right id) instead.
+
+    >>> course_reference_vocab({"hug": 10, "hugs": 5}, 6)
+    ['##g', '##s', '##u', 'h', 'hu', 'hug']
+    """
+    alphabet: set[str] = set()
+    for word in word_counts:
+        alphabet.add(word[0])
+        alphabet.update(prefix + char for char in word[1:])
+    vocab = list(special_tokens) + sorted(alphabet)
+    splits = {word: [char if index == 0 else prefix + char for index, char in enumerate(word)] for word in word_counts}
+    while len(vocab) < vocab_size:
+        letter_freqs: dict[str, int] = {}
+        pair_freqs: dict[tuple[str, str], int] = {}
+        for word, freq in word_counts.items():
+            split = splits[word]
+            for index, token in enumerate(split):
+                letter_freqs[token] = letter_freqs.get(token, 0) + freq
+                if index + 1 < len(split):
+                    pair = (token, split[index + 1])
+                    pair_freqs[pair] = pair_freqs.get(pair, 0) + freq
+        best_pair, best_score = None, 0.0
+        for pair, freq in pair_freqs.items():  # strict '>': the first pair met wins ties
+            score = freq / (letter_freqs[pair[0]] * letter_freqs[pair[1]])
+            if score > best_score:
+                best_pair, best_score = pair, score
+        if best_pair is None:
+            break
+        if tie_break == "hf":
+            ids = {token: index for index, token in reversed(list(enumerate(vocab)))}
+            best_pair = min(
+                (pair for pair, freq in pair_freqs.items()
+                 if freq / (letter_freqs[pair[0]] * letter_freqs[pair[1]]) == best_score),
+                key=lambda pair: (ids[pair[0]], ids[pair[1]]),
+            )
+        left, right = best_pair
+        new_token = left + (right[len(prefix) :] if right.startswith(prefix) else right)
+        for word in word_counts:
+            split = splits[word]
+            index = 0
+            while index < len(split) - 1:
+                if split[index] == left and split[index + 1] == right:
+                    split = split[:index] + [new_token] + split[index + 2 :]
+                else:
+                    index += 1
+            splits[word] = split
+        vocab.append(new_token)
+    return vocab
+
 
 BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 COURSE_WORDPIECE_70_TAIL = [

@@ -43,6 +43,8 @@ from tokviz.models.wordlevel.model import (
 
 #: Words per generation of the private word cache (it never changes results, only speed).
 CACHE_CAPACITY = 10_000
+#: The options of the "model" section of tokenizer.json, in HF's order (between "type" and "vocab").
+_JSON_OPTIONS = ("unk_token", "continuing_subword_prefix", "max_input_chars_per_word")
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,22 +274,11 @@ class WordPiece(FrozenModel):
     # -- construction and serialization ---------------------------------------------
 
     def _options(self) -> dict[str, Any]:
-        return {
-            "vocab": self._vocab,
-            "unk_token": self.unk_token,
-            "continuing_subword_prefix": self.continuing_subword_prefix,
-            "max_input_chars_per_word": self.max_input_chars_per_word,
-        }
+        return {"vocab": self._vocab, **{name: getattr(self, name) for name in _JSON_OPTIONS}}
 
     def to_dict(self) -> dict[str, Any]:
         """The "model" section HF writes in tokenizer.json."""
-        return {
-            "type": "WordPiece",
-            "unk_token": self.unk_token,
-            "continuing_subword_prefix": self.continuing_subword_prefix,
-            "max_input_chars_per_word": self.max_input_chars_per_word,
-            "vocab": ordered_vocab(self._vocab_r),
-        }
+        return {"type": "WordPiece", **{name: getattr(self, name) for name in _JSON_OPTIONS}, "vocab": ordered_vocab(self._vocab_r)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WordPiece:
