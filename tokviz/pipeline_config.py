@@ -404,7 +404,7 @@ def sentencepiece_tokenizer(config: PipelineConfig, model: Any) -> Any:
     (``tokviz.sentencepiece.convert.assemble_tokenizer``) with the normalizer spec the trainer writes for
     the config (its rule's charsmap, whitespace removed, escaped, a dummy prefix), so it encodes as
     sentencepiece does, runs of spaces included; bos/eos/pad as special added tokens, user-defined
-    symbols as added tokens."""
+    symbols cut out of the normalized text (as sentencepiece finds them)."""
     from tokviz.sentencepiece.convert import assemble_tokenizer
     from tokviz.sentencepiece.model_proto import NormalizerSpec
     from tokviz.sentencepiece.normalizer import charsmap_for_rule

@@ -10,7 +10,9 @@
   piece into two pieces, ranked by the piece's score, as HF's ``SentencePieceExtractor`` does);
 - decoder: ``Metaspace``, or with byte fallback ``Sequence([Replace('▁', ' '), ByteFallback(),
   Fuse(), Strip(' ', 1, 0)])``;
-- control and user-defined pieces become added tokens (control ones special).
+- control pieces become special added tokens; user-defined pieces are cut out of the *normalized*
+  text by a ``Split`` pre-tokenizer (longest first, as sentencepiece's prefix matcher), see
+  :func:`assemble_tokenizer`.
 
 ``proto_from_tokenizer`` goes back: a Unigram or BPE tokenizer with a ``Precompiled`` (or no)
 normalizer and a ``Metaspace`` pre-tokenizer becomes a ``ModelProto`` that sentencepiece loads.
@@ -176,8 +178,6 @@ def assemble_tokenizer(model: Any, normalizer_spec: NormalizerSpec, *, byte_fall
 
     tokenizer = Tokenizer(model)
     tokenizer.normalizer = normalizer_from_spec(normalizer_spec)
-    if split_at_spaces:
-        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement=_SPACE, prepend_scheme="never", split=True)
     parts: list[Any] = [decoders.Replace(_SPACE, " ")] if normalizer_spec.escape_whitespaces else []
     if byte_fallback:
         parts.append(decoders.ByteFallback())
@@ -185,11 +185,32 @@ def assemble_tokenizer(model: Any, normalizer_spec: NormalizerSpec, *, byte_fall
     if normalizer_spec.add_dummy_prefix and not treat_whitespace_as_suffix:
         parts.append(decoders.Strip(" ", 1, 0))
     tokenizer.decoder = decoders.Sequence(parts)
-    added = [AddedToken(piece, normalized=False, special=True) for piece in controls]
-    added += [AddedToken(piece, normalized=False, special=False) for piece in user_defined]
-    if added:
-        tokenizer.add_tokens(added)
+    splitters: list[Any] = []
+    if user_defined:
+        # sentencepiece finds user-defined symbols inside the normalized text (dummy prefix, whitespace
+        # rules and escaping applied to the whole line), longest match first, each one piece. HF's
+        # converters make them added tokens cut out of the raw text, each remaining part normalized on
+        # its own: 'a<sep>b' gives ['▁a', '<sep>', '▁b'] there, ['▁a', '<sep>', 'b'] in sentencepiece,
+        # and '<sep>' alone ['<sep>'] against ['▁', '<sep>']. We follow sentencepiece: a Split
+        # pre-tokenizer isolates them after normalization; the model keeps each whole (a Unigram
+        # piece of score 0 beats any split of it; BPE returns a word that is a piece as that piece).
+        symbols = sorted(dict.fromkeys(user_defined), key=lambda piece: (-len(piece), piece))
+        splitters.append(pre_tokenizers.Split(Regex("|".join(map(_literal, symbols))), "isolated"))
+        if isinstance(model, BPE):
+            model.ignore_merges = True
+    if split_at_spaces:
+        splitters.append(pre_tokenizers.Metaspace(replacement=_SPACE, prepend_scheme="never", split=True))
+    if splitters:
+        tokenizer.pre_tokenizer = splitters[0] if len(splitters) == 1 else pre_tokenizers.Sequence(splitters)
+    if controls:
+        tokenizer.add_tokens([AddedToken(piece, normalized=False, special=True) for piece in controls])
     return tokenizer
+
+
+def _literal(text: str) -> str:
+    """``text`` as a pattern matching itself, escaping only the metacharacters Python's ``regex`` and
+    HF's Oniguruma share (``regex.escape`` writes ``\\<``, a word boundary in some Oniguruma syntaxes)."""
+    return "".join("\\" + char if char in "\\.^$|?*+()[]{}" else char for char in text)
 
 
 def _control_id(proto: ModelProto, piece: str) -> int | None:
@@ -240,12 +261,17 @@ def proto_from_tokenizer(tokenizer: Any) -> ModelProto:
         raise SerializationError(f"Only Unigram and BPE tokenizers can be written as a .model, not {type(model).__name__}.")
     if unk_id is None:
         raise SerializationError("A .model needs an unknown piece: the model has no unk token.")
+    # user-defined pieces: non-special added tokens, or the symbols assemble_tokenizer's Split cuts out
+    split = _find(tokenizer.pre_tokenizer, pre_tokenizers.Split)
+    symbol = split.pattern.compiled.fullmatch if split is not None and isinstance(split.pattern, Regex) else (lambda _: None)
     pieces: list[SentencePiece] = []
     for i, (piece, score) in enumerate(pairs):
         if i == unk_id:
             kind = PieceType.UNKNOWN
         elif piece in added:
             kind = PieceType.CONTROL if added[piece].special else PieceType.USER_DEFINED
+        elif symbol(piece):
+            kind = PieceType.USER_DEFINED
         elif byte_fallback and len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
             kind = PieceType.BYTE
         else:
