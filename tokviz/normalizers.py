@@ -635,7 +635,7 @@ class _CharsMap(PrecompiledCharsmap):
     __slots__ = ("outputs", "longest", "ascii")
 
     def __init__(self, data: bytes) -> None:
-        super().__init__(data)
+        super().__init__(data, "The Precompiled normalizer's charsmap")
         #: The longest replacement, in UTF-8 bytes (SentencePiece's NFKC maps: 33, 18 characters).
         self.longest = max(map(len, self.replacements.split(b"\0")), default=0)
         #: Grapheme cluster -> what it becomes (see :func:`_precompiled_str`).
@@ -773,7 +773,7 @@ class Precompiled(Normalizer):
     >>> Precompiled(b"").normalize_str("x")
     Traceback (most recent call last):
     ...
-    tokviz.errors.SerializationError: The precompiled charsmap is empty or truncated.
+    tokviz.errors.SerializationError: The Precompiled normalizer's charsmap is empty or truncated.
     """
 
     local_to_lines: ClassVar[bool] = True

@@ -567,6 +567,8 @@ class Punctuation(PreTokenizer):
         return _split_words(sequence, is_bert_punctuation, self.behavior)
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
+        if text.isalnum():  # (letters and digits are never punctuation: one C call for most words)
+            return [(0, len(text))]
         return _cut(text, is_bert_punctuation, self.behavior)
 
     def to_dict(self) -> dict[str, Any]:
@@ -591,6 +593,8 @@ def _numeric_cuts(text: str, behavior: str) -> list[tuple[int, int]]:
     [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
     """
     spans = [match.span() for match in _NUMERIC_CANDIDATE.finditer(text) if is_numeric(match.group())]
+    if not spans:  # (no number: the text is one piece, whatever the behavior)
+        return [(0, len(text))] if text else []
     return [(start, end) for start, end in apply_behavior(spans_to_matches(spans, len(text)), behavior) if end > start]
 
 

@@ -28,12 +28,12 @@ class PrecompiledCharsmap:
 
     __slots__ = ("raw", "units", "replacements")
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, what: str = "The precompiled charsmap") -> None:
         if len(data) < 4:
-            raise SerializationError("The precompiled charsmap is empty or truncated.")
+            raise SerializationError(f"{what} is empty or truncated.")
         trie_bytes = int.from_bytes(data[:4], "little")
         if trie_bytes % 4 or 4 + trie_bytes > len(data) or trie_bytes == 0:
-            raise SerializationError("The precompiled charsmap is not a SentencePiece charsmap (its trie size is wrong).")
+            raise SerializationError(f"{what} is not a SentencePiece charsmap (its trie size is wrong).")
         #: The trie's bytes, and its units (one C-level copy; the file is little-endian).
         self.raw = data[4 : 4 + trie_bytes]
         self.units = array("I", self.raw)

@@ -13,9 +13,6 @@ id, runs that, and merges the result into one :class:`~tokviz.encoding.Encoding`
 
 ``ByteLevel`` (and RoBERTa, with ``trim_offsets``) also trims the spaces that byte-level
 tokens carry (``'Ġworld'`` at (5, 11) -> (6, 11)) so offsets point at the word itself.
-
-What this version leaves out: HF's ``BertProcessing``/``RobertaProcessing`` on more than two
-sequences (neither exists in HF either).
 """
 
 from __future__ import annotations

@@ -174,10 +174,6 @@ class Lattice:
         """Sum of the scores of a path's nodes (its unnormalised log-probability)."""
         return sum(node.score for node in path)
 
-    def path_log_prob(self, path: Iterable[LatticeNode]) -> float:
-        """``log p(path) = score(path) - log Z``."""
-        return self.path_score(path) - self.log_partition()
-
     # -- n-best and sampling ----------------------------------------------------------
 
     def nbest(self, n: int) -> list[tuple[list[LatticeNode], float]]:
