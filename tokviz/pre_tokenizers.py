@@ -138,11 +138,9 @@ class PreTokenizer(DataclassComponent):
         return self.position_independent
 
     def cut_spans(self, text: str) -> list[tuple[int, int]] | None:
-        """What the encoding engine asks: where this pre-tokenizer cuts ``text``, as the
-        ``(start, end)`` of its non-empty words, when it only cuts (keeps every char it keeps
-        as it is, wherever the piece sits); None when it changes the text (ByteLevel,
-        Metaspace) or cannot say (a custom one). A pre-tokenizer that answers gets the
-        engine's fast path with no code of its own there.
+        """What the encoding engine asks: the ``(start, end)`` of this pre-tokenizer's non-empty
+        words of ``text`` when it only cuts (wherever the piece sits); None when it changes the
+        text (ByteLevel, Metaspace) or cannot say. Answering gets a pre-tokenizer the fast path.
 
         >>> Split(" ", "removed").cut_spans("a  bc")
         [(0, 1), (3, 5)]

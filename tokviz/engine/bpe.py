@@ -198,14 +198,10 @@ def bpe_word_encoder(model: Any) -> Any:
     # b's left edge, each while it exists: from its merge's rank until the next one up.
     # With an end_of_word_suffix a word's last symbol is its last char and the suffix: the
     # word's token must be made from chars and, last, such a symbol (certify_final).
-    # A converted SentencePiece model (byte fallback, and more merges than tokens: it lists
-    # every split of a token into two) merges its words until its word caches are first
-    # cleared (use_proofs, below): there a proof walks more of the merge table than merging the
-    # word once does, and costs more in memory traffic than it saves in steps. Proofs are
-    # memoized per token, so they pay once the same tokens come again with the caches gone.
-    # Real vocabularies, medians of 3-7 fresh processes: a first pass over the bench's 2,075
-    # lines, Llama 2 2.44x -> 2.07x HF, Mistral 2.57x -> 2.20x, Gemma 3.62x -> 2.74x; every
-    # line with the caches cleared before it, Llama 2 1.84x with proofs, 2.82x without.
+    # A converted SentencePiece model (byte fallback, more merges than tokens) merges its words
+    # until its word caches are first cleared (use_proofs): a first proof costs more than one
+    # merge there (Llama 2 first pass 2.07x HF merging, 2.44x proving) but memoized proofs pay
+    # once the same tokens come again with the caches gone (1.84x proving, 2.82x merging).
     # An empty token in a merge would let that merge remake its other part (a proof would
     # recurse on it); one in no merge is never a symbol (Whisper's files hold one), so words
     # are proven as in any vocabulary.
@@ -382,12 +378,8 @@ def bpe_word_encoder(model: Any) -> Any:
     # A word that is not one token is usually a few tokens the greedy longest match finds
     # (from the left, else from the right): proven() shows the merges make exactly those --
     # each token rebuilds itself (certify) and no pair across two neighbours can merge before
-    # both are complete, nor after (edges_never_merge: the boundary of a certified pair) -- so
-    # the merges of the whole word run as those of each token side by side. The first pair
-    # across some boundary to merge would be met by that boundary's walk, which is what the
-    # walks rule out; once every token is complete, the walks have also ruled out a merge of
-    # two neighbours. The merge loop takes the words no guess proves (7-13% of the words of
-    # several tokens in the bench's Llama-style cold passes).
+    # both are complete, nor after (edges_never_merge) -- so the word's merges run as those of
+    # each token side by side. The merge loop takes the words no guess proves (7-13%).
     def segmented(word: str, failed: list[int] | None) -> tuple[tuple[Any, ...], ...] | None:
         # failed: the first guess when it is the word but its last char (which did not prove);
         # None when the word but its last char is not a token.

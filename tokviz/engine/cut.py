@@ -117,13 +117,11 @@ class CutPlan:
         #: CLIP's split then ByteLevel with its own regex: a text holding a special's literal
         #: is not for the plain-string split (see _splitter).
         self.clip_literals = False
-        #: Word (pre-token) -> its tokens as (ids, values, starts, ends): the model runs once
-        #: per distinct word.
+        #: Word (pre-token) -> its tokens as (ids, values, starts, ends).
         self.words: dict[str, tuple[tuple[Any, ...], ...]] = {}
         #: The pre-tokenizer's words function (``PlainSplit.words``: text -> matches or None).
         self.words_of: Any = None
-        # The model's word encoder (made once for all the tokenizer's plans), by the kind of
-        # tables the model declares: a Unigram's (no prefix dict), a BPE's, a WordPiece's.
+        # The model's word encoder (made once for all the tokenizer's plans), by its tables' kind.
         tables = model.word_tables()
         self.unigram = (encoder or unigram_word_encoder(model)) if isinstance(tables, UnigramTables) else None
         self.bpe = (encoder or bpe_word_encoder(model)) if isinstance(tables, BpeTables) else None
@@ -136,17 +134,15 @@ class CutPlan:
         self.space_finditer: Any = None
         #: The stages as groups for non-ASCII pieces, made on first use (see _char_groups).
         self.char_groups: list[tuple[str, Any, Any]] | None = None
-        #: Token values that may differ in length from the text they cover (unk, byte
-        #: fallback): without them a model's tokens are slices of the word (see
-        #: _line_fields), or None when the model's values may not be slices at all.
+        #: Token values that are not slices of the word (unk, byte fallback; see _odd_values).
         self.odd_values = _odd_values(model, joined)
         #: ``(prepended chars, ((char, replacement), ...))`` when every stage is a Prepend or a
         #: one-char-for-one-char Replace (Llama's): the stages in one step (see _line_fields).
         self.shifts = _shifts(stages)
         #: The pre-tokenizer's ``cut_spans`` when it only cuts and no other split applies.
         self.cut: Any = None
-        #: ``word -> pieces`` where the BPE model never merges across (see _pieces_entry),
-        #: made at the first long word; False when the model offers none.
+        #: ``word -> pieces`` the BPE model never merges across (made at the first long word; see
+        #: _pieces_entry), False when the model offers none.
         self.pieces: Any = None
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
@@ -162,9 +158,8 @@ class CutPlan:
 
 
 def _segment_local(stage: Any) -> bool:
-    """Whether a stage gives a text cut by :func:`_segments` the same output and alignments
-    piece by piece as whole: one local to lines, or a Replace whose matches never reach over
-    such a cut (a literal without whitespace, runs of spaces or of whitespace)."""
+    """Whether a stage gives a text cut by :func:`_segments` the same output and alignments piece
+    by piece as whole (local to lines, or a Replace whose matches never reach over a cut)."""
     if stage.prepends:
         return False
     if stage.local_to_lines:
@@ -178,10 +173,8 @@ def _segment_local(stage: Any) -> bool:
 
 
 def split_kind(step: Any) -> str | None:
-    """How the engine splits plain strings for one pre-tokenizer step, from what it declares
-    (``plain_split()``, :class:`~tokviz.pre_tokenizers.PlainSplit`): "words" (its own words
-    function), "metaspace", "byte_level", "regex" (a pattern), "digits"; None: the engine
-    cannot (a custom one, or a subclass with its own ``pre_tokenize``).
+    """How the engine splits plain strings for one pre-tokenizer step, by its ``plain_split()``:
+    "words", "metaspace", "byte_level", "regex", "digits"; None: it cannot (a custom one).
 
     >>> from tokviz import pre_tokenizers
     >>> split_kind(pre_tokenizers.BertPreTokenizer()), split_kind(pre_tokenizers.Punctuation())
@@ -411,10 +404,8 @@ def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
         if rules == ("words", "metaspace") and first.plain_split().runs and len(second.replacement) == 1:
             return "ws_metaspace"  # T5's and ALBERT's: every whitespace-free word gets its '▁'
         if rules == ("regex", "byte_level") and getattr(first.pattern, "pattern", None) == CLIP_PATTERN and not second.add_prefix_space:
-            # (With use_regex, as transformers' CLIP converter writes it, GPT-2's pattern
-            # splits each piece again, and leaves every piece whole -- a run of letters, a
-            # digit, a run of other chars, a contraction -- but the two specials' literals: a
-            # text with one of those takes the general path, see clip_literals.)
+            # (ByteLevel's own regex leaves each of CLIP's pieces whole but the specials'
+            # literals: a text with one takes the general path, see clip_literals.)
             return "clip"
     return None
 
