@@ -31,14 +31,7 @@ Offsets = tuple[int, int]
 
 
 _FIELDS = (
-    "_ids",
-    "_type_ids",
-    "_tokens",
-    "_words",
-    "_offsets",
-    "_special_tokens_mask",
-    "_attention_mask",
-    "_overflowing",
+    "_ids", "_type_ids", "_tokens", "_words", "_offsets", "_special_tokens_mask", "_attention_mask", "_overflowing",
     "_sequence_ranges",
 )
 
@@ -525,12 +518,9 @@ def flat_pairs(flat: tuple[Any, ...]) -> tuple[Offsets, ...]:
 
 
 class _FlatOffsetsEncoding(Encoding):
-    """An :class:`Encoding` whose offsets are still flat, ``(starts, ends, before, after)`` as
-    in :class:`FlatOffsets` but a plain tuple of tuples (what the fast lanes return: a pair per
-    token is one more object for each token, which the cycle collector counts and walks while
-    the encodings live; a plain tuple of ints it stops tracking). The pairs are made when the
-    offsets are first read -- as HF's Encoding makes them on each read -- and the encoding
-    becomes a plain one."""
+    """An :class:`Encoding` whose offsets are still flat (as in :class:`FlatOffsets`, a plain
+    tuple: no pair per token for the cycle collector to walk), what the engine returns; the
+    pairs are made when the offsets are first read, and the encoding becomes a plain one."""
 
     __slots__ = ()
 
@@ -616,12 +606,9 @@ def flat_offsets_encoding(
 
 
 def pack_encodings(encodings: list[Encoding]) -> bytes:
-    """Many encodings as bytes: flat arrays of ints (one entry per token) and the tokens'
-    text. This is what ``encode_batch(..., processes=N)`` sends back from a worker: a few
-    microseconds per encoding each way, several times less than pickling Encodings, and
-    reading it back makes nothing but ints and strings (no pickle). Type ids, masks and
-    sequence ranges repeat from one encoding to the next (``(0, 0, 0)``, ``(1, 0, 1)``...):
-    each distinct one is sent once, and the encodings that have it share one tuple.
+    """Many encodings as bytes (flat arrays of ints and the tokens' text), what
+    ``encode_batch(..., processes=N)`` sends back from a worker: several times cheaper than
+    pickling. Each distinct type ids, masks and sequence ranges tuple is sent once, shared.
 
     >>> packed = pack_encodings([new_encoding((5, 6), (0, 0), ("he", "llo"), (0, 0), ((0, 2), (2, 5)), (0, 0), (1, 1), {0: (0, 2)})])
     >>> [encoding.offsets for encoding in unpack_encodings(packed)]

@@ -167,9 +167,8 @@ def apply_behavior(matches: Matches, behavior: str) -> list[tuple[int, int]]:
 
 
 def _canonical_decomposition_changes(text: str, form: str) -> list[tuple[str, int]]:
-    """``(char, change)`` pairs of the NFD/NFKD of ``text``: each original char's first
-    decomposed char replaces it, the rest are inserted; canonical reordering moves a mark
-    together with its change (this is what HF's alignment-aware normalizer does).
+    """``(char, change)`` pairs of the NFD/NFKD of ``text`` as HF's: each char's first decomposed
+    char replaces it, the rest are inserted; reordering moves a mark with its change.
 
     >>> _canonical_decomposition_changes("Å", "NFD")
     [('A', 0), ('̊', 1)]
@@ -209,10 +208,7 @@ def _composition_changes(pairs: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """Canonically compose decomposed ``(char, change)`` pairs, keeping the changes exact.
 
     A composite replaces its starter; each mark it absorbs adds ``change - 1`` to the
-    starter's change: an original mark (change 0) counts as removed right after the
-    composite, a mark the decomposition inserted (change 1) cancels out. HF's
-    alignment-aware normalizer does the same, so a mark left in between takes the next
-    position's alignment.
+    starter's change (an original mark counts as removed, an inserted one cancels out), as HF's.
 
     >>> _composition_changes([("e", 0), ("\u0301", 0), ("a", 0)])
     [('é', -1), ('a', 0)]
@@ -645,10 +641,9 @@ class PreTokenizedString:
         >>> [offsets for _, offsets, _ in pretok.get_splits()]
         [(0, 4), (5, 7), (8, 12)]
 
-        The "normalized" offsets deliberately differ from HF's Python API, which converts
-        normalized BYTE offsets through the original text's char map: for ``ByteLevel()`` on
-        'Hello world' HF says (0, 7), (7, 9) where the pieces 'ĠHello', 'Ġworld' are
-        (0, 6), (6, 12), which is what tokviz reports.
+        The "normalized" offsets differ from HF's Python API on purpose: HF converts normalized
+        byte offsets through the original's char map (ByteLevel on 'Hello world': (0, 7), (7, 9)
+        for 'ĠHello', 'Ġworld'); tokviz reports (0, 6), (6, 12).
         """
         if offset_type not in ("char", "byte"):
             raise TokvizError(f"Unknown offset type {offset_type!r}; use 'char' or 'byte'.")

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from tokviz._component import DataclassComponent
 from tokviz.normalizers import _sequence_index
 from functools import lru_cache
+from itertools import chain
 from typing import Any, Callable, ClassVar, Union
 
 import regex
@@ -177,19 +178,10 @@ def behavior_to_json(behavior: str) -> str:
 @dataclass(frozen=True, slots=True)
 class PlainSplit:
     """What a pre-tokenizer hands the encoding engine (:mod:`tokviz.engine`) so that it splits
-    plain strings, with no NormalizedString, as its ``pre_tokenize`` would:
-
-    - ``words``: ``text -> its words as regex matches`` (an iterator; None for a text where the
-      function's tables and the pre-tokenizer's might disagree), when its words are that;
-    - ``space_mark``: spaces become this char and a word starts at each (Metaspace's fields
-      ``prepend_scheme`` and ``split`` say where and whether);
-    - ``to_bytes``: words reach the model as byte-level symbols (ByteLevel's ``use_regex``
-      and ``add_prefix_space`` say how they are found);
-    - ``pattern``: the regex or literal it splits on (Split's ``behavior``, ``invert``);
-    - ``digits``: it isolates numbers (Digits' ``individual_digits``);
-    - ``runs``: its words are exactly the runs of non-whitespace;
-    - ``within_runs``: its words never cross whitespace and each run of non-whitespace splits
-      alone as in its text (word counting splits the runs, then each distinct run once).
+    plain strings as its ``pre_tokenize`` would: ``words`` (``text -> matches``, or None for a
+    text it cannot answer), ``space_mark`` (Metaspace's), ``to_bytes`` (ByteLevel), ``pattern``
+    (Split's), ``digits`` (Digits); ``runs``: its words are the runs of non-whitespace;
+    ``within_runs``: each such run splits alone as in its text (word counting uses it).
 
     >>> [match.group() for match in Whitespace().plain_split().words("Hi, you")]
     ['Hi', ',', 'you']
@@ -200,7 +192,6 @@ class PlainSplit:
     to_bytes: bool = False
     pattern: Any = None
     digits: bool = False
-    #: Its words are exactly the runs of non-whitespace (WhitespaceSplit's).
     runs: bool = False
     within_runs: bool = False
 
@@ -268,33 +259,10 @@ def is_bert_punctuation(char: str) -> bool:
     return char in _ASCII_PUNCTUATION or unicodedata.category(char)[0] == "P"
 
 
-def _cached_word_splitter(split_word: Callable[[str], list[str]]) -> Callable[[list[str]], list[str]]:
-    """Apply ``split_word`` to each word, computing each distinct word once."""
-
-    def split_all(words: list[str]) -> list[str]:
-        cache: dict[str, list[str]] = {}
-        result: list[str] = []
-        for word in words:
-            pieces = cache.get(word)
-            if pieces is None:
-                pieces = cache[word] = split_word(word)
-            result.extend(pieces)
-        return result
-
-    return split_all
-
-
 @lru_cache(maxsize=1 << 16)
 def _isolate_punctuation(word: str) -> tuple[str, ...]:
     """``'you?' -> ('you', '?')``; cached across calls, since training asks per line."""
     return tuple(_split_words(word, is_bert_punctuation, "isolated"))
-
-
-def _split_punctuation_isolated(words: list[str]) -> list[str]:
-    result: list[str] = []
-    for word in words:
-        result.extend(_isolate_punctuation(word))
-    return result
 
 
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -352,7 +320,7 @@ class BertPreTokenizer(PreTokenizer):
         pretokenized.split(lambda _, piece: piece.split(is_bert_punctuation, "isolated"))
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return _split_punctuation_isolated(NON_SPACE_RUN.findall(sequence))
+        return list(chain.from_iterable(map(_isolate_punctuation, NON_SPACE_RUN.findall(sequence))))
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         spans = []
@@ -845,10 +813,17 @@ class Sequence(PreTokenizer):
             return [sequence] if sequence else []
         if not all(p._is_position_independent() for p in self.pretokenizers[1:]):
             return PreTokenizer.pre_tokenize_words(self, sequence)
-        # Pieces are pre-tokenized independently, so each word can be re-split on its own.
+        # Pieces are pre-tokenized independently, so each distinct word is re-split once.
         words = self.pretokenizers[0].pre_tokenize_words(sequence)
         for pretokenizer in self.pretokenizers[1:]:
-            words = _cached_word_splitter(pretokenizer.pre_tokenize_words)(words)
+            cache: dict[str, list[str]] = {}
+            finer: list[str] = []
+            for word in words:
+                pieces = cache.get(word)
+                if pieces is None:
+                    pieces = cache[word] = pretokenizer.pre_tokenize_words(word)
+                finer.extend(pieces)
+            words = finer
         return words
 
     def cut_spans(self, text: str) -> list[tuple[int, int]] | None:

@@ -67,9 +67,7 @@ class Tokenizer:
     """
 
     def __init__(self, model: Any) -> None:
-        model = _adopt(model, "model")
-        _check_component(model, "model")
-        self._model = model
+        self._model = _adopt(model, "model")
         self._normalizer: Any = None
         self._pre_tokenizer: Any = None
         self._post_processor: Any = None
@@ -99,10 +97,7 @@ class Tokenizer:
 
     @model.setter
     def model(self, model: Any) -> None:
-        model = _adopt(model, "model")
-        _check_component(model, "model")
-        self._model = model
-        self._shared.discard("model")
+        model = self._set("model", model)
         self._own_added().refresh(model, self._normalizer)
 
     @property
@@ -111,10 +106,7 @@ class Tokenizer:
 
     @normalizer.setter
     def normalizer(self, normalizer: Any) -> None:
-        normalizer = _adopt(normalizer, "normalizer")
-        _check_component(normalizer, "normalizer")
-        self._normalizer = normalizer
-        self._shared.discard("normalizer")
+        normalizer = self._set("normalizer", normalizer)
         # Added tokens with normalized=True are matched in their normalized form.
         self._own_added().refresh(self._model, normalizer)
 
@@ -124,10 +116,7 @@ class Tokenizer:
 
     @pre_tokenizer.setter
     def pre_tokenizer(self, pre_tokenizer: Any) -> None:
-        pre_tokenizer = _adopt(pre_tokenizer, "pre_tokenizer")
-        _check_component(pre_tokenizer, "pre_tokenizer")
-        self._pre_tokenizer = pre_tokenizer
-        self._shared.discard("pre_tokenizer")
+        self._set("pre_tokenizer", pre_tokenizer)
 
     @property
     def post_processor(self) -> Any:
@@ -135,10 +124,7 @@ class Tokenizer:
 
     @post_processor.setter
     def post_processor(self, post_processor: Any) -> None:
-        post_processor = _adopt(post_processor, "post_processor")
-        _check_component(post_processor, "post_processor")
-        self._post_processor = post_processor
-        self._shared.discard("post_processor")
+        self._set("post_processor", post_processor)
 
     @property
     def decoder(self) -> Any:
@@ -146,10 +132,7 @@ class Tokenizer:
 
     @decoder.setter
     def decoder(self, decoder: Any) -> None:
-        decoder = _adopt(decoder, "decoder")
-        _check_component(decoder, "decoder")
-        self._decoder = decoder
-        self._shared.discard("decoder")
+        self._set("decoder", decoder)
 
     @property
     def encode_special_tokens(self) -> bool:
@@ -164,6 +147,13 @@ class Tokenizer:
         added.encode_special_tokens = value
         added.refresh(self._model, self._normalizer)
         _mutation.bump()
+
+    def _set(self, name: str, component: Any) -> Any:
+        """Set the component ``name`` (HF's rebuilt as tokviz's), private to this tokenizer."""
+        component = _adopt(component, name)
+        setattr(self, "_" + name, component)
+        self._shared.discard(name)
+        return component
 
     def _own(self, name: str) -> Any:
         """The component ``name``, made private to this tokenizer first if a copy shares it."""
@@ -866,12 +856,12 @@ _BUILDERS = {
 }
 
 
-#: What each component must be able to do (HF checks the class; tokviz the methods, so
-#: custom components and tokviz's own all pass).
 class NegativeIdError(UnknownIdError, OverflowError):
     """An id below zero given to decode (HF raises ``OverflowError``)."""
 
 
+#: What each component must be able to do (HF checks the class; tokviz the methods, so
+#: custom components and tokviz's own all pass).
 _COMPONENT_METHODS = {
     "model": ("tokenize", "token_to_id"),
     "normalizer": ("normalize_str",),
@@ -893,17 +883,17 @@ def _check_component(component: Any, section: str) -> None:
 
 
 def _adopt(component: Any, section: str) -> Any:
-    """A component of HF's ``tokenizers`` (as ``transformers`` assigns them, e.g. a
-    ``TemplateProcessing`` when it wraps a tokviz tokenizer) rebuilt as tokviz's from its JSON
-    state; anything else is returned unchanged."""
+    """The component checked (:data:`_COMPONENT_METHODS`); one of HF's ``tokenizers`` (as
+    ``transformers`` assigns them) rebuilt as tokviz's from its JSON state first."""
     if component is None or not type(component).__module__.startswith("tokenizers"):
+        _check_component(component, section)
         return component
     try:
         data = json.loads(component.__getstate__())
     except (AttributeError, TypeError, ValueError) as error:
         raise TypeError(f"Cannot use {type(component).__name__} {component!r:.60} as the {section}.") from error
     module, _, name = _BUILDERS[section].partition(":")
-    return getattr(importlib.import_module(module), name)(data)
+    return _adopt(getattr(importlib.import_module(module), name)(data), section)
 
 
 def _token_list(tokens: Any) -> list[Any]:

@@ -35,16 +35,10 @@ TWO_ENDS = tuple(tuple((n, m) for m in range(SEGMENTED_MAX_CHARS + 1)) for n in 
 
 def bpe_word_encoder(model: Any) -> Any:
     """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a BPE
-    model without dropout, or None for anything else. The model's own path builds a ``Token``
-    per token that the caller takes apart again; this one merges the same ids with the same
-    merge table and gives the tuples directly. A word with a char that is not a symbol of the
-    vocabulary goes by the model's own rules (unk, byte fallback, or dropped without an unk
-    token, as in HF); with byte fallback an ASCII char becomes its byte token here. A word that
-    is itself a token (with ``end_of_word_suffix``: whose text and suffix are a token) is that
-    token without merging once ``certify`` has proven (memoized per token) that the merges
-    rebuild it -- or directly with ``ignore_merges``; a word of a few tokens is guessed (the
-    longest tokens from either end) and proven the same way (``segmented``), so a cold encode
-    merges only the words no guess proves.
+    model without dropout (no ``Token`` objects), or None for anything else. A word that is a
+    token is that token once ``certify`` has proven (memoized) that the merges rebuild it; a
+    word of a few tokens is guessed and proven likewise (``segmented``): a cold encode merges
+    only the words no guess proves.
 
     >>> from tokviz.models import BPE
     >>> encode = bpe_word_encoder(BPE({"h": 0, "u": 1, "g": 2, "ug": 3, "hug": 4}, [("u", "g"), ("h", "ug")]))
@@ -108,14 +102,9 @@ def bpe_word_encoder(model: Any) -> Any:
                         size = len(word)
                         return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
                 elif 1 < len(word) <= SEGMENTED_MAX_CHARS and (word.isascii() or word[1:].isascii()):
-                    # (A char that is no token: the model's rules.) Most such words are a token
-                    # and a last char (a word and its punctuation): segmented's first guess
-                    # then, tried here without building it. A word of other scripts (after its
-                    # first char, a space or word-start symbol) goes to the merges unguessed: in
-                    # vocabularies made mostly of English it is many short tokens, whose guesses
-                    # cost a look-up per char and length and fail (Cyrillic lines: Mistral's
-                    # real vocabulary 32.3 -> 19.9 ms cold, a byte-level BART-style one 62.7
-                    # -> 49.0 ms); Whisper's multilingual vocabulary lost nothing.
+                    # Most such words are a token and a last char: segmented's first guess, tried
+                    # here without building it. Other scripts go to the merges unguessed (their
+                    # guesses mostly fail: Mistral's Cyrillic lines 32.3 -> 19.9 ms cold).
                     head = word[:-1]
                     head_id = get(head)
                     last = word[-1]
@@ -653,16 +642,9 @@ def joined_tokens(vocab: dict[str, int]) -> str | None:
 
 def model_splits_at(model: Any, char: str, joined: str | None = None) -> frozenset[str] | None:
     """Where a BPE model never joins across ``char`` when it follows another char: the chars
-    it may be joined to (after which a run of ``char`` may not start a word), or None when
-    the model may join it to anything.
-
-    A merge that reaches over a position makes a token holding the two chars there, so a
-    run of ``char`` after a char x is a safe cut unless some vocabulary token has ``char``
-    right after x (most vocabularies have none: each run starts a token; multi-word ones,
-    from SentencePiece's ``split_by_whitespace=false``, have a few such x). ``char`` must be
-    a token itself (so unknown chars on both sides are never fused into one unk), and no
-    token may hold it after ``>`` (the end of an unk or byte token, whose text is not the
-    text it covers). ``joined``: :func:`joined_tokens` of its vocabulary, if made.
+    it may be joined to (a token holds ``char`` right after them), or None when it may join it
+    to anything (``char`` is no token, or follows an unk or byte token's ``>`` in one).
+    ``joined``: :func:`joined_tokens` of its vocabulary, if made.
 
     >>> from tokviz import models
     >>> model_splits_at(models.BPE({"a": 0, "▁": 1, "▁▁a": 2}, []), "▁"), model_splits_at(models.BPE({"a": 0, "▁": 1, "▁a▁▁a": 2}, []), "▁")
@@ -688,17 +670,13 @@ def model_splits_at(model: Any, char: str, joined: str | None = None) -> frozens
                     blocked.add(token[position - 1])
                 position = token.find(char, position + 1)
     else:
-        # In C, two passes: every second char of a run of ``char`` becomes NUL (so each
-        # ``char`` left is its run's first, or follows a NUL), then those after a NUL go;
-        # what is left of ``char`` opens a run after another char inside a token (usually
-        # nothing). (Collapsing the runs instead took a pass per doubling of the longest.)
+        # In C: each ``char`` left after these two passes opens a run after another char.
         inner = joined.replace(char + char, char + "\x00").replace("\x00" + char, "\x00")
         if inner.startswith(char):
             inner = inner[1:]
         if char not in inner:
             return frozenset()
-        # The char before each ``char`` left (each follows another char; a loop over Gemma's
-        # 262k tokens took ~100 ms, a regex for "x" + char ~24 ms).
+        # (find in a loop: Gemma's 262k tokens ~100 ms by a loop per token, ~24 ms by a regex)
         blocked = set()
         position = inner.find(char)
         while position > 0:
@@ -744,16 +722,8 @@ def model_isolates(model: Any, char: str, joined: str | None = None) -> bool:
 def letter_runs(model: Any, mark: str, newline: str) -> str | None:
     """A regex for a one-word BPE model's words (``mark``: the escaped word-start char;
     ``newline``: "\\n" when newlines are cut out) that also cuts between letters or digits
-    (``[^\\W_]``) and the other chars, or None when some merge may join across such a cut.
-
-    A symbol over a cut is a merged token holding the two chars there: when no token a merge
-    makes holds a letter or digit next to another char (but the word-start char, which opens
-    a run of either kind), the merges of a word are those of its runs side by side. A char no
-    token holds becomes byte tokens or the unk token, which no merge may join (nor may
-    ``fuse_unk`` fuse it with an unknown char across the cut: byte fallback must then cover
-    every byte). Non-ASCII letters or digits that merges join to other chars (Llama's "²."
-    token) count with those, and so do the ASCII digits when one is joined to them (a
-    SentencePiece model trained without ``split_digits`` has "0," and "'8").
+    and other chars, or None when a merged token holds both kinds side by side (Non-ASCII
+    letters so joined, Llama's "².", count as other chars, and with them the ASCII digits).
 
     >>> from tokviz import models
     >>> vocab = {c: i for i, c in enumerate("ab,.▁")}
@@ -795,12 +765,9 @@ def letter_runs(model: Any, mark: str, newline: str) -> str | None:
 
 
 def pieces_pattern(model: Any, mark: str, joins: frozenset[str], joined: str | None = None) -> str:
-    """The regex of the pieces a word of a BPE model may be cut into, where it never merges:
-    before runs of ``mark`` (``joins``: the chars :func:`model_splits_at` found the model
-    joins it to, after which a run stays in the piece), around newlines when the model never
-    joins them to anything, and between letters or digits and other chars when no merge
-    joins them (see :func:`letter_runs`: words then share their pieces, "▁you", "▁you," and
-    "▁you." need "▁you" merged once). The pieces tile the word.
+    """The regex of the pieces (tiling a word) a BPE model never merges across: before runs of
+    ``mark`` but after ``joins`` (:func:`model_splits_at`), around newlines it isolates, and
+    at :func:`letter_runs`' cuts.
 
     >>> from tokviz.models import BPE
     >>> pieces_pattern(BPE({"a": 0, "▁": 1, "▁a": 2}, [("▁", "a")]), "▁", frozenset())

@@ -45,23 +45,20 @@ def lane_plan(pre_tokenizer: Any, model: Any, encoder: Any = None) -> ByteLevelL
     if pre_tokenizer is None:
         return None
     plan = _byte_level_plan(pre_tokenizer)
-    if plan is None or not _is_deterministic(model):
-        return None
     tables = model.word_tables() if hasattr(model, "word_tables") else None
-    return ByteLevelLane(*plan, _byte_word_entries(model, encoder if isinstance(tables, BpeTables) else None))
+    # (a Unigram's entries come from the whole-piece plan)
+    if plan is None or not getattr(model, "deterministic", False) or isinstance(tables, UnigramTables):
+        return None
+    encoder = encoder if isinstance(tables, BpeTables) else None
+    return ByteLevelLane(*plan, partial(_tokenize_byte_word, model.tokenize, encoder or bpe_word_encoder(model)))
 
 
 def encode_byte_level(
     lane: ByteLevelLane, normalizer: Any, added: Any, sequence: str, type_id: int, word_index: int | None,
     trim: tuple[bool] | tuple[()] = (),
 ) -> Encoding | None:
-    """The GPT-2 / RoBERTa pipeline without per-character objects (same result as the
-    general path, which the tests check): no normalizer, a ByteLevel pre-tokenizer, a
-    deterministic model. Returns None when it does not apply.
-
-    ``trim=(add_prefix_space,)`` also applies the ByteLevel post-processor's offset
-    trimming (from offsets precomputed per word), for :meth:`encode`'s fast lane.
-    """
+    """The sequence's Encoding by the lane, or None when it does not apply.
+    ``trim=(add_prefix_space,)``: also the ByteLevel post-processor's offset trimming."""
     if normalizer is not None:
         # A Unicode normal form (Qwen2's NFC) that leaves this text as it is: nothing to align.
         form = getattr(normalizer, "unicode_form", None)
@@ -166,19 +163,12 @@ def encode_byte_level(
     )
 
 
-def _is_deterministic(model: Any) -> bool:
-    """Whether the lane may keep the model's tokens per word: a deterministic model that says
-    how many times its caches were emptied (a Unigram's entries come from the whole-piece plan)."""
-    tables = model.word_tables() if hasattr(model, "word_tables") else None
-    return getattr(model, "deterministic", False) and not isinstance(tables, UnigramTables)
-
-
-
 def _byte_level_plan(pre_tokenizer: Any) -> tuple[bool, Any] | None:
     """``(add_prefix_space, findall or None)`` when the pre-tokenizer is tokviz's ByteLevel, or
     a Split by a regex (behavior "isolated") before a ByteLevel without its own regex: Llama 3's
     and tiktoken-style tokenizers (see :func:`_isolated_findall`)."""
     from tokviz.engine.cut import pre_tokenizer_steps, split_kind
+    from tokviz.pre_tokenizers import gpt2_findall
 
     steps = pre_tokenizer_steps(pre_tokenizer)
     rules = tuple(map(split_kind, steps))
@@ -203,7 +193,7 @@ def _byte_level_plan(pre_tokenizer: Any) -> tuple[bool, Any] | None:
     if rules != ("byte_level",):
         return None
     byte_level = steps[0]
-    return bool(byte_level.add_prefix_space), _gpt2_findall() if byte_level.use_regex else None
+    return bool(byte_level.add_prefix_space), gpt2_findall if byte_level.use_regex else None
 
 
 #: Split patterns of well-known tokenizers, searched without a time limit (each alternative is
@@ -297,20 +287,6 @@ def _digits_findall(individual: bool) -> Any:
     return findall
 
 
-def _gpt2_findall() -> Any:
-    # The pre-tokenizer's own split (pre_tokenizers.gpt2_findall), so both paths split alike.
-    from tokviz.pre_tokenizers import gpt2_findall
-
-    return gpt2_findall
-
-
-def _byte_word_entries(model: Any, encoder: Any = None) -> Any:
-    """``word -> word-cache entry`` (:func:`_tokenize_byte_word`) for the model: a BPE model's
-    tuples come from its :func:`bpe_word_encoder` (``encoder``, if one is made already; no
-    ``Token`` objects), others' from ``model.tokenize``."""
-    return partial(_tokenize_byte_word, model.tokenize, encoder or bpe_word_encoder(model))
-
-
 # The last six fields of a word's entry when it is one ASCII token covering it (size < 256):
 # with one leading 'Ġ' trimmed (a word after a space), or with nothing to trim.
 _SPACE_TAILS = tuple(
@@ -396,27 +372,12 @@ def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[An
                 trimmed_starts_list[index] = min(s + 1, e)  # one leading space (trim_token_offsets)
             else:
                 trimmed_starts_list[index], trimmed_ends_list[index] = trim_token_offsets(value, s, e, False, False)
-    contiguous = (
-        bool(ids)
-        and starts[0] == 0
-        and starts[1:] == ends[:-1]
-        and ends[-1] == size
-        and all(map(lt, starts, ends))
-    )
+    contiguous = bool(ids) and starts[0] == 0 and starts[1:] == ends[:-1] and ends[-1] == size and all(map(lt, starts, ends))
     trimmed_starts = tuple(trimmed_starts_list)
     trimmed_ends = tuple(trimmed_ends_list)
-    return (
-        ids,
-        values,
-        starts,
-        ends,
-        trimmed_starts,
-        trimmed_ends,
-        tuple(map(sub, ends, starts)),
-        # Trimmed offsets relative to each token's own start.
-        tuple(map(sub, trimmed_starts, starts)),
-        tuple(map(sub, trimmed_ends, starts)),
-        contiguous,
+    return (  # (the trimmed offsets also relative to each token's own start)
+        ids, values, starts, ends, trimmed_starts, trimmed_ends, tuple(map(sub, ends, starts)),
+        tuple(map(sub, trimmed_starts, starts)), tuple(map(sub, trimmed_ends, starts)), contiguous,
     )
 
 

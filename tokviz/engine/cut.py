@@ -1,26 +1,13 @@
 """The engine's whole-piece lane: each piece of text (between added tokens) normalized on plain
 strings, split by what the pre-tokenizer declares, each word's tokens from the word cache.
 
-The general path (:meth:`Tokenizer._pipeline`) builds a :class:`NormalizedString` with one
-alignment per character for every input. Here a piece is normalized with plain ``str``
-operations when every normalizer stage leaves it aligned char for char (ASCII text in one C
-call per stage; a non-ASCII char mapped once to what the stages make of it, see
-:func:`_staged_chars`), or collapses runs of whitespace (whose positions map offsets back);
-the pre-tokenizer's split runs on the normalized piece (its ``plain_split()`` words function,
-Metaspace's marks, GPT-2's or CLIP's pattern, or the model's own cuts for one-word pipelines
-such as Llama's), and each distinct word is encoded once by the model's word encoder
-(:mod:`tokviz.engine.bpe`, ``unigram``, ``wordpiece``). Where a stage does not keep the piece
-aligned (a combining mark under NFC, a Hindi line under BERT's normalizer), only the
-segments it does not (see :func:`_aligned_fields`) get alignments, each from a
-NormalizedString of that segment alone.
-
-A plan is made per pipeline (and rebuilt when a component is replaced or edited, see
-:mod:`tokviz.engine.plans`): normalizer stages the engine can run (per-character ones,
-Replace whose pattern it knows, Prepend), a first pre-tokenizer whose ``plain_split()`` it
-can follow, and for one-word pipelines a BPE model proved never to join across '▁'.
-Everything else (Strip, truncation, added tokens matched after a normalizer in a piece the
-stages change, dropout) takes the general path. The tests compare this lane with the
-general path and HF on random and corpus text.
+A piece is normalized with plain ``str`` operations while every stage keeps it aligned char
+for char (see :func:`_staged_chars`) or collapses whitespace runs; segments a stage does not
+keep aligned get alignments from a NormalizedString of that segment alone (see
+:func:`_aligned_fields`). Each distinct word is encoded once by the model's word encoder
+(:mod:`tokviz.engine.bpe`, ``unigram``, ``wordpiece``). A plan is made per pipeline (see
+:mod:`tokviz.engine.plans`); what it cannot take (Strip, truncation, dropout) takes the
+general path (:meth:`Tokenizer._pipeline`), which the tests compare it with, and HF.
 
 >>> from tokviz import Tokenizer, models, normalizers, pre_tokenizers
 >>> tok = Tokenizer(models.WordLevel({"[UNK]": 0, "hello": 1, "world": 2}, unk_token="[UNK]"))
@@ -229,10 +216,9 @@ def pre_tokenizer_steps(pre_tokenizer: Any) -> tuple[Any, ...]:
 
 
 def _odd_values(model: Any, joined: str | None = None) -> frozenset[str] | None:
-    """The values of the tokens a model makes that are not the text they cover (its unk
-    token and the ``<0xNN>`` byte tokens), or None when other tokens may not be either
-    (a subword prefix or suffix, two tokens sharing an id, WordPiece's ``##``, a BPE token
-    that merges a byte token with others). ``joined``: as for :func:`model_splits_at`.
+    """The token values a model makes that are not the text they cover (unk, ``<0xNN>``), or
+    None when others may not be either (a prefix or suffix, ``##``, a byte token merged with
+    others). ``joined``: as for :func:`model_splits_at`.
 
     >>> from tokviz import models
     >>> sorted(_odd_values(models.BPE({"a": 0, "<unk>": 1}, [], unk_token="<unk>")))[:2], _odd_values(models.WordPiece({"a": 0}))
@@ -265,9 +251,8 @@ def _odd_values(model: Any, joined: str | None = None) -> frozenset[str] | None:
 
 
 def _shifts(stages: tuple[Any, ...]) -> tuple[str, tuple[tuple[str, str], ...]] | None:
-    """Stages that only prepend chars and replace one char by another, in one step: the
-    text becomes ``prepended + text.replace(a, b)...`` (each Replace also acts on the chars
-    prepended before it), or None.
+    """Stages that only prepend and replace one char by one, as ``(prepended, ((a, b), ...))``
+    (each Replace also acts on what was prepended before it), or None.
 
     >>> from tokviz import normalizers
     >>> stages = [normalizers.Replace(" ", "_"), normalizers.Prepend(" "), normalizers.Replace(" ", "▁")]
@@ -360,9 +345,8 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
 
 
 def _cut_by_words(steps: tuple[Any, ...]) -> Any:
-    """A Sequence whose first step hands words of plain strings (``plain_split().words``) and
-    whose later steps only cut: ``text -> spans`` that cuts each distinct word by the later
-    steps once (a word's cuts depend on it alone), or None for other pre-tokenizers.
+    """For a Sequence of a words step then steps that only cut: ``text -> spans`` cutting each
+    distinct word once (cached), or None for other pre-tokenizers.
 
     >>> from tokviz import pre_tokenizers
     >>> cut = _cut_by_words(pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Digits(True)]).steps())
@@ -404,8 +388,7 @@ def _whole_piece(text: str) -> list[tuple[int, int]]:
 
 
 def _has_clip_literal(text: str) -> bool:
-    """Whether ``text`` holds a literal of CLIP's pattern that ByteLevel's own regex would cut
-    in three (``<|``, the name, ``|>``): the specials, when they are not added tokens.
+    """Whether ``text`` holds a CLIP special's literal (ByteLevel's regex would cut it in three).
 
     >>> _has_clip_literal("a <|endoftext|>"), _has_clip_literal("a <| b |>")
     (True, False)
@@ -438,8 +421,7 @@ def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
 
 # ---------------------------------------------------------------------- words
 def _loses_a_removal(stage: Any, text: str) -> bool:
-    """Whether HF's Precompiled loses a removal on ``text``: its first grapheme cluster is
-    removed (nothing before it to count the removal on, see ``normalizers._replace_changes``).
+    """Whether HF's Precompiled loses a removal on ``text``: its first grapheme cluster goes.
 
     >>> from tokviz.normalizers import Precompiled
     >>> from tokviz.sentencepiece.normalizer import charsmap_for_rule
@@ -454,14 +436,10 @@ def _loses_a_removal(stage: Any, text: str) -> bool:
 
 
 def _metaspace_words(plan: CutPlan, text: str, opens_text: bool = False) -> tuple[list[str], list[int], list[int] | None]:
-    """WhitespaceSplit then Metaspace (T5's and ALBERT's pre-tokenizer) on a normalized piece:
-    ``(words, starts, floors)``. Each whitespace-free run gets the replacement char prepended
-    unless it starts with one (with ``prepend_scheme="first"`` only a run at the very start of
-    the text: ``opens_text`` says the piece's first char is the text's first), and is cut
-    before each replacement char when Metaspace splits. A word starts one char before its run
-    when the char was prepended; ``floors``: the run's first char for each word, which the
-    prepended char's offsets map to (HF aligns a prepended char with the char after it), or
-    None when no char was prepended.
+    """WhitespaceSplit then Metaspace (T5's and ALBERT's) on a normalized piece: ``(words,
+    starts, floors)``; ``floors``: per word, its run's first char, which a prepended mark's
+    offsets map to (as HF's), or None when no mark was prepended. ``opens_text``: the piece
+    starts the text (for ``prepend_scheme="first"``).
 
     >>> from tokviz import models, pre_tokenizers
     >>> plan = build_plan(None, pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace()]),
@@ -535,9 +513,8 @@ PIECES_FROM = 32
 
 
 def _pieces_entry(plan: CutPlan, word: str) -> tuple[tuple[Any, ...], ...] | None:
-    """A long word's entry as its pieces' entries side by side (each cached), where the BPE
-    model never merges across them (:func:`~tokviz.engine.bpe.word_pieces`); None when the
-    model offers no pieces or the word is one."""
+    """A long word's entry from its pieces' (cached) where the BPE model never merges across
+    them (:func:`~tokviz.engine.bpe.word_pieces`), or None."""
     if plan.pieces is None:
         plan.pieces = word_pieces(plan.model) or False
     pieces = plan.pieces(word) if plan.pieces else ()
@@ -577,9 +554,8 @@ _ASCII_SPACES = "\t\n\x0b\x0c\r "
 
 
 def _aligned_stage(stage: Any, text: str) -> str | None:
-    """A normalizer stage (not Prepend) on ``text`` when its result is aligned char for
-    char with ``text`` (unchanged, or each char replaced by one char), else None (also for
-    an empty result).
+    """A stage (not Prepend) on ``text`` when the result is aligned char for char with it,
+    else None (also for an empty result).
 
     >>> from tokviz.normalizers import NFKC, Lowercase
     >>> _aligned_stage(Lowercase(), "ÉtÉ"), _aligned_stage(NFKC(), "ﬁne")
@@ -605,12 +581,10 @@ _ASCII_SPACE_RUN_FINDITER = re.compile("[\t\n\x0b\x0c\r ]{2,}").finditer
 
 
 def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_ascii: bool = False) -> tuple[str, list[int] | None] | None:
-    """A Replace of runs of spaces (or of ASCII whitespace) by one char, on a piece where it
-    changes a run of two or more (which :func:`_aligned_stage` refuses): the new text and,
-    per char of it, the position of the char of the piece it stands for (``origin``: that
-    of ``text``'s chars, None for themselves). Like the general path (and HF), the char
-    that replaces a run stands for the run's last char. None for other stages.
-    ``spaces_ascii``: the caller has checked that ``text``'s whitespace is ASCII.
+    """A Replace of runs of spaces (or ASCII whitespace) by one char: the new text and, per
+    char, the position in the piece of the char it stands for (a run's last, as HF's;
+    ``origin``: that of ``text``'s chars, None for themselves); None for other stages.
+    ``spaces_ascii``: ``text``'s whitespace is known to be ASCII.
 
     >>> from tokviz.normalizers import Replace
     >>> from tokviz.patterns import Regex
@@ -660,12 +634,9 @@ def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_asci
 
 
 def _staged(plan: CutPlan, text: str, head: bool = True) -> tuple[str | None, int, list[int] | None]:
-    """The normalizer stages on a whole piece, the number of chars they prepended, and where
-    runs of whitespace were collapsed, the position in the piece of each char of the result
-    (None while every char stands for the char at its own position, see
-    :func:`_collapsed_runs`); None for the text when a stage does not leave the piece
-    aligned that way (or empties it). ``head``: the text opens a piece (Prepend stages act).
-    """
+    """The stages on a whole piece: ``(text, chars prepended, origin)`` (``origin``: see
+    :func:`_collapsed_runs`); text None where a stage does not keep the piece aligned (or
+    empties it). ``head``: the text opens a piece (Prepend stages act)."""
     if not text.isascii():
         return _staged_chars(plan, text, head)
     prefix = 0  # chars inserted before the piece's first char
@@ -729,10 +700,8 @@ class _CharTables:
 
 
 def _char_groups(plan: CutPlan) -> list[tuple[str, Any, Any]]:
-    """The normalizer stages as :func:`_staged_chars` runs them: ``("prepend", stage, None)``,
-    ``("replace", stage, None)`` for a Replace that is not one char for one, and
-    ``("chars", stages, tables)`` for each run of per-char stages, whose :class:`_CharTables`
-    are filled as chars are met (the printable ASCII ones at once, where they can be)."""
+    """The stages as :func:`_staged_chars` runs them: ``("prepend"|"replace", stage, None)``
+    or ``("chars", stages, tables)`` per run of per-char stages (printable ASCII learnt at once)."""
     groups: list[tuple[str, Any, Any]] = []
     for stage in plan.stages:
         if stage.prepends:
@@ -753,15 +722,10 @@ def _char_groups(plan: CutPlan) -> list[tuple[str, Any, Any]]:
 
 
 def _chars_output(stages: list[Any], chars: list[str]) -> list[str | None]:
-    """What a run of per-char stages makes of each of ``chars`` alone, or None where that is
-    not what they make of it in any text without the chars refused here: every stage's input
-    for it must start a cluster and a normalization's combining sequence (it does not join
-    or compose with what comes before), and a Precompiled stage's input must not join what
-    comes after (clusters are its units); nor may a stage make nothing of it. (Whether the
-    chars of a longer output are each aligned to the char: :func:`_aligned_to_their_chars`.)
-    Stage by stage over all of them: the checks of a stage's inputs in one regex pass over
-    their first chars (their last before a Precompiled stage), only where an input changed
-    since it was checked (a stage that changes nothing hands on an input already checked).
+    """What a run of per-char stages makes of each of ``chars`` alone, or None where that may
+    differ in context: a stage's input that joins or composes with what comes before, one a
+    Precompiled stage would join to what comes after, or an emptied char. Checked stage by
+    stage in one regex pass over the inputs that changed.
 
     >>> from tokviz.normalizers import NFKD, StripAccents, Lowercase
     >>> _chars_output([NFKD(), StripAccents(), Lowercase()], ["É", "\u0301", "ﬁ", "a"])
@@ -794,11 +758,8 @@ def _chars_output(stages: list[Any], chars: list[str]) -> list[str | None]:
 
 
 def _aligned_to_their_chars(stages: list[Any], chars: str, outputs: list[str]) -> bool:
-    """Whether the stages, on ``chars`` (each a char :func:`_chars_output` passed), make
-    ``outputs`` one after the other with each char of an output aligned to the char it is made
-    of (as HF aligns a char's expansion: the first char replaces it, the others are inserted
-    after it with its alignment), by the general machinery; all the chars met in a piece
-    are checked in one run.
+    """Whether the stages make ``outputs`` of ``chars`` (passed by :func:`_chars_output`) with
+    each output char aligned to the char it is made of, by the general machinery, in one run.
 
     >>> from tokviz.normalizers import BertNormalizer, NFKD
     >>> _aligned_to_their_chars([BertNormalizer()], "我们", [" 我 ", " 们 "]), _aligned_to_their_chars([NFKD()], "ﬁ", ["fi"])
@@ -821,11 +782,8 @@ _PRINTABLE_ASCII = "".join(map(chr, range(0x20, 0x7F)))
 
 
 def _printable_ascii_through(stages: list[Any]) -> str | None:
-    """:func:`_chars_output` of each printable ASCII char at once: the stages run on the 95
-    chars together, which is each char on its own when no stage's input has a char that may
-    join a neighbour or compose (each is then its own cluster and combining sequence) and
-    every stage keeps the length (one char for one); None otherwise (the chars are then
-    looked at one by one as they are met).
+    """:func:`_chars_output` of the 95 printable ASCII chars in one run, valid while no stage's
+    input may join or compose and every stage keeps the length; None otherwise.
 
     >>> from tokviz.normalizers import NFKD, StripAccents, Lowercase
     >>> _printable_ascii_through([NFKD(), StripAccents(), Lowercase()])[33:40]
@@ -845,14 +803,10 @@ def _printable_ascii_through(stages: list[Any]) -> str | None:
 
 
 def _staged_chars(plan: CutPlan, text: str, head: bool = True) -> tuple[str | None, int, list[int] | None]:
-    """:func:`_staged` on a piece with non-ASCII chars: each run of per-char stages maps
-    every char to what it makes of it alone (one ``str.translate``): one char, which keeps the
-    piece aligned char for char, or several, each aligned to the char (BERT's spaces around a
-    Chinese char, a ligature's letters, the jamo of a Hangul syllable under NFKD): then the
-    position of each char of the result in the piece is kept. A char they do not make one or
-    more chars of so, alone or in context (see :func:`_chars_output`), leaves the piece to
-    :func:`_aligned_fields`. Replaces of runs of whitespace collapse them as on ASCII pieces; other
-    Replaces must find nothing.
+    """:func:`_staged` on a non-ASCII piece: each run of per-char stages is one ``str.translate``
+    of each char to what it makes of it alone (several chars each aligned to it: then ``origin``
+    is kept); a char for which that does not hold (see :func:`_chars_output`) leaves the piece
+    to :func:`_aligned_fields`. Other Replaces must find nothing or collapse whitespace runs.
 
     >>> from tokviz import models, normalizers, pre_tokenizers
     >>> plan = build_plan(normalizers.Sequence([normalizers.NFKD(), normalizers.StripAccents(), normalizers.Lowercase()]),
@@ -946,19 +900,10 @@ def _through_origin(offsets: tuple[tuple[int, int], ...], origin: list[int]) -> 
 def _line_fields(
     plan: CutPlan, text: str, at_start: bool, normalized_search: Any = None, head: bool = True, flat: bool = False
 ) -> tuple[Any, ...] | None:
-    """One whole piece of text (a line, or the text between added tokens) on plain strings:
-    ``(ids, tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a
-    stage does not leave the piece aligned char for char (then :func:`_aligned_fields`), or when
-    ``normalized_search`` (of normalized-matched added tokens) finds one after the stages.
-
-    Each stage is run on the piece (an ASCII piece in one C call where possible) and
-    must leave it unchanged or change chars one for one (a non-ASCII piece: see
-    :func:`_staged_chars`), but for Replaces that collapse runs of whitespace, whose
-    positions map the offsets back (a blank line under T5's normalizer, see
-    :func:`_collapsed_runs`). The pre-tokenizer's split is
-    done on the normalized piece (one regex pass), each word's tokens come from the word
-    cache, so a cold text costs one model call per new word only.
-    One-word pipelines (Llama's) are cut before runs of '▁', where their model surely splits.
+    """One whole piece (a line, or the text between added tokens) on plain strings: ``(ids,
+    tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a stage
+    does not keep the piece aligned (see :func:`_staged`; then :func:`_aligned_fields`), or
+    when ``normalized_search`` finds a normalized-matched added token after the stages.
 
     >>> from tokviz import models, normalizers, pre_tokenizers
     >>> plan = build_plan(normalizers.Lowercase(), pre_tokenizers.Whitespace(),
@@ -1004,11 +949,8 @@ _MAX_ALIGNED_CHARS = 500_000
 
 
 def _opens_segment(plan: CutPlan, char: str) -> bool:
-    """Whether a text may be cut between a line end and ``char`` (see :func:`_segments`): the
-    char starts a grapheme cluster and, where a stage replaces runs of whitespace, it is one
-    or more chars and no whitespace after every stage (the line end stays whitespace, see
-    :class:`CutPlan`): so no run of whitespace, literal without whitespace or cluster
-    reaches over the cut. Asked once per char."""
+    """Whether a text may be cut between a line end and ``char`` (see :func:`_segments`): no
+    cluster, whitespace run or literal can reach over the cut. Asked once per char."""
     opens = plan.openers.get(char)
     if opens is None:
         opens = _JOINS_PREVIOUS.match(char) is None and (not plan.runs or _stays(plan.stages, char, False))
@@ -1048,16 +990,11 @@ def _segments(plan: CutPlan, text: str) -> list[str]:
 
 
 def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None) -> tuple[Any, ...] | None:
-    """:func:`_line_fields` of a piece whose stages do not keep it aligned as a whole (a line
-    of Hindi under BERT's normalizer in a long English text): each segment (see
-    :func:`_segments`) is normalized on plain strings where :func:`_staged` can, else with its
-    alignments (a NormalizedString of that segment alone, kept for the next time; every
-    stage is local to it); the
-    normalized piece is then split and encoded in one pass, as :func:`_line_fields` does, and
-    each token's span is read from the alignments of its first and last chars, as HF
-    converts offsets. Stages not local to segments (a Prepend, a Strip) take the whole piece
-    as one segment. None for what only the general path does: a removal at a segment's start
-    (see below), a token of no char, an added token matched in the normalized text.
+    """:func:`_line_fields` of a piece its stages do not keep aligned as a whole: each segment
+    (:func:`_segments`; the whole piece when a stage is not local to them) is staged on plain
+    strings where :func:`_staged` can, else by a NormalizedString of it alone (cached); token
+    spans come from the alignments of their first and last chars, as HF's. None for what only
+    the general path does (a removal at a segment's start, a token of no char).
 
     >>> from tokviz import models, normalizers, pre_tokenizers
     >>> plan = build_plan(normalizers.NFC(), pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0, "é": 1}, unk_token="[UNK]"))
@@ -1336,12 +1273,9 @@ def _normalized_fields(plan: CutPlan, text: str, prefix: int, at_start: bool, fl
 
 # ---------------------------------------------------------------------- the tokenizer's side
 def encode_cut(added: Any, plan: CutPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
-    """The sequence's Encoding (before post-processing) from its pieces, or None when the
-    general path must do it.
-
-    The cycle collector waits meanwhile: a long cold text makes thousands of cache and
-    offset tuples (no cycles among them), and the collections they trigger also walk the
-    loaded tokenizer's tables (5-15% of a cold 20 KB encode)."""
+    """The sequence's Encoding (before post-processing), or None for the general path. The
+    cycle collector waits meanwhile: a cold text's cache tuples would make it walk the
+    tokenizer's tables (5-15% of a cold 20 KB encode)."""
     if not gc.isenabled():
         return _encode_cut(added, plan, sequence, type_id, word_index)
     gc.disable()
@@ -1352,12 +1286,6 @@ def encode_cut(added: Any, plan: CutPlan, sequence: str, type_id: int, word_inde
 
 
 _NO_FIELDS = ((), (), (), (), 0)
-
-
-def _processed_fields(plan: CutPlan, sequence: str, added: Any) -> tuple[Any, ...] | None:
-    """A one-piece sequence's fields as :func:`_encode_cut` finds them (``added``: the
-    added vocabulary when it has normalized-matched tokens)."""
-    return _piece_fields(plan, sequence, True, added, flat=True)
 
 
 def encode_processed(added: Any, plan: CutPlan, sequence: str, split: Any) -> Any:
@@ -1383,11 +1311,11 @@ def encode_processed(added: Any, plan: CutPlan, sequence: str, split: Any) -> An
     elif plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None
     elif not gc.isenabled():
-        fields = _processed_fields(plan, sequence, added if normalized_search is not None else None)
+        fields = _piece_fields(plan, sequence, True, added if normalized_search is not None else None, flat=True)
     else:
         gc.disable()
         try:
-            fields = _processed_fields(plan, sequence, added if normalized_search is not None else None)
+            fields = _piece_fields(plan, sequence, True, added if normalized_search is not None else None, flat=True)
         finally:
             gc.enable()
     if fields is None:

@@ -1,12 +1,10 @@
 """One tokenizer's engine plans, in one cache invalidated in one place.
 
-A plan is what the engine asked the components once (where to cut, what the model's word
-encoder is, which lane applies) and the word caches built on it. All of a tokenizer's plans --
-the whole-piece plan (:mod:`tokviz.engine.cut`) and the byte-level lane's
-(:mod:`tokviz.engine.byte_level`) -- are made lazily for the current
-components and share the model's one word encoder. :meth:`EnginePlans.current` is the one place
-that drops them: when a component is replaced or edited (``_mutation.generation()``), all are
-made again; when the model's caches are emptied (``model.cache_epoch``), their word caches are.
+A plan is what the engine asked the components once and the word caches built on it: the
+whole-piece plan (:mod:`tokviz.engine.cut`) and the byte-level lane's (:mod:`tokviz.engine.byte_level`),
+made lazily and sharing the model's one word encoder. :meth:`EnginePlans.current` drops them
+when a component is edited (``_mutation.generation()``), their word caches when the model's
+are emptied (``model.cache_epoch``).
 
 >>> from tokviz.models import WordLevel
 >>> from tokviz.pre_tokenizers import Whitespace

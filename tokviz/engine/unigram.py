@@ -32,11 +32,8 @@ _WHOLE_ROWS_LIMIT = 1 << 14
 
 def _rows(rows: dict[int, list[list[tuple[int, slice]]]], size: int, longest: int) -> list[list[tuple[int, slice]]]:
     """Per start of a word of ``size`` chars, the ``(end, slice(start, end))`` of every longer
-    piece that may start there (2 chars up to ``longest``): what the Viterbi looks up, made
-    once per length rather than a slice per look-up. A long word's rows (a run of Chinese,
-    where the sequence has no spaces) are the whole rows of its starts, made once per start,
-    the last ``longest`` of them cut at the word's end: a list slice each, not a row of new
-    pairs (what made a 50-char word cost ~5 look-ups a char more than its walk).
+    piece that may start there (2 chars up to ``longest``), made once per length. A long
+    word's rows are cut from whole rows kept per start (a list slice each, not new pairs).
 
     >>> _rows({}, 3, 2)
     [[(2, slice(0, 2, None))], [(3, slice(1, 3, None))], []]
@@ -101,13 +98,10 @@ def _char_table(
     score, so it is never skipped and every candidate that decides it is computed exactly.
     Any larger bound is as safe (it skips less).
 
-    A vocabulary in score order without duplicated pieces (trained ones) of up to
-    ``_EXACT_PIECES`` pieces gets an empty table and the first chars: its entries are made on
-    first use (see ``entry_of`` in :func:`unigram_word_encoder`), the first piece starting
-    with a char having the highest score. One pass over the pieces rather than three (~1.5 ms
-    less on 25k pieces). Runs in score order (a vocabulary but a few special pieces) get exact
-    bounds from their first ``_EXACT_PIECES`` pieces and the highest score past those for the
-    rest, no sort.
+    A vocabulary in score order without duplicated pieces, of up to ``_EXACT_PIECES``, gets an
+    empty table and the first chars (entries made on first use, see ``entry_of`` in
+    :func:`unigram_word_encoder`). Runs in score order get exact bounds from their first
+    ``_EXACT_PIECES`` pieces and the highest score past those for the rest.
 
     >>> from tokviz.models import Unigram
     >>> model = Unigram([("<unk>", 0.0), ("a", -1.0), ("ab", -0.5), ("b", -2.0)], unk_id=0)
@@ -162,22 +156,13 @@ def unigram_word_encoder(model: Any) -> Any:
     to the model: an unknown char without an unk token, a word over 32 chars once the model's
     budget of direct look-ups is spent, see ``Unigram._direct``).
 
-    Like the model's Viterbi on a short word (see ``Unigram._lookup``), this walk looks the
-    substrings up in the piece dict directly, up to the longest piece's length, rather than
-    in a dict of every prefix of every piece (~25 ms to build on a 25k vocabulary, a third
-    of a cold text of 2,000 lines): a few more look-ups per char, no structure to build. Same
-    candidates in the same order (a substring that is no piece's prefix is no piece), so the
-    same ties and results: at each start the one-char piece (or the unknown node) first, then
-    the longer ones (their ``(end, slice)`` pairs made once per word length, see
-    :func:`_rows`), each end keeping the first best (strict ``>``). Scores start at -inf
-    instead of a "no candidate yet" test, exact while every sum is finite (other vocabularies,
-    and words holding the unk piece's text, take the general walk below, line for line the
-    model's). A start whose best piece cannot reach a path to the end found so far is
-    skipped (see :func:`_char_table`); a word that is no piece gets such a path right after
-    its first start when the longest piece it starts with is followed by a piece (one more
-    look-up). About 37 -> 16 look-ups of 2+ chars a word on a 25k vocabulary.
-    The best path is read back from the starts alone (the few pieces on it are looked up
-    again), runs of unknown chars fused.
+    The walk looks substrings up in the piece dict directly (see ``Unigram._lookup``; no
+    prefix dict to build, ~25 ms on 25k pieces), with the model's candidates in the model's
+    order, so the same ties: at each start the one-char piece (or unknown node), then the
+    longer ones (:func:`_rows`), each end keeping the first best. Scores start at -inf, exact
+    while every sum is finite (else the general walk below, the model's line for line). A
+    start that cannot beat a path found so far is skipped (:func:`_char_table`). The path is
+    read back from the starts alone, runs of unknown chars fused.
 
     >>> from tokviz.models import Unigram
     >>> encode = unigram_word_encoder(Unigram([("<unk>", 0.0), ("▁hu", -1.0), ("g", -2.0), ("▁hug", -2.5)], unk_id=0))

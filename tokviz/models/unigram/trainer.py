@@ -354,16 +354,7 @@ class UnigramTrainer(Trainer):
         seed_size: int = 1_000_000,
         method: str = "em",
     ) -> None:
-        self.vocab_size = vocab_size
-        self.show_progress = show_progress
-        self.special_tokens = special_tokens
-        self.initial_alphabet = initial_alphabet
-        self.shrinking_factor = shrinking_factor
-        self.unk_token = unk_token
-        self.max_piece_length = max_piece_length
-        self.n_sub_iterations = n_sub_iterations
-        self.seed_size = seed_size
-        self.method = method
+        self._set_options(locals())
 
     # ------------------------------------------------------------------------------
 
