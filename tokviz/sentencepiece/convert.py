@@ -202,6 +202,8 @@ def assemble_tokenizer(model: Any, normalizer_spec: NormalizerSpec, *, byte_fall
         # and '<sep>' alone ['<sep>'] against ['▁', '<sep>']. We follow sentencepiece: a Split
         # pre-tokenizer isolates them after normalization; the model keeps each whole (a Unigram
         # piece of score 0 beats any split of it; BPE returns a word that is a piece as that piece).
+        # Not covered: sentencepiece also keeps a symbol out of the charsmap ('Ｘ' stays 'Ｘ' under
+        # nmt_nfkc); here the charsmap runs first, so a symbol the charsmap changes is not found.
         symbols = sorted(dict.fromkeys(user_defined), key=lambda piece: (-len(piece), piece))
         splitters.append(pre_tokenizers.Split(Regex("|".join(map(_literal, symbols))), "isolated"))
         if isinstance(model, BPE):
