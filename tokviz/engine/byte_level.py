@@ -1,10 +1,7 @@
-"""The byte-level lane: GPT-2-style pipelines (a ByteLevel pre-tokenizer, alone or after a Split or
-Digits, no normalizer or a Unicode normal form that leaves the text as it is, a deterministic
-model), encoded without per-character objects: each distinct word's tokens, offsets and trimmed
-offsets are made once (:func:`_tokenize_byte_word`) and the sequence's fields are assembled from
-them in C (map / chain / accumulate). Same encodings as the general path (the tests compare).
-
-The lane's plan and word cache live in a :class:`ByteLevelLane`, one of the tokenizer's plans.
+"""The byte-level lane: GPT-2-style pipelines (ByteLevel, alone or after a Split or Digits; no
+normalizer, or a normal form that leaves the text as it is; a deterministic model). Each distinct
+word's tokens, offsets and trimmed offsets are made once (:func:`_tokenize_byte_word`), the
+sequence's fields assembled from them in C. Plan and word cache: :class:`ByteLevelLane`.
 """
 
 from __future__ import annotations
@@ -26,9 +23,8 @@ from tokviz.processors import TRIM_CHARS, trim_token_offsets
 
 
 class ByteLevelLane:
-    """The byte-level lane's plan for one tokenizer's components (``add_prefix_space``, the
-    pre-tokenizer's ``findall`` or None, the model's ``word_entry``) and its word cache (word ->
-    entry); kept with the tokenizer's other plans (:class:`tokviz.engine.plans.EnginePlans`)."""
+    """The lane's plan (``add_prefix_space``, the pre-tokenizer's ``findall`` or None, the model's
+    ``word_entry``) and its word cache (word -> entry), one of :class:`~tokviz.engine.plans.EnginePlans`."""
 
     __slots__ = ("add_prefix_space", "findall", "word_entry", "words")
 
@@ -209,10 +205,9 @@ _TRUSTED_SPLIT_PATTERNS = frozenset({
 
 
 def _isolated_findall(pattern: Any) -> Any:
-    """The words a Split(pattern, "isolated") makes of a text, for the byte-level lane: the
-    matches, in C when they tile the text (as the patterns of Llama 3 and tiktoken do: every
-    char is in a match), else the matches and the gaps between them (BLOOM's pattern leaves
-    spaces and punctuation out); None if a match is empty (the general path then splits it).
+    """The words a Split(pattern, "isolated") makes of a text: the matches (in C when they tile
+    it, as Llama 3's do), else the matches and the gaps between them (BLOOM's); None if a match
+    is empty (the general path then splits it).
 
     >>> from tokviz import Regex
     >>> findall = _isolated_findall(Regex(r"\\p{L}+|\\s+|\\p{N}{1,3}"))
@@ -253,10 +248,9 @@ def _isolated_findall(pattern: Any) -> Any:
 
 
 def _digits_findall(individual: bool) -> Any:
-    """The words of Digits (each digit alone, or runs of them) then ByteLevel's own regex, as
-    StarCoder's pre-tokenizer makes them, for the byte-level lane: the numbers, and GPT-2's
-    pre-tokens of the text between them; None if a char the regex takes for a number is not
-    one to :func:`~tokviz.pre_tokenizers.is_numeric` (the general path then splits it).
+    """The words of Digits then ByteLevel's own regex (StarCoder's): the numbers, and GPT-2's
+    pre-tokens between them; None where the regex and :func:`~tokviz.pre_tokenizers.is_numeric`
+    disagree on a number (the general path then splits it).
 
     >>> findall = _digits_findall(True)
     >>> findall("Call 123, x2"), _digits_findall(False)("Call 123, x2 ½")
@@ -298,9 +292,8 @@ _PLAIN_TAILS = tuple(
 
 
 def _tokenize_byte_word(model_tokenize: Any, encode: Any, word: str) -> tuple[Any, ...]:
-    """A pre-token's word-cache entry (fields below): ids, tokens, start and end offsets in
-    chars of ``word`` (not of its byte symbols), the same trimmed by the ByteLevel
-    post-processor's rule for a token that is not the first of the text, token lengths,
+    """A pre-token's word-cache entry (fields below): ids, tokens, char offsets in ``word``, the
+    same trimmed (the ByteLevel post-processor's rule, not the text's first token), token lengths,
     trimmed offsets relative to each token's start, and whether the tokens tile the word.
     ``encode``: the model's :func:`~tokviz.engine.bpe.bpe_word_encoder`, if it has one."""
     symbols, entry = byte_symbol_tokens(word, model_tokenize, encode)

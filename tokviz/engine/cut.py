@@ -99,23 +99,20 @@ class CutPlan:
         self.steps: tuple[Any, ...] = ()
         self.model = model
         self.graphemes = any(stage.on_graphemes for stage in stages)  # a Precompiled stage works on grapheme clusters
-        #: No stage prepends and every one is local to the segments of :func:`_segments`
-        #: (see :func:`_aligned_fields`).
+        #: No stage prepends and every one is local to :func:`_segments` (see _aligned_fields).
         self.by_segments = all(_segment_local(stage) for stage in stages) and _stays(stages, "\n", True)
         #: A stage replaces runs of whitespace (then a segment starts at no whitespace).
         self.runs = any(stage.replaces and not isinstance(stage.pattern, str) for stage in stages)
         #: Char -> whether a segment may start with it (see _opens_segment).
         self.openers: dict[str, bool] = {}
-        #: Segment -> (normalized, starts, ends) where a NormalizedString aligned it (see
-        #: _aligned_fields), and the chars of those segments.
+        #: Segment -> (normalized, starts, ends) from a NormalizedString, and their chars.
         self.aligned: dict[str, tuple[str, list[int], list[int]]] = {}
         self.aligned_chars = 0
         #: How to pre-tokenize a piece without NormalizedString (see _normalized_fields), or None.
         self.splitter: str | None = None
         #: No pre-tokenizer splits (Llama): the whole piece is one word.
         self.one_word = False
-        #: CLIP's split then ByteLevel with its own regex: a text holding a special's literal
-        #: is not for the plain-string split (see _splitter).
+        #: CLIP's split then ByteLevel's regex: a special's literal takes the general path.
         self.clip_literals = False
         #: Word (pre-token) -> its tokens as (ids, values, starts, ends).
         self.words: dict[str, tuple[tuple[Any, ...], ...]] = {}
@@ -136,8 +133,7 @@ class CutPlan:
         self.char_groups: list[tuple[str, Any, Any]] | None = None
         #: Token values that are not slices of the word (unk, byte fallback; see _odd_values).
         self.odd_values = _odd_values(model, joined)
-        #: ``(prepended chars, ((char, replacement), ...))`` when every stage is a Prepend or a
-        #: one-char-for-one-char Replace (Llama's): the stages in one step (see _line_fields).
+        #: Prepends and one-char Replaces (Llama's) in one step (see _shifts), or None.
         self.shifts = _shifts(stages)
         #: The pre-tokenizer's ``cut_spans`` when it only cuts and no other split applies.
         self.cut: Any = None
@@ -498,8 +494,7 @@ def _word_entry(plan: CutPlan, word: str, byte_level: bool = False) -> tuple[tup
     return entry
 
 
-#: BPE words longer than this are merged piece by piece where the model allows it (a Llama line
-#: that Digits cuts is one word: its pieces recur across lines, the line does not).
+#: BPE words longer than this are merged piece by piece where the model allows it (a Llama line).
 PIECES_FROM = 32
 
 
