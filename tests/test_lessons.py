@@ -44,7 +44,7 @@ def test_bpe_lesson_learns_the_course_merges_in_order() -> None:
     assert [step.data.count for step in lesson.steps if step.kind == "merge"] == [20, 16, 15]
     assert [step.kind for step in lesson.steps] == ["splits", "merge", "merge", "merge", "encode"]
     # The same merges as the course's quadratic loop and as HF's BpeTrainer on the same words.
-    from tokviz.models.bpe.trainer import course_reference_merges
+    from tests.models.bpe.test_trainer import course_reference_merges
 
     assert merges_of(lesson) == course_reference_merges(CLASSIC_WORD_COUNTS, 11, [UNK])
     assert merges_of(lesson) == hf_bpe_merges(CLASSIC_WORD_COUNTS, 3)
@@ -150,7 +150,7 @@ def test_wordpiece_lesson_scores_and_a_rare_pair_beating_a_frequent_one() -> Non
 
 
 def test_wordpiece_vocab_is_the_course_loop_s() -> None:
-    from tokviz.models.wordpiece.trainer import course_reference_vocab
+    from tests.models.wordpiece.test_trainer import course_reference_vocab
 
     lesson = lessons.wordpiece_lesson(CLASSIC_WORD_COUNTS, n_merges=99)
     vocab = lesson.steps[-1].data.vocab
