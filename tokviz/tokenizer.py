@@ -20,10 +20,8 @@ and returns the trainer's :class:`~tokviz.history.TrainingHistory`.
 >>> tok.encode("hello").ids
 [1]
 
-Speed: the engine (:mod:`tokviz.engine.cut`; GPT-2 byte-level pipelines in
-:mod:`tokviz.engine.byte_level`) normalizes and splits plain strings as the components declare
-and encodes each distinct word once; the general path handles everything else. ``encode_batch(..., processes=2)`` spreads a large
-batch over processes (the GIL rules out threads).
+Speed: the engine (:mod:`tokviz.engine`) normalizes and splits plain strings as the components
+declare and encodes each distinct word once; ``encode_batch(..., processes=2)`` spreads a batch.
 
 What this version leaves out: byte offsets (``OffsetType.Byte``), multi-threading (use
 processes), and HF's ``encode_special_tokens`` switch.

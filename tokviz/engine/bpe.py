@@ -16,15 +16,12 @@ from tokviz.models.bpe.model import (
 )
 
 
-#: ``(n,)`` for small n, shared: a cold encode keeps an entry per distinct word, and each tuple
-#: it need not allocate is one less object for the cycle collector to count and walk.
+#: ``(n,)`` for small n, shared: one less object per cached word for the cycle collector.
 ONE_TUPLE_LIMIT = 256
 ONE_TUPLES = tuple((n,) for n in range(ONE_TUPLE_LIMIT))
-#: Words up to this long that are not one token are first guessed and proven (``segmented``
-#: in :func:`bpe_word_encoder`); longer ones, and those no guess proves, go through the merges.
+#: Words up to this long that are not one token are first guessed and proven (``segmented``).
 SEGMENTED_MAX_CHARS = 24
-#: Words up to this long that are a token are proven to stay one (certify recurses once per
-#: level of the token's merge tree); longer ones go through the merges.
+#: Words up to this long that are a token are proven to stay one (certify recurses per level).
 CERTIFY_MAX_CHARS = 256
 #: What the first guess gives for a word it gives up on (see ``longest_first``).
 GIVEN_UP: list[int] = []
@@ -213,14 +210,9 @@ def bpe_word_encoder(model: Any) -> Any:
         nonlocal shortcut
         shortcut = can_prove
     suffix_symbol_size = len(suffix) + 1
-    # rank_made[t]: the rank of the merge that makes t once proven (a char: -1), NEVER_RANK if
-    # not; route[t]: that merge's pair (left part, right part), the merge table's own key (a
-    # pair made here only for a split found by cutting t's text): ints and shared pairs, so
-    # proving allocates nothing the cycle collector tracks. A rank also tells whether ranks
-    # rise up to a parent; the walk along the edges steps from a token to its part on the
-    # boundary side (every token it meets was proven on the way up). rank_made[~t],
-    # route[~t]: the same for t as a word's last token (made with the suffix, certify_final),
-    # a key no id takes; its parts are plain ids (the right one is final).
+    # rank_made[t]: the rank of the merge that makes t once proven (a char: -1), never_rank if
+    # not; route[t]: that merge's pair (the merge table's own key: nothing new for the cycle
+    # collector). rank_made[~t], route[~t]: the same for t as a word's last token (certify_final).
     rank_made: dict[int, int] = {}
     made_get = rank_made.get
     made_of = rank_made.__getitem__

@@ -22,11 +22,9 @@ _UNIGRAM_MAX_WORD = 1000
 #: ``{longest piece: {word length: rows}}`` (see :func:`_rows`), shared by the encoders;
 #: under the key -1, the whole rows by start (see below).
 _ROWS: dict[int, dict[int, list[list[tuple[int, slice]]]]] = {}
-#: Rows are kept for words up to this long...
+#: Rows are kept for words up to this long; a longer word's are cut from whole rows kept by
+#: start, while they hold at most this many pairs (~2 MB: 1,024 chars for a longest piece of 16).
 _ROWS_KEPT = 32
-#: ... and a longer word's are cut from whole rows kept by start, while they hold at most this
-#: many ``(end, slice)`` pairs (``longest - 1`` a start; ~2 MB; past that, a word makes its
-#: own): words up to 1,024 chars for a longest piece of 16.
 _WHOLE_ROWS_LIMIT = 1 << 14
 
 
