@@ -9,6 +9,7 @@ from itertools import compress, count, islice, repeat
 from operator import is_not, itemgetter
 from typing import Any
 
+from tokviz.errors import VocabularyError
 from tokviz.models.unigram.model import ALWAYS_DIRECT, UNK_PENALTY, UnigramTables
 
 #: Scores this large or beyond (NaN too) take the general walk (see ``plain`` below).
@@ -365,49 +366,18 @@ def unigram_word_encoder(model: Any) -> Any:
         return pieces(word, cuts)
 
     def general(word: str) -> tuple[tuple[Any, ...], ...] | None:
-        # Any scores (NaN, infinite) and a word holding the unk piece: the model's walk, line by line.
-        size = len(word)
-        best_score = [0.0] * (size + 1)
-        best_start = [-1] * (size + 1)
-        best_id = [0] * (size + 1)
-        for start in range(size):
-            here = best_score[start]
-            has_single = False
-            for end in range(start + 1, min(size, start + longest) + 1):
-                piece_id = get(word[start:end])
-                if piece_id is not None:
-                    candidate = scores[piece_id] + here
-                    if best_start[end] < 0 or candidate > best_score[end]:
-                        best_score[end] = candidate
-                        best_start[end] = start
-                        best_id[end] = piece_id
-                    if end == start + 1:
-                        has_single = True
-            if not has_single:
-                candidate = unk_score + here
-                end = start + 1
-                if best_start[end] < 0 or candidate > best_score[end]:
-                    if unk_id is None:
-                        return None  # the model explains the error
-                    best_score[end] = candidate
-                    best_start[end] = start
-                    best_id[end] = unk_id
-        # Back from the end; a run of unknown chars is one piece, as the model fuses them.
-        cuts: list[list[int]] = []
-        in_unknown_run = False
-        end = size
-        while end > 0:
-            start = best_start[end]
-            if unk_id is not None and best_id[end] == unk_id:
-                if in_unknown_run:
-                    cuts[-1][0] = start
-                else:
-                    cuts.append([start, end])
-                    in_unknown_run = True
-            else:
-                cuts.append([start, end])
-                in_unknown_run = False
-            end = start
+        # Any scores (NaN, infinite) and a word holding the unk piece: the model's own Viterbi
+        # (``Unigram.encode``, unknown runs fused), cut back into pieces here.
+        try:
+            segmented = model.encode(word)
+        except VocabularyError:
+            return None  # an unknown char and no unk token: the model explains the error
+        cuts = []
+        end = 0
+        for piece in segmented:
+            cuts.append((end, end + len(piece)))
+            end += len(piece)
+        cuts.reverse()
         return pieces(word, cuts)
 
     return encode
