@@ -219,9 +219,6 @@ class Encoding:
         # (a new dict: the fast lanes share one between encodings of the same shape)
         self._sequence_ranges = {**self._sequence_ranges, sequence_id: (0, len(self._ids))}
 
-    def set_type_ids(self, type_ids: list[int]) -> None:
-        self._type_ids = tuple(type_ids)
-
     def token_to_sequence(self, token_index: int) -> int | None:
         if token_index > len(self._ids):
             return None

@@ -297,12 +297,6 @@ class NormalizedString:
     def get(self) -> str:
         return self.normalized
 
-    def get_original(self) -> str:
-        return self.original
-
-    def len_original(self) -> int:
-        return len(self.original)
-
     def is_empty(self) -> bool:
         return not self.normalized
 
