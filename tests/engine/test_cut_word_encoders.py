@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.engine.test_unigram import check_word
 from tokviz import Tokenizer, models, normalizers, pre_tokenizers
 from tokviz.errors import VocabularyError
 from tokviz.engine.cut import (
@@ -50,12 +51,7 @@ def unigram_models(draw):
 def test_unigram_word_encoder_equals_the_model(model, words) -> None:
     encode = unigram_word_encoder(model)
     for word in words:
-        fast = encode(word)
-        if fast is None:  # left to the model: it raises for an unknown char without unk
-            with pytest.raises(VocabularyError):
-                model.tokenize(word)
-        else:
-            assert fast == _model_word_entry(model, word), word
+        check_word(model, encode, word)
 
 
 def test_unigram_word_encoder_worked_example() -> None:
