@@ -754,7 +754,7 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
         stop_reason = unigram_history.stop_reason
     elif model_type == ModelType.BPE:
         result = train_bpe(words, corpus.required, spec.vocab_size - len(metas) - len(corpus.required), rules,
-                           meta_size=len(metas), progress=progress)
+                           meta_size=len(metas), progress=progress, history=not require_output)
         final = list(result.pieces)
         merge_steps = result.merge_steps
         stop_reason = result.stop_reason
