@@ -53,7 +53,7 @@ from operator import add
 from typing import Any, ClassVar
 
 from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
-from tokviz.models.base import Token
+from tokviz.models.base import ProvenPairs, Token
 from tokviz.models.wordlevel.model import (
     FrozenModel,
     check_option,
@@ -129,6 +129,8 @@ def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...
     """
     if not merges:
         return (), ()
+    if type(merges) is ProvenPairs:
+        return tuple(zip(*merges))  # type: ignore[return-value]
     if set(map(type, merges)) <= {list, tuple}:  # (legacy "a b" strings are parsed one by one)
         columns = tuple(zip(*merges))
         # Two columns: every merge has two parts or more; as many parts as twice the merges: exactly two.
