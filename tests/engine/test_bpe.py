@@ -71,8 +71,8 @@ def bpe_models(draw, hf_compatible: bool = False):
 
 
 def first_and_later_passes(model):
-    """The word encoder as a first pass runs it (words of several tokens merged) and as the passes
-    after a cleared word cache run it (``use_proofs``: such words guessed and proven)."""
+    """The word encoder as a first pass runs it and as the passes after a cleared word cache run
+    it (``use_proofs``: a file with more merges than tokens proves its tokens from then on)."""
     later = bpe_word_encoder(model)
     later.use_proofs()
     return bpe_word_encoder(model), later
@@ -302,25 +302,6 @@ def test_a_word_is_not_its_longest_tokens_from_the_left() -> None:
         # one char that is not a token, and a word with an unknown char (no unk token: dropped)
         assert encode("x") == ((), (), (), ())
         assert encode("abx") == _model_word_entry(model, "abx")
-
-
-def test_a_word_the_merges_hardly_join_gives_up_guessing_and_merges() -> None:
-    """The first guess gives up at its second one-char token (a word of a script the
-    vocabulary has few tokens of: a look-up per char and length otherwise); the merges then
-    say what the word is, as the model."""
-    from tokviz.engine.bpe import GIVEN_UP
-
-    vocab = {char: index for index, char in enumerate("abcdxyz")}
-    vocab.update({"ab": 7, "abc": 8, "yz": 9})
-    model = models.BPE(vocab, [("a", "b"), ("ab", "c"), ("y", "z")])
-    encode = first_and_later_passes(model)[1]
-    cells = dict(zip(encode.__code__.co_freevars, encode.__closure__))
-    segmented = cells["segmented"].cell_contents
-    longest_first = dict(zip(segmented.__code__.co_freevars, segmented.__closure__))["longest_first"].cell_contents
-    assert longest_first("abcxdyzd") is GIVEN_UP  # abc, x, d: a second single
-    assert longest_first("abcxyz") == [8, 4, 9]
-    for word in ["abcxdyzd", "xdxdxdxdyz", "abcxyz", "dabcd", "xyzabcx"]:
-        assert encode(word) == _model_word_entry(model, word), word
 
 
 def test_a_word_longer_than_the_list_merge_limit_merges_through_the_heap() -> None:
