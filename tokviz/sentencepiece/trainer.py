@@ -39,15 +39,12 @@ from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-import numpy as np
-
 from tokviz.history import MergeStep, TrainingHistory, WordCountSummary
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
 from tokviz.sentencepiece.normalizer import RULE_NAMES, SentencePieceNormalizer, charsmap_for_rule
-from tokviz.sentencepiece.parallel import can_fork, in_two_processes
 from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, count_words, split_into_words
 from tokviz.sentencepiece.processor import SentencePieceError
-from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe
+from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe, use_numpy
 
 __all__ = ["SentencePieceTrainer", "SentencePieceHistory", "train_sentencepiece", "parse_flags", "build_specs"]
 
@@ -436,8 +433,10 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         # words (78k on the 6.8 MB corpus) instead of from the whole text; a big corpus is
         # normalized and counted in two halves, the second in a forked process (num_threads > 1)
         work = _NormalizeAndCount(normalizer, meta_list)
-        ends = list(accumulate(map(len, kept))) if spec.num_threads > 1 and can_fork() else []
-        if ends and ends[-1] >= _TWO_PROCESS_MIN_CHARS:
+        ends = list(accumulate(map(len, kept))) if spec.num_threads > 1 else []
+        if ends and ends[-1] >= _TWO_PROCESS_MIN_CHARS and _can_fork():
+            from tokviz.sentencepiece.parallel import in_two_processes
+
             # (split by characters, not lines: line lengths vary by file; the worker takes a
             # little more, the parent merges the two afterwards)
             half = bisect_left(ends, ends[-1] * (1 - _WORKER_SHARE))
@@ -536,21 +535,51 @@ class _NormalizeAndCount:
         return count_words(texts), len(texts) - texts.count("")
 
 
-def _char_counts(text: str) -> dict[str, int]:
-    """``Counter(text)`` in one numpy pass over the code points: ``_char_counts("abca") == {"a": 2, "b": 1, "c": 1}``."""
+def _can_fork() -> bool:
+    from tokviz.sentencepiece.parallel import can_fork  # (loaded only for a big corpus: it costs ~5 ms)
+
+    return can_fork()
+
+
+def _char_counts(text: str, numpy: bool | None = None) -> dict[str, int]:
+    """``Counter(text)``, a long text (:func:`~tokviz.sentencepiece.trainer_bpe.use_numpy`) in one numpy pass over
+    the code points: ``_char_counts("abca") == {"a": 2, "b": 1, "c": 1}``."""
     if not text:
         return {}
+    if not (use_numpy(len(text)) if numpy is None else numpy):
+        return dict(Counter(text))
+    import numpy as np
+
     codes = np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
     tally = np.bincount(codes)
     present = np.flatnonzero(tally)
     return {chr(code): count for code, count in zip(present.tolist(), tally[present].tolist())}
 
 
-def _weighted_char_counts(words: Mapping[str, int]) -> dict[str, int]:
-    """Characters counted over ``{word: count}``: ``_weighted_char_counts({"ab": 2, "b": 1}) == {"a": 2, "b": 3}``."""
+def _weighted_char_counts(words: Mapping[str, int], numpy: bool | None = None) -> dict[str, int]:
+    """Characters counted over ``{word: count}``: ``_weighted_char_counts({"ab": 2, "b": 1}) == {"a": 2, "b": 3}``
+    (in numpy when the words are long, :func:`~tokviz.sentencepiece.trainer_bpe.use_numpy`)."""
     if not words:
         return {}
     keys = list(words)
+    if not (use_numpy(sum(map(len, keys))) if numpy is None else numpy):
+        by_count: dict[int, list[str]] = {}  # (the words of one count counted at once, in C)
+        for word, count in words.items():
+            group = by_count.get(count)
+            if group is None:
+                by_count[count] = [word]
+            else:
+                group.append(word)
+        totals: Counter[str] = Counter()
+        for count, group in by_count.items():
+            counted = Counter("".join(group))
+            if count != 1:
+                for char in counted:
+                    counted[char] *= count
+            totals.update(counted)
+        return dict(totals)
+    import numpy as np
+
     codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
     sizes = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
     weights = np.repeat(np.fromiter(words.values(), dtype=np.float64, count=len(keys)), sizes)
@@ -559,19 +588,25 @@ def _weighted_char_counts(words: Mapping[str, int]) -> dict[str, int]:
     return {chr(code): count for code, count in zip(present.tolist(), tally[present].tolist())}
 
 
-def _replace_rare_in_words(words: Mapping[str, int], rare: str) -> dict[str, int]:
+def _replace_rare_in_words(words: Mapping[str, int], rare: str, numpy: bool | None = None) -> dict[str, int]:
     """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up)."""
     keys = list(words)
-    codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
-    if not len(codes):
+    if not (use_numpy(sum(map(len, keys))) if numpy is None else numpy):
+        rare_set = set(rare)
+        touched = [index for index, word in enumerate(keys) if not rare_set.isdisjoint(word)]
+    else:
+        import numpy as np
+
+        codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
+        if not len(codes):
+            return dict(words)
+        is_rare = np.zeros(int(codes.max()) + 1, dtype=bool)  # (a lookup table over the code points)
+        is_rare[[code for code in map(ord, rare) if code < len(is_rare)]] = True
+        hits = np.flatnonzero(is_rare[codes])
+        ends = np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)))
+        touched = np.unique(np.searchsorted(ends, hits, side="right")).tolist()  # the few words holding a rare character
+    if not touched:
         return dict(words)
-    is_rare = np.zeros(int(codes.max()) + 1, dtype=bool)  # (a lookup table over the code points)
-    is_rare[[code for code in map(ord, rare) if code < len(is_rare)]] = True
-    hits = np.flatnonzero(is_rare[codes])
-    if not len(hits):
-        return dict(words)
-    ends = np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)))
-    touched = np.unique(np.searchsorted(ends, hits, side="right")).tolist()  # the few words holding a rare character
     table = {ord(char): UNK_CHAR for char in rare}
     out = dict(words)
     for index in touched:
