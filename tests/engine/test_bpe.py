@@ -1,12 +1,12 @@
-"""Issue 13, cold BPE encoding: ``bpe_word_encoder`` (tokviz.engine.bpe) and the byte-level
-lane's word entries (``Tokenizer._fast_byte_level``) against the model, the general path and HF.
+"""Issue 13, cold BPE encoding: ``bpe_word_encoder`` (tokviz.engine.bpe) and the engine's
+byte-level word entries (``engine.cut._byte_entry``) against the model, the general path and HF.
 
 ``bpe_word_encoder`` merges inline (a two-symbol word with one lookup), carries no lengths when
 token texts give them (also with ``end_of_word_suffix``), and hands words with chars outside the
 vocabulary (unk, fused unk, byte fallback, dropped chars, a missing unk token) to the model's own
 rules. On random vocabularies and merges (decorations, ignore_merges, aliases sharing an id, long
 words for the heap merge) it must give exactly ``BPE.tokenize``'s ids, values and offsets, and HF's.
-The byte-level lane builds its entries from those tuples; on random byte-level BPE tokenizers and
+The engine builds its byte-level entries from those tuples; on random byte-level BPE tokenizers and
 random text (spaces, controls, accents, CJK, emoji) it must give what the general path and HF give.
 """
 
@@ -311,7 +311,7 @@ def test_a_word_longer_than_the_list_merge_limit_merges_through_the_heap() -> No
     assert bpe_word_encoder(model)(word)[0] == (3,) * 150 + (0,)
 
 
-# ---------------------------------------------------------------- the byte-level lane
+# ---------------------------------------------------------------- byte-level words
 SYMBOLS = list(BYTES_TO_UNICODE.values())
 TEXT_CHARS = ["a", "b", "c", " ", "  ", "\t", "\n", "é", "中", "😀", "!", "'s", "1", "\x00", "\u3000", "ab", " ab", "Ġ"]
 TEXT = st.lists(st.sampled_from(TEXT_CHARS), max_size=14).map("".join)
@@ -364,7 +364,7 @@ def test_byte_level_lane_equals_the_general_path_and_hf(tok, texts) -> None:
 
 def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_made() -> None:
     # The load makes the encoding plan, its word encoder and the tables its proofs start from;
-    # the byte-level lane (also made at load) encodes with that encoder (one set of proofs).
+    # byte-level words are encoded with that encoder (one set of proofs).
     vocab = {symbol: index for index, symbol in enumerate(SYMBOLS)}
     vocab.update({"ab": 256, "Ġab": 257, "Ġa": 258})
     model = models.BPE(vocab, [("a", "b"), ("Ġ", "ab"), ("Ġ", "a")])
@@ -375,14 +375,11 @@ def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_ma
     producer = dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents
     assert producer == {256: (vocab["a"], vocab["b"]), 257: (vocab["Ġ"], 256), 258: (vocab["Ġ"], vocab["a"])}
     assert loaded.encode("ab ab a").ids == [256, 257, 258]
-    assert loaded._engine().byte_level().word_entry.args[1] is encoder
     assert _proof_memo(encoder)[257] == 1  # 'Ġab' proven by the merge of rank 1, in that encoder
-    # StarCoder's pre-tokenizer (Digits, then ByteLevel) has no chunk plan: the lane makes its
-    # own encoder, at load too.
+    # StarCoder's pre-tokenizer (Digits, then ByteLevel): the same, its encoder made at load too.
     built.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)])
     loaded = Tokenizer.from_str(built.to_str())
-    assert loaded._engine().cut() is None
-    encoder = loaded._engine().byte_level().word_entry.args[1]
+    encoder = loaded._engine().cut().bpe
     assert len(dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents) == 3
     assert loaded.encode("ab1 ab").ids == [256, vocab["1"], 257]
 
