@@ -140,6 +140,18 @@ def has_nested_class(pattern: str) -> bool:
     return False
 
 
+#: Split patterns of well-known tokenizers, searched without a time limit (each alternative is
+#: a run of one class: linear time): Llama 3's / tiktoken's cl100k_base, Qwen2's, o200k_base, BLOOM's.
+LINEAR_PATTERNS = frozenset({
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+    r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    " ?[^(\\s|[.,!?…。，、।۔،])]+",  # BLOOM's (a class nested in a class: see has_nested_class)
+})
+
+
 @lru_cache(maxsize=512)
 def compile_pattern(pattern: str) -> regex.Pattern:
     """Compile ``pattern`` once (cached); an invalid pattern raises :class:`PatternError` naming it."""
