@@ -70,18 +70,26 @@ def bpe_models(draw, hf_compatible: bool = False):
     )
 
 
+def first_and_later_passes(model):
+    """The word encoder as a first pass runs it and as the passes after a cleared word cache run
+    it (``use_proofs``: a file with more merges than tokens proves its tokens from then on)."""
+    later = bpe_word_encoder(model)
+    later.use_proofs()
+    return bpe_word_encoder(model), later
+
+
 @settings(max_examples=400, deadline=None, derandomize=True)
 @given(bpe_models(), st.lists(BPE_WORD, min_size=1, max_size=6))
 def test_bpe_word_encoder_equals_the_model_on_every_path(model, words) -> None:
-    encode = bpe_word_encoder(model)
-    for word in words:
-        try:
-            expected = _model_word_entry(model, word)
-        except VocabularyError:  # an unknown char and an unk token missing from the vocabulary
-            with pytest.raises(VocabularyError):
-                encode(word)
-            continue
-        assert encode(word) == expected, (word, model.to_dict())
+    for encode in first_and_later_passes(model):
+        for word in words:
+            try:
+                expected = _model_word_entry(model, word)
+            except VocabularyError:  # an unknown char and an unk token missing from the vocabulary
+                with pytest.raises(VocabularyError):
+                    encode(word)
+                continue
+            assert encode(word) == expected, (word, model.to_dict())
 
 
 @settings(max_examples=250, deadline=None, derandomize=True)
@@ -219,9 +227,9 @@ def test_words_glued_from_tokens_equal_the_model(model, picks) -> None:
     # encoder certifies on the way must give the model's result, and every other word too.
     tokens = sorted(model.get_vocab())
     words = ["".join(tokens[pick % len(tokens)] for pick in word) for word in picks]
-    encode = bpe_word_encoder(model)
-    for word in words + words[::-1]:
-        assert encode(word) == _model_word_entry(model, word), (word, model.to_dict()["merges"])
+    for encode in first_and_later_passes(model):
+        for word in words + words[::-1]:
+            assert encode(word) == _model_word_entry(model, word), (word, model.to_dict()["merges"])
 
 
 @st.composite
@@ -284,35 +292,16 @@ def test_a_token_with_the_suffix_not_made_from_the_words_symbols_is_merged_as_an
 
 def test_a_word_is_not_its_longest_tokens_from_the_left() -> None:
     model = models.BPE({"a": 0, "b": 1, "c": 2, "bc": 3, "ab": 4, "d": 5}, [("b", "c"), ("a", "b")])
-    encode = bpe_word_encoder(model)
-    # 'abc': the longest token from the left is 'ab', but b + c (rank 0) merges first: a, bc.
-    assert encode("abc") == ((0, 3), ("a", "bc"), (0, 1), (1, 3))
-    assert encode("abcd") == ((0, 3, 5), ("a", "bc", "d"), (0, 1, 3), (1, 3, 4))
-    assert encode("abd") == ((4, 5), ("ab", "d"), (0, 2), (2, 3))
-    assert encode("dab") == ((5, 4), ("d", "ab"), (0, 1), (1, 3))
-    assert encode("cab") == ((2, 4), ("c", "ab"), (0, 1), (1, 3))
-    # one char that is not a token, and a word with an unknown char (no unk token: dropped)
-    assert encode("x") == ((), (), (), ())
-    assert encode("abx") == _model_word_entry(model, "abx")
-
-
-def test_a_word_the_merges_hardly_join_gives_up_guessing_and_merges() -> None:
-    """The first guess gives up at its second one-char token (a word of a script the
-    vocabulary has few tokens of: a look-up per char and length otherwise); the merges then
-    say what the word is, as the model."""
-    from tokviz.engine.bpe import GIVEN_UP
-
-    vocab = {char: index for index, char in enumerate("abcdxyz")}
-    vocab.update({"ab": 7, "abc": 8, "yz": 9})
-    model = models.BPE(vocab, [("a", "b"), ("ab", "c"), ("y", "z")])
-    encode = bpe_word_encoder(model)
-    cells = dict(zip(encode.__code__.co_freevars, encode.__closure__))
-    segmented = cells["segmented"].cell_contents
-    longest_first = dict(zip(segmented.__code__.co_freevars, segmented.__closure__))["longest_first"].cell_contents
-    assert longest_first("abcxdyzd") is GIVEN_UP  # abc, x, d: a second single
-    assert longest_first("abcxyz") == [8, 4, 9]
-    for word in ["abcxdyzd", "xdxdxdxdyz", "abcxyz", "dabcd", "xyzabcx"]:
-        assert encode(word) == _model_word_entry(model, word), word
+    for encode in first_and_later_passes(model):
+        # 'abc': the longest token from the left is 'ab', but b + c (rank 0) merges first: a, bc.
+        assert encode("abc") == ((0, 3), ("a", "bc"), (0, 1), (1, 3))
+        assert encode("abcd") == ((0, 3, 5), ("a", "bc", "d"), (0, 1, 3), (1, 3, 4))
+        assert encode("abd") == ((4, 5), ("ab", "d"), (0, 2), (2, 3))
+        assert encode("dab") == ((5, 4), ("d", "ab"), (0, 1), (1, 3))
+        assert encode("cab") == ((2, 4), ("c", "ab"), (0, 1), (1, 3))
+        # one char that is not a token, and a word with an unknown char (no unk token: dropped)
+        assert encode("x") == ((), (), (), ())
+        assert encode("abx") == _model_word_entry(model, "abx")
 
 
 def test_a_word_longer_than_the_list_merge_limit_merges_through_the_heap() -> None:

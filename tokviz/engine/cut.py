@@ -341,6 +341,8 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         # of a long text then ends and starts with words met before).
         # A run after a char the model may join it to stays in the word (multi-word vocabularies).
         plan.run_findall = re.compile(pieces_pattern(model, "▁" if first is None else first.replacement, joins, joined)).findall
+        if first is None or first.replacement == "▁":
+            plan.pieces = False  # (its words are word_pieces' already: rebuilt at a long one, 6 ms of a cold pass)
     elif first_kind == "metaspace":
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
         mark = re.escape(first.replacement)

@@ -435,6 +435,8 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         work = _NormalizeAndCount(normalizer, meta_list)
         ends = list(accumulate(map(len, kept))) if spec.num_threads > 1 else []
         if ends and ends[-1] >= _TWO_PROCESS_MIN_CHARS and _can_fork():
+            import numpy  # noqa: F401  (before the fork: both halves count in numpy, the child would import it again)
+
             from tokviz.sentencepiece.parallel import in_two_processes
 
             # (split by characters, not lines: line lengths vary by file; the worker takes a
@@ -754,7 +756,7 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
         stop_reason = unigram_history.stop_reason
     elif model_type == ModelType.BPE:
         result = train_bpe(words, corpus.required, spec.vocab_size - len(metas) - len(corpus.required), rules,
-                           meta_size=len(metas), progress=progress)
+                           meta_size=len(metas), progress=progress, history=not require_output)
         final = list(result.pieces)
         merge_steps = result.merge_steps
         stop_reason = result.stop_reason
