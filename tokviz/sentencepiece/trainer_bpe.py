@@ -360,8 +360,9 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                     taken[changed] = taken.get(changed, 0) + w
                     changed = new_left | new_id
                 else:
-                    pair_counts[symbol << _BITS | left] -= w
-                    changed = symbol << _BITS | new_id
+                    symbol <<= _BITS
+                    pair_counts[symbol | left] -= w
+                    changed = symbol | new_id
                 new_where[changed].append(before)
             sym[position] = new_id
             sym[second] = -1
