@@ -745,7 +745,9 @@ class SentencePieceModel:
             table = self._ids_of if ids else self._pieces_of
             words = self.normalizer.ascii_words(text)  # (most lines: normalized and cut in one split)
             if words is not None:
-                out = list(chain.from_iterable(map(table.__getitem__, words)))
+                out = []
+                for word in words:  # (a line's ~10 words: a plain loop beats list(chain(map(...))) by ~0.4 us)
+                    out += table[word]
             else:
                 parts = self.normalizer.normalize(text).split("\u2581")
                 # (every word after the first "▁" looked up in C; a missing one made by the table)
