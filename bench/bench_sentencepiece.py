@@ -9,8 +9,8 @@ Run from the project root::
     python3 bench/bench_sentencepiece.py --encode    # the first encode pass alone (load timed apart)
     python3 bench/bench_sentencepiece.py --users     # what issue 35 asks: import, first encode pass, botchan-sized and
                                                      # 6.8 MB trainings (bpe and unigram at 1,000 and 4,000 pieces)
-    python3 bench/bench_sentencepiece.py --fixed     # a botchan-sized training's fixed costs: imports (numpy, the
-                                                     # trainer), then a first and a second training in one process
+    python3 bench/bench_sentencepiece.py --fixed     # a botchan-sized training's fixed costs: importing the trainer,
+                                                     # then a first and a second training in one process
 
 Each training runs in its own child process so that its peak resident memory (``ru_maxrss``)
 is its own. Printed: wall seconds, CPU seconds (all threads; sentencepiece trains with 16 threads
@@ -147,28 +147,26 @@ if which == "sentencepiece":
     import sentencepiece as spm
     options["minloglevel"] = 2
     imported = trainer = cpu()
-    numpy_s = 0.0
 else:
     import tokviz.sentencepiece as spm
     imported = cpu()
-    import numpy
-    numpy_s = cpu() - imported
-    spm.SentencePieceTrainer  # (the trainer's modules load on first use)
+    import tokviz.sentencepiece.trainer  # (the trainer's modules load on first use)
     trainer = cpu()
 runs = []
 for _ in range(2):
     started = cpu()
     spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=io.BytesIO(), **options)
     runs.append(cpu() - started)
-print(json.dumps({{"import": imported - start, "numpy": numpy_s, "trainer_import": trainer - imported - numpy_s,
-                  "first": runs[0], "second": runs[1]}}))
+print(json.dumps({{"import": imported - start, "trainer_import": trainer - imported,
+                  "first": runs[0], "second": runs[1], "numpy": "numpy" in sys.modules}}))
 """
 
 
 def fixed_costs(workdir: Path, repeat: int = 3) -> None:
     """Where a botchan-sized training's CPU goes, tokviz against sentencepiece (fresh processes,
-    fastest of ``repeat``): importing the package, numpy and the trainer (tokviz loads them on the
-    first training), then a first and a second training in the same process."""
+    fastest of ``repeat``): importing the package and the trainer (tokviz loads it on the first
+    training), then a first and a second training in the same process (the first loads numpy if its
+    path needs it: ``numpy`` says whether it was loaded)."""
     big = (CORPORA / "big.txt").read_text(encoding="utf-8")
     botchan = workdir / "botchan_sized.txt"
     botchan.write_text(big[:278_000], encoding="utf-8")
@@ -184,8 +182,9 @@ def fixed_costs(workdir: Path, repeat: int = 3) -> None:
                     run = json.loads(done.stdout.strip().splitlines()[-1])
                     best[which] = {k: min(v, best.get(which, run)[k]) for k, v in run.items()}
             mine, peer = best["tokviz"], best["sentencepiece"]
-            whole = mine["numpy"] + mine["trainer_import"] + mine["first"]
-            print(json.dumps({"fixed": f"{model_type} {size}", **{f"tokviz_{k}_s": round(v, 3) for k, v in mine.items()},
+            whole = mine["trainer_import"] + mine["first"]
+            print(json.dumps({"fixed": f"{model_type} {size}", **{f"tokviz_{k}_s": round(v, 3) for k, v in mine.items() if k != "numpy"},
+                              "tokviz_loaded_numpy": bool(mine["numpy"]),
                               "sentencepiece_first_s": round(peer["first"], 3), "sentencepiece_second_s": round(peer["second"], 3),
                               "first_with_imports_ratio": round(whole / peer["first"], 2),
                               "first_ratio": round(mine["first"] / peer["first"], 2),

@@ -65,3 +65,26 @@ def test_not_json_is_said_not_raised_as_a_crash() -> None:
         read_tokenizer_json('{"model": ', "cut.json")
     with pytest.raises(LimitExceededError, match=r"^big\.json has a number of 5,001 digits"):
         read_tokenizer_json('{"model": {"vocab": {"a": 1' + "0" * 5000 + "}}}", "big.json")
+
+
+def test_the_proofs_of_vocab_and_merges_travel_with_them_to_the_model() -> None:
+    # The reader proves the vocabulary {str: int} and the merges [str, str] lists once; the model
+    # keeps the reader's vocabulary copy and takes the merges' columns without proving them again.
+    # Merges of another shape are not marked, and the model's own checks still say what is wrong.
+    from tokviz import Tokenizer
+    from tokviz.errors import SerializationError
+    from tokviz.models.base import ProvenPairs, ProvenVocab
+    from tokviz.models.bpe.model import parse_merges
+
+    text = json.dumps({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]}})
+    data = read_tokenizer_json(text)
+    assert type(data["model"]["vocab"]) is ProvenVocab and type(data["model"]["merges"]) is ProvenPairs
+    assert parse_merges(data["model"]["merges"]) == (("a",), ("b",)) == parse_merges([["a", "b"]])
+    tokenizer = Tokenizer.from_str(text)
+    assert tokenizer.encode("abab").tokens == ["ab", "ab"] and tokenizer.model.get_vocab() == {"a": 0, "b": 1, "ab": 2}
+    legacy = read_tokenizer_json(text.replace('[["a", "b"]]', '["a b"]'))
+    assert type(legacy["model"]["merges"]) is list and parse_merges(legacy["model"]["merges"]) == (("a",), ("b",))
+    odd = read_tokenizer_json(text.replace('[["a", "b"]]', '[["a", "b", "c"]]'))
+    assert type(odd["model"]["merges"]) is list
+    with pytest.raises(SerializationError, match="is not a pair of strings"):
+        Tokenizer.from_str(text.replace('[["a", "b"]]', '[["a", "b", "c"]]'))

@@ -179,7 +179,9 @@ class PlainSplit:
     plain strings as its ``pre_tokenize`` would: ``words`` (``text -> matches``, or None for a
     text it cannot answer), ``space_mark`` (Metaspace's), ``to_bytes`` (ByteLevel), ``pattern``
     (Split's), ``digits`` (Digits); ``runs``: its words are the runs of non-whitespace;
-    ``within_runs``: each such run splits alone as in its text (word counting uses it).
+    ``within_runs``: each such run splits alone as in its text (word counting uses it);
+    ``word_list``: ``text -> its words as strings that tile it`` (None for a text it cannot
+    answer), which the engine composes around a ByteLevel step (see ``engine.cut``).
 
     >>> [match.group() for match in Whitespace().plain_split().words("Hi, you")]
     ['Hi', ',', 'you']
@@ -192,6 +194,7 @@ class PlainSplit:
     digits: bool = False
     runs: bool = False
     within_runs: bool = False
+    word_list: Callable[[str], list[str] | None] | None = None
 
 
 # --------------------------------------------------------------------------- whitespace
@@ -212,7 +215,6 @@ _WHITESPACE_SPLIT = PlainSplit(_whitespace_words)
 #: (a class of listed chars: the same in :mod:`re`, which is faster)
 _WHITESPACE_SPLIT_SPLIT = PlainSplit(re.compile(NON_SPACE_RUN.pattern).finditer, runs=True)
 _BYTE_LEVEL_SPLIT = PlainSplit(to_bytes=True)
-_DIGITS_SPLIT = PlainSplit(digits=True)
 
 
 @dataclass(slots=True, repr=False)
@@ -355,6 +357,9 @@ def gpt2_findall(text: str) -> list[str]:
     return (GPT2_ASCII_REGEX if text.isascii() else GPT2_REGEX).findall(text)
 
 
+_BYTE_LEVEL_REGEX_SPLIT = PlainSplit(to_bytes=True, word_list=gpt2_findall)
+
+
 def _byte_level_changes(text: str) -> list[tuple[str, int]]:
     """One symbol per UTF-8 byte; a char's extra bytes are inserted after its first.
 
@@ -397,7 +402,7 @@ class ByteLevel(PreTokenizer):
     """
 
     def plain_split(self) -> "PlainSplit":
-        return _BYTE_LEVEL_SPLIT
+        return _BYTE_LEVEL_REGEX_SPLIT if self.use_regex else _BYTE_LEVEL_SPLIT
 
     add_prefix_space: bool = True
     trim_offsets: bool = True
@@ -564,6 +569,26 @@ def _numeric_cuts(text: str, behavior: str) -> list[tuple[int, int]]:
     return [(start, end) for start, end in apply_behavior(spans_to_matches(spans, len(text)), behavior) if end > start]
 
 
+def _digit_words(individual: bool) -> Callable[[str], list[str]]:
+    """Digits' words of a text, as strings (split in :mod:`re` on ASCII text).
+
+    >>> _digit_words(True)("Call 123"), _digit_words(False)("x½2 y")
+    (['Call ', '1', '2', '3'], ['x', '½2', ' y'])
+    """
+    ascii_split = re.compile("([0-9])" if individual else "([0-9]+)").split
+    behavior = "isolated" if individual else "contiguous"
+
+    def words(text: str) -> list[str]:
+        if text.isascii():
+            return [piece for piece in ascii_split(text) if piece]
+        return [text[start:end] for start, end in _numeric_cuts(text, behavior)]
+
+    return words
+
+
+_DIGITS_SPLITS = (PlainSplit(digits=True, word_list=_digit_words(False)), PlainSplit(digits=True, word_list=_digit_words(True)))
+
+
 @dataclass(slots=True, repr=False)
 class Digits(PreTokenizer):
     """Isolate numbers: runs of digits, or each digit alone with ``individual_digits``.
@@ -573,7 +598,7 @@ class Digits(PreTokenizer):
     """
 
     def plain_split(self) -> "PlainSplit":
-        return _DIGITS_SPLIT
+        return _DIGITS_SPLITS[bool(self.individual_digits)]
 
     individual_digits: bool = False
 
@@ -627,7 +652,9 @@ class Split(PreTokenizer):
     """
 
     def plain_split(self) -> "PlainSplit":
-        return PlainSplit(pattern=self.pattern)
+        pattern = self.pattern
+        isolated = self.behavior == "isolated" and not self.invert and isinstance(pattern, Regex) and not pattern.compiled.groups
+        return PlainSplit(pattern=self.pattern, word_list=isolated_words(pattern) if isolated else None)
 
     _READ_ONLY: ClassVar[dict[str, str]] = {"pattern": "Cannot set pattern, please instantiate a new split pattern instead"}
 
@@ -656,6 +683,34 @@ class Split(PreTokenizer):
             "behavior": behavior_to_json(self.behavior),
             "invert": self.invert,
         }
+
+
+def isolated_words(pattern: Regex) -> Callable[[str], list[str] | None]:
+    """The words Split(pattern, "isolated") makes of a text, as strings: the matches and the
+    gaps between them, in C (``split`` by the pattern in a group); None when a match is empty
+    (the general path then splits it, as Oniguruma iterates).
+
+    >>> words = isolated_words(Regex(r"\\p{L}+|\\s+|\\p{N}{1,3}"))
+    >>> words("ab 12345"), words("ab!? c"), isolated_words(Regex(r"\\p{L}*"))("ab!")
+    (['ab', ' ', '123', '45'], ['ab', '!?', ' ', 'c'], None)
+    """
+    from tokviz.patterns import find_all, is_linear
+
+    if pattern.pattern == GPT2_PATTERN:
+        # GPT-2's own pattern in a Split (tiktoken files converted by transformers: GPT-2's,
+        # Whisper's): its pre-tokenizer's split (whose matches tile any text), in re for ASCII text.
+        return gpt2_findall
+    compiled = pattern.compiled
+    grouped = regex.compile(f"({compiled.pattern})", compiled.flags)
+    linear = is_linear(compiled.pattern)
+
+    def words(text: str) -> list[str] | None:
+        pieces = grouped.split(text) if linear else find_all(grouped, text, split=True)
+        if "" in pieces[1::2]:
+            return None
+        return [piece for piece in pieces if piece]
+
+    return words
 
 
 @dataclass(slots=True, repr=False)

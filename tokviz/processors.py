@@ -71,7 +71,7 @@ class PostProcessor(JsonComponent):
 
     def trims_offsets(self) -> tuple[bool] | tuple[()] | None:
         """What the encoding engine asks of one sequence: None when :meth:`process` must see its
-        encoding; else the byte-level lane may trim its offsets as this processor would, in
+        encoding; else the engine may trim byte-level offsets as this processor would, in
         the same pass (``(add_prefix_space,)``; ``()``: no trimming), and
         :meth:`finish_trimmed` does the rest."""
         return None
@@ -340,9 +340,12 @@ class RobertaProcessing(PostProcessor):
         self.cls = cls
         self.trim_offsets = trim_offsets
         self.add_prefix_space = add_prefix_space
+        self._single_parts: tuple[Any, ...] | None = None  # see single_parts
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return 4 if is_pair else 2
+
+    single_parts = BertProcessing.single_parts  # (``<s> $A </s>``: the engine trims the offsets, see trims_offsets)
 
     def _process_single(self, encoding: Encoding, add_special_tokens: bool) -> Encoding | None:
         if self.trim_offsets:

@@ -39,7 +39,6 @@ from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding, PaddingParams, TruncationParams, pad_encodings, truncate_encodings
-from tokviz.engine.byte_level import encode_byte_level
 from tokviz.engine.cut import encode_cut, encode_processed
 from tokviz.engine.plans import EnginePlans
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
@@ -354,38 +353,34 @@ class Tokenizer:
 
     def _fast_lane(self, sequence: str, add_special_tokens: bool, pad: bool = True) -> Encoding:
         """:meth:`encode` of one untruncated string, as the post-processor declares it may be
-        done: a byte-level sequence with its offsets trimmed in the same pass
+        done: the engine's encoding with its offsets trimmed in the same pass
         (``trims_offsets``), or the whole-piece fields between the special tokens
         (``single_parts``), else the engine's or general path and the post-processor's
         one-sequence step; padded (unless ``pad`` is False)."""
         padding = self._padding if pad else None
         processor = self._post_processor
         trim = () if processor is None else processor.trims_offsets()
-        tried = trim is not None
-        if tried:
-            encoding = self._fast_byte_level(sequence, 0, None, trim)
+        plan = self._engine().cut() if self.use_fast_path else None
+        split = processor.single_parts() if add_special_tokens and processor is not None else None
+        tried = False  # (the engine, its offsets untrimmed)
+        if split is not None and plan is not None:
+            # The sequence's fields between the special tokens, in one step.
+            processed = encode_processed(self._added, plan, sequence, split, trim or ())
+            if processed is not None:
+                if padding is not None:
+                    pad_encodings([processed], padding)
+                return processed
+            tried = not trim
+        if trim is not None and plan is not None and not tried:
+            encoding = encode_cut(self._added, plan, sequence, 0, None, trim)
             if encoding is not None:
                 if processor is not None:
                     encoding = processor.finish_trimmed(encoding, add_special_tokens)
                 if padding is not None:
                     pad_encodings([encoding], padding)
                 return encoding
-        encoding = None
-        split = processor.single_parts() if add_special_tokens and processor is not None else None
-        if split is not None:
-            encoding = self._fast_byte_level(sequence, 0, None)
-            tried = True
-            if encoding is None:
-                # The whole-piece fields between the template's special tokens, in one step.
-                plan = self._engine().cut()
-                if plan is not None:
-                    processed = encode_processed(self._added, plan, sequence, split)
-                    if processed is not None:
-                        if padding is not None:
-                            pad_encodings([processed], padding)
-                        return processed
-        if encoding is None:
-            encoding = self._encode_sequence(sequence, 0, None, tried)
+            tried = not trim
+        encoding = self._encode_sequence(sequence, 0, None, tried)
         if processor is not None:
             encoding = processor.process(encoding, None, add_special_tokens)
         if padding is not None:
@@ -478,16 +473,9 @@ class Tokenizer:
             pad_encodings([final], self._padding)
         return final
 
-    def _encode_sequence(
-        self, sequence: str, type_id: int, word_index: int | None, byte_level_tried: bool = False
-    ) -> Encoding:
-        if self.use_fast_path:
-            if not byte_level_tried:
-                fast = self._fast_byte_level(sequence, type_id, word_index)
-                if fast is not None:
-                    return fast
-            plans = self._engine()
-            plan = plans.cut()
+    def _encode_sequence(self, sequence: str, type_id: int, word_index: int | None, engine_tried: bool = False) -> Encoding:
+        if self.use_fast_path and not engine_tried:
+            plan = self._engine().cut()
             if plan is not None:
                 fast = encode_cut(self._added, plan, sequence, type_id, word_index)
                 if fast is not None:
@@ -497,9 +485,7 @@ class Tokenizer:
     def _prepare_engine(self) -> None:
         """Build the engine's plans now (a load does, as HF's loaded tokenizers are ready to
         encode; XLM-R's 250k Unigram pieces take 45 ms, a converted Llama's plan 3 ms)."""
-        plans = self._engine()
-        plans.cut()
-        plans.byte_level()
+        self._engine().cut()
 
     def _engine(self) -> EnginePlans:
         """The engine's plans for the current components (:class:`tokviz.engine.plans.EnginePlans`:
@@ -576,22 +562,11 @@ class Tokenizer:
         n = len(ids)
         return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
 
-    def _fast_byte_level(
-        self, sequence: str, type_id: int, word_index: int | None, trim: tuple[bool] | tuple[()] = ()
-    ) -> Encoding | None:
-        """The byte-level lane's encoding (:func:`tokviz.engine.byte_level.encode_byte_level`), or None."""
-        if self._pre_tokenizer is None:
-            return None
-        lane = self._engine().byte_level()
-        if lane is None:
-            return None
-        return encode_byte_level(lane, self._normalizer, self._added, sequence, type_id, word_index, trim)
-
     @property
     def _word_cache(self) -> dict[str, Any]:
-        """The byte-level lane's word cache (word -> its entry)."""
-        lane = self._engine().byte_level()
-        return {} if lane is None else lane.words
+        """The engine's word cache (word -> its entry)."""
+        plan = self._engine().cut()
+        return {} if plan is None else plan.words
 
     # ----------------------------------------------------------------- decoding
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:

@@ -17,6 +17,7 @@ from operator import itemgetter, mul
 from typing import Any
 
 from tokviz.errors import LimitExceededError, TokenizerFileError
+from tokviz.models.base import ProvenPairs, ProvenVocab
 
 
 def read_tokenizer_json(data: bytes | str, name: str = "This tokenizer.json") -> dict[str, Any]:
@@ -83,8 +84,9 @@ def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") 
             if isinstance(vocab, dict):
                 tokens = vocab  # (a JSON object's keys are strings)
                 if vocab and set(map(type, vocab.values())) == {int}:
-                    flat.append(vocab)
                     check_ids(min(vocab.values()), max(vocab.values()), vocab, name)
+                    model["vocab"] = tokens = ProvenVocab(vocab)  # (the proof travels with it, see check_vocab)
+                    flat.append(tokens)
             elif set(map(type, vocab)) <= {list} and set(map(len, vocab)) <= {2}:  # Unigram: [[piece, score], ...]
                 tokens = list(map(itemgetter(0), vocab))
                 if set(map(type, tokens)) <= {str} and not set(map(type, map(itemgetter(1), vocab))) & {list, dict}:
@@ -101,9 +103,11 @@ def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") 
         if isinstance(merges, list):
             limits.check_tokenizer_merges(len(merges), name)
             kinds = set(map(type, merges))
-            if kinds <= {str} or (kinds == {list} and set(map(len, merges)) == {2}
-                                  and set(map(type, chain.from_iterable(merges))) == {str}):
+            if kinds <= {str}:
                 flat.append(merges)
+            elif kinds == {list} and set(map(len, merges)) == {2} and set(map(type, chain.from_iterable(merges))) == {str}:
+                model["merges"] = ProvenPairs(merges)  # (the proof travels with them, see parse_merges)
+                flat.append(model["merges"])
         unk_id = model.get("unk_id")
         if type(unk_id) is int:
             check_ids(unk_id, unk_id, None, name)

@@ -1,12 +1,12 @@
-"""Issue 13, cold BPE encoding: ``bpe_word_encoder`` (tokviz.engine.bpe) and the byte-level
-lane's word entries (``Tokenizer._fast_byte_level``) against the model, the general path and HF.
+"""Issue 13, cold BPE encoding: ``bpe_word_encoder`` (tokviz.engine.bpe) and the engine's
+byte-level word entries (``engine.cut._byte_entry``) against the model, the general path and HF.
 
 ``bpe_word_encoder`` merges inline (a two-symbol word with one lookup), carries no lengths when
 token texts give them (also with ``end_of_word_suffix``), and hands words with chars outside the
 vocabulary (unk, fused unk, byte fallback, dropped chars, a missing unk token) to the model's own
 rules. On random vocabularies and merges (decorations, ignore_merges, aliases sharing an id, long
 words for the heap merge) it must give exactly ``BPE.tokenize``'s ids, values and offsets, and HF's.
-The byte-level lane builds its entries from those tuples; on random byte-level BPE tokenizers and
+The engine builds its byte-level entries from those tuples; on random byte-level BPE tokenizers and
 random text (spaces, controls, accents, CJK, emoji) it must give what the general path and HF give.
 """
 
@@ -70,18 +70,26 @@ def bpe_models(draw, hf_compatible: bool = False):
     )
 
 
+def first_and_later_passes(model):
+    """The word encoder as a first pass runs it and as the passes after a cleared word cache run
+    it (``use_proofs``: a file with more merges than tokens proves its tokens from then on)."""
+    later = bpe_word_encoder(model)
+    later.use_proofs()
+    return bpe_word_encoder(model), later
+
+
 @settings(max_examples=400, deadline=None, derandomize=True)
 @given(bpe_models(), st.lists(BPE_WORD, min_size=1, max_size=6))
 def test_bpe_word_encoder_equals_the_model_on_every_path(model, words) -> None:
-    encode = bpe_word_encoder(model)
-    for word in words:
-        try:
-            expected = _model_word_entry(model, word)
-        except VocabularyError:  # an unknown char and an unk token missing from the vocabulary
-            with pytest.raises(VocabularyError):
-                encode(word)
-            continue
-        assert encode(word) == expected, (word, model.to_dict())
+    for encode in first_and_later_passes(model):
+        for word in words:
+            try:
+                expected = _model_word_entry(model, word)
+            except VocabularyError:  # an unknown char and an unk token missing from the vocabulary
+                with pytest.raises(VocabularyError):
+                    encode(word)
+                continue
+            assert encode(word) == expected, (word, model.to_dict())
 
 
 @settings(max_examples=250, deadline=None, derandomize=True)
@@ -219,9 +227,9 @@ def test_words_glued_from_tokens_equal_the_model(model, picks) -> None:
     # encoder certifies on the way must give the model's result, and every other word too.
     tokens = sorted(model.get_vocab())
     words = ["".join(tokens[pick % len(tokens)] for pick in word) for word in picks]
-    encode = bpe_word_encoder(model)
-    for word in words + words[::-1]:
-        assert encode(word) == _model_word_entry(model, word), (word, model.to_dict()["merges"])
+    for encode in first_and_later_passes(model):
+        for word in words + words[::-1]:
+            assert encode(word) == _model_word_entry(model, word), (word, model.to_dict()["merges"])
 
 
 @st.composite
@@ -284,35 +292,16 @@ def test_a_token_with_the_suffix_not_made_from_the_words_symbols_is_merged_as_an
 
 def test_a_word_is_not_its_longest_tokens_from_the_left() -> None:
     model = models.BPE({"a": 0, "b": 1, "c": 2, "bc": 3, "ab": 4, "d": 5}, [("b", "c"), ("a", "b")])
-    encode = bpe_word_encoder(model)
-    # 'abc': the longest token from the left is 'ab', but b + c (rank 0) merges first: a, bc.
-    assert encode("abc") == ((0, 3), ("a", "bc"), (0, 1), (1, 3))
-    assert encode("abcd") == ((0, 3, 5), ("a", "bc", "d"), (0, 1, 3), (1, 3, 4))
-    assert encode("abd") == ((4, 5), ("ab", "d"), (0, 2), (2, 3))
-    assert encode("dab") == ((5, 4), ("d", "ab"), (0, 1), (1, 3))
-    assert encode("cab") == ((2, 4), ("c", "ab"), (0, 1), (1, 3))
-    # one char that is not a token, and a word with an unknown char (no unk token: dropped)
-    assert encode("x") == ((), (), (), ())
-    assert encode("abx") == _model_word_entry(model, "abx")
-
-
-def test_a_word_the_merges_hardly_join_gives_up_guessing_and_merges() -> None:
-    """The first guess gives up at its second one-char token (a word of a script the
-    vocabulary has few tokens of: a look-up per char and length otherwise); the merges then
-    say what the word is, as the model."""
-    from tokviz.engine.bpe import GIVEN_UP
-
-    vocab = {char: index for index, char in enumerate("abcdxyz")}
-    vocab.update({"ab": 7, "abc": 8, "yz": 9})
-    model = models.BPE(vocab, [("a", "b"), ("ab", "c"), ("y", "z")])
-    encode = bpe_word_encoder(model)
-    cells = dict(zip(encode.__code__.co_freevars, encode.__closure__))
-    segmented = cells["segmented"].cell_contents
-    longest_first = dict(zip(segmented.__code__.co_freevars, segmented.__closure__))["longest_first"].cell_contents
-    assert longest_first("abcxdyzd") is GIVEN_UP  # abc, x, d: a second single
-    assert longest_first("abcxyz") == [8, 4, 9]
-    for word in ["abcxdyzd", "xdxdxdxdyz", "abcxyz", "dabcd", "xyzabcx"]:
-        assert encode(word) == _model_word_entry(model, word), word
+    for encode in first_and_later_passes(model):
+        # 'abc': the longest token from the left is 'ab', but b + c (rank 0) merges first: a, bc.
+        assert encode("abc") == ((0, 3), ("a", "bc"), (0, 1), (1, 3))
+        assert encode("abcd") == ((0, 3, 5), ("a", "bc", "d"), (0, 1, 3), (1, 3, 4))
+        assert encode("abd") == ((4, 5), ("ab", "d"), (0, 2), (2, 3))
+        assert encode("dab") == ((5, 4), ("d", "ab"), (0, 1), (1, 3))
+        assert encode("cab") == ((2, 4), ("c", "ab"), (0, 1), (1, 3))
+        # one char that is not a token, and a word with an unknown char (no unk token: dropped)
+        assert encode("x") == ((), (), (), ())
+        assert encode("abx") == _model_word_entry(model, "abx")
 
 
 def test_a_word_longer_than_the_list_merge_limit_merges_through_the_heap() -> None:
@@ -322,7 +311,7 @@ def test_a_word_longer_than_the_list_merge_limit_merges_through_the_heap() -> No
     assert bpe_word_encoder(model)(word)[0] == (3,) * 150 + (0,)
 
 
-# ---------------------------------------------------------------- the byte-level lane
+# ---------------------------------------------------------------- byte-level words
 SYMBOLS = list(BYTES_TO_UNICODE.values())
 TEXT_CHARS = ["a", "b", "c", " ", "  ", "\t", "\n", "é", "中", "😀", "!", "'s", "1", "\x00", "\u3000", "ab", " ab", "Ġ"]
 TEXT = st.lists(st.sampled_from(TEXT_CHARS), max_size=14).map("".join)
@@ -375,7 +364,7 @@ def test_byte_level_lane_equals_the_general_path_and_hf(tok, texts) -> None:
 
 def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_made() -> None:
     # The load makes the encoding plan, its word encoder and the tables its proofs start from;
-    # the byte-level lane (also made at load) encodes with that encoder (one set of proofs).
+    # byte-level words are encoded with that encoder (one set of proofs).
     vocab = {symbol: index for index, symbol in enumerate(SYMBOLS)}
     vocab.update({"ab": 256, "Ġab": 257, "Ġa": 258})
     model = models.BPE(vocab, [("a", "b"), ("Ġ", "ab"), ("Ġ", "a")])
@@ -386,14 +375,11 @@ def test_a_loaded_byte_level_tokenizer_encodes_with_the_word_encoder_its_load_ma
     producer = dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents
     assert producer == {256: (vocab["a"], vocab["b"]), 257: (vocab["Ġ"], 256), 258: (vocab["Ġ"], vocab["a"])}
     assert loaded.encode("ab ab a").ids == [256, 257, 258]
-    assert loaded._engine().byte_level().word_entry.args[1] is encoder
     assert _proof_memo(encoder)[257] == 1  # 'Ġab' proven by the merge of rank 1, in that encoder
-    # StarCoder's pre-tokenizer (Digits, then ByteLevel) has no chunk plan: the lane makes its
-    # own encoder, at load too.
+    # StarCoder's pre-tokenizer (Digits, then ByteLevel): the same, its encoder made at load too.
     built.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)])
     loaded = Tokenizer.from_str(built.to_str())
-    assert loaded._engine().cut() is None
-    encoder = loaded._engine().byte_level().word_entry.args[1]
+    encoder = loaded._engine().cut().bpe
     assert len(dict(zip(encoder.__code__.co_freevars, encoder.__closure__))["producer"].cell_contents) == 3
     assert loaded.encode("ab1 ab").ids == [256, vocab["1"], 257]
 

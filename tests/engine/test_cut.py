@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokviz import Tokenizer, _mutation, pre_tokenizers
-from tokviz.engine.cut import build_plan
+from tokviz.engine import cut as engine_cut
+from tokviz.engine.cut import build_plan, encode_cut
 from tokviz.pre_tokenizers import GPT2_PATTERN
 
 hf = pytest.importorskip("tokenizers")
@@ -118,6 +119,12 @@ def build_hf(kind: str, lines: list[str]):
 def pipelines(train_lines) -> dict[str, tuple[str, object]]:
     # The reference is HF reading the file, as tokviz does (see tokviz.json_floats).
     return {kind: (text, hf.Tokenizer.from_str(text)) for kind in KINDS for text in [build_hf(kind, train_lines).to_str()]}
+
+
+def _engine_encodes(tok: Tokenizer, text: str) -> bool:
+    """Whether the engine's one lane encodes ``text`` (no general path)."""
+    plan = tok._engine().cut()
+    return plan is not None and encode_cut(tok._added, plan, text, 0, None) is not None
 
 
 def _general(json_text: str) -> Tokenizer:
@@ -344,11 +351,11 @@ BLOOM_PATTERN = " ?[^(\\s|[.,!?…。，、।۔،])]+"  # a class nested in a c
 )
 def test_split_then_byte_level_on_the_byte_level_lane(train_lines, pattern, normal_form, monkeypatch):
     """Llama 3's, tiktoken-style and BLOOM's pre-tokenizers: a Split by a regex ("isolated")
-    before a ByteLevel without its own regex, on the byte-level lane. Where the matches tile
+    before a ByteLevel without its own regex, on the engine's byte-level words. Where the matches tile
     the text (Llama 3's pattern, the second here) the words are the matches; where they leave
     gaps (the third: no punctuation, no space before a letter; BLOOM's: no spaces or
     punctuation) the gaps are words too. With a Unicode normal form first (Qwen2's NFC) a text
-    the form leaves as it is takes the lane too. Same fields as the general path and as HF."""
+    the form changes is aligned segment by segment. Same fields as the general path and as HF."""
     from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, trainers
 
     tok = hf.Tokenizer(models.BPE(ignore_merges=True))
@@ -362,35 +369,32 @@ def test_split_then_byte_level_on_the_byte_level_lane(train_lines, pattern, norm
     json_text = tok.to_str()
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
     lane = []
-    real = Tokenizer._fast_byte_level
+    real = engine_cut._byte_level_fields
 
-    def counting(self, *args, **kwargs):
-        result = real(self, *args, **kwargs)
+    def counting(*args, **kwargs):
+        result = real(*args, **kwargs)
         lane.append(result is not None)
         return result
 
-    Tokenizer._fast_byte_level = counting
-    try:
-        for line in [*train_lines[:150], "", " ", "  lead\n\n and 12345 trail  ", "don't WON'T x\u00a0 y"]:
-            ours = fast.encode(line)
-            assert _fields(ours) == _fields(general.encode(line)), line
-            assert (ours.ids, ours.offsets) == (tok.encode(line).ids, tok.encode(line).offsets), line
+    monkeypatch.setattr(engine_cut, "_byte_level_fields", counting)
+    for line in [*train_lines[:150], "", " ", "  lead\n\n and 12345 trail  ", "don't WON'T x\u00a0 y"]:
+        ours = fast.encode(line)
+        assert _fields(ours) == _fields(general.encode(line)), line
+        assert (ours.ids, ours.offsets) == (tok.encode(line).ids, tok.encode(line).offsets), line
 
-        @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
-        @given(st.one_of(random_text, long_text))
-        def check(text: str) -> None:
-            ours = fast.encode(text)
-            assert _fields(ours) == _fields(general.encode(text)), repr(text)
-            assert (ours.ids, ours.offsets) == (tok.encode(text).ids, tok.encode(text).offsets), repr(text)
+    @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.one_of(random_text, long_text))
+    def check(text: str) -> None:
+        ours = fast.encode(text)
+        assert _fields(ours) == _fields(general.encode(text)), repr(text)
+        assert (ours.ids, ours.offsets) == (tok.encode(text).ids, tok.encode(text).offsets), repr(text)
 
-        check()
-    finally:
-        Tokenizer._fast_byte_level = real
-    assert any(lane) and (all(lane) or normal_form is not None)
-    assert fast._fast_byte_level("it's 42! (x) café", 0, None) is not None
+    check()
+    assert any(lane) and all(lane)
+    assert _engine_encodes(fast, "it's 42! (x) café")
     assert fast.encode("it's 42! (x)").tokens == tok.encode("it's 42! (x)").tokens
     if normal_form:
-        assert fast._fast_byte_level("cafe\u0301 ﬁ", 0, None) is None  # the form changes it: the general path
+        assert _engine_encodes(fast, "cafe\u0301 ﬁ")  # the form changes it: aligned segment by segment
     if pattern == GPT2_PATTERN:
         # GPT-2's pattern (tiktoken files converted by transformers) splits as its pre-tokenizer
         # does, not by the regex run under a time limit (several times slower).
@@ -435,7 +439,7 @@ def test_digits_then_byte_level_on_the_byte_level_lane(train_lines, individual, 
         assert (ours.ids, ours.offsets) == (tok.encode(text).ids, tok.encode(text).offsets), repr(text)
 
     check()
-    assert (fast._fast_byte_level("Call 123, x2 ½", 0, None) is not None) is (not prefix_space)
+    assert _engine_encodes(fast, "Call 123, x2 ½") is (not prefix_space)
 
 
 @pytest.mark.parametrize("scheme", ["always", "never", "first"])
@@ -637,7 +641,8 @@ def test_what_the_engine_refuses_takes_the_general_path_and_the_rest_agrees_with
     from tokviz import models, normalizers, pre_tokenizers
 
     model = models.WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]")
-    assert build_plan(None, pre_tokenizers.ByteLevel(add_prefix_space=True), model) is None
+    # (ByteLevel prefixing a space to every word of a step before it)
+    assert build_plan(None, pre_tokenizers.Sequence([pre_tokenizers.Digits(), pre_tokenizers.ByteLevel(add_prefix_space=True)]), model) is None
     assert build_plan(normalizers.Normalizer.custom(type("Upper", (), {"normalize": lambda self, n: n.uppercase()})()),
                       pre_tokenizers.Whitespace(), model) is None
     # A Strip or a Replace of any literal: the piece is normalized whole, with its alignments.
@@ -1143,16 +1148,17 @@ def test_a_worked_example_with_added_tokens() -> None:
         [6, 8, 4], ["king", "<x>", "ki"], [(0, 4), (4, 7), (7, 9)], [0, 1, 2])
 
 
-def test_a_custom_normalizer_or_a_prefixing_byte_level_gets_no_plan() -> None:
+def test_a_custom_normalizer_or_a_byte_level_prefixing_words_gets_no_plan() -> None:
     class Upper:
         def normalize(self, normalized) -> None:
             normalized.uppercase()
 
     model = WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]")
     assert build_plan(Normalizer.custom(Upper()), Whitespace(), model) is None
-    from tokviz.pre_tokenizers import ByteLevel, Metaspace, Punctuation
+    from tokviz.pre_tokenizers import ByteLevel, Metaspace, Punctuation, Sequence
 
-    assert build_plan(None, ByteLevel(), model) is None
+    assert build_plan(None, ByteLevel(), model).splitter == "bytes"  # (a prefix space to each piece)
+    assert build_plan(None, Sequence([Punctuation(), ByteLevel()]), model) is None  # (... to every word of a step before)
     assert build_plan(None, Metaspace(), model).splitter == "metaspace"
     assert build_plan(None, Punctuation(), model).splitter == "cut"  # (its cut_spans)
     assert build_plan(None, None, model).splitter == "cut"  # (the piece is one word)
@@ -1187,3 +1193,17 @@ def test_only_the_segments_a_line_local_normalizer_changes_are_aligned() -> None
     # Strip is not local to lines: the segment is normalized whole (its ends only).
     stripped = encode_cut(AddedVocabulary(), build_plan(Sequence([NFKC(), Strip()]), Whitespace(), model), " ﬁ\nx ", 0, None)
     assert (stripped.tokens, stripped.offsets) == (["fi", "x"], [(1, 2), (3, 4)])
+
+
+def test_byte_level_words_are_encoded_once_and_agree_with_the_general_path() -> None:
+    symbols = [chr(c) for c in range(33, 127)] + ["Ġ"]
+    vocab = {symbol: index for index, symbol in enumerate(symbols)}
+    vocab.update({"he": len(vocab), "Ġhe": len(vocab) + 1, "llo": len(vocab) + 2, "ll": len(vocab) + 3})
+    tok = Tokenizer(BPE(vocab, [("h", "e"), ("Ġ", "he"), ("l", "l"), ("ll", "o")]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    general = Tokenizer.from_str(tok.to_str())
+    general.use_fast_path = False
+    for text in ("hello hello", "he said hello!", "  hello  ", ""):
+        assert _fields(tok.encode(text)) == _fields(general.encode(text)), text
+    assert tok.encode("hello hello").tokens == ["he", "llo", "Ġhe", "llo"]
+    assert set(tok._engine().cut().words) >= {"hello", " hello"}  # (keys are the text's words, before the byte mapping)

@@ -137,7 +137,7 @@ def test_bpe_word_encoder_equals_the_model(model, words) -> None:
         fast = encode(word)
         if fast is not None:
             assert fast == _model_word_entry(model, word), (word, model.to_dict())
-        # As the byte-level lane uses it: the same as the model's own tokens.
+        # As the engine's byte-level words use it: the same as the model's own tokens.
         assert tuple(map(tuple, _byte_word_tokens(word, model.tokenize, encode))) == tuple(
             map(tuple, _byte_word_tokens(word, model.tokenize))
         )

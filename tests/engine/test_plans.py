@@ -19,7 +19,7 @@ def test_every_plan_shares_the_model_word_encoder_and_is_made_once() -> None:
     chunk = plans.cut()
     assert chunk.bpe is plans.encoder() is not None
     assert plans.current(None, splitter, model).cut() is chunk
-    assert plans.byte_level() is None  # (no ByteLevel pre-tokenizer: the lane does not apply)
+    assert set(plans.made) == {"encoder", "cut"}  # (one plan: byte-level pipelines too)
 
 
 def test_a_replaced_or_edited_component_drops_every_plan() -> None:
@@ -38,10 +38,10 @@ def test_the_model_cache_clear_empties_the_word_caches_and_keeps_the_plans() -> 
     tok = Tokenizer(BPE(VOCAB, MERGES))
     tok.pre_tokenizer = ByteLevel(add_prefix_space=False)
     assert tok.encode("ab ab").ids == [2, 3, 2]
-    lane = tok._engine().byte_level()
-    assert set(lane.words) == {"ab", " ab"}
+    plan = tok._engine().cut()
+    assert set(plan.words) == {"ab", " ab"}  # (keys are the text's words, before the byte mapping)
     tok.model.clear_cache()
-    assert tok._engine().byte_level() is lane and not lane.words
+    assert tok._engine().cut() is plan and not plan.words
 
 
 def test_a_copy_shares_the_plans_until_its_components_change() -> None:

@@ -191,6 +191,62 @@ def test_user_defined_symbols_match_sentencepiece(model_type: str, dummy: bool, 
     assert [(p.piece, p.type) for p in back.pieces] == [(p.piece, p.type) for p in ModelProto.from_bytes(data).pieces]
 
 
+# symbols the normalization rule changes: sentencepiece keeps them as typed (the raw text's 'Ｘ' is the piece
+# 'Ｘ', an 'X' typed as 'X' is not); nfkc_cf would also fold 'Ab'
+CHANGED_SYMBOLS = ["<sep>", "Ｘ", "ﬁx", "①", "ＡＢ", "Ab", "xyz"]
+CHANGED_SYMBOL_TEXTS = ["Ｘ", "X", "a Ｘ b", "aＸb", "ＡＸ", "ＸＸ", "ﬁx it", "fix it", "ﬁ", "①②", "1", "ＡＢＣ", "ABC", "ＡＢ",
+                        "AB", "Ab ab AB", "Ｘ<sep>ＸＡＢ", "  Ｘ  ", "Ｘ\u3000Ｘ", "x Ｘ X ｘ", "ﬁxxyz", "Ｘ①ＡＢﬁx", "café Ｘ 藤"]
+
+
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+@pytest.mark.parametrize("rule, options", [("nmt_nfkc", {}), ("nfkc_cf", {"add_dummy_prefix": False}),
+                                           ("nmt_nfkc", {"remove_extra_whitespaces": False, "byte_fallback": True})])
+def test_symbols_the_rule_changes_are_kept_as_typed(model_type: str, rule: str, options: dict, lines: tuple) -> None:
+    """sentencepiece meets user-defined symbols in the raw text and copies them unnormalized; the converted
+    tokenizer keeps them through its charsmap the same way (sentencepiece 0.2.3's ids and decode; before
+    this, 198 of these 636 cases differed: 'Ｘ' became 'X' and was not found)."""
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines[0][:2000]), model_writer=out, vocab_size=800, model_type=model_type,
+                                   user_defined_symbols=CHANGED_SYMBOLS, normalization_rule_name=rule, minloglevel=2, **options)
+    ref = spm.SentencePieceProcessor(model_proto=out.getvalue())
+    tok = from_model_bytes(out.getvalue())
+    hf = tokenizers.Tokenizer.from_str(tok.to_str())
+    assert ref.encode("a Ｘ b", out_type=str)[2] == "Ｘ" and tok.encode("a Ｘ b").tokens[2] == "Ｘ"
+    for text in CHANGED_SYMBOL_TEXTS + lines[1][:20]:
+        ids = ref.encode(text)
+        assert tok.encode(text).ids == ids, text
+        assert hf.encode(text).ids == ids, text
+        assert tok.decode(ids) == ref.decode(ids), text
+    encoding = tok.encode("x Ｘ y")
+    assert encoding.offsets[encoding.tokens.index("Ｘ")] == (2, 3)  # (its own character in the text)
+    back = ModelProto.from_bytes(to_model_bytes(tok))
+    assert [(p.piece, p.type) for p in back.pieces] == [(p.piece, p.type) for p in ModelProto.from_bytes(out.getvalue()).pieces]
+
+
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_control_pieces_typed_in_the_text_are_matched_as_hf_matches_them(model_type: str, lines: tuple) -> None:
+    """The documented choice (tokenizer_from_proto): a typed '<s>' or '</s>' is the special piece, as in HF
+    (our tokenizer.json loaded there agrees); sentencepiece reads it as text. encode_special_tokens=True,
+    HF's switch, gives sentencepiece's ids for a BPE model; a Unigram model keeps picking the piece."""
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines[0][:2000]), model_writer=out, vocab_size=800, model_type=model_type,
+                                   control_symbols=["<ctl>"], minloglevel=2)
+    ref = spm.SentencePieceProcessor(model_proto=out.getvalue())
+    tok = from_model_bytes(out.getvalue())
+    hf = tokenizers.Tokenizer.from_str(tok.to_str())
+    assert ref.encode("a <s> b", out_type=str) == ["▁a", "▁", "<", "s", ">", "▁b"]  # sentencepiece: text
+    assert tok.encode("a <s> b").tokens == ["▁a", "<s>", "▁b"]  # ours and HF: the control piece
+    texts = ["a <s> b", "x</s>", "<s>", "one <ctl> two", "</s></s> end"]
+    for text in texts:
+        ids = tok.encode(text).ids
+        assert hf.encode(text).ids == ids, text
+        assert [i for i in ids if i in (ref.bos_id(), ref.eos_id(), ref.piece_to_id("<ctl>"))], text
+        assert tok.decode(ids, skip_special_tokens=True) == hf.decode(ids, skip_special_tokens=True), text
+    tok.encode_special_tokens = True
+    same = [tok.encode(text).ids == ref.encode(text) for text in texts]
+    assert same == [model_type == "bpe"] * 5
+
+
 @pytest.mark.parametrize("model_type", ["unigram", "bpe"])
 def test_the_apps_sentencepiece_training_with_symbols_encodes_as_its_model_file(model_type: str) -> None:
     """Train's SentencePiece pipeline builds through assemble_tokenizer too: with user-defined symbols

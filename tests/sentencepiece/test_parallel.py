@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tokviz.sentencepiece.parallel as parallel
 import tokviz.sentencepiece.trainer as trainer
 from tokviz.sentencepiece.normalizer import SentencePieceNormalizer
 from tokviz.sentencepiece.parallel import can_fork, in_two_processes
@@ -50,8 +51,8 @@ def _in_a_fresh_interpreter(call: str) -> None:
 def _check_two_processes_train_what_one_does(options: dict) -> None:
     assert can_fork()
     forked = []
-    real, minimum = trainer.in_two_processes, trainer._TWO_PROCESS_MIN_CHARS
-    trainer.in_two_processes = lambda *a: forked.append(1) or real(*a)
+    real, minimum = parallel.in_two_processes, trainer._TWO_PROCESS_MIN_CHARS
+    parallel.in_two_processes = lambda *a: forked.append(1) or real(*a)  # (the trainer imports it when it forks)
     try:
         one = _train(16, **options)
         assert not forked  # (a small corpus: one process)
@@ -59,7 +60,7 @@ def _check_two_processes_train_what_one_does(options: dict) -> None:
         assert _train(1, **options).merge_steps == one.merge_steps and not forked  # (num_threads=1: never)
         two = _train(16, **options)
     finally:
-        trainer.in_two_processes, trainer._TWO_PROCESS_MIN_CHARS = real, minimum
+        parallel.in_two_processes, trainer._TWO_PROCESS_MIN_CHARS = real, minimum
     assert forked == [1]
     assert one.to_model_bytes() == two.to_model_bytes()
     assert one.merge_steps == two.merge_steps

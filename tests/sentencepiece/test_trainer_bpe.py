@@ -1,5 +1,5 @@
-"""The SentencePiece BPE trainer's two ways to merge (numpy for a big merge, one position at a
-time for a small one) against the plain reference, in any mix."""
+"""The SentencePiece BPE trainer's ways to merge (numpy for a big merge, one position at a time for a
+small one, or every merge on lists without numpy) against the plain reference, in any mix."""
 
 from __future__ import annotations
 
@@ -21,19 +21,22 @@ _RULES = st.sampled_from([PieceRules(), PieceRules(max_sentencepiece_length=3), 
                           PieceRules(split_by_whitespace=False)])
 
 
-def _train(words: dict[str, int], merges: int, rules: PieceRules, smallest: int) -> trainer_bpe.BpeResult:
+def _train(words: dict[str, int], merges: int, rules: PieceRules, smallest: int | None) -> trainer_bpe.BpeResult:
+    if smallest is None:  # (no numpy at all)
+        return train_bpe(words, _alphabet(words), merges, rules, numpy=False)
     saved = trainer_bpe._VECTOR_MIN
     trainer_bpe._VECTOR_MIN = smallest  # (0: every merge in numpy; huge: none)
     try:
-        return train_bpe(words, _alphabet(words), merges, rules)
+        return train_bpe(words, _alphabet(words), merges, rules, numpy=True)
     finally:
         trainer_bpe._VECTOR_MIN = saved
 
 
 @settings(max_examples=150, deadline=None)
 @given(words=_WORDS, merges=st.integers(min_value=1, max_value=40), rules=_RULES,
-       smallest=st.sampled_from([0, 1, 2, 3, 4, 6, 10**9]))
-def test_both_loops_in_any_mix_equal_the_reference(words: dict[str, int], merges: int, rules: PieceRules, smallest: int) -> None:
+       smallest=st.sampled_from([0, 1, 2, 3, 4, 6, 10**9, None]))
+def test_every_loop_in_any_mix_equals_the_reference(words: dict[str, int], merges: int, rules: PieceRules,
+                                                  smallest: int | None) -> None:
     plain = train_bpe_reference(words, _alphabet(words), merges, rules)
     assert _train(words, merges, rules, smallest) == plain
 
@@ -46,7 +49,7 @@ def test_big_merges_go_to_numpy() -> None:
     real = trainer_bpe._merge_vectorized
     trainer_bpe._merge_vectorized = lambda holders, *rest: calls.append(len(holders)) or real(holders, *rest)
     try:
-        result = train_bpe(words, _alphabet(words), 300, PieceRules())
+        result = train_bpe(words, _alphabet(words), 300, PieceRules(), numpy=True)
     finally:
         trainer_bpe._merge_vectorized = real
     assert result == train_bpe_reference(words, _alphabet(words), 300, PieceRules())
@@ -59,5 +62,40 @@ def test_runs_of_one_letter() -> None:
     rules = PieceRules(max_sentencepiece_length=16)
     plain = train_bpe_reference(words, _alphabet(words), 30, rules)
     assert [s.token for s in plain.merge_steps[:3]] == ["aa", "aaaa", WS + "aaaa"]
-    for smallest in (0, 1, 2, 5, 10**9):
+    for smallest in (0, 1, 2, 5, 10**9, None):
         assert _train(words, 30, rules, smallest) == plain
+
+
+def test_numpy_is_used_for_big_trainings_or_when_loaded(monkeypatch) -> None:
+    """``use_numpy``: a training of fewer symbols than ``NUMPY_MIN_SYMBOLS`` runs on lists unless numpy is loaded."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "numpy", raising=False)
+    assert not trainer_bpe.use_numpy(trainer_bpe.NUMPY_MIN_SYMBOLS - 1)
+    assert trainer_bpe.use_numpy(trainer_bpe.NUMPY_MIN_SYMBOLS)
+    monkeypatch.setitem(sys.modules, "numpy", object())
+    assert trainer_bpe.use_numpy(10)
+
+
+def test_a_small_training_runs_without_numpy() -> None:
+    """A small BPE training never imports numpy (importing it takes longer than the training), checked in a fresh
+    interpreter, and writes the ``.model`` bytes the numpy loop writes (this process has numpy loaded)."""
+    import io
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import tokviz.sentencepiece as spm
+
+    code = ("import io, sys\nimport tokviz.sentencepiece as spm\nout = io.BytesIO()\n"
+            "lines = ['the cat sat on the mat', 'a hat, a mat and a cät'] * 2000\n"
+            "spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, vocab_size=30, model_type='bpe')\n"
+            "print('numpy' in sys.modules, out.getvalue().hex())")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    loaded, blob = done.stdout.split()
+    assert loaded == "False" and "numpy" in sys.modules
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(['the cat sat on the mat', 'a hat, a mat and a cät'] * 2000),
+                                   model_writer=out, vocab_size=30, model_type="bpe")
+    assert out.getvalue().hex() == blob

@@ -8,15 +8,19 @@ import io
 import pytest
 
 import tokviz.sentencepiece as tsp
-from tokviz.sentencepiece.trainer import _replace_rare_in_words, _weighted_char_counts
+from tokviz.sentencepiece.trainer import _char_counts, _replace_rare_in_words, _weighted_char_counts
 
 
-def test_weighted_char_counts_and_rare_replacement_on_words() -> None:
-    assert _weighted_char_counts({"▁ab": 2, "▁b": 1}) == {"▁": 3, "a": 2, "b": 3}
-    assert _weighted_char_counts({}) == {}
+@pytest.mark.parametrize("numpy", [True, False])
+def test_weighted_char_counts_and_rare_replacement_on_words(numpy: bool) -> None:
+    assert _weighted_char_counts({"▁ab": 2, "▁b": 1}, numpy) == {"▁": 3, "a": 2, "b": 3}
+    assert _weighted_char_counts({"▁ab": 1, "b": 1, "▁": 5}, numpy) == {"▁": 6, "a": 1, "b": 2}
+    assert _weighted_char_counts({}, numpy) == {}
+    assert _char_counts("abca", numpy) == {"a": 2, "b": 1, "c": 1}
     # two words that become equal add up; untouched words keep their counts
-    assert _replace_rare_in_words({"▁aé": 2, "▁aê": 3, "▁b": 1}, "éê") == {"▁a▅": 5, "▁b": 1}
-    assert _replace_rare_in_words({"▁b": 1}, "é") == {"▁b": 1}
+    assert _replace_rare_in_words({"▁aé": 2, "▁aê": 3, "▁b": 1}, "éê", numpy) == {"▁a▅": 5, "▁b": 1}
+    assert _replace_rare_in_words({"▁b": 1}, "é", numpy) == {"▁b": 1}
+    assert _replace_rare_in_words({}, "é", numpy) == {}
 
 
 def test_bpe_with_rare_characters_matches_sentencepiece() -> None:

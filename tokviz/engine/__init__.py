@@ -5,8 +5,7 @@ Components declare what the engine needs (a normalizer's ``steps()`` and
 ``word_tables()``, a post-processor's ``trims_offsets()`` and ``single_parts()``); the
 engine composes the answers, so a new component gets the fast path by answering.
 
-- :mod:`tokviz.engine.cut`: the whole-piece lane (normalize, split, look words up).
-- :mod:`tokviz.engine.byte_level`: GPT-2-style byte-level pipelines.
+- :mod:`tokviz.engine.cut`: the one lane (normalize, split, look words up; byte-level words too).
 - :mod:`tokviz.engine.bpe`, ``unigram``, ``wordpiece``: one word encoder per model kind.
 - :mod:`tokviz.engine.plans`: a tokenizer's plans, made lazily, dropped in one place.
 """

@@ -19,23 +19,20 @@ from tokviz.models.bpe.model import (
 #: ``(n,)`` for small n, shared: one less object per cached word for the cycle collector.
 ONE_TUPLE_LIMIT = 256
 ONE_TUPLES = tuple((n,) for n in range(ONE_TUPLE_LIMIT))
-#: Words up to this long that are not one token are first guessed and proven (``segmented``).
-SEGMENTED_MAX_CHARS = 24
+#: Words of two tokens up to this long share their offsets (``TWO_STARTS``, ``TWO_ENDS``).
+TWO_TOKENS_MAX_CHARS = 24
 #: Words up to this long that are a token are proven to stay one (certify recurses per level).
 CERTIFY_MAX_CHARS = 256
-#: What the first guess gives for a word it gives up on (see ``longest_first``).
-GIVEN_UP: list[int] = []
-#: ``(0, n)`` and ``(n, m)``, the offsets of a guessed word of two tokens, shared likewise.
-TWO_STARTS = tuple((0, n) for n in range(SEGMENTED_MAX_CHARS + 1))
-TWO_ENDS = tuple(tuple((n, m) for m in range(SEGMENTED_MAX_CHARS + 1)) for n in range(SEGMENTED_MAX_CHARS + 1))
+#: ``(0, n)`` and ``(n, m)``, the offsets of a word of two tokens, shared likewise.
+TWO_STARTS = tuple((0, n) for n in range(TWO_TOKENS_MAX_CHARS + 1))
+TWO_ENDS = tuple(tuple((n, m) for m in range(TWO_TOKENS_MAX_CHARS + 1)) for n in range(TWO_TOKENS_MAX_CHARS + 1))
 
 
 def bpe_word_encoder(model: Any) -> Any:
     """A function ``word -> (ids, values, starts, ends)`` equal to ``model.tokenize`` for a BPE
     model without dropout (no ``Token`` objects), or None for anything else. A word that is a
-    token is that token once ``certify`` has proven (memoized) that the merges rebuild it; a
-    word of a few tokens is guessed and proven likewise (``segmented``): a cold encode merges
-    only the words no guess proves.
+    token is that token once ``certify`` has proven (memoized) that the merges rebuild it; other
+    words are merged.
 
     >>> from tokviz.models import BPE
     >>> encode = bpe_word_encoder(BPE({"h": 0, "u": 1, "g": 2, "ug": 3, "hug": 4}, [("u", "g"), ("h", "ug")]))
@@ -98,36 +95,6 @@ def bpe_word_encoder(model: Any) -> Any:
                     if made != never_rank:
                         size = len(word)
                         return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
-                elif 1 < len(word) <= SEGMENTED_MAX_CHARS and (word.isascii() or word[1:].isascii()):
-                    # Most such words are a token and a last char: segmented's first guess, tried
-                    # here without building it. Other scripts go to the merges unguessed (their
-                    # guesses mostly fail: Mistral's Cyrillic lines 32.3 -> 19.9 ms cold).
-                    head = word[:-1]
-                    head_id = get(head)
-                    last = word[-1]
-                    last_id = get(last)
-                    if last_id is None:
-                        pass  # (a char that is no token: the model's rules)
-                    elif head_id is not None:
-                        if not producer:
-                            build_producer()
-                        head_made = made_get(head_id)
-                        if head_made is None:
-                            head_made = certify(head_id)
-                        if head_made != never_rank:
-                            last_made = made_get(last_id)
-                            if last_made is None:
-                                last_made = certify(last_id)
-                            if last_made != never_rank and edges_never_merge(head_id, head_made, last_id, last_made, last_id):
-                                size = len(head)
-                                return (head_id, last_id), (head, last), TWO_STARTS[size], TWO_ENDS[size][size + 1]
-                        entry = segmented(word, [head_id, last_id])
-                        if entry is not None:
-                            return entry
-                    elif len(head) > 1:
-                        entry = segmented(word, None)
-                        if entry is not None:
-                            return entry
         if prefix:
             ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
             if suffix:
@@ -176,7 +143,7 @@ def bpe_word_encoder(model: Any) -> Any:
             first_value = token_of(first)
             second_value = token_of(second)
             middle = len(first_value)
-            if count <= SEGMENTED_MAX_CHARS:  # (shared offsets: fewer objects for the collector)
+            if count <= TWO_TOKENS_MAX_CHARS:  # (shared offsets: fewer objects for the collector)
                 return (first, second), (first_value, second_value), TWO_STARTS[middle], TWO_ENDS[middle][count]
             return (first, second), (first_value, second_value), (0, middle), (middle, count)
         values = tuple(map(token_of, ids))
@@ -199,6 +166,10 @@ def bpe_word_encoder(model: Any) -> Any:
     # until its word caches are first cleared (use_proofs): a first proof costs more than one
     # merge there (Llama 2 first pass 2.07x HF merging, 2.44x proving) but memoized proofs pay
     # once the same tokens come again with the caches gone (1.84x proving, 2.82x merging).
+    # Words of several tokens are merged: guessing them (longest tokens first) and proving the
+    # guess was slower on a first pass for every BPE kind of the bench (openllama 46.4 -> 44.5
+    # ms of 7,663 new words, bart 35.5 -> 32.0, llama_digits 81.5 -> 66.4: the guesses' tokens
+    # are new) and within the noise once the caches were cleared (--cold-calls).
     # An empty token in a merge would let that merge remake its other part (a proof would
     # recurse on it); one in no merge is never a symbol (Whisper's files hold one), so words
     # are proven as in any vocabulary.
@@ -366,97 +337,6 @@ def bpe_word_encoder(model: Any) -> Any:
                 across = packed >> 32
                 if across < x_end and across <= y_end:
                     return False
-
-    # A word that is not one token is usually a few tokens the greedy longest match finds
-    # (from the left, else from the right): proven() shows the merges make exactly those --
-    # each token rebuilds itself (certify) and no pair across two neighbours can merge before
-    # both are complete, nor after (edges_never_merge) -- so the word's merges run as those of
-    # each token side by side. The merge loop takes the words no guess proves (7-13%).
-    def segmented(word: str, failed: list[int] | None) -> tuple[tuple[Any, ...], ...] | None:
-        # failed: the first guess when it is the word but its last char (which did not prove);
-        # None when the word but its last char is not a token.
-        ids = failed
-        if failed is None:
-            ids = longest_first(word)
-            if ids is GIVEN_UP:
-                return None
-        if ids is failed or ids is None or not proven(ids):
-            other = longest_last(word)
-            if other is None or other == ids or not proven(other):
-                return None
-            ids = other
-        values = tuple(map(token_of, ids))
-        if len(ids) == 2:
-            middle = len(values[0])
-            return tuple(ids), values, TWO_STARTS[middle], TWO_ENDS[middle][len(word)]
-        ends = tuple(accumulate(map(len, values)))
-        return tuple(ids), values, (0, *ends[:-1]), ends
-
-    def longest_first(word: str) -> list[int] | None:
-        # The longest token at the start, then the longest after it, ... (None at a char no
-        # token starts with: the merge loop says what it becomes). The rest is tried whole
-        # first: it is often the last token. (Neither the word nor the word but its last char
-        # is a token: the first try is one char shorter still, at least one char.) A second
-        # token of one char gives up (GIVEN_UP): a word of chars the merges hardly join (a
-        # script the vocabulary has few tokens of) would cost a look-up per char and length.
-        ids = []
-        start = 0
-        size = end = len(word)
-        end -= 2
-        singles = 0
-        while True:
-            token_id = get(word[start:end])
-            if token_id is None:
-                end -= 1
-                if end == start:
-                    return None
-                continue
-            if end - start == 1:
-                singles += 1
-                if singles == 2:
-                    return GIVEN_UP
-            ids.append(token_id)
-            if end == size:
-                return ids
-            start = end
-            end = size
-
-    def longest_last(word: str) -> list[int] | None:
-        ids = []
-        end = len(word)
-        start = 1
-        while True:
-            token_id = get(word[start:end])
-            if token_id is None:
-                start += 1
-                if start == end:
-                    return None
-                continue
-            ids.append(token_id)
-            if not start:
-                ids.reverse()
-                return ids
-            end = start
-            start = 0
-
-    def proven(ids: list[int]) -> bool:
-        if not producer:
-            build_producer()
-        left = ids[0]
-        left_made = made_get(left)
-        if left_made is None:
-            left_made = certify(left)
-        if left_made == never_rank:
-            return False
-        for right in islice(ids, 1, None):
-            right_made = made_get(right)
-            if right_made is None:
-                right_made = certify(right)
-            if right_made == never_rank or not edges_never_merge(left, left_made, right, right_made, right):
-                return False
-            left = right
-            left_made = right_made
-        return True
 
     unk_id = None if model.byte_fallback or model.unk_token is None else get(model.unk_token)
     fuse_unk = model.fuse_unk
@@ -726,7 +606,13 @@ def letter_runs(model: Any, mark: str, newline: str) -> str | None:
     new_ids = tables.merge_new_ids
     if new_ids is None:
         new_ids = tuple(map(and_, tables.merge_map.values(), repeat(ID_MASK)))
-    made = map(tables.vocab_r.__getitem__, set(new_ids))
+    made = list(map(tables.vocab_r.__getitem__, set(new_ids)))
+    # The refusals below first on all the made tokens, in C (a token holding a NUL, "<0x" or an
+    # unk text of other chars is one of the mixed ones): a Llama-type load saves 3.5 of 4.6 ms.
+    joined = "\x00".join(made)
+    unk = model.unk_token
+    if joined.count("\x00") >= len(made) or "<0x" in joined or (unk and "\x00" not in unk and not unk.replace("▁", "").isalnum() and unk in joined):
+        return None
     # Only the tokens with chars of both kinds may cross (Llama 2: 1,183 of 29,612 made).
     mixed_tokens = [token for token in made if not token.replace("▁", "").isalnum()]
     mixed = "\x00".join(mixed_tokens)

@@ -22,16 +22,17 @@ from __future__ import annotations
 import gc
 import re
 import unicodedata
-from itertools import accumulate, chain, compress, islice, repeat
-from operator import itemgetter
-from operator import add, eq, is_, sub
+from itertools import accumulate, chain, compress, count, islice, repeat
+from operator import add, eq, is_, itemgetter, lt, sub
 from typing import Any
 
 import regex
 
 from tokviz.encoding import FlatOffsets, flat_offsets_encoding, new_encoding
 from tokviz.normalized import NormalizedString
-from tokviz.engine.bpe import bpe_word_encoder, joined_tokens, model_splits_at, pieces_pattern, plain_bpe_vocab, word_pieces
+from tokviz.byte_level import text_to_symbols
+from tokviz.engine.bpe import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder, byte_symbol_tokens, joined_tokens, model_splits_at
+from tokviz.engine.bpe import pieces_pattern, plain_bpe_vocab, symbol_offsets_to_chars, word_pieces
 from tokviz.engine.bpe import byte_word_tokens as _byte_word_tokens
 from tokviz.models.bpe.model import BpeTables
 from tokviz.models.unigram.model import UnigramTables
@@ -41,7 +42,7 @@ from tokviz.engine.unigram import _UNIGRAM_MAX_WORD, unigram_word_encoder
 from tokviz.engine.wordpiece import wordlevel_word_encoder, wordpiece_word_encoder
 from tokviz.normalizers import SPACE_ONLY_PATTERNS, WHITESPACE_PATTERNS
 from tokviz.patterns import Regex
-from tokviz.processors import template_masks
+from tokviz.processors import TRIM_CHARS, template_masks, trim_token_offsets
 
 _PREPEND_CLASS = regex.compile(r"\p{Grapheme_Cluster_Break=Prepend}")
 
@@ -90,6 +91,7 @@ class CutPlan:
         "stages", "pre_tokenizer", "model", "graphemes", "by_segments", "splitter", "one_word", "clip_literals", "words",
         "steps", "words_of", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
         "odd_values", "shifts", "space_finditer", "openers", "aligned", "aligned_chars", "runs", "cut", "pieces",
+        "byte_words", "prefix_space",
     )
 
     def __init__(self, stages: tuple[Any, ...], pre_tokenizer: Any, model: Any, joined: str | None = None, encoder: Any = None) -> None:
@@ -142,6 +144,10 @@ class CutPlan:
         self.pieces: Any = None
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
+        #: A pre-tokenizer with a ByteLevel step: ``text -> its words`` (see _byte_level_split),
+        #: and whether ByteLevel prefixes a space to each piece.
+        self.byte_words: Any = None
+        self.prefix_space = False
         if isinstance(tables, WordLevelTables):
             self.wordlevel = (tables.vocab, tables.vocab.get(model.unk_token), model.unk_token)
 
@@ -281,6 +287,14 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         return None
     if not all(getattr(stage, "aligned_if_unchanged", False) for stage in stages):
         return None  # (a custom normalizer: an unchanged text may not be aligned to itself)
+    if "byte_level" in map(split_kind, steps) and _splitter(pre_tokenizer, steps) != "clip":
+        byte_split = _byte_level_split(steps)
+        if byte_split is None:
+            return None
+        plan = CutPlan(tuple(stages), pre_tokenizer, model, None, encoder)
+        plan.steps, plan.splitter = steps, "bytes"
+        plan.prefix_space, plan.byte_words = byte_split
+        return plan
     joined = None  # the model's tokens joined, for one-word pipelines (see model_splits_at)
     joins: frozenset[str] = frozenset()  # chars such a model may join the split char to
     whole = False  # no pre-tokenizer, and the model not proved to split at '▁': one word a piece
@@ -294,9 +308,6 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
             whole = True
         elif joins is None:
             return None
-    elif first_kind == "byte_level":
-        if not first.use_regex or first.add_prefix_space:
-            return None
     elif first_kind == "regex" and cut is None:
         pattern = first.pattern
         if not (first.invert and first.behavior == "removed" and getattr(pattern, "pattern", None) == CLIP_PATTERN):
@@ -306,6 +317,10 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     plan = CutPlan(tuple(stages), pre_tokenizer, model, joined, encoder)
     plan.steps = steps
     plan.splitter = _splitter(pre_tokenizer, steps)
+    tiles = _declared_words(steps) if plan.splitter is None else None
+    if tiles is not None:
+        # Words as strings that tile the piece (Split "isolated", Digits): offsets are sums of lengths.
+        plan.splitter, plan.run_findall = "tiles", tiles
     if plan.splitter == "clip":
         plan.ascii_finditer = _CLIP_ASCII.finditer
         plan.clip_literals = steps[1].use_regex
@@ -326,6 +341,8 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         # of a long text then ends and starts with words met before).
         # A run after a char the model may join it to stays in the word (multi-word vocabularies).
         plan.run_findall = re.compile(pieces_pattern(model, "▁" if first is None else first.replacement, joins, joined)).findall
+        if first is None or first.replacement == "▁":
+            plan.pieces = False  # (its words are word_pieces' already: rebuilt at a long one, 6 ms of a cold pass)
     elif first_kind == "metaspace":
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
         mark = re.escape(first.replacement)
@@ -393,8 +410,6 @@ def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
     rules = tuple(map(split_kind, steps))
     if len(steps) == 1 and rules[0] in ("words", "metaspace"):
         return rules[0]
-    if rules == ("byte_level",) and steps[0].use_regex and not steps[0].add_prefix_space:
-        return "byte_level"
     if len(steps) == 2:
         first, second = steps
         if rules == ("words", "metaspace") and first.plain_split().runs and len(second.replacement) == 1:
@@ -404,6 +419,284 @@ def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
             # literals: a text with one takes the general path, see clip_literals.)
             return "clip"
     return None
+
+
+# ---------------------------------------------------------------------- byte-level words
+def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
+    """For a pre-tokenizer with one ByteLevel step: ``(add_prefix_space, words)``, ``words``
+    being ``text -> its words as strings`` (None for a text only the general path splits).
+    Each step's words are what it declares (``PlainSplit.word_list``) or its ``cut_spans`` where
+    they tile the text; a later step splits each word of the one before (once per distinct
+    word), a step after ByteLevel the word's byte symbols, as HF's Sequence does. None for
+    other pre-tokenizers, or a ByteLevel prefixing a space to the words of a step before it.
+
+    >>> from tokviz import pre_tokenizers
+    >>> falcon = [pre_tokenizers.Punctuation("contiguous"), pre_tokenizers.ByteLevel(False), pre_tokenizers.Digits()]
+    >>> words = _byte_level_split(tuple(falcon))[1]
+    >>> words("Hi!! it's 12a"), words("½")  # (Digits cuts '½''s two byte symbols apart, as HF does)
+    (['Hi', '!!', ' it', "'", 's', ' ', '12', 'a'], None)
+    """
+    kinds = list(map(split_kind, steps))
+    if kinds.count("byte_level") != 1:
+        return None
+    at = kinds.index("byte_level")
+    prefix_space = bool(steps[at].add_prefix_space)
+    if prefix_space and at:
+        return None
+    splits: list[tuple[Any, bool]] = []
+    for index, step in enumerate(steps):
+        declare = getattr(step, "plain_split", None)
+        plain = declare() if declare is not None else None
+        words = None if plain is None else plain.word_list
+        if words is None and index != at:
+            words = _tiling_words(getattr(step, "cut_spans", None))
+            if words is None:
+                return None
+        if words is not None:
+            splits.append((words, index > at))
+    return prefix_space, _composed(splits)
+
+
+def _declared_words(steps: tuple[Any, ...]) -> Any:
+    """``text -> words`` when every step declares its words (``PlainSplit.word_list``: Split
+    "isolated", Digits), composed as :func:`_byte_level_split` does; else None.
+
+    >>> from tokviz.pre_tokenizers import Digits, Split
+    >>> from tokviz import Regex
+    >>> _declared_words((Split(Regex(r"\\p{L}+"), "isolated"), Digits(True)))("ab 12c")
+    ['ab', ' ', '1', '2', 'c']
+    """
+    splits = []
+    for step in steps:
+        declare = getattr(step, "plain_split", None)
+        plain = declare() if declare is not None else None
+        if plain is None or plain.word_list is None or plain.to_bytes:
+            return None
+        splits.append((plain.word_list, False))
+    return _composed(splits) if splits else None
+
+
+def _composed(splits: list[tuple[Any, bool]]) -> Any:
+    """Word functions ``(words, on_symbols)`` applied in turn, each later one per distinct word
+    (see :func:`_per_word`), as one ``text -> words`` (or None)."""
+    if not splits:
+        return _one_word
+    if len(splits) == 1 and not splits[0][1]:
+        return splits[0][0]
+    first, rest = splits[0][0], [_per_word(words, after) for words, after in splits[1:]]
+    if splits[0][1]:
+        rest.insert(0, _per_word(first, True))
+        first = _one_word
+
+    def words(text: str) -> list[str] | None:
+        found = first(text)
+        for split in rest:
+            if found is None:
+                return None
+            found = split(found)
+        return found
+
+    return words
+
+
+def _one_word(text: str) -> list[str]:
+    return [text] if text else []
+
+
+def _tiling_words(cut: Any) -> Any:
+    """A step's ``cut_spans`` as ``text -> words`` where its spans tile the text, else None."""
+    if cut is None or cut("a b") is None:
+        return None
+
+    def words(text: str) -> list[str] | None:
+        spans = cut(text)
+        if spans is None or sum([end - start for start, end in spans]) != len(text):
+            return None
+        return [text[start:end] for start, end in spans]
+
+    return words
+
+
+def _per_word(split: Any, on_symbols: bool) -> Any:
+    """``words -> finer words``: ``split`` on each distinct word once (cached); ``on_symbols``:
+    on its byte-level symbols (a step after ByteLevel), the cuts mapped back to its chars (None
+    where one falls inside a char's bytes: HF's offsets there are the general path's)."""
+    cache: dict[str, list[str] | None] = {}
+
+    def finer(words: list[str]) -> list[str] | None:
+        found: list[str] = []
+        for word in words:
+            pieces = cache.get(word, cache)
+            if pieces is cache:
+                pieces = split(word) if not on_symbols else _split_symbols(split, word)
+                if len(cache) < _MAX_CACHED_WORDS:
+                    cache[word] = pieces
+            if pieces is None:
+                return None
+            found += pieces
+        return found
+
+    return finer
+
+
+def _split_symbols(split: Any, word: str) -> list[str] | None:
+    """``split`` on a word's byte-level symbols, as pieces of the word (None: a cut in a char)."""
+    symbols = text_to_symbols(word)
+    pieces = split(symbols)
+    if pieces is None or len(pieces) < 2:
+        return pieces if pieces is None else [word]
+    if len(symbols) == len(word):
+        bounds = list(accumulate(map(len, pieces), initial=0))
+    else:
+        char_at = {size: index for index, size in enumerate(accumulate(map(len, map(str.encode, word)), initial=0))}
+        bounds = [char_at.get(size) for size in accumulate(map(len, pieces), initial=0)]
+        if None in bounds:
+            return None
+    return [word[start:end] for start, end in zip(bounds, islice(bounds, 1, None))]
+
+
+# The last six fields of a byte-level word's entry when it is one ASCII token covering it
+# (size < 256): with one leading 'Ġ' trimmed (a word after a space), or with nothing to trim.
+_SPACE_TAILS = tuple(
+    (ONE_TUPLES[1], ONE_TUPLES[size], ONE_TUPLES[size], ONE_TUPLES[1], ONE_TUPLES[size], True) for size in range(ONE_TUPLE_LIMIT)
+)
+_PLAIN_TAILS = tuple(
+    (ONE_TUPLES[0], ONE_TUPLES[size], ONE_TUPLES[size], ONE_TUPLES[0], ONE_TUPLES[size], True) for size in range(ONE_TUPLE_LIMIT)
+)
+_FIRST_CHAR = itemgetter(0)
+_LAST_CHAR = itemgetter(-1)
+
+
+def _byte_entry(plan: CutPlan, word: str) -> tuple[Any, ...]:
+    """A byte-level word's entry: ids, tokens, char offsets in ``word`` (:data:`_IDS` ...
+    :data:`_ENDS`, as every word's), then the offsets trimmed (the ByteLevel post-processor's
+    rule, not the text's first token), token lengths, trimmed offsets relative to each token's
+    start, and whether the tokens tile the word (:data:`_TRIMMED_STARTS` ... :data:`_TILES`).
+
+    >>> from tokviz import models, pre_tokenizers
+    >>> plan = build_plan(None, pre_tokenizers.ByteLevel(False), models.BPE({"a": 0, "Ġ": 1, "Ġa": 2}, [("Ġ", "a")]))
+    >>> _byte_entry(plan, " a")
+    ((2,), ('Ġa',), (0,), (2,), (1,), (2,), (2,), (1,), (2,), True)
+    """
+    symbols, entry = byte_symbol_tokens(word, plan.model.tokenize, plan.bpe)
+    ids, values, starts, ends = entry
+    size = len(word)
+    same_length = len(symbols) == size
+    if len(ids) == 1 and same_length and ends[0] == size < ONE_TUPLE_LIMIT and not starts[0]:
+        # The usual word: one token covering it, trimmed by one leading space or not at all.
+        value = values[0]
+        if value[0] == "Ġ":
+            if size > 1 and value[1] not in TRIM_CHARS and value[-1] not in TRIM_CHARS:
+                return entry + _SPACE_TAILS[size]
+        elif value[0] not in TRIM_CHARS and value[-1] not in TRIM_CHARS:
+            return entry + _PLAIN_TAILS[size]
+    trim_chars = TRIM_CHARS
+    if same_length and ids and all(values) and starts[0] == 0 and ends[-1] == size and starts[1:] == ends[:-1]:
+        # Tokens tiling a word of one-byte chars: when no token but the first starts with a
+        # space symbol and none ends with one, the trimmed offsets are the offsets, the first
+        # start moved past its leading 'Ġ' (in C).
+        first = values[0]
+        if (
+            trim_chars.isdisjoint(map(_LAST_CHAR, values))
+            and trim_chars.isdisjoint(map(_FIRST_CHAR, islice(values, 1, None)))
+            and (first[0] not in trim_chars or (first[0] == "Ġ" and len(first) > 1 and first[1] not in trim_chars))
+        ):
+            lengths = tuple(map(sub, ends, starts))
+            if first[0] == "Ġ":
+                return ids, values, starts, ends, (1, *starts[1:]), ends, lengths, (1, *repeat(0, len(ids) - 1)), lengths, True
+            return ids, values, starts, ends, starts, ends, lengths, (0,) * len(ids), lengths, True
+    if not same_length:
+        starts, ends = symbol_offsets_to_chars(word, starts, ends)  # a char's bytes align to the char
+    trimmed_starts = list(starts)
+    trimmed_ends = list(ends)
+    for index, value in enumerate(values):
+        if value and (value[0] in trim_chars or value[-1] in trim_chars):
+            start, end = starts[index], ends[index]
+            if value[0] == "Ġ" and len(value) > 1 and value[1] not in trim_chars and value[-1] not in trim_chars:
+                trimmed_starts[index] = min(start + 1, end)  # one leading space (trim_token_offsets)
+            else:
+                trimmed_starts[index], trimmed_ends[index] = trim_token_offsets(value, start, end, False, False)
+    tiles = bool(ids) and starts[0] == 0 and starts[1:] == ends[:-1] and ends[-1] == size and all(map(lt, starts, ends))
+    return (
+        ids, values, starts, ends, tuple(trimmed_starts), tuple(trimmed_ends), tuple(map(sub, ends, starts)),
+        tuple(map(sub, trimmed_starts, starts)), tuple(map(sub, trimmed_ends, starts)), tiles,
+    )
+
+
+# The byte-level fields of a word's entry after the four every entry has (see _byte_entry).
+_TRIMMED_STARTS, _TRIMMED_ENDS, _LENGTHS, _TRIM_START, _TRIM_END, _TILES = map(itemgetter, range(4, 10))
+
+
+def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, trim: tuple[bool] | tuple[()]) -> tuple[Any, ...] | None:
+    """:func:`_normalized_fields` of a byte-level pipeline (``plan.byte_words``), its offsets
+    trimmed as the post-processor declares (``trim=(add_prefix_space,)``; ``()``: untrimmed).
+    Assembled from the words' entries in C (map/chain/accumulate), no Python loop per token.
+
+    >>> from tokviz import models, pre_tokenizers
+    >>> plan = build_plan(None, pre_tokenizers.ByteLevel(False), models.BPE({"a": 0, "Ġ": 1, "Ġa": 2}, [("Ġ", "a")]))
+    >>> _byte_level_fields(plan, "a a", True, False, ()), _byte_level_fields(plan, "a a", True, False, (False,))[2]
+    (((0, 2), ('a', 'Ġa'), ((0, 1), (1, 3)), (0, 1), 2), ((0, 1), (2, 3)))
+    """
+    prefixed = plan.prefix_space and not text.startswith(" ")
+    if prefixed:
+        text = " " + text
+    words = plan.byte_words(text)
+    if not words:
+        return None if words is None else _NO_FIELDS
+    cache = plan.words
+    cache_get = cache.get
+    entries = list(map(cache_get, words))
+    if None in entries:
+        for position, entry in enumerate(entries):
+            if entry is None:
+                # Looked up again: a word repeated in this text is tokenized once.
+                word = words[position]
+                entry = entries[position] = cache_get(word) or _byte_entry(plan, word)
+                if len(cache) < _MAX_CACHED_WORDS:
+                    cache[word] = entry
+    # Char j of ``text`` is char j of the piece, or j - 1 after the prefix space (which shares
+    # the first char's alignment, as HF's prepend does).
+    origin = -1 if prefixed else 0
+    ids = tuple(chain.from_iterable(map(_IDS, entries)))
+    tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
+    n_words = len(entries)
+    counts = None if len(ids) == n_words else list(map(len, map(_IDS, entries)))
+    ends: list[int] | None
+    if all(map(_TILES, entries)):
+        # The tokens tile the text, each starting where the one before ended.
+        bounds = list(accumulate(chain.from_iterable(map(_LENGTHS, entries)), initial=origin))
+        if trim:
+            starts = list(map(add, bounds, chain.from_iterable(map(_TRIM_START, entries))))
+            ends = list(map(add, bounds, chain.from_iterable(map(_TRIM_END, entries))))
+        elif not prefixed and flat:
+            starts, ends = bounds, None
+        else:
+            starts, ends = bounds[:-1], bounds[1:]
+    else:
+        # A char split across tokens: its tokens overlap, so shift each word's offsets.
+        bases = list(accumulate(map(len, words), initial=origin))
+        if counts is not None:
+            bases = list(chain.from_iterable(map(repeat, bases, counts)))
+        starts = list(map(add, chain.from_iterable(map(_TRIMMED_STARTS if trim else _STARTS, entries)), bases))
+        ends = list(map(add, chain.from_iterable(map(_TRIMMED_ENDS if trim else _ENDS, entries)), bases))
+    word_ids = tuple(range(n_words)) if counts is None else tuple(chain.from_iterable(map(repeat, count(), counts)))
+    if prefixed or (trim and at_start):
+        # The first word: its offsets by the general rules (the prefix space; the text's first token).
+        if ends is None:
+            starts, ends = starts[:-1], starts[1:]
+        head = entries[0]
+        for index, (start, end, value) in enumerate(zip(head[2], head[3], head[1])):
+            if prefixed:
+                start, end = max(start - 1, 0), max(end - 1, 1)
+            if trim and (value[:1] in TRIM_CHARS or value[-1:] in TRIM_CHARS):  # (others keep theirs)
+                start, end = trim_token_offsets(value, start, end, at_start and (index == 0 or start == 0), trim[0])
+            starts[index] = start
+            ends[index] = end
+    if flat:
+        return ids, tokens, FlatOffsets((starts, ends, 0, 0)), word_ids, n_words
+    if ends is None:
+        return ids, tokens, tuple(zip(starts, islice(starts, 1, None))), word_ids, n_words
+    return ids, tokens, tuple(zip(starts, ends)), word_ids, n_words
 
 
 # ---------------------------------------------------------------------- words
@@ -884,7 +1177,8 @@ def _through_origin(offsets: tuple[tuple[int, int], ...], origin: list[int]) -> 
 
 
 def _line_fields(
-    plan: CutPlan, text: str, at_start: bool, normalized_search: Any = None, head: bool = True, flat: bool = False
+    plan: CutPlan, text: str, at_start: bool, normalized_search: Any = None, head: bool = True, flat: bool = False,
+    trim: tuple[bool] | tuple[()] = (),
 ) -> tuple[Any, ...] | None:
     """One whole piece (a line, or the text between added tokens) on plain strings: ``(ids,
     tokens, offsets, word_ids, n_words)``, offsets relative to the piece; None when a stage
@@ -916,9 +1210,9 @@ def _line_fields(
             return None
     if normalized_search is not None and normalized_search(text) is not None:
         return None
-    if origin is not None and at_start and plan.splitter == "ws_metaspace" and plan.steps[1].prepend_scheme == "first":
-        return None  # (whether the first word starts the original text: the general path tells)
-    fields = _normalized_fields(plan, text, prefix, at_start, flat and origin is None)
+    if origin is not None and ((at_start and plan.splitter == "ws_metaspace" and plan.steps[1].prepend_scheme == "first") or trim):
+        return None  # (whether the first word starts the original text, offsets trimmed in it: the general path)
+    fields = _normalized_fields(plan, text, prefix, at_start, flat and origin is None, trim)
     if origin is None or fields is None:
         return fields
     offsets = _through_origin(fields[2], origin)
@@ -984,7 +1278,8 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
 
     >>> from tokviz import models, normalizers, pre_tokenizers
     >>> plan = build_plan(normalizers.NFC(), pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0, "é": 1}, unk_token="[UNK]"))
-    >>> _aligned_fields(plan, "e\\u0301 b\\né", True)[1:3]
+    >>> fields = _aligned_fields(plan, "e\\u0301 b\\né", True)
+    >>> fields[1], fields[2].pairs()
     (('é', '[UNK]', 'é'), ((0, 1), (3, 4), (5, 6)))
     """
     if at_start and plan.splitter == "ws_metaspace" and plan.steps[1].prepend_scheme == "first":
@@ -1041,7 +1336,8 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
         matches = ((None, (0, len(normalized_text))),)
     ids: list[int] = []
     tokens: list[str] = []
-    offsets: list[tuple[int, int]] = []
+    offset_starts: list[int] = []
+    offset_ends: list[int] = []
     words: list[int] = []
     n_words = 0
     for token_id, (start, end) in matches:
@@ -1050,36 +1346,59 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
         if token_id is not None:
             ids.append(token_id)
             tokens.append(normalized_text[start:end])
-            offsets.append((starts[start], ends[end - 1]))
+            offset_starts.append(starts[start])
+            offset_ends.append(ends[end - 1])
             words.append(n_words)
             n_words += 1
             continue
-        fields = _normalized_fields(plan, normalized_text[start:end], 0, at_start and not start)
+        fields = _normalized_fields(plan, normalized_text[start:end], 0, at_start and not start, True)
         if fields is None:
             return None
-        token_starts = list(map(add, map(itemgetter(0), fields[2]), repeat(start)))
-        token_ends = list(map(add, map(itemgetter(1), fields[2]), repeat(start)))
+        token_starts, token_ends = _flat_lists(fields[2], start)
         if any(map(eq, token_starts, token_ends)):
             return None
-        ids.extend(fields[0])
-        tokens.extend(fields[1])
-        offsets.extend(zip(map(starts.__getitem__, token_starts), map(ends.__getitem__, map(sub, token_ends, repeat(1)))))
+        ids += fields[0]
+        tokens += fields[1]
+        offset_starts += map(starts.__getitem__, token_starts)
+        offset_ends += map(ends.__getitem__, map(sub, token_ends, repeat(1)))
         words.extend(map(add, fields[3], repeat(n_words)))
         n_words += min(fields[4], 1) if plan.one_word else fields[4]
-    return tuple(ids), tuple(tokens), tuple(offsets), tuple(words), n_words
+    return tuple(ids), tuple(tokens), FlatOffsets((offset_starts, offset_ends, 0, 0)), tuple(words), n_words
 
 
-def _piece_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None, flat: bool = False) -> tuple[Any, ...] | None:
+def _flat_lists(offsets: Any, shift: int) -> tuple[list[int], list[int]]:
+    """Offsets (pairs, or :class:`FlatOffsets` without special tokens) as lists of starts and
+    ends, each moved by ``shift``: ``(FlatOffsets(([0, 2, 3], None, 0, 0)), 5) -> ([5, 7], [7, 8])``."""
+    if type(offsets) is FlatOffsets:
+        starts, ends = offsets[0], offsets[1]
+        if ends is None:
+            starts, ends = islice(starts, len(starts) - 1), islice(starts, 1, None)
+    else:
+        starts, ends = map(itemgetter(0), offsets), map(itemgetter(1), offsets)
+    return list(map(add, starts, repeat(shift))), list(map(add, ends, repeat(shift)))
+
+
+def _piece_fields(
+    plan: CutPlan, text: str, at_start: bool, added: Any = None, flat: bool = False, trim: tuple[bool] | tuple[()] = ()
+) -> tuple[Any, ...] | None:
     """A piece's fields: whole on plain strings (:func:`_line_fields`), else by segments
-    (``added``: the added vocabulary whose normalized-matched tokens are looked for)."""
-    fields = _line_fields(plan, text, at_start, None if added is None else added.searches()[1], flat=flat)
-    return fields if fields is not None else _aligned_fields(plan, text, at_start, added)
+    (``added``: the added vocabulary whose normalized-matched tokens are looked for; offsets
+    are trimmed, ``trim``, only in the first way)."""
+    if not plan.stages and added is None:
+        fields = _normalized_fields(plan, text, 0, at_start, flat, trim)  # (no normalizer: the piece as it is)
+    else:
+        fields = _line_fields(plan, text, at_start, None if added is None else added.searches()[1], flat=flat, trim=trim)
+    return fields if fields is not None or trim else _aligned_fields(plan, text, at_start, added)
 
 
-def _normalized_fields(plan: CutPlan, text: str, prefix: int, at_start: bool, flat: bool = False) -> tuple[Any, ...] | None:
+def _normalized_fields(
+    plan: CutPlan, text: str, prefix: int, at_start: bool, flat: bool = False, trim: tuple[bool] | tuple[()] = ()
+) -> tuple[Any, ...] | None:
     """:func:`_line_fields` on the normalized piece (``prefix``: how many chars the stages
     prepended), offsets in it less the prepended chars (``flat``: as :class:`FlatOffsets`
-    where they come out as runs of ints, else always pairs)."""
+    where they come out as runs of ints, else always pairs; ``trim``: see _byte_level_fields)."""
+    if plan.byte_words is not None:
+        return None if prefix else _byte_level_fields(plan, text, at_start, flat, trim)
     splitter = plan.splitter
     byte_level = splitter == "clip"
     floors = None  # (see _metaspace_words)
@@ -1131,14 +1450,14 @@ def _normalized_fields(plan: CutPlan, text: str, prefix: int, at_start: bool, fl
             word_starts = [start - prefix for start, _ in spans]
             if prefix and len(spans) > 1 and word_starts[1] < 0:
                 return None
-        elif splitter != "none" or plan.run_findall is None:
+        elif splitter not in ("none", "tiles") or plan.run_findall is None:
             return None
         if splitter not in ("ws_metaspace", "cut"):
             # These words tile the text: their starts are the running sum of their lengths
             # (less the prepended chars, which are mapped below).
             words = plan.run_findall(text)
             if not words:
-                return (), (), (), (), 0
+                return None if words is None else _NO_FIELDS
             word_starts = None  # the words tile the text: see below
         n_words = len(words)
     wordlevel = plan.wordlevel
@@ -1258,28 +1577,35 @@ def _normalized_fields(plan: CutPlan, text: str, prefix: int, at_start: bool, fl
 
 
 # ---------------------------------------------------------------------- the tokenizer's side
-def encode_cut(added: Any, plan: CutPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
-    """The sequence's Encoding (before post-processing), or None for the general path. The
-    cycle collector waits meanwhile: a cold text's cache tuples would make it walk the
-    tokenizer's tables (5-15% of a cold 20 KB encode)."""
-    if not gc.isenabled():
-        return _encode_cut(added, plan, sequence, type_id, word_index)
-    gc.disable()
-    try:
-        return _encode_cut(added, plan, sequence, type_id, word_index)
-    finally:
-        gc.enable()
+def encode_cut(
+    added: Any, plan: CutPlan, sequence: str, type_id: int, word_index: int | None, trim: tuple[bool] | tuple[()] = ()
+) -> Any:
+    """The sequence's Encoding (before post-processing), or None for the general path. ``trim``:
+    what the post-processor declares (``trims_offsets()``): a byte-level plan trims the offsets
+    in the same pass (other plans give None for a non-empty one)."""
+    fields = _sequence_fields(added, plan, sequence, word_index, trim)
+    if fields is None:
+        return None
+    ids, tokens, offsets, words = fields
+    n = len(ids)
+    if type(offsets) is FlatOffsets:
+        return flat_offsets_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
+    return new_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
 
 
+#: Texts from this many chars encode with the cycle collector paused: a cold text's cache tuples
+#: would make it walk the tokenizer's tables (5-15% of a cold 20 KB encode). A shorter one does
+#: not: the collection the pause defers runs at the next allocation once it is over, one per
+#: call (8% of BART's warm per-line encode), where the collector would run once in hundreds of lines.
+PAUSE_COLLECTOR_FROM = 2_000
 _NO_FIELDS = ((), (), (), (), 0)
 
 
-def encode_processed(added: Any, plan: CutPlan, sequence: str, split: Any) -> Any:
-    """``encode(sequence)`` of a one-piece line (no added token in it) post-processed by a
-    single template ``split`` (see :meth:`TemplateProcessing.single_parts`), built in one go:
-    the whole-piece fields between the template's special tokens, no Encoding in between.
-    None when the line is not such a piece or the engine cannot take it (then
-    :func:`encode_cut` or the general path does it).
+def encode_processed(added: Any, plan: CutPlan, sequence: str, split: Any, trim: tuple[bool] | tuple[()] = ()) -> Any:
+    """``encode(sequence)`` post-processed by a single template ``split`` (see
+    :meth:`TemplateProcessing.single_parts`), built in one go: the sequence's fields between the
+    template's special tokens, no Encoding in between (``trim``: as :func:`encode_cut`). None
+    when the engine cannot take it (then the general path does it).
 
     >>> from tokviz import models, pre_tokenizers, processors
     >>> from tokviz.added_vocabulary import AddedVocabulary
@@ -1289,56 +1615,43 @@ def encode_processed(added: Any, plan: CutPlan, sequence: str, split: Any) -> An
     >>> encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids
     ([2, 1, 0], ['<s>', 'hi', '[UNK]'], [(0, 0), (0, 2), (3, 5)], [None, 0, 1])
     """
-    raw_search, normalized_search = added.searches()
-    if not sequence:
-        fields: tuple[Any, ...] | None = _NO_FIELDS  # only the template's special tokens
-    elif raw_search is not None and raw_search(sequence) is not None:
-        return None  # (normalized-matched ones are looked for by _line_fields, after the stages)
-    elif plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
-        return None
-    elif not gc.isenabled():
-        fields = _piece_fields(plan, sequence, True, added if normalized_search is not None else None, flat=True)
-    else:
-        gc.disable()
-        try:
-            fields = _piece_fields(plan, sequence, True, added if normalized_search is not None else None, flat=True)
-        finally:
-            gc.enable()
+    fields = _sequence_fields(added, plan, sequence, None, trim)
     if fields is None:
         return None
-    ids, tokens, offsets, words, _ = fields
+    ids, tokens, offsets, words = fields
     n = len(ids)
     _, before, after, _ = split
     masks = template_masks(split, n)
     if type(offsets) is FlatOffsets and not any(map(any, before[3])) and not any(map(any, after[3])):
         # (the template's special tokens all at (0, 0))
-        starts, ends, _, _ = offsets
         return flat_offsets_encoding(
-            before[0] + ids + after[0],
-            masks[0],
-            before[1] + tokens + after[1],
-            before[2] + words + after[2],
-            # (tuples: an encoding that lives on keeps no list for the collector to walk)
-            (tuple(starts), ends if ends is None else tuple(ends), len(before[0]), len(after[0])),
-            masks[2],
-            masks[3],
-            masks[4],
+            before[0] + ids + after[0], masks[0], before[1] + tokens + after[1], before[2] + words + after[2],
+            (offsets[0], offsets[1], len(before[0]), len(after[0])), masks[2], masks[3], masks[4],
         )
     if type(offsets) is FlatOffsets:
         offsets = offsets.pairs()
     return new_encoding(
-        before[0] + ids + after[0],
-        masks[0],
-        before[1] + tokens + after[1],
-        before[2] + words + after[2],
-        before[3] + offsets + after[3],
-        masks[2],
-        masks[3],
-        masks[4],
+        before[0] + ids + after[0], masks[0], before[1] + tokens + after[1], before[2] + words + after[2],
+        before[3] + offsets + after[3], masks[2], masks[3], masks[4],
     )
 
 
-def _encode_cut(added: Any, plan: CutPlan, sequence: str, type_id: int, word_index: int | None) -> Any:
+def _sequence_fields(added: Any, plan: CutPlan, sequence: str, word_index: int | None, trim: tuple[bool] | tuple[()]) -> Any:
+    """``(ids, tokens, offsets, word ids)`` of a sequence as tuples (offsets as
+    :class:`FlatOffsets` or pairs), or None for the general path; long texts with the cycle
+    collector paused (see :data:`PAUSE_COLLECTOR_FROM`)."""
+    if trim and plan.byte_words is None:
+        return None
+    if len(sequence) < PAUSE_COLLECTOR_FROM or not gc.isenabled():
+        return _fields_of(added, plan, sequence, word_index, trim)
+    gc.disable()
+    try:
+        return _fields_of(added, plan, sequence, word_index, trim)
+    finally:
+        gc.enable()
+
+
+def _fields_of(added: Any, plan: CutPlan, sequence: str, word_index: int | None, trim: tuple[bool] | tuple[()]) -> Any:
     raw_search, normalized_search = added.searches()
     # Added tokens matched after the normalizer are looked for in each piece's normalized text.
     after = normalized_search is not None and bool(plan.stages)
@@ -1357,16 +1670,15 @@ def _encode_cut(added: Any, plan: CutPlan, sequence: str, type_id: int, word_ind
     if plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
         return None  # a Prepend-class char joins the next char (maybe a space) in one grapheme
     if len(pieces) == 1 and pieces[0][0] is None and word_index is None:
-        fields = _piece_fields(plan, sequence, True, added, flat=True)
+        fields = _piece_fields(plan, sequence, True, added, True, trim)
         if fields is None:
             return None
         ids, tokens, offsets, words, _ = fields
-        n = len(ids)
         if type(offsets) is FlatOffsets:
+            # (tuples: an encoding that lives on keeps no list for the collector to walk)
             starts, ends, _, _ = offsets
-            flat = (tuple(starts), ends if ends is None else tuple(ends), 0, 0)
-            return flat_offsets_encoding(ids, (type_id,) * n, tokens, words, flat, (0,) * n, (1,) * n, {})
-        return new_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
+            offsets = FlatOffsets((tuple(starts), ends if ends is None else tuple(ends), 0, 0))
+        return ids, tokens, offsets, words
     ids: list[int] = []
     tokens: list[str] = []
     starts: list[int] = []
@@ -1375,35 +1687,34 @@ def _encode_cut(added: Any, plan: CutPlan, sequence: str, type_id: int, word_ind
     split_index = 0
     for token_id, start, end in pieces:
         if token_id is not None:
+            value = sequence[start:end]
             ids.append(token_id)
-            tokens.append(sequence[start:end])
+            tokens.append(value)
+            if trim:
+                start, end = trim_token_offsets(value, start, end, start == 0, trim[0])
             starts.append(start)
             ends.append(end)
             words.append(split_index)
             split_index += 1
             continue
         text = sequence[start:end] if (start or end != len(sequence)) else sequence
-        fields = _piece_fields(plan, text, start == 0, added)
+        fields = _piece_fields(plan, text, start == 0, added, True, trim)
         if fields is None:
             return None
         piece_ids, piece_tokens, piece_offsets, piece_words, n_words = fields
         if not piece_ids:
             split_index += min(n_words, 1) if plan.one_word else n_words
             continue
-        ids.extend(piece_ids)
-        tokens.extend(piece_tokens)
-        starts.extend([offset[0] + start for offset in piece_offsets])
-        ends.extend([offset[1] + start for offset in piece_offsets])
-        words.extend([word + split_index for word in piece_words])
+        ids += piece_ids
+        tokens += piece_tokens
+        piece_starts, piece_ends = _flat_lists(piece_offsets, start)
+        starts += piece_starts
+        ends += piece_ends
+        words.extend(map(add, piece_words, repeat(split_index)))
         # (one-word pipelines: a piece is one word, but where added tokens were cut out of it)
         split_index += piece_words[-1] + 1 if plan.one_word else n_words
-    n = len(ids)
-    if word_index is not None:
-        words = [word_index] * n
-    # (flat offsets: pairs made on first read, see flat_offsets_encoding)
-    return flat_offsets_encoding(
-        tuple(ids), (type_id,) * n, tuple(tokens), tuple(words), (tuple(starts), tuple(ends), 0, 0), (0,) * n, (1,) * n, {}
-    )
+    words_field = (word_index,) * len(ids) if word_index is not None else tuple(words)
+    return tuple(ids), tuple(tokens), FlatOffsets((tuple(starts), tuple(ends), 0, 0)), words_field
 
 
 __all__ = ["CutPlan", "build_plan", "encode_cut", "encode_processed"]

@@ -1,8 +1,7 @@
 """One tokenizer's engine plans, in one cache invalidated in one place.
 
-A plan is what the engine asked the components once and the word caches built on it: the
-whole-piece plan (:mod:`tokviz.engine.cut`) and the byte-level lane's (:mod:`tokviz.engine.byte_level`),
-made lazily and sharing the model's one word encoder. :meth:`EnginePlans.current` drops them
+A plan is what the engine asked the components once and the word cache built on it
+(:mod:`tokviz.engine.cut`), made lazily with the model's one word encoder. :meth:`EnginePlans.current` drops them
 when a component is edited (``_mutation.generation()``), their word caches when the model's
 are emptied (``model.cache_epoch``).
 
@@ -22,7 +21,6 @@ from __future__ import annotations
 from typing import Any
 
 from tokviz import _mutation
-from tokviz.engine.byte_level import lane_plan
 from tokviz.engine.cut import build_plan, word_encoder
 
 _UNMADE = object()
@@ -41,7 +39,7 @@ class EnginePlans:
         self.model: Any = None
         self.generation = -1
         self.epoch: int | None = None
-        #: kind ("encoder", "cut", "byte_level") -> its plan (None: does not apply)
+        #: kind ("encoder", "cut") -> its plan (None: does not apply)
         self.made: dict[str, Any] = {}
 
     def __copy__(self) -> "EnginePlans":
@@ -79,9 +77,6 @@ class EnginePlans:
         cut = made.get("cut")
         if cut is not None:
             cut.clear_caches()
-        byte_level = made.get("byte_level")
-        if byte_level is not None:
-            byte_level.words = {}
         encoder = made.get("encoder")
         use_proofs = getattr(encoder, "use_proofs", None)
         if use_proofs is not None:
@@ -101,7 +96,3 @@ class EnginePlans:
     def cut(self) -> Any:
         """The whole-piece plan (:func:`tokviz.engine.cut.build_plan`), or None."""
         return self._get("cut", lambda: build_plan(self.normalizer, self.pre_tokenizer, self.model, self.encoder()))
-
-    def byte_level(self) -> Any:
-        """The byte-level lane's plan and word cache (:func:`tokviz.engine.byte_level.lane_plan`), or None."""
-        return self._get("byte_level", lambda: lane_plan(self.pre_tokenizer, self.model, self.encoder()))

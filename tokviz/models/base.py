@@ -37,3 +37,19 @@ class Model(Protocol):
     def get_vocab(self) -> dict[str, int]: ...
 
     def get_vocab_size(self) -> int: ...
+
+
+class ProvenVocab(dict):
+    """A tokenizer.json's vocabulary the guarded reader has proven to be ``{str: int}`` with ids
+    in range, copied from the parse (:func:`tokviz.tokenizer_json.check_tokenizer_json_sections`):
+    a model's ``check_vocab`` keeps it as its own without proving it again."""
+
+    __slots__ = ()
+
+
+class ProvenPairs(list):
+    """A tokenizer.json's merges the guarded reader has proven to be ``[str, str]`` lists
+    (:func:`tokviz.tokenizer_json.check_tokenizer_json_sections`): BPE's ``parse_merges`` takes
+    their columns without proving it again (1.8 of a 25k-merge load's ~45 ms)."""
+
+    __slots__ = ()

@@ -12,7 +12,8 @@
   piece into two pieces, ranked by the piece's score, as HF's ``SentencePieceExtractor`` does);
 - decoder: ``Sequence([Replace(unk, ' ⁇ '), Replace('▁', ' '), ByteFallback(), Fuse(), Strip(' ', 1, 0)])``
   (ByteFallback with byte fallback, Strip with a dummy prefix);
-- control pieces become special added tokens.
+- control pieces become special added tokens: typed in the text they are matched as HF matches them,
+  where sentencepiece never does (see :func:`tokenizer_from_proto`).
 
 ``proto_from_tokenizer`` goes back: a Unigram or BPE tokenizer with a ``Precompiled`` (or no)
 normalizer and a ``Metaspace`` pre-tokenizer becomes a ``ModelProto`` that sentencepiece loads.
@@ -149,6 +150,17 @@ def tokenizer_from_proto(proto: ModelProto, *, add_bos: bool = False) -> Any:
     control piece) goes in front, as transformers' ``LlamaTokenizerFast`` puts it for the same file (then
     ``encode(text, add_special_tokens=False)`` is sentencepiece's ``encode(text)``); without, ``encode``
     is sentencepiece's ``encode`` (what the app shows for the models it trains).
+
+    Control pieces typed in the text (``"a <s> b"``): we follow HF, not sentencepiece. They are special
+    added tokens, as in every HF conversion of a ``.model`` (transformers' ``LlamaTokenizerFast``,
+    ``T5TokenizerFast``), so ``<s>`` typed is the piece ``<s>`` (``['▁a', '<s>', '▁b']``); sentencepiece
+    never matches a control piece in text (``['▁a', '▁', '<', 's', '>', '▁b']``). Why: this tokenizer is
+    also the ``tokenizer.json`` and transformers folder the app writes, where users load it in HF and
+    expect HF's answer, and ``decode(..., skip_special_tokens=True)`` needs them special. HF's switch gives
+    sentencepiece's reading: with ``tokenizer.encode_special_tokens = True`` a BPE model's ids are
+    sentencepiece's; a Unigram model still picks a typed control piece or ``<unk>`` as that piece (score
+    0 in its vocabulary, as in HF's conversion). Compare with :class:`~tokviz.sentencepiece.SentencePieceProcessor`
+    for sentencepiece's own answer.
     """
     from tokviz.processors import TemplateProcessing
 
@@ -179,7 +191,7 @@ def assemble_tokenizer(model: Any, normalizer_spec: NormalizerSpec, *, byte_fall
     from tokviz.tokenizer import Tokenizer
 
     tokenizer = Tokenizer(model)
-    tokenizer.normalizer = normalizer_from_spec(normalizer_spec)
+    tokenizer.normalizer = _keeping_symbols(normalizer_from_spec(normalizer_spec), normalizer_spec, user_defined)
     parts: list[Any] = []
     unk = _unk_piece(model)
     if unk:
@@ -202,8 +214,7 @@ def assemble_tokenizer(model: Any, normalizer_spec: NormalizerSpec, *, byte_fall
         # and '<sep>' alone ['<sep>'] against ['▁', '<sep>']. We follow sentencepiece: a Split
         # pre-tokenizer isolates them after normalization; the model keeps each whole (a Unigram
         # piece of score 0 beats any split of it; BPE returns a word that is a piece as that piece).
-        # Not covered: sentencepiece also keeps a symbol out of the charsmap ('Ｘ' stays 'Ｘ' under
-        # nmt_nfkc); here the charsmap runs first, so a symbol the charsmap changes is not found.
+        # A symbol the charsmap would change is kept as typed (_keeping_symbols), as sentencepiece does.
         symbols = sorted(dict.fromkeys(user_defined), key=lambda piece: (-len(piece), piece))
         splitters.append(pre_tokenizers.Split(Regex("|".join(map(_literal, symbols))), "isolated"))
         if isinstance(model, BPE):
@@ -215,6 +226,38 @@ def assemble_tokenizer(model: Any, normalizer_spec: NormalizerSpec, *, byte_fall
     if controls:
         tokenizer.add_tokens([AddedToken(piece, normalized=False, special=True) for piece in controls])
     return tokenizer
+
+
+#: stand-ins for user-defined symbols while the charsmap runs: Unicode noncharacters (U+FDD0-U+FDEF),
+#: "reserved for a process's internal use", which no charsmap maps and text should never hold
+_STAND_INS = [chr(code) for code in range(0xFDD0, 0xFDF0)]
+
+
+def _keeping_symbols(normalizer: Any, normalizer_spec: NormalizerSpec, user_defined: Sequence[str]) -> Any:
+    """``normalizer`` keeping, as typed, each user-defined symbol its charsmap would change: sentencepiece's
+    normalizer copies a symbol it meets in the raw text without normalizing it (``Ｘ`` stays ``Ｘ`` under
+    nmt_nfkc, and is then found as that piece), where ``Precompiled`` would make it ``X``. Each such symbol
+    (longest first) becomes a stand-in before the charsmap and itself again after the other steps.
+
+    >>> spec = NormalizerSpec(name="nmt_nfkc", precompiled_charsmap=charsmap_for_rule("nmt_nfkc"))
+    >>> _keeping_symbols(normalizer_from_spec(spec), spec, ["Ｘ", "<sep>"]).normalize_str("Ｘ ＡＸ")
+    '▁Ｘ▁AＸ'
+
+    Where sentencepiece can still differ: a charsmap entry of several characters that starts before a
+    symbol and runs into it (sentencepiece applies the entry, the stand-in takes the symbol first), and
+    more than 32 changed symbols (the rest are normalized, as before)."""
+    charsmap = _charsmap_of(normalizer_spec)
+    if not charsmap or not user_defined:
+        return normalizer
+    precompiled = normalizers.Precompiled(charsmap)
+    changed = [symbol for symbol in sorted(dict.fromkeys(user_defined), key=lambda piece: (-len(piece), piece))
+               if precompiled.normalize_str(symbol) != symbol][: len(_STAND_INS)]
+    if not changed:
+        return normalizer
+    stand_ins = list(zip(changed, _STAND_INS))
+    return normalizers.Sequence([*(normalizers.Replace(symbol, stand_in) for symbol, stand_in in stand_ins),
+                                 *normalizer.normalizers,
+                                 *(normalizers.Replace(stand_in, symbol) for symbol, stand_in in stand_ins)])
 
 
 def _unk_piece(model: Any) -> str | None:

@@ -39,15 +39,12 @@ from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-import numpy as np
-
 from tokviz.history import MergeStep, TrainingHistory, WordCountSummary
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
 from tokviz.sentencepiece.normalizer import RULE_NAMES, SentencePieceNormalizer, charsmap_for_rule
-from tokviz.sentencepiece.parallel import can_fork, in_two_processes
 from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, count_words, split_into_words
 from tokviz.sentencepiece.processor import SentencePieceError
-from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe
+from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe, use_numpy
 
 __all__ = ["SentencePieceTrainer", "SentencePieceHistory", "train_sentencepiece", "parse_flags", "build_specs"]
 
@@ -436,8 +433,12 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         # words (78k on the 6.8 MB corpus) instead of from the whole text; a big corpus is
         # normalized and counted in two halves, the second in a forked process (num_threads > 1)
         work = _NormalizeAndCount(normalizer, meta_list)
-        ends = list(accumulate(map(len, kept))) if spec.num_threads > 1 and can_fork() else []
-        if ends and ends[-1] >= _TWO_PROCESS_MIN_CHARS:
+        ends = list(accumulate(map(len, kept))) if spec.num_threads > 1 else []
+        if ends and ends[-1] >= _TWO_PROCESS_MIN_CHARS and _can_fork():
+            import numpy  # noqa: F401  (before the fork: both halves count in numpy, the child would import it again)
+
+            from tokviz.sentencepiece.parallel import in_two_processes
+
             # (split by characters, not lines: line lengths vary by file; the worker takes a
             # little more, the parent merges the two afterwards)
             half = bisect_left(ends, ends[-1] * (1 - _WORKER_SHARE))
@@ -536,21 +537,51 @@ class _NormalizeAndCount:
         return count_words(texts), len(texts) - texts.count("")
 
 
-def _char_counts(text: str) -> dict[str, int]:
-    """``Counter(text)`` in one numpy pass over the code points: ``_char_counts("abca") == {"a": 2, "b": 1, "c": 1}``."""
+def _can_fork() -> bool:
+    from tokviz.sentencepiece.parallel import can_fork  # (loaded only for a big corpus: it costs ~5 ms)
+
+    return can_fork()
+
+
+def _char_counts(text: str, numpy: bool | None = None) -> dict[str, int]:
+    """``Counter(text)``, a long text (:func:`~tokviz.sentencepiece.trainer_bpe.use_numpy`) in one numpy pass over
+    the code points: ``_char_counts("abca") == {"a": 2, "b": 1, "c": 1}``."""
     if not text:
         return {}
+    if not (use_numpy(len(text)) if numpy is None else numpy):
+        return dict(Counter(text))
+    import numpy as np
+
     codes = np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
     tally = np.bincount(codes)
     present = np.flatnonzero(tally)
     return {chr(code): count for code, count in zip(present.tolist(), tally[present].tolist())}
 
 
-def _weighted_char_counts(words: Mapping[str, int]) -> dict[str, int]:
-    """Characters counted over ``{word: count}``: ``_weighted_char_counts({"ab": 2, "b": 1}) == {"a": 2, "b": 3}``."""
+def _weighted_char_counts(words: Mapping[str, int], numpy: bool | None = None) -> dict[str, int]:
+    """Characters counted over ``{word: count}``: ``_weighted_char_counts({"ab": 2, "b": 1}) == {"a": 2, "b": 3}``
+    (in numpy when the words are long, :func:`~tokviz.sentencepiece.trainer_bpe.use_numpy`)."""
     if not words:
         return {}
     keys = list(words)
+    if not (use_numpy(sum(map(len, keys))) if numpy is None else numpy):
+        by_count: dict[int, list[str]] = {}  # (the words of one count counted at once, in C)
+        for word, count in words.items():
+            group = by_count.get(count)
+            if group is None:
+                by_count[count] = [word]
+            else:
+                group.append(word)
+        totals: Counter[str] = Counter()
+        for count, group in by_count.items():
+            counted = Counter("".join(group))
+            if count != 1:
+                for char in counted:
+                    counted[char] *= count
+            totals.update(counted)
+        return dict(totals)
+    import numpy as np
+
     codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
     sizes = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
     weights = np.repeat(np.fromiter(words.values(), dtype=np.float64, count=len(keys)), sizes)
@@ -559,19 +590,25 @@ def _weighted_char_counts(words: Mapping[str, int]) -> dict[str, int]:
     return {chr(code): count for code, count in zip(present.tolist(), tally[present].tolist())}
 
 
-def _replace_rare_in_words(words: Mapping[str, int], rare: str) -> dict[str, int]:
+def _replace_rare_in_words(words: Mapping[str, int], rare: str, numpy: bool | None = None) -> dict[str, int]:
     """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up)."""
     keys = list(words)
-    codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
-    if not len(codes):
+    if not (use_numpy(sum(map(len, keys))) if numpy is None else numpy):
+        rare_set = set(rare)
+        touched = [index for index, word in enumerate(keys) if not rare_set.isdisjoint(word)]
+    else:
+        import numpy as np
+
+        codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
+        if not len(codes):
+            return dict(words)
+        is_rare = np.zeros(int(codes.max()) + 1, dtype=bool)  # (a lookup table over the code points)
+        is_rare[[code for code in map(ord, rare) if code < len(is_rare)]] = True
+        hits = np.flatnonzero(is_rare[codes])
+        ends = np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)))
+        touched = np.unique(np.searchsorted(ends, hits, side="right")).tolist()  # the few words holding a rare character
+    if not touched:
         return dict(words)
-    is_rare = np.zeros(int(codes.max()) + 1, dtype=bool)  # (a lookup table over the code points)
-    is_rare[[code for code in map(ord, rare) if code < len(is_rare)]] = True
-    hits = np.flatnonzero(is_rare[codes])
-    if not len(hits):
-        return dict(words)
-    ends = np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)))
-    touched = np.unique(np.searchsorted(ends, hits, side="right")).tolist()  # the few words holding a rare character
     table = {ord(char): UNK_CHAR for char in rare}
     out = dict(words)
     for index in touched:
@@ -715,11 +752,11 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     words: Mapping[str, int] = {} if model_type == ModelType.UNIGRAM else (
         corpus.words if corpus.words is not None else _words(spec, corpus.sentences))
     if model_type == ModelType.UNIGRAM:
-        final, unigram_history, words = _train_unigram(spec, corpus.sentences, corpus.required, rules, len(metas), progress)
+        final, unigram_history, words = _train_unigram(spec, corpus, rules, len(metas), progress)
         stop_reason = unigram_history.stop_reason
     elif model_type == ModelType.BPE:
         result = train_bpe(words, corpus.required, spec.vocab_size - len(metas) - len(corpus.required), rules,
-                           meta_size=len(metas), progress=progress)
+                           meta_size=len(metas), progress=progress, history=not require_output)
         final = list(result.pieces)
         merge_steps = result.merge_steps
         stop_reason = result.stop_reason
@@ -809,12 +846,14 @@ def _format_score(score: float) -> str:
     return f"{score:.6g}"
 
 
-def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required: Mapping[str, int], rules: PieceRules,
-                   meta_size: int, progress: Callable[[str, int, int], None] | None
-                   ) -> tuple[list[tuple[str, float]], Any, Mapping[str, int]]:
-    """sentencepiece's unigram trainer on the words of the sentences, with what follows each word
-    (returns the pieces, the trainer's result and ``{word: count}``)."""
+def _train_unigram(spec: TrainerSpec, corpus: _Corpus, rules: PieceRules, meta_size: int,
+                   progress: Callable[[str, int, int], None] | None) -> tuple[list[tuple[str, float]], Any, Mapping[str, int]]:
+    """sentencepiece's unigram trainer on the words of the corpus's sentences, with what follows each
+    word (returns the pieces, the trainer's result and ``{word: count}``). The sentences are taken out
+    of ``corpus``: once counted they are dropped (with the whitespace split), before the lattices."""
     from tokviz.sentencepiece.trainer_unigram import train_unigram
+
+    sentences, corpus.sentences, required = corpus.sentences, [], corpus.required
 
     split = (lambda text: [text]) if not spec.split_by_whitespace else (
         lambda text: split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces))
@@ -827,12 +866,14 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
     lasts: Counter[str] = Counter()  # how often it ends a sentence
     contexts: Counter[tuple[str, str]] = Counter()
     if all(freq == 1 for _, freq in sentences):
-        for at in range(0, len(texts), 20_000):  # (a batch's word lists at a time: they are big)
-            word_lists = list(map(split, texts[at:at + 20_000]))
+        # (a batch's word lists at a time: small batches, so that the memory one takes is reused by
+        # the next instead of adding to the peak; 2,000 is as fast as 20,000)
+        for at in range(0, len(texts), 2_000):
+            word_lists = list(map(split, texts[at:at + 2_000]))
             totals.update(chain.from_iterable(word_lists))
             ends = [words[-1] for words in word_lists]
             lasts.update(ends)
-            contexts.update(zip(ends, following[at:at + 20_000]))
+            contexts.update(zip(ends, following[at:at + 2_000]))
             if not prefix_words:
                 for words in word_lists:
                     contexts.update((word, after[:1]) for word, after in zip(words, words[1:]))
@@ -855,6 +896,7 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
     # without the whitespace split sentencepiece's EM runs on its sentences as they are (in its
     # order, repeats apart); with it, on the distinct words by count
     order = None if spec.split_by_whitespace else sentences
+    del texts, following, sentences, lasts
     result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules, order=order,
                            seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
                            num_sub_iterations=spec.num_sub_iterations, progress=progress)

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import gc
 import heapq
+import sys
 from dataclasses import dataclass
+from collections import defaultdict
+from itertools import accumulate, chain, compress, count, repeat
+from operator import lshift, lt, or_
 from typing import Callable, Mapping
-
-import numpy as np
 
 from tokviz.history import MergeStep
 from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules
@@ -181,9 +183,21 @@ _LENGTH_BITS = 10  # max_sentencepiece_length is at most 512
 _COUNT_UNIT = 1 << _LENGTH_BITS
 
 
+#: below this many symbols (characters of the distinct words) a training runs without numpy unless it
+#: is loaded already: importing it (~0.08 s CPU) costs more than its big merges save. Measured at 4,000
+#: pieces, CPU with the import: 76k symbols (botchan-sized) 0.18 s on lists, 0.23 s in numpy; 121k 0.33 / 0.28
+NUMPY_MIN_SYMBOLS = 100_000
+
+
+def use_numpy(symbols: int) -> bool:
+    """Whether a training on ``symbols`` characters (of the distinct words) uses numpy: a big one, or numpy is loaded."""
+    return symbols >= NUMPY_MIN_SYMBOLS or "numpy" in sys.modules
+
+
 def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int,
               rules: PieceRules | None = None, meta_size: int = 0,
-              progress: Callable[[str, int, int], None] | None = None) -> BpeResult:
+              progress: Callable[[str, int, int], None] | None = None, numpy: bool | None = None,
+              history: bool = True) -> BpeResult:
     """Learn up to ``num_merges`` merges from ``{word: count}``; ``required_chars`` is the alphabet with counts.
 
     The incremental scheme of tokviz's BPE trainer (and HF's): symbols are ints, all the words
@@ -191,24 +205,26 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
     occurrences (an index pair -> positions of its left symbol), and a heap entry whose count
     went stale is pushed back with its current count when it surfaces (counts of old pairs only
     fall); pairs counted below the merge being made wait in buckets by count. A merge with many
-    positions is done in numpy, a small one position by position. Same result as
-    :func:`train_bpe_reference`.
+    positions is done in numpy, a small one position by position; without numpy (``numpy=False``;
+    ``None``: :func:`use_numpy` by size) every merge is, on lists. Same result as
+    :func:`train_bpe_reference` either way. ``history=False``: no ``merge_steps`` (only the pieces).
     """
     rules = rules or PieceRules()
     was_enabled = gc.isenabled()
     gc.disable()  # millions of small, long-lived objects: the collector would only rescan them
     try:
-        return _train_bpe(word_counts, required_chars, num_merges, rules, meta_size, progress)
+        return _train_bpe(word_counts, required_chars, num_merges, rules, meta_size, progress, numpy, history)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int, rules: PieceRules,
-               meta_size: int, progress: Callable[[str, int, int], None] | None) -> BpeResult:
+               meta_size: int, progress: Callable[[str, int, int], None] | None, numpy: bool | None,
+               history: bool) -> BpeResult:
     kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
-    strings, sizes, flat_ids = _word_ids([word for word, _ in kept])
-    counts = np.fromiter((count for _, count in kept), dtype=np.int64, count=len(kept))
+    if numpy is None:
+        numpy = use_numpy(sum(len(word) for word, _ in kept))
     is_valid = rules.is_valid
     valid: dict[int, bool] = {}  # pair code -> may it be counted (False once merged or dropped)
 
@@ -219,16 +235,17 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     # all the words in a row, one position per symbol: ``sym`` (-1 once merged into its left
     # neighbour), the next and previous live positions of the same word (-1 at its ends), the
     # word's count; ``where`` maps a pair code to the positions of its left symbol, ascending
-    sym = flat_ids
-    total = len(sym)
-    ends = np.cumsum(sizes)
-    nxt = np.arange(1, total + 1, dtype=np.int64)
-    nxt[ends - 1] = -1
-    prv = np.arange(-1, total - 1, dtype=np.int64)
-    prv[ends - sizes] = -1
-    weight = np.repeat(counts, sizes)
-    mark = np.zeros(total, dtype=bool)
-    pair_counts, where = _initial_pairs(sym, nxt, weight, check)
+    if numpy:
+        strings, rows, mark = _numpy_rows(kept)
+        pair_counts, where = _initial_pairs(rows[0], rows[1], rows[3], check)
+        # a big merge is done in numpy on the rows, a small one position by position through
+        # memoryviews of the same rows (each is ~50 ns a step for Python, no copy to keep in step)
+        sym, nxt, prv, weight = (memoryview(values) for values in rows)
+        vector_min = _VECTOR_MIN
+    else:
+        strings, sym, nxt, prv, weight = _list_rows(kept)
+        pair_counts, where = _initial_pairs_on_lists(sym, nxt, weight, check)
+        rows, mark, vector_min = (), None, len(sym) + 1
     get_count, get_valid = pair_counts.get, valid.get
     heap = [(len(strings[code >> _BITS]) + len(strings[code & _MASK]) - count * _COUNT_UNIT,
              strings[code >> _BITS] + strings[code & _MASK], strings[code >> _BITS], code)
@@ -245,10 +262,6 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     steps: list[MergeStep] = []
     pieces: list[tuple[str, float]] = []
     stop_reason = f"reached the target of {num_merges} merges"
-    # a big merge is done in numpy on the rows, a small one position by position through
-    # memoryviews of the same rows (each is ~50 ns a step for Python, no copy to keep in step)
-    rows = sym, nxt, prv, weight
-    sym, nxt, prv, weight = (memoryview(values) for values in rows)
     while len(pieces) < num_merges:
         best = None
         while True:
@@ -301,13 +314,13 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         made.add(merged)
         rank = len(pieces)
         pieces.append((merged, -float(rank)))
-        steps.append(MergeStep(rank=rank, left=strings[left], right=strings[right], token=merged, count=count,
-                               score=float(count), vocab_size=meta_size + len(required_chars) + rank + 1))
+        if history:
+            steps.append((left, right, count))
         if progress is not None and rank % 50 == 0:
             progress("merges", rank, num_merges)
         new_id = len(strings)
         strings.append(merged)
-        if len(holders) >= _VECTOR_MIN:
+        if len(holders) >= vector_min:
             made_pairs = _merge_vectorized(holders, left, right, new_id, *rows, mark, pair_counts)
             for changed, (count, positions) in made_pairs.items():
                 pair_counts[changed] = count
@@ -327,10 +340,10 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             continue
         if not isinstance(holders, list):
             holders = holders.tolist() if len(holders) else []
-        new_left = new_id << _BITS
+        new_left, right_left = new_id << _BITS, right << _BITS
         # every pair made here holds the new id, so none is known yet: each occurrence only notes
         # its position under the pair; the counts are summed per pair at the end
-        new_where: dict[int, list[int]] = {}
+        new_where: defaultdict[int, list[int]] = defaultdict(list)
         taken: dict[int, int] = {}  # (new, left) pairs a later occurrence took apart into (new, new)
         for position in holders:  # ascending: with left == right, "aaa" merges its first two
             if sym[position] != left:
@@ -347,13 +360,10 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                     taken[changed] = taken.get(changed, 0) + w
                     changed = new_left | new_id
                 else:
-                    pair_counts[symbol << _BITS | left] -= w
-                    changed = symbol << _BITS | new_id
-                bucket = new_where.get(changed)
-                if bucket is None:
-                    new_where[changed] = [before]
-                else:
-                    bucket.append(before)
+                    symbol <<= _BITS
+                    pair_counts[symbol | left] -= w
+                    changed = symbol | new_id
+                new_where[changed].append(before)
             sym[position] = new_id
             sym[second] = -1
             after = nxt[second]
@@ -361,16 +371,13 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             if after >= 0:
                 prv[after] = position
                 symbol = sym[after]
-                pair_counts[right << _BITS | symbol] -= w
-                changed = new_left | symbol
-                bucket = new_where.get(changed)
-                if bucket is None:
-                    new_where[changed] = [position]
-                else:
-                    bucket.append(position)
+                pair_counts[right_left | symbol] -= w
+                new_where[new_left | symbol].append(position)
         weight_of = weight.__getitem__
         for changed, bucket in new_where.items():
-            count = sum(map(weight_of, bucket)) - taken.get(changed, 0)
+            count = weight_of(bucket[0]) if len(bucket) == 1 else sum(map(weight_of, bucket))
+            if taken:
+                count -= taken.get(changed, 0)
             pair_counts[changed] = count
             if count >= floor:
                 first_part = strings[changed >> _BITS]
@@ -386,7 +393,10 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             where[changed] = bucket
     for char, _ in sorted_chars(required_chars):
         pieces.append((char, -float(len(pieces))))
-    return BpeResult(tuple(steps), tuple(pieces), stop_reason)
+    size = meta_size + len(required_chars) + 1
+    merge_steps = tuple(MergeStep(rank=rank, left=strings[left], right=strings[right], token=pieces[rank][0], count=count,
+                                  score=float(count), vocab_size=size + rank) for rank, (left, right, count) in enumerate(steps))
+    return BpeResult(merge_steps, tuple(pieces), stop_reason)
 
 
 #: a merge with at least this many candidate positions is done in numpy (below, its fixed cost
@@ -401,6 +411,8 @@ def _merge_vectorized(holders: "np.ndarray", left: int, right: int, new_id: int,
     occurrence of ``left right`` among the candidate positions (left to right), counts the
     neighbouring pairs down in ``pair_counts`` and returns ``{new pair: (count, positions)}``.
     ``mark``: all False, one per position (scratch, left all False)."""
+    import numpy as np
+
     if not len(holders):
         return {}
     holders = np.asarray(holders, dtype=np.int64)
@@ -473,6 +485,8 @@ def _merge_vectorized(holders: "np.ndarray", left: int, right: int, new_id: int,
 
 def _tally(symbols: "np.ndarray", weights: "np.ndarray") -> tuple[list[int], list[int]]:
     """``(distinct symbols, summed weight of each)``: ``_tally([3, 1, 3], [1, 2, 5]) == ([1, 3], [2, 6])`` (arrays in)."""
+    import numpy as np
+
     if not len(symbols):
         return [], []
     sums = np.bincount(symbols, weights=weights)
@@ -480,9 +494,46 @@ def _tally(symbols: "np.ndarray", weights: "np.ndarray") -> tuple[list[int], lis
     return present.tolist(), np.rint(sums[present]).astype(np.int64).tolist()
 
 
+def _numpy_rows(kept: list[tuple[str, int]]) -> tuple[list[str], tuple["np.ndarray", ...], "np.ndarray"]:
+    """``(characters sorted, (sym, nxt, prv, weight), mark)``: :func:`_train_bpe`'s rows of ``[(word, count)]`` in numpy
+    (``mark``: its scratch row for :func:`_merge_vectorized`)."""
+    import numpy as np
+
+    strings, sizes, sym = _word_ids([word for word, _ in kept])
+    total = len(sym)
+    ends = np.cumsum(sizes)
+    nxt = np.arange(1, total + 1, dtype=np.int64)
+    nxt[ends - 1] = -1
+    prv = np.arange(-1, total - 1, dtype=np.int64)
+    prv[ends - sizes] = -1
+    weight = np.repeat(np.fromiter((count for _, count in kept), dtype=np.int64, count=len(kept)), sizes)
+    return strings, (sym, nxt, prv, weight), np.zeros(total, dtype=bool)
+
+
+def _list_rows(kept: list[tuple[str, int]]) -> tuple[list[str], list[int], list[int], list[int], list[int]]:
+    """``(characters sorted, sym, nxt, prv, weight)``: :func:`_numpy_rows` as lists, without numpy.
+
+    >>> _list_rows([("ba", 3), ("a", 1)])
+    (['a', 'b'], [1, 0, 0], [1, -1, -1], [-1, 0, -1], [3, 3, 1])
+    """
+    words = [word for word, _ in kept]
+    text = "".join(words)
+    strings = sorted(set(text))
+    sym = list(map({char: index for index, char in enumerate(strings)}.__getitem__, text))
+    sizes = list(map(len, words))
+    nxt = list(range(1, len(sym) + 1))
+    prv = list(range(-1, len(sym) - 1))
+    for end, size in zip(accumulate(sizes), sizes):
+        nxt[end - 1] = -1
+        prv[end - size] = -1
+    return strings, sym, nxt, prv, list(chain.from_iterable(map(repeat, (count for _, count in kept), sizes)))
+
+
 def _word_ids(words: list[str]) -> tuple[list[str], "np.ndarray", "np.ndarray"]:
     """``(characters sorted, each word's length, all the words' ids in a row)`` by one numpy pass
     over the words' code points: ``_word_ids(["ba", "a"])`` is ``(["a", "b"], [2, 1], [1, 0, 0])`` (as arrays)."""
+    import numpy as np
+
     codes = np.frombuffer("".join(words).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
     present = np.flatnonzero(np.bincount(codes)) if len(codes) else np.zeros(0, dtype=np.int64)
     table = np.zeros(int(present[-1]) + 1 if len(present) else 1, dtype=np.int64)
@@ -497,6 +548,8 @@ def _initial_pairs(sym: "np.ndarray", nxt: "np.ndarray", weight: "np.ndarray",
     """``({pair code: weighted count}, {pair code: positions of its left symbol, ascending})``:
     counts of all adjacent pairs, positions of the valid ones, in a few numpy passes
     (``check(code)`` once per distinct pair)."""
+    import numpy as np
+
     positions = np.flatnonzero(nxt >= 0)
     if not len(positions):
         return {}, {}
@@ -515,3 +568,19 @@ def _initial_pairs(sym: "np.ndarray", nxt: "np.ndarray", weight: "np.ndarray",
     bounds = first.tolist() + [len(codes)]
     where = {code: positions[a:b] for code, a, b in zip(distinct, bounds, bounds[1:]) if check(code)}
     return pair_counts, where
+
+
+def _initial_pairs_on_lists(sym: list[int], nxt: list[int], weight: list[int],
+                            check: Callable[[int], bool]) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """:func:`_initial_pairs` on lists, without numpy."""
+    codes = list(map(or_, map(lshift, sym, repeat(_BITS)), sym[1:]))
+    codes.append(-1)
+    for position in compress(count(), map(lt, nxt, repeat(0))):  # (a word's last symbol: no pair)
+        codes[position] = -1
+    positions: defaultdict[int, list[int]] = defaultdict(list)
+    for position, code in enumerate(codes):
+        positions[code].append(position)
+    del positions[-1]
+    weight_of = weight.__getitem__
+    pair_counts = {code: sum(map(weight_of, at)) for code, at in positions.items()}
+    return pair_counts, {code: at for code, at in positions.items() if check(code)}

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, NoReturn
 
 from tokviz import _mutation
 from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
-from tokviz.models.base import Token
+from tokviz.models.base import ProvenVocab, Token
 
 
 class FrozenModel:
@@ -198,13 +198,16 @@ class VocabularyTypeError(VocabularyError, TypeError):
 
 
 def check_vocab(vocab: Mapping[str, int] | None, model_name: str) -> dict[str, int]:
-    """A private copy of ``vocab`` after checking it is ``{str: non-negative int}``.
+    """A private copy of ``vocab`` after checking it is ``{str: non-negative int}`` (a
+    :class:`~tokviz.models.base.ProvenVocab`, the guarded reader's copy, is kept as it is).
 
     >>> check_vocab({"a": 0, "b": 1}, "BPE")
     {'a': 0, 'b': 1}
     """
     if vocab is None:
         return {}
+    if type(vocab) is ProvenVocab:
+        return vocab  # (the reader's own copy, proven)
     if not isinstance(vocab, Mapping):
         raise VocabularyTypeError(
             f"The {model_name} vocabulary must be a dict of token -> id, not {type(vocab).__name__}."
