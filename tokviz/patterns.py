@@ -180,6 +180,11 @@ _BOUNDED_BRANCH = rf"{_ATOM}*(?:{_ATOM}(?:[*+?]|\{{\d+(?:,\d*)?\}})?)?{_ATOM}*"
 _BOUNDED_PATTERN = regex.compile(rf"{_BOUNDED_BRANCH}(?:\|{_BOUNDED_BRANCH})*")
 #: Texts up to this length are searched without a time limit by a bounded pattern (<= 10^6 steps).
 _UNTIMED_LENGTH = 1_000
+#: Atoms (a few optional) then at most one repeated atom, last: a search at each position
+#: backtracks a bounded number of steps, and a match is never given back, so a whole scan is
+#: linear in the text: no time limit at any length (regex's ``timeout=`` triples a long scan).
+_LINEAR_BRANCH = rf"(?:{_ATOM}\??)*(?:{_ATOM}(?:[*+]|\{{\d{{1,2}}(?:,\d{{0,2}})?\}}))?"
+_LINEAR_PATTERN = regex.compile(rf"{_LINEAR_BRANCH}(?:\|{_LINEAR_BRANCH})*")
 
 
 @lru_cache(maxsize=512)
@@ -192,6 +197,18 @@ def _is_bounded(pattern: str) -> bool:
     (True, False)
     """
     return _BOUNDED_PATTERN.fullmatch(pattern) is not None
+
+
+@lru_cache(maxsize=512)
+def is_linear(pattern: str) -> bool:
+    """True when ``pattern`` is searched in linear time (see _LINEAR_BRANCH), or is one of the
+    well-known :data:`LINEAR_PATTERNS`.
+
+    >>> is_linear(r"\\p{L}+|\\p{N}|[^\\s\\p{L}\\p{N}]+"), is_linear(" ?[a-z]+|x{1,3}"), is_linear("a+b"), is_linear("(a|aa)+$")
+    (True, True, False, False)
+    """
+    # (each optional atom doubles the ways a failing position can be tried: a few at most)
+    return pattern in LINEAR_PATTERNS or (pattern.count("?") <= 4 and _LINEAR_PATTERN.fullmatch(pattern) is not None)
 
 
 def match_spans(compiled: regex.Pattern, text: str, timeout: float | None = None) -> list[tuple[int, int]]:
@@ -212,7 +229,7 @@ def match_spans(compiled: regex.Pattern, text: str, timeout: float | None = None
     limit, budget = _search_limit(timeout)
     if limit <= 0:
         raise _timeout_error(compiled, text, limit, budget)
-    if len(text) <= _UNTIMED_LENGTH and _is_bounded(compiled.pattern):
+    if is_linear(compiled.pattern) or (len(text) <= _UNTIMED_LENGTH and _is_bounded(compiled.pattern)):
         return _spans(compiled, text, None)
     try:
         return _spans(compiled, text, time.monotonic() + limit)
@@ -256,13 +273,17 @@ def _spans(compiled: regex.Pattern, text: str, deadline: float | None) -> list[t
     return spans
 
 
-def find_all(compiled: regex.Pattern, text: str, timeout: float | None = None) -> list[Any]:
-    """``compiled.findall(text)`` under the time limit (the C-level fast path for training)."""
+def find_all(compiled: regex.Pattern, text: str, timeout: float | None = None, split: bool = False) -> list[Any]:
+    """``compiled.findall(text)`` under the time limit (the C-level fast path for training);
+    ``split``: ``compiled.split(text)`` instead. A linear pattern needs no limit (:func:`is_linear`)."""
+    search = compiled.split if split else compiled.findall
+    if is_linear(compiled.pattern):
+        return search(text)
     limit, budget = _search_limit(timeout)
     try:
         if limit <= 0:
             raise TimeoutError
-        return compiled.findall(text, timeout=limit)
+        return search(text, timeout=limit)
     except TimeoutError as error:
         raise _timeout_error(compiled, text, limit, budget) from error
 

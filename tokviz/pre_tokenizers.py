@@ -686,42 +686,29 @@ class Split(PreTokenizer):
 
 
 def isolated_words(pattern: Regex) -> Callable[[str], list[str] | None]:
-    """The words Split(pattern, "isolated") makes of a text, as strings: the matches (in C when
-    they tile it, as Llama 3's do), else the matches and the gaps between them (BLOOM's); None
-    when a match is empty (the general path then splits it).
+    """The words Split(pattern, "isolated") makes of a text, as strings: the matches and the
+    gaps between them, in C (``split`` by the pattern in a group); None when a match is empty
+    (the general path then splits it, as Oniguruma iterates).
 
     >>> words = isolated_words(Regex(r"\\p{L}+|\\s+|\\p{N}{1,3}"))
     >>> words("ab 12345"), words("ab!? c"), isolated_words(Regex(r"\\p{L}*"))("ab!")
     (['ab', ' ', '123', '45'], ['ab', '!?', ' ', 'c'], None)
     """
-    from tokviz.patterns import LINEAR_PATTERNS, find_all, match_spans
+    from tokviz.patterns import find_all, is_linear
 
-    compiled = pattern.compiled
-    trusted = pattern.pattern in LINEAR_PATTERNS
-    untimed = compiled.findall if trusted else None
     if pattern.pattern == GPT2_PATTERN:
         # GPT-2's own pattern in a Split (tiktoken files converted by transformers: GPT-2's,
-        # Whisper's): its pre-tokenizer's split, in re for ASCII text.
-        trusted = True
-        untimed = gpt2_findall
+        # Whisper's): its pre-tokenizer's split (whose matches tile any text), in re for ASCII text.
+        return gpt2_findall
+    compiled = pattern.compiled
+    grouped = regex.compile(f"({compiled.pattern})", compiled.flags)
+    linear = is_linear(compiled.pattern)
 
     def words(text: str) -> list[str] | None:
-        found = untimed(text) if untimed is not None else find_all(compiled, text)
-        if "" in found:
+        pieces = grouped.split(text) if linear else find_all(grouped, text, split=True)
+        if "" in pieces[1::2]:
             return None
-        if sum(map(len, found)) == len(text):
-            return found
-        found = []
-        end = 0
-        spans = [match.span() for match in compiled.finditer(text)] if trusted else match_spans(compiled, text)
-        for start, match_end in spans:
-            if start != end:
-                found.append(text[end:start])
-            found.append(text[start:match_end])
-            end = match_end
-        if end != len(text):
-            found.append(text[end:])
-        return found
+        return [piece for piece in pieces if piece]
 
     return words
 

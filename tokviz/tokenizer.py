@@ -362,14 +362,16 @@ class Tokenizer:
         trim = () if processor is None else processor.trims_offsets()
         plan = self._engine().cut() if self.use_fast_path else None
         split = processor.single_parts() if add_special_tokens and processor is not None else None
+        tried = False  # (the engine, its offsets untrimmed)
         if split is not None and plan is not None:
-            # The whole-piece fields between the special tokens, in one step.
+            # The sequence's fields between the special tokens, in one step.
             processed = encode_processed(self._added, plan, sequence, split, trim or ())
             if processed is not None:
                 if padding is not None:
                     pad_encodings([processed], padding)
                 return processed
-        if trim is not None and plan is not None:
+            tried = not trim
+        if trim is not None and plan is not None and not tried:
             encoding = encode_cut(self._added, plan, sequence, 0, None, trim)
             if encoding is not None:
                 if processor is not None:
@@ -377,7 +379,8 @@ class Tokenizer:
                 if padding is not None:
                     pad_encodings([encoding], padding)
                 return encoding
-        encoding = self._encode_sequence(sequence, 0, None, trim == ())
+            tried = not trim
+        encoding = self._encode_sequence(sequence, 0, None, tried)
         if processor is not None:
             encoding = processor.process(encoding, None, add_special_tokens)
         if padding is not None:

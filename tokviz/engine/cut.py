@@ -317,6 +317,10 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     plan = CutPlan(tuple(stages), pre_tokenizer, model, joined, encoder)
     plan.steps = steps
     plan.splitter = _splitter(pre_tokenizer, steps)
+    tiles = _declared_words(steps) if plan.splitter is None else None
+    if tiles is not None:
+        # Words as strings that tile the piece (Split "isolated", Digits): offsets are sums of lengths.
+        plan.splitter, plan.run_findall = "tiles", tiles
     if plan.splitter == "clip":
         plan.ascii_finditer = _CLIP_ASCII.finditer
         plan.clip_literals = steps[1].use_regex
@@ -450,10 +454,35 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
                 return None
         if words is not None:
             splits.append((words, index > at))
+    return prefix_space, _composed(splits)
+
+
+def _declared_words(steps: tuple[Any, ...]) -> Any:
+    """``text -> words`` when every step declares its words (``PlainSplit.word_list``: Split
+    "isolated", Digits), composed as :func:`_byte_level_split` does; else None.
+
+    >>> from tokviz.pre_tokenizers import Digits, Split
+    >>> from tokviz import Regex
+    >>> _declared_words((Split(Regex(r"\\p{L}+"), "isolated"), Digits(True)))("ab 12c")
+    ['ab', ' ', '1', '2', 'c']
+    """
+    splits = []
+    for step in steps:
+        declare = getattr(step, "plain_split", None)
+        plain = declare() if declare is not None else None
+        if plain is None or plain.word_list is None or plain.to_bytes:
+            return None
+        splits.append((plain.word_list, False))
+    return _composed(splits) if splits else None
+
+
+def _composed(splits: list[tuple[Any, bool]]) -> Any:
+    """Word functions ``(words, on_symbols)`` applied in turn, each later one per distinct word
+    (see :func:`_per_word`), as one ``text -> words`` (or None)."""
     if not splits:
-        return prefix_space, _one_word
+        return _one_word
     if len(splits) == 1 and not splits[0][1]:
-        return prefix_space, splits[0][0]
+        return splits[0][0]
     first, rest = splits[0][0], [_per_word(words, after) for words, after in splits[1:]]
     if splits[0][1]:
         rest.insert(0, _per_word(first, True))
@@ -467,7 +496,7 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
             found = split(found)
         return found
 
-    return prefix_space, words
+    return words
 
 
 def _one_word(text: str) -> list[str]:
@@ -1249,7 +1278,8 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
 
     >>> from tokviz import models, normalizers, pre_tokenizers
     >>> plan = build_plan(normalizers.NFC(), pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0, "é": 1}, unk_token="[UNK]"))
-    >>> _aligned_fields(plan, "e\\u0301 b\\né", True)[1:3]
+    >>> fields = _aligned_fields(plan, "e\\u0301 b\\né", True)
+    >>> fields[1], fields[2].pairs()
     (('é', '[UNK]', 'é'), ((0, 1), (3, 4), (5, 6)))
     """
     if at_start and plan.splitter == "ws_metaspace" and plan.steps[1].prepend_scheme == "first":
@@ -1306,7 +1336,8 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
         matches = ((None, (0, len(normalized_text))),)
     ids: list[int] = []
     tokens: list[str] = []
-    offsets: list[tuple[int, int]] = []
+    offset_starts: list[int] = []
+    offset_ends: list[int] = []
     words: list[int] = []
     n_words = 0
     for token_id, (start, end) in matches:
@@ -1315,23 +1346,36 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
         if token_id is not None:
             ids.append(token_id)
             tokens.append(normalized_text[start:end])
-            offsets.append((starts[start], ends[end - 1]))
+            offset_starts.append(starts[start])
+            offset_ends.append(ends[end - 1])
             words.append(n_words)
             n_words += 1
             continue
-        fields = _normalized_fields(plan, normalized_text[start:end], 0, at_start and not start)
+        fields = _normalized_fields(plan, normalized_text[start:end], 0, at_start and not start, True)
         if fields is None:
             return None
-        token_starts = list(map(add, map(itemgetter(0), fields[2]), repeat(start)))
-        token_ends = list(map(add, map(itemgetter(1), fields[2]), repeat(start)))
+        token_starts, token_ends = _flat_lists(fields[2], start)
         if any(map(eq, token_starts, token_ends)):
             return None
-        ids.extend(fields[0])
-        tokens.extend(fields[1])
-        offsets.extend(zip(map(starts.__getitem__, token_starts), map(ends.__getitem__, map(sub, token_ends, repeat(1)))))
+        ids += fields[0]
+        tokens += fields[1]
+        offset_starts += map(starts.__getitem__, token_starts)
+        offset_ends += map(ends.__getitem__, map(sub, token_ends, repeat(1)))
         words.extend(map(add, fields[3], repeat(n_words)))
         n_words += min(fields[4], 1) if plan.one_word else fields[4]
-    return tuple(ids), tuple(tokens), tuple(offsets), tuple(words), n_words
+    return tuple(ids), tuple(tokens), FlatOffsets((offset_starts, offset_ends, 0, 0)), tuple(words), n_words
+
+
+def _flat_lists(offsets: Any, shift: int) -> tuple[list[int], list[int]]:
+    """Offsets (pairs, or :class:`FlatOffsets` without special tokens) as lists of starts and
+    ends, each moved by ``shift``: ``(FlatOffsets(([0, 2, 3], None, 0, 0)), 5) -> ([5, 7], [7, 8])``."""
+    if type(offsets) is FlatOffsets:
+        starts, ends = offsets[0], offsets[1]
+        if ends is None:
+            starts, ends = islice(starts, len(starts) - 1), islice(starts, 1, None)
+    else:
+        starts, ends = map(itemgetter(0), offsets), map(itemgetter(1), offsets)
+    return list(map(add, starts, repeat(shift))), list(map(add, ends, repeat(shift)))
 
 
 def _piece_fields(
@@ -1406,14 +1450,14 @@ def _normalized_fields(
             word_starts = [start - prefix for start, _ in spans]
             if prefix and len(spans) > 1 and word_starts[1] < 0:
                 return None
-        elif splitter != "none" or plan.run_findall is None:
+        elif splitter not in ("none", "tiles") or plan.run_findall is None:
             return None
         if splitter not in ("ws_metaspace", "cut"):
             # These words tile the text: their starts are the running sum of their lengths
             # (less the prepended chars, which are mapped below).
             words = plan.run_findall(text)
             if not words:
-                return (), (), (), (), 0
+                return None if words is None else _NO_FIELDS
             word_starts = None  # the words tile the text: see below
         n_words = len(words)
     wordlevel = plan.wordlevel
@@ -1538,35 +1582,30 @@ def encode_cut(
 ) -> Any:
     """The sequence's Encoding (before post-processing), or None for the general path. ``trim``:
     what the post-processor declares (``trims_offsets()``): a byte-level plan trims the offsets
-    in the same pass (other plans give None for a non-empty one). The cycle collector waits
-    meanwhile: a cold text's cache tuples would make it walk the tokenizer's tables (5-15% of
-    a cold 20 KB encode)."""
-    if trim and plan.byte_words is None:
+    in the same pass (other plans give None for a non-empty one)."""
+    fields = _sequence_fields(added, plan, sequence, word_index, trim)
+    if fields is None:
         return None
-    if len(sequence) < PAUSE_COLLECTOR_FROM or not gc.isenabled():
-        return _encode_cut(added, plan, sequence, type_id, word_index, trim)
-    gc.disable()
-    try:
-        return _encode_cut(added, plan, sequence, type_id, word_index, trim)
-    finally:
-        gc.enable()
+    ids, tokens, offsets, words = fields
+    n = len(ids)
+    if type(offsets) is FlatOffsets:
+        return flat_offsets_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
+    return new_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
 
 
-_NO_FIELDS = ((), (), (), (), 0)
-#: Texts from this many chars encode with the cycle collector paused (see encode_cut). A shorter
-#: one does not: the collection the pause defers runs at the next allocation once it is over,
-#: one per call (8% of BART's warm per-line encode), where the collector would run once in
-#: hundreds of lines.
+#: Texts from this many chars encode with the cycle collector paused: a cold text's cache tuples
+#: would make it walk the tokenizer's tables (5-15% of a cold 20 KB encode). A shorter one does
+#: not: the collection the pause defers runs at the next allocation once it is over, one per
+#: call (8% of BART's warm per-line encode), where the collector would run once in hundreds of lines.
 PAUSE_COLLECTOR_FROM = 2_000
+_NO_FIELDS = ((), (), (), (), 0)
 
 
 def encode_processed(added: Any, plan: CutPlan, sequence: str, split: Any, trim: tuple[bool] | tuple[()] = ()) -> Any:
-    """``encode(sequence)`` of a one-piece line (no added token in it) post-processed by a
-    single template ``split`` (see :meth:`TemplateProcessing.single_parts`), built in one go:
-    the whole-piece fields between the template's special tokens, no Encoding in between
-    (``trim``: offsets trimmed as :func:`encode_cut` does).
-    None when the line is not such a piece or the engine cannot take it (then
-    :func:`encode_cut` or the general path does it).
+    """``encode(sequence)`` post-processed by a single template ``split`` (see
+    :meth:`TemplateProcessing.single_parts`), built in one go: the sequence's fields between the
+    template's special tokens, no Encoding in between (``trim``: as :func:`encode_cut`). None
+    when the engine cannot take it (then the general path does it).
 
     >>> from tokviz import models, pre_tokenizers, processors
     >>> from tokviz.added_vocabulary import AddedVocabulary
@@ -1576,58 +1615,43 @@ def encode_processed(added: Any, plan: CutPlan, sequence: str, split: Any, trim:
     >>> encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids
     ([2, 1, 0], ['<s>', 'hi', '[UNK]'], [(0, 0), (0, 2), (3, 5)], [None, 0, 1])
     """
-    raw_search, normalized_search = added.searches()
-    if trim and plan.byte_words is None:
-        return None
-    if not sequence:
-        fields: tuple[Any, ...] | None = _NO_FIELDS  # only the template's special tokens
-    elif raw_search is not None and raw_search(sequence) is not None:
-        return None  # (normalized-matched ones are looked for by _line_fields, after the stages)
-    elif plan.graphemes and _PREPEND_CLASS.search(sequence) is not None:
-        return None
-    elif len(sequence) < PAUSE_COLLECTOR_FROM or not gc.isenabled():
-        fields = _piece_fields(plan, sequence, True, added if normalized_search is not None else None, True, trim)
-    else:
-        gc.disable()
-        try:
-            fields = _piece_fields(plan, sequence, True, added if normalized_search is not None else None, True, trim)
-        finally:
-            gc.enable()
+    fields = _sequence_fields(added, plan, sequence, None, trim)
     if fields is None:
         return None
-    ids, tokens, offsets, words, _ = fields
+    ids, tokens, offsets, words = fields
     n = len(ids)
     _, before, after, _ = split
     masks = template_masks(split, n)
     if type(offsets) is FlatOffsets and not any(map(any, before[3])) and not any(map(any, after[3])):
         # (the template's special tokens all at (0, 0))
-        starts, ends, _, _ = offsets
         return flat_offsets_encoding(
-            before[0] + ids + after[0],
-            masks[0],
-            before[1] + tokens + after[1],
-            before[2] + words + after[2],
-            # (tuples: an encoding that lives on keeps no list for the collector to walk)
-            (tuple(starts), ends if ends is None else tuple(ends), len(before[0]), len(after[0])),
-            masks[2],
-            masks[3],
-            masks[4],
+            before[0] + ids + after[0], masks[0], before[1] + tokens + after[1], before[2] + words + after[2],
+            (offsets[0], offsets[1], len(before[0]), len(after[0])), masks[2], masks[3], masks[4],
         )
     if type(offsets) is FlatOffsets:
         offsets = offsets.pairs()
     return new_encoding(
-        before[0] + ids + after[0],
-        masks[0],
-        before[1] + tokens + after[1],
-        before[2] + words + after[2],
-        before[3] + offsets + after[3],
-        masks[2],
-        masks[3],
-        masks[4],
+        before[0] + ids + after[0], masks[0], before[1] + tokens + after[1], before[2] + words + after[2],
+        before[3] + offsets + after[3], masks[2], masks[3], masks[4],
     )
 
 
-def _encode_cut(added: Any, plan: CutPlan, sequence: str, type_id: int, word_index: int | None, trim: tuple[bool] | tuple[()]) -> Any:
+def _sequence_fields(added: Any, plan: CutPlan, sequence: str, word_index: int | None, trim: tuple[bool] | tuple[()]) -> Any:
+    """``(ids, tokens, offsets, word ids)`` of a sequence as tuples (offsets as
+    :class:`FlatOffsets` or pairs), or None for the general path; long texts with the cycle
+    collector paused (see :data:`PAUSE_COLLECTOR_FROM`)."""
+    if trim and plan.byte_words is None:
+        return None
+    if len(sequence) < PAUSE_COLLECTOR_FROM or not gc.isenabled():
+        return _fields_of(added, plan, sequence, word_index, trim)
+    gc.disable()
+    try:
+        return _fields_of(added, plan, sequence, word_index, trim)
+    finally:
+        gc.enable()
+
+
+def _fields_of(added: Any, plan: CutPlan, sequence: str, word_index: int | None, trim: tuple[bool] | tuple[()]) -> Any:
     raw_search, normalized_search = added.searches()
     # Added tokens matched after the normalizer are looked for in each piece's normalized text.
     after = normalized_search is not None and bool(plan.stages)
@@ -1650,12 +1674,11 @@ def _encode_cut(added: Any, plan: CutPlan, sequence: str, type_id: int, word_ind
         if fields is None:
             return None
         ids, tokens, offsets, words, _ = fields
-        n = len(ids)
         if type(offsets) is FlatOffsets:
+            # (tuples: an encoding that lives on keeps no list for the collector to walk)
             starts, ends, _, _ = offsets
-            flat = (tuple(starts), ends if ends is None else tuple(ends), 0, 0)
-            return flat_offsets_encoding(ids, (type_id,) * n, tokens, words, flat, (0,) * n, (1,) * n, {})
-        return new_encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, {})
+            offsets = FlatOffsets((tuple(starts), ends if ends is None else tuple(ends), 0, 0))
+        return ids, tokens, offsets, words
     ids: list[int] = []
     tokens: list[str] = []
     starts: list[int] = []
@@ -1682,26 +1705,16 @@ def _encode_cut(added: Any, plan: CutPlan, sequence: str, type_id: int, word_ind
         if not piece_ids:
             split_index += min(n_words, 1) if plan.one_word else n_words
             continue
-        ids.extend(piece_ids)
-        tokens.extend(piece_tokens)
-        if type(piece_offsets) is FlatOffsets:
-            piece_starts, piece_ends = piece_offsets[0], piece_offsets[1]
-            if piece_ends is None:
-                piece_starts, piece_ends = islice(piece_starts, len(piece_starts) - 1), islice(piece_starts, 1, None)
-        else:
-            piece_starts, piece_ends = map(itemgetter(0), piece_offsets), map(itemgetter(1), piece_offsets)
-        starts.extend(map(add, piece_starts, repeat(start)))
-        ends.extend(map(add, piece_ends, repeat(start)))
+        ids += piece_ids
+        tokens += piece_tokens
+        piece_starts, piece_ends = _flat_lists(piece_offsets, start)
+        starts += piece_starts
+        ends += piece_ends
         words.extend(map(add, piece_words, repeat(split_index)))
         # (one-word pipelines: a piece is one word, but where added tokens were cut out of it)
         split_index += piece_words[-1] + 1 if plan.one_word else n_words
-    n = len(ids)
-    if word_index is not None:
-        words = [word_index] * n
-    # (flat offsets: pairs made on first read, see flat_offsets_encoding)
-    return flat_offsets_encoding(
-        tuple(ids), (type_id,) * n, tuple(tokens), tuple(words), (tuple(starts), tuple(ends), 0, 0), (0,) * n, (1,) * n, {}
-    )
+    words_field = (word_index,) * len(ids) if word_index is not None else tuple(words)
+    return tuple(ids), tuple(tokens), FlatOffsets((tuple(starts), tuple(ends), 0, 0)), words_field
 
 
 __all__ = ["CutPlan", "build_plan", "encode_cut", "encode_processed"]

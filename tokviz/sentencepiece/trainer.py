@@ -435,6 +435,8 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         work = _NormalizeAndCount(normalizer, meta_list)
         ends = list(accumulate(map(len, kept))) if spec.num_threads > 1 else []
         if ends and ends[-1] >= _TWO_PROCESS_MIN_CHARS and _can_fork():
+            import numpy  # noqa: F401  (before the fork: both halves count in numpy, the child would import it again)
+
             from tokviz.sentencepiece.parallel import in_two_processes
 
             # (split by characters, not lines: line lengths vary by file; the worker takes a
@@ -750,11 +752,11 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     words: Mapping[str, int] = {} if model_type == ModelType.UNIGRAM else (
         corpus.words if corpus.words is not None else _words(spec, corpus.sentences))
     if model_type == ModelType.UNIGRAM:
-        final, unigram_history, words = _train_unigram(spec, corpus.sentences, corpus.required, rules, len(metas), progress)
+        final, unigram_history, words = _train_unigram(spec, corpus, rules, len(metas), progress)
         stop_reason = unigram_history.stop_reason
     elif model_type == ModelType.BPE:
         result = train_bpe(words, corpus.required, spec.vocab_size - len(metas) - len(corpus.required), rules,
-                           meta_size=len(metas), progress=progress)
+                           meta_size=len(metas), progress=progress, history=not require_output)
         final = list(result.pieces)
         merge_steps = result.merge_steps
         stop_reason = result.stop_reason
@@ -844,12 +846,14 @@ def _format_score(score: float) -> str:
     return f"{score:.6g}"
 
 
-def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required: Mapping[str, int], rules: PieceRules,
-                   meta_size: int, progress: Callable[[str, int, int], None] | None
-                   ) -> tuple[list[tuple[str, float]], Any, Mapping[str, int]]:
-    """sentencepiece's unigram trainer on the words of the sentences, with what follows each word
-    (returns the pieces, the trainer's result and ``{word: count}``)."""
+def _train_unigram(spec: TrainerSpec, corpus: _Corpus, rules: PieceRules, meta_size: int,
+                   progress: Callable[[str, int, int], None] | None) -> tuple[list[tuple[str, float]], Any, Mapping[str, int]]:
+    """sentencepiece's unigram trainer on the words of the corpus's sentences, with what follows each
+    word (returns the pieces, the trainer's result and ``{word: count}``). The sentences are taken out
+    of ``corpus``: once counted they are dropped (with the whitespace split), before the lattices."""
     from tokviz.sentencepiece.trainer_unigram import train_unigram
+
+    sentences, corpus.sentences, required = corpus.sentences, [], corpus.required
 
     split = (lambda text: [text]) if not spec.split_by_whitespace else (
         lambda text: split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces))
@@ -862,12 +866,14 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
     lasts: Counter[str] = Counter()  # how often it ends a sentence
     contexts: Counter[tuple[str, str]] = Counter()
     if all(freq == 1 for _, freq in sentences):
-        for at in range(0, len(texts), 20_000):  # (a batch's word lists at a time: they are big)
-            word_lists = list(map(split, texts[at:at + 20_000]))
+        # (a batch's word lists at a time: small batches, so that the memory one takes is reused by
+        # the next instead of adding to the peak; 2,000 is as fast as 20,000)
+        for at in range(0, len(texts), 2_000):
+            word_lists = list(map(split, texts[at:at + 2_000]))
             totals.update(chain.from_iterable(word_lists))
             ends = [words[-1] for words in word_lists]
             lasts.update(ends)
-            contexts.update(zip(ends, following[at:at + 20_000]))
+            contexts.update(zip(ends, following[at:at + 2_000]))
             if not prefix_words:
                 for words in word_lists:
                     contexts.update((word, after[:1]) for word, after in zip(words, words[1:]))
@@ -890,6 +896,7 @@ def _train_unigram(spec: TrainerSpec, sentences: list[tuple[str, int]], required
     # without the whitespace split sentencepiece's EM runs on its sentences as they are (in its
     # order, repeats apart); with it, on the distinct words by count
     order = None if spec.split_by_whitespace else sentences
+    del texts, following, sentences, lasts
     result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules, order=order,
                            seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
                            num_sub_iterations=spec.num_sub_iterations, progress=progress)

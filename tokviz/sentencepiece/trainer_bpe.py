@@ -196,7 +196,8 @@ def use_numpy(symbols: int) -> bool:
 
 def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int,
               rules: PieceRules | None = None, meta_size: int = 0,
-              progress: Callable[[str, int, int], None] | None = None, numpy: bool | None = None) -> BpeResult:
+              progress: Callable[[str, int, int], None] | None = None, numpy: bool | None = None,
+              history: bool = True) -> BpeResult:
     """Learn up to ``num_merges`` merges from ``{word: count}``; ``required_chars`` is the alphabet with counts.
 
     The incremental scheme of tokviz's BPE trainer (and HF's): symbols are ints, all the words
@@ -206,20 +207,21 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
     fall); pairs counted below the merge being made wait in buckets by count. A merge with many
     positions is done in numpy, a small one position by position; without numpy (``numpy=False``;
     ``None``: :func:`use_numpy` by size) every merge is, on lists. Same result as
-    :func:`train_bpe_reference` either way.
+    :func:`train_bpe_reference` either way. ``history=False``: no ``merge_steps`` (only the pieces).
     """
     rules = rules or PieceRules()
     was_enabled = gc.isenabled()
     gc.disable()  # millions of small, long-lived objects: the collector would only rescan them
     try:
-        return _train_bpe(word_counts, required_chars, num_merges, rules, meta_size, progress, numpy)
+        return _train_bpe(word_counts, required_chars, num_merges, rules, meta_size, progress, numpy, history)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int, rules: PieceRules,
-               meta_size: int, progress: Callable[[str, int, int], None] | None, numpy: bool | None) -> BpeResult:
+               meta_size: int, progress: Callable[[str, int, int], None] | None, numpy: bool | None,
+               history: bool) -> BpeResult:
     kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
     if numpy is None:
         numpy = use_numpy(sum(len(word) for word, _ in kept))
@@ -312,8 +314,8 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         made.add(merged)
         rank = len(pieces)
         pieces.append((merged, -float(rank)))
-        steps.append(MergeStep(rank=rank, left=strings[left], right=strings[right], token=merged, count=count,
-                               score=float(count), vocab_size=meta_size + len(required_chars) + rank + 1))
+        if history:
+            steps.append((left, right, count))
         if progress is not None and rank % 50 == 0:
             progress("merges", rank, num_merges)
         new_id = len(strings)
@@ -338,10 +340,10 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             continue
         if not isinstance(holders, list):
             holders = holders.tolist() if len(holders) else []
-        new_left = new_id << _BITS
+        new_left, right_left = new_id << _BITS, right << _BITS
         # every pair made here holds the new id, so none is known yet: each occurrence only notes
         # its position under the pair; the counts are summed per pair at the end
-        new_where: dict[int, list[int]] = {}
+        new_where: defaultdict[int, list[int]] = defaultdict(list)
         taken: dict[int, int] = {}  # (new, left) pairs a later occurrence took apart into (new, new)
         for position in holders:  # ascending: with left == right, "aaa" merges its first two
             if sym[position] != left:
@@ -358,13 +360,10 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                     taken[changed] = taken.get(changed, 0) + w
                     changed = new_left | new_id
                 else:
-                    pair_counts[symbol << _BITS | left] -= w
-                    changed = symbol << _BITS | new_id
-                bucket = new_where.get(changed)
-                if bucket is None:
-                    new_where[changed] = [before]
-                else:
-                    bucket.append(before)
+                    symbol <<= _BITS
+                    pair_counts[symbol | left] -= w
+                    changed = symbol | new_id
+                new_where[changed].append(before)
             sym[position] = new_id
             sym[second] = -1
             after = nxt[second]
@@ -372,16 +371,13 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             if after >= 0:
                 prv[after] = position
                 symbol = sym[after]
-                pair_counts[right << _BITS | symbol] -= w
-                changed = new_left | symbol
-                bucket = new_where.get(changed)
-                if bucket is None:
-                    new_where[changed] = [position]
-                else:
-                    bucket.append(position)
+                pair_counts[right_left | symbol] -= w
+                new_where[new_left | symbol].append(position)
         weight_of = weight.__getitem__
         for changed, bucket in new_where.items():
-            count = sum(map(weight_of, bucket)) - taken.get(changed, 0)
+            count = weight_of(bucket[0]) if len(bucket) == 1 else sum(map(weight_of, bucket))
+            if taken:
+                count -= taken.get(changed, 0)
             pair_counts[changed] = count
             if count >= floor:
                 first_part = strings[changed >> _BITS]
@@ -397,7 +393,10 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             where[changed] = bucket
     for char, _ in sorted_chars(required_chars):
         pieces.append((char, -float(len(pieces))))
-    return BpeResult(tuple(steps), tuple(pieces), stop_reason)
+    size = meta_size + len(required_chars) + 1
+    merge_steps = tuple(MergeStep(rank=rank, left=strings[left], right=strings[right], token=pieces[rank][0], count=count,
+                                  score=float(count), vocab_size=size + rank) for rank, (left, right, count) in enumerate(steps))
+    return BpeResult(merge_steps, tuple(pieces), stop_reason)
 
 
 #: a merge with at least this many candidate positions is done in numpy (below, its fixed cost

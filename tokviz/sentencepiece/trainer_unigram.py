@@ -378,8 +378,9 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     char_seed = np.full(n_chars, unknown_seed, dtype=np.int64)
     char_seed[[int(np.searchsorted(alphabet, ord(c))) for c, _ in char_order]] = np.arange(n_char_seeds)
     singles = np.setdiff1d(np.arange(n_positions), last)
-    node_starts = [singles]
-    node_seeds = [np.where(in_chunk[singles], char_seed[char_id[singles]], unknown_seed)]
+    itype = _em.index_dtype(n_positions + 1)  # (node arrays are the trainer's memory: as narrow as they can be)
+    node_starts = [singles.astype(itype)]
+    node_seeds = [np.where(in_chunk[singles], char_seed[char_id[singles]], unknown_seed).astype(itype)]
     node_ks = [np.ones(len(singles), dtype=np.int16)]
     occurrence = np.full(len(names), -1, dtype=np.int64)
     reversed_singles = singles[::-1]
@@ -397,16 +398,15 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
         lookup[cand_group[level][ok]] = seed_of[at[ok]]
         seed_here = lookup[level_group[k]]
         hit = seed_here >= 0
-        node_starts.append(level_pos[k][hit])
-        node_seeds.append(seed_here[hit])
+        node_starts.append(level_pos[k][hit].astype(itype, copy=False))
+        node_seeds.append(seed_here[hit].astype(itype))
         node_ks.append(np.full(int(hit.sum()), k, dtype=np.int16))
     del level_pos, level_group, codes, word_of, weight, chunk_end, follower, char_id, inside
-    itype = _em.index_dtype(n_positions + 1)  # (node arrays are the trainer's memory: as narrow as they can be)
-    node_start = np.concatenate(node_starts).astype(itype)
+    node_start = np.concatenate(node_starts)  # (each part made narrow first: no wide copy of them all)
     del node_starts
     node_end = node_start + np.concatenate(node_ks).astype(itype)
     del node_ks
-    node_seed = np.concatenate(node_seeds).astype(itype)
+    node_seed = np.concatenate(node_seeds)
     del node_seeds
     lattices = _em.LatticeSet(node_start, node_end, node_seed, node_end - node_start == 1, first, last, n_positions)
     # ToLogProb: the counts held as floats, their sum and logs in double, each score stored as a float
