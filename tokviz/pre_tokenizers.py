@@ -563,7 +563,8 @@ def _numeric_cuts(text: str, behavior: str) -> list[tuple[int, int]]:
     >>> _numeric_cuts("a½ ②3", "isolated")
     [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
     """
-    spans = [match.span() for match in _NUMERIC_CANDIDATE.finditer(text) if is_numeric(match.group())]
+    # (letters are never numeric, and most words are letters only: one C call for them)
+    spans = [] if text.isalpha() else [match.span() for match in _NUMERIC_CANDIDATE.finditer(text) if is_numeric(match.group())]
     if not spans:  # (no number: the text is one piece, whatever the behavior)
         return [(0, len(text))] if text else []
     return [(start, end) for start, end in apply_behavior(spans_to_matches(spans, len(text)), behavior) if end > start]
@@ -633,6 +634,9 @@ class CharDelimiterSplit(PreTokenizer):
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
         return [word for word in sequence.split(self.delimiter) if word]
+
+    def plain_split(self) -> "PlainSplit":
+        return PlainSplit(re.compile(f"[^{re.escape(self.delimiter)}]+").finditer)  # (the runs between delimiters)
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         return _cut(text, self.delimiter, "removed")

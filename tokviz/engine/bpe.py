@@ -12,7 +12,7 @@ from typing import Any
 
 from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
 from tokviz.models.bpe.model import (
-    BYTE_FALLBACK_TOKENS, ID_MASK, LIST_MERGE_MAX_SYMBOLS, NO_MERGE, BpeTables, apply_merges, merge_ids,
+    BYTE_FALLBACK_TOKENS, ID_MASK, LIST_MERGE_MAX_SYMBOLS, NO_MERGE, BpeTables, apply_merges, merge_all,
 )
 
 
@@ -117,9 +117,9 @@ def bpe_word_encoder(model: Any) -> Any:
                 token_id = packed & id_mask
                 return (token_id,), (token_of(token_id),), at_zero, ONE_TUPLES[2]
         elif count > max_symbols:
-            merge_ids(ids, merge_map)
+            merge_all(ids, None, merge_map)
         elif count > 2:
-            # merge_ids inlined (this is the hot loop of a cold encode): the packed merge of
+            # apply_merges inlined (this is the hot loop of a cold encode): the packed merge of
             # each adjacent pair, then repeatedly the lowest (leftmost on ties), patching
             # only the two pairs next to the new token.
             pair_merges = list(map(pair_merge, zip(ids, islice(ids, 1, None)), never))

@@ -283,8 +283,6 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     cut = getattr(pre_tokenizer, "cut_spans", None)
     if cut is not None and cut("a b") is None:
         cut = None
-    if first is not None and first_kind is None and cut is None:
-        return None
     if not all(getattr(stage, "aligned_if_unchanged", False) for stage in stages):
         return None  # (a custom normalizer: an unchanged text may not be aligned to itself)
     if "byte_level" in map(split_kind, steps) and _splitter(pre_tokenizer, steps) != "clip":
@@ -295,6 +293,8 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         plan.steps, plan.splitter = steps, "bytes"
         plan.prefix_space, plan.byte_words = byte_split
         return plan
+    if first is not None and first_kind is None and cut is None:
+        return None
     joined = None  # the model's tokens joined, for one-word pipelines (see model_splits_at)
     joins: frozenset[str] = frozenset()  # chars such a model may join the split char to
     whole = False  # no pre-tokenizer, and the model not proved to split at '▁': one word a piece
@@ -325,7 +325,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         plan.ascii_finditer = _CLIP_ASCII.finditer
         plan.clip_literals = steps[1].use_regex
     if whole or (plan.splitter is None and cut is not None):
-        plan.splitter, plan.cut = "cut", _whole_piece if whole else (_cut_by_words(steps) or cut)
+        plan.splitter, plan.cut = "cut", _whole_piece if whole else (_cut_by_words(steps) or _words_of_spans(cut))
     if plan.splitter == "words":
         plan.words_of = steps[0].plain_split().words  # (the pre-tokenizer's own function)
     elif plan.splitter == "ws_metaspace":
@@ -351,13 +351,13 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
 
 
 def _cut_by_words(steps: tuple[Any, ...]) -> Any:
-    """For a Sequence of a words step then steps that only cut: ``text -> spans`` cutting each
-    distinct word once (cached), or None for other pre-tokenizers.
+    """For a Sequence of a words step then steps that only cut: ``text -> (words, starts)``
+    cutting each distinct word once (cached), or None for other pre-tokenizers.
 
     >>> from tokviz import pre_tokenizers
     >>> cut = _cut_by_words(pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Digits(True)]).steps())
     >>> cut("ab12 c3")
-    [(0, 2), (2, 3), (3, 4), (5, 6), (6, 7)]
+    (['ab', '1', '2', 'c', '3'], [0, 2, 3, 5, 6])
     """
     if len(steps) < 2 or split_kind(steps[0]) != "words":
         return None
@@ -365,32 +365,49 @@ def _cut_by_words(steps: tuple[Any, ...]) -> Any:
     if any(cut is None or cut("a b") is None for cut in later):
         return None
     words_of = steps[0].plain_split().words
-    cuts: dict[str, list[tuple[int, int]]] = {}
+    cuts: dict[str, tuple[tuple[str, ...], tuple[int, ...]] | None] = {}
 
-    def cut(text: str) -> list[tuple[int, int]] | None:
+    def cut(text: str) -> tuple[list[str], list[int]] | None:
         matches = words_of(text)
         if matches is None:
             return None
-        spans: list[tuple[int, int]] = []
+        words: list[str] = []
+        starts: list[int] = []
         for match in matches:
             word = match.group()
-            pieces = cuts.get(word)
-            if pieces is None:
-                pieces = [(0, len(word))]
+            pieces = cuts.get(word, cuts)
+            if pieces is cuts:
+                spans = [(0, len(word))]
                 for step_cut in later:
-                    pieces = [(start + a, start + b) for start, end in pieces for a, b in step_cut(word[start:end])]
+                    spans = [(start + a, start + b) for start, end in spans for a, b in step_cut(word[start:end])]
+                # (None: the word stays whole, the usual)
+                pieces = None if spans == [(0, len(word))] else (tuple([word[a:b] for a, b in spans]), tuple([a for a, _ in spans]))
                 if len(cuts) < _MAX_CACHED_WORDS:
                     cuts[word] = pieces
-            base = match.start()
-            spans.extend([(base + start, base + end) for start, end in pieces])
-        return spans
+            if pieces is None:
+                words.append(word)
+                starts.append(match.start())
+            else:
+                words += pieces[0]
+                starts += map(add, pieces[1], repeat(match.start()))
+        return words, starts
 
     return cut
 
 
-def _whole_piece(text: str) -> list[tuple[int, int]]:
-    """A piece as one word (no pre-tokenizer): ``"a b" -> [(0, 3)]``."""
-    return [(0, len(text))] if text else []
+def _words_of_spans(cut: Any) -> Any:
+    """A pre-tokenizer's ``cut_spans`` as ``text -> (words, starts)`` (or None)."""
+
+    def words(text: str) -> tuple[list[str], list[int]] | None:
+        spans = cut(text)
+        return None if spans is None else ([text[start:end] for start, end in spans], [start for start, _ in spans])
+
+    return words
+
+
+def _whole_piece(text: str) -> tuple[list[str], list[int]]:
+    """A piece as one word (no pre-tokenizer): ``"a b" -> (['a b'], [0])``."""
+    return ([text], [0]) if text else ([], [])
 
 
 def _has_clip_literal(text: str) -> bool:
@@ -799,19 +816,16 @@ def _pieces_entry(plan: CutPlan, word: str) -> tuple[tuple[Any, ...], ...] | Non
     pieces = plan.pieces(word) if plan.pieces else ()
     if len(pieces) < 2 or sum(map(len, pieces)) != len(word):
         return None
-    ids: list[int] = []
-    values: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    position = 0
-    for piece in pieces:
-        piece_ids, piece_values, piece_starts, piece_ends = plan.words.get(piece) or _word_entry(plan, piece)
-        ids.extend(piece_ids)
-        values.extend(piece_values)
-        starts.extend([start + position for start in piece_starts])
-        ends.extend([end + position for end in piece_ends])
-        position += len(piece)
-    return tuple(ids), tuple(values), tuple(starts), tuple(ends)
+    cache_get = plan.words.get
+    entries = [cache_get(piece) or _word_entry(plan, piece) for piece in pieces]
+    # Each piece's offsets moved by where it starts in the word (in C, as _normalized_fields does).
+    bases = list(chain.from_iterable(map(repeat, accumulate(map(len, pieces), initial=0), map(len, map(_IDS, entries)))))
+    return (
+        tuple(chain.from_iterable(map(_IDS, entries))),
+        tuple(chain.from_iterable(map(_TOKENS, entries))),
+        tuple(map(add, chain.from_iterable(map(_STARTS, entries)), bases)),
+        tuple(map(add, chain.from_iterable(map(_ENDS, entries)), bases)),
+    )
 
 
 def _model_word_entry(model: Any, word: str) -> tuple[tuple[Any, ...], ...]:
@@ -1441,15 +1455,16 @@ def _normalized_fields(
             if not words:
                 return (), (), (), (), 0
         elif splitter == "cut":
-            spans = plan.cut(text)
-            if spans is None:
+            found = plan.cut(text)
+            if found is None:
                 return None
-            if not spans:
-                return (), (), (), (), 0
-            words = [text[start:end] for start, end in spans]
-            word_starts = [start - prefix for start, _ in spans]
-            if prefix and len(spans) > 1 and word_starts[1] < 0:
-                return None
+            words, word_starts = found
+            if not words:
+                return _NO_FIELDS
+            if prefix:
+                word_starts = list(map(sub, word_starts, repeat(prefix)))
+                if len(words) > 1 and word_starts[1] < 0:
+                    return None
         elif splitter not in ("none", "tiles") or plan.run_findall is None:
             return None
         if splitter not in ("ws_metaspace", "cut"):

@@ -48,8 +48,10 @@ class ProvenVocab(dict):
 
 
 class ProvenPairs(list):
-    """A tokenizer.json's merges the guarded reader has proven to be ``[str, str]`` lists
-    (:func:`tokviz.tokenizer_json.check_tokenizer_json_sections`): BPE's ``parse_merges`` takes
-    their columns without proving it again (1.8 of a 25k-merge load's ~45 ms)."""
+    """A tokenizer.json's two-item lists the guarded reader has proven
+    (:func:`tokviz.tokenizer_json.check_tokenizer_json_sections`): BPE merges ``[str, str]``, whose
+    columns ``parse_merges`` takes without proving them again (1.8 of a 25k-merge load's ~45 ms),
+    and Unigram pieces ``[str, score]``, which ``Unigram.from_dict`` takes likewise (its scores
+    are still read as numbers)."""
 
     __slots__ = ()

@@ -214,6 +214,29 @@ def _prefix_levels(pieces: Any) -> list[set[str]]:
             for cut in range(1, (lengths[-1] if lengths else 0) + 1)]
 
 
+class _State(dict):
+    """One state of :class:`_PieceAutomaton`: this dict is its transitions (character -> state; a
+    missing one is found by ``__missing__`` and kept), ``first`` and ``rest`` its candidates
+    ``(-length, score, id)`` longest first (``best[-length]`` is where one starts), ``found`` the
+    same without the unknown node, ``text`` what it has read, ``fail`` its failure state.
+
+    Reading a character is then one C-level subscript (``state = state[char]``), and the first
+    candidate needs no comparison: that cut the Viterbi loop's time by a fifth against a list
+    state and its ``dict.get``.
+    """
+
+    __slots__ = ("first", "rest", "found", "text", "fail", "automaton")
+
+    def __init__(self, automaton: "_PieceAutomaton", text: str, fail: "_State | None", found: tuple[Any, ...],
+                 candidates: tuple[Any, ...]) -> None:
+        super().__init__()
+        self.automaton, self.text, self.fail, self.found = automaton, text, self if fail is None else fail, found
+        self.first, self.rest = (candidates[0], candidates[1:]) if candidates else (None, ())
+
+    def __missing__(self, char: str) -> "_State":
+        return self.automaton._step(self, char)
+
+
 class _PieceAutomaton:
     """sentencepiece's unigram Viterbi, read end by end over an Aho-Corasick automaton of the pieces.
 
@@ -224,19 +247,16 @@ class _PieceAutomaton:
     unknown node (one character, ``min score - 10``) comes last, where the character is no
     one-character piece, as sentencepiece adds it after the pieces of its start. Per character:
     one dict look-up for the next state and a short loop over its candidates, no substring made.
-    States and their transitions are made on first use and kept.
+    States and their transitions are made on first use and kept (:class:`_State`).
 
         >>> from tokviz.sentencepiece.model_proto import ModelProto, SentencePiece, PieceType, TrainerSpec
         >>> proto = ModelProto(pieces=[SentencePiece("<unk>", 0, PieceType.UNKNOWN), SentencePiece("ab", -1),
         ...     SentencePiece("a", -2), SentencePiece("b", -2), SentencePiece("bc", -1.5)], trainer_spec=TrainerSpec(model_type=1))
         >>> _PieceAutomaton(SentencePieceModel(proto)).viterbi("abcx")
         [('a', 2), ('bc', 4), ('x', 0)]
-
-    A state is ``[transitions.get, candidates, text, fail state, candidates without the unknown
-    node, transitions]``; a candidate ``(-length, score, id)`` (``best[-length]`` is where it starts).
     """
 
-    __slots__ = ("pieces", "prefixes", "states", "root", "unknown", "unknown_states", "memo_room", "lazy")
+    __slots__ = ("pieces", "prefixes", "states", "root", "unknown", "unknown_state", "memo_room", "lazy", "after_space")
 
     def __init__(self, model: "SentencePieceModel") -> None:
         types, scores = model.types, model.scores
@@ -247,17 +267,14 @@ class _PieceAutomaton:
                 continue
             # user-defined: sentencepiece's length-in-bytes * max_score - 0.1
             score = len(piece.encode("utf-8")) * model.max_score - 0.1 if kind == PieceType.USER_DEFINED else scores[piece_id]
-            pieces[piece] = (-len(piece), score, piece_id)
+            pieces[piece] = (-len(piece), score, piece_id, piece)
         self.pieces = pieces
         levels = _prefix_levels(pieces)
-        self.unknown = (-1, model.min_score - UNK_PENALTY, model.unk_id)
-        edges: dict[str, list[Any]] = {}
-        root: list[Any] = [edges.get, (), "", None, (), edges]
-        root[3] = root
-        self.root = root
-        self.states: dict[str, list[Any]] = {"": root}
-        # a character no piece starts with: root's transitions, the unknown node alone
-        self.unknown_states = [edges.get, (self.unknown,), "", root, (), edges]
+        self.unknown = (-1, model.min_score - UNK_PENALTY, model.unk_id, None)
+        self.root = root = _State(self, "", None, (), ())
+        self.states: dict[str, _State] = {"": root}
+        # a character no piece starts with: the unknown node alone, then root's transitions
+        self.unknown_state = _State(self, "", root, (), (self.unknown,))
         self.memo_room = _MEMO_ROOM
         # A small vocabulary's states are all made at load (4,000 pieces: ~10k states, ~10 ms);
         # a large one's (XLM-R's 250k pieces: over a million) only as texts reach them.
@@ -265,8 +282,16 @@ class _PieceAutomaton:
         self.prefixes: set[str] = set().union(*levels) if self.lazy else set()
         if not self.lazy:
             self._build(levels)
+        self.after_space = self.root["\u2581"]
 
-    def _state(self, text: str) -> list[Any]:
+    def _new_state(self, text: str, fail: _State) -> _State:
+        own = self.pieces.get(text)
+        found = fail.found if own is None else (own, *fail.found)
+        candidates = found if found and found[-1][0] == -1 else (*found, self.unknown)
+        state = self.states[text] = _State(self, text, fail, found, candidates)
+        return state
+
+    def _state(self, text: str) -> _State:
         """The state of ``text`` (a prefix of some piece), made on first use (a large vocabulary)."""
         state = self.states.get(text)
         if state is not None:
@@ -276,94 +301,68 @@ class _PieceAutomaton:
             if text[cut:] in self.prefixes:
                 fail = self._state(text[cut:])
                 break
-        own = self.pieces.get(text)
-        found = fail[4] if own is None else (own, *fail[4])
-        candidates = found if found and found[-1][0] == -1 else (*found, self.unknown)
-        edges: dict[str, list[Any]] = {}
-        state = [edges.get, candidates, text, fail, found, edges]
-        self.states[text] = state
-        return state
+        return self._new_state(text, fail)
 
     def _build(self, levels: list[set[str]]) -> None:
         """Every state of the pieces' trie, shortest first: a state fails over to where its
         parent's failure goes on its last character (the textbook construction)."""
-        root, pieces, unknown = self.root, self.pieces, self.unknown
+        root, states = self.root, self.states
         for text in chain.from_iterable(levels):
-            parent, char = self.states[text[:-1]], text[-1]
+            parent, char = states[text[:-1]], text[-1]
             fail = root
             if parent is not root:
-                back = parent[3]
+                back = parent.fail
                 while True:
-                    found = back[0](char)
+                    found = dict.get(back, char)
                     if found is not None or back is root:
-                        fail = found or root
+                        fail = root if found is None else found  # (a state is a dict: an empty one is falsy)
                         break
-                    back = back[3]
-            own = pieces.get(text)
-            found = fail[4] if own is None else (own, *fail[4])
-            candidates = found if found and found[-1][0] == -1 else (*found, unknown)
-            edges = {}
-            state = [edges.get, candidates, text, fail, found, edges]
-            parent[5][char] = state
-            self.states[text] = state
+                    back = back.fail
+            dict.__setitem__(parent, char, self._new_state(text, fail))
 
-    def _step(self, state: list[Any], char: str) -> list[Any]:
+    def _step(self, state: _State, char: str) -> _State:
         """The state after ``char`` where no edge is kept: the trie's (made now, when lazy), else
         the failure state's; kept as a shortcut."""
-        if self.lazy and state[2] + char in self.prefixes:
-            following = self._state(state[2] + char)
-        elif not state[2]:  # root (or the unknown states sharing its edges): no piece starts with char
-            return self.unknown_states
+        if self.lazy and state.text + char in self.prefixes:
+            following = self._state(state.text + char)
+        elif not state.text:  # root (or the unknown state): no piece starts with char
+            following = dict.get(self.root, char, self.unknown_state)
         else:
-            fail = state[3]
-            following = fail[0](char)
-            if following is None:
-                following = self._step(fail, char)
+            following = state.fail[char]
         if self.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
             self.memo_room -= 1
-            state[5][char] = following
+            dict.__setitem__(state, char, following)
         return following
 
-    def split(self, text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-        """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one)."""
-        state = self.root
-        best = [0.0]
-        back: list[Any] = [None]
-        step = self._step
-        minus_inf = -math.inf
-        pick = self.unknown
+    def split(self, text: str, tail: str | None = None) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one);
+        ``tail``: ``text`` without its first character, a "▁" read in advance (a word's: ``"▁" + tail``)."""
+        if tail is None:
+            state, best, back = self.root, [0.0], [None]
+        else:
+            state, best, back = self.after_space, [0.0, self.after_space.first[1]], [None, self.after_space.first]
+            text, tail = tail, text
         for char in text:
-            following = state[0](char)
-            state = following if following is not None else step(state, char)
-            top = minus_inf
-            for candidate in state[1]:
+            state = state[char]
+            pick = state.first  # (taken on sight: ``>`` replaces, so the first of equals stays)
+            top = best[pick[0]] + pick[1]
+            for candidate in state.rest:
                 score = best[candidate[0]] + candidate[1]
                 if score > top:
                     top = score
                     pick = candidate
             best.append(top)
             back.append(pick)
-        # back from the end; most words are one or two pieces, answered before any list is made
+        if tail is not None:
+            text = tail
+        pieces: list[str] = []
+        ids: list[int] = []
         end = len(text)
-        if not end:
-            return (), ()
-        last = back[end]
-        start = end + last[0]
-        if not start:
-            return (text,), (last[2],)
-        before = back[start]
-        middle = start + before[0]
-        if not middle:
-            return (text[:start], text[start:]), (before[2], last[2])
-        pieces = [text[start:], text[middle:start]]
-        ids = [last[2], before[2]]
-        end = middle
-        while end:
-            pick = back[end]
-            start = end + pick[0]
-            pieces.append(text[start:end])
-            ids.append(pick[2])
-            end = start
+        while end:  # (a candidate holds its piece: no substring made, none kept twice; an unknown one holds None)
+            length, _, piece_id, piece = back[end]
+            pieces.append(piece or text[end + length:end])
+            ids.append(piece_id)
+            end += length
         pieces.reverse()
         ids.reverse()
         return tuple(pieces), tuple(ids)
@@ -376,7 +375,7 @@ class _WordTable(dict):
     (the model's ``_segment_word``, unknowns finished) and put in this table and its ``twin`` (ids
     for pieces, pieces for ids). The miss path is kept short: it runs once per new word of a text."""
 
-    __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk", "id_of")
+    __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk", "id_of", "after_space")
 
     def __init__(self, model: "SentencePieceModel", ids: bool, prefix: str) -> None:
         super().__init__()
@@ -385,10 +384,14 @@ class _WordTable(dict):
         #: BPE's merges give the pieces alone; their ids are looked up here (one call less a word)
         self.id_of = model.piece_to_id.get if model._merge_scores is not None else None
         self.segment = model._segment_word if self.id_of is None else model._bpe_symbols
+        #: unigram words after a "▁": the automaton reads on from its state after the "▁"
+        self.after_space = model._automaton.split if model._automaton is not None and prefix else None
         self.twin: _WordTable = self
 
     def __missing__(self, part: str) -> tuple[Any, ...]:
-        if self.id_of is None:
+        if self.after_space is not None:
+            pieces, ids = self.after_space(self.prefix + part, part)
+        elif self.id_of is None:
             pieces, ids = self.segment(self.prefix + part)
         else:
             pieces = self.segment(self.prefix + part)
@@ -742,7 +745,9 @@ class SentencePieceModel:
             table = self._ids_of if ids else self._pieces_of
             words = self.normalizer.ascii_words(text)  # (most lines: normalized and cut in one split)
             if words is not None:
-                out = list(chain.from_iterable(map(table.__getitem__, words)))
+                out = []
+                for word in words:  # (a line's ~10 words: a plain loop beats list(chain(map(...))) by ~0.4 us)
+                    out += table[word]
             else:
                 parts = self.normalizer.normalize(text).split("\u2581")
                 # (every word after the first "▁" looked up in C; a missing one made by the table)

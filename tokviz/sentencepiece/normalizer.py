@@ -305,8 +305,9 @@ class SentencePieceNormalizer:
             self._user_first.setdefault(sym[0], []).append(sym)
         # longest symbol first among those starting at the same place, as sentencepiece's prefix matcher
         self._user_split = re.compile("(" + "|".join(map(re.escape, ordered)) + ")") if ordered else None
-        #: whether an ASCII text's words may come from one ``str.split()`` (see :meth:`ascii_words`); None: not known yet
-        self._split_ascii: bool | None = (None if add_dummy_prefix and remove_extra_whitespaces and escape_whitespaces
+        #: whether an ASCII text's words may come from one ``str.split()`` (see :meth:`ascii_words`): False, or
+        #: ``(pattern, table)`` of ``_map``'s ASCII case when they may; None: not known yet
+        self._split_ascii: Any = (None if add_dummy_prefix and remove_extra_whitespaces and escape_whitespaces
                                           and not treat_whitespace_as_suffix and self._user_split is None else False)
 
     @classmethod
@@ -408,15 +409,17 @@ class SentencePieceNormalizer:
         >>> SentencePieceNormalizer.from_rule("nmt_nfkc").ascii_words("  Hello\tworld ")
         ['Hello', 'world']
         """
-        split_ok = self._split_ascii
-        if split_ok is None:
-            fast = self._index.ascii()
+        fast = self._split_ascii
+        if fast is None:
+            fast = self._index.ascii() if self._index.trie is not None else (None, {})
             table = fast[1] if fast is not None else {}
             mapped = "".join(map(table.get, map(ord, _OTHER_SPACES), _OTHER_SPACES)) + "".join(table.values())
-            split_ok = self._split_ascii = fast is not None and not any(map(mapped.__contains__, _OTHER_SPACES))
-        if not split_ok or not text.isascii():
+            fast = self._split_ascii = False if fast is None or any(map(mapped.__contains__, _OTHER_SPACES)) else fast
+        if fast is False or not text.isascii():
             return None
-        return self._map(text).split()
+        if fast[0] is not None and fast[0].search(text) is not None:  # (_map's ASCII case, inlined: once a line)
+            text = text.translate(fast[1])
+        return text.split()
 
     def normalize_all(self, texts: list[str]) -> list[str]:
         """``[self.normalize(t) for t in texts]``, done on all texts joined at once (a trainer's corpus).

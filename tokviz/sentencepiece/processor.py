@@ -539,13 +539,13 @@ class SentencePieceProcessor:
         return self.Encode(input, return_type=kind, **options)
 
     def EncodeAsPieces(self, input: Any, **options: Any) -> Any:
-        if not options and type(input) is str and self._plain:
-            return self.model.encode_as(input, False)
+        if not options and type(input) is str and self._plain and self._model is not None:  # (no property call)
+            return self._model.encode_as(input, False)
         return self._encode_as(str, input, **options)
 
     def EncodeAsIds(self, input: Any, **options: Any) -> Any:
-        if not options and type(input) is str and self._plain:
-            return self.model.encode_as(input, True)
+        if not options and type(input) is str and self._plain and self._model is not None:  # (no property call)
+            return self._model.encode_as(input, True)
         return self._encode_as(int, input, **options)
 
     def EncodeAsProto(self, input: Any, **options: Any) -> Any:

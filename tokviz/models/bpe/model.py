@@ -245,15 +245,6 @@ def apply_merges(ids: list[int], lengths: list[int] | None, merge_map: Mapping[t
             pair_merges[i] = get((new_id, ids[i + 1]), NO_MERGE)
 
 
-def merge_ids(ids: list[int], merge_map: Mapping[tuple[int, int], int]) -> None:
-    """:func:`apply_merges` without lengths, for when each token's text gives its length.
-
-    >>> ids = [2, 6, 1, 5]; merge_ids(ids, {(6, 1): 0 << 32 | 7, (2, 7): 2 << 32 | 9}); ids
-    [9, 5]
-    """
-    apply_merges(ids, None, merge_map)
-
-
 def merge_all(
     ids: list[int],
     lengths: list[int] | None,
@@ -579,7 +570,7 @@ class BPE(FrozenModel):
             if self._plain and not self.dropout and None not in ids:
                 # Fastest path: no decoration and one id per token string, so a token's
                 # text is exactly the characters it covers and gives its length.
-                merge_ids(ids, self._merge_map)
+                apply_merges(ids, None, self._merge_map)
                 vocab_r = self._vocab_r
                 tokens = []
                 position = 0
