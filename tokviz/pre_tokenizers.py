@@ -540,7 +540,7 @@ class Punctuation(PreTokenizer):
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         if text.isalnum():  # (letters and digits are never punctuation: one C call for most words)
             return [(0, len(text))]
-        return _cut(text, is_bert_punctuation, self.behavior)
+        return _char_cuts(text, _PUNCTUATION_CANDIDATE, is_bert_punctuation, self.behavior)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Punctuation", "behavior": behavior_to_json(self.behavior)}
@@ -556,16 +556,29 @@ def is_numeric(char: str) -> bool:
 _NUMERIC_CANDIDATE = regex.compile(r"\p{N}")
 
 
+#: Candidates for :func:`is_bert_punctuation` (P*, and ASCII symbols), found in C as for numbers.
+_PUNCTUATION_CANDIDATE = regex.compile(r"[\p{P}$+<=>^`|~]")
+
+
 def _numeric_cuts(text: str, behavior: str) -> list[tuple[int, int]]:
-    """Where Digits cuts ``text`` (as ``_cut(text, is_numeric, behavior)``): the numeric chars,
-    candidates found in C and checked by :func:`is_numeric`.
+    """Where Digits cuts ``text`` (as ``_cut(text, is_numeric, behavior)``).
 
     >>> _numeric_cuts("a½ ②3", "isolated")
     [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
     """
     # (letters are never numeric, and most words are letters only: one C call for them)
-    spans = [] if text.isalpha() else [match.span() for match in _NUMERIC_CANDIDATE.finditer(text) if is_numeric(match.group())]
-    if not spans:  # (no number: the text is one piece, whatever the behavior)
+    return [(0, len(text))] if text.isalpha() else _char_cuts(text, _NUMERIC_CANDIDATE, is_numeric, behavior)
+
+
+def _char_cuts(text: str, candidates: Any, is_match: Callable[[str], bool], behavior: str) -> list[tuple[int, int]]:
+    """``_cut(text, is_match, behavior)`` where ``candidates`` finds (in C) a superset of the
+    chars ``is_match`` accepts, each checked by it.
+
+    >>> _char_cuts("a, b!!", _PUNCTUATION_CANDIDATE, is_bert_punctuation, "contiguous")
+    [(0, 1), (1, 2), (2, 4), (4, 6)]
+    """
+    spans = [match.span() for match in candidates.finditer(text) if is_match(match.group())]
+    if not spans:  # (no match: the text is one piece, whatever the behavior)
         return [(0, len(text))] if text else []
     return [(start, end) for start, end in apply_behavior(spans_to_matches(spans, len(text)), behavior) if end > start]
 

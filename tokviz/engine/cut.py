@@ -91,7 +91,7 @@ class CutPlan:
         "stages", "pre_tokenizer", "model", "graphemes", "by_segments", "splitter", "one_word", "clip_literals", "words",
         "steps", "words_of", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
         "odd_values", "shifts", "space_finditer", "openers", "aligned", "aligned_chars", "runs", "cut", "pieces",
-        "byte_words", "prefix_space",
+        "byte_words", "prefix_space", "sub_words",
     )
 
     def __init__(self, stages: tuple[Any, ...], pre_tokenizer: Any, model: Any, joined: str | None = None, encoder: Any = None) -> None:
@@ -148,6 +148,8 @@ class CutPlan:
         #: and whether ByteLevel prefixes a space to each piece.
         self.byte_words: Any = None
         self.prefix_space = False
+        #: Some byte-level word was cut inside a char (see _sub_words_entry).
+        self.sub_words = False
         if isinstance(tables, WordLevelTables):
             self.wordlevel = (tables.vocab, tables.vocab.get(model.unk_token), model.unk_token)
 
@@ -450,8 +452,8 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
     >>> from tokviz import pre_tokenizers
     >>> falcon = [pre_tokenizers.Punctuation("contiguous"), pre_tokenizers.ByteLevel(False), pre_tokenizers.Digits()]
     >>> words = _byte_level_split(tuple(falcon))[1]
-    >>> words("Hi!! it's 12a"), words("½")  # (Digits cuts '½''s two byte symbols apart, as HF does)
-    (['Hi', '!!', ' it', "'", 's', ' ', '12', 'a'], None)
+    >>> words("Hi!! it's 12a"), words("½")[0].pieces  # (Digits cuts '½''s two byte symbols apart, as HF does)
+    (['Hi', '!!', ' it', "'", 's', ' ', '12', 'a'], ('Â', '½'))
     """
     kinds = list(map(split_kind, steps))
     if kinds.count("byte_level") != 1:
@@ -556,19 +558,34 @@ def _per_word(split: Any, on_symbols: bool) -> Any:
     return finer
 
 
+class _SymbolPieces(str):
+    """A word whose byte symbols a step after ByteLevel cut inside a char (Falcon's Digits cuts
+    'ü''s symbols 'Ã¼' in two, as HF does): the word, and its symbol ``pieces`` (each a word of
+    its own, see :func:`_sub_words_entry`)."""
+
+    pieces: tuple[str, ...]
+
+
 def _split_symbols(split: Any, word: str) -> list[str] | None:
-    """``split`` on a word's byte-level symbols, as pieces of the word (None: a cut in a char)."""
-    symbols = text_to_symbols(word)
-    pieces = split(symbols)
-    if pieces is None or len(pieces) < 2:
-        return pieces if pieces is None else [word]
-    if len(symbols) == len(word):
+    """``split`` on a word's byte-level symbols, as pieces of the word, or the word as
+    :class:`_SymbolPieces` where a cut falls inside a char (None: ``split`` cannot say)."""
+    pieces: list[str] = []
+    for symbols in word.pieces if type(word) is _SymbolPieces else (text_to_symbols(word),):
+        found = split(symbols)
+        if found is None:
+            return None
+        pieces += found
+    if len(pieces) < 2:
+        return [word]
+    if sum(map(len, pieces)) == len(word):
         bounds = list(accumulate(map(len, pieces), initial=0))
     else:
         char_at = {size: index for index, size in enumerate(accumulate(map(len, map(str.encode, word)), initial=0))}
         bounds = [char_at.get(size) for size in accumulate(map(len, pieces), initial=0)]
         if None in bounds:
-            return None
+            whole = _SymbolPieces(word)
+            whole.pieces = tuple(pieces)
+            return [whole]
     return [word[start:end] for start, end in zip(bounds, islice(bounds, 1, None))]
 
 
@@ -595,6 +612,8 @@ def _byte_entry(plan: CutPlan, word: str) -> tuple[Any, ...]:
     >>> _byte_entry(plan, " a")
     ((2,), ('Ġa',), (0,), (2,), (1,), (2,), (2,), (1,), (2,), True)
     """
+    if type(word) is _SymbolPieces:
+        return _sub_words_entry(plan, word)
     symbols, entry = byte_symbol_tokens(word, plan.model.tokenize, plan.bpe)
     ids, values, starts, ends = entry
     size = len(word)
@@ -624,6 +643,36 @@ def _byte_entry(plan: CutPlan, word: str) -> tuple[Any, ...]:
             return ids, values, starts, ends, starts, ends, lengths, (0,) * len(ids), lengths, True
     if not same_length:
         starts, ends = symbol_offsets_to_chars(word, starts, ends)  # a char's bytes align to the char
+    return _trimmed_entry(ids, values, starts, ends, size)
+
+
+def _sub_words_entry(plan: CutPlan, word: _SymbolPieces) -> tuple[Any, ...]:
+    """:func:`_byte_entry` of a word cut inside a char: each symbol piece's tokens, offsets of
+    the chars their symbols belong to (both pieces of a cut char align to it, as HF's), and an
+    eleventh field: per token, which piece (word) of the word it is in."""
+    char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode()))]
+    ids: list[int] = []
+    values: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pieces: list[int] = []
+    position = 0
+    for index, symbols in enumerate(word.pieces):
+        entry = plan.bpe(symbols) if plan.bpe is not None else None
+        entry = entry or _model_word_entry(plan.model, symbols)
+        ids += entry[0]
+        values += entry[1]
+        starts += [char_of_symbol[position + start] for start in entry[2]]
+        ends += [char_of_symbol[position + max(end - 1, start)] + (end > start) for start, end in zip(entry[2], entry[3])]
+        pieces += repeat(index, len(entry[0]))
+        position += len(symbols)
+    plan.sub_words = True
+    return (*_trimmed_entry(tuple(ids), tuple(values), tuple(starts), tuple(ends), len(word)), tuple(pieces))
+
+
+def _trimmed_entry(ids: tuple[int, ...], values: tuple[str, ...], starts: Any, ends: Any, size: int) -> tuple[Any, ...]:
+    """A byte-level entry's fields from its tokens' char offsets (see :func:`_byte_entry`)."""
+    trim_chars = TRIM_CHARS
     trimmed_starts = list(starts)
     trimmed_ends = list(ends)
     for index, value in enumerate(values):
@@ -697,6 +746,18 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
         starts = list(map(add, chain.from_iterable(map(_TRIMMED_STARTS if trim else _STARTS, entries)), bases))
         ends = list(map(add, chain.from_iterable(map(_TRIMMED_ENDS if trim else _ENDS, entries)), bases))
     word_ids = tuple(range(n_words)) if counts is None else tuple(chain.from_iterable(map(repeat, count(), counts)))
+    if plan.sub_words and max(map(len, entries)) > 10:
+        # A word cut inside a char is several words (see _sub_words_entry).
+        ids_of_words: list[int] = []
+        n_words = 0
+        for entry in entries:
+            if len(entry) > 10:
+                ids_of_words += map(add, entry[10], repeat(n_words))
+                n_words += entry[10][-1] + 1 if entry[10] else 1
+            else:
+                ids_of_words += repeat(n_words, len(entry[0]))
+                n_words += 1
+        word_ids = tuple(ids_of_words)
     if prefixed or (trim and at_start):
         # The first word: its offsets by the general rules (the prefix space; the text's first token).
         if ends is None:
