@@ -22,9 +22,9 @@ from __future__ import annotations
 import gc
 import heapq
 import sys
-from dataclasses import dataclass
 from collections import defaultdict
-from itertools import accumulate, chain, compress, count, repeat
+from dataclasses import dataclass
+from itertools import accumulate, chain, compress, repeat
 from operator import lshift, lt, or_
 from typing import Callable, Mapping
 
@@ -259,7 +259,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     pending_counts: list[int] = []  # the buckets' counts, negated (a max-heap)
     floor = 0  # the count of the merge being made: a pair counted at least that goes onto the heap at once
     made: set[str] = set()
-    steps: list[MergeStep] = []
+    steps: list[tuple[int, int, int]] = []  # (left id, right id, count) of each merge made
     pieces: list[tuple[str, float]] = []
     stop_reason = f"reached the target of {num_merges} merges"
     while len(pieces) < num_merges:
@@ -575,7 +575,7 @@ def _initial_pairs_on_lists(sym: list[int], nxt: list[int], weight: list[int]) -
     out on top of the queue, as a new pair is: most never do)."""
     codes = list(map(or_, map(lshift, sym, repeat(_BITS)), sym[1:]))
     codes.append(-1)
-    for position in compress(count(), map(lt, nxt, repeat(0))):  # (a word's last symbol: no pair)
+    for position in compress(range(len(nxt)), map(lt, nxt, repeat(0))):  # (a word's last symbol: no pair)
         codes[position] = -1
     positions: defaultdict[int, list[int]] = defaultdict(list)
     for position, code in enumerate(codes):
