@@ -23,7 +23,7 @@ import gc
 import re
 import unicodedata
 from itertools import accumulate, chain, compress, count, islice, repeat
-from operator import add, eq, is_, itemgetter, lt, sub
+from operator import add, eq, is_, itemgetter, lt, not_, sub
 from typing import Any
 
 import regex
@@ -1441,13 +1441,44 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
     return tuple(ids), tuple(tokens), FlatOffsets((offset_starts, offset_ends, 0, 0)), tuple(words), n_words
 
 
+def _slice_lengths(entries: list[Any], tokens: tuple[str, ...], odd_values: frozenset[str], words: list[str]) -> list[int] | None:
+    """The lengths of the text the tokens cover, as :func:`_normalized_fields`' running sums
+    need them, when some tokens are not slices of it (unk: a newline no training text had): the
+    spans of the tokens of such words from their entries, which must tile their words; None
+    otherwise (a byte-fallback char's tokens overlap).
+
+    >>> _slice_lengths([((1,), ("ab",), (0,), (2,)), ((0, 2), ("<unk>", "c"), (0, 1), (1, 2))], ("ab", "<unk>", "c"), frozenset({"<unk>"}), ["ab", "éc"])
+    [2, 1, 1]
+    """
+    odd = list(compress(count(), map(not_, map(odd_values.isdisjoint, map(_TOKENS, entries)))))
+    if len(odd) > max(len(entries) // 8, 8):
+        return None  # (a loop per odd word: the general offsets are then as fast)
+    lengths = list(map(len, tokens))
+    firsts = list(accumulate(map(len, map(_IDS, entries)), initial=0))
+    tiling: dict[int, bool] = {}  # id(entry) -> whether its tokens tile its word
+    for position in odd:
+        entry = entries[position]
+        tiles = tiling.get(id(entry))
+        if tiles is None:
+            _, _, starts, ends = entry[:4]
+            tiles = tiling[id(entry)] = (
+                starts[0] == 0 and ends[-1] == len(words[position]) and starts[1:] == ends[:-1] and all(map(lt, starts, ends))
+            )
+        if not tiles:
+            return None
+        lengths[firsts[position] : firsts[position + 1]] = map(sub, entry[3], entry[2])
+    return lengths
+
+
 def _flat_lists(offsets: Any, shift: int) -> tuple[list[int], list[int]]:
     """Offsets (pairs, or :class:`FlatOffsets` without special tokens) as lists of starts and
     ends, each moved by ``shift``: ``(FlatOffsets(([0, 2, 3], None, 0, 0)), 5) -> ([5, 7], [7, 8])``."""
     if type(offsets) is FlatOffsets:
         starts, ends = offsets[0], offsets[1]
         if ends is None:
-            starts, ends = islice(starts, len(starts) - 1), islice(starts, 1, None)
+            starts, ends = starts[:-1], starts[1:]
+        if not shift:
+            return list(starts), list(ends)
     else:
         starts, ends = map(itemgetter(0), offsets), map(itemgetter(1), offsets)
     return list(map(add, starts, repeat(shift))), list(map(add, ends, repeat(shift)))
@@ -1581,16 +1612,19 @@ def _normalized_fields(
     n = len(ids)
     tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
     odd_values = plan.odd_values
-    if word_starts is None and odd_values is not None and odd_values.isdisjoint(tokens):
-        # The words tile the text and, without unk or byte tokens, each token is the slice
-        # of the text it covers: offsets are running sums of the tokens' lengths.
+    lengths = None
+    if word_starts is None and odd_values is not None:
+        lengths = map(len, tokens) if odd_values.isdisjoint(tokens) else _slice_lengths(entries, tokens, odd_values, words)
+    if lengths is not None:
+        # The words tile the text and, but for a few unk tokens, each token is the slice of the
+        # text it covers: offsets are running sums of the tokens' lengths.
         if plan.one_word:
             word_ids = (0,) * n
         elif n == n_words:
             word_ids = tuple(range(n_words))
         else:
             word_ids = tuple(chain.from_iterable(map(repeat, range(n_words), map(len, map(_IDS, entries)))))
-        bounds = list(accumulate(map(len, tokens), initial=-prefix))
+        bounds = list(accumulate(lengths, initial=-prefix))
         if prefix and n and bounds[1] > 0:
             # Only the first token reaches into the prepended chars: it starts at the first char.
             bounds[0] = 0
