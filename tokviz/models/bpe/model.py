@@ -129,8 +129,8 @@ def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...
     """
     if not merges:
         return (), ()
-    if type(merges) is ProvenPairs:
-        return tuple(zip(*merges))  # type: ignore[return-value]
+    if type(merges) is ProvenPairs and merges.columns is not None:
+        return merges.columns
     if set(map(type, merges)) <= {list, tuple}:  # (legacy "a b" strings are parsed one by one)
         columns = tuple(zip(*merges))
         # Two columns: every merge has two parts or more; as many parts as twice the merges: exactly two.
