@@ -215,6 +215,7 @@ _WHITESPACE_SPLIT = PlainSplit(_whitespace_words)
 #: (a class of listed chars: the same in :mod:`re`, which is faster)
 _WHITESPACE_SPLIT_SPLIT = PlainSplit(re.compile(NON_SPACE_RUN.pattern).finditer, runs=True)
 _BYTE_LEVEL_SPLIT = PlainSplit(to_bytes=True)
+_DIGITS_SPLIT = PlainSplit(digits=True)
 
 
 @dataclass(slots=True, repr=False)
@@ -583,26 +584,6 @@ def _char_cuts(text: str, candidates: Any, is_match: Callable[[str], bool], beha
     return [(start, end) for start, end in apply_behavior(spans_to_matches(spans, len(text)), behavior) if end > start]
 
 
-def _digit_words(individual: bool) -> Callable[[str], list[str]]:
-    """Digits' words of a text, as strings (split in :mod:`re` on ASCII text).
-
-    >>> _digit_words(True)("Call 123"), _digit_words(False)("x½2 y")
-    (['Call ', '1', '2', '3'], ['x', '½2', ' y'])
-    """
-    ascii_split = re.compile("([0-9])" if individual else "([0-9]+)").split
-    behavior = "isolated" if individual else "contiguous"
-
-    def words(text: str) -> list[str]:
-        if text.isascii():
-            return [piece for piece in ascii_split(text) if piece]
-        return [text[start:end] for start, end in _numeric_cuts(text, behavior)]
-
-    return words
-
-
-_DIGITS_SPLITS = (PlainSplit(digits=True, word_list=_digit_words(False)), PlainSplit(digits=True, word_list=_digit_words(True)))
-
-
 @dataclass(slots=True, repr=False)
 class Digits(PreTokenizer):
     """Isolate numbers: runs of digits, or each digit alone with ``individual_digits``.
@@ -612,7 +593,7 @@ class Digits(PreTokenizer):
     """
 
     def plain_split(self) -> "PlainSplit":
-        return _DIGITS_SPLITS[bool(self.individual_digits)]
+        return _DIGITS_SPLIT
 
     individual_digits: bool = False
 

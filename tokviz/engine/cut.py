@@ -319,9 +319,9 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     plan = CutPlan(tuple(stages), pre_tokenizer, model, joined, encoder)
     plan.steps = steps
     plan.splitter = _splitter(pre_tokenizer, steps)
-    tiles = _declared_words(steps) if plan.splitter is None else None
+    tiles = steps[0].plain_split().word_list if plan.splitter is None and len(steps) == 1 and split_kind(steps[0]) else None
     if tiles is not None:
-        # Words as strings that tile the piece (Split "isolated", Digits): offsets are sums of lengths.
+        # Words as strings that tile the piece (Split "isolated"): offsets are sums of lengths.
         plan.splitter, plan.run_findall = "tiles", tiles
     if plan.splitter == "clip":
         plan.ascii_finditer = _CLIP_ASCII.finditer
@@ -474,25 +474,6 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
         if words is not None:
             splits.append((words, index > at))
     return prefix_space, _composed(splits)
-
-
-def _declared_words(steps: tuple[Any, ...]) -> Any:
-    """``text -> words`` when every step declares its words (``PlainSplit.word_list``: Split
-    "isolated", Digits), composed as :func:`_byte_level_split` does; else None.
-
-    >>> from tokviz.pre_tokenizers import Digits, Split
-    >>> from tokviz import Regex
-    >>> _declared_words((Split(Regex(r"\\p{L}+"), "isolated"), Digits(True)))("ab 12c")
-    ['ab', ' ', '1', '2', 'c']
-    """
-    splits = []
-    for step in steps:
-        declare = getattr(step, "plain_split", None)
-        plain = declare() if declare is not None else None
-        if plain is None or plain.word_list is None or plain.to_bytes:
-            return None
-        splits.append((plain.word_list, False))
-    return _composed(splits) if splits else None
 
 
 def _composed(splits: list[tuple[Any, bool]]) -> Any:
