@@ -304,8 +304,7 @@ class LatticeSet:
         longest = int((end - start).max()) if len(start) else 0
         first_i = first.astype(itype)  # (its gathers as narrow as the nodes)
         # key = (offset of the end, end, start): start ascending = longest node first within an end
-        # (int64: with 32-bit keys numpy's stable argsort takes more memory, measured)
-        key = end.astype(np.int64)
+        key = end.astype(np.int64)  # (32-bit keys: numpy's stable argsort took more memory, measured)
         key -= first_i[doc_of_pos[start]]
         max_len = int(key.max()) if len(key) else 0
         key *= n_positions
