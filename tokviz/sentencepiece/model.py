@@ -236,17 +236,21 @@ class _State(dict):
 
     def __missing__(self, char: str) -> tuple[Any, ...]:
         """The entry after ``char`` where no edge is kept: the trie's (made now, when lazy), else the
-        failure state's; kept as a shortcut (a first pass over a text meets thousands of these)."""
+        first failure state's that has one; kept as a shortcut (a first pass over a text meets
+        thousands of these: walked here with ``dict.get``, not one ``__missing__`` call a state)."""
         automaton = self.automaton
-        if automaton.lazy and self.text + char in automaton.prefixes:
-            following = automaton._state(self.text + char).entry
-        elif self.text:
-            following = self.fail[char]
-        else:  # root (or the unknown state): no piece starts with char
-            following = dict.get(automaton.root, char, automaton.unknown_state.entry)
+        state, following = self, None
+        while following is None:
+            if automaton.lazy and state.text + char in automaton.prefixes:
+                following = automaton._state(state.text + char).entry
+            elif not state.text:  # root (or the unknown state): no piece starts with char
+                following = automaton.root.get(char, automaton.unknown_state.entry)
+            else:
+                state = state.fail
+                following = state.get(char)
         if automaton.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
             automaton.memo_room -= 1
-            dict.__setitem__(self, char, following)
+            self[char] = following
         return following
 
 
@@ -326,12 +330,12 @@ class _PieceAutomaton:
             if parent is not root:
                 back = parent.fail
                 while True:
-                    found = dict.get(back, char)
+                    found = back.get(char)
                     if found is not None or back is root:
                         fail = root if found is None else found[0]
                         break
                     back = back.fail
-            dict.__setitem__(parent, char, self._new_state(text, fail).entry)
+            parent[char] = self._new_state(text, fail).entry
 
     def split(self, text: str, tail: str | None = None) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one);
