@@ -88,3 +88,9 @@ def test_the_proofs_of_vocab_and_merges_travel_with_them_to_the_model() -> None:
     assert type(odd["model"]["merges"]) is list
     with pytest.raises(SerializationError, match="is not a pair of strings"):
         Tokenizer.from_str(text.replace('[["a", "b"]]', '[["a", "b", "c"]]'))
+    # A Unigram's [piece, score] lists likewise; a score that is no number is still refused.
+    unigram = json.dumps({"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.5], ["ab", -2.0]]}})
+    assert type(read_tokenizer_json(unigram)["model"]["vocab"]) is ProvenPairs
+    assert Tokenizer.from_str(unigram).encode("ab").tokens == ["ab"]
+    with pytest.raises(SerializationError, match="a score is not a number"):
+        Tokenizer.from_str(unigram.replace("-1.5", '"x"'))

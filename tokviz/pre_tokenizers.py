@@ -215,6 +215,7 @@ _WHITESPACE_SPLIT = PlainSplit(_whitespace_words)
 #: (a class of listed chars: the same in :mod:`re`, which is faster)
 _WHITESPACE_SPLIT_SPLIT = PlainSplit(re.compile(NON_SPACE_RUN.pattern).finditer, runs=True)
 _BYTE_LEVEL_SPLIT = PlainSplit(to_bytes=True)
+_DIGITS_SPLIT = PlainSplit(digits=True)
 
 
 @dataclass(slots=True, repr=False)
@@ -540,7 +541,7 @@ class Punctuation(PreTokenizer):
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         if text.isalnum():  # (letters and digits are never punctuation: one C call for most words)
             return [(0, len(text))]
-        return _cut(text, is_bert_punctuation, self.behavior)
+        return _char_cuts(text, _PUNCTUATION_CANDIDATE, is_bert_punctuation, self.behavior)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Punctuation", "behavior": behavior_to_json(self.behavior)}
@@ -556,37 +557,31 @@ def is_numeric(char: str) -> bool:
 _NUMERIC_CANDIDATE = regex.compile(r"\p{N}")
 
 
+#: Candidates for :func:`is_bert_punctuation` (P*, and ASCII symbols), found in C as for numbers.
+_PUNCTUATION_CANDIDATE = regex.compile(r"[\p{P}$+<=>^`|~]")
+
+
 def _numeric_cuts(text: str, behavior: str) -> list[tuple[int, int]]:
-    """Where Digits cuts ``text`` (as ``_cut(text, is_numeric, behavior)``): the numeric chars,
-    candidates found in C and checked by :func:`is_numeric`.
+    """Where Digits cuts ``text`` (as ``_cut(text, is_numeric, behavior)``).
 
     >>> _numeric_cuts("a½ ②3", "isolated")
     [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
     """
-    spans = [match.span() for match in _NUMERIC_CANDIDATE.finditer(text) if is_numeric(match.group())]
-    if not spans:  # (no number: the text is one piece, whatever the behavior)
+    # (letters are never numeric, and most words are letters only: one C call for them)
+    return [(0, len(text))] if text.isalpha() else _char_cuts(text, _NUMERIC_CANDIDATE, is_numeric, behavior)
+
+
+def _char_cuts(text: str, candidates: Any, is_match: Callable[[str], bool], behavior: str) -> list[tuple[int, int]]:
+    """``_cut(text, is_match, behavior)`` where ``candidates`` finds (in C) a superset of the
+    chars ``is_match`` accepts, each checked by it.
+
+    >>> _char_cuts("a, b!!", _PUNCTUATION_CANDIDATE, is_bert_punctuation, "contiguous")
+    [(0, 1), (1, 2), (2, 4), (4, 6)]
+    """
+    spans = [match.span() for match in candidates.finditer(text) if is_match(match.group())]
+    if not spans:  # (no match: the text is one piece, whatever the behavior)
         return [(0, len(text))] if text else []
     return [(start, end) for start, end in apply_behavior(spans_to_matches(spans, len(text)), behavior) if end > start]
-
-
-def _digit_words(individual: bool) -> Callable[[str], list[str]]:
-    """Digits' words of a text, as strings (split in :mod:`re` on ASCII text).
-
-    >>> _digit_words(True)("Call 123"), _digit_words(False)("x½2 y")
-    (['Call ', '1', '2', '3'], ['x', '½2', ' y'])
-    """
-    ascii_split = re.compile("([0-9])" if individual else "([0-9]+)").split
-    behavior = "isolated" if individual else "contiguous"
-
-    def words(text: str) -> list[str]:
-        if text.isascii():
-            return [piece for piece in ascii_split(text) if piece]
-        return [text[start:end] for start, end in _numeric_cuts(text, behavior)]
-
-    return words
-
-
-_DIGITS_SPLITS = (PlainSplit(digits=True, word_list=_digit_words(False)), PlainSplit(digits=True, word_list=_digit_words(True)))
 
 
 @dataclass(slots=True, repr=False)
@@ -598,7 +593,7 @@ class Digits(PreTokenizer):
     """
 
     def plain_split(self) -> "PlainSplit":
-        return _DIGITS_SPLITS[bool(self.individual_digits)]
+        return _DIGITS_SPLIT
 
     individual_digits: bool = False
 
@@ -633,6 +628,9 @@ class CharDelimiterSplit(PreTokenizer):
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
         return [word for word in sequence.split(self.delimiter) if word]
+
+    def plain_split(self) -> "PlainSplit":
+        return PlainSplit(re.compile(f"[^{re.escape(self.delimiter)}]+").finditer)  # (the runs between delimiters)
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         return _cut(text, self.delimiter, "removed")

@@ -90,7 +90,8 @@ def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") 
             elif set(map(type, vocab)) <= {list} and set(map(len, vocab)) <= {2}:  # Unigram: [[piece, score], ...]
                 tokens = list(map(itemgetter(0), vocab))
                 if set(map(type, tokens)) <= {str} and not set(map(type, map(itemgetter(1), vocab))) & {list, dict}:
-                    flat.append(vocab)
+                    model["vocab"] = ProvenPairs(vocab)  # (the proof travels with it, see Unigram.from_dict)
+                    flat.append(model["vocab"])
                 else:  # (a piece that is not a string: the reader says so)
                     tokens = [token for token in tokens if isinstance(token, str)]
             else:  # entries of another shape: the pieces among them are still bounded
@@ -105,9 +106,11 @@ def check_tokenizer_json_sections(data: Any, name: str = "This tokenizer.json") 
             kinds = set(map(type, merges))
             if kinds <= {str}:
                 flat.append(merges)
-            elif kinds == {list} and set(map(len, merges)) == {2} and set(map(type, chain.from_iterable(merges))) == {str}:
-                model["merges"] = ProvenPairs(merges)  # (the proof travels with them, see parse_merges)
-                flat.append(model["merges"])
+            elif kinds == {list} and set(map(len, merges)) == {2}:
+                columns = tuple(zip(*merges))
+                if set(map(type, columns[0])) == {str} == set(map(type, columns[1])):
+                    model["merges"] = ProvenPairs(merges, columns)  # (the proof travels with them, see parse_merges)
+                    flat.append(model["merges"])
         unk_id = model.get("unk_id")
         if type(unk_id) is int:
             check_ids(unk_id, unk_id, None, name)

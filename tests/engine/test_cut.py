@@ -997,7 +997,13 @@ from tokviz.pre_tokenizers import Split, Whitespace  # noqa: E402
 tokenizers = pytest.importorskip("tokenizers")
 
 SPLIT_PATTERN = r"\p{L}+|\p{N}|[^\s\p{L}\p{N}]+"
-UNTUNED_KINDS = ("clip", "llama_zh", "llama_digits", "wordlevel", "split_added", "wordpiece_punct")
+UNTUNED_KINDS = (
+    "clip", "llama_zh", "llama_digits", "wordlevel", "split_added", "wordpiece_punct",
+    # (bench/bench_untuned.py's)
+    "falcon", "bloom", "gemma", "mistral", "deberta", "bert_strip", "wordlevel_char",
+)
+#: BLOOM's Split pattern, as its tokenizer.json has it.
+BLOOM_SPLIT = " ?[^(\\s|[.,!?…。，、।۔،])]+"
 
 
 def chinese_lines(count: int, seed: int) -> list[str]:
@@ -1028,10 +1034,48 @@ def _build(kind: str, lines: list[str]):
             ("<|endoftext|>", tok.token_to_id("<|endoftext|>")), ("<|startoftext|>", tok.token_to_id("<|startoftext|>")),
             add_prefix_space=False, trim_offsets=False)
         return tok
-    if kind == "llama_digits":
+    if kind in ("llama_digits", "gemma", "mistral"):
         data = json.loads(_build("llama_zh", lines).to_str())
-        data["pre_tokenizer"] = {"type": "Digits", "individual_digits": True}
+        data["pre_tokenizer"] = {
+            "llama_digits": {"type": "Digits", "individual_digits": True}, "gemma": None,
+            "mistral": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False},
+        }[kind]
+        if kind != "llama_digits":
+            data["normalizer"] = {"type": "Replace", "pattern": {"String": " "}, "content": "▁"} if kind == "gemma" else None
         return tokenizers.Tokenizer.from_str(json.dumps(data))
+    if kind in ("falcon", "bloom"):
+        tok = tokenizers.Tokenizer(models.BPE())
+        if kind == "falcon":
+            tok.pre_tokenizer = pre_tokenizers.Sequence([
+                pre_tokenizers.Punctuation("contiguous"), pre_tokenizers.ByteLevel(add_prefix_space=False), pre_tokenizers.Digits()])
+        else:
+            tok.pre_tokenizer = pre_tokenizers.Sequence([
+                pre_tokenizers.Split(Regex(BLOOM_SPLIT), behavior="isolated"), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+        tok.train_from_iterator(lines, trainers.BpeTrainer(
+            vocab_size=1500, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+        tok.post_processor = processors.ByteLevel(trim_offsets=True)
+        return tok
+    if kind == "deberta":
+        tok = tokenizers.Tokenizer(models.Unigram())
+        tok.normalizer = normalizers.Sequence([normalizers.Precompiled(_charsmap(lines)), normalizers.Replace(Regex(" {2,}"), " ")])
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
+        tok.train_from_iterator(lines, trainers.UnigramTrainer(
+            vocab_size=1500, special_tokens=["[PAD]", "[CLS]", "[SEP]", "[UNK]"], unk_token="[UNK]", show_progress=False))
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+        return tok
+    if kind == "bert_strip":
+        tok = tokenizers.Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.StripAccents(), normalizers.Lowercase()])
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=1500, special_tokens=["[UNK]", "[CLS]", "[SEP]"], show_progress=False))
+        tok.post_processor = processors.BertProcessing(("[SEP]", tok.token_to_id("[SEP]")), ("[CLS]", tok.token_to_id("[CLS]")))
+        return tok
+    if kind == "wordlevel_char":
+        tok = tokenizers.Tokenizer(models.WordLevel(unk_token="[UNK]"))
+        tok.pre_tokenizer = pre_tokenizers.CharDelimiterSplit(" ")
+        tok.train_from_iterator(lines, trainers.WordLevelTrainer(vocab_size=2000, special_tokens=["[UNK]"], show_progress=False))
+        return tok
     if kind == "llama_zh":
         tok = tokenizers.Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
         tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
@@ -1099,7 +1143,8 @@ def test_every_line_encodes_as_in_hf(kind, pairs, test_lines) -> None:
     assert not differences, f"{kind}: {len(differences)} lines differ, first {differences[0]!r:.80}"
 
 
-MIXED = "aZ 9,.!?'-:;<>|\t\n\u00e9\u0301\ufb01\uff21\u4e00\u4e01\u4e03\u4e09\u4e0a\uac00\u0431\u05d0\u0627\U0001F917\u200d"
+# (ü and ½: UTF-8 bytes whose byte-level symbols are numbers, '¼' and '½', which Falcon's Digits cuts)
+MIXED = "aZ 9,.!?'-:;<>|\t\n\u00e9\u0301\ufb01\uff21\u4e00\u4e01\u4e03\u4e09\u4e0a\uac00\u0431\u05d0\u0627\U0001F917\u200dü½"
 FUZZED = st.text(alphabet=st.sampled_from(MIXED), max_size=40) | st.sampled_from(["King", "thee said", "<|user|>", "the game", "ﬁsh"]).flatmap(
     lambda word: st.tuples(st.text(alphabet=st.sampled_from(MIXED), max_size=8), st.text(alphabet=st.sampled_from(MIXED), max_size=8)).map(
         lambda ends: ends[0] + word + ends[1]))
@@ -1119,7 +1164,7 @@ def test_fuzzed_text_encodes_as_in_hf(kind, pairs) -> None:
 
 
 def test_the_untuned_kinds_take_the_engine_and_it_agrees_with_the_general_path(pairs, test_lines) -> None:
-    for kind in ("wordlevel", "split_added", "wordpiece_punct", "llama_digits"):
+    for kind in ("wordlevel", "split_added", "wordpiece_punct", "llama_digits", "falcon", "bloom", "gemma", "mistral", "wordlevel_char"):
         _, ours = pairs[kind]
         plan = ours._engine().cut()
         assert plan is not None, kind
@@ -1128,7 +1173,8 @@ def test_the_untuned_kinds_take_the_engine_and_it_agrees_with_the_general_path(p
         general.use_fast_path = False
         for line in test_lines:
             assert _hf_fields(ours.encode(line)) == _hf_fields(general.encode(line)), (kind, line)
-    assert ours._engine().cut().pieces  # (llama_digits: its long words went piece by piece)
+    assert pairs["llama_digits"][1]._engine().cut().pieces  # (its long words went piece by piece)
+    assert pairs["falcon"][1]._engine().cut().sub_words  # (a word cut inside a char's byte symbols: ü, ½)
 
 
 def test_a_worked_example_with_added_tokens() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
 from tokviz.models.bpe.model import (
-    BYTE_FALLBACK_TOKENS, ID_MASK, LIST_MERGE_MAX_SYMBOLS, NO_MERGE, BpeTables, apply_merges, merge_ids,
+    BYTE_FALLBACK_TOKENS, ID_MASK, LIST_MERGE_MAX_SYMBOLS, NO_MERGE, BpeTables, apply_merges, merge_all,
 )
 
 
@@ -117,9 +117,9 @@ def bpe_word_encoder(model: Any) -> Any:
                 token_id = packed & id_mask
                 return (token_id,), (token_of(token_id),), at_zero, ONE_TUPLES[2]
         elif count > max_symbols:
-            merge_ids(ids, merge_map)
+            merge_all(ids, None, merge_map)
         elif count > 2:
-            # merge_ids inlined (this is the hot loop of a cold encode): the packed merge of
+            # apply_merges inlined (this is the hot loop of a cold encode): the packed merge of
             # each adjacent pair, then repeatedly the lowest (leftmost on ties), patching
             # only the two pairs next to the new token.
             pair_merges = list(map(pair_merge, zip(ids, islice(ids, 1, None)), never))
@@ -166,10 +166,8 @@ def bpe_word_encoder(model: Any) -> Any:
     # until its word caches are first cleared (use_proofs): a first proof costs more than one
     # merge there (Llama 2 first pass 2.07x HF merging, 2.44x proving) but memoized proofs pay
     # once the same tokens come again with the caches gone (1.84x proving, 2.82x merging).
-    # Words of several tokens are merged: guessing them (longest tokens first) and proving the
-    # guess was slower on a first pass for every BPE kind of the bench (openllama 46.4 -> 44.5
-    # ms of 7,663 new words, bart 35.5 -> 32.0, llama_digits 81.5 -> 66.4: the guesses' tokens
-    # are new) and within the noise once the caches were cleared (--cold-calls).
+    # Words of several tokens are merged: guessing and proving them was slower on a first pass
+    # (openllama 46.4 -> 44.5 ms, llama_digits 81.5 -> 66.4) and no faster after a cleared cache.
     # An empty token in a merge would let that merge remake its other part (a proof would
     # recurse on it); one in no merge is never a symbol (Whisper's files hold one), so words
     # are proven as in any vocabulary.
@@ -607,8 +605,8 @@ def letter_runs(model: Any, mark: str, newline: str) -> str | None:
     if new_ids is None:
         new_ids = tuple(map(and_, tables.merge_map.values(), repeat(ID_MASK)))
     made = list(map(tables.vocab_r.__getitem__, set(new_ids)))
-    # The refusals below first on all the made tokens, in C (a token holding a NUL, "<0x" or an
-    # unk text of other chars is one of the mixed ones): a Llama-type load saves 3.5 of 4.6 ms.
+    # The refusals below first on all made tokens, in C (a token holding a NUL, "<0x" or an unk
+    # text of other chars is a mixed one): 4.6 -> 1.8 ms of a Llama-type load that refuses.
     joined = "\x00".join(made)
     unk = model.unk_token
     if joined.count("\x00") >= len(made) or "<0x" in joined or (unk and "\x00" not in unk and not unk.replace("▁", "").isalnum() and unk in joined):

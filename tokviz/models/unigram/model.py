@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from tokviz.errors import SerializationError, VocabularyError
-from tokviz.models.base import Token
+from tokviz.models.base import ProvenPairs, Token
 from tokviz.models.unigram.lattice import Lattice, LatticeNode
 
 #: HF / SentencePiece: an unknown character costs this much below the worst piece.
@@ -539,7 +539,8 @@ class Unigram:
         if data.get("type", "Unigram") != "Unigram":
             raise SerializationError(f"Expected a Unigram model section, got type {data.get('type')!r}.")
         vocab = data.get("vocab")
-        if (
+        proven = type(vocab) is ProvenPairs  # ([str, score] lists: the reader's proof)
+        if not proven and (
             not isinstance(vocab, list)
             or not (all(map(list.__instancecheck__, vocab)) or all(isinstance(e, (list, tuple)) for e in vocab))
             or set(map(len, vocab)) - {2}
@@ -554,7 +555,7 @@ class Unigram:
         except (TypeError, ValueError, JsonNumberError) as error:
             raise SerializationError(f"Unigram model section: a score is not a number ({error}).") from error
         tokens = list(map(itemgetter(0), vocab))
-        if not all(map(str.__instancecheck__, tokens)):
+        if not proven and not all(map(str.__instancecheck__, tokens)):
             tokens = list(map(str, tokens))
         unk_id = data.get("unk_id")
         byte_fallback = bool(data.get("byte_fallback", False))
