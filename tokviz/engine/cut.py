@@ -1343,12 +1343,21 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
     parts: list[str] = []
     starts: list[int] = []  # per normalized char, the original span it stands for
     ends: list[int] = []
+    identity = True  # (so far each normalized char stands for the char at its place: no spans kept)
     position = 0
     aligned = plan.aligned
     segments = _segments(plan, text) if plan.by_segments else (text,)
     for segment in segments:
         end = position + len(segment)
         staged, prefix, origin = _staged(plan, segment, not position)
+        if staged is not None and not prefix and origin is None and identity:
+            parts.append(staged)
+            position = end
+            continue
+        if identity:
+            identity = False
+            starts.extend(range(position))
+            ends.extend(range(1, position + 1))
         if staged is not None and prefix and origin is None:
             # (prepended chars take the first char's alignment)
             parts.append(staged)
@@ -1402,8 +1411,8 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
         if token_id is not None:
             ids.append(token_id)
             tokens.append(normalized_text[start:end])
-            offset_starts.append(starts[start])
-            offset_ends.append(ends[end - 1])
+            offset_starts.append(start if identity else starts[start])
+            offset_ends.append(end if identity else ends[end - 1])
             words.append(n_words)
             n_words += 1
             continue
@@ -1415,8 +1424,12 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
             return None
         ids += fields[0]
         tokens += fields[1]
-        offset_starts += map(starts.__getitem__, token_starts)
-        offset_ends += map(ends.__getitem__, map(sub, token_ends, repeat(1)))
+        if identity:
+            offset_starts += token_starts
+            offset_ends += token_ends
+        else:
+            offset_starts += map(starts.__getitem__, token_starts)
+            offset_ends += map(ends.__getitem__, map(sub, token_ends, repeat(1)))
         words.extend(map(add, fields[3], repeat(n_words)))
         n_words += min(fields[4], 1) if plan.one_word else fields[4]
     return tuple(ids), tuple(tokens), FlatOffsets((offset_starts, offset_ends, 0, 0)), tuple(words), n_words
