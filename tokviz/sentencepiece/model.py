@@ -215,26 +215,43 @@ def _prefix_levels(pieces: Any) -> list[set[str]]:
 
 
 class _State(dict):
-    """One state of :class:`_PieceAutomaton`: this dict is its transitions (character -> state; a
-    missing one is found by ``__missing__`` and kept), ``first`` and ``rest`` its candidates
-    ``(-length, score, id)`` longest first (``best[-length]`` is where one starts), ``found`` the
-    same without the unknown node, ``text`` what it has read, ``fail`` its failure state.
+    """One state of :class:`_PieceAutomaton`: this dict is its transitions (character -> the next
+    state's ``entry``; a missing one is found by ``__missing__`` and kept), ``entry`` is ``(state,
+    first candidate, the other candidates)``, candidates ``(-length, score, id, piece)`` longest first
+    (``best[-length]`` is where one starts), ``found`` them without the unknown node, ``text`` what
+    it has read, ``fail`` its failure state.
 
-    Reading a character is then one C-level subscript (``state = state[char]``), and the first
-    candidate needs no comparison: that cut the Viterbi loop's time by a fifth against a list
-    state and its ``dict.get``.
+    Reading a character is then one C-level subscript and one unpacking (``state, pick, rest =
+    state[char]``), and the first candidate needs no comparison: a fifth less time in the Viterbi
+    loop than a list state and its ``dict.get``.
     """
 
-    __slots__ = ("first", "rest", "found", "text", "fail", "automaton")
+    __slots__ = ("entry", "found", "text", "fail", "automaton")
 
     def __init__(self, automaton: "_PieceAutomaton", text: str, fail: "_State | None", found: tuple[Any, ...],
                  candidates: tuple[Any, ...]) -> None:
         super().__init__()
         self.automaton, self.text, self.fail, self.found = automaton, text, self if fail is None else fail, found
-        self.first, self.rest = (candidates[0], candidates[1:]) if candidates else (None, ())
+        self.entry = (self, candidates[0], candidates[1:]) if candidates else (self, None, ())
 
-    def __missing__(self, char: str) -> "_State":
-        return self.automaton._step(self, char)
+    def __missing__(self, char: str) -> tuple[Any, ...]:
+        """The entry after ``char`` where no edge is kept: the trie's (made now, when lazy), else the
+        first failure state's that has one; kept as a shortcut (a first pass over a text meets
+        thousands of these: walked here with ``dict.get``, not one ``__missing__`` call a state)."""
+        automaton = self.automaton
+        state, following = self, None
+        while following is None:
+            if automaton.lazy and state.text + char in automaton.prefixes:
+                following = automaton._state(state.text + char).entry
+            elif not state.text:  # root (or the unknown state): no piece starts with char
+                following = automaton.root.get(char, automaton.unknown_state.entry)
+            else:
+                state = state.fail
+                following = state.get(char)
+        if automaton.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
+            automaton.memo_room -= 1
+            self[char] = following
+        return following
 
 
 class _PieceAutomaton:
@@ -282,7 +299,7 @@ class _PieceAutomaton:
         self.prefixes: set[str] = set().union(*levels) if self.lazy else set()
         if not self.lazy:
             self._build(levels)
-        self.after_space = self.root["\u2581"]
+        self.after_space: _State = self.root["\u2581"][0]
 
     def _new_state(self, text: str, fail: _State) -> _State:
         own = self.pieces.get(text)
@@ -313,26 +330,12 @@ class _PieceAutomaton:
             if parent is not root:
                 back = parent.fail
                 while True:
-                    found = dict.get(back, char)
+                    found = back.get(char)
                     if found is not None or back is root:
-                        fail = root if found is None else found  # (a state is a dict: an empty one is falsy)
+                        fail = root if found is None else found[0]
                         break
                     back = back.fail
-            dict.__setitem__(parent, char, self._new_state(text, fail))
-
-    def _step(self, state: _State, char: str) -> _State:
-        """The state after ``char`` where no edge is kept: the trie's (made now, when lazy), else
-        the failure state's; kept as a shortcut."""
-        if self.lazy and state.text + char in self.prefixes:
-            following = self._state(state.text + char)
-        elif not state.text:  # root (or the unknown state): no piece starts with char
-            following = dict.get(self.root, char, self.unknown_state)
-        else:
-            following = state.fail[char]
-        if self.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
-            self.memo_room -= 1
-            dict.__setitem__(state, char, following)
-        return following
+            parent[char] = self._new_state(text, fail).entry
 
     def split(self, text: str, tail: str | None = None) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one);
@@ -340,13 +343,13 @@ class _PieceAutomaton:
         if tail is None:
             state, best, back = self.root, [0.0], [None]
         else:
-            state, best, back = self.after_space, [0.0, self.after_space.first[1]], [None, self.after_space.first]
+            state, pick, _ = self.after_space.entry
+            best, back = [0.0, pick[1]], [None, pick]
             text, tail = tail, text
         for char in text:
-            state = state[char]
-            pick = state.first  # (taken on sight: ``>`` replaces, so the first of equals stays)
+            state, pick, rest = state[char]  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
             top = best[pick[0]] + pick[1]
-            for candidate in state.rest:
+            for candidate in rest:
                 score = best[candidate[0]] + candidate[1]
                 if score > top:
                     top = score
@@ -375,7 +378,7 @@ class _WordTable(dict):
     (the model's ``_segment_word``, unknowns finished) and put in this table and its ``twin`` (ids
     for pieces, pieces for ids). The miss path is kept short: it runs once per new word of a text."""
 
-    __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk", "id_of", "after_space")
+    __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk", "id_of", "word")
 
     def __init__(self, model: "SentencePieceModel", ids: bool, prefix: str) -> None:
         super().__init__()
@@ -384,26 +387,27 @@ class _WordTable(dict):
         #: BPE's merges give the pieces alone; their ids are looked up here (one call less a word)
         self.id_of = model.piece_to_id.get if model._merge_scores is not None else None
         self.segment = model._segment_word if self.id_of is None else model._bpe_symbols
-        #: unigram words after a "▁": the automaton reads on from its state after the "▁"
-        self.after_space = model._automaton.split if model._automaton is not None and prefix else None
+        #: ``(pieces, ids)`` of ``(prefix + part, part)``: unigram words after a "▁" straight from the
+        #: automaton, which reads on from its state after the "▁"
+        self.word = model._automaton.split if model._automaton is not None and prefix else self._word
         self.twin: _WordTable = self
 
+    def _word(self, word: str, part: str) -> tuple[Any, Any]:
+        if self.id_of is None:
+            return self.segment(word)  # type: ignore[no-any-return]
+        pieces = self.segment(word)
+        return pieces, list(map(self.id_of, pieces, repeat(self.unk)))
+
     def __missing__(self, part: str) -> tuple[Any, ...]:
-        if self.after_space is not None:
-            pieces, ids = self.after_space(self.prefix + part, part)
-        elif self.id_of is None:
-            pieces, ids = self.segment(self.prefix + part)
-        else:
-            pieces = self.segment(self.prefix + part)
-            ids = list(map(self.id_of, pieces, repeat(self.unk)))
+        pieces, ids = self.word(self.prefix + part, part)
         if self.unk in ids:
             pieces, ids = self.model._finish_word(pieces, ids)
+        if self.ids:  # (this table's kind first)
+            pieces, ids = ids, pieces
         if len(self) < 200_000:  # (bounded: a long run of new words is segmented, not kept)
-            if self.ids:
-                self[part], self.twin[part] = ids, pieces
-            else:
-                self[part], self.twin[part] = pieces, ids
-        return ids if self.ids else pieces
+            self[part] = pieces
+            self.twin[part] = ids
+        return pieces
 
 
 class SentencePieceModel:

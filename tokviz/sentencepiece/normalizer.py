@@ -325,7 +325,8 @@ class SentencePieceNormalizer:
         # longest symbol first among those starting at the same place, as sentencepiece's prefix matcher
         self._user_split = re.compile("(" + "|".join(map(re.escape, ordered)) + ")") if ordered else None
         #: whether an ASCII text's words may come from one ``str.split()`` (see :meth:`ascii_words`): False, or
-        #: ``(pattern, table)`` of ``_map``'s ASCII case when they may; None: not known yet
+        #: ``(pattern, table, the rules map control characters only)`` of ``_map``'s ASCII case when they may;
+        #: None: not known yet
         self._split_ascii: Any = (None if add_dummy_prefix and remove_extra_whitespaces and escape_whitespaces
                                           and not treat_whitespace_as_suffix and self._user_split is None else False)
 
@@ -430,14 +431,20 @@ class SentencePieceNormalizer:
         """
         fast = self._split_ascii
         if fast is None:
-            fast = self._index.ascii() if self._index.trie is not None else (None, {})
-            table = fast[1] if fast is not None else {}
+            found = self._index.ascii() if self._index.trie is not None else (None, {})
+            table = found[1] if found is not None else {}
             mapped = "".join(map(table.get, map(ord, _OTHER_SPACES), _OTHER_SPACES)) + "".join(table.values())
-            fast = self._split_ascii = False if fast is None or any(map(mapped.__contains__, _OTHER_SPACES)) else fast
+            # (the nmt rules map control characters alone: a printable line needs no look at all)
+            fast = self._split_ascii = False if found is None or any(map(mapped.__contains__, _OTHER_SPACES)) else \
+                (*found, not any(map(str.isprintable, map(chr, table))))
         if fast is False or not text.isascii():
             return None
-        if fast[0] is not None and fast[0].search(text) is not None:  # (_map's ASCII case, inlined: once a line)
-            text = text.translate(fast[1])
+        pattern, table, controls_only = fast  # (_map's ASCII case, inlined: once a line)
+        if controls_only:
+            if not text.isprintable():
+                text = text.translate(table)
+        elif pattern is not None and pattern.search(text) is not None:
+            text = text.translate(table)
         return text.split()
 
     def normalize_all(self, texts: list[str]) -> list[str]:
