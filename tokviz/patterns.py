@@ -311,39 +311,29 @@ def spans_to_matches(spans: list[tuple[int, int]], length: int) -> Matches:
     return pieces
 
 
-#: What ``regex`` reads on ASCII text, as :mod:`re` classes (``\\s`` is Unicode White_Space:
-#: not \\x1c-\\x1f, which :mod:`re`'s takes), for :func:`ascii_twin`.
-_ASCII_SETS = {r"\p{L}": "A-Za-z", r"\p{N}": "0-9", r"\s": r"\t\n\x0b\x0c\r "}
+#: ``regex``'s sets on ASCII text as :mod:`re` class items (its ``\s``, White_Space, lacks \x1c-\x1f).
+_ASCII_SETS = {r"\p{L}": "A-Za-z", r"\p{N}": "0-9", r"\s": r"\t\n\x0b\x0c\r ", r"\S": r"^\t\n\x0b\x0c\r "}
 _TWIN_TOKEN = regex.compile(r"\\[pP]\{[^}]*\}|\\.|\[\^?\]?|.", regex.S)
 
 
 @lru_cache(maxsize=512)
 def ascii_twin(compiled: regex.Pattern) -> Any:
-    """A :mod:`re` pattern matching ASCII texts as ``compiled`` does (about 1.3x faster there),
-    ``\\p{L}``, ``\\p{N}``, ``\\s`` and ``\\S`` spelled out; None for a pattern with other
-    properties, nested or odd classes, flags or syntax :mod:`re` lacks.
+    """A :mod:`re` pattern (faster) finding in ASCII texts what ``compiled`` finds, its sets
+    spelled out; None for other properties, nested classes, flags or syntax :mod:`re` lacks.
 
-    >>> ascii_twin(compile_pattern(r"'s|[\\p{L}]+|[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)")).pattern
-    "'s|[A-Za-z]+|[^\\\\t\\\\n\\\\x0b\\\\x0c\\\\r A-Za-z0-9]+|[\\\\t\\\\n\\\\x0b\\\\x0c\\\\r ]+(?![^\\\\t\\\\n\\\\x0b\\\\x0c\\\\r ])"
+    >>> ascii_twin(compile_pattern(r"[^\\s\\p{L}]+|\\S")).pattern
+    '[^\\\\t\\\\n\\\\x0b\\\\x0c\\\\r A-Za-z]+|[^\\\\t\\\\n\\\\x0b\\\\x0c\\\\r ]'
     """
     if compiled.flags & ~(regex.MULTILINE | regex.VERSION0 | regex.UNICODE) or not compiled.pattern.isascii():
         return None
-    out = []
-    in_class = False
+    out, in_class = [], False
     for token in _TWIN_TOKEN.findall(compiled.pattern):
-        if token[0] == "[":
-            if in_class or token[-1] == "]":
-                return None  # (a nested class, or a "]" first in one)
-            in_class = True
-        elif token == "]":
-            in_class = False
-        elif token in _ASCII_SETS:
-            token = _ASCII_SETS[token] if in_class else f"[{_ASCII_SETS[token]}]"
-        elif token == r"\S" and not in_class:
-            token = "[^" + _ASCII_SETS[r"\s"] + "]"
-        elif token[:2] in (r"\p", r"\P", r"\S", r"\N", r"\X"):
+        if token[0] == "[" and (in_class or token[-1] == "]") or token[:2] in (r"\p", r"\P", r"\X") and token not in _ASCII_SETS:
+            return None  # (a nested class, a "]" first in one, another property)
+        if in_class and token == r"\S":
             return None
-        out.append(token)
+        in_class = token[0] == "[" or in_class and token != "]"
+        out.append(f"[{_ASCII_SETS[token]}]" if token in _ASCII_SETS and not in_class else _ASCII_SETS.get(token, token))
     try:
         return re.compile("".join(out), compiled.flags & regex.MULTILINE and re.MULTILINE)
     except re.error:

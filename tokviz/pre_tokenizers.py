@@ -204,8 +204,7 @@ class PlainSplit:
 
 WORD_OR_SYMBOLS = regex.compile(r"\w+|[^\w\s]+")
 NON_SPACE_RUN = regex.compile(r"[^\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
-#: :data:`WORD_OR_SYMBOLS` on ASCII text, in :mod:`re` (whose ``\s`` would also take \x1c-\x1f).
-_WORD_OR_SYMBOLS_ASCII = re.compile(r"\w+|[^\w\t\n\x0b\x0c\r ]+", re.ASCII)
+_WORD_OR_SYMBOLS_ASCII = ascii_twin(WORD_OR_SYMBOLS)
 
 
 def _whitespace_words(text: str) -> Any:
@@ -340,7 +339,6 @@ class BertPreTokenizer(PreTokenizer):
 #: GPT-2's pre-tokenization pattern: contractions, letters, digits, other symbols, spaces.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 GPT2_REGEX = regex.compile(GPT2_PATTERN)
-#: :data:`GPT2_PATTERN` for ASCII text, in :mod:`re` (faster than :mod:`regex` on it).
 GPT2_ASCII_REGEX = ascii_twin(GPT2_REGEX)
 
 
@@ -647,10 +645,9 @@ class Split(PreTokenizer):
 
     def plain_split(self) -> "PlainSplit":
         pattern = self.pattern
-        plain = isinstance(pattern, Regex) and not pattern.compiled.groups
-        if plain and self.behavior == "removed" and self.invert:
-            return PlainSplit(pattern=pattern, kept_words=matched_words(pattern))
-        return PlainSplit(pattern=pattern, word_list=isolated_words(pattern) if plain and self.behavior == "isolated" and not self.invert else None)
+        plain = isinstance(pattern, Regex) and not pattern.compiled.groups and (self.behavior, self.invert)
+        kept = matched_words(pattern) if plain == ("removed", True) else None
+        return PlainSplit(pattern=pattern, word_list=isolated_words(pattern) if plain == ("isolated", False) else None, kept_words=kept)
 
     _READ_ONLY: ClassVar[dict[str, str]] = {"pattern": "Cannot set pattern, please instantiate a new split pattern instead"}
 
@@ -710,9 +707,8 @@ def isolated_words(pattern: Regex) -> Callable[[str], list[str] | None]:
 
 
 def matched_words(pattern: Regex) -> Callable[[str], tuple[list[str], list[int]] | None]:
-    """The words Split(pattern, "removed", invert=True) keeps of a text, the pattern's matches,
-    with their starts (in :mod:`re` on ASCII text where it can, see ``ascii_twin``); None when
-    one is empty (the general path iterates those as Oniguruma does).
+    """The words Split(pattern, "removed", invert=True) keeps, its matches, and their starts
+    (in :mod:`re` on ASCII text where it can); None for an empty one (the general path's).
 
     >>> matched_words(Regex(r"\\p{L}+|\\p{N}"))("ab 12 é")
     (['ab', '1', '2', 'é'], [0, 3, 4, 6])
@@ -720,17 +716,16 @@ def matched_words(pattern: Regex) -> Callable[[str], tuple[list[str], list[int]]
     from tokviz.patterns import is_linear, match_spans
 
     compiled = pattern.compiled
-    linear = is_linear(compiled.pattern)
-    twin = ascii_twin(compiled) or compiled
+    twin, linear = ascii_twin(compiled) or compiled, is_linear(compiled.pattern)
 
     def words(text: str) -> tuple[list[str], list[int]] | None:
         if not linear:  # (under the time limit)
             spans = match_spans(compiled, text)
             found = [text[start:end] for start, end in spans], [start for start, _ in spans]
+        elif matches := list((twin if text.isascii() else compiled).finditer(text)):
+            found = list(map(type(matches[0]).group, matches)), list(map(type(matches[0]).start, matches))
         else:
-            matches = list((twin if text.isascii() else compiled).finditer(text))
-            match_type = type(matches[0]) if matches else None
-            found = (list(map(match_type.group, matches)), list(map(match_type.start, matches))) if matches else ([], [])
+            return [], []
         return None if "" in found[0] else found
 
     return words

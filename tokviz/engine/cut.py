@@ -85,7 +85,7 @@ class CutPlan:
         "stages", "pre_tokenizer", "model", "graphemes", "by_segments", "splitter", "one_word", "words",
         "steps", "words_of", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "char_groups",
         "odd_values", "shifts", "space_finditer", "openers", "aligned", "aligned_chars", "runs", "cut", "pieces",
-        "byte_words", "prefix_space", "sub_words", "kept",
+        "byte_words", "prefix_space", "sub_words",
     )
 
     def __init__(self, stages: tuple[Any, ...], pre_tokenizer: Any, model: Any, joined: str | None = None, encoder: Any = None) -> None:
@@ -135,10 +135,9 @@ class CutPlan:
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
         #: A pre-tokenizer with a ByteLevel step: ``text -> its words`` (see _byte_level_split),
-        #: and whether ByteLevel prefixes a space to each piece; ``kept``: its words drop the text
-        #: between them (Split "removed"): it gives ``(words, starts)``.
+        #: and whether ByteLevel prefixes a space to each piece.
         self.byte_words: Any = None
-        self.prefix_space = self.kept = False
+        self.prefix_space = False
         #: Some byte-level word was cut inside a char (see _sub_words_entry).
         self.sub_words = False
         if isinstance(tables, WordLevelTables):
@@ -284,7 +283,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
             return None
         plan = CutPlan(tuple(stages), pre_tokenizer, model, None, encoder)
         plan.steps, plan.splitter = steps, "bytes"
-        plan.prefix_space, plan.byte_words, plan.kept = byte_split
+        plan.prefix_space, plan.byte_words = byte_split
         return plan
     if first is not None and first_kind is None and cut is None:
         return None
@@ -410,15 +409,14 @@ def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
 
 
 # ---------------------------------------------------------------------- byte-level words
-def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any, bool] | None:
-    """For a pre-tokenizer with one ByteLevel step: ``(add_prefix_space, words, kept)``,
-    ``words`` being ``text -> its words as strings`` (None for a text only the general path
-    splits), or ``(words, starts)`` when ``kept``: the first step drops text between its words.
-    Each step's words are what it declares (``PlainSplit.word_list``, the first one's may be
-    ``kept_words``) or its ``cut_spans`` where they tile the text; a later step splits each word
-    of the one before (once per distinct word), a step after ByteLevel the word's byte symbols,
-    as HF's Sequence does. None for other pre-tokenizers, or a ByteLevel prefixing a space to
-    the words of a step before it.
+def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
+    """For a pre-tokenizer with one ByteLevel step: ``(add_prefix_space, words)``, ``words``
+    being ``text -> its words as strings`` (or a tuple ``(words, starts)`` when the first step
+    drops text between them, ``kept_words``; None for a text only the general path splits).
+    Each step's words are what it declares (``PlainSplit.word_list``) or its ``cut_spans`` where
+    they tile the text; a later step splits each word of the one before (once per distinct
+    word), a step after ByteLevel the word's byte symbols, as HF's Sequence does. None for
+    other pre-tokenizers, or a ByteLevel prefixing a space to the words of a step before it.
 
     >>> from tokviz import pre_tokenizers
     >>> falcon = [pre_tokenizers.Punctuation("contiguous"), pre_tokenizers.ByteLevel(False), pre_tokenizers.Digits()]
@@ -434,27 +432,23 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any, bool] | None:
     if prefix_space and at:
         return None
     splits: list[tuple[Any, bool]] = []
-    kept = False
     for index, step in enumerate(steps):
         declare = getattr(step, "plain_split", None)
         plain = declare() if declare is not None else None
-        words = None if plain is None else plain.word_list
-        if words is None and index == 0 < at and plain is not None and plain.kept_words is not None:
-            words, kept = plain.kept_words, True
-        elif words is None and index != at:
+        words = None if plain is None else plain.word_list or (plain.kept_words if index == 0 < at else None)
+        if words is None and index != at:
             words = _tiling_words(getattr(step, "cut_spans", None))
             if words is None:
                 return None
         if words is not None:
             splits.append((words, index > at))
-    return prefix_space, _composed(splits, kept), kept
+    return prefix_space, _composed(splits)
 
 
-def _composed(splits: list[tuple[Any, bool]], kept: bool = False) -> Any:
+def _composed(splits: list[tuple[Any, bool]]) -> Any:
     """Word functions ``(words, on_symbols)`` applied in turn, each later one per distinct word
-    (see :func:`_per_word`), as one ``text -> words`` (or None). ``kept``: the first gives
-    ``(words, starts)``, and so does the whole (None where a later one cuts a word: the starts
-    are the general path's then)."""
+    (see :func:`_per_word`), as one ``text -> words`` (or None; ``(words, starts)`` from a first
+    one that gives them, None where a later one cuts a word then)."""
     if not splits:
         return _one_word
     if len(splits) == 1 and not splits[0][1]:
@@ -465,17 +459,13 @@ def _composed(splits: list[tuple[Any, bool]], kept: bool = False) -> Any:
         first = _one_word
 
     def words(text: str) -> Any:
-        found = first(text)
-        if kept and found is not None:
-            starts, found = found[1], found[0]
+        found, starts = first(text), None
+        if type(found) is tuple:
+            found, starts = found
         for split in rest:
-            if found is None:
-                return None
-            cut = split(found)
-            if kept and cut is not None and len(cut) != len(found):
-                return None
-            found = cut
-        return (found, starts) if kept and found is not None else found
+            cut = None if found is None else split(found)
+            found = None if cut is None or (starts is not None and len(cut) != len(found)) else cut
+        return found if starts is None or found is None else (found, starts)
 
     return words
 
@@ -673,8 +663,8 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
     if prefixed:
         text = " " + text
     words = plan.byte_words(text)
-    word_starts = None  # (given when the words do not tile the text, see CutPlan.kept)
-    if plan.kept and words is not None:
+    word_starts = None  # (given when the words do not tile the text, see _byte_level_split)
+    if type(words) is tuple:
         words, word_starts = words
     if not words:
         return None if words is None else _NO_FIELDS
