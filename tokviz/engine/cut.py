@@ -315,10 +315,6 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         plan.words_of = steps[0].plain_split().words  # (the pre-tokenizer's own function)
     elif plan.splitter == "ws_metaspace":
         plan.space_finditer = steps[0].plain_split().words
-        metaspace = steps[1]
-        mark = re.escape(metaspace.replacement)
-        # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
-        plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall if metaspace.split else None
     plan.one_word = (first is None and not whole) or (first_kind == "metaspace" and not first.split)
     if plan.one_word:
         # The model never joins across a split char that follows another char: cut before runs
@@ -328,9 +324,9 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         plan.run_findall = re.compile(pieces_pattern(model, "▁" if first is None else first.replacement, joins, joined)).findall
         if first is None or first.replacement == "▁":
             plan.pieces = False  # (its words are word_pieces' already: rebuilt at a long one, 6 ms of a cold pass)
-    elif first_kind == "metaspace":
+    elif plan.splitter in ("metaspace", "ws_metaspace") and steps[-1].split:
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
-        mark = re.escape(first.replacement)
+        mark = re.escape(steps[-1].replacement)
         plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall
     return plan
 
