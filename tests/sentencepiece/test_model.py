@@ -332,9 +332,12 @@ def test_word_by_word_encoding_equals_sentencepiece_with_unknowns_and_bytes(tmp_
                                        minloglevel=2)
         theirs = spm.SentencePieceProcessor(model_file=f"{prefix}.model")
         ours = tsp.SentencePieceProcessor(model_file=f"{prefix}.model")
+        ids_first = tsp.SentencePieceProcessor(model_file=f"{prefix}.model")  # (each kind read from the other's table)
         for text in texts + lines[:3]:
             assert ours.encode_as_pieces(text) == theirs.encode_as_pieces(text), (model_type, byte_fallback, text)
             assert ours.encode(text) == theirs.encode(text), (model_type, byte_fallback, text)
+            assert ids_first.encode(text) == theirs.encode(text), (model_type, byte_fallback, text)
+            assert ids_first.encode_as_pieces(text) == theirs.encode_as_pieces(text), (model_type, byte_fallback, text)
             assert ours.encode(text, out_type=str, add_bos=True, reverse=True, emit_unk_piece=True) == \
                 theirs.encode(text, out_type=str, add_bos=True, reverse=True, emit_unk_piece=True), (model_type, byte_fallback, text)
 

@@ -694,13 +694,12 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
     cache_get = cache.get
     entries = list(map(cache_get, words))
     if None in entries:
-        for position, entry in enumerate(entries):
-            if entry is None:
-                # Looked up again: a word repeated in this text is tokenized once.
-                word = words[position]
-                entry = entries[position] = cache_get(word) or _byte_entry(plan, word)
-                if len(cache) < _MAX_CACHED_WORDS:
-                    cache[word] = entry
+        for position in _missing(entries):
+            # Looked up again: a word repeated in this text is tokenized once.
+            word = words[position]
+            entry = entries[position] = cache_get(word) or _byte_entry(plan, word)
+            if len(cache) < _MAX_CACHED_WORDS:
+                cache[word] = entry
     # Char j of ``text`` is char j of the piece, or j - 1 after the prefix space (which shares
     # the first char's alignment, as HF's prepend does).
     origin = -1 if prefixed else 0
@@ -1435,6 +1434,11 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
     return tuple(ids), tuple(tokens), FlatOffsets((offset_starts, offset_ends, 0, 0)), tuple(words), n_words
 
 
+def _missing(entries: list[Any]) -> list[int]:
+    """The positions of the words not in the cache (found in C): ``[e, None, e, None] -> [1, 3]``."""
+    return list(compress(count(), map(is_, entries, repeat(None))))
+
+
 def _slice_lengths(entries: list[Any], tokens: tuple[str, ...], odd_values: frozenset[str], words: list[str]) -> list[int] | None:
     """The lengths of the text the tokens cover, as :func:`_normalized_fields`' running sums
     need them, when some tokens are not slices of it (unk: a newline no training text had): the
@@ -1583,25 +1587,23 @@ def _normalized_fields(
     if None in entries:
         encoder = None if byte_level else plan.bpe or plan.wordpiece
         if encoder is None:
-            for position, entry in enumerate(entries):
-                if entry is None:
-                    word = words[position]
-                    # Looked up again: a word repeated in this piece is encoded once.
-                    entries[position] = cache_get(word) or _word_entry(plan, word, byte_level)
+            for position in _missing(entries):
+                word = words[position]
+                # Looked up again: a word repeated in this piece is encoded once.
+                entries[position] = cache_get(word) or _word_entry(plan, word, byte_level)
         else:
             # _word_entry's BPE and WordPiece cases inline (a cold line has several new words).
             words_cache = plan.words
-            for position, entry in enumerate(entries):
-                if entry is None:
-                    word = words[position]
-                    entry = cache_get(word)
-                    if entry is None and len(word) > PIECES_FROM:
-                        entry = _word_entry(plan, word)
-                    elif entry is None:
-                        entry = encoder(word) or _model_word_entry(plan.model, word)
-                        if len(words_cache) < _MAX_CACHED_WORDS:
-                            words_cache[word] = entry
-                    entries[position] = entry
+            for position in _missing(entries):
+                word = words[position]
+                entry = cache_get(word)
+                if entry is None and len(word) > PIECES_FROM:
+                    entry = _word_entry(plan, word)
+                elif entry is None:
+                    entry = encoder(word) or _model_word_entry(plan.model, word)
+                    if len(words_cache) < _MAX_CACHED_WORDS:
+                        words_cache[word] = entry
+                entries[position] = entry
     ids = tuple(chain.from_iterable(map(_IDS, entries)))
     n = len(ids)
     tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))
