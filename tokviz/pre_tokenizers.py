@@ -706,7 +706,7 @@ def isolated_words(pattern: Regex) -> Callable[[str], list[str] | None]:
         pieces = grouped.split(text) if linear else find_all(grouped, text, split=True)
         if "" in pieces[1::2]:
             return None
-        return [piece for piece in pieces if piece]
+        return list(filter(None, pieces))
 
     return words
 
