@@ -307,7 +307,7 @@ class _PieceAutomaton:
         else:
             state = _State()
         state.automaton, state.text, state.fail, state.found = self, text, state if fail is None else fail, found
-        state.entry = (state, candidates[0], candidates[1:]) if candidates else (state, None, ())
+        state.entry = (state, *candidates[0][:2], candidates[0], candidates[1:]) if candidates else (state, 0, 0.0, None, ())
         return state
 
     def _state(self, text: str) -> _State:
@@ -345,12 +345,13 @@ class _PieceAutomaton:
         if tail is None:
             state, best, back = self.root, [0.0], [None]
         else:
-            state, pick, _ = self.after_space.entry
+            state = self.after_space
+            pick = state.entry[3]
             best, back = [0.0, pick[1]], [None, pick]
             text, tail = tail, text
         for char in text:
-            state, pick, rest = state[char]  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
-            top = best[pick[0]] + pick[1]
+            state, length, top, pick, rest = state[char]  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
+            top += best[length]
             for candidate in rest:
                 score = best[candidate[0]] + candidate[1]
                 if score > top:
