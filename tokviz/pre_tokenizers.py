@@ -723,7 +723,8 @@ def matched_words(pattern: Regex) -> Callable[[str], tuple[list[str], list[int]]
             spans = match_spans(compiled, text)
             found = [text[start:end] for start, end in spans], [start for start, _ in spans]
         elif matches := list((twin if text.isascii() else compiled).finditer(text)):
-            found = list(map(type(matches[0]).group, matches)), list(map(type(matches[0]).start, matches))
+            match_type = type(matches[0])
+            found = list(map(match_type.group, matches)), list(map(match_type.start, matches))
         else:
             return [], []
         return None if "" in found[0] else found

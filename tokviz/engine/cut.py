@@ -494,6 +494,8 @@ def _per_word(split: Any, on_symbols: bool) -> Any:
 
     def finer(words: list[str]) -> list[str] | None:
         found = list(map(cache_get, words))
+        if found == words:
+            return words  # (every word known and whole: the usual, in C)
         if None in found:
             for position in _missing(found):
                 word = words[position]
@@ -501,11 +503,9 @@ def _per_word(split: Any, on_symbols: bool) -> Any:
                 found[position] = False if pieces is None else word if pieces == [word] and type(pieces[0]) is str else tuple(pieces)
                 if len(cache) < _MAX_CACHED_WORDS:
                     cache[word] = found[position]
-        if found == words:
-            return words  # (every word whole: the usual, in C)
         if False in found:
             return None
-        return list(chain.from_iterable((pieces,) if type(pieces) is str else pieces for pieces in found))
+        return words if found == words else list(chain.from_iterable((pieces,) if type(pieces) is str else pieces for pieces in found))
 
     return finer
 
