@@ -505,18 +505,6 @@ class NormalizedString:
         self.alignments = new_alignments
         return self
 
-    def _replace_per_match(self, pattern: Pattern, content: str) -> NormalizedString:
-        """HF's literal algorithm, one ``transform_range`` per match (quadratic); the
-        tests' oracle for :meth:`replace`."""
-        shift = 0
-        for (start, end), is_match in find_matches(pattern, self.normalized):
-            if not is_match:
-                continue
-            start, end = start + shift, end + shift
-            self.transform_range(start, end, ((char, 1) for char in content), end - start)
-            shift += len(content) - (end - start)
-        return self
-
     def _strip(self, left: bool, right: bool) -> NormalizedString:
         text = self.normalized
         leading = len(text) - len(text.lstrip(WHITESPACE)) if left else 0

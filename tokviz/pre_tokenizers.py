@@ -52,7 +52,7 @@ from tokviz.normalized import (
     normalize_behavior,
 )
 from tokviz.normalizers import pattern_from_dict, pattern_to_dict
-from tokviz.patterns import Regex, spans_to_matches
+from tokviz.patterns import Regex, ascii_twin, spans_to_matches
 
 __all__ = [
     "PreTokenizer",
@@ -181,7 +181,8 @@ class PlainSplit:
     (Split's), ``digits`` (Digits); ``runs``: its words are the runs of non-whitespace;
     ``within_runs``: each such run splits alone as in its text (word counting uses it);
     ``word_list``: ``text -> its words as strings that tile it`` (None for a text it cannot
-    answer), which the engine composes around a ByteLevel step (see ``engine.cut``).
+    answer), which the engine composes around a ByteLevel step (see ``engine.cut``), or
+    ``kept_words``: ``text -> (its words, their starts)`` where it drops the text between them.
 
     >>> [match.group() for match in Whitespace().plain_split().words("Hi, you")]
     ['Hi', ',', 'you']
@@ -195,6 +196,7 @@ class PlainSplit:
     runs: bool = False
     within_runs: bool = False
     word_list: Callable[[str], list[str] | None] | None = None
+    kept_words: Callable[[str], tuple[list[str], list[int]] | None] | None = None
 
 
 # --------------------------------------------------------------------------- whitespace
@@ -202,8 +204,7 @@ class PlainSplit:
 
 WORD_OR_SYMBOLS = regex.compile(r"\w+|[^\w\s]+")
 NON_SPACE_RUN = regex.compile(r"[^\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
-#: :data:`WORD_OR_SYMBOLS` on ASCII text, in :mod:`re` (whose ``\s`` would also take \x1c-\x1f).
-_WORD_OR_SYMBOLS_ASCII = re.compile(r"\w+|[^\w\t\n\x0b\x0c\r ]+", re.ASCII)
+_WORD_OR_SYMBOLS_ASCII = ascii_twin(WORD_OR_SYMBOLS)
 
 
 def _whitespace_words(text: str) -> Any:
@@ -338,14 +339,7 @@ class BertPreTokenizer(PreTokenizer):
 #: GPT-2's pre-tokenization pattern: contractions, letters, digits, other symbols, spaces.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 GPT2_REGEX = regex.compile(GPT2_PATTERN)
-#: :data:`GPT2_PATTERN` for ASCII text, in :mod:`re` (about twice as fast as :mod:`regex` on it):
-#: in ASCII, ``\p{L}`` is ``[A-Za-z]``, ``\p{N}`` is ``[0-9]`` and ``\s`` the six White_Space
-#: chars (not \x1c-\x1f). tests/test_pre_tokenizers.py checks that both split ASCII text alike.
-GPT2_ASCII_PATTERN = (
-    r"""'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\t\n\x0b\x0c\r A-Za-z0-9]+"""
-    r"""|[\t\n\x0b\x0c\r ]+(?![^\t\n\x0b\x0c\r ])|[\t\n\x0b\x0c\r ]+"""
-)
-GPT2_ASCII_REGEX = re.compile(GPT2_ASCII_PATTERN)
+GPT2_ASCII_REGEX = ascii_twin(GPT2_REGEX)
 
 
 def gpt2_findall(text: str) -> list[str]:
@@ -651,8 +645,9 @@ class Split(PreTokenizer):
 
     def plain_split(self) -> "PlainSplit":
         pattern = self.pattern
-        isolated = self.behavior == "isolated" and not self.invert and isinstance(pattern, Regex) and not pattern.compiled.groups
-        return PlainSplit(pattern=self.pattern, word_list=isolated_words(pattern) if isolated else None)
+        plain = isinstance(pattern, Regex) and not pattern.compiled.groups and (self.behavior, self.invert)
+        kept = matched_words(pattern) if plain == ("removed", True) else None
+        return PlainSplit(pattern=pattern, word_list=isolated_words(pattern) if plain == ("isolated", False) else None, kept_words=kept)
 
     _READ_ONLY: ClassVar[dict[str, str]] = {"pattern": "Cannot set pattern, please instantiate a new split pattern instead"}
 
@@ -707,6 +702,31 @@ def isolated_words(pattern: Regex) -> Callable[[str], list[str] | None]:
         if "" in pieces[1::2]:
             return None
         return list(filter(None, pieces))
+
+    return words
+
+
+def matched_words(pattern: Regex) -> Callable[[str], tuple[list[str], list[int]] | None]:
+    """The words Split(pattern, "removed", invert=True) keeps, its matches, and their starts
+    (in :mod:`re` on ASCII text where it can); None for an empty one (the general path's).
+
+    >>> matched_words(Regex(r"\\p{L}+|\\p{N}"))("ab 12 é")
+    (['ab', '1', '2', 'é'], [0, 3, 4, 6])
+    """
+    from tokviz.patterns import is_linear, match_spans
+
+    compiled = pattern.compiled
+    twin, linear = ascii_twin(compiled) or compiled, is_linear(compiled.pattern)
+
+    def words(text: str) -> tuple[list[str], list[int]] | None:
+        if not linear:  # (under the time limit)
+            spans = match_spans(compiled, text)
+            found = [text[start:end] for start, end in spans], [start for start, _ in spans]
+        elif matches := list((twin if text.isascii() else compiled).finditer(text)):
+            found = list(map(type(matches[0]).group, matches)), list(map(type(matches[0]).start, matches))
+        else:
+            return [], []
+        return None if "" in found[0] else found
 
     return words
 

@@ -562,12 +562,6 @@ class Tokenizer:
         n = len(ids)
         return Encoding(ids, (type_id,) * n, tokens, words, offsets, (0,) * n, (1,) * n, None, {})
 
-    @property
-    def _word_cache(self) -> dict[str, Any]:
-        """The engine's word cache (word -> its entry)."""
-        plan = self._engine().cut()
-        return {} if plan is None else plan.words
-
     # ----------------------------------------------------------------- decoding
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """Ids back to text through the decoder (tokens joined by spaces without one).

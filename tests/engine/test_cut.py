@@ -798,18 +798,18 @@ def test_single_sequence_post_processing_equals_the_merging_path(monkeypatch):
     assert fast[0][0][4] == [0, 1, 1, 1, 0, 2]
 
 
-def test_clip_as_converted_takes_the_whole_piece_path_but_for_the_specials_literals(pipelines):
-    """transformers' CLIP converter leaves ByteLevel's own regex on after CLIP's split: GPT-2's
-    pattern leaves every piece of that split whole (a letter run, a digit, a run of other chars,
-    a contraction), so a line takes the whole-piece path (it was the chunks, 4.3x HF cold on the
-    real file); the specials' literals are cut in three by it, so a text holding one where they
-    are not added tokens goes to the chunks. Same fields as the general path and as HF."""
+def test_clip_as_converted_takes_the_byte_level_path_but_for_the_specials_literals(pipelines):
+    """transformers' CLIP converter leaves ByteLevel's own regex on after CLIP's split (which
+    drops the text between its words: ``kept_words``): GPT-2's pattern leaves every piece of that
+    split whole (a letter run, a digit, a run of other chars, a contraction), so a line takes the
+    byte-level path; the specials' literals are cut in three by it, so a text holding one where
+    they are not added tokens goes to the general path. Same fields as that and as HF."""
     import tokviz.engine.cut as chunks
 
     json_text, reference = pipelines["clip_converted"]
     fast = Tokenizer.from_str(json_text)
     plan = fast._engine().cut()
-    assert plan.splitter == "clip" and plan.clip_literals
+    assert plan.splitter == "bytes" and type(plan.byte_words("a b")) is tuple
     for text in ["Hello world, it's 42!", "don't  stop—now «quoted» café ①"]:
         assert chunks._line_fields(plan, text, True) is not None, text
     for text in ["Hello world, it's 42!", "don't  stop—now «quoted» café ①", "a<|endoftext|>b"]:  # (a special is cut out first)
@@ -829,12 +829,12 @@ def test_clip_as_converted_takes_the_whole_piece_path_but_for_the_specials_liter
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=30) | st.lists(st.sampled_from(["'s", "'ll", "<|endoftext|>", "<|startoftext|>", "a1", " ", "\x1c"])).map("".join))
-def test_clip_ascii_regex_splits_as_the_clip_pattern(text):
-    import regex
+def test_ascii_twins_split_ascii_text_as_their_patterns(text):
+    from tokviz.patterns import ascii_twin, compile_pattern
 
-    from tokviz.engine.cut import _CLIP_ASCII
-
-    assert [m.span() for m in _CLIP_ASCII.finditer(text)] == [m.span() for m in regex.finditer(CLIP_PATTERN, text)]
+    for pattern in [CLIP_PATTERN, r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]:
+        compiled = compile_pattern(pattern)
+        assert [m.span() for m in ascii_twin(compiled).finditer(text)] == [m.span() for m in compiled.finditer(text)]
 
 
 @pytest.mark.parametrize("name", ["llama_like", "prepend_whitespace", "bert_cased"])

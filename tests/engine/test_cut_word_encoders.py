@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from tests.engine.test_unigram import check_word
 from tokviz import Tokenizer, models, normalizers, pre_tokenizers
 from tokviz.errors import VocabularyError
+from tokviz.engine.bpe import byte_word_tokens as _byte_word_tokens
 from tokviz.engine.cut import (
-    _byte_word_tokens,
     _model_word_entry,
     bpe_word_encoder,
     unigram_word_encoder,

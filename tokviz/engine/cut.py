@@ -33,7 +33,6 @@ from tokviz.normalized import NormalizedString
 from tokviz.byte_level import text_to_symbols
 from tokviz.engine.bpe import ONE_TUPLE_LIMIT, ONE_TUPLES, bpe_word_encoder, byte_symbol_tokens, joined_tokens, model_splits_at
 from tokviz.engine.bpe import pieces_pattern, plain_bpe_vocab, symbol_offsets_to_chars, word_pieces
-from tokviz.engine.bpe import byte_word_tokens as _byte_word_tokens
 from tokviz.models.bpe.model import BpeTables
 from tokviz.models.unigram.model import UnigramTables
 from tokviz.models.wordpiece.model import WordPieceTables
@@ -45,11 +44,6 @@ from tokviz.patterns import Regex
 from tokviz.processors import TRIM_CHARS, template_masks, trim_token_offsets
 
 _PREPEND_CLASS = regex.compile(r"\p{Grapheme_Cluster_Break=Prepend}")
-
-#: CLIP's pre-tokenizer pattern: no alternative matches whitespace.
-CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
-#: The same on ASCII text (where \p{L} is [A-Za-z], \p{N} is [0-9] and \s is [\t\n\x0b\x0c\r ]), in re.
-_CLIP_ASCII = re.compile(r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[A-Za-z]+|[0-9]|[^\t\n\x0b\x0c\r A-Za-z0-9]+""")
 
 _MAX_CACHED_WORDS = 200_000
 
@@ -88,8 +82,8 @@ class CutPlan:
     see :func:`_splitter`), the model's word encoder and tables."""
 
     __slots__ = (
-        "stages", "pre_tokenizer", "model", "graphemes", "by_segments", "splitter", "one_word", "clip_literals", "words",
-        "steps", "words_of", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "ascii_finditer", "char_groups",
+        "stages", "pre_tokenizer", "model", "graphemes", "by_segments", "splitter", "one_word", "words",
+        "steps", "words_of", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "char_groups",
         "odd_values", "shifts", "space_finditer", "openers", "aligned", "aligned_chars", "runs", "cut", "pieces",
         "byte_words", "prefix_space", "sub_words",
     )
@@ -114,8 +108,6 @@ class CutPlan:
         self.splitter: str | None = None
         #: No pre-tokenizer splits (Llama): the whole piece is one word.
         self.one_word = False
-        #: CLIP's split then ByteLevel's regex: a special's literal takes the general path.
-        self.clip_literals = False
         #: Word (pre-token) -> its tokens as (ids, values, starts, ends).
         self.words: dict[str, tuple[tuple[Any, ...], ...]] = {}
         #: The pre-tokenizer's words function (``PlainSplit.words``: text -> matches or None).
@@ -127,8 +119,6 @@ class CutPlan:
         self.wordpiece = (encoder or wordpiece_word_encoder(model)) if isinstance(tables, WordPieceTables) else None
         #: Metaspace / model-level splits of a whole piece (see _line_fields), or None.
         self.run_findall: Any = None
-        #: The splitter's regex for ASCII text in :mod:`re` (faster than :mod:`regex`'s), or None.
-        self.ascii_finditer: Any = None
         #: WhitespaceSplit's regex (its words) when a Metaspace follows it (T5's, see _metaspace_words).
         self.space_finditer: Any = None
         #: The stages as groups for non-ASCII pieces, made on first use (see _char_groups).
@@ -287,7 +277,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         cut = None
     if not all(getattr(stage, "aligned_if_unchanged", False) for stage in stages):
         return None  # (a custom normalizer: an unchanged text may not be aligned to itself)
-    if "byte_level" in map(split_kind, steps) and _splitter(pre_tokenizer, steps) != "clip":
+    if "byte_level" in map(split_kind, steps):
         byte_split = _byte_level_split(steps)
         if byte_split is None:
             return None
@@ -310,10 +300,6 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
             whole = True
         elif joins is None:
             return None
-    elif first_kind == "regex" and cut is None:
-        pattern = first.pattern
-        if not (first.invert and first.behavior == "removed" and getattr(pattern, "pattern", None) == CLIP_PATTERN):
-            return None
     elif first_kind not in ("words", "metaspace") and cut is None:
         return None
     plan = CutPlan(tuple(stages), pre_tokenizer, model, joined, encoder)
@@ -323,19 +309,12 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     if tiles is not None:
         # Words as strings that tile the piece (Split "isolated"): offsets are sums of lengths.
         plan.splitter, plan.run_findall = "tiles", tiles
-    if plan.splitter == "clip":
-        plan.ascii_finditer = _CLIP_ASCII.finditer
-        plan.clip_literals = steps[1].use_regex
     if whole or (plan.splitter is None and cut is not None):
         plan.splitter, plan.cut = "cut", _whole_piece if whole else (_cut_by_words(steps) or _words_of_spans(cut))
     if plan.splitter == "words":
         plan.words_of = steps[0].plain_split().words  # (the pre-tokenizer's own function)
     elif plan.splitter == "ws_metaspace":
         plan.space_finditer = steps[0].plain_split().words
-        metaspace = steps[1]
-        mark = re.escape(metaspace.replacement)
-        # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
-        plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall if metaspace.split else None
     plan.one_word = (first is None and not whole) or (first_kind == "metaspace" and not first.split)
     if plan.one_word:
         # The model never joins across a split char that follows another char: cut before runs
@@ -345,9 +324,9 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         plan.run_findall = re.compile(pieces_pattern(model, "▁" if first is None else first.replacement, joins, joined)).findall
         if first is None or first.replacement == "▁":
             plan.pieces = False  # (its words are word_pieces' already: rebuilt at a long one, 6 ms of a cold pass)
-    elif first_kind == "metaspace":
+    elif plan.splitter in ("metaspace", "ws_metaspace") and steps[-1].split:
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
-        mark = re.escape(first.replacement)
+        mark = re.escape(steps[-1].replacement)
         plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall
     return plan
 
@@ -412,15 +391,6 @@ def _whole_piece(text: str) -> tuple[list[str], list[int]]:
     return ([text], [0]) if text else ([], [])
 
 
-def _has_clip_literal(text: str) -> bool:
-    """Whether ``text`` holds a CLIP special's literal (ByteLevel's regex would cut it in three).
-
-    >>> _has_clip_literal("a <|endoftext|>"), _has_clip_literal("a <| b |>")
-    (True, False)
-    """
-    return "<|" in text and ("<|startoftext|>" in text or "<|endoftext|>" in text)
-
-
 def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
     """The pre-tokenizers :func:`_fast_entry` does on plain strings, by what their steps
     declare (:func:`split_kind`)."""
@@ -429,21 +399,16 @@ def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
     rules = tuple(map(split_kind, steps))
     if len(steps) == 1 and rules[0] in ("words", "metaspace"):
         return rules[0]
-    if len(steps) == 2:
-        first, second = steps
-        if rules == ("words", "metaspace") and first.plain_split().runs and len(second.replacement) == 1:
-            return "ws_metaspace"  # T5's and ALBERT's: every whitespace-free word gets its '▁'
-        if rules == ("regex", "byte_level") and getattr(first.pattern, "pattern", None) == CLIP_PATTERN and not second.add_prefix_space:
-            # (ByteLevel's own regex leaves each of CLIP's pieces whole but the specials'
-            # literals: a text with one takes the general path, see clip_literals.)
-            return "clip"
+    if rules == ("words", "metaspace") and steps[0].plain_split().runs and len(steps[1].replacement) == 1:
+        return "ws_metaspace"  # T5's and ALBERT's: every whitespace-free word gets its '▁'
     return None
 
 
 # ---------------------------------------------------------------------- byte-level words
 def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
     """For a pre-tokenizer with one ByteLevel step: ``(add_prefix_space, words)``, ``words``
-    being ``text -> its words as strings`` (None for a text only the general path splits).
+    being ``text -> its words as strings`` (or a tuple ``(words, starts)`` when the first step
+    drops text between them, ``kept_words``; None for a text only the general path splits).
     Each step's words are what it declares (``PlainSplit.word_list``) or its ``cut_spans`` where
     they tile the text; a later step splits each word of the one before (once per distinct
     word), a step after ByteLevel the word's byte symbols, as HF's Sequence does. None for
@@ -466,7 +431,7 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
     for index, step in enumerate(steps):
         declare = getattr(step, "plain_split", None)
         plain = declare() if declare is not None else None
-        words = None if plain is None else plain.word_list
+        words = None if plain is None else plain.word_list or (plain.kept_words if index == 0 < at else None)
         if words is None and index != at:
             words = _tiling_words(getattr(step, "cut_spans", None))
             if words is None:
@@ -478,7 +443,8 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
 
 def _composed(splits: list[tuple[Any, bool]]) -> Any:
     """Word functions ``(words, on_symbols)`` applied in turn, each later one per distinct word
-    (see :func:`_per_word`), as one ``text -> words`` (or None)."""
+    (see :func:`_per_word`), as one ``text -> words`` (or None; ``(words, starts)`` from a first
+    one that gives them, None where a later one cuts a word then)."""
     if not splits:
         return _one_word
     if len(splits) == 1 and not splits[0][1]:
@@ -488,13 +454,14 @@ def _composed(splits: list[tuple[Any, bool]]) -> Any:
         rest.insert(0, _per_word(first, True))
         first = _one_word
 
-    def words(text: str) -> list[str] | None:
-        found = first(text)
+    def words(text: str) -> Any:
+        found, starts = first(text), None
+        if type(found) is tuple:
+            found, starts = found
         for split in rest:
-            if found is None:
-                return None
-            found = split(found)
-        return found
+            cut = None if found is None else split(found)
+            found = None if cut is None or (starts is not None and len(cut) != len(found)) else cut
+        return found if starts is None or found is None else (found, starts)
 
     return words
 
@@ -521,20 +488,24 @@ def _per_word(split: Any, on_symbols: bool) -> Any:
     """``words -> finer words``: ``split`` on each distinct word once (cached); ``on_symbols``:
     on its byte-level symbols (a step after ByteLevel), the cuts mapped back to its chars (None
     where one falls inside a char's bytes: HF's offsets there are the general path's)."""
-    cache: dict[str, list[str] | None] = {}
+    # Word -> the word when it stays whole, its pieces (a tuple), or False when split cannot say.
+    cache: dict[str, Any] = {}
+    cache_get = cache.get
 
     def finer(words: list[str]) -> list[str] | None:
-        found: list[str] = []
-        for word in words:
-            pieces = cache.get(word, cache)
-            if pieces is cache:
+        found = list(map(cache_get, words))
+        if None in found:
+            for position in _missing(found):
+                word = words[position]
                 pieces = split(word) if not on_symbols else _split_symbols(split, word)
+                found[position] = False if pieces is None else word if pieces == [word] and type(pieces[0]) is str else tuple(pieces)
                 if len(cache) < _MAX_CACHED_WORDS:
-                    cache[word] = pieces
-            if pieces is None:
-                return None
-            found += pieces
-        return found
+                    cache[word] = found[position]
+        if found == words:
+            return words  # (every word whole: the usual, in C)
+        if False in found:
+            return None
+        return list(chain.from_iterable((pieces,) if type(pieces) is str else pieces for pieces in found))
 
     return finer
 
@@ -688,6 +659,9 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
     if prefixed:
         text = " " + text
     words = plan.byte_words(text)
+    word_starts = None  # (given when the words do not tile the text, see _byte_level_split)
+    if type(words) is tuple:
+        words, word_starts = words
     if not words:
         return None if words is None else _NO_FIELDS
     cache = plan.words
@@ -708,7 +682,7 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
     n_words = len(entries)
     counts = None if len(ids) == n_words else list(map(len, map(_IDS, entries)))
     ends: list[int] | None
-    if all(map(_TILES, entries)):
+    if word_starts is None and all(map(_TILES, entries)):
         # The tokens tile the text, each starting where the one before ended.
         bounds = list(accumulate(chain.from_iterable(map(_LENGTHS, entries)), initial=origin))
         if trim:
@@ -719,8 +693,9 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
         else:
             starts, ends = bounds[:-1], bounds[1:]
     else:
-        # A char split across tokens: its tokens overlap, so shift each word's offsets.
-        bases = list(accumulate(map(len, words), initial=origin))
+        # A char split across tokens (its tokens overlap) or text between words: shift each
+        # word's offsets by where it starts.
+        bases = list(accumulate(map(len, words), initial=origin)) if word_starts is None else word_starts
         if counts is not None:
             bases = list(chain.from_iterable(map(repeat, bases, counts)))
         starts = list(map(add, chain.from_iterable(map(_TRIMMED_STARTS if trim else _STARTS, entries)), bases))
@@ -743,7 +718,9 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
         if ends is None:
             starts, ends = starts[:-1], starts[1:]
         head = entries[0]
+        shift = word_starts[0] if word_starts else 0
         for index, (start, end, value) in enumerate(zip(head[2], head[3], head[1])):
+            start, end = start + shift, end + shift
             if prefixed:
                 start, end = max(start - 1, 0), max(end - 1, 1)
             if trim and (value[:1] in TRIM_CHARS or value[-1:] in TRIM_CHARS):  # (others keep theirs)
@@ -822,7 +799,7 @@ def _metaspace_words(plan: CutPlan, text: str, opens_text: bool = False) -> tupl
     return words, starts, floors
 
 
-def _word_entry(plan: CutPlan, word: str, byte_level: bool = False) -> tuple[tuple[Any, ...], ...]:
+def _word_entry(plan: CutPlan, word: str) -> tuple[tuple[Any, ...], ...]:
     """One word's tokens as ``(ids, values, starts, ends)`` (char offsets in the word), cached in the plan.
 
     >>> from tokviz import models, pre_tokenizers
@@ -830,9 +807,7 @@ def _word_entry(plan: CutPlan, word: str, byte_level: bool = False) -> tuple[tup
     >>> _word_entry(plan, "hugs"), plan.words["hugs"]
     (((1, 2), ('hug', '##s'), (0, 3), (3, 4)), ((1, 2), ('hug', '##s'), (0, 3), (3, 4)))
     """
-    if byte_level:
-        entry = tuple(map(tuple, _byte_word_tokens(word, plan.model.tokenize, plan.bpe)))
-    elif plan.bpe is not None:
+    if plan.bpe is not None:
         entry = (len(word) > PIECES_FROM and _pieces_entry(plan, word)) or plan.bpe(word) or _model_word_entry(plan.model, word)
     elif plan.wordpiece is not None:
         entry = plan.wordpiece(word) or _model_word_entry(plan.model, word)
@@ -1504,21 +1479,12 @@ def _normalized_fields(
     if plan.byte_words is not None:
         return None if prefix else _byte_level_fields(plan, text, at_start, flat, trim)
     splitter = plan.splitter
-    byte_level = splitter == "clip"
     floors = None  # (see _metaspace_words)
-    if plan.words_of is not None or byte_level:
-        if byte_level:
-            if plan.clip_literals and _has_clip_literal(text):
-                return None
-            if text.isascii():
-                matches = list(plan.ascii_finditer(text))
-            else:
-                matches = list(plan.steps[0].pattern.compiled.finditer(text))
-        else:
-            found = plan.words_of(text)
-            if found is None:
-                return None
-            matches = list(found)
+    if plan.words_of is not None:
+        found = plan.words_of(text)
+        if found is None:
+            return None
+        matches = list(found)
         n_words = len(matches)
         if not n_words:
             return (), (), (), (), 0
@@ -1585,12 +1551,12 @@ def _normalized_fields(
     cache_get = plan.words.get
     entries = list(map(cache_get, words))
     if None in entries:
-        encoder = None if byte_level else plan.bpe or plan.wordpiece
+        encoder = plan.bpe or plan.wordpiece
         if encoder is None:
             for position in _missing(entries):
                 word = words[position]
                 # Looked up again: a word repeated in this piece is encoded once.
-                entries[position] = cache_get(word) or _word_entry(plan, word, byte_level)
+                entries[position] = cache_get(word) or _word_entry(plan, word)
         else:
             # _word_entry's BPE and WordPiece cases inline (a cold line has several new words).
             words_cache = plan.words
