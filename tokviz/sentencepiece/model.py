@@ -13,12 +13,13 @@ The four model types segment the normalized string (``▁`` for spaces) differen
 Then, as ``SentencePieceProcessor`` does: unknown pieces become ``<0xNN>`` byte pieces when the
 model has byte fallback, otherwise runs of unknowns are merged into one ``<unk>``.
 
-How it goes fast (one pass over a new text costs ~2-3x sentencepiece's C++, a text seen before
-much less): the unigram Viterbi reads the text once through an Aho-Corasick automaton of the
-pieces built at load (:class:`_PieceAutomaton`); BPE keeps the adjacent pairs' scores in a list
+How it goes fast (a first pass over a held-out text costs 1.7-1.9x sentencepiece's C++ in
+instructions, 1.6-2.3x in time on a loaded machine; a text seen before much less): the unigram
+Viterbi reads the text once through an Aho-Corasick automaton of the pieces built at load
+(:class:`_PieceAutomaton`); BPE keeps the adjacent pairs' scores in a list
 (:meth:`SentencePieceModel._bpe_symbols`); when no piece crosses a ``▁`` each distinct word is
-segmented once and kept as tuples of pieces and ids (:class:`_WordTable`), so a text is its
-normalization, a split and one C-level look-up per word (:meth:`SentencePieceModel.encode_as`).
+segmented once and kept as a tuple of pieces or ids (:class:`_WordTable`), so a text is its
+normalization, a split and one look-up per word (:meth:`SentencePieceModel.encode_as`).
 
     >>> from tokviz.sentencepiece.model_proto import ModelProto, SentencePiece, PieceType, TrainerSpec, NormalizerSpec
     >>> proto = ModelProto(pieces=[SentencePiece("<unk>", 0, PieceType.UNKNOWN), SentencePiece("▁h", -1),
