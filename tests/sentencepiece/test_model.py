@@ -310,17 +310,19 @@ def test_bpe_pair_list_equals_the_queue(text: str) -> None:
     assert model._bpe_word(text) == model._bpe(text)
 
 
-@given(st.lists(st.text(alphabet="ab.,x1!", min_size=1, max_size=6), max_size=8))
+@pytest.mark.parametrize("model_type", [1, 2])
+@given(words=st.lists(st.text(alphabet="ab.,x1!", min_size=1, max_size=6), max_size=8))
 @settings(max_examples=300, deadline=None)
-def test_word_table_cut_before_punctuation_equals_the_whole_word(words: list[str]) -> None:
+def test_word_table_cut_before_punctuation_equals_the_whole_word(model_type: int, words: list[str]) -> None:
     """A new word ending in cut characters is its stem's pieces and the rest's where no piece joins them
-    ("b." is a piece here: never cut there; "x" is unknown: never cut next to it); both kinds, either first."""
+    ("b." is a piece here: never cut there; "x" is unknown: never cut next to it); both kinds, either
+    first; unigram's Viterbi and BPE's merges alike."""
     scored = [("▁", -1.0), ("a", -1.0), ("b", -1.5), (".", -2.0), (",", -2.0), ("1", -3.0), ("!", -3.0),
               ("▁a", -1.5), ("ab", -2.0), ("b.", -1.0), ("..", -2.5), ("1!", -1.0)]
     text = " ".join(words)
-    expected = _tiny_model(1, scored).encode(text)  # (the whole words' Viterbi)
+    expected = _tiny_model(model_type, scored).encode(text)  # (the whole words' segmentation)
     for first in (False, True):
-        fresh = _tiny_model(1, scored)
+        fresh = _tiny_model(model_type, scored)
         for stem in {w.rstrip(".,1!") for w in words} - {""}:  # (stems met first, as in a text)
             fresh.encode_as(stem, first)
         assert fresh.encode_as(text, first) == [pair[first] for pair in expected], text
