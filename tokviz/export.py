@@ -517,8 +517,6 @@ def _byte_symbols() -> set[str]:
     return set(UNICODE_TO_BYTES)
 
 
-#: GPT-2's split pattern, what ``ByteLevel(use_regex=True)`` splits with (tiktoken's r50k pattern).
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 
 def _split_pattern(tokenizer: Any) -> tuple[str, list[str]]:
@@ -534,6 +532,9 @@ def _split_pattern(tokenizer: Any) -> tuple[str, list[str]]:
             patterns.append(pattern.get("Regex") if "Regex" in pattern else _regex_escape(pattern.get("String", "")))
         elif kind == "ByteLevel":
             if step.get("use_regex", True):
+                # GPT-2's split pattern, what ByteLevel(use_regex=True) splits with (tiktoken's r50k)
+                from tokviz.pre_tokenizers import GPT2_PATTERN
+
                 patterns.append(GPT2_PATTERN)
             if step.get("add_prefix_space"):
                 reasons.append("ByteLevel's add_prefix_space (a space put before the text) has no place in tiktoken: "
