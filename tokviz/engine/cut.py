@@ -446,8 +446,6 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any, Any] | None:
     if len(splits) < 2:
         return prefix_space, splits[0][0] if splits else _one_word, None
     rest = splits[1:]
-    if len(rest) == 1 and not rest[0][1]:
-        return prefix_space, splits[0][0], rest[0][0]  # (its own function: no loop around it)
 
     def later(word: str) -> list[str] | None:
         found = [word]
@@ -578,16 +576,24 @@ def _byte_entry(plan: CutPlan, word: str, pieces: bool = False) -> tuple[Any, ..
 def _split_entry(plan: CutPlan, word: str, pieces: list[str]) -> tuple[Any, ...]:
     """:func:`_byte_entry` of a word the later steps cut in ``pieces`` (each a word of its own):
     theirs joined, offsets moved by where each starts, and per token which piece it is in."""
-    entries = [_byte_entry(plan, piece, True) for piece in pieces]
-    bases = list(chain.from_iterable(map(repeat, accumulate(map(len, pieces), initial=0), map(len, map(_IDS, entries)))))
-    subs = [entry[10] if len(entry) > 10 else (0,) * len(entry[0]) for entry in entries]
-    firsts = accumulate([sub[-1] + 1 if sub else 1 for sub in subs], initial=0)
-    which = tuple(chain.from_iterable(map(add, sub, repeat(first)) for sub, first in zip(subs, firsts)))
-    starts = tuple(map(add, chain.from_iterable(map(_STARTS, entries)), bases))
-    ends = tuple(map(add, chain.from_iterable(map(_ENDS, entries)), bases))
+    ids: list[int] = []
+    values: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    which: list[int] = []
+    position = n_pieces = 0
+    for piece in pieces:
+        entry = _byte_entry(plan, piece, True)
+        ids += entry[0]
+        values += entry[1]
+        starts += map(add, entry[2], repeat(position))
+        ends += map(add, entry[3], repeat(position))
+        sub = entry[10] if len(entry) > 10 else (0,) * len(entry[0])
+        which += map(add, sub, repeat(n_pieces))
+        n_pieces += sub[-1] + 1 if sub else 1
+        position += len(piece)
     plan.sub_words = True
-    ids, tokens = tuple(chain.from_iterable(map(_IDS, entries))), tuple(chain.from_iterable(map(_TOKENS, entries)))
-    return (*_trimmed_entry(ids, tokens, starts, ends, len(word)), which)
+    return (*_trimmed_entry(tuple(ids), tuple(values), tuple(starts), tuple(ends), len(word)), tuple(which))
 
 
 def _sub_words_entry(plan: CutPlan, word: _SymbolPieces) -> tuple[Any, ...]:
