@@ -85,7 +85,7 @@ class CutPlan:
         "stages", "pre_tokenizer", "model", "graphemes", "by_segments", "splitter", "one_word", "words",
         "steps", "words_of", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "char_groups",
         "odd_values", "shifts", "space_finditer", "openers", "aligned", "aligned_chars", "runs", "cut", "pieces",
-        "byte_words", "prefix_space", "sub_words", "later",
+        "byte_words", "prefix_space", "sub_words",
     )
 
     def __init__(self, stages: tuple[Any, ...], pre_tokenizer: Any, model: Any, joined: str | None = None, encoder: Any = None) -> None:
@@ -138,8 +138,6 @@ class CutPlan:
         #: and whether ByteLevel prefixes a space to each piece.
         self.byte_words: Any = None
         self.prefix_space = False
-        #: The later steps' ``word -> its pieces`` (None: cannot say), applied in a word's entry.
-        self.later: Any = None
         #: Some byte-level word was cut inside a char (see _sub_words_entry).
         self.sub_words = False
         if isinstance(tables, WordLevelTables):
@@ -285,7 +283,7 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
             return None
         plan = CutPlan(tuple(stages), pre_tokenizer, model, None, encoder)
         plan.steps, plan.splitter = steps, "bytes"
-        plan.prefix_space, plan.byte_words, plan.later = byte_split
+        plan.prefix_space, plan.byte_words = byte_split
         return plan
     if first is not None and first_kind is None and cut is None:
         return None
@@ -407,21 +405,20 @@ def _splitter(pre_tokenizer: Any, steps: tuple[Any, ...]) -> str | None:
 
 
 # ---------------------------------------------------------------------- byte-level words
-def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any, Any] | None:
-    """For a pre-tokenizer with one ByteLevel step: ``(add_prefix_space, words, later)``,
-    ``words`` being the first step's ``text -> its words as strings`` (or a tuple ``(words,
-    starts)`` when it drops text between them, ``kept_words``; None for a text only the general
-    path splits), ``later`` the later steps' ``word -> its pieces`` (None: cannot say), or None.
+def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
+    """For a pre-tokenizer with one ByteLevel step: ``(add_prefix_space, words)``, ``words``
+    being ``text -> its words as strings`` (or a tuple ``(words, starts)`` when the first step
+    drops text between them, ``kept_words``; None for a text only the general path splits).
     Each step's words are what it declares (``PlainSplit.word_list``) or its ``cut_spans`` where
-    they tile the text; a later step splits each piece of the one before, a step after ByteLevel
-    its byte symbols, as HF's Sequence does. None for other pre-tokenizers, or a ByteLevel
-    prefixing a space to the words of a step before it.
+    they tile the text; a later step splits each word of the one before (once per distinct
+    word), a step after ByteLevel the word's byte symbols, as HF's Sequence does. None for
+    other pre-tokenizers, or a ByteLevel prefixing a space to the words of a step before it.
 
     >>> from tokviz import pre_tokenizers
     >>> falcon = [pre_tokenizers.Punctuation("contiguous"), pre_tokenizers.ByteLevel(False), pre_tokenizers.Digits()]
-    >>> _, words, later = _byte_level_split(tuple(falcon))
-    >>> words("Hi!! it's 12a"), later("s 12a"), later("½")[0].pieces  # (Digits cuts '½''s two byte symbols apart, as HF does)
-    (['Hi', '!!', ' it', "'", 's 12a'], ['s', ' ', '12', 'a'], ('Â', '½'))
+    >>> words = _byte_level_split(tuple(falcon))[1]
+    >>> words("Hi!! it's 12a"), words("½")[0].pieces  # (Digits cuts '½''s two byte symbols apart, as HF does)
+    (['Hi', '!!', ' it', "'", 's', ' ', '12', 'a'], ('Â', '½'))
     """
     kinds = list(map(split_kind, steps))
     if kinds.count("byte_level") != 1:
@@ -441,25 +438,32 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any, Any] | None:
                 return None
         if words is not None:
             splits.append((words, index > at))
-    if splits and splits[0][1]:
-        splits.insert(0, (_one_word, False))  # (no step before ByteLevel: each piece is one word)
-    if len(splits) < 2:
-        return prefix_space, splits[0][0] if splits else _one_word, None
-    rest = splits[1:]
+    return prefix_space, _composed(splits)
 
-    def later(word: str) -> list[str] | None:
-        found = [word]
-        for split, on_symbols in rest:
-            cut: list[str] = []
-            for piece in found:
-                pieces = _split_symbols(split, piece) if on_symbols else split(piece)
-                if pieces is None:
-                    return None
-                cut += pieces
-            found = cut
-        return found
 
-    return prefix_space, splits[0][0], later
+def _composed(splits: list[tuple[Any, bool]]) -> Any:
+    """Word functions ``(words, on_symbols)`` applied in turn, each later one per distinct word
+    (see :func:`_per_word`), as one ``text -> words`` (or None; ``(words, starts)`` from a first
+    one that gives them, None where a later one cuts a word then)."""
+    if not splits:
+        return _one_word
+    if len(splits) == 1 and not splits[0][1]:
+        return splits[0][0]
+    first, rest = splits[0][0], [_per_word(words, after) for words, after in splits[1:]]
+    if splits[0][1]:
+        rest.insert(0, _per_word(first, True))
+        first = _one_word
+
+    def words(text: str) -> Any:
+        found, starts = first(text), None
+        if type(found) is tuple:
+            found, starts = found
+        for split in rest:
+            cut = None if found is None else split(found)
+            found = None if cut is None or (starts is not None and len(cut) != len(found)) else cut
+        return found if starts is None or found is None else (found, starts)
+
+    return words
 
 
 def _one_word(text: str) -> list[str]:
@@ -478,6 +482,32 @@ def _tiling_words(cut: Any) -> Any:
         return [text[start:end] for start, end in spans]
 
     return words
+
+
+def _per_word(split: Any, on_symbols: bool) -> Any:
+    """``words -> finer words``: ``split`` on each distinct word once (cached); ``on_symbols``:
+    on its byte-level symbols (a step after ByteLevel), the cuts mapped back to its chars (None
+    where one falls inside a char's bytes: HF's offsets there are the general path's)."""
+    # Word -> the word when it stays whole, its pieces (a tuple), or False when split cannot say.
+    cache: dict[str, Any] = {}
+    cache_get = cache.get
+
+    def finer(words: list[str]) -> list[str] | None:
+        found = list(map(cache_get, words))
+        if found == words:
+            return words  # (every word known and whole: the usual, in C)
+        if None in found:
+            for position in _missing(found):
+                word = words[position]
+                pieces = split(word) if not on_symbols else _split_symbols(split, word)
+                found[position] = False if pieces is None else word if pieces == [word] and type(pieces[0]) is str else tuple(pieces)
+                if len(cache) < _MAX_CACHED_WORDS:
+                    cache[word] = found[position]
+        if False in found:
+            return None
+        return words if found == words else list(chain.from_iterable((pieces,) if type(pieces) is str else pieces for pieces in found))
+
+    return finer
 
 
 class _SymbolPieces(str):
@@ -523,7 +553,7 @@ _FIRST_CHAR = itemgetter(0)
 _LAST_CHAR = itemgetter(-1)
 
 
-def _byte_entry(plan: CutPlan, word: str, pieces: bool = False) -> tuple[Any, ...]:
+def _byte_entry(plan: CutPlan, word: str) -> tuple[Any, ...]:
     """A byte-level word's entry: ids, tokens, char offsets in ``word`` (:data:`_IDS` ...
     :data:`_ENDS`, as every word's), then the offsets trimmed (the ByteLevel post-processor's
     rule, not the text's first token), token lengths, trimmed offsets relative to each token's
@@ -534,11 +564,6 @@ def _byte_entry(plan: CutPlan, word: str, pieces: bool = False) -> tuple[Any, ..
     >>> _byte_entry(plan, " a")
     ((2,), ('Ġa',), (0,), (2,), (1,), (2,), (2,), (1,), (2,), True)
     """
-    if plan.later is not None and not pieces:
-        found = plan.later(word)
-        if found is None or len(found) != 1:
-            return False if found is None else _split_entry(plan, word, found)  # (False: the general path's)
-        word = found[0]
     if type(word) is _SymbolPieces:
         return _sub_words_entry(plan, word)
     symbols, entry = byte_symbol_tokens(word, plan.model.tokenize, plan.bpe)
@@ -571,29 +596,6 @@ def _byte_entry(plan: CutPlan, word: str, pieces: bool = False) -> tuple[Any, ..
     if not same_length:
         starts, ends = symbol_offsets_to_chars(word, starts, ends)  # a char's bytes align to the char
     return _trimmed_entry(ids, values, starts, ends, size)
-
-
-def _split_entry(plan: CutPlan, word: str, pieces: list[str]) -> tuple[Any, ...]:
-    """:func:`_byte_entry` of a word the later steps cut in ``pieces`` (each a word of its own):
-    theirs joined, offsets moved by where each starts, and per token which piece it is in."""
-    ids: list[int] = []
-    values: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    which: list[int] = []
-    position = n_pieces = 0
-    for piece in pieces:
-        entry = _byte_entry(plan, piece, True)
-        ids += entry[0]
-        values += entry[1]
-        starts += map(add, entry[2], repeat(position))
-        ends += map(add, entry[3], repeat(position))
-        sub = entry[10] if len(entry) > 10 else (0,) * len(entry[0])
-        which += map(add, sub, repeat(n_pieces))
-        n_pieces += sub[-1] + 1 if sub else 1
-        position += len(piece)
-    plan.sub_words = True
-    return (*_trimmed_entry(tuple(ids), tuple(values), tuple(starts), tuple(ends), len(word)), tuple(which))
 
 
 def _sub_words_entry(plan: CutPlan, word: _SymbolPieces) -> tuple[Any, ...]:
@@ -672,8 +674,6 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
             entry = entries[position] = cache_get(word) or _byte_entry(plan, word)
             if len(cache) < _MAX_CACHED_WORDS:
                 cache[word] = entry
-    if plan.later is not None and False in entries:
-        return None  # (a word the later steps cannot split: the general path's)
     # Char j of ``text`` is char j of the piece, or j - 1 after the prefix space (which shares
     # the first char's alignment, as HF's prepend does).
     origin = -1 if prefixed else 0
