@@ -216,7 +216,6 @@ _WHITESPACE_SPLIT = PlainSplit(_whitespace_words)
 #: (a class of listed chars: the same in :mod:`re`, which is faster)
 _WHITESPACE_SPLIT_SPLIT = PlainSplit(re.compile(NON_SPACE_RUN.pattern).finditer, runs=True)
 _BYTE_LEVEL_SPLIT = PlainSplit(to_bytes=True)
-_DIGITS_SPLIT = PlainSplit(digits=True)
 
 
 @dataclass(slots=True, repr=False)
@@ -578,6 +577,36 @@ def _char_cuts(text: str, candidates: Any, is_match: Callable[[str], bool], beha
     return [(start, end) for start, end in apply_behavior(spans_to_matches(spans, len(text)), behavior) if end > start]
 
 
+#: A numeric char other than 0-9 (for :func:`is_numeric`, checked as for _NUMERIC_CANDIDATE).
+_OTHER_NUMERIC_CANDIDATE = regex.compile(r"[^\P{N}0-9]")
+
+
+def _digit_words(individual: bool) -> Callable[[str], list[str]]:
+    """Digits' words of a text as strings that tile it (its ``cut_spans`` as words): runs of
+    numeric chars (each alone when ``individual``) and runs of others, found in C (in :mod:`re`
+    where 0-9 are the text's only numeric chars, the usual).
+
+    >>> _digit_words(True)("a12 ½b"), _digit_words(False)("a12 ½b")
+    (['a', '1', '2', ' ', '½', 'b'], ['a', '12', ' ', '½', 'b'])
+    """
+    repeat = "" if individual else "+"
+    findall = regex.compile(rf"\p{{N}}{repeat}|\P{{N}}+").findall
+    ascii_findall = re.compile(f"[0-9]{repeat}|[^0-9]+").findall
+    behavior = "isolated" if individual else "contiguous"
+
+    def words(text: str) -> list[str]:
+        if text.isascii() or _OTHER_NUMERIC_CANDIDATE.search(text) is None:
+            return ascii_findall(text)
+        if all(map(is_numeric, _NUMERIC_CANDIDATE.findall(text))):
+            return findall(text)
+        return [text[start:end] for start, end in _numeric_cuts(text, behavior)]  # (a number newer than unicodedata's)
+
+    return words
+
+
+_DIGITS_SPLITS = {individual: PlainSplit(digits=True, word_list=_digit_words(individual)) for individual in (False, True)}
+
+
 @dataclass(slots=True, repr=False)
 class Digits(PreTokenizer):
     """Isolate numbers: runs of digits, or each digit alone with ``individual_digits``.
@@ -587,7 +616,7 @@ class Digits(PreTokenizer):
     """
 
     def plain_split(self) -> "PlainSplit":
-        return _DIGITS_SPLIT
+        return _DIGITS_SPLITS[bool(self.individual_digits)]
 
     individual_digits: bool = False
 
