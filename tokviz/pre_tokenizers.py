@@ -531,6 +531,9 @@ class Punctuation(PreTokenizer):
     def pre_tokenize_words(self, sequence: str) -> list[str]:
         return _split_words(sequence, is_bert_punctuation, self.behavior)
 
+    def plain_split(self) -> "PlainSplit":
+        return _PUNCTUATION_SPLITS[self.behavior]
+
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         if text.isalnum():  # (letters and digits are never punctuation: one C call for most words)
             return [(0, len(text))]
@@ -577,34 +580,48 @@ def _char_cuts(text: str, candidates: Any, is_match: Callable[[str], bool], beha
     return [(start, end) for start, end in apply_behavior(spans_to_matches(spans, len(text)), behavior) if end > start]
 
 
-#: A numeric char other than 0-9 (for :func:`is_numeric`, checked as for _NUMERIC_CANDIDATE).
-_OTHER_NUMERIC_CANDIDATE = regex.compile(r"[^\P{N}0-9]")
+#: Words of a char class by split behavior (but "removed", whose words do not tile the text),
+#: ``{c}``: the class's items, as regex alternatives: each word is a match of the first.
+_CLASS_WORDS = {
+    "isolated": "[{c}]|[^{c}]+", "contiguous": "[{c}]+|[^{c}]+",
+    "merged_with_previous": "[^{c}]*+[{c}]|[^{c}]+", "merged_with_next": "[{c}][^{c}]*+|[^{c}]+",
+}
 
 
-def _digit_words(individual: bool) -> Callable[[str], list[str]]:
-    """Digits' words of a text as strings that tile it (its ``cut_spans`` as words): runs of
-    numeric chars (each alone when ``individual``) and runs of others, found in C (in :mod:`re`
-    where 0-9 are the text's only numeric chars, the usual).
+def _class_words(candidates: str, ascii_chars: str, is_match: Callable[[str], bool], behavior: str) -> Callable[[str], list[str]] | None:
+    """The words ``_char_cuts(text, regex.compile(f"[{candidates}]"), is_match, behavior)`` makes,
+    as strings that tile the text, found in C: in :mod:`re` by the class of the ASCII chars that
+    match (``ascii_chars``) where the text holds no other candidate (the usual), else by the
+    candidates' class when ``is_match`` holds for each one found (regex's Unicode may be newer);
+    None for "removed".
 
-    >>> _digit_words(True)("a12 ½b"), _digit_words(False)("a12 ½b")
-    (['a', '1', '2', ' ', '½', 'b'], ['a', '12', ' ', '½', 'b'])
+    >>> words = _class_words(r"\\p{N}", "0-9", is_numeric, "merged_with_next")
+    >>> words("a12 ½b"), _class_words(r"\\p{N}", "0-9", is_numeric, "contiguous")("a12 ½b")
+    (['a', '1', '2 ', '½b'], ['a', '12', ' ', '½', 'b'])
     """
-    repeat = "" if individual else "+"
-    findall = regex.compile(rf"\p{{N}}{repeat}|\P{{N}}+").findall
-    ascii_findall = re.compile(f"[0-9]{repeat}|[^0-9]+").findall
-    behavior = "isolated" if individual else "contiguous"
+    shape = _CLASS_WORDS.get(behavior)
+    if shape is None:
+        return None
+    findall = regex.compile(shape.format(c=candidates)).findall
+    ascii_findall = re.compile(shape.format(c=ascii_chars)).findall
+    candidate = regex.compile(f"[{candidates}]")
+    other_candidate = regex.compile(f"(?![\x00-\x7f])[{candidates}]")
 
     def words(text: str) -> list[str]:
-        if text.isascii() or _OTHER_NUMERIC_CANDIDATE.search(text) is None:
+        if text.isascii() or other_candidate.search(text) is None:
             return ascii_findall(text)
-        if all(map(is_numeric, _NUMERIC_CANDIDATE.findall(text))):
+        if all(map(is_match, candidate.findall(text))):
             return findall(text)
-        return [text[start:end] for start, end in _numeric_cuts(text, behavior)]  # (a number newer than unicodedata's)
+        return [text[start:end] for start, end in _char_cuts(text, candidate, is_match, behavior)]  # (a char newer than unicodedata)
 
     return words
 
 
-_DIGITS_SPLITS = {individual: PlainSplit(digits=True, word_list=_digit_words(individual)) for individual in (False, True)}
+_DIGITS_SPLITS = {behavior: PlainSplit(digits=True, word_list=_class_words(r"\p{N}", "0-9", is_numeric, behavior)) for behavior in ("isolated", "contiguous")}
+_PUNCTUATION_SPLITS = {
+    behavior: PlainSplit(word_list=_class_words(_PUNCTUATION_CANDIDATE.pattern[1:-1], re.escape("".join(sorted(_ASCII_PUNCTUATION))), is_bert_punctuation, behavior))
+    for behavior in SPLIT_BEHAVIORS
+}
 
 
 @dataclass(slots=True, repr=False)
@@ -616,7 +633,7 @@ class Digits(PreTokenizer):
     """
 
     def plain_split(self) -> "PlainSplit":
-        return _DIGITS_SPLITS[bool(self.individual_digits)]
+        return _DIGITS_SPLITS[self._behavior()]
 
     individual_digits: bool = False
 

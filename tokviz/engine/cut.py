@@ -174,8 +174,7 @@ def split_kind(step: Any) -> str | None:
     >>> split_kind(pre_tokenizers.BertPreTokenizer()), split_kind(pre_tokenizers.Punctuation())
     ('words', None)
     """
-    declare = getattr(step, "plain_split", None)
-    plain = declare() if declare is not None else None
+    plain = _declared(step)
     if plain is None:
         return None
     if plain.space_mark is not None:
@@ -187,6 +186,12 @@ def split_kind(step: Any) -> str | None:
     if plain.digits:
         return "digits"
     return "words" if plain.words is not None else None
+
+
+def _declared(step: Any) -> Any:
+    """What a pre-tokenizer step declares for plain strings (its ``plain_split()``), or None."""
+    declare = getattr(step, "plain_split", None)
+    return declare() if declare is not None else None
 
 
 def pre_tokenizer_steps(pre_tokenizer: Any) -> tuple[Any, ...]:
@@ -305,9 +310,10 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     plan = CutPlan(tuple(stages), pre_tokenizer, model, joined, encoder)
     plan.steps = steps
     plan.splitter = _splitter(pre_tokenizer, steps)
-    tiles = steps[0].plain_split().word_list if plan.splitter is None and len(steps) == 1 and split_kind(steps[0]) else None
+    plain = _declared(steps[0]) if plan.splitter is None and len(steps) == 1 else None
+    tiles = None if plain is None else plain.word_list
     if tiles is not None:
-        # Words as strings that tile the piece (Split "isolated"): offsets are sums of lengths.
+        # Words as strings that tile the piece (Split "isolated", Digits): offsets are sums of lengths.
         plan.splitter, plan.run_findall = "tiles", tiles
     if whole or (plan.splitter is None and cut is not None):
         plan.splitter, plan.cut = "cut", _whole_piece if whole else (_cut_by_words(steps) or _words_of_spans(cut))
@@ -429,8 +435,7 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
         return None
     splits: list[tuple[Any, bool]] = []
     for index, step in enumerate(steps):
-        declare = getattr(step, "plain_split", None)
-        plain = declare() if declare is not None else None
+        plain = _declared(step)
         words = None if plain is None else plain.word_list or (plain.kept_words if index == 0 < at else None)
         if words is None and index != at:
             words = _tiling_words(getattr(step, "cut_spans", None))
@@ -488,24 +493,22 @@ def _per_word(split: Any, on_symbols: bool) -> Any:
     """``words -> finer words``: ``split`` on each distinct word once (cached); ``on_symbols``:
     on its byte-level symbols (a step after ByteLevel), the cuts mapped back to its chars (None
     where one falls inside a char's bytes: HF's offsets there are the general path's)."""
-    # Word -> the word when it stays whole, its pieces (a tuple), or False when split cannot say.
-    cache: dict[str, Any] = {}
+    # Word -> its pieces (a tuple, ``(word,)`` when it stays whole), or () when split cannot say.
+    cache: dict[str, tuple[str, ...]] = {}
     cache_get = cache.get
 
     def finer(words: list[str]) -> list[str] | None:
         found = list(map(cache_get, words))
-        if found == words:
-            return words  # (every word known and whole: the usual, in C)
         if None in found:
             for position in _missing(found):
                 word = words[position]
                 pieces = split(word) if not on_symbols else _split_symbols(split, word)
-                found[position] = False if pieces is None else word if pieces == [word] and type(pieces[0]) is str else tuple(pieces)
+                found[position] = () if pieces is None else tuple(pieces)
                 if len(cache) < _MAX_CACHED_WORDS:
                     cache[word] = found[position]
-        if False in found:
+        if () in found:
             return None
-        return words if found == words else list(chain.from_iterable((pieces,) if type(pieces) is str else pieces for pieces in found))
+        return list(chain.from_iterable(found))  # (in C; the words themselves when each stays whole)
 
     return finer
 
@@ -713,8 +716,9 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
                 ids_of_words += repeat(n_words, len(entry[0]))
                 n_words += 1
         word_ids = tuple(ids_of_words)
-    if prefixed or (trim and at_start):
-        # The first word: its offsets by the general rules (the prefix space; the text's first token).
+    if prefixed or (trim and at_start and trim[0]):
+        # The first word: its offsets by the general rules (the prefix space; a token at the
+        # text's start keeps one leading space when the processor adds one, trim[0]).
         if ends is None:
             starts, ends = starts[:-1], starts[1:]
         head = entries[0]
@@ -723,6 +727,8 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
             start, end = start + shift, end + shift
             if prefixed:
                 start, end = max(start - 1, 0), max(end - 1, 1)
+            elif index and start:
+                break  # (past the text's start: the entry's trimmed offsets are the rule's)
             if trim and (value[:1] in TRIM_CHARS or value[-1:] in TRIM_CHARS):  # (others keep theirs)
                 start, end = trim_token_offsets(value, start, end, at_start and (index == 0 or start == 0), trim[0])
             starts[index] = start
