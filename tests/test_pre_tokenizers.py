@@ -271,6 +271,20 @@ def test_declared_word_lists_are_hfs_words(name, text):
         assert found == [word for word, _ in theirs.pre_tokenize_str(text)]
 
 
+@SETTINGS
+@given(texts=st.lists(unicode_text, min_size=1, max_size=4))
+def test_isolated_words_of_any_pattern_by_what_it_matches(texts):
+    # GPT-2's pattern in a Split (tiktoken files converted by transformers) gives ByteLevel's own
+    # words, with no knowledge of its text; a pattern leaving gaps gives matches and gaps, also
+    # after texts its matches tiled (the words function keeps no stale shortcut).
+    gpt2 = pre_tokenizers.isolated_words(Regex(pre_tokenizers.GPT2_PATTERN))
+    gaps = pre_tokenizers.isolated_words(Regex(r"\p{L}+|\s+"))
+    reference = hf.Split(tokenizers.Regex(r"\p{L}+|\s+"), "isolated")
+    for text in [*texts, "ab cd", *texts]:
+        assert gpt2(text) == pre_tokenizers.gpt2_findall(text)
+        assert gaps(text) == [word for word, _ in reference.pre_tokenize_str(text)]
+
+
 SPLITTING_ONLY = ["Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Digits", "CharDelimiterSplit", "UnicodeScripts", "FixedLength"] + [
     f"Split(regex, {behavior})" for behavior in BEHAVIORS
 ]

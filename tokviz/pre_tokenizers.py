@@ -726,25 +726,37 @@ class Split(PreTokenizer):
 
 def isolated_words(pattern: Regex) -> Callable[[str], list[str] | None]:
     """The words Split(pattern, "isolated") makes of a text, as strings: the matches and the
-    gaps between them, in C (``split`` by the pattern in a group); None when a match is empty
-    (the general path then splits it, as Oniguruma iterates).
+    gaps between them, in C; None when a match is empty (the general path then splits it, as
+    Oniguruma iterates). While the matches tile every text (GPT-2's and Llama 3's patterns
+    match every char), they are the words, found without a group; once a text shows gaps,
+    texts are split by the pattern in a group. A pattern that needs no time limit runs in
+    :mod:`re` where a twin finds the same (:func:`~tokviz.patterns.text_twin`, ``ascii_twin``).
 
     >>> words = isolated_words(Regex(r"\\p{L}+|\\s+|\\p{N}{1,3}"))
     >>> words("ab 12345"), words("ab!? c"), isolated_words(Regex(r"\\p{L}*"))("ab!")
     (['ab', ' ', '123', '45'], ['ab', '!?', ' ', 'c'], None)
     """
-    from tokviz.patterns import find_all, is_linear
+    from tokviz.patterns import find_all, is_linear, text_twin
 
-    if pattern.pattern == GPT2_PATTERN:
-        # GPT-2's own pattern in a Split (tiktoken files converted by transformers: GPT-2's,
-        # Whisper's): its pre-tokenizer's split (whose matches tile any text), in re for ASCII text.
-        return gpt2_findall
     compiled = pattern.compiled
     grouped = regex.compile(f"({compiled.pattern})", compiled.flags)
     linear = is_linear(compiled.pattern)
+    # In re where it finds the same (a twin for any text, else for ASCII text), which takes no
+    # time limit: only for a pattern that needs none.
+    twin, grouped_twin = text_twin(compiled) or compiled, text_twin(grouped) or grouped
+    ascii, grouped_ascii = ascii_twin(compiled) or twin, ascii_twin(grouped) or grouped_twin
+    tiling = [linear]  # (so far every text's matches tiled it)
 
     def words(text: str) -> list[str] | None:
-        pieces = grouped.split(text) if linear else find_all(grouped, text, split=True)
+        if tiling[0]:
+            found = (ascii if text.isascii() else twin).findall(text)
+            if all(found) and "".join(found) == text:
+                return found  # (no gap, no empty match: the matches are the words)
+            tiling[0] = False
+        if linear:
+            pieces = (grouped_ascii if text.isascii() else grouped_twin).split(text)
+        else:
+            pieces = find_all(grouped, text, split=True)
         if "" in pieces[1::2]:
             return None
         return list(filter(None, pieces))
