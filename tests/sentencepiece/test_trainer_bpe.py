@@ -1,5 +1,6 @@
 """The SentencePiece BPE trainer's ways to merge (numpy for a big merge, one position at a time for a
-small one, or every merge on lists without numpy) against the plain reference, in any mix."""
+small one; without numpy, word strings: all the words of a big merge at once, a small one word by word)
+against the plain reference, in any mix."""
 
 from __future__ import annotations
 
@@ -15,15 +16,20 @@ from tokviz.sentencepiece.trainer_bpe import train_bpe, train_bpe_reference
 from tests.sentencepiece.test_trainer import _alphabet  # (the words' chars and counts, as the trainer sees them)
 
 # few letters, long runs ("aaaa": left == right merges take the 1st and 3rd), repeated pairs
-_WORDS = st.dictionaries(st.text(alphabet=st.sampled_from(list("aab1é▁▅")), min_size=1, max_size=12).map(lambda w: WS + w),
+_WORDS = st.dictionaries(st.text(alphabet=st.sampled_from(list("aab1é▁▅\ue000")), min_size=1, max_size=12).map(lambda w: WS + w),
                          st.integers(min_value=1, max_value=6), min_size=1, max_size=30)
 _RULES = st.sampled_from([PieceRules(), PieceRules(max_sentencepiece_length=3), PieceRules(split_by_number=False),
                           PieceRules(split_by_whitespace=False)])
 
 
 def _train(words: dict[str, int], merges: int, rules: PieceRules, smallest: int | None) -> trainer_bpe.BpeResult:
-    if smallest is None:  # (no numpy at all)
-        return train_bpe(words, _alphabet(words), merges, rules, numpy=False)
+    if smallest is None or smallest < 0:  # (no numpy at all: word strings, all at once from -smallest words)
+        saved = trainer_bpe._BULK_MIN
+        trainer_bpe._BULK_MIN = -smallest if smallest else saved
+        try:
+            return train_bpe(words, _alphabet(words), merges, rules, numpy=False)
+        finally:
+            trainer_bpe._BULK_MIN = saved
     saved = trainer_bpe._VECTOR_MIN
     trainer_bpe._VECTOR_MIN = smallest  # (0: every merge in numpy; huge: none)
     try:
@@ -34,7 +40,7 @@ def _train(words: dict[str, int], merges: int, rules: PieceRules, smallest: int 
 
 @settings(max_examples=150, deadline=None)
 @given(words=_WORDS, merges=st.integers(min_value=1, max_value=40), rules=_RULES,
-       smallest=st.sampled_from([0, 1, 2, 3, 4, 6, 10**9, None]))
+       smallest=st.sampled_from([0, 1, 2, 3, 4, 6, 10**9, None, -1, -2, -3]))
 def test_every_loop_in_any_mix_equals_the_reference(words: dict[str, int], merges: int, rules: PieceRules,
                                                   smallest: int | None) -> None:
     plain = train_bpe_reference(words, _alphabet(words), merges, rules)

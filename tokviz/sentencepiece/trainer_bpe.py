@@ -24,9 +24,9 @@ import heapq
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
-from itertools import accumulate, chain, compress, repeat
-from operator import lshift, lt, or_
-from typing import Callable, Mapping
+from itertools import chain, compress, islice, repeat
+from operator import add, contains, itemgetter
+from typing import Callable, Iterator, Mapping
 
 from tokviz.history import MergeStep
 from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules
@@ -225,6 +225,8 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
     if numpy is None:
         numpy = use_numpy(sum(len(word) for word, _ in kept))
+    if not numpy:
+        return _finish(*_train_on_words(kept, num_merges, rules, progress, history), required_chars, meta_size)
     is_valid = rules.is_valid
     valid: dict[int, bool] = {}  # pair code -> may it be counted (False once merged or dropped)
 
@@ -235,17 +237,11 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
     # all the words in a row, one position per symbol: ``sym`` (-1 once merged into its left
     # neighbour), the next and previous live positions of the same word (-1 at its ends), the
     # word's count; ``where`` maps a pair code to the positions of its left symbol, ascending
-    if numpy:
-        strings, rows, mark = _numpy_rows(kept)
-        pair_counts, where = _initial_pairs(rows[0], rows[1], rows[3], check)
-        # a big merge is done in numpy on the rows, a small one position by position through
-        # memoryviews of the same rows (each is ~50 ns a step for Python, no copy to keep in step)
-        sym, nxt, prv, weight = (memoryview(values) for values in rows)
-        vector_min = _VECTOR_MIN
-    else:
-        strings, sym, nxt, prv, weight = _list_rows(kept)
-        pair_counts, where = _initial_pairs_on_lists(sym, nxt, weight)
-        rows, mark, vector_min = (), None, len(sym) + 1
+    strings, rows, mark = _numpy_rows(kept)
+    pair_counts, where = _initial_pairs(rows[0], rows[1], rows[3], check)
+    # a big merge is done in numpy on the rows, a small one position by position through
+    # memoryviews of the same rows (each is ~50 ns a step for Python, no copy to keep in step)
+    sym, nxt, prv, weight = (memoryview(values) for values in rows)
     get_count, get_valid = pair_counts.get, valid.get
     heap = [(len(strings[code >> _BITS]) + len(strings[code & _MASK]) - count * _COUNT_UNIT,
              strings[code >> _BITS] + strings[code & _MASK], strings[code >> _BITS], code)
@@ -320,7 +316,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
             progress("merges", rank, num_merges)
         new_id = len(strings)
         strings.append(merged)
-        if len(holders) >= vector_min:
+        if len(holders) >= _VECTOR_MIN:
             made_pairs = _merge_vectorized(holders, left, right, new_id, *rows, mark, pair_counts)
             for changed, (count, positions) in made_pairs.items():
                 pair_counts[changed] = count
@@ -391,12 +387,189 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                 else:
                     waiting.append(changed)
             where[changed] = bucket
+    return _finish([(strings[left], strings[right], count) for left, right, count in steps], pieces, stop_reason,
+                   required_chars, meta_size)
+
+
+def _finish(steps: list[tuple[str, str, int]], pieces: list[tuple[str, float]], stop_reason: str,
+            required_chars: Mapping[str, int], meta_size: int) -> BpeResult:
+    """The :class:`BpeResult` of the merges made (``(left, right, count)`` each, and their pieces): the alphabet follows."""
     for char, _ in sorted_chars(required_chars):
         pieces.append((char, -float(len(pieces))))
     size = meta_size + len(required_chars) + 1
-    merge_steps = tuple(MergeStep(rank=rank, left=strings[left], right=strings[right], token=pieces[rank][0], count=count,
+    merge_steps = tuple(MergeStep(rank=rank, left=left, right=right, token=pieces[rank][0], count=count,
                                   score=float(count), vocab_size=size + rank) for rank, (left, right, count) in enumerate(steps))
     return BpeResult(merge_steps, tuple(pieces), stop_reason)
+
+
+#: a merge whose pair is listed in at least this many words is done on them all at once, by C-level string
+#: operations on the words joined (below, word by word in Python)
+_BULK_MIN = 12
+_LAST, _FIRST = itemgetter(slice(-1, None)), itemgetter(slice(0, 1))
+
+
+def _fresh_chars(used: set[str]) -> Iterator[str]:
+    """Characters for new symbols, none of ``used`` (the private-use area first: strings stay two bytes a character)."""
+    for code in chain(range(0xE000, 0x10000), range(0x100, 0xD800), range(0x10000, 0x110000)):
+        if chr(code) not in used:
+            yield chr(code)
+
+
+def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRules,
+                    progress: Callable[[str, int, int], None] | None,
+                    history: bool) -> tuple[list[tuple[str, str, int]], list[tuple[str, float]], str]:
+    """:func:`_train_bpe` without numpy: ``(merges made as (left, right, count), their pieces, stop reason)``.
+
+    Each distinct word is a string of one character per symbol (its own characters at first, a fresh
+    character for each merged piece), so a merge in a word is ``str.split`` on the pair and a join
+    with the new character; the neighbours of each occurrence are the ends of the parts. ``where``
+    lists for each pair the words holding it (once per occurrence; a word that lost it since is
+    skipped). A pair listed in many words is merged in all of them at once: the words joined by a
+    separator, split on the pair, joined again with the new character and split back, in C; Python
+    then only notes each occurrence's neighbours. A pair is two characters; counts are per pair.
+    """
+    words = [word for word, _ in kept]
+    weights = [count for _, count in kept]
+    weight_of = weights.__getitem__
+    alphabet = set("".join(words))
+    fresh = _fresh_chars(alphabet)
+    separator = next(fresh)
+    text_of = {char: char for char in alphabet}  # symbol -> its piece
+    where: defaultdict[str, list[int]] = defaultdict(list)
+    for index, word in enumerate(words):
+        for pair in map(add, word, islice(word, 1, None)):
+            where[pair].append(index)
+    # every adjacent pair is counted (a merge counts its neighbours down without asking); one is checked
+    # for validity when it first comes out on top of the queue (most never do)
+    counts = {pair: weights[at[0]] if len(at) == 1 else sum(map(weight_of, at)) for pair, at in where.items()}
+    get_count, is_valid = counts.get, rules.is_valid
+    dead: set[str] = set()  # pairs merged, dropped or invalid
+    heap = [(2 - count * _COUNT_UNIT, pair, pair[0], pair) for pair, count in counts.items()]
+    heapq.heapify(heap)
+    heappush, heappop = heapq.heappush, heapq.heappop
+    pending: dict[int, list[str]] = {}  # as in _train_bpe: pairs counted below the merge being made, by count
+    pending_counts: list[int] = []
+    made: set[str] = set()
+    steps: list[tuple[str, str, int]] = []
+    pieces: list[tuple[str, float]] = []
+    stop_reason = f"reached the target of {num_merges} merges"
+    while len(pieces) < num_merges:
+        best = None
+        while True:
+            if pending_counts and (not heap or -pending_counts[0] >= -(heap[0][0] >> _LENGTH_BITS)):
+                top = -heappop(pending_counts)
+                for pair in pending.pop(top):
+                    current = get_count(pair, 0)
+                    if current == top:
+                        first_part = text_of[pair[0]]
+                        merged = first_part + text_of[pair[1]]
+                        heappush(heap, (len(merged) - top * _COUNT_UNIT, merged, first_part, pair))
+                    elif current > 0 and pair not in dead:  # counted down meanwhile: a lower bucket
+                        bucket = pending.get(current)
+                        if bucket is None:
+                            pending[current] = [pair]
+                            heappush(pending_counts, -current)
+                        else:
+                            bucket.append(pair)
+                continue
+            if not heap:
+                break
+            entry = heappop(heap)
+            key, merged, _, pair = entry
+            count = -(key >> _LENGTH_BITS)
+            current = get_count(pair, 0)
+            if current != count or pair in dead:
+                if current > 0 and pair not in dead:  # stale (counts of old pairs only fall): back with the current count
+                    heappush(heap, (key + (count - current) * _COUNT_UNIT, merged, entry[2], pair))
+                continue
+            if not is_valid(merged):
+                dead.add(pair)
+                del where[pair]
+                continue
+            best = entry
+            break
+        if best is None:
+            stop_reason = "no valid pair left to merge"
+            break
+        merged, pair = best[1], best[3]
+        floor = count
+        dead.add(pair)
+        holders = where.pop(pair)
+        if merged in made:  # the same string reached by another pair: drop it, merge nothing
+            continue
+        made.add(merged)
+        rank = len(pieces)
+        pieces.append((merged, -float(rank)))
+        left, right = pair
+        if history:
+            steps.append((text_of[left], text_of[right], count))
+        if progress is not None and rank % 50 == 0:
+            progress("merges", rank, num_merges)
+        new = next(fresh)
+        text_of[new] = merged
+        # the words of each occurrence by its left neighbour, and by its right one ("": the next occurrence)
+        lefts: defaultdict[str, list[int]] = defaultdict(list)
+        rights: defaultdict[str, list[int]] = defaultdict(list)
+        if len(holders) < _BULK_MIN:
+            for index in holders:
+                word = words[index]
+                if pair not in word:
+                    continue
+                parts = word.split(pair)  # (left to right, never overlapping: "aaa" merges its first two)
+                words[index] = new.join(parts)
+                last = len(parts) - 1
+                for at in range(last):
+                    before, after = parts[at], parts[at + 1]
+                    if before:  # ("" at the word's start, or after the occurrence before: noted there)
+                        lefts[before[-1]].append(index)
+                    if after:
+                        rights[after[0]].append(index)
+                    elif at + 1 < last:
+                        rights[""].append(index)
+        else:
+            ids = list(dict.fromkeys(holders))
+            olds = list(map(words.__getitem__, ids))
+            present = list(map(contains, olds, repeat(pair)))
+            if not all(present):
+                ids, olds = list(compress(ids, present)), list(compress(olds, present))
+            parts = f"{separator}{separator.join(olds)}{separator}".split(pair)
+            for index, word in zip(ids, islice(new.join(parts).split(separator), 1, None)):
+                words[index] = word
+            occurrences = chain.from_iterable(map(repeat, ids, map(str.count, olds, repeat(pair))))
+            for before, after, index in zip(map(_LAST, parts), map(_FIRST, islice(parts, 1, None)), occurrences):
+                if before and before != separator:
+                    lefts[before].append(index)
+                if after != separator:
+                    rights[after].append(index)
+        made_pairs = []
+        for neighbour, at in lefts.items():
+            total = weights[at[0]] if len(at) == 1 else sum(map(weight_of, at))
+            counts[neighbour + left] -= total
+            made_pairs.append((neighbour + new, total, at))
+        for neighbour, at in rights.items():
+            total = weights[at[0]] if len(at) == 1 else sum(map(weight_of, at))
+            if neighbour:
+                counts[right + neighbour] -= total
+                made_pairs.append((new + neighbour, total, at))
+            else:  # two occurrences in a row: their (right, left) is gone, (new, new) made
+                counts[right + left] -= total
+                made_pairs.append((new + new, total, at))
+        counts[pair] = 0
+        for changed, total, at in made_pairs:
+            counts[changed] = total
+            where[changed] = at
+            if total >= floor:
+                first_part = text_of[changed[0]]
+                merged = first_part + text_of[changed[1]]
+                heappush(heap, (len(merged) - total * _COUNT_UNIT, merged, first_part, changed))
+            else:
+                bucket = pending.get(total)
+                if bucket is None:
+                    pending[total] = [changed]
+                    heappush(pending_counts, -total)
+                else:
+                    bucket.append(changed)
+    return steps, pieces, stop_reason
 
 
 #: a merge with at least this many candidate positions is done in numpy (below, its fixed cost
@@ -510,25 +683,6 @@ def _numpy_rows(kept: list[tuple[str, int]]) -> tuple[list[str], tuple["np.ndarr
     return strings, (sym, nxt, prv, weight), np.zeros(total, dtype=bool)
 
 
-def _list_rows(kept: list[tuple[str, int]]) -> tuple[list[str], list[int], list[int], list[int], list[int]]:
-    """``(characters sorted, sym, nxt, prv, weight)``: :func:`_numpy_rows` as lists, without numpy.
-
-    >>> _list_rows([("ba", 3), ("a", 1)])
-    (['a', 'b'], [1, 0, 0], [1, -1, -1], [-1, 0, -1], [3, 3, 1])
-    """
-    words = [word for word, _ in kept]
-    text = "".join(words)
-    strings = sorted(set(text))
-    sym = list(map({char: index for index, char in enumerate(strings)}.__getitem__, text))
-    sizes = list(map(len, words))
-    nxt = list(range(1, len(sym) + 1))
-    prv = list(range(-1, len(sym) - 1))
-    for end, size in zip(accumulate(sizes), sizes):
-        nxt[end - 1] = -1
-        prv[end - size] = -1
-    return strings, sym, nxt, prv, list(chain.from_iterable(map(repeat, (count for _, count in kept), sizes)))
-
-
 def _word_ids(words: list[str]) -> tuple[list[str], "np.ndarray", "np.ndarray"]:
     """``(characters sorted, each word's length, all the words' ids in a row)`` by one numpy pass
     over the words' code points: ``_word_ids(["ba", "a"])`` is ``(["a", "b"], [2, 1], [1, 0, 0])`` (as arrays)."""
@@ -568,19 +722,3 @@ def _initial_pairs(sym: "np.ndarray", nxt: "np.ndarray", weight: "np.ndarray",
     bounds = first.tolist() + [len(codes)]
     where = {code: positions[a:b] for code, a, b in zip(distinct, bounds, bounds[1:]) if check(code)}
     return pair_counts, where
-
-
-def _initial_pairs_on_lists(sym: list[int], nxt: list[int], weight: list[int]) -> tuple[dict[int, int], dict[int, list[int]]]:
-    """:func:`_initial_pairs` on lists, without numpy; no pair checked yet (each is when it first comes
-    out on top of the queue, as a new pair is: most never do)."""
-    codes = list(map(or_, map(lshift, sym, repeat(_BITS)), sym[1:]))
-    codes.append(-1)
-    for position in compress(range(len(nxt)), map(lt, nxt, repeat(0))):  # (a word's last symbol: no pair)
-        codes[position] = -1
-    positions: defaultdict[int, list[int]] = defaultdict(list)
-    for position, code in enumerate(codes):
-        positions[code].append(position)
-    del positions[-1]
-    weight_of = weight.__getitem__
-    pair_counts = {code: sum(map(weight_of, at)) for code, at in positions.items()}
-    return pair_counts, dict(positions)
