@@ -537,10 +537,10 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
                 words[index] = word
             occurrences = chain.from_iterable(map(repeat, ids, map(str.count, olds, repeat(pair))))
             for before, after, index in zip(map(_LAST, parts), map(_FIRST, islice(parts, 1, None)), occurrences):
-                if before and before != separator:
-                    lefts[before].append(index)
-                if after != separator:
-                    rights[after].append(index)
+                lefts[before].append(index)
+                rights[after].append(index)
+            # (the separator: a word's end; "" before an occurrence: the one before it, noted on its right)
+            lefts.pop(separator, None), lefts.pop("", None), rights.pop(separator, None)
         made_pairs = []
         for neighbour, at in lefts.items():
             total = weights[at[0]] if len(at) == 1 else sum(map(weight_of, at))
