@@ -10,10 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokviz.sentencepiece.trainer_bpe as trainer_bpe
+import tokviz.sentencepiece.trainer_bpe_numpy as trainer_bpe_numpy
 from tokviz.sentencepiece.pieces import WS, PieceRules
-from tokviz.sentencepiece.trainer_bpe import train_bpe, train_bpe_reference
+from tokviz.sentencepiece.trainer_bpe import train_bpe
 
-from tests.sentencepiece.test_trainer import _alphabet  # (the words' chars and counts, as the trainer sees them)
+from tests.sentencepiece.test_trainer import _alphabet, train_bpe_reference  # (the words' chars and counts, as the trainer sees them; the oracle)
 
 # few letters, long runs ("aaaa": left == right merges take the 1st and 3rd), repeated pairs
 _WORDS = st.dictionaries(st.text(alphabet=st.sampled_from(list("aab1é▁▅\ue000")), min_size=1, max_size=12).map(lambda w: WS + w),
@@ -30,12 +31,12 @@ def _train(words: dict[str, int], merges: int, rules: PieceRules, smallest: int 
             return train_bpe(words, _alphabet(words), merges, rules, numpy=False)
         finally:
             trainer_bpe._BULK_MIN = saved
-    saved = trainer_bpe._VECTOR_MIN
-    trainer_bpe._VECTOR_MIN = smallest  # (0: every merge in numpy; huge: none)
+    saved = trainer_bpe_numpy._VECTOR_MIN
+    trainer_bpe_numpy._VECTOR_MIN = smallest  # (0: every merge in numpy; huge: none)
     try:
         return train_bpe(words, _alphabet(words), merges, rules, numpy=True)
     finally:
-        trainer_bpe._VECTOR_MIN = saved
+        trainer_bpe_numpy._VECTOR_MIN = saved
 
 
 @settings(max_examples=150, deadline=None)
@@ -52,15 +53,25 @@ def test_big_merges_go_to_numpy() -> None:
     rng = random.Random(7)
     words = {WS + "".join(rng.choice("abcdefgh") for _ in range(rng.randint(2, 9))): rng.randint(1, 3) for _ in range(600)}
     calls = []
-    real = trainer_bpe._merge_vectorized
-    trainer_bpe._merge_vectorized = lambda holders, *rest: calls.append(len(holders)) or real(holders, *rest)
+    real = trainer_bpe_numpy._merge_vectorized
+    trainer_bpe_numpy._merge_vectorized = lambda holders, *rest: calls.append(len(holders)) or real(holders, *rest)
     try:
         result = train_bpe(words, _alphabet(words), 300, PieceRules(), numpy=True)
     finally:
-        trainer_bpe._merge_vectorized = real
+        trainer_bpe_numpy._merge_vectorized = real
     assert result == train_bpe_reference(words, _alphabet(words), 300, PieceRules())
     assert len(result.merge_steps) == 300 and 10 < len(calls) < 300
-    assert min(calls) >= trainer_bpe._VECTOR_MIN
+    assert min(calls) >= trainer_bpe_numpy._VECTOR_MIN
+
+
+def test_big_merges_on_word_strings_at_once() -> None:
+    """Without numpy, a pair listed in ``_BULK_MIN`` words or more is merged in all of them at once (words joined,
+    split on the pair, joined with the new symbol): the same merges as the reference, with runs ("aaaa") in them."""
+    rng = random.Random(11)
+    words = {WS + "".join(rng.choice("aabcdefg") for _ in range(rng.randint(2, 9))): rng.randint(1, 3) for _ in range(600)}
+    result = train_bpe(words, _alphabet(words), 300, PieceRules(), numpy=False)
+    assert result == train_bpe_reference(words, _alphabet(words), 300, PieceRules())
+    assert len(result.merge_steps) == 300 and trainer_bpe._BULK_MIN < 600
 
 
 def test_runs_of_one_letter() -> None:
