@@ -33,7 +33,7 @@ import random
 import re
 import struct
 import time
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
@@ -523,23 +523,15 @@ def _weighted_char_counts(words: Mapping[str, int], numpy: bool | None = None) -
     return {chr(code): count for code, count in zip(present.tolist(), tally[present].tolist())}
 
 
-def _replace_rare_in_words(words: Mapping[str, int], rare: str, numpy: bool | None = None) -> dict[str, int]:
-    """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up)."""
-    keys = list(words)
-    if not (use_numpy(sum(map(len, keys))) if numpy is None else numpy):
-        rare_set = set(rare)
-        touched = [index for index, word in enumerate(keys) if not rare_set.isdisjoint(word)]
-    else:
-        import numpy as np
+def _replace_rare_in_words(words: Mapping[str, int], rare: str) -> dict[str, int]:
+    """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up).
 
-        codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
-        if not len(codes):
-            return dict(words)
-        is_rare = np.zeros(int(codes.max()) + 1, dtype=bool)  # (a lookup table over the code points)
-        is_rare[[code for code in map(ord, rare) if code < len(is_rare)]] = True
-        hits = np.flatnonzero(is_rare[codes])
-        ends = np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)))
-        touched = np.unique(np.searchsorted(ends, hits, side="right")).tolist()  # the few words holding a rare character
+    The words holding one are found by one regex pass over the words joined (rare characters are rare:
+    a handful of matches), each match's word by bisecting the words' ends."""
+    keys = list(words)
+    ends = list(accumulate(map(len, keys)))
+    pattern = re.compile("[" + "".join(re.escape(char) for char in rare) + "]")
+    touched = dict.fromkeys(bisect_right(ends, match.start()) for match in pattern.finditer("".join(keys)))
     if not touched:
         return dict(words)
     table = {ord(char): UNK_CHAR for char in rare}

@@ -99,12 +99,14 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
                history: bool) -> BpeResult:
     kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
     if numpy is None:
-        numpy = use_numpy(sum(len(word) for word, _ in kept))
+        numpy = use_numpy(sum(map(len, word_counts)))
     if not numpy:
         return _finish(*_train_on_words(kept, num_merges, rules, progress, history), required_chars, meta_size)
     from tokviz.sentencepiece.trainer_bpe_numpy import train_on_rows
 
     return _finish(*train_on_rows(kept, num_merges, rules, progress, history), required_chars, meta_size)
+
+
 def _finish(steps: list[tuple[str, str, int]], pieces: list[tuple[str, float]], stop_reason: str,
             required_chars: Mapping[str, int], meta_size: int) -> BpeResult:
     """The :class:`BpeResult` of the merges made (``(left, right, count)`` each, and their pieces): the alphabet follows."""
@@ -145,15 +147,15 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
     separator, split on the pair, joined again with the new character and split back, in C; Python
     then only notes each occurrence's neighbours. A pair is two characters; counts are per pair.
     """
-    words = [word for word, _ in kept]
+    words = dict(enumerate(word for word, _ in kept))  # (a dict: a big merge stores its words back in one update)
     weights = [count for _, count in kept]
     weight_of = weights.__getitem__
-    alphabet = set("".join(words))
+    alphabet = set("".join(words.values()))
     fresh = iter(_fresh_chars(alphabet, num_merges + 1))
     separator = next(fresh)
     text_of = {char: char for char in alphabet}  # symbol -> its piece
     where: defaultdict[str, list[int]] = defaultdict(list)
-    for index, word in enumerate(words):
+    for index, word in words.items():
         for pair in map(add, word, islice(word, 1, None)):
             where[pair].append(index)
     # every adjacent pair is counted (a merge counts its neighbours down without asking); one is checked
@@ -252,9 +254,10 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
             if not all(present):
                 ids, olds = list(compress(ids, present)), list(compress(olds, present))
             parts = f"{separator}{separator.join(olds)}{separator}".split(pair)
-            for index, word in zip(ids, islice(new.join(parts).split(separator), 1, None)):
-                words[index] = word
-            occurrences = chain.from_iterable(map(repeat, ids, map(str.count, olds, repeat(pair))))
+            news = new.join(parts).split(separator)
+            words.update(zip(ids, islice(news, 1, len(news) - 1)))
+            occurrences = ids if len(parts) == len(ids) + 1 else (  # (most often one occurrence a word)
+                chain.from_iterable(map(repeat, ids, map(str.count, olds, repeat(pair)))))
             for before, after, index in zip(map(_LAST, parts), map(_FIRST, islice(parts, 1, None)), occurrences):
                 lefts[before].append(index)
                 rights[after].append(index)
