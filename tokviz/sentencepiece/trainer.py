@@ -528,6 +528,8 @@ def _replace_rare_in_words(words: Mapping[str, int], rare: str) -> dict[str, int
 
     The words holding one are found by one regex pass over the words joined (rare characters are rare:
     a handful of matches), each match's word by bisecting the words' ends."""
+    if not rare:
+        return dict(words)
     keys = list(words)
     ends = list(accumulate(map(len, keys)))
     pattern = re.compile("[" + "".join(re.escape(char) for char in rare) + "]")
