@@ -239,6 +239,13 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
                 parts = word.split(pair)  # (left to right, never overlapping: "aaa" merges its first two)
                 words[index] = new.join(parts)
                 last = len(parts) - 1
+                if last == 1:  # (most often: one occurrence)
+                    before, after = parts
+                    if before:
+                        lefts[before[-1]].append(index)
+                    if after:
+                        rights[after[0]].append(index)
+                    continue
                 for at in range(last):
                     before, after = parts[at], parts[at + 1]
                     if before:  # ("" at the word's start, or after the occurrence before: noted there)
