@@ -104,7 +104,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         return _finish(*_train_on_words(kept, num_merges, rules, progress, history), required_chars, meta_size)
     from tokviz.sentencepiece.trainer_bpe_numpy import train_on_rows
 
-    return _finish(*train_on_rows(kept, num_merges, rules, progress, history), required_chars, meta_size)
+    return _finish(*train_on_rows(kept, num_merges, rules, progress, history, _LENGTH_BITS), required_chars, meta_size)
 
 
 def _finish(steps: list[tuple[str, str, int]], pieces: list[tuple[str, float]], stop_reason: str,

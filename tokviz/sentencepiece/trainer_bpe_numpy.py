@@ -16,7 +16,6 @@ from typing import Callable
 import numpy as np
 
 from tokviz.sentencepiece.pieces import PieceRules
-from tokviz.sentencepiece.trainer_bpe import _COUNT_UNIT, _LENGTH_BITS
 
 __all__ = ["train_on_rows"]
 
@@ -25,9 +24,11 @@ _MASK = (1 << _BITS) - 1
 
 
 def train_on_rows(kept: list[tuple[str, int]], num_merges: int, rules: PieceRules,
-                  progress: Callable[[str, int, int], None] | None,
-                  history: bool) -> tuple[list[tuple[str, str, int]], list[tuple[str, float]], str]:
-    """``(merges made as (left, right, count), their pieces, stop reason)`` of ``[(word, count)]``."""
+                  progress: Callable[[str, int, int], None] | None, history: bool,
+                  length_bits: int) -> tuple[list[tuple[str, str, int]], list[tuple[str, float]], str]:
+    """``(merges made as (left, right, count), their pieces, stop reason)`` of ``[(word, count)]``; the queue's
+    entries as in :mod:`~tokviz.sentencepiece.trainer_bpe` (``-count << length_bits`` plus the merged length)."""
+    _LENGTH_BITS, _COUNT_UNIT = length_bits, 1 << length_bits
     is_valid = rules.is_valid
     valid: dict[int, bool] = {}  # pair code -> may it be counted (False once merged or dropped)
 
