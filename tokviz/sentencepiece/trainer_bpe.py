@@ -50,14 +50,6 @@ def sorted_chars(char_counts: Mapping[str, int]) -> list[tuple[str, int]]:
     return sorted(char_counts.items(), key=lambda item: (-item[1], item[0]))
 
 
-# A heap entry is ``(-count * _COUNT_UNIT + merged_length, merged, left string, pair)``, so the
-# smallest entry is the most frequent pair, then the shortest merged piece, then the smaller merged
-# string and left part (sentencepiece's order): ties are settled by the tuple, never by popping a
-# whole tied group (thousands of pairs tie at small counts late in training).
-_LENGTH_BITS = 10  # max_sentencepiece_length is at most 512
-_COUNT_UNIT = 1 << _LENGTH_BITS
-
-
 #: below this many symbols (characters of the distinct words) a training runs without numpy unless it
 #: is loaded already: importing it (~0.08 s CPU) costs more than its big merges save. Measured at 4,000
 #: pieces, CPU with the import: 76k symbols (botchan-sized) 0.18 s on lists, 0.23 s in numpy; 121k 0.33 / 0.28
@@ -104,7 +96,7 @@ def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int]
         return _finish(*_train_on_words(kept, num_merges, rules, progress, history), required_chars, meta_size)
     from tokviz.sentencepiece.trainer_bpe_numpy import train_on_rows
 
-    return _finish(*train_on_rows(kept, num_merges, rules, progress, history, _LENGTH_BITS), required_chars, meta_size)
+    return _finish(*train_on_rows(kept, num_merges, rules, progress, history), required_chars, meta_size)
 
 
 def _finish(steps: list[tuple[str, str, int]], pieces: list[tuple[str, float]], stop_reason: str,
@@ -163,11 +155,26 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
     counts = {pair: weights[at[0]] if len(at) == 1 else sum(map(weight_of, at)) for pair, at in where.items()}
     get_count, is_valid = counts.get, rules.is_valid
     dead: set[str] = set()  # pairs merged, dropped or invalid
-    heap = [(2 - count * _COUNT_UNIT, pair, pair[0], pair) for pair, count in counts.items()]
-    heapq.heapify(heap)
+    # the queue: pairs in buckets by count (the count when put there: it may have fallen since, counts of old
+    # pairs only fall); the best count's pairs in a heap of (merged length, merged, left part, pair), which is
+    # sentencepiece's order among equal counts. A bucket becomes the heap when the heap runs out (its pairs
+    # checked then: most of the lowest bucket's never are); a pair made at the best count joins the heap.
     heappush, heappop = heapq.heappush, heapq.heappop
-    pending: dict[int, list[str]] = {}  # as in _train_bpe: pairs counted below the merge being made, by count
-    pending_counts: list[int] = []
+    buckets: dict[int, list[str]] = {}
+    bucket_counts: list[int] = []  # the buckets' counts, negated (a max-heap)
+
+    def put(pair: str, count: int) -> None:
+        bucket = buckets.get(count)
+        if bucket is None:
+            buckets[count] = [pair]
+            heappush(bucket_counts, -count)
+        else:
+            bucket.append(pair)
+
+    for pair, count in counts.items():
+        put(pair, count)
+    top: list[tuple[int, str, str, str]] = []
+    level = 0  # the count of the pairs in ``top``
     made: set[str] = set()
     steps: list[tuple[str, str, int]] = []
     pieces: list[tuple[str, float]] = []
@@ -178,33 +185,30 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
     while len(pieces) < num_merges:
         best = None
         while True:
-            if pending_counts and (not heap or -pending_counts[0] >= -(heap[0][0] >> _LENGTH_BITS)):
-                top = -heappop(pending_counts)
-                for pair in pending.pop(top):
+            if not top:
+                if not bucket_counts:
+                    break
+                level = -heappop(bucket_counts)
+                for pair in buckets.pop(level):
                     current = get_count(pair, 0)
-                    if current == top:
+                    if pair in dead or current <= 0:
+                        continue
+                    if current == level:
                         first_part = text_of[pair[0]]
                         merged = first_part + text_of[pair[1]]
-                        heappush(heap, (len(merged) - top * _COUNT_UNIT, merged, first_part, pair))
-                    elif current > 0 and pair not in dead:  # counted down meanwhile: a lower bucket
-                        bucket = pending.get(current)
-                        if bucket is None:
-                            pending[current] = [pair]
-                            heappush(pending_counts, -current)
-                        else:
-                            bucket.append(pair)
+                        top.append((len(merged), merged, first_part, pair))
+                    else:  # counted down meanwhile: a lower bucket
+                        put(pair, current)
+                heapq.heapify(top)
                 continue
-            if not heap:
-                break
-            entry = heappop(heap)
-            key, merged, _, pair = entry
-            count = -(key >> _LENGTH_BITS)
+            entry = heappop(top)
+            pair = entry[3]
             current = get_count(pair, 0)
-            if current != count or pair in dead:
-                if current > 0 and pair not in dead:  # stale (counts of old pairs only fall): back with the current count
-                    heappush(heap, (key + (count - current) * _COUNT_UNIT, merged, entry[2], pair))
+            if current != level or pair in dead:
+                if current > 0 and pair not in dead:
+                    put(pair, current)
                 continue
-            if not is_valid(merged):
+            if not is_valid(entry[1]):
                 dead.add(pair)
                 del where[pair]
                 continue
@@ -214,7 +218,7 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
             stop_reason = "no valid pair left to merge"
             break
         merged, pair = best[1], best[3]
-        floor = count
+        count = level
         dead.add(pair)
         holders = where.pop(pair)
         if merged in made:  # the same string reached by another pair: drop it, merge nothing
@@ -284,16 +288,11 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
                     changed = new + new
                 counts[changed] = total
                 where[changed] = at
-                if total >= floor:
+                if total == level:  # (never more than the merge made)
                     first_part = text_of[changed[0]]
                     merged = first_part + text_of[changed[1]]
-                    heappush(heap, (len(merged) - total * _COUNT_UNIT, merged, first_part, changed))
+                    heappush(top, (len(merged), merged, first_part, changed))
                 else:
-                    bucket = pending.get(total)
-                    if bucket is None:
-                        pending[total] = [changed]
-                        heappush(pending_counts, -total)
-                    else:
-                        bucket.append(changed)
+                    put(changed, total)
         counts[pair] = 0
     return steps, pieces, stop_reason
