@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,3 +118,11 @@ def test_a_small_training_runs_without_numpy() -> None:
     spm.SentencePieceTrainer.train(sentence_iterator=iter(['the cat sat on the mat', 'a hat, a mat and a cät'] * 2000),
                                    model_writer=out, vocab_size=30, model_type="bpe")
     assert out.getvalue().hex() == blob
+
+
+@pytest.mark.parametrize("numpy", [True, False])
+def test_empty_words_and_zero_counts_are_left_out(numpy: bool) -> None:
+    words = {WS + "ab": 2, WS + "abc": 1}
+    result = train_bpe({**words, "": 5, WS + "zz": 0}, _alphabet(words), 3, PieceRules(), numpy=numpy)
+    assert result == train_bpe_reference(words, _alphabet(words), 3, PieceRules())
+    assert [step.token for step in result.merge_steps] == ["ab", WS + "ab", WS + "abc"]  # (a tie: "ab" < "▁a")

@@ -89,13 +89,15 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
 def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int, rules: PieceRules,
                meta_size: int, progress: Callable[[str, int, int], None] | None, numpy: bool | None,
                history: bool) -> BpeResult:
-    kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
+    if "" in word_counts or min(word_counts.values(), default=1) <= 0:
+        word_counts = {word: count for word, count in word_counts.items() if count > 0 and word}
     if numpy is None:
         numpy = use_numpy(sum(map(len, word_counts)))
     if not numpy:
-        return _finish(*_train_on_words(kept, num_merges, rules, progress, history), required_chars, meta_size)
+        return _finish(*_train_on_words(word_counts, num_merges, rules, progress, history), required_chars, meta_size)
     from tokviz.sentencepiece.trainer_bpe_numpy import train_on_rows
 
+    kept = [(word, int(count)) for word, count in word_counts.items()]
     return _finish(*train_on_rows(kept, num_merges, rules, progress, history), required_chars, meta_size)
 
 
@@ -126,7 +128,7 @@ def _fresh_chars(used: set[str], count: int) -> list[str]:
     return list(islice(filterfalse(used.__contains__, map(chr, codes)), count))
 
 
-def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRules,
+def _train_on_words(word_counts: Mapping[str, int], num_merges: int, rules: PieceRules,
                     progress: Callable[[str, int, int], None] | None,
                     history: bool) -> tuple[list[tuple[str, str, int]], list[tuple[str, float]], str]:
     """:func:`_train_bpe` without numpy: ``(merges made as (left, right, count), their pieces, stop reason)``.
@@ -139,8 +141,8 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
     separator, split on the pair, joined again with the new character and split back, in C; Python
     then only notes each occurrence's neighbours. A pair is two characters; counts are per pair.
     """
-    words = dict(enumerate(word for word, _ in kept))  # (a dict: a big merge stores its words back in one update)
-    weights = [count for _, count in kept]
+    words = dict(enumerate(word_counts))  # (a dict: a big merge stores its words back in one update)
+    weights = list(map(int, word_counts.values()))
     weight_of = weights.__getitem__
     alphabet = set("".join(words.values()))
     fresh = iter(_fresh_chars(alphabet, num_merges + 1))
