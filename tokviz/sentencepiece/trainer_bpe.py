@@ -24,8 +24,8 @@ import heapq
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
-from itertools import chain, compress, filterfalse, islice, repeat
-from operator import add, contains, itemgetter
+from itertools import chain, filterfalse, islice
+from operator import add
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from tokviz.sentencepiece.pieces import PieceRules
@@ -48,14 +48,6 @@ class BpeResult:
 def sorted_chars(char_counts: Mapping[str, int]) -> list[tuple[str, int]]:
     """sentencepiece's ``Sorted``: count descending, then character ascending."""
     return sorted(char_counts.items(), key=lambda item: (-item[1], item[0]))
-
-
-# A heap entry is ``(-count * _COUNT_UNIT + merged_length, merged, left string, pair)``, so the
-# smallest entry is the most frequent pair, then the shortest merged piece, then the smaller merged
-# string and left part (sentencepiece's order): ties are settled by the tuple, never by popping a
-# whole tied group (thousands of pairs tie at small counts late in training).
-_LENGTH_BITS = 10  # max_sentencepiece_length is at most 512
-_COUNT_UNIT = 1 << _LENGTH_BITS
 
 
 #: below this many symbols (characters of the distinct words) a training runs without numpy unless it
@@ -97,14 +89,16 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
 def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int, rules: PieceRules,
                meta_size: int, progress: Callable[[str, int, int], None] | None, numpy: bool | None,
                history: bool) -> BpeResult:
-    kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
+    if "" in word_counts or min(word_counts.values(), default=1) <= 0:
+        word_counts = {word: count for word, count in word_counts.items() if count > 0 and word}
     if numpy is None:
         numpy = use_numpy(sum(map(len, word_counts)))
     if not numpy:
-        return _finish(*_train_on_words(kept, num_merges, rules, progress, history), required_chars, meta_size)
+        return _finish(*_train_on_words(word_counts, num_merges, rules, progress, history), required_chars, meta_size)
     from tokviz.sentencepiece.trainer_bpe_numpy import train_on_rows
 
-    return _finish(*train_on_rows(kept, num_merges, rules, progress, history, _LENGTH_BITS), required_chars, meta_size)
+    kept = [(word, int(count)) for word, count in word_counts.items()]
+    return _finish(*train_on_rows(kept, num_merges, rules, progress, history), required_chars, meta_size)
 
 
 def _finish(steps: list[tuple[str, str, int]], pieces: list[tuple[str, float]], stop_reason: str,
@@ -122,40 +116,32 @@ def _finish(steps: list[tuple[str, str, int]], pieces: list[tuple[str, float]], 
     return BpeResult(merge_steps, tuple(pieces), stop_reason)
 
 
-#: a merge whose pair is listed in at least this many words is done on them all at once, by C-level string
-#: operations on the words joined (below, word by word in Python)
-_BULK_MIN = 12
-_LAST, _FIRST = itemgetter(slice(-1, None)), itemgetter(slice(0, 1))
-
-
 def _fresh_chars(used: set[str], count: int) -> list[str]:
     """``count`` characters for new symbols, none of ``used`` (the private-use area first: strings stay two bytes a character)."""
     codes = chain(range(0xE000, 0x10000), range(0x100, 0xD800), range(0x10000, 0x110000))
     return list(islice(filterfalse(used.__contains__, map(chr, codes)), count))
 
 
-def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRules,
+def _train_on_words(word_counts: Mapping[str, int], num_merges: int, rules: PieceRules,
                     progress: Callable[[str, int, int], None] | None,
                     history: bool) -> tuple[list[tuple[str, str, int]], list[tuple[str, float]], str]:
     """:func:`_train_bpe` without numpy: ``(merges made as (left, right, count), their pieces, stop reason)``.
 
     Each distinct word is a string of one character per symbol (its own characters at first, a fresh
     character for each merged piece), so a merge in a word is ``str.split`` on the pair and a join
-    with the new character; the neighbours of each occurrence are the ends of the parts. ``where``
-    lists for each pair the words holding it (once per occurrence; a word that lost it since is
-    skipped). A pair listed in many words is merged in all of them at once: the words joined by a
-    separator, split on the pair, joined again with the new character and split back, in C; Python
-    then only notes each occurrence's neighbours. A pair is two characters; counts are per pair.
+    with the new character, in C; the neighbours of each occurrence are the ends of the parts. A pair
+    is two characters. ``where`` lists for each pair the words holding it (once per occurrence; a word
+    that lost it since is skipped). (Merging a big pair's words all at once, joined, split on the pair
+    and split back, took more instructions than word by word: 1k 559M against 478M.)
     """
-    words = dict(enumerate(word for word, _ in kept))  # (a dict: a big merge stores its words back in one update)
-    weights = [count for _, count in kept]
+    words = list(word_counts)
+    weights = list(map(int, word_counts.values()))
     weight_of = weights.__getitem__
-    alphabet = set("".join(words.values()))
-    fresh = iter(_fresh_chars(alphabet, num_merges + 1))
-    separator = next(fresh)
+    alphabet = set("".join(words))
+    fresh = iter(_fresh_chars(alphabet, num_merges))
     text_of = {char: char for char in alphabet}  # symbol -> its piece
     where: defaultdict[str, list[int]] = defaultdict(list)
-    for index, word in words.items():
+    for index, word in enumerate(words):
         for pair in map(add, word, islice(word, 1, None)):
             where[pair].append(index)
     # every adjacent pair is counted (a merge counts its neighbours down without asking); one is checked
@@ -163,11 +149,26 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
     counts = {pair: weights[at[0]] if len(at) == 1 else sum(map(weight_of, at)) for pair, at in where.items()}
     get_count, is_valid = counts.get, rules.is_valid
     dead: set[str] = set()  # pairs merged, dropped or invalid
-    heap = [(2 - count * _COUNT_UNIT, pair, pair[0], pair) for pair, count in counts.items()]
-    heapq.heapify(heap)
+    # the queue: pairs in buckets by count (the count when put there: it may have fallen since, counts of old
+    # pairs only fall); the best count's pairs in a heap of (merged length, merged, left part, pair), which is
+    # sentencepiece's order among equal counts. A bucket becomes the heap when the heap runs out (its pairs
+    # checked then: most of the lowest bucket's never are); a pair made at the best count joins the heap.
     heappush, heappop = heapq.heappush, heapq.heappop
-    pending: dict[int, list[str]] = {}  # as in _train_bpe: pairs counted below the merge being made, by count
-    pending_counts: list[int] = []
+    buckets: dict[int, list[str]] = {}
+    bucket_counts: list[int] = []  # the buckets' counts, negated (a max-heap)
+
+    def put(pair: str, count: int) -> None:
+        bucket = buckets.get(count)
+        if bucket is None:
+            buckets[count] = [pair]
+            heappush(bucket_counts, -count)
+        else:
+            bucket.append(pair)
+
+    for pair, count in counts.items():
+        put(pair, count)
+    top: list[tuple[int, str, str, str]] = []
+    level = 0  # the count of the pairs in ``top``
     made: set[str] = set()
     steps: list[tuple[str, str, int]] = []
     pieces: list[tuple[str, float]] = []
@@ -178,33 +179,30 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
     while len(pieces) < num_merges:
         best = None
         while True:
-            if pending_counts and (not heap or -pending_counts[0] >= -(heap[0][0] >> _LENGTH_BITS)):
-                top = -heappop(pending_counts)
-                for pair in pending.pop(top):
+            if not top:
+                if not bucket_counts:
+                    break
+                level = -heappop(bucket_counts)
+                for pair in buckets.pop(level):
                     current = get_count(pair, 0)
-                    if current == top:
+                    if pair in dead or current <= 0:
+                        continue
+                    if current == level:
                         first_part = text_of[pair[0]]
                         merged = first_part + text_of[pair[1]]
-                        heappush(heap, (len(merged) - top * _COUNT_UNIT, merged, first_part, pair))
-                    elif current > 0 and pair not in dead:  # counted down meanwhile: a lower bucket
-                        bucket = pending.get(current)
-                        if bucket is None:
-                            pending[current] = [pair]
-                            heappush(pending_counts, -current)
-                        else:
-                            bucket.append(pair)
+                        top.append((len(merged), merged, first_part, pair))
+                    else:  # counted down meanwhile: a lower bucket
+                        put(pair, current)
+                heapq.heapify(top)
                 continue
-            if not heap:
-                break
-            entry = heappop(heap)
-            key, merged, _, pair = entry
-            count = -(key >> _LENGTH_BITS)
+            entry = heappop(top)
+            pair = entry[3]
             current = get_count(pair, 0)
-            if current != count or pair in dead:
-                if current > 0 and pair not in dead:  # stale (counts of old pairs only fall): back with the current count
-                    heappush(heap, (key + (count - current) * _COUNT_UNIT, merged, entry[2], pair))
+            if current != level or pair in dead:
+                if current > 0 and pair not in dead:
+                    put(pair, current)
                 continue
-            if not is_valid(merged):
+            if not is_valid(entry[1]):
                 dead.add(pair)
                 del where[pair]
                 continue
@@ -214,7 +212,7 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
             stop_reason = "no valid pair left to merge"
             break
         merged, pair = best[1], best[3]
-        floor = count
+        count = level
         dead.add(pair)
         holders = where.pop(pair)
         if merged in made:  # the same string reached by another pair: drop it, merge nothing
@@ -231,46 +229,29 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
         text_of[new] = merged
         lefts.clear()
         rights.clear()
-        if len(holders) < _BULK_MIN:
-            for index in holders:
-                word = words[index]
-                if pair not in word:
-                    continue
-                parts = word.split(pair)  # (left to right, never overlapping: "aaa" merges its first two)
-                words[index] = new.join(parts)
-                last = len(parts) - 1
-                if last == 1:  # (most often: one occurrence)
-                    before, after = parts
-                    if before:
-                        lefts[before[-1]].append(index)
-                    if after:
-                        rights[after[0]].append(index)
-                    continue
-                for at in range(last):
-                    before, after = parts[at], parts[at + 1]
-                    if before:  # ("" at the word's start, or after the occurrence before: noted there)
-                        lefts[before[-1]].append(index)
-                    if after:
-                        rights[after[0]].append(index)
-                    elif at + 1 < last:
-                        rights[""].append(index)
-        else:
-            ids = list(dict.fromkeys(holders))
-            olds = list(map(words.__getitem__, ids))
-            present = list(map(contains, olds, repeat(pair)))
-            if not all(present):
-                ids, olds = list(compress(ids, present)), list(compress(olds, present))
-            parts = f"{separator}{separator.join(olds)}{separator}".split(pair)
-            news = new.join(parts).split(separator)
-            words.update(zip(ids, islice(news, 1, len(news) - 1)))
-            occurrences = ids if len(parts) == len(ids) + 1 else (  # (most often one occurrence a word)
-                chain.from_iterable(map(repeat, ids, map(str.count, olds, repeat(pair)))))
-            for before, after, index in zip(map(_LAST, parts), map(_FIRST, islice(parts, 1, None)), occurrences):
-                lefts[before].append(index)
-                rights[after].append(index)
-            # (the separator: a word's end; "" before an occurrence: the one before it, noted on its right)
-            lefts.pop(separator, None), lefts.pop("", None), rights.pop(separator, None)
-        for side, neighbours in ((0, lefts), (1, rights)):
+        for index in holders:
+            word = words[index]
+            if pair not in word:
+                continue
+            parts = word.split(pair)  # (left to right, never overlapping: "aaa" merges its first two)
+            words[index] = new.join(parts)
+            last = len(parts) - 1
+            if last == 1:  # (most often: one occurrence)
+                before, after = parts
+                if before:
+                    lefts[before[-1]].append(index)
+                if after:
+                    rights[after[0]].append(index)
+                continue
+            for at in range(last):
+                before, after = parts[at], parts[at + 1]
+                if before:  # ("" at the word's start, or after the occurrence before: noted there)
+                    lefts[before[-1]].append(index)
+                if after:
+                    rights[after[0]].append(index)
+                elif at + 1 < last:
+                    rights[""].append(index)
+        for side, neighbours in enumerate((lefts, rights)):
             for neighbour, at in neighbours.items():
                 total = weights[at[0]] if len(at) == 1 else sum(map(weight_of, at))
                 if side == 0:
@@ -284,15 +265,15 @@ def _train_on_words(kept: list[tuple[str, int]], num_merges: int, rules: PieceRu
                     changed = new + new
                 counts[changed] = total
                 where[changed] = at
-                if total >= floor:
+                if total == level:  # (never more than the merge made)
                     first_part = text_of[changed[0]]
                     merged = first_part + text_of[changed[1]]
-                    heappush(heap, (len(merged) - total * _COUNT_UNIT, merged, first_part, changed))
-                else:
-                    bucket = pending.get(total)
+                    heappush(top, (len(merged), merged, first_part, changed))
+                else:  # (put, inlined: most pairs made go here)
+                    bucket = buckets.get(total)
                     if bucket is None:
-                        pending[total] = [changed]
-                        heappush(pending_counts, -total)
+                        buckets[total] = [changed]
+                        heappush(bucket_counts, -total)
                     else:
                         bucket.append(changed)
         counts[pair] = 0

@@ -22,13 +22,18 @@ __all__ = ["train_on_rows"]
 _BITS = 24
 _MASK = (1 << _BITS) - 1
 
+# A heap entry is ``(-count * _COUNT_UNIT + merged_length, merged, left string, pair)``, so the
+# smallest entry is the most frequent pair, then the shortest merged piece, then the smaller merged
+# string and left part (sentencepiece's order): ties are settled by the tuple, never by popping a
+# whole tied group (thousands of pairs tie at small counts late in training).
+_LENGTH_BITS = 10  # max_sentencepiece_length is at most 512
+_COUNT_UNIT = 1 << _LENGTH_BITS
+
 
 def train_on_rows(kept: list[tuple[str, int]], num_merges: int, rules: PieceRules,
-                  progress: Callable[[str, int, int], None] | None, history: bool,
-                  length_bits: int) -> tuple[list[tuple[str, str, int]], list[tuple[str, float]], str]:
-    """``(merges made as (left, right, count), their pieces, stop reason)`` of ``[(word, count)]``; the queue's
-    entries as in :mod:`~tokviz.sentencepiece.trainer_bpe` (``-count << length_bits`` plus the merged length)."""
-    _LENGTH_BITS, _COUNT_UNIT = length_bits, 1 << length_bits
+                  progress: Callable[[str, int, int], None] | None,
+                  history: bool) -> tuple[list[tuple[str, str, int]], list[tuple[str, float]], str]:
+    """``(merges made as (left, right, count), their pieces, stop reason)`` of ``[(word, count)]``."""
     is_valid = rules.is_valid
     valid: dict[int, bool] = {}  # pair code -> may it be counted (False once merged or dropped)
 
