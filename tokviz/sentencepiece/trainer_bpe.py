@@ -51,9 +51,10 @@ def sorted_chars(char_counts: Mapping[str, int]) -> list[tuple[str, int]]:
 
 
 #: below this many symbols (characters of the distinct words) a training runs without numpy unless it
-#: is loaded already: importing it (~0.08 s CPU) costs more than its big merges save. Measured at 4,000
-#: pieces, CPU with the import: 76k symbols (botchan-sized) 0.18 s on lists, 0.23 s in numpy; 121k 0.33 / 0.28
-NUMPY_MIN_SYMBOLS = 100_000
+#: is loaded already: importing it (~0.065 s CPU) costs more than its big merges save. Measured at 4,000
+#: pieces, CPU, numpy's loop without its import against the word strings: 76k symbols (botchan-sized)
+#: 0.106 / 0.104 s, 134k 0.143 / 0.160 s, 192k 0.173 / 0.207 s (numpy wins only once imported)
+NUMPY_MIN_SYMBOLS = 200_000
 
 
 def use_numpy(symbols: int) -> bool:
