@@ -651,7 +651,7 @@ def test_what_the_engine_refuses_takes_the_general_path_and_the_rest_agrees_with
         fast.normalizer, fast.pre_tokenizer = normalizer, pre_tokenizers.Punctuation()
         general = Tokenizer.from_str(fast.to_str())
         general.use_fast_path = False
-        assert fast._engine().cut().splitter == "cut"
+        assert fast._engine().cut().splitter == "tiles"  # (the words Punctuation declares)
         for text in [" a b a ", "a b\n ﬁ a.", "", "  "]:
             assert _fields(fast.encode(text)) == _fields(general.encode(text)), (normalizer, text)
 
@@ -1206,7 +1206,8 @@ def test_a_custom_normalizer_or_a_byte_level_prefixing_words_gets_no_plan() -> N
     assert build_plan(None, ByteLevel(), model).splitter == "bytes"  # (a prefix space to each piece)
     assert build_plan(None, Sequence([Punctuation(), ByteLevel()]), model) is None  # (... to every word of a step before)
     assert build_plan(None, Metaspace(), model).splitter == "metaspace"
-    assert build_plan(None, Punctuation(), model).splitter == "cut"  # (its cut_spans)
+    assert build_plan(None, Punctuation(), model).splitter == "tiles"  # (the words it declares)
+    assert build_plan(None, Punctuation("removed"), model).splitter == "cut"  # (its cut_spans)
     assert build_plan(None, None, model).splitter == "cut"  # (the piece is one word)
 
 

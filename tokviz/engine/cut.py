@@ -130,7 +130,7 @@ class CutPlan:
         #: The pre-tokenizer's ``cut_spans`` when it only cuts and no other split applies.
         self.cut: Any = None
         #: ``word -> pieces`` the BPE model never merges across (made at the first long word; see
-        #: _pieces_entry), False when the model offers none.
+        #: _long_words_cut), False when the model offers none.
         self.pieces: Any = None
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
@@ -174,8 +174,7 @@ def split_kind(step: Any) -> str | None:
     >>> split_kind(pre_tokenizers.BertPreTokenizer()), split_kind(pre_tokenizers.Punctuation())
     ('words', None)
     """
-    declare = getattr(step, "plain_split", None)
-    plain = declare() if declare is not None else None
+    plain = _declared(step)
     if plain is None:
         return None
     if plain.space_mark is not None:
@@ -187,6 +186,12 @@ def split_kind(step: Any) -> str | None:
     if plain.digits:
         return "digits"
     return "words" if plain.words is not None else None
+
+
+def _declared(step: Any) -> Any:
+    """What a pre-tokenizer step declares for plain strings (its ``plain_split()``), or None."""
+    declare = getattr(step, "plain_split", None)
+    return declare() if declare is not None else None
 
 
 def pre_tokenizer_steps(pre_tokenizer: Any) -> tuple[Any, ...]:
@@ -305,9 +310,10 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
     plan = CutPlan(tuple(stages), pre_tokenizer, model, joined, encoder)
     plan.steps = steps
     plan.splitter = _splitter(pre_tokenizer, steps)
-    tiles = steps[0].plain_split().word_list if plan.splitter is None and len(steps) == 1 and split_kind(steps[0]) else None
+    plain = _declared(steps[0]) if plan.splitter is None and len(steps) == 1 else None
+    tiles = None if plain is None else plain.word_list
     if tiles is not None:
-        # Words as strings that tile the piece (Split "isolated"): offsets are sums of lengths.
+        # Words as strings that tile the piece (Split "isolated", Digits): offsets are sums of lengths.
         plan.splitter, plan.run_findall = "tiles", tiles
     if whole or (plan.splitter is None and cut is not None):
         plan.splitter, plan.cut = "cut", _whole_piece if whole else (_cut_by_words(steps) or _words_of_spans(cut))
@@ -429,8 +435,7 @@ def _byte_level_split(steps: tuple[Any, ...]) -> tuple[bool, Any] | None:
         return None
     splits: list[tuple[Any, bool]] = []
     for index, step in enumerate(steps):
-        declare = getattr(step, "plain_split", None)
-        plain = declare() if declare is not None else None
+        plain = _declared(step)
         words = None if plain is None else plain.word_list or (plain.kept_words if index == 0 < at else None)
         if words is None and index != at:
             words = _tiling_words(getattr(step, "cut_spans", None))
@@ -488,24 +493,22 @@ def _per_word(split: Any, on_symbols: bool) -> Any:
     """``words -> finer words``: ``split`` on each distinct word once (cached); ``on_symbols``:
     on its byte-level symbols (a step after ByteLevel), the cuts mapped back to its chars (None
     where one falls inside a char's bytes: HF's offsets there are the general path's)."""
-    # Word -> the word when it stays whole, its pieces (a tuple), or False when split cannot say.
-    cache: dict[str, Any] = {}
+    # Word -> its pieces (a tuple, ``(word,)`` when it stays whole), or () when split cannot say.
+    cache: dict[str, tuple[str, ...]] = {}
     cache_get = cache.get
 
     def finer(words: list[str]) -> list[str] | None:
         found = list(map(cache_get, words))
-        if found == words:
-            return words  # (every word known and whole: the usual, in C)
         if None in found:
             for position in _missing(found):
                 word = words[position]
                 pieces = split(word) if not on_symbols else _split_symbols(split, word)
-                found[position] = False if pieces is None else word if pieces == [word] and type(pieces[0]) is str else tuple(pieces)
+                found[position] = () if pieces is None else tuple(pieces)
                 if len(cache) < _MAX_CACHED_WORDS:
                     cache[word] = found[position]
-        if False in found:
+        if () in found:
             return None
-        return words if found == words else list(chain.from_iterable((pieces,) if type(pieces) is str else pieces for pieces in found))
+        return list(chain.from_iterable(found))  # (in C; the words themselves when each stays whole)
 
     return finer
 
@@ -713,8 +716,9 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
                 ids_of_words += repeat(n_words, len(entry[0]))
                 n_words += 1
         word_ids = tuple(ids_of_words)
-    if prefixed or (trim and at_start):
-        # The first word: its offsets by the general rules (the prefix space; the text's first token).
+    if prefixed or (trim and at_start and trim[0]):
+        # The first word: its offsets by the general rules (the prefix space; a token at the
+        # text's start keeps one leading space when the processor adds one, trim[0]).
         if ends is None:
             starts, ends = starts[:-1], starts[1:]
         head = entries[0]
@@ -723,6 +727,8 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
             start, end = start + shift, end + shift
             if prefixed:
                 start, end = max(start - 1, 0), max(end - 1, 1)
+            elif index and start:
+                break  # (past the text's start: the entry's trimmed offsets are the rule's)
             if trim and (value[:1] in TRIM_CHARS or value[-1:] in TRIM_CHARS):  # (others keep theirs)
                 start, end = trim_token_offsets(value, start, end, at_start and (index == 0 or start == 0), trim[0])
             starts[index] = start
@@ -808,7 +814,7 @@ def _word_entry(plan: CutPlan, word: str) -> tuple[tuple[Any, ...], ...]:
     (((1, 2), ('hug', '##s'), (0, 3), (3, 4)), ((1, 2), ('hug', '##s'), (0, 3), (3, 4)))
     """
     if plan.bpe is not None:
-        entry = (len(word) > PIECES_FROM and _pieces_entry(plan, word)) or plan.bpe(word) or _model_word_entry(plan.model, word)
+        entry = plan.bpe(word) or _model_word_entry(plan.model, word)
     elif plan.wordpiece is not None:
         entry = plan.wordpiece(word) or _model_word_entry(plan.model, word)
     elif plan.unigram is not None and len(word) <= _UNIGRAM_MAX_WORD:
@@ -824,24 +830,33 @@ def _word_entry(plan: CutPlan, word: str) -> tuple[tuple[Any, ...], ...]:
 PIECES_FROM = 32
 
 
-def _pieces_entry(plan: CutPlan, word: str) -> tuple[tuple[Any, ...], ...] | None:
-    """A long word's entry from its pieces' (cached) where the BPE model never merges across
-    them (:func:`~tokviz.engine.bpe.word_pieces`), or None."""
-    if plan.pieces is None:
-        plan.pieces = word_pieces(plan.model) or False
-    pieces = plan.pieces(word) if plan.pieces else ()
-    if len(pieces) < 2 or sum(map(len, pieces)) != len(word):
-        return None
-    cache_get = plan.words.get
-    entries = [cache_get(piece) or _word_entry(plan, piece) for piece in pieces]
-    # Each piece's offsets moved by where it starts in the word (in C, as _normalized_fields does).
-    bases = list(chain.from_iterable(map(repeat, accumulate(map(len, pieces), initial=0), map(len, map(_IDS, entries)))))
-    return (
-        tuple(chain.from_iterable(map(_IDS, entries))),
-        tuple(chain.from_iterable(map(_TOKENS, entries))),
-        tuple(map(add, chain.from_iterable(map(_STARTS, entries)), bases)),
-        tuple(map(add, chain.from_iterable(map(_ENDS, entries)), bases)),
-    )
+def _long_words_cut(plan: CutPlan, words: list[str], starts: list[int] | None) -> tuple[list[str], list[int] | None, list[int]] | None:
+    """The words of a piece holding one longer than :data:`PIECES_FROM`, cut into the pieces
+    the BPE model never merges across (:func:`~tokviz.engine.bpe.word_pieces`), as ``(pieces,
+    their starts (None for None), per piece the index of its word)``, in C; None when no word is
+    cut. Each piece is then a word of the cache (merged once, wherever it comes).
+
+    >>> from tokviz import models, pre_tokenizers
+    >>> plan = build_plan(None, pre_tokenizers.Digits(), models.BPE({"a": 0, "▁": 1, "▁a": 2}, [("▁", "a")]))
+    >>> _long_words_cut(plan, ["▁a▁", "1", "a▁a"], [0, 3, 5])
+    (['▁a', '▁', '1', 'a', '▁a'], [0, 2, 3, 5, 6], [0, 0, 1, 2, 2])
+    """
+    pieces_of = plan.pieces
+    if pieces_of is None:
+        pieces_of = plan.pieces = word_pieces(plan.model) or False
+        if not pieces_of:
+            return None
+    found = list(map(pieces_of, words))
+    pieces = list(chain.from_iterable(found))
+    if len(pieces) == len(words) or sum(map(len, pieces)) != sum(map(len, words)):
+        return None  # (no word cut, or pieces that do not tile their words)
+    counts = list(map(len, found))
+    word_of = list(chain.from_iterable(map(repeat, count(), counts)))
+    if starts is not None:
+        # A piece starts where its word does, plus the pieces of that word before it.
+        shifts = map(sub, starts, accumulate(map(len, words), initial=0))
+        starts = list(map(add, accumulate(map(len, pieces), initial=0), chain.from_iterable(map(repeat, shifts, counts))))
+    return pieces, starts, word_of
 
 
 def _model_word_entry(model: Any, word: str) -> tuple[tuple[Any, ...], ...]:
@@ -1517,7 +1532,9 @@ def _normalized_fields(
             words, word_starts = found
             if not words:
                 return _NO_FIELDS
-            if prefix:
+            if sum(map(len, words)) == len(text):
+                word_starts = None  # (they tile the text: see below)
+            elif prefix:
                 word_starts = list(map(sub, word_starts, repeat(prefix)))
                 if len(words) > 1 and word_starts[1] < 0:
                     return None
@@ -1531,6 +1548,13 @@ def _normalized_fields(
                 return None if words is None else _NO_FIELDS
             word_starts = None  # the words tile the text: see below
         n_words = len(words)
+    word_of = None  # per word from here, the pre-tokenizer's word it is a piece of (None: itself)
+    if plan.bpe is not None and plan.pieces is not False and floors is None and max(map(len, words)) > PIECES_FROM:
+        cut = _long_words_cut(plan, words, word_starts)
+        if cut is not None:
+            words, word_starts, word_of = cut
+            if prefix and word_starts is not None and word_starts[1] < 0:
+                return None
     wordlevel = plan.wordlevel
     if wordlevel is not None and not prefix and plan.words_of is not None:
         # One token per word: the word itself, or the unk token.
@@ -1563,9 +1587,7 @@ def _normalized_fields(
             for position in _missing(entries):
                 word = words[position]
                 entry = cache_get(word)
-                if entry is None and len(word) > PIECES_FROM:
-                    entry = _word_entry(plan, word)
-                elif entry is None:
+                if entry is None:
                     entry = encoder(word) or _model_word_entry(plan.model, word)
                     if len(words_cache) < _MAX_CACHED_WORDS:
                         words_cache[word] = entry
@@ -1577,15 +1599,16 @@ def _normalized_fields(
     lengths = None
     if word_starts is None and odd_values is not None:
         lengths = map(len, tokens) if odd_values.isdisjoint(tokens) else _slice_lengths(entries, tokens, odd_values, words)
+    n_entries = len(entries)
     if lengths is not None:
         # The words tile the text and, but for a few unk tokens, each token is the slice of the
         # text it covers: offsets are running sums of the tokens' lengths.
         if plan.one_word:
             word_ids = (0,) * n
-        elif n == n_words:
-            word_ids = tuple(range(n_words))
+        elif n == n_entries:
+            word_ids = tuple(range(n_words) if word_of is None else word_of)
         else:
-            word_ids = tuple(chain.from_iterable(map(repeat, range(n_words), map(len, map(_IDS, entries)))))
+            word_ids = tuple(chain.from_iterable(map(repeat, range(n_words) if word_of is None else word_of, map(len, map(_IDS, entries)))))
         bounds = list(accumulate(lengths, initial=-prefix))
         if prefix and n and bounds[1] > 0:
             # Only the first token reaches into the prepended chars: it starts at the first char.
@@ -1609,22 +1632,22 @@ def _normalized_fields(
         return ids, tokens, tuple(zip(starts, ends)), word_ids, n_words
     if word_starts is None:
         word_starts = list(accumulate(map(len, words), initial=-prefix))
-        if prefix and n_words > 1 and word_starts[1] < 0:
+        if prefix and n_entries > 1 and word_starts[1] < 0:
             return None
-    if n == n_words:
+    if n == n_entries:
         bases = word_starts
-        word_ids = (0,) * n if plan.one_word else tuple(range(n_words))
+        word_ids = (0,) * n if plan.one_word else tuple(range(n_words) if word_of is None else word_of)
     else:
         counts = list(map(len, map(_IDS, entries)))
         bases = list(chain.from_iterable(map(repeat, word_starts, counts)))
-        word_ids = (0,) * n if plan.one_word else tuple(chain.from_iterable(map(repeat, range(n_words), counts)))
+        word_ids = (0,) * n if plan.one_word else tuple(chain.from_iterable(map(repeat, range(n_words) if word_of is None else word_of, counts)))
     starts = list(map(add, chain.from_iterable(map(_STARTS, entries)), bases))
     ends = list(map(add, chain.from_iterable(map(_ENDS, entries)), bases))
     if floors is not None:
         # A token on a word's prepended char maps to the run's first char (see _metaspace_words).
         if any(map(eq, starts, ends)):
             return None  # (HF maps an empty range to itself: the general machinery)
-        if n != n_words:
+        if n != n_entries:
             floors = list(chain.from_iterable(map(repeat, floors, counts)))
         starts = list(map(max, starts, floors))
         ends = list(map(max, ends, map(add, floors, repeat(1))))
