@@ -79,7 +79,7 @@ def test_runs_of_one_letter() -> None:
 
 
 def test_numpy_is_used_for_big_trainings_or_when_loaded(monkeypatch) -> None:
-    """``use_numpy``: a training of fewer symbols than ``NUMPY_MIN_SYMBOLS`` runs on lists unless numpy is loaded."""
+    """``use_numpy``: a training of fewer symbols than ``NUMPY_MIN_SYMBOLS`` runs on word strings unless numpy is loaded."""
     import sys
 
     monkeypatch.delitem(sys.modules, "numpy", raising=False)

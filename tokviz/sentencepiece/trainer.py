@@ -505,14 +505,12 @@ def _weighted_char_counts(words: Mapping[str, int], numpy: bool | None = None) -
                 by_count[count] = [word]
             else:
                 group.append(word)
-        totals: Counter[str] = Counter()
+        totals: dict[str, int] = dict(Counter("".join(by_count.pop(1, ()))))  # (most words: no product)
+        get = totals.get
         for count, group in by_count.items():
-            counted = Counter("".join(group))
-            if count != 1:
-                for char in counted:
-                    counted[char] *= count
-            totals.update(counted)
-        return dict(totals)
+            for char, times in Counter("".join(group)).items():
+                totals[char] = get(char, 0) + times * count
+        return totals
     import numpy as np
 
     codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")

@@ -25,7 +25,6 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import chain, filterfalse, islice
-from operator import add
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from tokviz.sentencepiece.pieces import PieceRules
@@ -51,9 +50,10 @@ def sorted_chars(char_counts: Mapping[str, int]) -> list[tuple[str, int]]:
 
 
 #: below this many symbols (characters of the distinct words) a training runs without numpy unless it
-#: is loaded already: importing it (~0.08 s CPU) costs more than its big merges save. Measured at 4,000
-#: pieces, CPU with the import: 76k symbols (botchan-sized) 0.18 s on lists, 0.23 s in numpy; 121k 0.33 / 0.28
-NUMPY_MIN_SYMBOLS = 100_000
+#: is loaded already: importing it (~0.065 s CPU) costs more than its big merges save. Measured at 4,000
+#: pieces, CPU, numpy's loop without its import against the word strings: 76k symbols (botchan-sized)
+#: 0.106 / 0.104 s, 134k 0.143 / 0.160 s, 192k 0.173 / 0.207 s (numpy wins only once imported)
+NUMPY_MIN_SYMBOLS = 200_000
 
 
 def use_numpy(symbols: int) -> bool:
@@ -130,7 +130,7 @@ def _train_on_words(word_counts: Mapping[str, int], num_merges: int, rules: Piec
     Each distinct word is a string of one character per symbol (its own characters at first, a fresh
     character for each merged piece), so a merge in a word is ``str.split`` on the pair and a join
     with the new character, in C; the neighbours of each occurrence are the ends of the parts. A pair
-    is two characters. ``where`` lists for each pair the words holding it (once per occurrence; a word
+    is a tuple of two characters (cheaper to make and hash than a string of them). ``where`` lists for each pair the words holding it (once per occurrence; a word
     that lost it since is skipped). (Merging a big pair's words all at once, joined, split on the pair
     and split back, took more instructions than word by word: 1k 559M against 478M.)
     """
@@ -140,24 +140,24 @@ def _train_on_words(word_counts: Mapping[str, int], num_merges: int, rules: Piec
     alphabet = set("".join(words))
     fresh = iter(_fresh_chars(alphabet, num_merges))
     text_of = {char: char for char in alphabet}  # symbol -> its piece
-    where: defaultdict[str, list[int]] = defaultdict(list)
+    where: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
     for index, word in enumerate(words):
-        for pair in map(add, word, islice(word, 1, None)):
+        for pair in zip(word, islice(word, 1, None)):
             where[pair].append(index)
     # every adjacent pair is counted (a merge counts its neighbours down without asking); one is checked
     # for validity when it first comes out on top of the queue (most never do)
     counts = {pair: weights[at[0]] if len(at) == 1 else sum(map(weight_of, at)) for pair, at in where.items()}
     get_count, is_valid = counts.get, rules.is_valid
-    dead: set[str] = set()  # pairs merged, dropped or invalid
+    dead: set[tuple[str, str]] = set()  # pairs merged, dropped or invalid
     # the queue: pairs in buckets by count (the count when put there: it may have fallen since, counts of old
     # pairs only fall); the best count's pairs in a heap of (merged length, merged, left part, pair), which is
     # sentencepiece's order among equal counts. A bucket becomes the heap when the heap runs out (its pairs
     # checked then: most of the lowest bucket's never are); a pair made at the best count joins the heap.
     heappush, heappop = heapq.heappush, heapq.heappop
-    buckets: dict[int, list[str]] = {}
+    buckets: dict[int, list[tuple[str, str]]] = {}
     bucket_counts: list[int] = []  # the buckets' counts, negated (a max-heap)
 
-    def put(pair: str, count: int) -> None:
+    def put(pair: tuple[str, str], count: int) -> None:
         bucket = buckets.get(count)
         if bucket is None:
             buckets[count] = [pair]
@@ -167,7 +167,7 @@ def _train_on_words(word_counts: Mapping[str, int], num_merges: int, rules: Piec
 
     for pair, count in counts.items():
         put(pair, count)
-    top: list[tuple[int, str, str, str]] = []
+    top: list[tuple[int, str, str, tuple[str, str]]] = []
     level = 0  # the count of the pairs in ``top``
     made: set[str] = set()
     steps: list[tuple[str, str, int]] = []
@@ -221,6 +221,7 @@ def _train_on_words(word_counts: Mapping[str, int], num_merges: int, rules: Piec
         rank = len(pieces)
         pieces.append((merged, -float(rank)))
         left, right = pair
+        joined = left + right
         if history:
             steps.append((text_of[left], text_of[right], count))
         if progress is not None and rank % 50 == 0:
@@ -231,9 +232,9 @@ def _train_on_words(word_counts: Mapping[str, int], num_merges: int, rules: Piec
         rights.clear()
         for index in holders:
             word = words[index]
-            if pair not in word:
+            if joined not in word:
                 continue
-            parts = word.split(pair)  # (left to right, never overlapping: "aaa" merges its first two)
+            parts = word.split(joined)  # (left to right, never overlapping: "aaa" merges its first two)
             words[index] = new.join(parts)
             last = len(parts) - 1
             if last == 1:  # (most often: one occurrence)
@@ -255,14 +256,14 @@ def _train_on_words(word_counts: Mapping[str, int], num_merges: int, rules: Piec
             for neighbour, at in neighbours.items():
                 total = weights[at[0]] if len(at) == 1 else sum(map(weight_of, at))
                 if side == 0:
-                    counts[neighbour + left] -= total
-                    changed = neighbour + new
+                    counts[neighbour, left] -= total
+                    changed = (neighbour, new)
                 elif neighbour:
-                    counts[right + neighbour] -= total
-                    changed = new + neighbour
+                    counts[right, neighbour] -= total
+                    changed = (new, neighbour)
                 else:  # two occurrences in a row: their (right, left) is gone, (new, new) made
-                    counts[right + left] -= total
-                    changed = new + new
+                    counts[right, left] -= total
+                    changed = (new, new)
                 counts[changed] = total
                 where[changed] = at
                 if total == level:  # (never more than the merge made)
