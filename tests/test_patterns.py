@@ -115,3 +115,32 @@ def test_split_and_replace_with_empty_matching_patterns_match_hf(pattern):
         ours_text = normalizers.Replace(Regex(pattern), "-").normalize_str(text)
         theirs_text = tokenizers.normalizers.Replace(tokenizers.Regex(pattern), "-").normalize_str(text)
         assert ours_text == theirs_text, (pattern, text)
+
+
+# ---------------------------------------------------------------------- re twins for any text
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+TWINNED = [" ?[^(\\s|[.,!?…。，、।۔،])]+", r"\s+(?!\S)|\s+|[^\s]+", r"[a-c]+|[^a-c\s]|x{1,3}", r"\S+"]
+TWIN_ALPHABET = list("abcx .,!?…。，、\t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u1680\u2000\u200a\u200b\u2028\u202f\u3000é中()|[]")
+
+
+def test_the_white_space_items_are_regexs_whitespace():
+    every_char = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
+    assert patterns.re.findall(f"[{patterns._WHITE_SPACE_ITEMS}]", every_char) == patterns.regex.findall(r"\s", every_char)
+
+
+def test_patterns_whose_sets_come_from_unicode_tables_have_no_twin():
+    for pattern in [r"\p{L}+", r"\w+", r"\d", r"(?i)ab", r"[a[^b]]", r"\bx", "[\\s--[ ]]"]:
+        assert patterns.text_twin(patterns.compile_pattern(pattern)) is None, pattern
+    assert patterns.text_twin(patterns.compile_pattern(TWINNED[0])).pattern.startswith(" ?[^(\\t")  # (the nested class joined)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.sampled_from(TWINNED), st.lists(st.sampled_from(TWIN_ALPHABET), max_size=30).map("".join))
+def test_text_twins_find_what_their_patterns_find(pattern, text):
+    compiled = patterns.compile_pattern(pattern)
+    twin = patterns.text_twin(compiled)
+    assert twin.findall(text) == compiled.findall(text)
+    grouped = patterns.compile_pattern(f"({pattern})")
+    assert patterns.text_twin(grouped).split(text) == grouped.split(text)

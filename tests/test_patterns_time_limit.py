@@ -35,3 +35,15 @@ def test_untimed_spans_equal_the_timed_ones(pattern, text) -> None:
 def test_worked_examples() -> None:
     assert match_spans(compile_pattern(" {2,}"), "a  b   c d") == [(1, 3), (4, 7)]
     assert match_spans(compile_pattern("a*"), "aab") == [(0, 2), (3, 3)]
+
+
+def test_a_run_then_a_lookahead_against_its_complement_is_linear() -> None:
+    """GPT-2's ``\\s+(?!\\S)``: the run gives back at most one char, so no time limit is needed;
+    a lookahead against anything else keeps the pattern timed."""
+    from tokviz.patterns import is_linear
+    from tokviz.pre_tokenizers import GPT2_PATTERN
+
+    assert is_linear(GPT2_PATTERN)
+    assert is_linear(r"[ab]+(?![^ab])|\p{L}*(?!\P{L})")
+    for pattern in [r"a+(?!b)", r"\s+(?!\s)", r"\s+(?!\S)x", r"\w+(?!\S)", r"[ab]+(?![^abc])"]:
+        assert not is_linear(pattern), pattern

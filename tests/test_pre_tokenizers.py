@@ -247,6 +247,44 @@ def test_fast_words_equal_the_aligned_path(name, text):
     assert ours.pre_tokenize_words(text) == [word for word, _ in ours.pre_tokenize_str(text)]
 
 
+def _declared_word_list(pre_tokenizer):
+    declare = getattr(pre_tokenizer, "plain_split", None)
+    plain = declare() if declare is not None else None
+    return None if plain is None or plain.to_bytes else plain.word_list  # (ByteLevel's: words before bytes)
+
+
+WORD_LISTS = sorted(name for name, (ours, _) in PAIRS.items() if _declared_word_list(ours) is not None)
+
+
+def test_digits_and_isolating_splits_declare_word_lists():
+    assert {"Digits", "Digits(individual)", "Split(regex, isolated)"} <= set(WORD_LISTS)
+
+
+@pytest.mark.parametrize("name", WORD_LISTS)
+@SETTINGS
+@given(text=unicode_text)
+def test_declared_word_lists_are_hfs_words(name, text):
+    # (what the engine splits plain strings by: None leaves the text to the general path)
+    ours, theirs = PAIRS[name]
+    found = _declared_word_list(ours)(text)
+    if found is not None:
+        assert found == [word for word, _ in theirs.pre_tokenize_str(text)]
+
+
+@SETTINGS
+@given(texts=st.lists(unicode_text, min_size=1, max_size=4))
+def test_isolated_words_of_any_pattern_by_what_it_matches(texts):
+    # GPT-2's pattern in a Split (tiktoken files converted by transformers) gives ByteLevel's own
+    # words, with no knowledge of its text; a pattern leaving gaps gives matches and gaps, also
+    # after texts its matches tiled (the words function keeps no stale shortcut).
+    gpt2 = pre_tokenizers.isolated_words(Regex(pre_tokenizers.GPT2_PATTERN))
+    gaps = pre_tokenizers.isolated_words(Regex(r"\p{L}+|\s+"))
+    reference = hf.Split(tokenizers.Regex(r"\p{L}+|\s+"), "isolated")
+    for text in [*texts, "ab cd", *texts]:
+        assert gpt2(text) == pre_tokenizers.gpt2_findall(text)
+        assert gaps(text) == [word for word, _ in reference.pre_tokenize_str(text)]
+
+
 SPLITTING_ONLY = ["Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Digits", "CharDelimiterSplit", "UnicodeScripts", "FixedLength"] + [
     f"Split(regex, {behavior})" for behavior in BEHAVIORS
 ]

@@ -51,6 +51,9 @@ def bytes_to_symbols(data: bytes) -> str:
 
 def text_to_symbols(text: str) -> str:
     """UTF-8 encode ``text`` and map each byte to its symbol: ``'a b' -> 'aĠb'``."""
+    if text.isascii():
+        # One symbol per char: printable ASCII is its own symbol but for the space (no round trip).
+        return text.replace(" ", "Ġ") if text.isprintable() else text.translate(ASCII_TO_SYMBOLS)
     return bytes_to_symbols(text.encode("utf-8"))
 
 

@@ -200,16 +200,46 @@ def _is_bounded(pattern: str) -> bool:
     return _BOUNDED_PATTERN.fullmatch(pattern) is not None
 
 
+#: A class or property repeated, then a lookahead that it is not followed by its complement
+#: (GPT-2's ``\\s+(?!\\S)``): the run gives back at most one char, so the lookahead costs a
+#: linear scan nothing more (see :func:`_complement_lookaheads_dropped`).
+_REPEAT_THEN_NOT = regex.compile(r"(\\[sSwWdD]|\\[pP]\{\^?[\w=&. -]+\}|\[\^?[^\]\\]*\])([*+])\(\?!(\\[sSwWdD]|\\[pP]\{\^?[\w=&. -]+\}|\[\^?[^\]\\]*\])\)")
+
+
+def _complements(first: str, second: str) -> bool:
+    """Whether two classes are each other's complement as written: ``\\s`` and ``\\S``,
+    ``\\p{L}`` and ``\\P{L}``, ``[ab]`` and ``[^ab]``."""
+    if first[0] == "[":
+        return second == "[^" + first[1:] or first == "[^" + second[1:]
+    return first[1] != second[1] and first[1].lower() == second[1].lower() and first[2:] == second[2:]
+
+
+def _complement_lookaheads_dropped(pattern: str) -> str:
+    """``pattern`` without each lookahead ``(?!Y)`` that follows a repeated ``X`` whose
+    complement ``Y`` is: ``X+`` then stops at the first char not in ``X``, and a char in ``X``
+    follows any shorter run, so the match is found giving back at most one char.
+
+    >>> _complement_lookaheads_dropped(r"\\s+(?!\\S)|\\s+"), _complement_lookaheads_dropped(r"a+(?!b)")
+    ('\\\\s+|\\\\s+', 'a+(?!b)')
+    """
+    return _REPEAT_THEN_NOT.sub(lambda m: m[1] + m[2] if _complements(m[1], m[3]) else m[0], pattern)
+
+
 @lru_cache(maxsize=512)
 def is_linear(pattern: str) -> bool:
-    """True when ``pattern`` is searched in linear time (see _LINEAR_BRANCH), or is one of the
-    well-known :data:`LINEAR_PATTERNS`.
+    """True when ``pattern`` is searched in linear time (see _LINEAR_BRANCH and
+    :func:`_complement_lookaheads_dropped`), or is one of the well-known :data:`LINEAR_PATTERNS`.
 
     >>> is_linear(r"\\p{L}+|\\p{N}|[^\\s\\p{L}\\p{N}]+"), is_linear(" ?[a-z]+|x{1,3}"), is_linear("a+b"), is_linear("(a|aa)+$")
     (True, True, False, False)
+    >>> is_linear(r"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+")  # GPT-2's
+    True
     """
+    if pattern in LINEAR_PATTERNS:
+        return True
+    pattern = _complement_lookaheads_dropped(pattern)
     # (each optional atom doubles the ways a failing position can be tried: a few at most)
-    return pattern in LINEAR_PATTERNS or (pattern.count("?") <= 4 and _LINEAR_PATTERN.fullmatch(pattern) is not None)
+    return pattern.count("?") <= 4 and _LINEAR_PATTERN.fullmatch(pattern) is not None
 
 
 def match_spans(compiled: regex.Pattern, text: str, timeout: float | None = None) -> list[tuple[int, int]]:
@@ -334,6 +364,57 @@ def ascii_twin(compiled: regex.Pattern) -> Any:
             return None
         in_class = token[0] == "[" or in_class and token != "]"
         out.append(f"[{_ASCII_SETS[token]}]" if token in _ASCII_SETS and not in_class else _ASCII_SETS.get(token, token))
+    try:
+        return re.compile("".join(out), compiled.flags & regex.MULTILINE and re.MULTILINE)
+    except re.error:
+        return None
+
+
+#: regex's ``\s`` in any text (Unicode White_Space) as :mod:`re` class items.
+_WHITE_SPACE_ITEMS = r"\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+#: Escapes whose sets come from Unicode tables (which :mod:`re` and regex may hold in other versions).
+_TABLE_ESCAPES = frozenset([r"\p", r"\P", r"\X", r"\d", r"\D", r"\w", r"\W", r"\b", r"\B", r"\N", r"\h", r"\H", r"\R", r"\m", r"\M"])
+_INLINE_FLAGS = regex.compile(r"\(\?[\^a-zA-Z-]")
+
+
+@lru_cache(maxsize=512)
+def text_twin(compiled: regex.Pattern) -> Any:
+    """A :mod:`re` pattern (faster) finding in any text what ``compiled`` finds, for a pattern
+    whose sets are all spelled out (chars, ranges, ``\\s``, a VERSION1 class nested in a class as
+    their union, BLOOM's); None when one comes from a Unicode table (``\\p{L}``, ``\\w``), or for
+    flags, set operations or syntax :mod:`re` lacks.
+
+    >>> text_twin(compile_pattern(" ?[^(\\\\s|[.,!?])]+")).findall("Hi, you\\u3000x!")
+    ['Hi', ' you', 'x']
+    >>> text_twin(compile_pattern(r"\\p{L}+")) is None
+    True
+    """
+    pattern = compiled.pattern
+    nested = bool(compiled.flags & regex.VERSION1)
+    if compiled.flags & ~(regex.MULTILINE | regex.VERSION0 | regex.VERSION1 | regex.UNICODE | regex.FULLCASE) or _INLINE_FLAGS.search(pattern):
+        return None  # (FULLCASE, set by VERSION1, acts only with IGNORECASE, which is refused)
+    if nested and any(operator in pattern for operator in ("&&", "--", "||", "~~")):
+        return None  # (VERSION1's set operations)
+    out, depth = [], 0
+    for token in _TWIN_TOKEN.findall(pattern):
+        if token[:2] in _TABLE_ESCAPES:
+            return None
+        if depth:
+            if token[0] == "[":
+                if not nested or token != "[":
+                    return None
+                depth += 1  # (a class in a class: its items join the outer one's)
+                continue
+            if token == "]":
+                depth -= 1
+                if depth:
+                    continue
+            elif token == r"\S":
+                return None
+        elif token[0] == "[":
+            depth = 1
+        out.append(f"[{_WHITE_SPACE_ITEMS}]" if token == r"\s" and not depth else
+                   f"[^{_WHITE_SPACE_ITEMS}]" if token == r"\S" else _WHITE_SPACE_ITEMS if token == r"\s" else token)
     try:
         return re.compile("".join(out), compiled.flags & regex.MULTILINE and re.MULTILINE)
     except re.error:

@@ -181,7 +181,7 @@ class PlainSplit:
     (Split's), ``digits`` (Digits); ``runs``: its words are the runs of non-whitespace;
     ``within_runs``: each such run splits alone as in its text (word counting uses it);
     ``word_list``: ``text -> its words as strings that tile it`` (None for a text it cannot
-    answer), which the engine composes around a ByteLevel step (see ``engine.cut``), or
+    answer), which the engine composes around a ByteLevel step (see ``engine.words``), or
     ``kept_words``: ``text -> (its words, their starts)`` where it drops the text between them.
 
     >>> [match.group() for match in Whitespace().plain_split().words("Hi, you")]
@@ -216,7 +216,6 @@ _WHITESPACE_SPLIT = PlainSplit(_whitespace_words)
 #: (a class of listed chars: the same in :mod:`re`, which is faster)
 _WHITESPACE_SPLIT_SPLIT = PlainSplit(re.compile(NON_SPACE_RUN.pattern).finditer, runs=True)
 _BYTE_LEVEL_SPLIT = PlainSplit(to_bytes=True)
-_DIGITS_SPLIT = PlainSplit(digits=True)
 
 
 @dataclass(slots=True, repr=False)
@@ -532,6 +531,9 @@ class Punctuation(PreTokenizer):
     def pre_tokenize_words(self, sequence: str) -> list[str]:
         return _split_words(sequence, is_bert_punctuation, self.behavior)
 
+    def plain_split(self) -> "PlainSplit":
+        return _PUNCTUATION_SPLITS[self.behavior]
+
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         if text.isalnum():  # (letters and digits are never punctuation: one C call for most words)
             return [(0, len(text))]
@@ -578,6 +580,50 @@ def _char_cuts(text: str, candidates: Any, is_match: Callable[[str], bool], beha
     return [(start, end) for start, end in apply_behavior(spans_to_matches(spans, len(text)), behavior) if end > start]
 
 
+#: Words of a char class by split behavior (but "removed", whose words do not tile the text),
+#: ``{c}``: the class's items, as regex alternatives: each word is a match of the first.
+_CLASS_WORDS = {
+    "isolated": "[{c}]|[^{c}]+", "contiguous": "[{c}]+|[^{c}]+",
+    "merged_with_previous": "[^{c}]*+[{c}]|[^{c}]+", "merged_with_next": "[{c}][^{c}]*+|[^{c}]+",
+}
+
+
+def _class_words(candidates: str, ascii_chars: str, is_match: Callable[[str], bool], behavior: str) -> Callable[[str], list[str]] | None:
+    """The words ``_char_cuts(text, regex.compile(f"[{candidates}]"), is_match, behavior)`` makes,
+    as strings that tile the text, found in C: in :mod:`re` by the class of the ASCII chars that
+    match (``ascii_chars``) where the text holds no other candidate (the usual), else by the
+    candidates' class when ``is_match`` holds for each one found (regex's Unicode may be newer);
+    None for "removed".
+
+    >>> words = _class_words(r"\\p{N}", "0-9", is_numeric, "merged_with_next")
+    >>> words("a12 ½b"), _class_words(r"\\p{N}", "0-9", is_numeric, "contiguous")("a12 ½b")
+    (['a', '1', '2 ', '½b'], ['a', '12', ' ', '½', 'b'])
+    """
+    shape = _CLASS_WORDS.get(behavior)
+    if shape is None:
+        return None
+    findall = regex.compile(shape.format(c=candidates)).findall
+    ascii_findall = re.compile(shape.format(c=ascii_chars)).findall
+    candidate = regex.compile(f"[{candidates}]")
+    other_candidate = regex.compile(f"(?![\x00-\x7f])[{candidates}]")
+
+    def words(text: str) -> list[str]:
+        if text.isascii() or other_candidate.search(text) is None:
+            return ascii_findall(text)
+        if all(map(is_match, candidate.findall(text))):
+            return findall(text)
+        return [text[start:end] for start, end in _char_cuts(text, candidate, is_match, behavior)]  # (a char newer than unicodedata)
+
+    return words
+
+
+_DIGITS_SPLITS = {behavior: PlainSplit(digits=True, word_list=_class_words(r"\p{N}", "0-9", is_numeric, behavior)) for behavior in ("isolated", "contiguous")}
+_PUNCTUATION_SPLITS = {
+    behavior: PlainSplit(word_list=_class_words(_PUNCTUATION_CANDIDATE.pattern[1:-1], re.escape("".join(sorted(_ASCII_PUNCTUATION))), is_bert_punctuation, behavior))
+    for behavior in SPLIT_BEHAVIORS
+}
+
+
 @dataclass(slots=True, repr=False)
 class Digits(PreTokenizer):
     """Isolate numbers: runs of digits, or each digit alone with ``individual_digits``.
@@ -587,7 +633,7 @@ class Digits(PreTokenizer):
     """
 
     def plain_split(self) -> "PlainSplit":
-        return _DIGITS_SPLIT
+        return _DIGITS_SPLITS[self._behavior()]
 
     individual_digits: bool = False
 
@@ -680,25 +726,37 @@ class Split(PreTokenizer):
 
 def isolated_words(pattern: Regex) -> Callable[[str], list[str] | None]:
     """The words Split(pattern, "isolated") makes of a text, as strings: the matches and the
-    gaps between them, in C (``split`` by the pattern in a group); None when a match is empty
-    (the general path then splits it, as Oniguruma iterates).
+    gaps between them, in C; None when a match is empty (the general path then splits it, as
+    Oniguruma iterates). While the matches tile every text (GPT-2's and Llama 3's patterns
+    match every char), they are the words, found without a group; once a text shows gaps,
+    texts are split by the pattern in a group. A pattern that needs no time limit runs in
+    :mod:`re` where a twin finds the same (:func:`~tokviz.patterns.text_twin`, ``ascii_twin``).
 
     >>> words = isolated_words(Regex(r"\\p{L}+|\\s+|\\p{N}{1,3}"))
     >>> words("ab 12345"), words("ab!? c"), isolated_words(Regex(r"\\p{L}*"))("ab!")
     (['ab', ' ', '123', '45'], ['ab', '!?', ' ', 'c'], None)
     """
-    from tokviz.patterns import find_all, is_linear
+    from tokviz.patterns import find_all, is_linear, text_twin
 
-    if pattern.pattern == GPT2_PATTERN:
-        # GPT-2's own pattern in a Split (tiktoken files converted by transformers: GPT-2's,
-        # Whisper's): its pre-tokenizer's split (whose matches tile any text), in re for ASCII text.
-        return gpt2_findall
     compiled = pattern.compiled
     grouped = regex.compile(f"({compiled.pattern})", compiled.flags)
     linear = is_linear(compiled.pattern)
+    # In re where it finds the same (a twin for any text, else for ASCII text), which takes no
+    # time limit: only for a pattern that needs none.
+    twin, grouped_twin = text_twin(compiled) or compiled, text_twin(grouped) or grouped
+    ascii, grouped_ascii = ascii_twin(compiled) or twin, ascii_twin(grouped) or grouped_twin
+    tiling = [linear]  # (so far every text's matches tiled it)
 
     def words(text: str) -> list[str] | None:
-        pieces = grouped.split(text) if linear else find_all(grouped, text, split=True)
+        if tiling[0]:
+            found = (ascii if text.isascii() else twin).findall(text)
+            if all(found) and "".join(found) == text:
+                return found  # (no gap, no empty match: the matches are the words)
+            tiling[0] = False
+        if linear:
+            pieces = (grouped_ascii if text.isascii() else grouped_twin).split(text)
+        else:
+            pieces = find_all(grouped, text, split=True)
         if "" in pieces[1::2]:
             return None
         return list(filter(None, pieces))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
+from typing import Callable, Mapping
 
 import pytest
 
@@ -10,13 +12,138 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokviz.sentencepiece.normalizer import SentencePieceNormalizer
-from tokviz.sentencepiece.pieces import WS, PieceRules, count_words, split_into_words
+from tokviz.history import MergeStep
+from tokviz.sentencepiece.pieces import UNK_CHAR, WS, PieceRules, count_words, split_into_words
 from tokviz.sentencepiece.trainer import _char_counts, _replace_rare, _without_empty
-from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe, train_bpe_reference
+from tokviz.sentencepiece.trainer_bpe import BpeResult, sorted_chars, train_bpe
 
 # few letters so that pairs repeat, tie and reach one string by two pairs ("ab"+"c", "a"+"bc")
 _WORDS = st.dictionaries(st.text(alphabet=st.sampled_from(list("abc1é▁▅-")), min_size=1, max_size=9).map(lambda w: WS + w),
                          st.integers(min_value=1, max_value=6), min_size=1, max_size=25)
+
+
+def train_bpe_reference(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int,
+                        rules: PieceRules | None = None, meta_size: int = 0,
+                        progress: Callable[[str, int, int], None] | None = None) -> BpeResult:
+    """The same result as :func:`~tokviz.sentencepiece.trainer_bpe.train_bpe`, written plainly (string symbols,
+    tuple heap, each touched word rebuilt): the tests' oracle for the fast loops."""
+    rules = rules or PieceRules()
+    words: list[list[str]] = []
+    counts: list[int] = []
+    for word, count in word_counts.items():
+        if count > 0 and word:
+            words.append(list(word))
+            counts.append(int(count))
+    valid_cache: dict[str, bool] = {}
+
+    def valid(merged: str) -> bool:
+        ok = valid_cache.get(merged)
+        if ok is None:
+            ok = valid_cache[merged] = rules.is_valid(merged)
+        return ok
+
+    pair_counts: dict[tuple[str, str], int] = {}
+    where: dict[tuple[str, str], set[int]] = {}
+    for index, symbols in enumerate(words):
+        count = counts[index]
+        for pair in zip(symbols, symbols[1:]):
+            joined = pair[0] + pair[1]
+            ok = valid_cache.get(joined)
+            if ok is None:
+                ok = valid(joined) and UNK_CHAR not in joined
+                valid_cache[joined] = ok
+            if not ok:
+                continue
+            pair_counts[pair] = pair_counts.get(pair, 0) + count
+            holders = where.get(pair)
+            if holders is None:
+                where[pair] = {index}
+            else:
+                holders.add(index)
+    heap = [(-c, len(a) + len(b), a + b, a, b) for (a, b), c in pair_counts.items()]
+    heapq.heapify(heap)
+    made: set[str] = set()
+    dead: set[tuple[str, str]] = set()
+    steps: list[MergeStep] = []
+    pieces: list[tuple[str, float]] = []
+    stop_reason = f"reached the target of {num_merges} merges"
+    while len(pieces) < num_merges:
+        best = None
+        while heap:
+            neg, _, merged, left, right = heapq.heappop(heap)
+            pair = (left, right)
+            if pair in dead or pair_counts.get(pair, 0) != -neg or neg == 0:
+                continue
+            best = (pair, merged, -neg)
+            break
+        if best is None:
+            stop_reason = "no valid pair left to merge"
+            break
+        pair, merged, count = best
+        dead.add(pair)
+        if merged in made:  # the same string reached by another pair: drop it, merge nothing
+            continue
+        made.add(merged)
+        rank = len(pieces)
+        pieces.append((merged, -float(rank)))
+        steps.append(MergeStep(rank=rank, left=pair[0], right=pair[1], token=merged, count=count,
+                               score=float(count), vocab_size=meta_size + len(required_chars) + rank + 1))
+        if progress is not None and rank % 50 == 0:
+            progress("merges", rank, num_merges)
+        # only the pairs around each merged occurrence change: count their deltas, then apply them
+        delta: dict[tuple[str, str], int] = {}
+        left, right = pair
+        for index in where.pop(pair, ()):
+            symbols = words[index]
+            n = len(symbols)
+            i = 0
+            new_symbols: list[str] = []
+            changed = False
+            while i < n:
+                if i + 1 < n and symbols[i] == left and symbols[i + 1] == right:
+                    new_symbols.append(merged)
+                    i += 2
+                    changed = True
+                else:
+                    new_symbols.append(symbols[i])
+                    i += 1
+            if not changed:
+                continue
+            count_w = counts[index]
+            for p in zip(symbols, symbols[1:]):
+                if p in pair_counts:
+                    delta[p] = delta.get(p, 0) - count_w
+            for a, b in zip(new_symbols, new_symbols[1:]):
+                if a == UNK_CHAR or b == UNK_CHAR:
+                    continue
+                joined = a + b
+                ok = valid_cache.get(joined)
+                if ok is None:
+                    ok = valid(joined)
+                if not ok:
+                    continue
+                p = (a, b)
+                delta[p] = delta.get(p, 0) + count_w
+                holders = where.get(p)
+                if holders is None:
+                    where[p] = {index}
+                else:
+                    holders.add(index)
+            words[index] = new_symbols
+        pair_counts.pop(pair, None)
+        for p, change in delta.items():
+            if change == 0 or p == pair or p in dead:
+                continue
+            c = pair_counts.get(p, 0) + change
+            if c <= 0:
+                pair_counts.pop(p, None)
+                where.pop(p, None)
+                continue
+            pair_counts[p] = c
+            heapq.heappush(heap, (-c, len(p[0]) + len(p[1]), p[0] + p[1], p[0], p[1]))
+    for char, _ in sorted_chars(required_chars):
+        pieces.append((char, -float(len(pieces))))
+    return BpeResult(tuple(steps), tuple(pieces), stop_reason)
 
 
 def _alphabet(words: dict[str, int]) -> dict[str, int]:

@@ -18,9 +18,9 @@ def test_weighted_char_counts_and_rare_replacement_on_words(numpy: bool) -> None
     assert _weighted_char_counts({}, numpy) == {}
     assert _char_counts("abca", numpy) == {"a": 2, "b": 1, "c": 1}
     # two words that become equal add up; untouched words keep their counts
-    assert _replace_rare_in_words({"▁aé": 2, "▁aê": 3, "▁b": 1}, "éê", numpy) == {"▁a▅": 5, "▁b": 1}
-    assert _replace_rare_in_words({"▁b": 1}, "é", numpy) == {"▁b": 1}
-    assert _replace_rare_in_words({}, "é", numpy) == {}
+    assert _replace_rare_in_words({"▁aé": 2, "▁aê": 3, "▁b": 1, "▁éé": 1}, "éê") == {"▁a▅": 5, "▁b": 1, "▁▅▅": 1}
+    assert _replace_rare_in_words({"▁b": 1}, "é") == {"▁b": 1}
+    assert _replace_rare_in_words({}, "é") == {}
 
 
 def test_bpe_with_rare_characters_matches_sentencepiece() -> None:

@@ -33,13 +33,12 @@ import random
 import re
 import struct
 import time
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from tokviz.history import MergeStep, TrainingHistory, WordCountSummary
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
 from tokviz.sentencepiece.normalizer import RULE_NAMES, SentencePieceNormalizer, charsmap_for_rule
 from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, count_words, split_into_words
@@ -47,6 +46,14 @@ from tokviz.sentencepiece.processor import SentencePieceError
 from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe, use_numpy
 
 __all__ = ["SentencePieceTrainer", "SentencePieceHistory", "train_sentencepiece", "parse_flags", "build_specs"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SentencePieceHistory":  # (its own module: loaded only when a training returns a history)
+        from tokviz.sentencepiece.trainer_history import SentencePieceHistory
+
+        return SentencePieceHistory
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _NORMALIZER_OPTIONS = {"normalization_rule_name": "name", "add_dummy_prefix": "add_dummy_prefix",
                        "remove_extra_whitespaces": "remove_extra_whitespaces", "escape_whitespaces": "escape_whitespaces",
@@ -199,80 +206,6 @@ def meta_pieces(spec: TrainerSpec) -> dict[int, tuple[str, PieceType]]:
         for byte in range(256):
             insert(f"<0x{byte:02X}>", PieceType.BYTE)
     return metas
-
-
-# --------------------------------------------------------------------------- history
-
-
-@dataclass(frozen=True)
-class SentencePieceHistory(TrainingHistory):
-    """A SentencePiece training: the ``.model`` (``proto``) plus what the model type's trainer recorded.
-
-    ``merge_steps`` (bpe) are :class:`MergeStep` records; ``unigram`` holds the
-    :class:`~tokviz.sentencepiece.trainer_unigram.UnigramResult` (``em_steps``: :class:`EmStep`,
-    ``prune_rounds``: :class:`PruneRound` with the loss of each removed piece, ``snapshots``). ``proto_at(k)`` is the ``.model`` at vocab size ``k``;
-    ``model_at(k)`` its tokviz model (see :mod:`tokviz.sentencepiece.convert`).
-    """
-
-    proto: ModelProto | None = None
-    merge_steps: tuple[MergeStep, ...] = ()
-    unigram: Any = None
-    sentences: int = 0
-    skipped_too_long: int = 0
-    character_coverage: float = 1.0
-
-    def to_model_bytes(self) -> bytes:
-        return self.proto.to_bytes()  # type: ignore[union-attr]
-
-    def proto_at(self, vocab_size: int) -> ModelProto:
-        """The model at ``vocab_size`` pieces (bpe: fewer merges; unigram: the pruning snapshot; char/word: the most frequent)."""
-        proto = self.proto
-        assert proto is not None
-        if not self.min_vocab_size <= vocab_size <= self.max_vocab_size:
-            raise ValueError(f"vocab_size must be between {self.min_vocab_size} and {self.max_vocab_size}, got {vocab_size}.")
-        fixed = [p for p in proto.pieces if p.type != PieceType.NORMAL]
-        normal = [p for p in proto.pieces if p.type == PieceType.NORMAL]
-        keep = vocab_size - len(fixed)
-        if self.algorithm == "sentencepiece-bpe":
-            n_merges = len(self.merge_steps)
-            chars = normal[n_merges:]
-            merges = normal[: max(0, keep - len(chars))]
-            kept = [SentencePiece(p.piece, -float(i)) for i, p in enumerate(merges + chars)]
-        elif self.algorithm == "sentencepiece-unigram" and self.unigram is not None:
-            # the smallest recorded vocabulary that is large enough, its best pieces (characters kept)
-            pool = next((snap for snap in reversed(self.unigram.snapshots) if len(snap) >= keep), self.unigram.snapshots[0])
-            chars = [(p, s) for p, s in pool if len(p) == 1][:keep]
-            rest = [(p, s) for p, s in pool if len(p) != 1][: max(0, keep - len(chars))]
-            kept = [SentencePiece(p, s) for p, s in sorted(chars + rest, key=lambda item: -item[1])]
-        else:
-            kept = sorted(normal, key=lambda p: -p.score)[:keep]
-        pieces: list[SentencePiece] = []
-        it = iter(kept)
-        for p in proto.pieces:
-            if p.type != PieceType.NORMAL:
-                pieces.append(p)
-            else:
-                nxt = next(it, None)
-                if nxt is not None:
-                    pieces.append(nxt)
-        pieces.extend(it)
-        return proto.replace(pieces=tuple(pieces), trainer_spec=proto.trainer_spec.replace(vocab_size=len(pieces)))
-
-    def model_at(self, vocab_size: int) -> Any:
-        from tokviz.sentencepiece.convert import model_from_proto
-
-        return model_from_proto(self.proto_at(vocab_size))
-
-    def to_frame(self) -> Any:
-        import pandas as pd
-
-        if self.merge_steps:
-            return pd.DataFrame([{"rank": s.rank, "left": s.left, "right": s.right, "token": s.token, "count": s.count,
-                                  "vocab_size": s.vocab_size} for s in self.merge_steps])
-        if self.unigram is not None:
-            return pd.DataFrame([{"round": e.round, "sub_iteration": e.sub_iteration, "vocab_size": e.vocab_size,
-                                  "objective": e.objective, "num_tokens": e.num_tokens} for e in self.unigram.em_steps])
-        return pd.DataFrame([{"piece": p.piece, "score": p.score, "type": p.type.name} for p in self.proto.pieces])  # type: ignore[union-attr]
 
 
 # --------------------------------------------------------------------------- loading
@@ -572,14 +505,12 @@ def _weighted_char_counts(words: Mapping[str, int], numpy: bool | None = None) -
                 by_count[count] = [word]
             else:
                 group.append(word)
-        totals: Counter[str] = Counter()
+        totals: dict[str, int] = dict(Counter("".join(by_count.pop(1, ()))))  # (most words: no product)
+        get = totals.get
         for count, group in by_count.items():
-            counted = Counter("".join(group))
-            if count != 1:
-                for char in counted:
-                    counted[char] *= count
-            totals.update(counted)
-        return dict(totals)
+            for char, times in Counter("".join(group)).items():
+                totals[char] = get(char, 0) + times * count
+        return totals
     import numpy as np
 
     codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
@@ -590,23 +521,17 @@ def _weighted_char_counts(words: Mapping[str, int], numpy: bool | None = None) -
     return {chr(code): count for code, count in zip(present.tolist(), tally[present].tolist())}
 
 
-def _replace_rare_in_words(words: Mapping[str, int], rare: str, numpy: bool | None = None) -> dict[str, int]:
-    """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up)."""
-    keys = list(words)
-    if not (use_numpy(sum(map(len, keys))) if numpy is None else numpy):
-        rare_set = set(rare)
-        touched = [index for index, word in enumerate(keys) if not rare_set.isdisjoint(word)]
-    else:
-        import numpy as np
+def _replace_rare_in_words(words: Mapping[str, int], rare: str) -> dict[str, int]:
+    """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up).
 
-        codes = np.frombuffer("".join(keys).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
-        if not len(codes):
-            return dict(words)
-        is_rare = np.zeros(int(codes.max()) + 1, dtype=bool)  # (a lookup table over the code points)
-        is_rare[[code for code in map(ord, rare) if code < len(is_rare)]] = True
-        hits = np.flatnonzero(is_rare[codes])
-        ends = np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)))
-        touched = np.unique(np.searchsorted(ends, hits, side="right")).tolist()  # the few words holding a rare character
+    The words holding one are found by one regex pass over the words joined (rare characters are rare:
+    a handful of matches), each match's word by bisecting the words' ends."""
+    if not rare:
+        return dict(words)
+    keys = list(words)
+    ends = list(accumulate(map(len, keys)))
+    pattern = re.compile("[" + "".join(re.escape(char) for char in rare) + "]")
+    touched = dict.fromkeys(bisect_right(ends, match.start()) for match in pattern.finditer("".join(keys)))
     if not touched:
         return dict(words)
     table = {ord(char): UNK_CHAR for char in rare}
@@ -695,7 +620,7 @@ class SentencePieceTrainer:
 
 
 def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, model_writer: Any,
-           progress: Callable[[str, int, int], None] | None, require_output: bool) -> SentencePieceHistory:
+           progress: Callable[[str, int, int], None] | None, require_output: bool) -> SentencePieceHistory | None:
     was_enabled = gc.isenabled()
     gc.disable()  # (a training builds millions of long-lived small objects: the collector would only rescan them)
     try:
@@ -706,7 +631,7 @@ def _train(options: dict[str, Any], sentence_iterator: Iterable[str] | None, mod
 
 
 def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None, model_writer: Any,
-                progress: Callable[[str, int, int], None] | None, require_output: bool) -> SentencePieceHistory:
+                progress: Callable[[str, int, int], None] | None, require_output: bool) -> SentencePieceHistory | None:
     started = time.perf_counter()
     options = dict(options)
     pretokenizer = options.pop("pretokenizer", None)
@@ -810,6 +735,11 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
         with open(f"{spec.model_prefix}.vocab", "w", encoding="utf-8") as handle:
             for p in pieces:
                 handle.write(f"{p.piece}\t{_format_score(p.score)}\n" if spec.vocabulary_output_piece_score else f"{p.piece}\n")
+    if require_output:  # (SentencePieceTrainer.train returns no history: nothing more to build)
+        return None
+    from tokviz.history import WordCountSummary
+    from tokviz.sentencepiece.trainer_history import SentencePieceHistory
+
     fixed = sum(1 for p in pieces if p.type != PieceType.NORMAL)
     chars = len(corpus.required)
     summary = WordCountSummary(total_words=sum(words.values()), unique_words=len(words),
@@ -819,8 +749,7 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     if unigram_history is not None:
         min_size = fixed + chars
     tokviz_model = None
-    if model_type in (ModelType.BPE, ModelType.UNIGRAM) and not require_output:
-        # (SentencePieceTrainer.train returns nothing: no tokviz model to build for it)
+    if model_type in (ModelType.BPE, ModelType.UNIGRAM):
         from tokviz.sentencepiece.convert import model_from_proto
 
         tokviz_model = model_from_proto(proto)

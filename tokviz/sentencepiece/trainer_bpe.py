@@ -24,14 +24,15 @@ import heapq
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
-from itertools import accumulate, chain, compress, repeat
-from operator import lshift, lt, or_
-from typing import Callable, Mapping
+from itertools import chain, filterfalse, islice
+from typing import TYPE_CHECKING, Callable, Mapping
 
-from tokviz.history import MergeStep
-from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules
+from tokviz.sentencepiece.pieces import PieceRules
 
-__all__ = ["BpeResult", "train_bpe", "train_bpe_reference", "sorted_chars"]
+if TYPE_CHECKING:
+    from tokviz.history import MergeStep
+
+__all__ = ["BpeResult", "train_bpe", "sorted_chars"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,145 +49,11 @@ def sorted_chars(char_counts: Mapping[str, int]) -> list[tuple[str, int]]:
     return sorted(char_counts.items(), key=lambda item: (-item[1], item[0]))
 
 
-def train_bpe_reference(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int,
-                        rules: PieceRules | None = None, meta_size: int = 0,
-                        progress: Callable[[str, int, int], None] | None = None) -> BpeResult:
-    """The same result as :func:`train_bpe`, written plainly (string symbols, tuple heap, each
-    touched word rebuilt): the tests' oracle for the fast loop."""
-    rules = rules or PieceRules()
-    words: list[list[str]] = []
-    counts: list[int] = []
-    for word, count in word_counts.items():
-        if count > 0 and word:
-            words.append(list(word))
-            counts.append(int(count))
-    valid_cache: dict[str, bool] = {}
-
-    def valid(merged: str) -> bool:
-        ok = valid_cache.get(merged)
-        if ok is None:
-            ok = valid_cache[merged] = rules.is_valid(merged)
-        return ok
-
-    pair_counts: dict[tuple[str, str], int] = {}
-    where: dict[tuple[str, str], set[int]] = {}
-    for index, symbols in enumerate(words):
-        count = counts[index]
-        for pair in zip(symbols, symbols[1:]):
-            joined = pair[0] + pair[1]
-            ok = valid_cache.get(joined)
-            if ok is None:
-                ok = valid(joined) and UNK_CHAR not in joined
-                valid_cache[joined] = ok
-            if not ok:
-                continue
-            pair_counts[pair] = pair_counts.get(pair, 0) + count
-            holders = where.get(pair)
-            if holders is None:
-                where[pair] = {index}
-            else:
-                holders.add(index)
-    heap = [(-c, len(a) + len(b), a + b, a, b) for (a, b), c in pair_counts.items()]
-    heapq.heapify(heap)
-    made: set[str] = set()
-    dead: set[tuple[str, str]] = set()
-    steps: list[MergeStep] = []
-    pieces: list[tuple[str, float]] = []
-    stop_reason = f"reached the target of {num_merges} merges"
-    while len(pieces) < num_merges:
-        best = None
-        while heap:
-            neg, _, merged, left, right = heapq.heappop(heap)
-            pair = (left, right)
-            if pair in dead or pair_counts.get(pair, 0) != -neg or neg == 0:
-                continue
-            best = (pair, merged, -neg)
-            break
-        if best is None:
-            stop_reason = "no valid pair left to merge"
-            break
-        pair, merged, count = best
-        dead.add(pair)
-        if merged in made:  # the same string reached by another pair: drop it, merge nothing
-            continue
-        made.add(merged)
-        rank = len(pieces)
-        pieces.append((merged, -float(rank)))
-        steps.append(MergeStep(rank=rank, left=pair[0], right=pair[1], token=merged, count=count,
-                               score=float(count), vocab_size=meta_size + len(required_chars) + rank + 1))
-        if progress is not None and rank % 50 == 0:
-            progress("merges", rank, num_merges)
-        # only the pairs around each merged occurrence change: count their deltas, then apply them
-        delta: dict[tuple[str, str], int] = {}
-        left, right = pair
-        for index in where.pop(pair, ()):
-            symbols = words[index]
-            n = len(symbols)
-            i = 0
-            new_symbols: list[str] = []
-            changed = False
-            while i < n:
-                if i + 1 < n and symbols[i] == left and symbols[i + 1] == right:
-                    new_symbols.append(merged)
-                    i += 2
-                    changed = True
-                else:
-                    new_symbols.append(symbols[i])
-                    i += 1
-            if not changed:
-                continue
-            count_w = counts[index]
-            for p in zip(symbols, symbols[1:]):
-                if p in pair_counts:
-                    delta[p] = delta.get(p, 0) - count_w
-            for a, b in zip(new_symbols, new_symbols[1:]):
-                if a == UNK_CHAR or b == UNK_CHAR:
-                    continue
-                joined = a + b
-                ok = valid_cache.get(joined)
-                if ok is None:
-                    ok = valid(joined)
-                if not ok:
-                    continue
-                p = (a, b)
-                delta[p] = delta.get(p, 0) + count_w
-                holders = where.get(p)
-                if holders is None:
-                    where[p] = {index}
-                else:
-                    holders.add(index)
-            words[index] = new_symbols
-        pair_counts.pop(pair, None)
-        for p, change in delta.items():
-            if change == 0 or p == pair or p in dead:
-                continue
-            c = pair_counts.get(p, 0) + change
-            if c <= 0:
-                pair_counts.pop(p, None)
-                where.pop(p, None)
-                continue
-            pair_counts[p] = c
-            heapq.heappush(heap, (-c, len(p[0]) + len(p[1]), p[0] + p[1], p[0], p[1]))
-    for char, _ in sorted_chars(required_chars):
-        pieces.append((char, -float(len(pieces))))
-    return BpeResult(tuple(steps), tuple(pieces), stop_reason)
-
-
-# A symbol is an int id; a pair is one int ``left << _BITS | right``; a heap entry is
-# ``(-count * _COUNT_UNIT + merged_length, merged, left string, pair)``, so the smallest entry is
-# the most frequent pair, then the shortest merged piece, then the smaller merged string and left
-# part (sentencepiece's order): ties are settled by the tuple, never by popping a whole tied
-# group (thousands of pairs tie at small counts late in training).
-_BITS = 24
-_MASK = (1 << _BITS) - 1
-_LENGTH_BITS = 10  # max_sentencepiece_length is at most 512
-_COUNT_UNIT = 1 << _LENGTH_BITS
-
-
 #: below this many symbols (characters of the distinct words) a training runs without numpy unless it
-#: is loaded already: importing it (~0.08 s CPU) costs more than its big merges save. Measured at 4,000
-#: pieces, CPU with the import: 76k symbols (botchan-sized) 0.18 s on lists, 0.23 s in numpy; 121k 0.33 / 0.28
-NUMPY_MIN_SYMBOLS = 100_000
+#: is loaded already: importing it (~0.065 s CPU) costs more than its big merges save. Measured at 4,000
+#: pieces, CPU, numpy's loop without its import against the word strings: 76k symbols (botchan-sized)
+#: 0.106 / 0.104 s, 134k 0.143 / 0.160 s, 192k 0.173 / 0.207 s (numpy wins only once imported)
+NUMPY_MIN_SYMBOLS = 200_000
 
 
 def use_numpy(symbols: int) -> bool:
@@ -200,14 +67,14 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
               history: bool = True) -> BpeResult:
     """Learn up to ``num_merges`` merges from ``{word: count}``; ``required_chars`` is the alphabet with counts.
 
-    The incremental scheme of tokviz's BPE trainer (and HF's): symbols are ints, all the words
-    one row of ids linked to their neighbours, pair counts change only around the merged
-    occurrences (an index pair -> positions of its left symbol), and a heap entry whose count
-    went stale is pushed back with its current count when it surfaces (counts of old pairs only
-    fall); pairs counted below the merge being made wait in buckets by count. A merge with many
-    positions is done in numpy, a small one position by position; without numpy (``numpy=False``;
-    ``None``: :func:`use_numpy` by size) every merge is, on lists. Same result as
-    :func:`train_bpe_reference` either way. ``history=False``: no ``merge_steps`` (only the pieces).
+    The incremental scheme of tokviz's BPE trainer (and HF's): pair counts change only around the
+    merged occurrences, and a heap entry whose count went stale is pushed back with its current
+    count when it surfaces (counts of old pairs only fall); pairs counted below the merge being
+    made wait in buckets by count. Two ways to hold the words: with numpy (``numpy=True``; ``None``:
+    :func:`use_numpy` by size), one row of int symbols linked to their neighbours, a merge with many
+    positions done in numpy, a small one position by position; without, each word a string of one
+    character per symbol (:func:`_train_on_words`). The same result either way (the tests check both
+    against a plain oracle). ``history=False``: no ``merge_steps`` (only the pieces).
     """
     rules = rules or PieceRules()
     was_enabled = gc.isenabled()
@@ -222,365 +89,193 @@ def train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int],
 def _train_bpe(word_counts: Mapping[str, int], required_chars: Mapping[str, int], num_merges: int, rules: PieceRules,
                meta_size: int, progress: Callable[[str, int, int], None] | None, numpy: bool | None,
                history: bool) -> BpeResult:
-    kept = [(word, int(count)) for word, count in word_counts.items() if count > 0 and word]
+    if "" in word_counts or min(word_counts.values(), default=1) <= 0:
+        word_counts = {word: count for word, count in word_counts.items() if count > 0 and word}
     if numpy is None:
-        numpy = use_numpy(sum(len(word) for word, _ in kept))
-    is_valid = rules.is_valid
-    valid: dict[int, bool] = {}  # pair code -> may it be counted (False once merged or dropped)
+        numpy = use_numpy(sum(map(len, word_counts)))
+    if not numpy:
+        return _finish(*_train_on_words(word_counts, num_merges, rules, progress, history), required_chars, meta_size)
+    from tokviz.sentencepiece.trainer_bpe_numpy import train_on_rows
 
-    def check(code: int) -> bool:
-        ok = valid[code] = is_valid(strings[code >> _BITS] + strings[code & _MASK])
-        return ok
+    kept = [(word, int(count)) for word, count in word_counts.items()]
+    return _finish(*train_on_rows(kept, num_merges, rules, progress, history), required_chars, meta_size)
 
-    # all the words in a row, one position per symbol: ``sym`` (-1 once merged into its left
-    # neighbour), the next and previous live positions of the same word (-1 at its ends), the
-    # word's count; ``where`` maps a pair code to the positions of its left symbol, ascending
-    if numpy:
-        strings, rows, mark = _numpy_rows(kept)
-        pair_counts, where = _initial_pairs(rows[0], rows[1], rows[3], check)
-        # a big merge is done in numpy on the rows, a small one position by position through
-        # memoryviews of the same rows (each is ~50 ns a step for Python, no copy to keep in step)
-        sym, nxt, prv, weight = (memoryview(values) for values in rows)
-        vector_min = _VECTOR_MIN
-    else:
-        strings, sym, nxt, prv, weight = _list_rows(kept)
-        pair_counts, where = _initial_pairs_on_lists(sym, nxt, weight)
-        rows, mark, vector_min = (), None, len(sym) + 1
-    get_count, get_valid = pair_counts.get, valid.get
-    heap = [(len(strings[code >> _BITS]) + len(strings[code & _MASK]) - count * _COUNT_UNIT,
-             strings[code >> _BITS] + strings[code & _MASK], strings[code >> _BITS], code)
-            for code, count in pair_counts.items() if valid.get(code) is not False]
-    heapq.heapify(heap)
+
+def _finish(steps: list[tuple[str, str, int]], pieces: list[tuple[str, float]], stop_reason: str,
+            required_chars: Mapping[str, int], meta_size: int) -> BpeResult:
+    """The :class:`BpeResult` of the merges made (``(left, right, count)`` each, and their pieces): the alphabet follows."""
+    for char, _ in sorted_chars(required_chars):
+        pieces.append((char, -float(len(pieces))))
+    if not steps:
+        return BpeResult((), tuple(pieces), stop_reason)
+    from tokviz.history import MergeStep  # (only for a history: SentencePieceTrainer.train records no steps)
+
+    size = meta_size + len(required_chars) + 1
+    merge_steps = tuple(MergeStep(rank=rank, left=left, right=right, token=pieces[rank][0], count=count,
+                                  score=float(count), vocab_size=size + rank) for rank, (left, right, count) in enumerate(steps))
+    return BpeResult(merge_steps, tuple(pieces), stop_reason)
+
+
+def _fresh_chars(used: set[str], count: int) -> list[str]:
+    """``count`` characters for new symbols, none of ``used`` (the private-use area first: strings stay two bytes a character)."""
+    codes = chain(range(0xE000, 0x10000), range(0x100, 0xD800), range(0x10000, 0x110000))
+    return list(islice(filterfalse(used.__contains__, map(chr, codes)), count))
+
+
+def _train_on_words(word_counts: Mapping[str, int], num_merges: int, rules: PieceRules,
+                    progress: Callable[[str, int, int], None] | None,
+                    history: bool) -> tuple[list[tuple[str, str, int]], list[tuple[str, float]], str]:
+    """:func:`_train_bpe` without numpy: ``(merges made as (left, right, count), their pieces, stop reason)``.
+
+    Each distinct word is a string of one character per symbol (its own characters at first, a fresh
+    character for each merged piece), so a merge in a word is ``str.split`` on the pair and a join
+    with the new character, in C; the neighbours of each occurrence are the ends of the parts. A pair
+    is a tuple of two characters (cheaper to make and hash than a string of them). ``where`` lists for each pair the words holding it (once per occurrence; a word
+    that lost it since is skipped). (Merging a big pair's words all at once, joined, split on the pair
+    and split back, took more instructions than word by word: 1k 559M against 478M.)
+    """
+    words = list(word_counts)
+    weights = list(map(int, word_counts.values()))
+    weight_of = weights.__getitem__
+    alphabet = set("".join(words))
+    fresh = iter(_fresh_chars(alphabet, num_merges))
+    text_of = {char: char for char in alphabet}  # symbol -> its piece
+    where: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
+    for index, word in enumerate(words):
+        for pair in zip(word, islice(word, 1, None)):
+            where[pair].append(index)
+    # every adjacent pair is counted (a merge counts its neighbours down without asking); one is checked
+    # for validity when it first comes out on top of the queue (most never do)
+    counts = {pair: weights[at[0]] if len(at) == 1 else sum(map(weight_of, at)) for pair, at in where.items()}
+    get_count, is_valid = counts.get, rules.is_valid
+    dead: set[tuple[str, str]] = set()  # pairs merged, dropped or invalid
+    # the queue: pairs in buckets by count (the count when put there: it may have fallen since, counts of old
+    # pairs only fall); the best count's pairs in a heap of (merged length, merged, left part, pair), which is
+    # sentencepiece's order among equal counts. A bucket becomes the heap when the heap runs out (its pairs
+    # checked then: most of the lowest bucket's never are); a pair made at the best count joins the heap.
     heappush, heappop = heapq.heappush, heapq.heappop
-    # pairs counted below the merge being made wait in buckets by count (most never come up:
-    # 83% of the pairs made on the 6.8 MB corpus); a bucket goes onto the heap once its count
-    # reaches the heap's best (an upper bound), before anything is taken from the heap
-    pending: dict[int, list[int]] = {}
-    pending_counts: list[int] = []  # the buckets' counts, negated (a max-heap)
-    floor = 0  # the count of the merge being made: a pair counted at least that goes onto the heap at once
+    buckets: dict[int, list[tuple[str, str]]] = {}
+    bucket_counts: list[int] = []  # the buckets' counts, negated (a max-heap)
+
+    def put(pair: tuple[str, str], count: int) -> None:
+        bucket = buckets.get(count)
+        if bucket is None:
+            buckets[count] = [pair]
+            heappush(bucket_counts, -count)
+        else:
+            bucket.append(pair)
+
+    for pair, count in counts.items():
+        put(pair, count)
+    top: list[tuple[int, str, str, tuple[str, str]]] = []
+    level = 0  # the count of the pairs in ``top``
     made: set[str] = set()
-    steps: list[tuple[int, int, int]] = []  # (left id, right id, count) of each merge made
+    steps: list[tuple[str, str, int]] = []
     pieces: list[tuple[str, float]] = []
+    # the words of each occurrence of a merge by its left neighbour, and by its right one ("": the next occurrence)
+    lefts: defaultdict[str, list[int]] = defaultdict(list)
+    rights: defaultdict[str, list[int]] = defaultdict(list)
     stop_reason = f"reached the target of {num_merges} merges"
     while len(pieces) < num_merges:
         best = None
         while True:
-            if pending_counts and (not heap or -pending_counts[0] >= -(heap[0][0] >> _LENGTH_BITS)):
-                top = -heappop(pending_counts)
-                for code in pending.pop(top):
-                    current = get_count(code, 0)
-                    if current == top:
-                        first_part = strings[code >> _BITS]
-                        second_part = strings[code & _MASK]
-                        heappush(heap, (len(first_part) + len(second_part) - top * _COUNT_UNIT, first_part + second_part,
-                                        first_part, code))
-                    elif current > 0 and get_valid(code) is not False:  # counted down meanwhile: a lower bucket
-                        bucket = pending.get(current)
-                        if bucket is None:
-                            pending[current] = [code]
-                            heappush(pending_counts, -current)
-                        else:
-                            bucket.append(code)
+            if not top:
+                if not bucket_counts:
+                    break
+                level = -heappop(bucket_counts)
+                for pair in buckets.pop(level):
+                    current = get_count(pair, 0)
+                    if pair in dead or current <= 0:
+                        continue
+                    if current == level:
+                        first_part = text_of[pair[0]]
+                        merged = first_part + text_of[pair[1]]
+                        top.append((len(merged), merged, first_part, pair))
+                    else:  # counted down meanwhile: a lower bucket
+                        put(pair, current)
+                heapq.heapify(top)
                 continue
-            if not heap:
-                break
-            entry = heappop(heap)
-            key, _, _, code = entry
-            count = -(key >> _LENGTH_BITS)
-            current = get_count(code, 0)
-            if current != count:
-                if current > 0 and get_valid(code) is not False:  # stale (counts of old pairs only fall): back with the current count
-                    heappush(heap, (key + (count - current) * _COUNT_UNIT, entry[1], entry[2], code))
+            entry = heappop(top)
+            pair = entry[3]
+            current = get_count(pair, 0)
+            if current != level or pair in dead:
+                if current > 0 and pair not in dead:
+                    put(pair, current)
                 continue
-            ok = get_valid(code)
-            if ok is None:
-                ok = check(code)
-            if not ok:  # a new pair is checked only when it comes out on top (most never do)
-                where.pop(code, None)
+            if not is_valid(entry[1]):
+                dead.add(pair)
+                del where[pair]
                 continue
             best = entry
             break
         if best is None:
             stop_reason = "no valid pair left to merge"
             break
-        _, merged, _, code = best
-        floor = count
-        left, right = code >> _BITS, code & _MASK
-        pair_counts[code] = 0  # (kept: a dropped pair stays in words, and its neighbours' merges count it down)
-        valid[code] = False
-        holders = where.pop(code, ())
+        merged, pair = best[1], best[3]
+        count = level
+        dead.add(pair)
+        holders = where.pop(pair)
         if merged in made:  # the same string reached by another pair: drop it, merge nothing
             continue
         made.add(merged)
         rank = len(pieces)
         pieces.append((merged, -float(rank)))
+        left, right = pair
+        joined = left + right
         if history:
-            steps.append((left, right, count))
+            steps.append((text_of[left], text_of[right], count))
         if progress is not None and rank % 50 == 0:
             progress("merges", rank, num_merges)
-        new_id = len(strings)
-        strings.append(merged)
-        if len(holders) >= vector_min:
-            made_pairs = _merge_vectorized(holders, left, right, new_id, *rows, mark, pair_counts)
-            for changed, (count, positions) in made_pairs.items():
-                pair_counts[changed] = count
-                if count >= floor:
-                    first_part = strings[changed >> _BITS]
-                    second_part = strings[changed & _MASK]
-                    heappush(heap, (len(first_part) + len(second_part) - count * _COUNT_UNIT, first_part + second_part,
-                                    first_part, changed))
-                elif count > 0:
-                    bucket = pending.get(count)
+        new = next(fresh)
+        text_of[new] = merged
+        lefts.clear()
+        rights.clear()
+        for index in holders:
+            word = words[index]
+            if joined not in word:
+                continue
+            parts = word.split(joined)  # (left to right, never overlapping: "aaa" merges its first two)
+            words[index] = new.join(parts)
+            last = len(parts) - 1
+            if last == 1:  # (most often: one occurrence)
+                before, after = parts
+                if before:
+                    lefts[before[-1]].append(index)
+                if after:
+                    rights[after[0]].append(index)
+                continue
+            for at in range(last):
+                before, after = parts[at], parts[at + 1]
+                if before:  # ("" at the word's start, or after the occurrence before: noted there)
+                    lefts[before[-1]].append(index)
+                if after:
+                    rights[after[0]].append(index)
+                elif at + 1 < last:
+                    rights[""].append(index)
+        for side, neighbours in enumerate((lefts, rights)):
+            for neighbour, at in neighbours.items():
+                total = weights[at[0]] if len(at) == 1 else sum(map(weight_of, at))
+                if side == 0:
+                    counts[neighbour, left] -= total
+                    changed = (neighbour, new)
+                elif neighbour:
+                    counts[right, neighbour] -= total
+                    changed = (new, neighbour)
+                else:  # two occurrences in a row: their (right, left) is gone, (new, new) made
+                    counts[right, left] -= total
+                    changed = (new, new)
+                counts[changed] = total
+                where[changed] = at
+                if total == level:  # (never more than the merge made)
+                    first_part = text_of[changed[0]]
+                    merged = first_part + text_of[changed[1]]
+                    heappush(top, (len(merged), merged, first_part, changed))
+                else:  # (put, inlined: most pairs made go here)
+                    bucket = buckets.get(total)
                     if bucket is None:
-                        pending[count] = [changed]
-                        heappush(pending_counts, -count)
+                        buckets[total] = [changed]
+                        heappush(bucket_counts, -total)
                     else:
                         bucket.append(changed)
-                where[changed] = positions
-            continue
-        if not isinstance(holders, list):
-            holders = holders.tolist() if len(holders) else []
-        new_left, right_left = new_id << _BITS, right << _BITS
-        # every pair made here holds the new id, so none is known yet: each occurrence only notes
-        # its position under the pair; the counts are summed per pair at the end
-        new_where: defaultdict[int, list[int]] = defaultdict(list)
-        taken: dict[int, int] = {}  # (new, left) pairs a later occurrence took apart into (new, new)
-        for position in holders:  # ascending: with left == right, "aaa" merges its first two
-            if sym[position] != left:
-                continue
-            second = nxt[position]
-            if second < 0 or sym[second] != right:
-                continue
-            w = weight[position]
-            before = prv[position]
-            if before >= 0:
-                symbol = sym[before]
-                if symbol == new_id:  # merged just before: (new, left) there is (new, new) now
-                    changed = new_left | left
-                    taken[changed] = taken.get(changed, 0) + w
-                    changed = new_left | new_id
-                else:
-                    symbol <<= _BITS
-                    pair_counts[symbol | left] -= w
-                    changed = symbol | new_id
-                new_where[changed].append(before)
-            sym[position] = new_id
-            sym[second] = -1
-            after = nxt[second]
-            nxt[position] = after
-            if after >= 0:
-                prv[after] = position
-                symbol = sym[after]
-                pair_counts[right_left | symbol] -= w
-                new_where[new_left | symbol].append(position)
-        weight_of = weight.__getitem__
-        for changed, bucket in new_where.items():
-            count = weight_of(bucket[0]) if len(bucket) == 1 else sum(map(weight_of, bucket))
-            if taken:
-                count -= taken.get(changed, 0)
-            pair_counts[changed] = count
-            if count >= floor:
-                first_part = strings[changed >> _BITS]
-                second_part = strings[changed & _MASK]
-                heappush(heap, (len(first_part) + len(second_part) - count * _COUNT_UNIT, first_part + second_part, first_part, changed))
-            elif count > 0:
-                waiting = pending.get(count)
-                if waiting is None:
-                    pending[count] = [changed]
-                    heappush(pending_counts, -count)
-                else:
-                    waiting.append(changed)
-            where[changed] = bucket
-    for char, _ in sorted_chars(required_chars):
-        pieces.append((char, -float(len(pieces))))
-    size = meta_size + len(required_chars) + 1
-    merge_steps = tuple(MergeStep(rank=rank, left=strings[left], right=strings[right], token=pieces[rank][0], count=count,
-                                  score=float(count), vocab_size=size + rank) for rank, (left, right, count) in enumerate(steps))
-    return BpeResult(merge_steps, tuple(pieces), stop_reason)
-
-
-#: a merge with at least this many candidate positions is done in numpy (below, its fixed cost
-#: per merge, ~90 calls, is more than going one position at a time; measured: 20-60 are alike)
-_VECTOR_MIN = 40
-
-
-def _merge_vectorized(holders: "np.ndarray", left: int, right: int, new_id: int, sym: "np.ndarray", nxt: "np.ndarray",
-                      prv: "np.ndarray", weight: "np.ndarray", mark: "np.ndarray",
-                      pair_counts: dict[int, int]) -> dict[int, tuple[int, "np.ndarray"]]:
-    """The per-position loop of :func:`_train_bpe` for one merge, in numpy: merges every
-    occurrence of ``left right`` among the candidate positions (left to right), counts the
-    neighbouring pairs down in ``pair_counts`` and returns ``{new pair: (count, positions)}``.
-    ``mark``: all False, one per position (scratch, left all False)."""
-    import numpy as np
-
-    if not len(holders):
-        return {}
-    holders = np.asarray(holders, dtype=np.int64)
-    starts = holders[sym[holders] == left]
-    seconds = nxt[starts]
-    found = seconds >= 0
-    starts, seconds = starts[found], seconds[found]
-    found = sym[seconds] == right
-    starts, seconds = starts[found], seconds[found]
-    if not len(starts):
-        return {}
-    if left == right and len(starts) > 1:
-        # runs like "aaaa": an occurrence whose first symbol is another's second waits; merge
-        # the run heads, drop what they took, and repeat on the rest (1st, 3rd, ... of a run)
-        chosen = []
-        while len(starts):
-            mark[seconds] = True
-            head = ~mark[starts]
-            mark[seconds] = False
-            taken = seconds[head]
-            chosen.append(starts[head])
-            mark[taken] = True
-            rest = ~head & ~mark[starts]
-            mark[taken] = False
-            starts, seconds = starts[rest], seconds[rest]
-        starts = np.sort(np.concatenate(chosen))
-        seconds = nxt[starts]
-    w = weight[starts]
-    before = prv[starts]
-    after = nxt[seconds]
-    # old pairs around each occurrence, once each: (before, left) unless "before" is another
-    # occurrence's second symbol, whose (right, after) pair is the same one
-    has_before = before >= 0
-    mark[seconds] = True
-    has_before[has_before] = ~mark[before[has_before]]
-    mark[seconds] = False
-    has_after = after >= 0
-    lefts, afters = before[has_before], after[has_after]
-    for symbol, total in zip(*_tally(sym[lefts], w[has_before])):
-        pair_counts[symbol << _BITS | left] -= total
-    for symbol, total in zip(*_tally(sym[afters], w[has_after])):
-        pair_counts[right << _BITS | symbol] -= total
-    # merge
-    sym[starts] = new_id
-    sym[seconds] = -1
-    nxt[starts] = after
-    prv[afters] = starts[has_after]
-    # new pairs: (new, after) at each occurrence, (before, new) unless "before" is merged too
-    # (then it is that occurrence's (new, new)); grouped by the other symbol, positions ascending
-    before = prv[starts]
-    has_before = before >= 0
-    has_before[has_before] = sym[before[has_before]] != new_id
-    lefts = before[has_before]
-    made: dict[int, tuple[int, "np.ndarray"]] = {}
-    for symbols, positions, weights, shift in ((sym[lefts], lefts, w[has_before], _BITS), (sym[afters], starts[has_after], w[has_after], 0)):
-        if not len(symbols):
-            continue
-        # (a stable sort keeps each group's positions ascending; on 16-bit keys it is a radix sort)
-        order = np.argsort(symbols.astype(np.uint16) if new_id < 1 << 16 else symbols, kind="stable")
-        symbols = symbols[order]
-        first = np.flatnonzero(np.concatenate(([True], symbols[1:] != symbols[:-1])))
-        totals = np.add.reduceat(weights[order], first).tolist()
-        positions = positions[order]
-        bounds = first.tolist() + [len(symbols)]
-        fixed = new_id << (_BITS - shift)
-        for symbol, total, a, b in zip(symbols[first].tolist(), totals, bounds, bounds[1:]):
-            made[symbol << shift | fixed] = (total, positions[a:b])
-    return made
-
-
-def _tally(symbols: "np.ndarray", weights: "np.ndarray") -> tuple[list[int], list[int]]:
-    """``(distinct symbols, summed weight of each)``: ``_tally([3, 1, 3], [1, 2, 5]) == ([1, 3], [2, 6])`` (arrays in)."""
-    import numpy as np
-
-    if not len(symbols):
-        return [], []
-    sums = np.bincount(symbols, weights=weights)
-    present = np.flatnonzero(sums)
-    return present.tolist(), np.rint(sums[present]).astype(np.int64).tolist()
-
-
-def _numpy_rows(kept: list[tuple[str, int]]) -> tuple[list[str], tuple["np.ndarray", ...], "np.ndarray"]:
-    """``(characters sorted, (sym, nxt, prv, weight), mark)``: :func:`_train_bpe`'s rows of ``[(word, count)]`` in numpy
-    (``mark``: its scratch row for :func:`_merge_vectorized`)."""
-    import numpy as np
-
-    strings, sizes, sym = _word_ids([word for word, _ in kept])
-    total = len(sym)
-    ends = np.cumsum(sizes)
-    nxt = np.arange(1, total + 1, dtype=np.int64)
-    nxt[ends - 1] = -1
-    prv = np.arange(-1, total - 1, dtype=np.int64)
-    prv[ends - sizes] = -1
-    weight = np.repeat(np.fromiter((count for _, count in kept), dtype=np.int64, count=len(kept)), sizes)
-    return strings, (sym, nxt, prv, weight), np.zeros(total, dtype=bool)
-
-
-def _list_rows(kept: list[tuple[str, int]]) -> tuple[list[str], list[int], list[int], list[int], list[int]]:
-    """``(characters sorted, sym, nxt, prv, weight)``: :func:`_numpy_rows` as lists, without numpy.
-
-    >>> _list_rows([("ba", 3), ("a", 1)])
-    (['a', 'b'], [1, 0, 0], [1, -1, -1], [-1, 0, -1], [3, 3, 1])
-    """
-    words = [word for word, _ in kept]
-    text = "".join(words)
-    strings = sorted(set(text))
-    sym = list(map({char: index for index, char in enumerate(strings)}.__getitem__, text))
-    sizes = list(map(len, words))
-    nxt = list(range(1, len(sym) + 1))
-    prv = list(range(-1, len(sym) - 1))
-    for end, size in zip(accumulate(sizes), sizes):
-        nxt[end - 1] = -1
-        prv[end - size] = -1
-    return strings, sym, nxt, prv, list(chain.from_iterable(map(repeat, (count for _, count in kept), sizes)))
-
-
-def _word_ids(words: list[str]) -> tuple[list[str], "np.ndarray", "np.ndarray"]:
-    """``(characters sorted, each word's length, all the words' ids in a row)`` by one numpy pass
-    over the words' code points: ``_word_ids(["ba", "a"])`` is ``(["a", "b"], [2, 1], [1, 0, 0])`` (as arrays)."""
-    import numpy as np
-
-    codes = np.frombuffer("".join(words).encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
-    present = np.flatnonzero(np.bincount(codes)) if len(codes) else np.zeros(0, dtype=np.int64)
-    table = np.zeros(int(present[-1]) + 1 if len(present) else 1, dtype=np.int64)
-    table[present] = np.arange(len(present))
-    flat = table[codes]  # (a lookup table over the code points: no sort)
-    sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    return [chr(code) for code in present.tolist()], sizes, flat
-
-
-def _initial_pairs(sym: "np.ndarray", nxt: "np.ndarray", weight: "np.ndarray",
-                   check: Callable[[int], bool]) -> tuple[dict[int, int], dict[int, "np.ndarray"]]:
-    """``({pair code: weighted count}, {pair code: positions of its left symbol, ascending})``:
-    counts of all adjacent pairs, positions of the valid ones, in a few numpy passes
-    (``check(code)`` once per distinct pair)."""
-    import numpy as np
-
-    positions = np.flatnonzero(nxt >= 0)
-    if not len(positions):
-        return {}, {}
-    lefts, rights = sym[positions], sym[positions + 1]
-    base = int(sym.max()) + 1
-    if base * base <= 1 << 16:  # (pairs of 256 characters or fewer: a radix sort of 16-bit keys)
-        order = np.argsort((lefts * base + rights).astype(np.uint16), kind="stable")
-    else:
-        order = np.argsort((lefts << _BITS) | rights, kind="stable")
-    codes, positions = (lefts[order] << _BITS) | rights[order], positions[order]
-    first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    distinct = codes[first].tolist()
-    totals = np.add.reduceat(weight[positions], first).tolist()
-    # every adjacent pair is counted (a merge counts its neighbours down without asking), only valid ones are placed
-    pair_counts = dict(zip(distinct, totals))
-    bounds = first.tolist() + [len(codes)]
-    where = {code: positions[a:b] for code, a, b in zip(distinct, bounds, bounds[1:]) if check(code)}
-    return pair_counts, where
-
-
-def _initial_pairs_on_lists(sym: list[int], nxt: list[int], weight: list[int]) -> tuple[dict[int, int], dict[int, list[int]]]:
-    """:func:`_initial_pairs` on lists, without numpy; no pair checked yet (each is when it first comes
-    out on top of the queue, as a new pair is: most never do)."""
-    codes = list(map(or_, map(lshift, sym, repeat(_BITS)), sym[1:]))
-    codes.append(-1)
-    for position in compress(range(len(nxt)), map(lt, nxt, repeat(0))):  # (a word's last symbol: no pair)
-        codes[position] = -1
-    positions: defaultdict[int, list[int]] = defaultdict(list)
-    for position, code in enumerate(codes):
-        positions[code].append(position)
-    del positions[-1]
-    weight_of = weight.__getitem__
-    pair_counts = {code: sum(map(weight_of, at)) for code, at in positions.items()}
-    return pair_counts, dict(positions)
+        counts[pair] = 0
+    return steps, pieces, stop_reason
