@@ -330,7 +330,7 @@ class _PieceAutomaton:
     """
 
     __slots__ = ("pieces", "prefixes", "states", "root", "unknown", "unknown_state", "memo_room", "lazy", "after_space",
-                 "model", "size", "cap", "score_of")
+                 "model", "size", "cap")
 
     def __init__(self, model: "SentencePieceModel") -> None:
         self.model = model
@@ -342,8 +342,6 @@ class _PieceAutomaton:
         self.size = max(map(abs, (model.unk_score, *map(itemgetter(1), model.scored.values()))))
         #: no score of a line is bigger in size: sentencepiece's reset, then a piece or an unknown node after it
         self.cap = _RESET + self.size * model.max_piece_length + 1
-        #: the score of a piece by its text and by its id (made for the first close line: :meth:`fold`)
-        self.score_of: dict[Any, float] | None = None
         self.root = root = self._new_state("", None, ())
         self.states: dict[str, _State] = {"": root}
         # a character no piece starts with: the unknown node alone, then root's transitions
@@ -485,21 +483,12 @@ class _PieceAutomaton:
                 return list(zip(tuple.__iter__(pieces), tuple.__iter__(ids)))
         return self.model.encode_optimized(text)[0]
 
-    def fold(self, word: str, found: Sequence[Any], score: float) -> float:
-        """The float32 score after ``word`` (segmented ``found``: pieces or ids, unknowns finished)
-        from ``score``, as sentencepiece adds it along the line; for words decided the same in float32."""
-        if self.score_of is None:
-            self.score_of = {key: score for piece, (piece_id, score) in self.model.scored.items() for key in (piece, piece_id)}
-        scores = list(map(self.score_of.get, tuple.__iter__(found) if type(found) is _Close else found))
-        if None in scores:  # (unknowns merged or in bytes: the unknown nodes of the walk)
-            unknown = self.model.unk_score
-            scores = [unknown if piece_id == self.model.unk_id else self.pieces[piece][4]
-                      for piece, piece_id in zip(*self.split(word))]
-        rounded = array("f", (0.0,))
-        for value in scores:
-            rounded[0] = score + value
-            score = rounded[0]
-        return score
+    def path_scores(self, word: str) -> list[float]:
+        """The scores along ``word``'s float64 path, unknown nodes one a character (for a word holding
+        unknowns, whose finished pieces are merged or in bytes)."""
+        unknown = self.model.unk_id
+        return [self.model.unk_score if piece_id == unknown else self.pieces[piece][4] for piece, piece_id in zip(*self.split(word))]
+
 
 #: Characters a word often ends with that pieces seldom join to the letter before ("end." where no piece
 #: holds "d."): :class:`_WordTable` cuts a new word there.
@@ -669,6 +658,8 @@ class SentencePieceModel:
         #: the least margin per character of the close words read since a line was checked (:class:`_Close`),
         #: and from what length on a line is checked as well (a model whose scores go past _TOP: none ours)
         self.closest = _INF
+        self._score_of: dict[Any, float] | None = None
+        self._unknown_paths: dict[str, list[float]] = {}
         self._longest = _INF if self._automaton is None or self._automaton.cap < _TOP else (_TOP - 1) / self._automaton.size
         #: BPE: merged piece -> score, when no piece is UNUSED or user-defined (see :meth:`_bpe_word`)
         self._merge_scores: dict[str, float] | None = None
@@ -1005,19 +996,29 @@ class SentencePieceModel:
         """``out``, or where a line holds a word float32 can decide otherwise from the line's running score,
         the line again up to the last such word: each by sentencepiece's walk from that score (in the word
         alone: no piece crosses the "▁" before it), the words before as segmented, their scores added up
-        in float32 (:meth:`_PieceAutomaton.fold`). The words after it are decided the same from any score."""
+        in float32. The words after it are decided the same from any score."""
         automaton: _PieceAutomaton = self._automaton  # type: ignore[assignment]
         closest, self.closest = self.closest, _INF
         bound = min(size * automaton.size + 1, automaton.cap)
         if bound < _TOP and closest > _ulp(bound):  # (no word close enough for this line)
             return out
         found = [table[part] for part in parts]
-        last = len(parts) if bound >= _TOP else max((at + 1 for at, words in enumerate(found) if type(words) is _Close), default=0)
-        out, score = [], 0.0
+        ulp = _ulp(bound)
+        last = len(parts) if bound >= _TOP else max((at + 1 for at, words in enumerate(found) if type(words) is _Close and words.margin <= ulp), default=0)
+        out, score, rounded = [], 0.0, array("f", (0.0,))
+        if self._score_of is None:  # (the score of a piece by its text and by its id)
+            self._score_of = {key: value for piece, (piece_id, value) in self.scored.items() for key in (piece, piece_id)}
+        score_of, size = self._score_of.__getitem__, automaton.size
         for word, words in chain(((first, None),) if first else (), zip(map(table.prefix.__add__, parts[:last]), found)):
-            bound = abs(score) + len(word) * automaton.size + 1
+            bound = abs(score) + len(word) * size + 1
             if words is not None and bound < _RESET and (type(words) is not _Close or words.margin > _ulp(bound)):
-                score = automaton.fold(word, words, score)
+                try:  # (decided the same in float32: its scores added up as sentencepiece adds them)
+                    values = list(map(score_of, tuple.__iter__(words) if type(words) is _Close else words))
+                except KeyError:  # (unknowns merged or in bytes)
+                    values = self._unknown_paths.get(word) or self._unknown_paths.setdefault(word, automaton.path_scores(word))
+                for value in values:
+                    rounded[0] = score + value
+                    score = rounded[0]
             else:
                 pairs, score = self.encode_optimized(word, score)
                 words = [pair[table.ids] for pair in self.finish(pairs)]
