@@ -507,15 +507,14 @@ class _WordTable(dict):
     tuples, and the collector walks half as many (4% of a first pass's instructions).
 
     Where no piece crosses a place in a word, its segmentation falls apart there (unigram: the best
-    score at that place is a sum both sides share, in float64; BPE: no merge meets the other side, and
-    each side's merges keep their order). Where unigram can differ from sentencepiece: its Viterbi adds
-    scores in float32 along the whole line, so the rounding of the line's running total can decide a
-    near tie inside a word (0.09% of 59,830 corpus lines with one 1k model trained on botchan, none with
-    sentencepiece's own test model); words are segmented here once, in float64. So a new word ending in
-    punctuation or digits no piece joins to its last letter ("end." where no piece holds "d.", both
-    one-character pieces, so no unknown run meets across) is its stem's word (found in this table,
-    or made and kept: "end" is often met alone) and the rest's pieces: on a held-out text, a sixth
-    less of the new words' characters are segmented (BPE 4k's first pass: 8% fewer instructions).
+    score at that place is one both sides share, the rest decided from it as a word from its start; a
+    close part makes the word close, :class:`_Close`; BPE: no merge meets the other side, and each
+    side's merges keep their order). So a new word ending in punctuation or digits no piece joins to
+    its last letter ("end." where no piece holds "d.", both one-character pieces, so no unknown run
+    meets across) is its stem's word (found in this table, or made and kept: "end" is often met
+    alone) and the rest's pieces: on a held-out text, a sixth less of the new words' characters are
+    segmented (BPE 4k's first pass: 8% fewer instructions). (Cutting before punctuation inside a word
+    too, "world's", segments no fewer characters: its rests are seldom met again.)
     """
 
     __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk", "id_of", "word", "derive", "piece_ids",
