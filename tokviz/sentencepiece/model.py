@@ -252,28 +252,19 @@ class _State:
     __slots__ = ("edges", "entry", "found", "text", "fail", "automaton")
 
     def step(self, char: str) -> tuple[Any, ...]:
-        """The entry after ``char`` where no edge is kept: the trie's (made now, when lazy), else the
-        first failure state's that has one; kept as a shortcut (a first pass over a text meets
-        thousands of these: walked here with ``dict.get``, not one call a state)."""
+        """The entry after ``char`` where no edge is kept, in a lazy automaton: the trie's (made now),
+        else the first failure state's that has one; kept as a shortcut. (An eager one's are followed
+        in :meth:`_PieceAutomaton.split` itself: a first pass meets thousands, a call each costs.)"""
         automaton = self.automaton
         state, following = self, None
-        if automaton.lazy:
-            while following is None:
-                if state.text + char in automaton.prefixes:
-                    following = automaton._state(state.text + char).entry
-                elif not state.text:  # root (or the unknown state): no piece starts with char
-                    following = automaton.root.edges.get(char, automaton.unknown_state.entry)
-                else:
-                    state = state.fail
-                    following = state.edges.get(char)
-        else:  # (every state made: the first failure state with an edge, else root's)
-            while state.text:
+        while following is None:
+            if state.text + char in automaton.prefixes:
+                following = automaton._state(state.text + char).entry
+            elif not state.text:  # root (or the unknown state): no piece starts with char
+                following = automaton.root.edges.get(char, automaton.unknown_state.entry)
+            else:
                 state = state.fail
                 following = state.edges.get(char)
-                if following is not None:
-                    break
-            else:
-                following = automaton.root.edges.get(char, automaton.unknown_state.entry)
         if automaton.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
             automaton.memo_room -= 1
             self.edges[char] = following
@@ -353,7 +344,7 @@ class _PieceAutomaton:
         self.prefixes: set[str] = set().union(*levels) if self.lazy else set()
         if not self.lazy:
             self._build(levels)
-        self.after_space: _State = self.root.step("\u2581")[0][None]
+        self.after_space: _State = (self.root.step("\u2581") if self.lazy else self.root.edges.get("\u2581", self.unknown_state.entry))[0][None]
 
     def _new_state(self, text: str, fail: _State | None, found: tuple[Any, ...] | None = None,
                    candidates: tuple[Any, ...] | None = None) -> _State:
@@ -425,7 +416,21 @@ class _PieceAutomaton:
             try:  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
                 state, length, top, pick, rest = state[char]
             except KeyError:  # (no edge kept yet: a tenth of a first pass's characters)
-                state, length, top, pick, rest = state[None].step(char)
+                node = state[None]
+                if self.lazy:
+                    entry = node.step(char)
+                else:  # (every state made: the first failure state with an edge, else root's; kept)
+                    while node.text:
+                        node = node.fail
+                        entry = node.edges.get(char)
+                        if entry is not None:
+                            break
+                    else:
+                        entry = self.root.edges.get(char, self.unknown_state.entry)
+                    if self.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
+                        self.memo_room -= 1
+                        state[char] = entry
+                state, length, top, pick, rest = entry
             top += best[length]
             if rest:  # (a third of the characters have one candidate: no loop set up)
                 for candidate in rest:
