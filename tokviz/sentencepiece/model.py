@@ -481,11 +481,9 @@ class _PieceAutomaton:
     def viterbi(self, text: str) -> list[tuple[str, int]]:
         """sentencepiece's segmentation of a whole normalized line: the float64 walk where no decision
         on its path is close enough for float32 to turn it, else :meth:`SentencePieceModel.encode_optimized`."""
-        bound = min(len(text) * self.size + 1, self.cap)
-        if bound < _TOP:
-            pieces, ids = self.split(text)
-            if type(ids) is not _Close or ids.margin > _ulp(bound):
-                return list(zip(tuple.__iter__(pieces), tuple.__iter__(ids)))
+        pieces, ids = self.split(text)
+        if type(ids) is not _Close or ids.margin > _ulp(min(len(text) * self.size + 1, self.cap)):
+            return list(zip(tuple.__iter__(pieces), tuple.__iter__(ids)))
         return self.model.encode_optimized(text)[0]
 
     def path_scores(self, word: str) -> list[float]:
@@ -657,14 +655,15 @@ class SentencePieceModel:
                                else scores[piece_id]) for piece, piece_id in matchable.items()
                        if types[piece_id] != PieceType.UNUSED} if self.model_type == ModelType.UNIGRAM else {}
         finite = all(map(math.isfinite, scores))
-        #: unigram: the piece automaton of :class:`_PieceAutomaton` (finite scores; else the plain walk)
+        #: unigram: the piece automaton of :class:`_PieceAutomaton`; else (scores not all finite, or so big a
+        #: line's may pass _TOP: none trained) sentencepiece's walk of each whole line, :meth:`encode_optimized`
         self._automaton = _PieceAutomaton(self) if self.model_type == ModelType.UNIGRAM and finite else None
-        #: the least margin per character of the close words read since a line was checked (:class:`_Close`),
-        #: and from what length on a line is checked as well (a model whose scores go past _TOP: none ours)
+        if self._automaton is not None and self._automaton.cap >= _TOP:
+            self._automaton = None
+        #: the least margin per character of the close words read since a line was checked (:class:`_Close`)
         self.closest = _INF
         self._score_of: dict[Any, float] | None = None
         self._unknown_paths: dict[str, list[float]] = {}
-        self._longest = _INF if self._automaton is None or self._automaton.cap < _TOP else (_TOP - 1) / self._automaton.size
         #: BPE: merged piece -> score, when no piece is UNUSED or user-defined (see :meth:`_bpe_word`)
         self._merge_scores: dict[str, float] | None = None
         if self.model_type == ModelType.BPE and finite and PieceType.UNUSED not in types and not user_defined:
@@ -693,7 +692,8 @@ class SentencePieceModel:
         # place before a "▁", the lattice (and BPE's merges) fall apart into words, and a long text
         # is segmented word by word, each distinct word once (sentencepiece's result, found faster).
         self._by_words = not spec.treat_whitespace_as_suffix and not any(
-            map(contains, map(itemgetter(slice(1, None)), matchable), repeat("\u2581")))
+            map(contains, map(itemgetter(slice(1, None)), matchable), repeat("\u2581"))) and (
+            self._automaton is not None or self.model_type != ModelType.UNIGRAM)  # (unigram words: checked along the line)
         self._word_segments: dict[str, list[tuple[str, int]]] = {}
         # ... and when "▁" is a piece, no word starts with an unknown piece, so no run of unknowns
         # crosses a word either: each word is finished on its own and kept as (pieces, ids).
@@ -705,7 +705,7 @@ class SentencePieceModel:
         # the text still falls apart before every "▁" that follows another character
         # (``_RUN_CUT``): words of the form "▁▁word", each segmented once as well.
         self._by_runs = not self._by_words and space_piece and not spec.treat_whitespace_as_suffix and not any(
-            _AFTER_OTHER.search(piece) for piece in matchable)
+            _AFTER_OTHER.search(piece) for piece in matchable) and (self._automaton is not None or self.model_type != ModelType.UNIGRAM)
         prefix = "\u2581" if self._word_by_word else ""
         self._segment_word: Any = self._automaton.split if self._automaton is not None else self._word_parts
         self._pieces_of = _WordTable(self, False, prefix)
@@ -979,7 +979,7 @@ class SentencePieceModel:
             out = []  # (most lines: normalized and cut in one split)
             for word in parts:  # (a line's ~10 words: a plain loop beats list(chain(map(...))) by ~0.4 us)
                 out += table[word]
-            if self.closest < _INF or len(text) >= self._longest:
+            if self.closest < _INF:
                 out = self._checked_line(table, "", parts, len(text) + 1, out)
         elif self._word_by_word or self._by_runs:  # (runs: each word whole in the tables, its leading "▁"s included)
             normalized = self.normalizer.normalize(text)
@@ -988,7 +988,7 @@ class SentencePieceModel:
             out = list(chain.from_iterable(map(table.__getitem__, parts)))
             if first:  # (before the first "▁": no dummy prefix; never kept)
                 out[:0] = self._finished_word(first)[ids]
-            if self.closest < _INF or len(normalized) >= self._longest:
+            if self.closest < _INF:
                 out = self._checked_line(table, first, parts, len(normalized), out)
         else:
             out = [pair[ids] for pair in self.encode(text)]
@@ -1004,11 +1004,11 @@ class SentencePieceModel:
         automaton: _PieceAutomaton = self._automaton  # type: ignore[assignment]
         closest, self.closest = self.closest, _INF
         bound = min(size * automaton.size + 1, automaton.cap)
-        if bound < _TOP and closest > _ulp(bound):  # (no word close enough for this line)
+        ulp = _ulp(bound)  # (bound < cap < _TOP: no ulp above _CLOSE)
+        if closest > ulp:  # (no word close enough for this line)
             return out
         found = [table[part] for part in parts]
-        ulp = _ulp(bound)
-        last = len(parts) if bound >= _TOP else max((at + 1 for at, words in enumerate(found) if type(words) is _Close and words.margin <= ulp), default=0)
+        last = max((at + 1 for at, words in enumerate(found) if type(words) is _Close and words.margin <= ulp), default=0)
         out, score, rounded = [], 0.0, array("f", (0.0,))
         if self._score_of is None:  # (the score of a piece by its text and by its id)
             self._score_of = {key: value for piece, (piece_id, value) in self.scored.items() for key in (piece, piece_id)}
