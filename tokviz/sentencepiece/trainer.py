@@ -37,6 +37,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, repeat
+from operator import methodcaller
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
@@ -521,27 +522,25 @@ def _weighted_char_counts(words: Mapping[str, int], numpy: bool | None = None) -
     return {chr(code): count for code, count in zip(present.tolist(), tally[present].tolist())}
 
 
-def _replace_rare_in_words(words: Mapping[str, int], rare: str) -> dict[str, int]:
-    """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up).
+def _replace_rare_in_words(words: dict[str, int], rare: str) -> dict[str, int]:
+    """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up),
+    changed in place and returned.
 
     The words holding one are found by one regex pass over the words joined (rare characters are rare:
     a handful of matches), each match's word by bisecting the words' ends."""
-    if not rare:
-        return dict(words)
+    if not rare or not words:
+        return words
     keys = list(words)
     ends = list(accumulate(map(len, keys)))
     pattern = re.compile("[" + "".join(re.escape(char) for char in rare) + "]")
-    touched = dict.fromkeys(bisect_right(ends, match.start()) for match in pattern.finditer("".join(keys)))
-    if not touched:
-        return dict(words)
+    starts = map(methodcaller("start"), pattern.finditer("".join(keys)))
+    touched = [keys[index] for index in dict.fromkeys(map(bisect_right, repeat(ends), starts))]
     table = {ord(char): UNK_CHAR for char in rare}
-    out = dict(words)
-    for index in touched:
-        del out[keys[index]]
-    for index in touched:
-        word = keys[index].translate(table)
-        out[word] = out.get(word, 0) + words[keys[index]]
-    return out
+    counts = [words.pop(word) for word in touched]
+    for word, count in zip(touched, counts):
+        word = word.translate(table)
+        words[word] = words.get(word, 0) + count
+    return words
 
 
 def _replace_rare(sentences: list[tuple[str, int]], rare: str) -> list[tuple[str, int]]:
@@ -714,11 +713,12 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
                 pieces.append(SentencePiece(nxt[0], nxt[1]))
     if model_type == ModelType.CHAR or spec.use_all_vocab:
         pieces.extend(SentencePiece(p, s) for p, s in final_iter)
-    seen: set[str] = set()
-    for p in pieces:
-        if p.piece in seen:
-            raise SentencePieceError(f"INTERNAL: {p.piece} is already defined.")
-        seen.add(p.piece)
+    if len({p.piece for p in pieces}) != len(pieces):
+        seen: set[str] = set()
+        for p in pieces:
+            if p.piece in seen:
+                raise SentencePieceError(f"INTERNAL: {p.piece} is already defined.")
+            seen.add(p.piece)
     out_spec = spec
     if not spec.hard_vocab_limit or model_type == ModelType.CHAR:
         out_spec = spec.replace(vocab_size=len(pieces))
