@@ -181,7 +181,7 @@ class PlainSplit:
     (Split's), ``digits`` (Digits); ``runs``: its words are the runs of non-whitespace;
     ``within_runs``: each such run splits alone as in its text (word counting uses it);
     ``word_list``: ``text -> its words as strings that tile it`` (None for a text it cannot
-    answer), which the engine composes around a ByteLevel step (see ``engine.cut``), or
+    answer), which the engine composes around a ByteLevel step (see ``engine.words``), or
     ``kept_words``: ``text -> (its words, their starts)`` where it drops the text between them.
 
     >>> [match.group() for match in Whitespace().plain_split().words("Hi, you")]

@@ -1,5 +1,5 @@
 """Issue 13, cold BPE encoding: ``bpe_word_encoder`` (tokviz.engine.bpe) and the engine's
-byte-level word entries (``engine.cut._byte_entry``) against the model, the general path and HF.
+byte-level word entries (``engine.entries._byte_entry``) against the model, the general path and HF.
 
 ``bpe_word_encoder`` merges inline (a two-symbol word with one lookup), carries no lengths when
 token texts give them (also with ``end_of_word_suffix``), and hands words with chars outside the
@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from tokviz import Tokenizer, models, pre_tokenizers, processors
 from tokviz.byte_level import BYTES_TO_UNICODE
 from tokviz.errors import VocabularyError
-from tokviz.engine.cut import _model_word_entry, bpe_word_encoder
+from tokviz.engine.bpe import bpe_word_encoder
+from tokviz.engine.entries import _model_word_entry
 
 WORD_CHARS = ["a", "b", "c", "▁", "é", "中", "😀", "a", "b", "\n"]
 BPE_WORD = st.lists(st.sampled_from(WORD_CHARS), max_size=10).map("".join)

@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokviz import Tokenizer, _mutation, pre_tokenizers
-from tokviz.engine import cut as engine_cut
-from tokviz.engine.cut import build_plan, encode_cut
+from tokviz.engine import fields as engine_fields
+from tokviz.engine.cut import encode_cut
+from tokviz.engine.plan import build_plan
 from tokviz.pre_tokenizers import GPT2_PATTERN
 
 hf = pytest.importorskip("tokenizers")
@@ -189,7 +190,7 @@ long_text = st.lists(st.one_of(random_text, st.sampled_from(["The cat sat.", "He
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_long_texts_align_only_the_segments_the_stages_change(pipelines, kind, monkeypatch):
-    import tokviz.engine.cut as chunks
+    import tokviz.engine.fields as chunks
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
@@ -237,7 +238,7 @@ def test_bert_text_with_unicode_punctuation_stays_on_the_whole_piece_path(pipeli
     """Curly quotes, dashes and accents (English prose) under BertPreTokenizer: the whole-piece
     path splits them with a Unicode regex (checked char by char against BertPreTokenizer's own
     test), so a line with ’ is not left to the chunks."""
-    import tokviz.engine.cut as chunks
+    import tokviz.engine.fields as chunks
 
     json_text = pipelines[name][0] if name == "bert" else _small_pipelines()[name]
     reference = hf.Tokenizer.from_str(json_text)
@@ -257,7 +258,7 @@ def test_chinese_under_bert_stays_on_the_whole_piece_path(pipelines, name):
     Chinese is one whole piece with an origin per normalized char, not a chunk per char
     through the general machinery (~9x HF's time on a cold line of it); same ids and offsets
     as HF, a ligature and full-width letters among them."""
-    import tokviz.engine.cut as chunks
+    import tokviz.engine.fields as chunks
 
     json_text = pipelines[name][0] if name == "bert" else _small_pipelines()[name]
     reference = hf.Tokenizer.from_str(json_text)
@@ -275,7 +276,7 @@ def test_chinese_under_bert_stays_on_the_whole_piece_path(pipelines, name):
 
 @pytest.mark.parametrize("kind", ["clip", "albert", "t5"])
 def test_whitespace_runs_and_one_char_changes_stay_on_the_whole_piece_path(pipelines, kind):
-    import tokviz.engine.cut as chunks
+    import tokviz.engine.fields as chunks
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
@@ -369,14 +370,14 @@ def test_split_then_byte_level_on_the_byte_level_lane(train_lines, pattern, norm
     json_text = tok.to_str()
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
     lane = []
-    real = engine_cut._byte_level_fields
+    real = engine_fields._byte_level_fields
 
     def counting(*args, **kwargs):
         result = real(*args, **kwargs)
         lane.append(result is not None)
         return result
 
-    monkeypatch.setattr(engine_cut, "_byte_level_fields", counting)
+    monkeypatch.setattr(engine_fields, "_byte_level_fields", counting)
     for line in [*train_lines[:150], "", " ", "  lead\n\n and 12345 trail  ", "don't WON'T x\u00a0 y"]:
         ours = fast.encode(line)
         assert _fields(ours) == _fields(general.encode(line)), line
@@ -567,7 +568,7 @@ def test_multi_word_vocabularies_cut_only_where_no_token_reaches_over(train_line
     check()
     # The chunks (cut before spaces) when the whole-piece path is not taken: a chunk that
     # ends in a char some token joins to '▁' is joined to the next one.
-    import tokviz.engine.cut as chunks
+    import tokviz.engine.fields as chunks
 
     monkeypatch.setattr(chunks, "_line_fields", lambda *args, **kwargs: None)
     fast = Tokenizer.from_str(tok.to_str())
@@ -582,7 +583,7 @@ def test_long_texts_in_segments_equal_the_general_path(pipelines, kind, monkeypa
     """A text the whole-piece path refuses (a few awkward chars) is normalized segment by
     segment, the awkward segments with their alignments. Same fields as the general path,
     and as HF."""
-    import tokviz.engine.cut as chunks
+    import tokviz.engine.fields as chunks
 
     json_text, reference = pipelines[kind]
     fast, general = Tokenizer.from_str(json_text), _general(json_text)
@@ -757,7 +758,7 @@ def test_whole_piece_path_equals_general_path_and_hf(name):
 
 def test_whole_piece_fields_literal():
     from tokviz import models, normalizers, pre_tokenizers
-    from tokviz.engine.cut import _line_fields
+    from tokviz.engine.fields import _line_fields
 
     vocab = {"[UNK]": 0, "hi": 1, "!": 2, "▁": 3, "▁a": 4, "b": 5, "a": 6}
     plan = build_plan(normalizers.Lowercase(), pre_tokenizers.Whitespace(), models.WordLevel(vocab, unk_token="[UNK]"))
@@ -804,7 +805,7 @@ def test_clip_as_converted_takes_the_byte_level_path_but_for_the_specials_litera
     split whole (a letter run, a digit, a run of other chars, a contraction), so a line takes the
     byte-level path; the specials' literals are cut in three by it, so a text holding one where
     they are not added tokens goes to the general path. Same fields as that and as HF."""
-    import tokviz.engine.cut as chunks
+    import tokviz.engine.fields as chunks
 
     json_text, reference = pipelines["clip_converted"]
     fast = Tokenizer.from_str(json_text)
@@ -963,7 +964,7 @@ def test_fast_lane_encodings_keep_their_offsets_flat_through_the_post_processor(
 def test_a_chars_expansion_is_taken_only_where_each_new_char_is_aligned_to_it():
     """The whole-piece path maps a char's several chars back to it; a stage that aligns them
     otherwise (here one of them to nothing) leaves such pieces to the chunks."""
-    from tokviz.engine.cut import _aligned_to_their_chars
+    from tokviz.engine.stages import _aligned_to_their_chars
     from tokviz.normalized import NormalizedString
     from tokviz.normalizers import BertNormalizer, NFKD
 

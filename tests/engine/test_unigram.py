@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tokviz import models
 from tokviz.errors import VocabularyError
-from tokviz.engine.cut import _model_word_entry
+from tokviz.engine.entries import _model_word_entry
 from tokviz.engine.unigram import _UNIGRAM_MAX_WORD, unigram_word_encoder
 
 KNOWN = ["a", "b", "c", "▁", "é", "中"]

@@ -5,7 +5,8 @@ Components declare what the engine needs (a normalizer's ``steps()`` and
 ``word_tables()``, a post-processor's ``trims_offsets()`` and ``single_parts()``); the
 engine composes the answers, so a new component gets the fast path by answering.
 
-- :mod:`tokviz.engine.cut`: the one lane (normalize, split, look words up; byte-level words too).
+- :mod:`tokviz.engine.cut`: the one lane (normalize, split, look words up; byte-level words too), read
+  bottom-up in :mod:`~tokviz.engine.stages`, ``words``, ``plan``, ``entries``, ``fields``, then ``cut``.
 - :mod:`tokviz.engine.bpe`, ``unigram``, ``wordpiece``: one word encoder per model kind.
 - :mod:`tokviz.engine.plans`: a tokenizer's plans, made lazily, dropped in one place.
 """

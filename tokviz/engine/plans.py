@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from tokviz import _mutation
-from tokviz.engine.cut import build_plan, word_encoder
+from tokviz.engine.plan import build_plan, word_encoder
 
 _UNMADE = object()
 
@@ -94,5 +94,5 @@ class EnginePlans:
         return self._get("encoder", lambda: word_encoder(model) if getattr(model, "deterministic", False) else None)
 
     def cut(self) -> Any:
-        """The whole-piece plan (:func:`tokviz.engine.cut.build_plan`), or None."""
+        """The whole-piece plan (:func:`tokviz.engine.plan.build_plan`), or None."""
         return self._get("cut", lambda: build_plan(self.normalizer, self.pre_tokenizer, self.model, self.encoder()))
