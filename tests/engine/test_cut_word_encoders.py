@@ -21,8 +21,7 @@ from hypothesis import strategies as st
 from tests.engine.test_unigram import check_word
 from tokviz import Tokenizer, models, normalizers, pre_tokenizers
 from tokviz.errors import VocabularyError
-from tokviz.engine.bpe import byte_word_tokens as _byte_word_tokens
-from tokviz.engine.bpe import bpe_word_encoder
+from tokviz.engine.bpe import bpe_word_encoder, byte_symbol_tokens
 from tokviz.engine.entries import _model_word_entry
 from tokviz.engine.unigram import unigram_word_encoder
 from tokviz.engine.wordpiece import wordpiece_word_encoder
@@ -136,9 +135,7 @@ def test_bpe_word_encoder_equals_the_model(model, words) -> None:
         if fast is not None:
             assert fast == _model_word_entry(model, word), (word, model.to_dict())
         # As the engine's byte-level words use it: the same as the model's own tokens.
-        assert tuple(map(tuple, _byte_word_tokens(word, model.tokenize, encode))) == tuple(
-            map(tuple, _byte_word_tokens(word, model.tokenize))
-        )
+        assert byte_symbol_tokens(word, model.tokenize, encode) == byte_symbol_tokens(word, model.tokenize)
 
 
 def test_bpe_word_encoder_worked_example() -> None:

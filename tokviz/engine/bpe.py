@@ -1,18 +1,18 @@
 """BPE words straight to ``(ids, values, starts, ends)`` tuples for the engine's word caches
 (no ``Token`` objects): :func:`bpe_word_encoder` and, for byte-level pipelines,
-:func:`byte_word_tokens`; and where a BPE model never merges (:func:`model_splits_at`,
+:func:`byte_symbol_tokens`; and where a BPE model never merges (:func:`model_splits_at`,
 :func:`letter_runs`, :func:`word_pieces`), so a long word may be merged piece by piece."""
 
 from __future__ import annotations
 
 import re
 from itertools import accumulate, chain, islice, repeat
-from operator import add, and_, eq, sub
+from operator import add, eq, sub
 from typing import Any
 
 from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
 from tokviz.models.bpe.model import (
-    BYTE_FALLBACK_TOKENS, ID_MASK, LIST_MERGE_MAX_SYMBOLS, NO_MERGE, BpeTables, apply_merges, merge_all,
+    BYTE_FALLBACK_TOKENS, LIST_MERGE_MAX_SYMBOLS, NO_MERGE, BpeTables, apply_merges, merge_all,
 )
 
 
@@ -49,6 +49,7 @@ def bpe_word_encoder(model: Any) -> Any:
     token_of = tables.vocab_r.__getitem__
     merge_map = tables.merge_map
     pair_merge = merge_map.get
+    new_ids = tables.merge_new_ids
     prefix = model.continuing_subword_prefix or ""
     suffix = model.end_of_word_suffix or ""
     # plain: one id per token string, so a token's text is exactly what it covers (plus the
@@ -57,7 +58,6 @@ def bpe_word_encoder(model: Any) -> Any:
     ignore_merges = model.ignore_merges
     empty = ((), (), (), ())
     no_merge = NO_MERGE
-    id_mask = ID_MASK
     max_symbols = LIST_MERGE_MAX_SYMBOLS
     at_zero = ONE_TUPLES[0]
     never = repeat(no_merge)  # endless: map stops at the pairs' end
@@ -107,28 +107,28 @@ def bpe_word_encoder(model: Any) -> Any:
             return unknown(word, ids)
         if not plain:
             lengths = [1] * len(ids)
-            apply_merges(ids, lengths, merge_map)
+            apply_merges(ids, lengths, merge_map, new_ids)
             ends = tuple(accumulate(lengths))
             return tuple(ids), tuple(map(token_of, ids)), (0, *ends[:-1]), ends
         count = len(ids)
         if count == 2:
-            packed = pair_merge((ids[0], ids[1]))
-            if packed is not None:
-                token_id = packed & id_mask
+            rank = pair_merge((ids[0], ids[1]))
+            if rank is not None:
+                token_id = new_ids[rank]
                 return (token_id,), (token_of(token_id),), at_zero, ONE_TUPLES[2]
         elif count > max_symbols:
-            merge_all(ids, None, merge_map)
+            merge_all(ids, None, merge_map, new_ids)
         elif count > 2:
-            # apply_merges inlined (this is the hot loop of a cold encode): the packed merge of
-            # each adjacent pair, then repeatedly the lowest (leftmost on ties), patching
-            # only the two pairs next to the new token.
+            # apply_merges inlined (this is the hot loop of a cold encode): the rank of each
+            # adjacent pair, then repeatedly the lowest (leftmost on ties), patching only the
+            # two pairs next to the new token.
             pair_merges = list(map(pair_merge, zip(ids, islice(ids, 1, None)), never))
             while pair_merges:
                 best = min(pair_merges)
                 if best == no_merge:
                     break
                 i = pair_merges.index(best)
-                new_id = best & id_mask
+                new_id = new_ids[best]
                 ids[i] = new_id
                 del ids[i + 1]
                 del pair_merges[i]
@@ -193,15 +193,13 @@ def bpe_word_encoder(model: Any) -> Any:
     never_rank = 1 << 62
 
     def build_producer() -> None:
-        new_ids = tables.merge_new_ids
-        if new_ids is None:  # (a pair listed twice: the map's order is not the merges')
-            new_ids = tuple(map(and_, merge_map.values(), repeat(id_mask)))
+        ranked = len(merge_map) == len(new_ids)  # (else a pair listed twice: the map's order is not the ranks')
         # Of several merges making a token, the first (lowest rank): in a SentencePiece model's
         # tokenizer.json, where every split of a token is a merge (listed by the ids of its
         # parts), the first was the route the merges take for about two thirds of such tokens
         # in the bench's converted Llama, the last for fewer (certify tries the others after).
-        producer.update(zip(reversed(new_ids), reversed(merge_map)))
-        if len(producer) < len(merge_map) and tables.merge_new_ids is not None:
+        producer.update(zip(reversed(new_ids if ranked else tuple(map(new_ids.__getitem__, merge_map.values()))), reversed(merge_map)))
+        if len(producer) < len(merge_map) and ranked:
             # The pairs and new ids by rank: such a file lists the merges of a token together.
             # (Tuples, not lists: the cycle collector stops walking a tuple of untracked items.)
             by_rank[:] = (tuple(merge_map), new_ids)
@@ -214,7 +212,7 @@ def bpe_word_encoder(model: Any) -> Any:
                 made = -1
         else:
             left, right = pair
-            rank = merge_map[pair] >> 32
+            rank = merge_map[pair]
             left_made = made_get(left)
             if left_made is None:
                 left_made = certify(left)
@@ -250,7 +248,7 @@ def bpe_word_encoder(model: Any) -> Any:
         made = made_get(part)
         if made is None:
             made_by = producer_get(part)
-            if made_by is not None and merge_map[made_by] >> 32 >= rank:
+            if made_by is not None and merge_map[made_by] >= rank:
                 return never_rank
             made = certify(part)
         return made
@@ -275,9 +273,9 @@ def bpe_word_encoder(model: Any) -> Any:
         splits = []
         for cut in range(1, len(text)):
             pair = (get(text[:cut]), get(text[cut:]))
-            packed = merge_map.get(pair) if None not in pair else None
-            if packed is not None and packed & id_mask == token_id and not first_rank <= packed >> 32 < rank:
-                splits.append((packed >> 32, pair))
+            split_rank = merge_map.get(pair) if None not in pair else None
+            if split_rank is not None and new_ids[split_rank] == token_id and not first_rank <= split_rank < rank:
+                splits.append((split_rank, pair))
         for split_rank, pair in sorted(splits):
             if certify_split(pair, split_rank):
                 route[token_id] = pair
@@ -296,7 +294,7 @@ def bpe_word_encoder(model: Any) -> Any:
                 made = -1
         else:
             left, right = pair
-            rank = merge_map[pair] >> 32
+            rank = merge_map[pair]
             left_made = made_get(left)
             if left_made is None:
                 left_made = certify(left)
@@ -330,9 +328,8 @@ def bpe_word_encoder(model: Any) -> Any:
                 x_end = x_made
                 x = route_of(x)[1]
                 x_made = made_of(x)
-            packed = pair_merge((x, y))
-            if packed is not None:
-                across = packed >> 32
+            across = pair_merge((x, y))
+            if across is not None:
                 if across < x_end and across <= y_end:
                     return False
 
@@ -374,7 +371,7 @@ def bpe_word_encoder(model: Any) -> Any:
                 ids.append(unk_id)
                 lengths.append(1)
                 previous_unknown = True
-        apply_merges(ids, lengths, merge_map)
+        apply_merges(ids, lengths, merge_map, new_ids)
         ends = tuple(accumulate(lengths))
         return tuple(ids), tuple(map(token_of, ids)), (0, *ends[:-1]), ends
 
@@ -395,7 +392,7 @@ def bpe_word_encoder(model: Any) -> Any:
                     return None
                 ids.append(byte_id)
                 lengths.append(1)
-        apply_merges(ids, lengths, merge_map)
+        apply_merges(ids, lengths, merge_map, new_ids)
         ends = list(accumulate(lengths))
         starts = [0, *ends[:-1]]
         if len(sizes) != ends[-1]:  # (some char has several bytes)
@@ -465,20 +462,6 @@ def symbol_offsets_to_chars(word: str, starts: tuple[int, ...], ends: tuple[int,
         tuple([char_of_symbol[s] if s < count else size for s in starts]),
         tuple([(char_of_symbol[s] if s < count else size) if s == e else char_of_symbol[e - 1] + 1 for s, e in zip(starts, ends)]),
     )
-
-
-def byte_word_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tuple[tuple[Any, ...], ...]:
-    """A byte-level word's tokens: ids, values, and start/end offsets in chars of ``word``
-    (:func:`byte_symbol_tokens`, then :func:`symbol_offsets_to_chars`).
-
-    >>> from tokviz.models import BPE
-    >>> byte_word_tokens("hé", BPE({"h": 0, "Ã": 1, "©": 2, "Ã©": 3}, [("Ã", "©")]).tokenize)
-    ((0, 3), ('h', 'Ã©'), (0, 1), (1, 2))
-    """
-    symbols, entry = byte_symbol_tokens(word, model_tokenize, encode)
-    if len(symbols) == len(word):
-        return entry
-    return (entry[0], entry[1], *symbol_offsets_to_chars(word, entry[2], entry[3]))
 
 
 # ---------------------------------------------------------------------- where a BPE model never merges
@@ -601,10 +584,7 @@ def letter_runs(model: Any, mark: str, newline: str) -> str | None:
         return None
     if model.fuse_unk and not (model.byte_fallback and all(map(vocab.__contains__, BYTE_FALLBACK_TOKENS))):
         return None
-    new_ids = tables.merge_new_ids
-    if new_ids is None:
-        new_ids = tuple(map(and_, tables.merge_map.values(), repeat(ID_MASK)))
-    made = list(map(tables.vocab_r.__getitem__, set(new_ids)))
+    made = list(map(tables.vocab_r.__getitem__, set(tables.merge_new_ids)))
     # The refusals below first on all made tokens, in C (a token holding a NUL, "<0x" or an unk
     # text of other chars is a mixed one): 4.6 -> 1.8 ms of a Llama-type load that refuses.
     joined = "\x00".join(made)
