@@ -2,10 +2,10 @@
 
 The four model types segment the normalized string (``▁`` for spaces) differently:
 
-- **unigram** — Viterbi over every piece found in the string; a character no piece covers is
-  an unknown node scored ``min(normal scores) - 10``; a user-defined piece scores
-  ``len_bytes * max_score - 0.1`` (sentencepiece's ``max_score`` starts at ``FLT_MIN``, so with
-  all-negative scores this is ``-0.1``); ties keep the earlier-found node;
+- **unigram** — Viterbi over every piece found in the string, scores added in float32 along the
+  whole line (sentencepiece's ``EncodeOptimized``); a character no piece covers is an unknown node
+  scored ``min(normal scores) - 10``; a user-defined piece of ``n`` bytes scores ``0.1 * (n - 1)``
+  (in n-best and sampling lattices ``n`` counts characters); ties keep the earlier-found node;
 - **bpe** — start from characters (user-defined symbols frozen whole), repeatedly merge the
   adjacent pair whose concatenation is a piece with the highest score, leftmost on ties;
 - **char** — one piece per character; **word** — one piece per ``▁``-started word.
@@ -37,6 +37,7 @@ import random
 import re
 import struct
 import time
+from array import array
 from bisect import bisect_left
 from itertools import chain, compress, islice, repeat
 from operator import add, attrgetter, contains, eq, itemgetter
@@ -50,13 +51,33 @@ from tokviz.sentencepiece.normalizer import SentencePieceNormalizer
 __all__ = ["SentencePieceModel", "byte_piece", "sentencepiece_nbest", "UNK_PENALTY"]
 
 UNK_PENALTY = 10.0
-_FLT_MIN = 1.1754943508222875e-38
 _F32 = struct.Struct("<f")
+#: sentencepiece's ``kScoreResetThreshold``: a line's running score past it in size is taken off the scores ahead
+_RESET = 100_000.0
+#: Scores below this in size have a float32 ulp of at most _CLOSE: a word whose decisions are all won by
+#: more than _CLOSE per character (float64) is decided the same from any float32 start that keeps its
+#: scores below _TOP, as sentencepiece's reset keeps them (see :meth:`_PieceAutomaton.split`)
+_TOP = 2.0 ** 17
+_CLOSE = 2.0 ** -7
+_INF = math.inf
+#: Leads under this are noted by :meth:`_PieceAutomaton.split` (enough for words up to 32 characters: 32 * _CLOSE)
+_LEAD = 0.25
 
 
 def _f32(value: float) -> float:
     """Round to float32, as sentencepiece's ``float`` arithmetic does: ``_f32(0.1) == 0.10000000149011612``."""
     return _F32.unpack(_F32.pack(value))[0]
+
+
+def _ulp(size: float) -> float:
+    """A float32 ulp of numbers below ``size`` in size (at most; ``_ulp(1500.0) == 2.0 ** -13``)."""
+    return 2.0 ** (math.frexp(size)[1] - 24)
+
+
+def user_defined_score(length: int) -> float:
+    """sentencepiece 0.2.3's score of a user-defined piece ``length`` long (bytes when encoding, characters
+    in a lattice): longer ones win whatever the normal pieces' scores. ``user_defined_score(3) == _f32(0.2)``."""
+    return _f32(0.1 * (length - 1))
 
 
 class _Heap:
@@ -218,9 +239,10 @@ def _prefix_levels(pieces: Any) -> list[set[str]]:
 class _State(dict):
     """One state of :class:`_PieceAutomaton`: this dict is its transitions (character -> the next
     state's ``entry``; a missing one is found by ``__missing__`` and kept), ``entry`` is ``(state,
-    first candidate, the other candidates)``, candidates ``(-length, score, id, piece)`` longest first
-    (``best[-length]`` is where one starts), ``found`` them without the unknown node, ``text`` what
-    it has read, ``fail`` its failure state.
+    -length, score, first candidate, the other candidates)``, candidates ``(-length, score + _LEAD, id,
+    piece, score)`` longest first (``best[-length]`` is where one starts; the raised score finds a
+    better candidate or one within ``_LEAD`` in one comparison), ``found`` them without the unknown
+    node, ``text`` what it has read, ``fail`` its failure state.
 
     Reading a character is then one C-level subscript and one unpacking (``state, pick, rest =
     state[char]``), and the first candidate needs no comparison: a fifth less time in the Viterbi
@@ -235,18 +257,57 @@ class _State(dict):
         thousands of these: walked here with ``dict.get``, not one ``__missing__`` call a state)."""
         automaton = self.automaton
         state, following = self, None
-        while following is None:
-            if automaton.lazy and state.text + char in automaton.prefixes:
-                following = automaton._state(state.text + char).entry
-            elif not state.text:  # root (or the unknown state): no piece starts with char
-                following = automaton.root.get(char, automaton.unknown_state.entry)
-            else:
+        if automaton.lazy:
+            while following is None:
+                if state.text + char in automaton.prefixes:
+                    following = automaton._state(state.text + char).entry
+                elif not state.text:  # root (or the unknown state): no piece starts with char
+                    following = automaton.root.get(char, automaton.unknown_state.entry)
+                else:
+                    state = state.fail
+                    following = state.get(char)
+        else:  # (every state made: the first failure state with an edge, else root's)
+            while state.text:
                 state = state.fail
                 following = state.get(char)
+                if following is not None:
+                    break
+            else:
+                following = automaton.root.get(char, automaton.unknown_state.entry)
         if automaton.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
             automaton.memo_room -= 1
             self[char] = following
         return following
+
+
+class _Close(tuple):
+    """A close word's pieces or ids (see :meth:`_PieceAutomaton.split`) and its ``margin``: reading it
+    (a line's words are added to it by reading them) lowers its model's ``closest`` to its margin,
+    so the line is checked (:meth:`SentencePieceModel._checked_line`); the other words, plain tuples,
+    cost nothing more.
+
+        >>> class Model: closest = 1.0
+        >>> line = []
+        >>> line += _Close(("▁b", "a", "se"), 0.0001, Model)
+        >>> line, Model.closest
+        (['▁b', 'a', 'se'], 0.0001)
+    """
+
+    margin: float
+    watch: Any
+
+    def __new__(cls, items: Any, margin: float, watch: Any) -> "_Close":
+        close = super().__new__(cls, items)
+        close.margin, close.watch = margin, watch
+        return close
+
+    def __iter__(self) -> Any:
+        if self.margin < self.watch.closest:
+            self.watch.closest = self.margin
+        return tuple.__iter__(self)
+
+    def __reduce__(self) -> Any:
+        return _Close, (tuple(tuple.__iter__(self)), self.margin, self.watch)
 
 
 class _PieceAutomaton:
@@ -268,21 +329,21 @@ class _PieceAutomaton:
         [('a', 2), ('bc', 4), ('x', 0)]
     """
 
-    __slots__ = ("pieces", "prefixes", "states", "root", "unknown", "unknown_state", "memo_room", "lazy", "after_space")
+    __slots__ = ("pieces", "prefixes", "states", "root", "unknown", "unknown_state", "memo_room", "lazy", "after_space",
+                 "model", "size", "cap", "score_of")
 
     def __init__(self, model: "SentencePieceModel") -> None:
-        types, scores = model.types, model.scores
-        pieces: dict[str, tuple[int, float, int]] = {}
-        for piece, piece_id in model.matchable.items():
-            kind = types[piece_id]
-            if kind == PieceType.UNUSED:
-                continue
-            # user-defined: sentencepiece's length-in-bytes * max_score - 0.1
-            score = len(piece.encode("utf-8")) * model.max_score - 0.1 if kind == PieceType.USER_DEFINED else scores[piece_id]
-            pieces[piece] = (-len(piece), score, piece_id, piece)
-        self.pieces = pieces
+        self.model = model
+        pieces = self.pieces = {piece: (-len(piece), score + _LEAD, piece_id, piece, score)
+                                for piece, (piece_id, score) in model.scored.items()}
         levels = _prefix_levels(pieces)
-        self.unknown = (-1, model.min_score - UNK_PENALTY, model.unk_id, None)
+        self.unknown = (-1, model.unk_score + _LEAD, model.unk_id, None, model.unk_score)
+        #: the most a character can move a score: no best score ``n`` characters on is further away
+        self.size = max(map(abs, (model.unk_score, *map(itemgetter(1), model.scored.values()))))
+        #: no score of a line is bigger in size: sentencepiece's reset, then a piece or an unknown node after it
+        self.cap = _RESET + self.size * model.max_piece_length + 1
+        #: the score of a piece by its text and by its id (made for the first close line: :meth:`fold`)
+        self.score_of: dict[Any, float] | None = None
         self.root = root = self._new_state("", None, ())
         self.states: dict[str, _State] = {"": root}
         # a character no piece starts with: the unknown node alone, then root's transitions
@@ -308,7 +369,7 @@ class _PieceAutomaton:
         else:
             state = _State()
         state.automaton, state.text, state.fail, state.found = self, text, state if fail is None else fail, found
-        state.entry = (state, *candidates[0][:2], candidates[0], candidates[1:]) if candidates else (state, 0, 0.0, None, ())
+        state.entry = (state, candidates[0][0], candidates[0][4], candidates[0], candidates[1:]) if candidates else (state, 0, 0.0, None, ())
         return state
 
     def _state(self, text: str) -> _State:
@@ -340,47 +401,107 @@ class _PieceAutomaton:
                     back = back.fail
             parent[char] = self._new_state(text, fail).entry
 
-    def split(self, text: str, tail: str | None = None) -> tuple[tuple[str, ...], tuple[int, ...]]:
-        """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one);
-        ``tail``: ``text`` without its first character, a "▁" read in advance (a word's: ``"▁" + tail``)."""
+    def split(self, text: str, tail: str | None = None, lead: float = _LEAD) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one), scores
+        added in float64 from 0; ``tail``: ``text`` without its first character, a "▁" read in advance
+        (a word's: ``"▁" + tail``).
+
+        sentencepiece adds in float32 from the line's running score. A float32 sum of ``k`` additions
+        is within ``k`` half-ulps of the exact one, so a word whose every decision on its path is won
+        by more than ``len(text)`` ulps of the scores met is decided the same from any float32 start.
+        Leads under ``_LEAD`` are noted as met (seldom: a candidate's raised score finds them with the
+        comparison that finds a better one); where the least on the path per character is at most
+        ``_CLOSE`` (a lead noted against a best later beaten is less than the true one), the word is
+        close: both tuples are :class:`_Close`.
+        """
+        leads: Any = None
         if tail is None:
             state, best, back = self.root, [0.0], [None]
         else:
             state = self.after_space
             pick = state.entry[3]
-            best, back = [0.0, pick[1]], [None, pick]
+            best, back = [0.0, pick[4]], [None, pick]
             text, tail = tail, text
         for char in text:
             state, length, top, pick, rest = state[char]  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
             top += best[length]
-            for candidate in rest:
-                score = best[candidate[0]] + candidate[1]
-                if score > top:
-                    top = score
-                    pick = candidate
+            if rest:  # (a third of the characters have one candidate: no loop set up)
+                for candidate in rest:
+                    if best[candidate[0]] + candidate[1] > top:  # (seldom: a better candidate, or one within _LEAD)
+                        score = best[candidate[0]] + candidate[4]
+                        if score > top:
+                            if score - top < lead:
+                                leads = self._lead(leads, len(best), score - top)
+                            top, pick = score, candidate
+                        else:
+                            leads = self._lead(leads, len(best), top - score)
             best.append(top)
             back.append(pick)
         if tail is not None:
             text = tail
         pieces: list[str] = []
         ids: list[int] = []
-        end = len(text)
+        end = size = len(text)
         while end:  # (a candidate holds its piece: no substring made, none kept twice; an unknown one holds None)
-            length, _, piece_id, piece = back[end]
+            length, _, piece_id, piece, _ = back[end]
             pieces.append(piece or text[end + length:end])
             ids.append(piece_id)
             end += length
         pieces.reverse()
         ids.reverse()
+        if leads is not None or size > 31:  # (32 * _CLOSE == _LEAD)
+            margin = _LEAD * 0.999_999 / size if leads is None else self._margin(back, size, leads)
+            if margin <= _CLOSE:
+                return _Close(pieces, margin, self.model), _Close(ids, margin, self.model)
         return tuple(pieces), tuple(ids)
 
+    @staticmethod
+    def _margin(back: list[Any], size: int, leads: dict[int, float]) -> float:
+        """The least lead on the path (``back``) per character."""
+        end, least = size, _LEAD * 0.999_999  # (unnoted: at least _LEAD, but for the rounding of the raised sum)
+        while end:
+            least = min(least, leads.get(end, _LEAD))
+            end += back[end][0]
+        return least / size
+
+    @staticmethod
+    def _lead(leads: dict[int, float] | None, end: int, lead: float) -> dict[int, float]:
+        if leads is None:
+            return {end: lead}
+        leads[end] = min(leads.get(end, lead), lead)
+        return leads
+
     def viterbi(self, text: str) -> list[tuple[str, int]]:
-        return list(zip(*self.split(text)))  # type: ignore[arg-type]
+        """sentencepiece's segmentation of a whole normalized line: the float64 walk where no decision
+        on its path is close enough for float32 to turn it, else :meth:`SentencePieceModel.encode_optimized`."""
+        bound = min(len(text) * self.size + 1, self.cap)
+        if bound < _TOP:
+            pieces, ids = self.split(text)
+            if type(ids) is not _Close or ids.margin > _ulp(bound):
+                return list(zip(tuple.__iter__(pieces), tuple.__iter__(ids)))
+        return self.model.encode_optimized(text)[0]
+
+    def fold(self, word: str, found: Sequence[Any], score: float) -> float:
+        """The float32 score after ``word`` (segmented ``found``: pieces or ids, unknowns finished)
+        from ``score``, as sentencepiece adds it along the line; for words decided the same in float32."""
+        if self.score_of is None:
+            self.score_of = {key: score for piece, (piece_id, score) in self.model.scored.items() for key in (piece, piece_id)}
+        scores = list(map(self.score_of.get, tuple.__iter__(found) if type(found) is _Close else found))
+        if None in scores:  # (unknowns merged or in bytes: the unknown nodes of the walk)
+            unknown = self.model.unk_score
+            scores = [unknown if piece_id == self.model.unk_id else self.pieces[piece][4]
+                      for piece, piece_id in zip(*self.split(word))]
+        rounded = array("f", (0.0,))
+        for value in scores:
+            rounded[0] = score + value
+            score = rounded[0]
+        return score
 
 #: Characters a word often ends with that pieces seldom join to the letter before ("end." where no piece
 #: holds "d."): :class:`_WordTable` cuts a new word there.
 _CUT_CHARS = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~0123456789"
-_JOINS = re.compile(f"(?=(.[{re.escape(_CUT_CHARS)}]))", re.DOTALL)
+_CUT_CHAR = re.compile(f"[{re.escape(_CUT_CHARS)}]")
+_CUT_SET = frozenset(_CUT_CHARS)
 
 
 class _WordTable(dict):
@@ -439,6 +560,9 @@ class _WordTable(dict):
         pieces of ids none unknown are the vocabulary's; the ids of pieces the Viterbi picks (or byte
         fallback makes) are theirs, and a run of unknowns merged is none of them (a piece covering
         it would beat the unknown nodes)."""
+        if type(other) is _Close:  # (kept close)
+            found = self._from_twin(tuple(tuple.__iter__(other)))
+            return None if found is None else _Close(found, other.margin, other.watch)
         if not self.ids:
             return None if self.unk in other else tuple(map(self.model.pieces.__getitem__, other))
         if self.piece_ids is None:
@@ -454,7 +578,10 @@ class _WordTable(dict):
         as well where it is kept, BPE), or None."""
         singles = self.singles
         if self.joins is None:
-            self.joins = set(_JOINS.findall("\n".join(singles)))
+            # (the character before each cut character in a piece: found by a plain search, not a
+            # look-ahead at every place of every piece, 30x slower: a first pass's first cut paid ~3 ms)
+            joined = "\n".join(singles)
+            self.joins = {joined[at.start() - 1:at.end()] for at in _CUT_CHAR.finditer(joined, 1)}
         cut = len(stem)
         if stem[-1] + part[cut] in self.joins or stem[-1] not in singles or part[cut] not in singles:
             return None
@@ -464,12 +591,15 @@ class _WordTable(dict):
             pieces, ids = self.word(rest, None)
             if self.unk in ids:
                 pieces, ids = self.model._finish_word(pieces, ids)
-            found = (tuple(ids), tuple(pieces)) if self.ids else (tuple(pieces), tuple(ids))
+            found = (ids, pieces) if self.ids else (pieces, ids)
             if len(self.rests) < 200_000:
                 self.rests[rest] = found
         if not self.derive and len(self) < 200_000:  # (BPE keeps both kinds)
             self.twin[part] = (*self.twin[stem], *found[1])
-        return (*self[stem], *found[0])
+        stem = self[stem]
+        if type(stem) is _Close or type(found[0]) is _Close:  # (one part close: the word is)
+            return _Close((*stem, *found[0]), min(getattr(stem, "margin", _INF), getattr(found[0], "margin", _INF)), self.model)
+        return (*stem, *found[0])
 
     def __missing__(self, part: str) -> tuple[Any, ...]:
         if self.derive and self.twin:  # (the twin empty: one kind asked so far)
@@ -479,9 +609,9 @@ class _WordTable(dict):
                 if len(self) < 200_000:
                     self[part] = found
                 return found
-        if self.singles is not None:
+        if self.singles is not None and part and part[-1] in _CUT_SET:  # (seldom: rstrip's set made at every call costs more)
             stem = part.rstrip(_CUT_CHARS)
-            if stem and len(stem) < len(part):
+            if stem:
                 found = self._cut(part, stem)
                 if found is not None:
                     if len(self) < 200_000:
@@ -524,10 +654,18 @@ class SentencePieceModel:
         self.max_piece_length = max(map(len, matchable), default=1)
         normal = list(compress(scores, map(eq, types, repeat(PieceType.NORMAL))))
         self.min_score = min(normal) if normal else 0.0
-        self.max_score = max([_FLT_MIN, *normal])
+        self.unk_score = _f32(self.min_score - UNK_PENALTY)
+        #: unigram: what the Viterbi picks, at the score it adds (piece -> (id, score))
+        self.scored = {piece: (piece_id, user_defined_score(len(piece.encode("utf-8"))) if types[piece_id] == PieceType.USER_DEFINED
+                               else scores[piece_id]) for piece, piece_id in matchable.items()
+                       if types[piece_id] != PieceType.UNUSED} if self.model_type == ModelType.UNIGRAM else {}
         finite = all(map(math.isfinite, scores))
         #: unigram: the piece automaton of :class:`_PieceAutomaton` (finite scores; else the plain walk)
         self._automaton = _PieceAutomaton(self) if self.model_type == ModelType.UNIGRAM and finite else None
+        #: the least margin per character of the close words read since a line was checked (:class:`_Close`),
+        #: and from what length on a line is checked as well (a model whose scores go past _TOP: none ours)
+        self.closest = _INF
+        self._longest = _INF if self._automaton is None or self._automaton.cap < _TOP else (_TOP - 1) / self._automaton.size
         #: BPE: merged piece -> score, when no piece is UNUSED or user-defined (see :meth:`_bpe_word`)
         self._merge_scores: dict[str, float] | None = None
         if self.model_type == ModelType.BPE and finite and PieceType.UNUSED not in types and not user_defined:
@@ -592,7 +730,7 @@ class SentencePieceModel:
         if self.model_type == ModelType.UNIGRAM:
             if self._automaton is not None:
                 return self._automaton.viterbi(normalized)
-            return self._viterbi(normalized)
+            return self.encode_optimized(normalized)[0]
         if self.model_type == ModelType.BPE:
             if self._merge_scores is not None:
                 return self._bpe_word(normalized)
@@ -601,44 +739,60 @@ class SentencePieceModel:
             return self._chars(normalized)
         return self._words(normalized)
 
-    def _viterbi(self, text: str) -> list[tuple[str, int]]:
-        # (the plain walk, for a model with a non-finite score; :class:`_PieceAutomaton` otherwise)
-        n = len(text)
-        if n == 0:
-            return []
-        best = [0.0] * (n + 1)
-        back: list[tuple[int, int] | None] = [None] * (n + 1)  # (start, piece id)
-        unk_score = self.min_score - UNK_PENALTY
-        matchable, types, max_len = self.matchable, self.types, self.max_piece_length
-        for start in range(n):
-            base = best[start]
-            has_single = False
-            for end in range(start + 1, min(n, start + max_len) + 1):
-                sub = text[start:end]
-                piece_id = matchable.get(sub)
-                if piece_id is None or types[piece_id] == PieceType.UNUSED:
+    def encode_optimized(self, text: str, score: float = 0.0) -> tuple[list[tuple[str, int]], float]:
+        """sentencepiece's unigram ``EncodeOptimized`` step by step: ``(pairs, score at the end)`` of
+        ``text`` read from the running ``score``, candidates by start then length, sums in float32,
+        the scores ahead moved back by the running one once it passes ``_RESET`` in size. The exact
+        walk, for the few lines (or words) the float64 one may decide otherwise, and for a model whose
+        scores are not all finite (no automaton; sentencepiece refuses to load those).
+
+        >>> from tokviz.sentencepiece.model_proto import ModelProto, SentencePiece, PieceType, TrainerSpec
+        >>> proto = ModelProto(pieces=[SentencePiece("<unk>", 0, PieceType.UNKNOWN), SentencePiece("ab", -1),
+        ...     SentencePiece("a", -2), SentencePiece("b", -2), SentencePiece("bc", -1.5)], trainer_spec=TrainerSpec(model_type=1))
+        >>> SentencePieceModel(proto).encode_optimized("abcx", 0.5)
+        ([('a', 2), ('bc', 4), ('x', 0)], -15.0)
+        """
+        size = len(text)
+        best = [score] + [0.0] * size
+        starts = [-1] * (size + 1)
+        ids = [0] * (size + 1)
+        scored, unknown, longest, frontier = self.scored, (self.unk_id, self.unk_score), self.max_piece_length, 0
+        automaton = self._automaton
+        # (a prefix no piece has ends the look-ups from a start, as sentencepiece's trie does)
+        prefixes: Any = () if automaton is None else automaton.prefixes if automaton.lazy else automaton.states
+        rounded = array("f", (0.0,))
+        for start in range(size):
+            here = best[start]
+            if not -_RESET <= here <= _RESET:
+                for at in range(start, frontier + 1):
+                    if at == start or starts[at] != -1:
+                        rounded[0] = best[at] - here
+                        best[at] = rounded[0]
+                here = 0.0
+            single = False
+            for end in range(start + 1, min(size, start + longest) + 1):
+                found = scored.get(text[start:end])
+                if found is None:
+                    if prefixes and text[start:end] not in prefixes:
+                        break
                     continue
-                if types[piece_id] == PieceType.USER_DEFINED:
-                    score = len(text[start:end].encode("utf-8")) * self.max_score - 0.1
-                else:
-                    score = self.scores[piece_id]
-                candidate = base + score
-                if back[end] is None or candidate > best[end]:
-                    best[end], back[end] = candidate, (start, piece_id)
-                if end == start + 1:
-                    has_single = True
-            if not has_single:
-                candidate = base + unk_score
-                if back[start + 1] is None or candidate > best[start + 1]:
-                    best[start + 1], back[start + 1] = candidate, (start, self.unk_id)  # type: ignore[assignment]
+                single = single or end == start + 1
+                frontier = max(frontier, end)
+                rounded[0] = found[1] + here
+                if starts[end] == -1 or rounded[0] > best[end]:
+                    best[end], starts[end], ids[end] = rounded[0], start, found[0]
+            if not single:
+                frontier = max(frontier, start + 1)
+                rounded[0] = unknown[1] + here
+                if starts[start + 1] == -1 or rounded[0] > best[start + 1]:
+                    best[start + 1], starts[start + 1], ids[start + 1] = rounded[0], start, unknown[0]  # type: ignore[assignment]
         out: list[tuple[str, int]] = []
-        end = n
+        end = size
         while end > 0:
-            start, piece_id = back[end]  # type: ignore[misc]
-            out.append((text[start:end], piece_id))
-            end = start
+            out.append((text[starts[end]:end], ids[end]))
+            end = starts[end]
         out.reverse()
-        return out
+        return out, best[size]
 
     def _symbols(self, text: str) -> tuple[list[str], list[bool]]:
         symbols: list[str] = []
@@ -775,18 +929,9 @@ class SentencePieceModel:
         return out
 
     def segment_text(self, normalized: str) -> list[tuple[str, int]]:
-        """:meth:`segment` of a whole normalized text, word by word when that is the same (see ``__init__``)."""
-        if self._by_runs:
-            out = []
-            for word in _RUN_CUT.split(normalized) if normalized else ():
-                found = self._word_segments.get(word)
-                if found is None:
-                    found = self.segment(word)
-                    if len(self._word_segments) < 200_000:
-                        self._word_segments[word] = found
-                out += found
-            return out
-        if not self._by_words:
+        """:meth:`segment` of a whole normalized text, word by word when that is the same (see ``__init__``;
+        not unigram's: its words are decided along the line, :meth:`encode_as`)."""
+        if not self._by_words or self._automaton is not None:
             return self.segment(normalized)
         words = normalized.split("\u2581")
         cache, segment = self._word_segments, self.segment
@@ -812,6 +957,8 @@ class SentencePieceModel:
     def _finish_word(self, pieces: Sequence[str], ids: Sequence[int]) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """:meth:`finish` of one word's pieces holding an unknown one."""
         pairs = self.finish(list(zip(pieces, ids)), True)
+        if type(ids) is _Close:  # (kept close)
+            return _Close((p for p, _ in pairs), ids.margin, ids.watch), _Close((i for _, i in pairs), ids.margin, ids.watch)
         return tuple(p for p, _ in pairs), tuple(i for _, i in pairs)
 
     def _finished_word(self, word: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -828,27 +975,52 @@ class SentencePieceModel:
         found = cache.get(text)
         if found is not None:
             return list(found)
-        which = 1 if ids else 0
-        if self._by_runs:  # (each word whole in the tables, its leading "▁"s included)
-            table = self._ids_of if ids else self._pieces_of
-            out = list(chain.from_iterable(map(table.__getitem__, _RUN_CUT.split(self.normalizer.normalize(text)))))
-        elif not self._word_by_word:
-            out = [pair[which] for pair in self.encode(text)]
+        table = self._ids_of if ids else self._pieces_of
+        if self._word_by_word and (parts := self.normalizer.ascii_words(text)) is not None:
+            out = []  # (most lines: normalized and cut in one split)
+            for word in parts:  # (a line's ~10 words: a plain loop beats list(chain(map(...))) by ~0.4 us)
+                out += table[word]
+            if self.closest < _INF or len(text) >= self._longest:
+                out = self._checked_line(table, "", parts, len(text) + 1, out)
+        elif self._word_by_word or self._by_runs:  # (runs: each word whole in the tables, its leading "▁"s included)
+            normalized = self.normalizer.normalize(text)
+            first, *parts = ("", *_RUN_CUT.split(normalized)) if self._by_runs else normalized.split("\u2581")
+            # (every word after the first "▁" looked up in C; a missing one made by the table)
+            out = list(chain.from_iterable(map(table.__getitem__, parts)))
+            if first:  # (before the first "▁": no dummy prefix; never kept)
+                out[:0] = self._finished_word(first)[ids]
+            if self.closest < _INF or len(normalized) >= self._longest:
+                out = self._checked_line(table, first, parts, len(normalized), out)
         else:
-            table = self._ids_of if ids else self._pieces_of
-            words = self.normalizer.ascii_words(text)  # (most lines: normalized and cut in one split)
-            if words is not None:
-                out = []
-                for word in words:  # (a line's ~10 words: a plain loop beats list(chain(map(...))) by ~0.4 us)
-                    out += table[word]
-            else:
-                parts = self.normalizer.normalize(text).split("\u2581")
-                # (every word after the first "▁" looked up in C; a missing one made by the table)
-                out = list(chain.from_iterable(map(table.__getitem__, islice(parts, 1, None))))
-                if parts[0]:  # (before the first "▁": no dummy prefix; never kept)
-                    out[:0] = self._finished_word(parts[0])[which]
+            out = [pair[ids] for pair in self.encode(text)]
         if len(cache) < 20_000 and len(text) < 10_000:  # (lines, not whole books)
             cache[text] = tuple(out)
+        return out
+
+    def _checked_line(self, table: _WordTable, first: str, parts: list[str], size: int, out: list[Any]) -> list[Any]:
+        """``out``, or where a line holds a word float32 can decide otherwise from the line's running score,
+        the line again up to the last such word: each by sentencepiece's walk from that score (in the word
+        alone: no piece crosses the "▁" before it), the words before as segmented, their scores added up
+        in float32 (:meth:`_PieceAutomaton.fold`). The words after it are decided the same from any score."""
+        automaton: _PieceAutomaton = self._automaton  # type: ignore[assignment]
+        closest, self.closest = self.closest, _INF
+        bound = min(size * automaton.size + 1, automaton.cap)
+        if bound < _TOP and closest > _ulp(bound):  # (no word close enough for this line)
+            return out
+        found = [table[part] for part in parts]
+        last = len(parts) if bound >= _TOP else max((at + 1 for at, words in enumerate(found) if type(words) is _Close), default=0)
+        out, score = [], 0.0
+        for word, words in chain(((first, None),) if first else (), zip(map(table.prefix.__add__, parts[:last]), found)):
+            bound = abs(score) + len(word) * automaton.size + 1
+            if words is not None and bound < _RESET and (type(words) is not _Close or words.margin > _ulp(bound)):
+                score = automaton.fold(word, words, score)
+            else:
+                pairs, score = self.encode_optimized(word, score)
+                words = [pair[table.ids] for pair in self.finish(pairs)]
+            out += tuple.__iter__(words) if type(words) is _Close else words
+        for words in found[last:]:
+            out += words
+        self.closest = _INF
         return out
 
     def encode(self, text: str) -> list[tuple[str, int]]:
@@ -856,7 +1028,10 @@ class SentencePieceModel:
         cached = self._cache.get(text)
         if cached is not None:
             return list(cached)
-        result = self.finish(self.segment_text(self.normalizer.normalize(text)))
+        if self._word_by_word or self._by_runs:  # (the tables' words: one segmentation each, checked along the line)
+            result = list(zip(self.encode_as(text, False), self.encode_as(text, True)))
+        else:
+            result = self.finish(self.segment_text(self.normalizer.normalize(text)))
         if len(self._cache) < 20_000 and len(text) < 10_000:  # (lines, not whole books)
             self._cache[text] = result
         return list(result)
@@ -865,7 +1040,7 @@ class SentencePieceModel:
 
     def lattice(self, normalized: str) -> Lattice:
         """The unigram lattice of a normalized string (user-defined pieces scored by characters, as sentencepiece's lattice does)."""
-        return Lattice(normalized, self._lattice_spec(normalized, float32=False))
+        return Lattice(normalized, self._lattice_spec(normalized))
 
     def nbest(self, text: str, n: int, deadline: float | None = None) -> list[tuple[list[tuple[str, int]], float]]:
         """The ``n`` best unigram segmentations with their scores, best first, in sentencepiece's order.
@@ -888,13 +1063,12 @@ class SentencePieceModel:
         return [(self.finish([(normalized[start:end], piece_id) for start, end, piece_id in path]), score)
                 for path, score in paths]
 
-    def _lattice_spec(self, normalized: str, float32: bool = True) -> list[tuple[int, int, int, float]]:
-        """``(start, end, id, score)`` in sentencepiece's insertion order (by start, then length); the
-        scores of user-defined and unknown nodes rounded to float32 at each step, as n-best's are, or not."""
+    def _lattice_spec(self, normalized: str) -> list[tuple[int, int, int, float]]:
+        """``(start, end, id, score)`` in sentencepiece's insertion order (by start, then length); user-defined
+        pieces scored by their length in characters, as its lattice does (its Viterbi counts bytes)."""
         nodes: list[tuple[int, int, int, float]] = []
         n = len(normalized)
-        rounded = _f32 if float32 else float
-        unk_score = rounded(rounded(self.min_score) - UNK_PENALTY)
+        unk_score = self.unk_score
         for start in range(n):
             has_single = False
             for end in range(start + 1, min(n, start + self.max_piece_length) + 1):
@@ -902,7 +1076,7 @@ class SentencePieceModel:
                 if piece_id is None or self.types[piece_id] == PieceType.UNUSED:
                     continue
                 if self.types[piece_id] == PieceType.USER_DEFINED:
-                    score = rounded(rounded((end - start) * self.max_score) - 0.1)
+                    score = user_defined_score(end - start)
                 else:
                     score = self.scores[piece_id]
                 nodes.append((start, end, piece_id, score))
