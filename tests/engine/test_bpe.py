@@ -513,3 +513,20 @@ def test_words_of_a_sentencepiece_vocabulary_are_cut_between_letters_and_other_c
             assert (mine.ids, mine.offsets) == (expected.ids, expected.offsets), (line, cut)
         words = ours._engine().cut().words
         assert ("▁you" in words and "▁you," not in words) is cut
+
+
+def test_letter_runs_refuse_a_made_token_holding_the_unk_or_an_ascii_letter_beside_another_char() -> None:
+    # The refusals found early (the unk's holders in the joined vocabulary, the first ASCII
+    # crossing) give what the full pass over the made tokens gives.
+    from tokviz.engine.bpe import joined_tokens, letter_runs
+
+    base = {c: i for i, c in enumerate(["<unk>", "a", "b", ",", "▁", "ab", "▁a", ",,", "▁<unk>"])}
+    cases = (
+        ([("a", "b"), ("▁", "a"), (",", ",")], "▁*(?:[^\\W_]+|(?:[^\\w▁]|_)+)|▁+"),  # "▁<unk>" a token no merge makes
+        ([("a", "b"), ("▁", "a"), (",", ","), ("▁", "<unk>")], None),  # ... and one a merge makes
+        ([("a", "b"), ("▁", "a"), (",", ","), ("b", ",")], None),  # "b," joins an ASCII letter to a comma
+    )
+    for merges, expected in cases:
+        vocab = {**base, "b,": len(base)}
+        model = models.BPE(vocab, merges, unk_token="<unk>")
+        assert letter_runs(model, "▁", "") == letter_runs(model, "▁", "", joined_tokens(vocab)) == expected, merges

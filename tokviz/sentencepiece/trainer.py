@@ -36,7 +36,8 @@ import time
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, repeat
+from operator import methodcaller
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
@@ -521,27 +522,25 @@ def _weighted_char_counts(words: Mapping[str, int], numpy: bool | None = None) -
     return {chr(code): count for code, count in zip(present.tolist(), tally[present].tolist())}
 
 
-def _replace_rare_in_words(words: Mapping[str, int], rare: str) -> dict[str, int]:
-    """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up).
+def _replace_rare_in_words(words: dict[str, int], rare: str) -> dict[str, int]:
+    """``{word: count}`` with every character of ``rare`` the unknown marker (words that become equal add up),
+    changed in place and returned.
 
     The words holding one are found by one regex pass over the words joined (rare characters are rare:
     a handful of matches), each match's word by bisecting the words' ends."""
-    if not rare:
-        return dict(words)
+    if not rare or not words:
+        return words
     keys = list(words)
     ends = list(accumulate(map(len, keys)))
     pattern = re.compile("[" + "".join(re.escape(char) for char in rare) + "]")
-    touched = dict.fromkeys(bisect_right(ends, match.start()) for match in pattern.finditer("".join(keys)))
-    if not touched:
-        return dict(words)
+    starts = map(methodcaller("start"), pattern.finditer("".join(keys)))
+    touched = [keys[index] for index in dict.fromkeys(map(bisect_right, repeat(ends), starts))]
     table = {ord(char): UNK_CHAR for char in rare}
-    out = dict(words)
-    for index in touched:
-        del out[keys[index]]
-    for index in touched:
-        word = keys[index].translate(table)
-        out[word] = out.get(word, 0) + words[keys[index]]
-    return out
+    counts = [words.pop(word) for word in touched]
+    for word, count in zip(touched, counts):
+        word = word.translate(table)
+        words[word] = words.get(word, 0) + count
+    return words
 
 
 def _replace_rare(sentences: list[tuple[str, int]], rare: str) -> list[tuple[str, int]]:
@@ -677,7 +676,9 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     words: Mapping[str, int] = {} if model_type == ModelType.UNIGRAM else (
         corpus.words if corpus.words is not None else _words(spec, corpus.sentences))
     if model_type == ModelType.UNIGRAM:
-        final, unigram_history, words = _train_unigram(spec, corpus, rules, len(metas), progress)
+        from tokviz.sentencepiece.trainer_unigram import train_on_corpus
+
+        final, unigram_history, words = train_on_corpus(spec, corpus, rules, len(metas), progress)
         stop_reason = unigram_history.stop_reason
     elif model_type == ModelType.BPE:
         result = train_bpe(words, corpus.required, spec.vocab_size - len(metas) - len(corpus.required), rules,
@@ -714,11 +715,12 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
                 pieces.append(SentencePiece(nxt[0], nxt[1]))
     if model_type == ModelType.CHAR or spec.use_all_vocab:
         pieces.extend(SentencePiece(p, s) for p, s in final_iter)
-    seen: set[str] = set()
-    for p in pieces:
-        if p.piece in seen:
-            raise SentencePieceError(f"INTERNAL: {p.piece} is already defined.")
-        seen.add(p.piece)
+    if len({p.piece for p in pieces}) != len(pieces):
+        seen: set[str] = set()
+        for p in pieces:
+            if p.piece in seen:
+                raise SentencePieceError(f"INTERNAL: {p.piece} is already defined.")
+            seen.add(p.piece)
     out_spec = spec
     if not spec.hard_vocab_limit or model_type == ModelType.CHAR:
         out_spec = spec.replace(vocab_size=len(pieces))
@@ -773,60 +775,3 @@ def _top_words(words: Mapping[str, int], n: int) -> tuple[tuple[str, int], ...]:
 def _format_score(score: float) -> str:
     """C++ ``ostream << float``: 6 significant digits, ``-0`` kept (``_format_score(-0.0) == '-0'``)."""
     return f"{score:.6g}"
-
-
-def _train_unigram(spec: TrainerSpec, corpus: _Corpus, rules: PieceRules, meta_size: int,
-                   progress: Callable[[str, int, int], None] | None) -> tuple[list[tuple[str, float]], Any, Mapping[str, int]]:
-    """sentencepiece's unigram trainer on the words of the corpus's sentences, with what follows each
-    word (returns the pieces, the trainer's result and ``{word: count}``). The sentences are taken out
-    of ``corpus``: once counted they are dropped (with the whitespace split), before the lattices."""
-    from tokviz.sentencepiece.trainer_unigram import train_unigram
-
-    sentences, corpus.sentences, required = corpus.sentences, [], corpus.required
-
-    split = (lambda text: [text]) if not spec.split_by_whitespace else (
-        lambda text: split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces))
-    prefix_words = spec.split_by_whitespace and not spec.treat_whitespace_as_suffix
-    texts = [text for text, _ in sentences]
-    # after the last word of a sentence: "\0" and what starts the next sentence in sentencepiece's
-    # text of sentences (each repeated ``freq`` times: the sentence itself, then the next one)
-    following = ["\0" + text[:1] for text in texts[1:]] + ["\0"]
-    totals: Counter[str] = Counter()  # every word's count
-    lasts: Counter[str] = Counter()  # how often it ends a sentence
-    contexts: Counter[tuple[str, str]] = Counter()
-    if all(freq == 1 for _, freq in sentences):
-        # (a batch's word lists at a time: small batches, so that the memory one takes is reused by
-        # the next instead of adding to the peak; 2,000 is as fast as 20,000)
-        for at in range(0, len(texts), 2_000):
-            word_lists = list(map(split, texts[at:at + 2_000]))
-            totals.update(chain.from_iterable(word_lists))
-            ends = [words[-1] for words in word_lists]
-            lasts.update(ends)
-            contexts.update(zip(ends, following[at:at + 2_000]))
-            if not prefix_words:
-                for words in word_lists:
-                    contexts.update((word, after[:1]) for word, after in zip(words, words[1:]))
-    else:
-        for text, freq, after_last in zip(texts, (freq for _, freq in sentences), following):
-            words = split(text)
-            for word in words:
-                totals[word] += freq
-            lasts[words[-1]] += freq
-            if freq > 1:
-                contexts[words[-1], "\0" + text[:1]] += freq - 1
-            contexts[words[-1], after_last] += 1
-            if not prefix_words:
-                for word, after in zip(words, words[1:]):
-                    contexts[word, after[:1]] += freq
-    if prefix_words:  # (every later word starts with "▁")
-        for word, n in totals.items():
-            if n > lasts[word]:
-                contexts[word, "\u2581"] += n - lasts[word]
-    # without the whitespace split sentencepiece's EM runs on its sentences as they are (in its
-    # order, repeats apart); with it, on the distinct words by count
-    order = None if spec.split_by_whitespace else sentences
-    del texts, following, sentences, lasts
-    result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules, order=order,
-                           seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
-                           num_sub_iterations=spec.num_sub_iterations, progress=progress)
-    return list(result.pieces), result, totals
