@@ -756,25 +756,6 @@ def test_whole_piece_path_equals_general_path_and_hf(name):
     check()
 
 
-def test_whole_piece_fields_literal():
-    from tokviz import models, normalizers, pre_tokenizers
-    from tokviz.engine.fields import _line_fields
-
-    vocab = {"[UNK]": 0, "hi": 1, "!": 2, "▁": 3, "▁a": 4, "b": 5, "a": 6}
-    plan = build_plan(normalizers.Lowercase(), pre_tokenizers.Whitespace(), models.WordLevel(vocab, unk_token="[UNK]"))
-    assert _line_fields(plan, "Hi!\t you", True) == ((1, 2, 0), ("hi", "!", "[UNK]"), ((0, 2), (2, 3), (5, 8)), (0, 1, 2), 3)
-    plan = build_plan(None, pre_tokenizers.Metaspace(prepend_scheme="always"), models.BPE(vocab, [("▁", "a")], unk_token="[UNK]"))
-    # "▁a▁▁b": words '▁a', '▁', '▁b'; the prepended '▁' shares the first char's offsets.
-    assert _line_fields(plan, "a  b", True) == (
-        (4, 3, 3, 5), ("▁a", "▁", "▁", "b"), ((0, 1), (1, 2), (2, 3), (3, 4)), (0, 1, 2, 2), 3
-    )
-    # A char a stage makes two of (NFKC of 'ﬁ'), each aligned to it: offsets mapped back to it.
-    # One that composes with the char before (a combining acute): the chunks do it.
-    plan = build_plan(normalizers.NFKC(), pre_tokenizers.Whitespace(), models.WordLevel(vocab, unk_token="[UNK]"))
-    assert _line_fields(plan, "ﬁ hi", True) == ((0, 1), ("[UNK]", "hi"), ((0, 1), (2, 4)), (0, 1), 2)
-    assert _line_fields(plan, "e\u0301 hi", True) is None
-
-
 def test_single_sequence_post_processing_equals_the_merging_path(monkeypatch):
     from tokviz.encoding import Encoding
     from tokviz.processors import BertProcessing, PostProcessor, RobertaProcessing, TemplateProcessing
@@ -961,28 +942,6 @@ def test_fast_lane_encodings_keep_their_offsets_flat_through_the_post_processor(
     assert flat >= len(lines) * 3 // 4, flat
 
 
-def test_a_chars_expansion_is_taken_only_where_each_new_char_is_aligned_to_it():
-    """The whole-piece path maps a char's several chars back to it; a stage that aligns them
-    otherwise (here one of them to nothing) leaves such pieces to the chunks."""
-    from tokviz.engine.stages import _aligned_to_their_chars
-    from tokviz.normalized import NormalizedString
-    from tokviz.normalizers import BertNormalizer, NFKD
-
-    class Odd:  # "x" -> "ab", the "b" aligned to an empty range
-        def normalize_str(self, text: str) -> str:
-            return text.replace("x", "ab")
-
-        def normalize(self, normalized: NormalizedString) -> None:
-            text = normalized.normalized.replace("x", "ab")
-            normalized.alignments = [(0, 1), (0, 0)] if text == "ab" else [(0, 1)] * len(text)
-            normalized.normalized = text
-
-    assert _aligned_to_their_chars([BertNormalizer()], "我ﬁ", [" 我 ", "ﬁ"]) is True
-    assert _aligned_to_their_chars([NFKD()], "ﬁ①", ["fi", "1"]) is True
-    assert _aligned_to_their_chars([NFKD()], "ﬁ", ["f"]) is False  # not what the stages make
-    assert _aligned_to_their_chars([Odd()], "x", ["ab"]) is False
-
-
 # ---------------------------------------------------------------------- kinds nobody tuned for
 # Pipelines the bench did not build when the engine was written (a CLIP file, a Llama BPE with
 # byte fallback trained on Chinese, Digits, Punctuation, a Split regex with added tokens): HF
@@ -992,7 +951,7 @@ import random  # noqa: E402
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary  # noqa: E402
 from tokviz.engine.cut import encode_cut  # noqa: E402
 from tokviz.models import BPE, WordLevel  # noqa: E402
-from tokviz.normalizers import NFKC, Lowercase, Normalizer, Sequence  # noqa: E402
+from tokviz.normalizers import NFKC, Lowercase, Sequence  # noqa: E402
 from tokviz.pre_tokenizers import Split, Whitespace  # noqa: E402
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -1193,23 +1152,6 @@ def test_a_worked_example_with_added_tokens() -> None:
     encoding = encode_cut(added, plan, "KING<x>ＫＩ", 0, None)
     assert (encoding.ids, encoding.tokens, encoding.offsets, encoding.word_ids) == (
         [6, 8, 4], ["king", "<x>", "ki"], [(0, 4), (4, 7), (7, 9)], [0, 1, 2])
-
-
-def test_a_custom_normalizer_or_a_byte_level_prefixing_words_gets_no_plan() -> None:
-    class Upper:
-        def normalize(self, normalized) -> None:
-            normalized.uppercase()
-
-    model = WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]")
-    assert build_plan(Normalizer.custom(Upper()), Whitespace(), model) is None
-    from tokviz.pre_tokenizers import ByteLevel, Metaspace, Punctuation, Sequence
-
-    assert build_plan(None, ByteLevel(), model).splitter == "bytes"  # (a prefix space to each piece)
-    assert build_plan(None, Sequence([Punctuation(), ByteLevel()]), model) is None  # (... to every word of a step before)
-    assert build_plan(None, Metaspace(), model).splitter == "metaspace"
-    assert build_plan(None, Punctuation(), model).splitter == "tiles"  # (the words it declares)
-    assert build_plan(None, Punctuation("removed"), model).splitter == "cut"  # (its cut_spans)
-    assert build_plan(None, None, model).splitter == "cut"  # (the piece is one word)
 
 
 def test_the_engine_word_cache_empties_with_the_model_cache() -> None:

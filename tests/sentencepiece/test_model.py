@@ -480,3 +480,18 @@ def test_unigram_corpus_lines_that_float64_decided_otherwise(read_shared_corpus)
     assert ours.encode_as_pieces(flank)[-6:] == ["▁lay", "▁at", "▁the", "▁b", "a", "se"]
     lines = [line for line in (big + wiki).split("\n") if "ase" in line]
     assert [ours.encode_as_pieces(line) for line in lines] == [theirs.encode_as_pieces(line) for line in lines]
+
+
+def test_unigram_model_with_scores_past_the_float32_range_walks_each_line() -> None:
+    """A piece scored -20,000: a line's scores may pass 2**17 before sentencepiece's reset brings them back,
+    where a float32 ulp outgrows any word's margin: no automaton, each line walked as sentencepiece walks it."""
+    blob = ModelProto.from_bytes(_near_tie_model())
+    blob = blob.replace(pieces=(*blob.pieces, SentencePiece("zz", -20_000.0))).to_bytes()
+    sp = tsp.SentencePieceProcessor(model_proto=blob)
+    assert sp.model._automaton is None and not sp.model._by_words
+    assert sp.encode_as_pieces("zz abc") == ["▁", "zz", "▁", "ab", "c"]  # (-20,001.5 rounds the tie the other way)
+    spm = pytest.importorskip("sentencepiece")
+    theirs = spm.SentencePieceProcessor(model_proto=blob)
+    for text in ["x " * n + "abc zz abc" for n in (0, 3, 50, 3_000)] + ["zz " * 30 + "abc"]:
+        assert sp.encode_as_pieces(text) == theirs.encode_as_pieces(text)
+        assert sp.encode_as_ids(text) == theirs.encode_as_ids(text)

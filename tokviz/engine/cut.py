@@ -1,18 +1,9 @@
-"""The engine's whole-piece lane, the tokenizer's side: a text's pieces (between added tokens)
-encoded into an Encoding, post-processed by a single template in the same step.
-
-Each piece is normalized on plain strings, split by what the pre-tokenizer declares, and each
-word's tokens come from the word cache; the modules read bottom-up:
-
-- :mod:`tokviz.engine.stages`: the normalizer's stages on plain strings, and their alignment;
-- :mod:`tokviz.engine.words`: splitting a piece into words, as the pre-tokenizer's steps declare;
-- :mod:`tokviz.engine.plan`: what the engine asked a pipeline once (:func:`build_plan`), and its word cache;
-- :mod:`tokviz.engine.entries`: a word's tokens and offsets (byte-level words' trimmed ones too);
-- :mod:`tokviz.engine.fields`: a piece's ids, tokens, offsets and word ids from its words' entries;
-- this module: the sequence's Encoding.
-
-What a plan cannot take (Strip, truncation, dropout) takes the general path
-(:meth:`Tokenizer._pipeline`), which the tests compare it with, and HF.
+"""The engine's one lane, the tokenizer's side: a text's pieces (between added tokens) encoded
+into an Encoding, post-processed by a single template in the same step. Read bottom-up:
+:mod:`~tokviz.engine.stages` (the normalizer on plain strings), ``words`` (the pre-tokenizer's
+words), ``plan`` (:func:`build_plan`, the word cache), ``entries`` (a word's tokens), ``fields``
+(a piece's fields), then this module. What a plan cannot take (Strip, truncation, dropout)
+takes the general path (:meth:`Tokenizer._pipeline`), which the tests compare it with, and HF.
 
 >>> from tokviz import Tokenizer, models, normalizers, pre_tokenizers
 >>> tok = Tokenizer(models.WordLevel({"[UNK]": 0, "hello": 1, "world": 2}, unk_token="[UNK]"))
@@ -33,7 +24,7 @@ import regex
 
 from tokviz.encoding import FlatOffsets, flat_offsets_encoding, new_encoding
 from tokviz.engine.fields import _flat_lists, _piece_fields
-from tokviz.engine.plan import CutPlan
+from tokviz.engine.plan import CutPlan, build_plan  # (build_plan: the doctests')
 from tokviz.processors import template_masks, trim_token_offsets
 
 
@@ -89,7 +80,6 @@ def encode_processed(added: Any, plan: CutPlan, sequence: str, split: Any, trim:
 
     >>> from tokviz import models, pre_tokenizers, processors
 
-    >>> from tokviz.engine.plan import build_plan
     >>> from tokviz.added_vocabulary import AddedVocabulary
     >>> plan = build_plan(None, pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0, "hi": 1}, unk_token="[UNK]"))
     >>> template = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 2)])

@@ -11,7 +11,7 @@ from operator import itemgetter, lt, sub
 from typing import Any
 
 from tokviz.engine.bpe import ONE_TUPLES, ONE_TUPLE_LIMIT, byte_symbol_tokens, symbol_offsets_to_chars
-from tokviz.engine.plan import CutPlan
+from tokviz.engine.plan import CutPlan, build_plan  # (build_plan: the doctests')
 from tokviz.engine.unigram import _UNIGRAM_MAX_WORD
 from tokviz.engine.words import _MAX_CACHED_WORDS, _SymbolPieces
 from tokviz.processors import TRIM_CHARS, trim_token_offsets
@@ -26,7 +26,6 @@ def _word_entry(plan: CutPlan, word: str) -> tuple[tuple[Any, ...], ...]:
 
     >>> from tokviz import models, pre_tokenizers
 
-    >>> from tokviz.engine.plan import build_plan
     >>> plan = build_plan(None, pre_tokenizers.Whitespace(), models.WordPiece({"[UNK]": 0, "hug": 1, "##s": 2}))
     >>> _word_entry(plan, "hugs"), plan.words["hugs"]
     (((1, 2), ('hug', '##s'), (0, 3), (3, 4)), ((1, 2), ('hug', '##s'), (0, 3), (3, 4)))
@@ -84,7 +83,6 @@ def _byte_entry(plan: CutPlan, word: str) -> tuple[Any, ...]:
 
     >>> from tokviz import models, pre_tokenizers
 
-    >>> from tokviz.engine.plan import build_plan
     >>> plan = build_plan(None, pre_tokenizers.ByteLevel(False), models.BPE({"a": 0, "Ġ": 1, "Ġa": 2}, [("Ġ", "a")]))
     >>> _byte_entry(plan, " a")
     ((2,), ('Ġa',), (0,), (2,), (1,), (2,), (2,), (1,), (2,), True)

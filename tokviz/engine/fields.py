@@ -15,7 +15,7 @@ from tokviz.engine.entries import (
     _ENDS, _IDS, _LENGTHS, _STARTS, _TILES, _TOKENS, _TRIMMED_ENDS, _TRIMMED_STARTS, _TRIM_END, _TRIM_START, _byte_entry, _model_word_entry,
     _word_entry,
 )
-from tokviz.engine.plan import CutPlan
+from tokviz.engine.plan import CutPlan, build_plan  # (build_plan: the doctests')
 from tokviz.engine.stages import _loses_a_removal, _segments, _staged, _through_origin
 from tokviz.engine.words import PIECES_FROM, _MAX_CACHED_WORDS, _long_words_cut, _metaspace_words, _missing
 from tokviz.normalized import NormalizedString
@@ -32,7 +32,6 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
 
     >>> from tokviz import models, pre_tokenizers
 
-    >>> from tokviz.engine.plan import build_plan
     >>> plan = build_plan(None, pre_tokenizers.ByteLevel(False), models.BPE({"a": 0, "Ġ": 1, "Ġa": 2}, [("Ġ", "a")]))
     >>> _byte_level_fields(plan, "a a", True, False, ()), _byte_level_fields(plan, "a a", True, False, (False,))[2]
     (((0, 2), ('a', 'Ġa'), ((0, 1), (1, 3)), (0, 1), 2), ((0, 1), (2, 3)))
@@ -130,7 +129,6 @@ def _line_fields(
 
     >>> from tokviz import models, normalizers, pre_tokenizers
 
-    >>> from tokviz.engine.plan import build_plan
     >>> plan = build_plan(normalizers.Lowercase(), pre_tokenizers.Whitespace(),
     ...                   models.WordLevel({"hi": 0, "!": 1, "[UNK]": 2}, unk_token="[UNK]"))
     >>> _line_fields(plan, "Hi! you", True)
@@ -179,7 +177,6 @@ def _aligned_fields(plan: CutPlan, text: str, at_start: bool, added: Any = None)
 
     >>> from tokviz import models, normalizers, pre_tokenizers
 
-    >>> from tokviz.engine.plan import build_plan
     >>> plan = build_plan(normalizers.NFC(), pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0, "é": 1}, unk_token="[UNK]"))
     >>> fields = _aligned_fields(plan, "e\\u0301 b\\né", True)
     >>> fields[1], fields[2].pairs()

@@ -236,47 +236,38 @@ def _prefix_levels(pieces: Any) -> list[set[str]]:
             for cut in range(1, (lengths[-1] if lengths else 0) + 1)]
 
 
-class _State(dict):
-    """One state of :class:`_PieceAutomaton`: this dict is its transitions (character -> the next
-    state's ``entry``; a missing one is found by ``__missing__`` and kept), ``entry`` is ``(state,
-    -length, score, first candidate, the other candidates)``, candidates ``(-length, score + _LEAD, id,
-    piece, score)`` longest first (``best[-length]`` is where one starts; the raised score finds a
-    better candidate or one within ``_LEAD`` in one comparison), ``found`` them without the unknown
-    node, ``text`` what it has read, ``fail`` its failure state.
+class _State:
+    """One state of :class:`_PieceAutomaton`: ``edges`` its transitions (character -> the next state's
+    ``entry``; ``None`` -> this state; a missing one is found by :meth:`step` and kept), ``entry`` is
+    ``(next state's edges, -length, score, first candidate, the other candidates)``, candidates
+    ``(-length, score + _LEAD, id, piece, score)`` longest first (``best[-length]`` is where one starts;
+    the raised score finds a better candidate or one within ``_LEAD`` in one comparison), ``found``
+    them without the unknown node, ``text`` what it has read, ``fail`` its failure state.
 
-    Reading a character is then one C-level subscript and one unpacking (``state, pick, rest =
-    state[char]``), and the first candidate needs no comparison: a fifth less time in the Viterbi
-    loop than a list state and its ``dict.get``.
+    Reading a character is then one subscript of a plain dict (a dict subclass's costs a method
+    call: a tenth of the Viterbi loop) and one unpacking (``edges, length, top, pick, rest =
+    edges[char]``), and the first candidate needs no comparison.
     """
 
-    __slots__ = ("entry", "found", "text", "fail", "automaton")
+    __slots__ = ("edges", "entry", "found", "text", "fail", "automaton")
 
-    def __missing__(self, char: str) -> tuple[Any, ...]:
-        """The entry after ``char`` where no edge is kept: the trie's (made now, when lazy), else the
-        first failure state's that has one; kept as a shortcut (a first pass over a text meets
-        thousands of these: walked here with ``dict.get``, not one ``__missing__`` call a state)."""
+    def step(self, char: str) -> tuple[Any, ...]:
+        """The entry after ``char`` where no edge is kept, in a lazy automaton: the trie's (made now),
+        else the first failure state's that has one; kept as a shortcut. (An eager one's are followed
+        in :meth:`_PieceAutomaton.split` itself: a first pass meets thousands, a call each costs.)"""
         automaton = self.automaton
         state, following = self, None
-        if automaton.lazy:
-            while following is None:
-                if state.text + char in automaton.prefixes:
-                    following = automaton._state(state.text + char).entry
-                elif not state.text:  # root (or the unknown state): no piece starts with char
-                    following = automaton.root.get(char, automaton.unknown_state.entry)
-                else:
-                    state = state.fail
-                    following = state.get(char)
-        else:  # (every state made: the first failure state with an edge, else root's)
-            while state.text:
-                state = state.fail
-                following = state.get(char)
-                if following is not None:
-                    break
+        while following is None:
+            if state.text + char in automaton.prefixes:
+                following = automaton._state(state.text + char).entry
+            elif not state.text:  # root (or the unknown state): no piece starts with char
+                following = automaton.root.edges.get(char, automaton.unknown_state.entry)
             else:
-                following = automaton.root.get(char, automaton.unknown_state.entry)
+                state = state.fail
+                following = state.edges.get(char)
         if automaton.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
             automaton.memo_room -= 1
-            self[char] = following
+            self.edges[char] = following
         return following
 
 
@@ -330,7 +321,7 @@ class _PieceAutomaton:
     """
 
     __slots__ = ("pieces", "prefixes", "states", "root", "unknown", "unknown_state", "memo_room", "lazy", "after_space",
-                 "model", "size", "cap", "score_of")
+                 "model", "size", "cap")
 
     def __init__(self, model: "SentencePieceModel") -> None:
         self.model = model
@@ -342,8 +333,6 @@ class _PieceAutomaton:
         self.size = max(map(abs, (model.unk_score, *map(itemgetter(1), model.scored.values()))))
         #: no score of a line is bigger in size: sentencepiece's reset, then a piece or an unknown node after it
         self.cap = _RESET + self.size * model.max_piece_length + 1
-        #: the score of a piece by its text and by its id (made for the first close line: :meth:`fold`)
-        self.score_of: dict[Any, float] | None = None
         self.root = root = self._new_state("", None, ())
         self.states: dict[str, _State] = {"": root}
         # a character no piece starts with: the unknown node alone, then root's transitions
@@ -355,7 +344,7 @@ class _PieceAutomaton:
         self.prefixes: set[str] = set().union(*levels) if self.lazy else set()
         if not self.lazy:
             self._build(levels)
-        self.after_space: _State = self.root["\u2581"][0]
+        self.after_space: _State = (self.root.step("\u2581") if self.lazy else self.root.edges.get("\u2581", self.unknown_state.entry))[0][None]
 
     def _new_state(self, text: str, fail: _State | None, found: tuple[Any, ...] | None = None,
                    candidates: tuple[Any, ...] | None = None) -> _State:
@@ -369,7 +358,8 @@ class _PieceAutomaton:
         else:
             state = _State()
         state.automaton, state.text, state.fail, state.found = self, text, state if fail is None else fail, found
-        state.entry = (state, candidates[0][0], candidates[0][4], candidates[0], candidates[1:]) if candidates else (state, 0, 0.0, None, ())
+        state.edges = edges = {None: state}
+        state.entry = (edges, candidates[0][0], candidates[0][4], candidates[0], candidates[1:]) if candidates else (edges, 0, 0.0, None, ())
         return state
 
     def _state(self, text: str) -> _State:
@@ -394,12 +384,12 @@ class _PieceAutomaton:
             if parent is not root:
                 back = parent.fail
                 while True:
-                    found = back.get(char)
+                    found = back.edges.get(char)
                     if found is not None or back is root:
-                        fail = root if found is None else found[0]
+                        fail = root if found is None else found[0][None]
                         break
                     back = back.fail
-            parent[char] = self._new_state(text, fail).entry
+            parent.edges[char] = self._new_state(text, fail).entry
 
     def split(self, text: str, tail: str | None = None, lead: float = _LEAD) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one), scores
@@ -416,14 +406,31 @@ class _PieceAutomaton:
         """
         leads: Any = None
         if tail is None:
-            state, best, back = self.root, [0.0], [None]
+            state, best, back = self.root.edges, [0.0], [None]
         else:
-            state = self.after_space
-            pick = state.entry[3]
+            state = self.after_space.edges
+            pick = self.after_space.entry[3]
             best, back = [0.0, pick[4]], [None, pick]
             text, tail = tail, text
         for char in text:
-            state, length, top, pick, rest = state[char]  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
+            try:  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
+                state, length, top, pick, rest = state[char]
+            except KeyError:  # (no edge kept yet: a tenth of a first pass's characters)
+                node = state[None]
+                if self.lazy:
+                    entry = node.step(char)
+                else:  # (every state made: the first failure state with an edge, else root's; kept)
+                    while node.text:
+                        node = node.fail
+                        entry = node.edges.get(char)
+                        if entry is not None:
+                            break
+                    else:
+                        entry = self.root.edges.get(char, self.unknown_state.entry)
+                    if self.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
+                        self.memo_room -= 1
+                        state[char] = entry
+                state, length, top, pick, rest = entry
             top += best[length]
             if rest:  # (a third of the characters have one candidate: no loop set up)
                 for candidate in rest:
@@ -474,28 +481,17 @@ class _PieceAutomaton:
     def viterbi(self, text: str) -> list[tuple[str, int]]:
         """sentencepiece's segmentation of a whole normalized line: the float64 walk where no decision
         on its path is close enough for float32 to turn it, else :meth:`SentencePieceModel.encode_optimized`."""
-        bound = min(len(text) * self.size + 1, self.cap)
-        if bound < _TOP:
-            pieces, ids = self.split(text)
-            if type(ids) is not _Close or ids.margin > _ulp(bound):
-                return list(zip(tuple.__iter__(pieces), tuple.__iter__(ids)))
+        pieces, ids = self.split(text)
+        if type(ids) is not _Close or ids.margin > _ulp(min(len(text) * self.size + 1, self.cap)):
+            return list(zip(tuple.__iter__(pieces), tuple.__iter__(ids)))
         return self.model.encode_optimized(text)[0]
 
-    def fold(self, word: str, found: Sequence[Any], score: float) -> float:
-        """The float32 score after ``word`` (segmented ``found``: pieces or ids, unknowns finished)
-        from ``score``, as sentencepiece adds it along the line; for words decided the same in float32."""
-        if self.score_of is None:
-            self.score_of = {key: score for piece, (piece_id, score) in self.model.scored.items() for key in (piece, piece_id)}
-        scores = list(map(self.score_of.get, tuple.__iter__(found) if type(found) is _Close else found))
-        if None in scores:  # (unknowns merged or in bytes: the unknown nodes of the walk)
-            unknown = self.model.unk_score
-            scores = [unknown if piece_id == self.model.unk_id else self.pieces[piece][4]
-                      for piece, piece_id in zip(*self.split(word))]
-        rounded = array("f", (0.0,))
-        for value in scores:
-            rounded[0] = score + value
-            score = rounded[0]
-        return score
+    def path_scores(self, word: str) -> list[float]:
+        """The scores along ``word``'s float64 path, unknown nodes one a character (for a word holding
+        unknowns, whose finished pieces are merged or in bytes)."""
+        unknown = self.model.unk_id
+        return [self.model.unk_score if piece_id == unknown else self.pieces[piece][4] for piece, piece_id in zip(*self.split(word))]
+
 
 #: Characters a word often ends with that pieces seldom join to the letter before ("end." where no piece
 #: holds "d."): :class:`_WordTable` cuts a new word there.
@@ -514,15 +510,14 @@ class _WordTable(dict):
     tuples, and the collector walks half as many (4% of a first pass's instructions).
 
     Where no piece crosses a place in a word, its segmentation falls apart there (unigram: the best
-    score at that place is a sum both sides share, in float64; BPE: no merge meets the other side, and
-    each side's merges keep their order). Where unigram can differ from sentencepiece: its Viterbi adds
-    scores in float32 along the whole line, so the rounding of the line's running total can decide a
-    near tie inside a word (0.09% of 59,830 corpus lines with one 1k model trained on botchan, none with
-    sentencepiece's own test model); words are segmented here once, in float64. So a new word ending in
-    punctuation or digits no piece joins to its last letter ("end." where no piece holds "d.", both
-    one-character pieces, so no unknown run meets across) is its stem's word (found in this table,
-    or made and kept: "end" is often met alone) and the rest's pieces: on a held-out text, a sixth
-    less of the new words' characters are segmented (BPE 4k's first pass: 8% fewer instructions).
+    score at that place is one both sides share, the rest decided from it as a word from its start; a
+    close part makes the word close, :class:`_Close`; BPE: no merge meets the other side, and each
+    side's merges keep their order). So a new word ending in punctuation or digits no piece joins to
+    its last letter ("end." where no piece holds "d.", both one-character pieces, so no unknown run
+    meets across) is its stem's word (found in this table, or made and kept: "end" is often met
+    alone) and the rest's pieces: on a held-out text, a sixth less of the new words' characters are
+    segmented (BPE 4k's first pass: 8% fewer instructions). (Cutting before punctuation inside a word
+    too, "world's", segments no fewer characters: its rests are seldom met again.)
     """
 
     __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk", "id_of", "word", "derive", "piece_ids",
@@ -660,12 +655,15 @@ class SentencePieceModel:
                                else scores[piece_id]) for piece, piece_id in matchable.items()
                        if types[piece_id] != PieceType.UNUSED} if self.model_type == ModelType.UNIGRAM else {}
         finite = all(map(math.isfinite, scores))
-        #: unigram: the piece automaton of :class:`_PieceAutomaton` (finite scores; else the plain walk)
+        #: unigram: the piece automaton of :class:`_PieceAutomaton`; else (scores not all finite, or so big a
+        #: line's may pass _TOP: none trained) sentencepiece's walk of each whole line, :meth:`encode_optimized`
         self._automaton = _PieceAutomaton(self) if self.model_type == ModelType.UNIGRAM and finite else None
-        #: the least margin per character of the close words read since a line was checked (:class:`_Close`),
-        #: and from what length on a line is checked as well (a model whose scores go past _TOP: none ours)
+        if self._automaton is not None and self._automaton.cap >= _TOP:
+            self._automaton = None
+        #: the least margin per character of the close words read since a line was checked (:class:`_Close`)
         self.closest = _INF
-        self._longest = _INF if self._automaton is None or self._automaton.cap < _TOP else (_TOP - 1) / self._automaton.size
+        self._score_of: dict[Any, float] | None = None
+        self._unknown_paths: dict[str, list[float]] = {}
         #: BPE: merged piece -> score, when no piece is UNUSED or user-defined (see :meth:`_bpe_word`)
         self._merge_scores: dict[str, float] | None = None
         if self.model_type == ModelType.BPE and finite and PieceType.UNUSED not in types and not user_defined:
@@ -694,7 +692,8 @@ class SentencePieceModel:
         # place before a "▁", the lattice (and BPE's merges) fall apart into words, and a long text
         # is segmented word by word, each distinct word once (sentencepiece's result, found faster).
         self._by_words = not spec.treat_whitespace_as_suffix and not any(
-            map(contains, map(itemgetter(slice(1, None)), matchable), repeat("\u2581")))
+            map(contains, map(itemgetter(slice(1, None)), matchable), repeat("\u2581"))) and (
+            self._automaton is not None or self.model_type != ModelType.UNIGRAM)  # (unigram words: checked along the line)
         self._word_segments: dict[str, list[tuple[str, int]]] = {}
         # ... and when "▁" is a piece, no word starts with an unknown piece, so no run of unknowns
         # crosses a word either: each word is finished on its own and kept as (pieces, ids).
@@ -706,7 +705,7 @@ class SentencePieceModel:
         # the text still falls apart before every "▁" that follows another character
         # (``_RUN_CUT``): words of the form "▁▁word", each segmented once as well.
         self._by_runs = not self._by_words and space_piece and not spec.treat_whitespace_as_suffix and not any(
-            _AFTER_OTHER.search(piece) for piece in matchable)
+            _AFTER_OTHER.search(piece) for piece in matchable) and (self._automaton is not None or self.model_type != ModelType.UNIGRAM)
         prefix = "\u2581" if self._word_by_word else ""
         self._segment_word: Any = self._automaton.split if self._automaton is not None else self._word_parts
         self._pieces_of = _WordTable(self, False, prefix)
@@ -980,7 +979,7 @@ class SentencePieceModel:
             out = []  # (most lines: normalized and cut in one split)
             for word in parts:  # (a line's ~10 words: a plain loop beats list(chain(map(...))) by ~0.4 us)
                 out += table[word]
-            if self.closest < _INF or len(text) >= self._longest:
+            if self.closest < _INF:
                 out = self._checked_line(table, "", parts, len(text) + 1, out)
         elif self._word_by_word or self._by_runs:  # (runs: each word whole in the tables, its leading "▁"s included)
             normalized = self.normalizer.normalize(text)
@@ -989,7 +988,7 @@ class SentencePieceModel:
             out = list(chain.from_iterable(map(table.__getitem__, parts)))
             if first:  # (before the first "▁": no dummy prefix; never kept)
                 out[:0] = self._finished_word(first)[ids]
-            if self.closest < _INF or len(normalized) >= self._longest:
+            if self.closest < _INF:
                 out = self._checked_line(table, first, parts, len(normalized), out)
         else:
             out = [pair[ids] for pair in self.encode(text)]
@@ -1001,19 +1000,29 @@ class SentencePieceModel:
         """``out``, or where a line holds a word float32 can decide otherwise from the line's running score,
         the line again up to the last such word: each by sentencepiece's walk from that score (in the word
         alone: no piece crosses the "▁" before it), the words before as segmented, their scores added up
-        in float32 (:meth:`_PieceAutomaton.fold`). The words after it are decided the same from any score."""
+        in float32. The words after it are decided the same from any score."""
         automaton: _PieceAutomaton = self._automaton  # type: ignore[assignment]
         closest, self.closest = self.closest, _INF
         bound = min(size * automaton.size + 1, automaton.cap)
-        if bound < _TOP and closest > _ulp(bound):  # (no word close enough for this line)
+        ulp = _ulp(bound)  # (bound < cap < _TOP: no ulp above _CLOSE)
+        if closest > ulp:  # (no word close enough for this line)
             return out
         found = [table[part] for part in parts]
-        last = len(parts) if bound >= _TOP else max((at + 1 for at, words in enumerate(found) if type(words) is _Close), default=0)
-        out, score = [], 0.0
+        last = max((at + 1 for at, words in enumerate(found) if type(words) is _Close and words.margin <= ulp), default=0)
+        out, score, rounded = [], 0.0, array("f", (0.0,))
+        if self._score_of is None:  # (the score of a piece by its text and by its id)
+            self._score_of = {key: value for piece, (piece_id, value) in self.scored.items() for key in (piece, piece_id)}
+        score_of, size = self._score_of.__getitem__, automaton.size
         for word, words in chain(((first, None),) if first else (), zip(map(table.prefix.__add__, parts[:last]), found)):
-            bound = abs(score) + len(word) * automaton.size + 1
+            bound = abs(score) + len(word) * size + 1
             if words is not None and bound < _RESET and (type(words) is not _Close or words.margin > _ulp(bound)):
-                score = automaton.fold(word, words, score)
+                try:  # (decided the same in float32: its scores added up as sentencepiece adds them)
+                    values = list(map(score_of, tuple.__iter__(words) if type(words) is _Close else words))
+                except KeyError:  # (unknowns merged or in bytes)
+                    values = self._unknown_paths.get(word) or self._unknown_paths.setdefault(word, automaton.path_scores(word))
+                for value in values:
+                    rounded[0] = score + value
+                    score = rounded[0]
             else:
                 pairs, score = self.encode_optimized(word, score)
                 words = [pair[table.ids] for pair in self.finish(pairs)]
