@@ -8,7 +8,8 @@ import io
 import pytest
 
 from tokviz.errors import SerializationError
-from tokviz.sentencepiece.model_proto import ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec
+from tokviz.sentencepiece.model_proto import (ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec,
+                                              normal_pieces)
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -98,3 +99,26 @@ def test_pieces_in_every_layout_read_alike() -> None:
 def test_a_bad_piece_says_what_is_wrong(data: bytes, message: str) -> None:
     with pytest.raises(SerializationError, match=message):
         ModelProto.from_bytes(data)
+
+
+def test_pieces_written_in_bulk_are_each_piece_written_alone() -> None:
+    pieces = [SentencePiece("<unk>", 0.0, PieceType.UNKNOWN), SentencePiece("▁a", -1.0), SentencePiece("x" * 120, -2.5),
+              SentencePiece("y" * 121, -3.0), SentencePiece("é" * 200, 0.1), SentencePiece("<0x41>", 0.0, PieceType.BYTE),
+              SentencePiece("", 0.0)]
+    proto = ModelProto(pieces=pieces)
+    expected = bytearray()
+    for piece in pieces:
+        blob = piece.to_bytes()
+        size = len(blob)
+        expected += b"\x0a" + (bytes([size]) if size < 0x80 else bytes([size & 0x7F | 0x80, size >> 7])) + blob
+    assert proto.to_bytes().startswith(bytes(expected))
+    assert ModelProto.from_bytes(proto.to_bytes()).pieces == tuple(pieces)
+    # the one-byte layout, literally: 0a <size> 0a <length> <text> 15 <float32>
+    assert ModelProto(pieces=[SentencePiece("▁a", -1.0)]).to_bytes().startswith(bytes.fromhex("0a0b0a04e2968161150000 80bf".replace(" ", "")))
+
+
+def test_normal_pieces_are_sentencepieces_with_float32_scores() -> None:
+    made = normal_pieces([("▁a", 0.1), ("b", -3.0)])
+    assert made == [SentencePiece("▁a", 0.1), SentencePiece("b", -3.0)]
+    assert made[0].score == 0.10000000149011612 and made[0].type is PieceType.NORMAL
+    assert normal_pieces([]) == []

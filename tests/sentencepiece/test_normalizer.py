@@ -91,6 +91,29 @@ def test_ascii_words_are_the_normalized_text_cut_at_each_space_symbol(rule: str)
     assert SentencePieceNormalizer.from_rule(rule, add_dummy_prefix=False).ascii_words("a b") is None
 
 
+@pytest.mark.parametrize("rule", RULES)
+def test_ascii_word_counts_are_the_normalized_texts_words_counted(rule: str) -> None:
+    import random
+    from collections import Counter
+
+    from tokviz.sentencepiece.pieces import count_words
+
+    rng = random.Random(5)
+    pool = [*map(chr, range(128)), *" " * 20, *"abc" * 10]
+    texts = ["", " ", "\x01", " \x7f\x02 ", "\t\r\n", " Hello\tworld  again ",
+             *("".join(rng.choice(pool) for _ in range(rng.randrange(20))) for _ in range(2000))]
+    normalizer = SentencePieceNormalizer.from_rule(rule)
+    found = normalizer.ascii_word_counts(texts)
+    if rule.startswith("nmt"):
+        normalized = normalizer.normalize_all(texts)
+        assert found == (count_words(normalized), len(normalized) - normalized.count(""))
+        expected = {"▁hello": 2, "▁world": 1} if rule.endswith("_cf") else {"▁Hello": 1, "▁hello": 1, "▁world": 1}
+        assert normalizer.ascii_word_counts(["  Hello world ", "\x01 \x02", "hello"]) == (Counter(expected), 2)
+    else:  # (tabs and controls stay: ascii_words says no)
+        assert found is None
+    assert normalizer.ascii_word_counts(["héllo"]) is None
+
+
 @pytest.mark.parametrize("rule", ["nmt_nfkc", "nfkc_cf"])
 def test_long_texts_replace_their_sparse_mapped_characters_as_translate_does(rule: str) -> None:
     """A corpus-sized text with few mapped characters is replaced by one regex pass (faster than
