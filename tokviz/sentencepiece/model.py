@@ -320,7 +320,7 @@ class _PieceAutomaton:
     """
 
     __slots__ = ("pieces", "prefixes", "states", "root", "unknown", "unknown_state", "memo_room", "lazy", "after_space",
-                 "model", "size", "cap")
+                 "model", "size", "cap", "space")
 
     def __init__(self, model: "SentencePieceModel") -> None:
         self.model = model
@@ -344,6 +344,8 @@ class _PieceAutomaton:
         if not self.lazy:
             self._build(levels)
         self.after_space: _State = (self.root.step("\u2581") if self.lazy else self.root.edges.get("\u2581", self.unknown_state.entry))[0][None]
+        #: where a word's walk starts after its "▁": (edges, "▁"'s candidate, its score)
+        self.space = (self.after_space.edges, self.after_space.entry[3], self.after_space.entry[3][4])
 
     def _new_state(self, text: str, fail: _State | None, found: tuple[Any, ...] | None = None,
                    candidates: tuple[Any, ...] | None = None) -> _State:
@@ -407,9 +409,8 @@ class _PieceAutomaton:
         if tail is None:
             state, best, back = self.root.edges, [0.0], [None]
         else:
-            state = self.after_space.edges
-            pick = self.after_space.entry[3]
-            best, back = [0.0, pick[4]], [None, pick]
+            state, pick, top = self.space
+            best, back = [0.0, top], [None, pick]
             text, tail = tail, text
         for char in text:
             try:  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
@@ -426,7 +427,7 @@ class _PieceAutomaton:
                             break
                     else:
                         entry = self.root.edges.get(char, self.unknown_state.entry)
-                    if self.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
+                    if self.memo_room:  # (bounded: texts of many distinct characters add no end of shortcuts)
                         self.memo_room -= 1
                         state[char] = entry
                 state, length, top, pick, rest = entry
@@ -438,7 +439,8 @@ class _PieceAutomaton:
                         if score > top:
                             if score - top < lead:
                                 leads = self._lead(leads, len(best), score - top)
-                            top, pick = score, candidate
+                            top = score
+                            pick = candidate
                         else:
                             leads = self._lead(leads, len(best), top - score)
             best.append(top)
