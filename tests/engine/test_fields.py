@@ -20,6 +20,10 @@ def test_long_words_cut_into_pieces_keep_their_word_ids() -> None:
     assert ids == (5,) * 12 + (1, 6, 5) and word_ids == (0,) * 13 + (1, 2) and n_words == 3
     assert offsets[:2] == ((0, 2), (2, 5)) and offsets[-3:] == ((35, 36), (36, 37), (37, 40))
     assert plan.pieces  # (the words were cut: the model's pieces)
+    # Met again, the long word's whole entry is cached, and the next time it is looked up whole.
+    assert _line_fields(plan, text, True) == (ids, tokens, offsets, word_ids, n_words)
+    assert plan.words["▁ab" * 12 + "▁"] == ((5,) * 12 + (1,), ("▁ab",) * 12 + ("▁",), tuple(range(0, 37, 3)), (*range(3, 37, 3), 37))
+    assert _line_fields(plan, text, True) == (ids, tokens, offsets, word_ids, n_words)
 
 
 def test_whole_piece_fields_literal():

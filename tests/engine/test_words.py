@@ -42,6 +42,9 @@ def test_a_step_after_byte_level_cuts_byte_symbols_and_a_cut_inside_a_char_is_ke
 def test_long_bpe_words_are_cut_where_the_model_never_merges() -> None:
     model = models.BPE({"a": 0, "b": 1, "▁": 2, "▁a": 3, "1": 4}, [("▁", "a")])
     plan = build_plan(None, pre_tokenizers.Digits(True), model)
-    pieces, starts, word_of = _long_words_cut(plan, ["▁ab" * 12, "1"], None)
-    assert (pieces, starts, word_of) == (["▁ab"] * 12 + ["1"], None, [0] * 12 + [1])
+    pieces, starts, word_of, again = _long_words_cut(plan, ["▁ab" * 12, "1"], None)
+    assert (pieces, starts, word_of, again) == (["▁ab"] * 12 + ["1"], None, [0] * 12 + [1], [])
     assert _long_words_cut(plan, ["▁ab", "1"], [0, 3]) is None  # (no word cut)
+    assert _long_words_cut(plan, ["▁ab" * 12, "1"], None)[3] == [0]  # (met again: its entry gets cached)
+    plan.words["▁ab" * 12] = ((3,) * 12, ("▁a",) * 12, (), ())  # (cached whole: it stays whole)
+    assert _long_words_cut(plan, ["▁ab" * 12, "1"], None) is None

@@ -495,3 +495,16 @@ def test_unigram_model_with_scores_past_the_float32_range_walks_each_line() -> N
     for text in ["x " * n + "abc zz abc" for n in (0, 3, 50, 3_000)] + ["zz " * 30 + "abc"]:
         assert sp.encode_as_pieces(text) == theirs.encode_as_pieces(text)
         assert sp.encode_as_ids(text) == theirs.encode_as_ids(text)
+
+
+def test_unigram_near_ties_with_threads_sharing_a_processor() -> None:
+    """Lines read close words on other threads meanwhile: each line's check counts its own reads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    spm = pytest.importorskip("sentencepiece")
+    blob = _near_tie_model()
+    theirs, ours = spm.SentencePieceProcessor(model_proto=blob), tsp.SentencePieceProcessor(model_proto=blob)
+    texts = [f"{'x ' * (n % 13)}abc {'x ' * (n % 7)}abc" for n in range(600)]
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(ours.encode_as_pieces, texts))
+    assert found == [theirs.encode_as_pieces(text) for text in texts]

@@ -335,6 +335,15 @@ def _piece_fields(
     return fields if fields is not None or trim else _aligned_fields(plan, text, at_start, added)
 
 
+def _whole_entry(pieces: list[str], entries: list[Any]) -> tuple[tuple[Any, ...], ...]:
+    """A word's entry from its pieces' entries (each piece's offsets moved by where it starts)."""
+    bases = list(chain.from_iterable(map(repeat, accumulate(map(len, pieces), initial=0), map(len, map(_IDS, entries)))))
+    return (
+        tuple(chain.from_iterable(map(_IDS, entries))), tuple(chain.from_iterable(map(_TOKENS, entries))),
+        tuple(map(add, chain.from_iterable(map(_STARTS, entries)), bases)), tuple(map(add, chain.from_iterable(map(_ENDS, entries)), bases)),
+    )
+
+
 def _normalized_fields(
     plan: CutPlan, text: str, prefix: int, at_start: bool, flat: bool = False, trim: tuple[bool] | tuple[()] = ()
 ) -> tuple[Any, ...] | None:
@@ -399,10 +408,12 @@ def _normalized_fields(
             word_starts = None  # the words tile the text: see below
         n_words = len(words)
     word_of = None  # per word from here, the pre-tokenizer's word it is a piece of (None: itself)
+    again: list[int] = []  # (long words met before: their whole entries cached below)
     if plan.bpe is not None and plan.pieces is not False and floors is None and max(map(len, words)) > PIECES_FROM:
         cut = _long_words_cut(plan, words, word_starts)
         if cut is not None:
-            words, word_starts, word_of = cut
+            long_words = words
+            words, word_starts, word_of, again = cut
             if prefix and word_starts is not None and word_starts[1] < 0:
                 return None
     wordlevel = plan.wordlevel
@@ -442,6 +453,9 @@ def _normalized_fields(
                     if len(words_cache) < _MAX_CACHED_WORDS:
                         words_cache[word] = entry
                 entries[position] = entry
+    for index in again:
+        first = word_of.index(index)
+        plan.words[long_words[index]] = _whole_entry(words[first : first + word_of.count(index)], entries[first : first + word_of.count(index)])
     ids = tuple(chain.from_iterable(map(_IDS, entries)))
     n = len(ids)
     tokens = tuple(chain.from_iterable(map(_TOKENS, entries)))

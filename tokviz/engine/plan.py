@@ -33,7 +33,7 @@ class CutPlan:
         "stages", "pre_tokenizer", "model", "graphemes", "by_segments", "splitter", "one_word", "words",
         "steps", "words_of", "unigram", "bpe", "wordpiece", "run_findall", "wordlevel", "char_groups",
         "odd_values", "shifts", "space_finditer", "openers", "aligned", "aligned_chars", "runs", "cut", "pieces",
-        "byte_words", "prefix_space", "sub_words",
+        "byte_words", "prefix_space", "sub_words", "long_words",
     )
 
     def __init__(self, stages: tuple[Any, ...], pre_tokenizer: Any, model: Any, joined: str | None = None, encoder: Any = None) -> None:
@@ -88,6 +88,8 @@ class CutPlan:
         self.prefix_space = False
         #: Some byte-level word was cut inside a char (see _sub_words_entry).
         self.sub_words = False
+        #: Long BPE words met once (cut into pieces; met again, their whole entry is cached: see _long_words_cut).
+        self.long_words: set[str] = set()
         if isinstance(tables, WordLevelTables):
             self.wordlevel = (tables.vocab, tables.vocab.get(model.unk_token), model.unk_token)
 
@@ -95,6 +97,7 @@ class CutPlan:
         """Empty the word and segment caches (in place: encoders hold them), keeping the
         tables derived from the components."""
         self.words.clear()
+        self.long_words.clear()
         self.aligned.clear()
         self.aligned_chars = 0
 

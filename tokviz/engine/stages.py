@@ -345,7 +345,6 @@ def _staged_chars(plan: CutPlan, text: str, head: bool = True) -> tuple[str | No
     to :func:`_aligned_fields`. Other Replaces must find nothing or collapse whitespace runs.
 
     >>> from tokviz import models, normalizers, pre_tokenizers
-
     >>> from tokviz.engine.plan import build_plan
     >>> plan = build_plan(normalizers.Sequence([normalizers.NFKD(), normalizers.StripAccents(), normalizers.Lowercase()]),
     ...                   pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
@@ -470,7 +469,6 @@ def _segments(plan: CutPlan, text: str) -> list[str]:
     :func:`_opens_segment` allows it.
 
     >>> from tokviz import models, normalizers, pre_tokenizers
-
     >>> from tokviz.engine.plan import build_plan
     >>> plan = build_plan(normalizers.NFC(), pre_tokenizers.Whitespace(), models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
     >>> _segments(plan, "a\\n\\u0301b\\nc \\n\\nd")

@@ -277,7 +277,6 @@ def _metaspace_words(plan: CutPlan, text: str, opens_text: bool = False) -> tupl
     starts the text (for ``prepend_scheme="first"``).
 
     >>> from tokviz import models, pre_tokenizers
-
     >>> from tokviz.engine.plan import build_plan
     >>> plan = build_plan(None, pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace()]),
     ...                   models.Unigram([("<unk>", 0.0)], 0))
@@ -325,25 +324,41 @@ def _metaspace_words(plan: CutPlan, text: str, opens_text: bool = False) -> tupl
 PIECES_FROM = 32
 
 
-def _long_words_cut(plan: CutPlan, words: list[str], starts: list[int] | None) -> tuple[list[str], list[int] | None, list[int]] | None:
+def _long_words_cut(plan: CutPlan, words: list[str], starts: list[int] | None) -> tuple[list[str], list[int] | None, list[int], list[int]] | None:
     """The words of a piece holding one longer than :data:`PIECES_FROM`, cut into the pieces
     the BPE model never merges across (:func:`~tokviz.engine.bpe.word_pieces`), as ``(pieces,
-    their starts (None for None), per piece the index of its word)``, in C; None when no word is
-    cut. Each piece is then a word of the cache (merged once, wherever it comes).
+    their starts (None for None), per piece the index of its word, the long words met before)``;
+    None when no word is cut. Each piece is then a word of the cache (merged once, wherever it
+    comes); a long word met again gets its whole entry cached (see ``fields``), then stays whole.
 
     >>> from tokviz import models, pre_tokenizers
-
     >>> from tokviz.engine.plan import build_plan
     >>> plan = build_plan(None, pre_tokenizers.Digits(), models.BPE({"a": 0, "▁": 1, "▁a": 2}, [("▁", "a")]))
-    >>> _long_words_cut(plan, ["▁a▁", "1", "a▁a"], [0, 3, 5])
-    (['▁a', '▁', '1', 'a', '▁a'], [0, 2, 3, 5, 6], [0, 0, 1, 2, 2])
+    >>> pieces, starts, word_of, again = _long_words_cut(plan, ["▁a" * 17, "1", "a▁a"], [0, 34, 35])
+    >>> pieces[-4:], starts[-4:], word_of[-4:], again  # (the short word's pieces too)
+    (['▁a', '1', 'a', '▁a'], [32, 34, 35, 36], [0, 1, 2, 2], [])
+    >>> _long_words_cut(plan, ["▁a" * 17], None)[3]  # (met again: its whole entry is cached next)
+    [0]
     """
     pieces_of = plan.pieces
     if pieces_of is None:
         pieces_of = plan.pieces = word_pieces(plan.model) or False
         if not pieces_of:
             return None
-    found = list(map(pieces_of, words))
+    cache, met = plan.words, plan.long_words
+    found: list[Any] = []
+    again: list[int] = []
+    for index, word in enumerate(words):
+        if word in cache:
+            found.append((word,))
+            continue
+        found.append(pieces_of(word))
+        if len(word) <= PIECES_FROM:
+            continue
+        if word in met:
+            again.append(index)
+        elif len(met) < _MAX_CACHED_WORDS:
+            met.add(word)
     pieces = list(chain.from_iterable(found))
     if len(pieces) == len(words) or sum(map(len, pieces)) != sum(map(len, words)):
         return None  # (no word cut, or pieces that do not tile their words)
@@ -353,7 +368,7 @@ def _long_words_cut(plan: CutPlan, words: list[str], starts: list[int] | None) -
         # A piece starts where its word does, plus the pieces of that word before it.
         shifts = map(sub, starts, accumulate(map(len, words), initial=0))
         starts = list(map(add, accumulate(map(len, pieces), initial=0), chain.from_iterable(map(repeat, shifts, counts))))
-    return pieces, starts, word_of
+    return pieces, starts, word_of, again
 
 
 def _missing(entries: list[Any]) -> list[int]:

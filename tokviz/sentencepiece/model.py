@@ -273,15 +273,15 @@ class _State:
 
 class _Close(tuple):
     """A close word's pieces or ids (see :meth:`_PieceAutomaton.split`) and its ``margin``: reading it
-    (a line's words are added to it by reading them) lowers its model's ``closest`` to its margin,
-    so the line is checked (:meth:`SentencePieceModel._checked_line`); the other words, plain tuples,
-    cost nothing more.
+    (a line's words are added to it by reading them) counts one more in its model's ``closes``, so
+    the line is checked (:meth:`SentencePieceModel._checked_line`); the other words, plain tuples,
+    cost nothing more. (A count, never reset: threads sharing a model see their own lines' reads.)
 
-        >>> class Model: closest = 1.0
+        >>> class Model: closes = 0
         >>> line = []
         >>> line += _Close(("▁b", "a", "se"), 0.0001, Model)
-        >>> line, Model.closest
-        (['▁b', 'a', 'se'], 0.0001)
+        >>> line, Model.closes
+        (['▁b', 'a', 'se'], 1)
     """
 
     margin: float
@@ -293,8 +293,7 @@ class _Close(tuple):
         return close
 
     def __iter__(self) -> Any:
-        if self.margin < self.watch.closest:
-            self.watch.closest = self.margin
+        self.watch.closes += 1
         return tuple.__iter__(self)
 
     def __reduce__(self) -> Any:
@@ -660,8 +659,8 @@ class SentencePieceModel:
         self._automaton = _PieceAutomaton(self) if self.model_type == ModelType.UNIGRAM and finite else None
         if self._automaton is not None and self._automaton.cap >= _TOP:
             self._automaton = None
-        #: the least margin per character of the close words read since a line was checked (:class:`_Close`)
-        self.closest = _INF
+        #: how many close words were read (:class:`_Close`)
+        self.closes = 0
         self._score_of: dict[Any, float] | None = None
         self._unknown_paths: dict[str, list[float]] = {}
         #: BPE: merged piece -> score, when no piece is UNUSED or user-defined (see :meth:`_bpe_word`)
@@ -974,12 +973,12 @@ class SentencePieceModel:
         found = cache.get(text)
         if found is not None:
             return list(found)
-        table = self._ids_of if ids else self._pieces_of
+        table, closes = self._ids_of if ids else self._pieces_of, self.closes
         if self._word_by_word and (parts := self.normalizer.ascii_words(text)) is not None:
             out = []  # (most lines: normalized and cut in one split)
             for word in parts:  # (a line's ~10 words: a plain loop beats list(chain(map(...))) by ~0.4 us)
                 out += table[word]
-            if self.closest < _INF:
+            if self.closes != closes:
                 out = self._checked_line(table, "", parts, len(text) + 1, out)
         elif self._word_by_word or self._by_runs:  # (runs: each word whole in the tables, its leading "▁"s included)
             normalized = self.normalizer.normalize(text)
@@ -988,7 +987,7 @@ class SentencePieceModel:
             out = list(chain.from_iterable(map(table.__getitem__, parts)))
             if first:  # (before the first "▁": no dummy prefix; never kept)
                 out[:0] = self._finished_word(first)[ids]
-            if self.closest < _INF:
+            if self.closes != closes:
                 out = self._checked_line(table, first, parts, len(normalized), out)
         else:
             out = [pair[ids] for pair in self.encode(text)]
@@ -1002,13 +1001,11 @@ class SentencePieceModel:
         alone: no piece crosses the "▁" before it), the words before as segmented, their scores added up
         in float32. The words after it are decided the same from any score."""
         automaton: _PieceAutomaton = self._automaton  # type: ignore[assignment]
-        closest, self.closest = self.closest, _INF
-        bound = min(size * automaton.size + 1, automaton.cap)
-        ulp = _ulp(bound)  # (bound < cap < _TOP: no ulp above _CLOSE)
-        if closest > ulp:  # (no word close enough for this line)
-            return out
+        ulp = _ulp(min(size * automaton.size + 1, automaton.cap))  # (below _TOP: no ulp above _CLOSE)
         found = [table[part] for part in parts]
         last = max((at + 1 for at, words in enumerate(found) if type(words) is _Close and words.margin <= ulp), default=0)
+        if not (last or first):  # (no word close enough for this line; one before the first "▁" is walked)
+            return out
         out, score, rounded = [], 0.0, array("f", (0.0,))
         if self._score_of is None:  # (the score of a piece by its text and by its id)
             self._score_of = {key: value for piece, (piece_id, value) in self.scored.items() for key in (piece, piece_id)}
@@ -1029,7 +1026,6 @@ class SentencePieceModel:
             out += tuple.__iter__(words) if type(words) is _Close else words
         for words in found[last:]:
             out += words
-        self.closest = _INF
         return out
 
     def encode(self, text: str) -> list[tuple[str, int]]:
