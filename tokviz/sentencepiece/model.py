@@ -559,13 +559,17 @@ class _WordTable(dict):
             return None if found is None else _Close(found, other.margin, other.watch)
         if not self.ids:
             return None if self.unk in other else tuple(map(self.model.pieces.__getitem__, other))
+        ids = tuple(map(self.id_of_piece().get, other))
+        return None if None in ids else ids
+
+    def id_of_piece(self) -> dict[str, int]:
+        """The id of each piece a unigram segmentation gives but unknowns (made on first use)."""
         if self.piece_ids is None:
             model, automaton = self.model, self.model._automaton
             self.piece_ids = {piece: candidate[2] for piece, candidate in automaton.pieces.items()}  # type: ignore[union-attr]
             if model.byte_fallback:
                 self.piece_ids.update((byte_piece(b), i) for b, i in enumerate(model.byte_ids) if i is not None)
-        ids = tuple(map(self.piece_ids.get, other))
-        return None if None in ids else ids
+        return self.piece_ids
 
     def _cut(self, part: str, stem: str) -> tuple[Any, ...] | None:
         """This table's kind of the word ``prefix + part`` cut after ``stem`` (see the class; the twin's
@@ -1034,7 +1038,10 @@ class SentencePieceModel:
         if cached is not None:
             return list(cached)
         if self._word_by_word or self._by_runs:  # (the tables' words: one segmentation each, checked along the line)
-            result = list(zip(self.encode_as(text, False), self.encode_as(text, True)))
+            pieces = self.encode_as(text, False)
+            ids = self.encode_as(text, True) if self._automaton is None else map(  # (unigram: the ids of its pieces)
+                self._ids_of.id_of_piece().get, pieces, repeat(self.unk_id))
+            result = list(zip(pieces, ids))
         else:
             result = self.finish(self.segment_text(self.normalizer.normalize(text)))
         if len(self._cache) < 20_000 and len(text) < 10_000:  # (lines, not whole books)
