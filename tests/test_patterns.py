@@ -127,7 +127,7 @@ TWIN_ALPHABET = list("abcx .,!?…。，、\t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u1680\
 
 def test_the_white_space_items_are_regexs_whitespace():
     every_char = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
-    assert patterns.re.findall(f"[{patterns._WHITE_SPACE_ITEMS}]", every_char) == patterns.regex.findall(r"\s", every_char)
+    assert patterns.re.findall(f"[{patterns._WHITE_SPACE}]", every_char) == patterns.regex.findall(r"\s", every_char)
 
 
 def test_patterns_whose_sets_come_from_unicode_tables_have_no_twin():

@@ -342,8 +342,15 @@ def spans_to_matches(spans: list[tuple[int, int]], length: int) -> Matches:
 
 
 #: ``regex``'s sets on ASCII text as :mod:`re` class items (its ``\s``, White_Space, lacks \x1c-\x1f).
-_ASCII_SETS = {r"\p{L}": "A-Za-z", r"\p{N}": "0-9", r"\s": r"\t\n\x0b\x0c\r ", r"\S": r"^\t\n\x0b\x0c\r "}
+#: regex's ``\s`` on ASCII text (its ``\s``, White_Space, lacks \x1c-\x1f), and in any text.
+_ASCII_SPACES, _WHITE_SPACE = r"\t\n\x0b\x0c\r ", r"\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+#: regex's sets as :mod:`re` class items: on ASCII text, and in any text.
+_ASCII_SETS = {r"\p{L}": "A-Za-z", r"\p{N}": "0-9", r"\s": _ASCII_SPACES, r"\S": "^" + _ASCII_SPACES}
+_TEXT_SETS = {r"\s": _WHITE_SPACE, r"\S": "^" + _WHITE_SPACE}
+#: Escapes whose sets come from Unicode tables (which :mod:`re` and regex may hold in other versions).
+_TABLE_ESCAPES = frozenset([r"\p", r"\P", r"\X", r"\d", r"\D", r"\w", r"\W", r"\b", r"\B", r"\N", r"\h", r"\H", r"\R", r"\m", r"\M"])
 _TWIN_TOKEN = regex.compile(r"\\[pP]\{[^}]*\}|\\.|\[\^?\]?|.", regex.S)
+_INLINE_FLAGS = regex.compile(r"\(\?[\^a-zA-Z-]")
 
 
 @lru_cache(maxsize=512)
@@ -356,25 +363,7 @@ def ascii_twin(compiled: regex.Pattern) -> Any:
     """
     if compiled.flags & ~(regex.MULTILINE | regex.VERSION0 | regex.UNICODE) or not compiled.pattern.isascii():
         return None
-    out, in_class = [], False
-    for token in _TWIN_TOKEN.findall(compiled.pattern):
-        if token[0] == "[" and (in_class or token[-1] == "]") or token[:2] in (r"\p", r"\P", r"\X") and token not in _ASCII_SETS:
-            return None  # (a nested class, a "]" first in one, another property)
-        if in_class and token == r"\S":
-            return None
-        in_class = token[0] == "[" or in_class and token != "]"
-        out.append(f"[{_ASCII_SETS[token]}]" if token in _ASCII_SETS and not in_class else _ASCII_SETS.get(token, token))
-    try:
-        return re.compile("".join(out), compiled.flags & regex.MULTILINE and re.MULTILINE)
-    except re.error:
-        return None
-
-
-#: regex's ``\s`` in any text (Unicode White_Space) as :mod:`re` class items.
-_WHITE_SPACE_ITEMS = r"\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-#: Escapes whose sets come from Unicode tables (which :mod:`re` and regex may hold in other versions).
-_TABLE_ESCAPES = frozenset([r"\p", r"\P", r"\X", r"\d", r"\D", r"\w", r"\W", r"\b", r"\B", r"\N", r"\h", r"\H", r"\R", r"\m", r"\M"])
-_INLINE_FLAGS = regex.compile(r"\(\?[\^a-zA-Z-]")
+    return _twin(compiled, _ASCII_SETS, (r"\p", r"\P", r"\X"))
 
 
 @lru_cache(maxsize=512)
@@ -389,21 +378,27 @@ def text_twin(compiled: regex.Pattern) -> Any:
     >>> text_twin(compile_pattern(r"\\p{L}+")) is None
     True
     """
-    pattern = compiled.pattern
-    nested = bool(compiled.flags & regex.VERSION1)
-    if compiled.flags & ~(regex.MULTILINE | regex.VERSION0 | regex.VERSION1 | regex.UNICODE | regex.FULLCASE) or _INLINE_FLAGS.search(pattern):
+    flags = compiled.flags
+    if flags & ~(regex.MULTILINE | regex.VERSION0 | regex.VERSION1 | regex.UNICODE | regex.FULLCASE) or _INLINE_FLAGS.search(compiled.pattern):
         return None  # (FULLCASE, set by VERSION1, acts only with IGNORECASE, which is refused)
-    if nested and any(operator in pattern for operator in ("&&", "--", "||", "~~")):
+    if flags & regex.VERSION1 and any(operator in compiled.pattern for operator in ("&&", "--", "||", "~~")):
         return None  # (VERSION1's set operations)
+    return _twin(compiled, _TEXT_SETS, _TABLE_ESCAPES, nested=bool(flags & regex.VERSION1))
+
+
+def _twin(compiled: regex.Pattern, sets: dict[str, str], refused: Any, nested: bool = False) -> Any:
+    """``compiled`` in :mod:`re` with ``sets`` spelled out as class items, or None for an escape
+    in ``refused`` (but those of ``sets``), ``\\S`` in a class, a class in a class (but a plain one
+    in a ``nested`` pattern: its items join the outer class's), or what :mod:`re` cannot compile."""
     out, depth = [], 0
-    for token in _TWIN_TOKEN.findall(pattern):
-        if token[:2] in _TABLE_ESCAPES:
+    for token in _TWIN_TOKEN.findall(compiled.pattern):
+        if token[:2] in refused and token not in sets:
             return None
         if depth:
             if token[0] == "[":
                 if not nested or token != "[":
                     return None
-                depth += 1  # (a class in a class: its items join the outer one's)
+                depth += 1
                 continue
             if token == "]":
                 depth -= 1
@@ -412,9 +407,10 @@ def text_twin(compiled: regex.Pattern) -> Any:
             elif token == r"\S":
                 return None
         elif token[0] == "[":
+            if token[-1] == "]" and not nested:
+                return None  # (a "]" first in a class)
             depth = 1
-        out.append(f"[{_WHITE_SPACE_ITEMS}]" if token == r"\s" and not depth else
-                   f"[^{_WHITE_SPACE_ITEMS}]" if token == r"\S" else _WHITE_SPACE_ITEMS if token == r"\s" else token)
+        out.append(f"[{sets[token]}]" if token in sets and not depth else sets.get(token, token))
     try:
         return re.compile("".join(out), compiled.flags & regex.MULTILINE and re.MULTILINE)
     except re.error:
