@@ -1003,7 +1003,10 @@ class SentencePieceModel:
         last = max((at + 1 for at, words in enumerate(found) if type(words) is _Close and words.margin <= ulp), default=0)
         if not (last or first):  # (no word close enough for this line; one before the first "▁" is walked)
             return out
-        out, score, rounded = [], 0.0, array("f", (0.0,))
+        # float32 sums in two float additions, (x + c) - c with c = 1.5 * 2**52 * u rounding x to a multiple
+        # of u (ties to even), u the float32 spacing of the binade [low, high] (an array's store and load cost
+        # five times as much: a long line's checking is mostly this)
+        out, score, low, high, magic, rounded = [], 0.0, 0.0, 0.0, 0.0, array("f", (0.0,))
         if self._score_of is None:  # (the score of a piece by its text and by its id)
             self._score_of = {key: value for piece, (piece_id, value) in self.scored.items() for key in (piece, piece_id)}
         score_of, size = self._score_of.__getitem__, automaton.size
@@ -1015,8 +1018,17 @@ class SentencePieceModel:
                 except KeyError:  # (unknowns merged or in bytes)
                     values = self._unknown_paths.get(word) or self._unknown_paths.setdefault(word, automaton.path_scores(word))
                 for value in values:
-                    rounded[0] = score + value
-                    score = rounded[0]
+                    total = score + value
+                    if low <= total <= high:
+                        score = (total + magic) - magic
+                    elif -1e-30 < total < 1e-30:  # (zero, or float32's subnormals: stored and read)
+                        rounded[0] = total
+                        score = rounded[0]
+                    else:  # (|total| in [2**(exponent - 1), 2**exponent])
+                        exponent = math.frexp(total)[1]
+                        low, high = (2.0 ** (exponent - 1), 2.0 ** exponent) if total > 0 else (-(2.0 ** exponent), -(2.0 ** (exponent - 1)))
+                        magic = 1.5 * 2.0 ** (exponent + 28)
+                        score = (total + magic) - magic
             else:
                 pairs, score = self.encode_optimized(word, score)
                 words = [pair[table.ids] for pair in self.finish(pairs)]
