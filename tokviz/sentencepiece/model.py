@@ -236,38 +236,47 @@ def _prefix_levels(pieces: Any) -> list[set[str]]:
             for cut in range(1, (lengths[-1] if lengths else 0) + 1)]
 
 
-class _State:
-    """One state of :class:`_PieceAutomaton`: ``edges`` its transitions (character -> the next state's
-    ``entry``; ``None`` -> this state; a missing one is found by :meth:`step` and kept), ``entry`` is
-    ``(next state's edges, -length, score, first candidate, the other candidates)``, candidates
-    ``(-length, score + _LEAD, id, piece, score)`` longest first (``best[-length]`` is where one starts;
-    the raised score finds a better candidate or one within ``_LEAD`` in one comparison), ``found``
-    them without the unknown node, ``text`` what it has read, ``fail`` its failure state.
+class _State(dict):
+    """One state of :class:`_PieceAutomaton`: this dict is its transitions (character -> the next
+    state's ``entry``; a missing one is found by ``__missing__`` and kept), ``entry`` is ``(state,
+    -length, score, first candidate, the other candidates)``, candidates ``(-length, score + _LEAD, id,
+    piece, score)`` longest first (``best[-length]`` is where one starts; the raised score finds a
+    better candidate or one within ``_LEAD`` in one comparison), ``found`` them without the unknown
+    node, ``text`` what it has read, ``fail`` its failure state.
 
-    Reading a character is then one subscript of a plain dict (a dict subclass's costs a method
-    call: a tenth of the Viterbi loop) and one unpacking (``edges, length, top, pick, rest =
-    edges[char]``), and the first candidate needs no comparison.
+    Reading a character is then one C-level subscript and one unpacking (``state, pick, rest =
+    state[char]``), and the first candidate needs no comparison: a fifth less time in the Viterbi
+    loop than a list state and its ``dict.get``.
     """
 
-    __slots__ = ("edges", "entry", "found", "text", "fail", "automaton")
+    __slots__ = ("entry", "found", "text", "fail", "automaton")
 
-    def step(self, char: str) -> tuple[Any, ...]:
-        """The entry after ``char`` where no edge is kept, in a lazy automaton: the trie's (made now),
-        else the first failure state's that has one; kept as a shortcut. (An eager one's are followed
-        in :meth:`_PieceAutomaton.split` itself: a first pass meets thousands, a call each costs.)"""
+    def __missing__(self, char: str) -> tuple[Any, ...]:
+        """The entry after ``char`` where no edge is kept: the trie's (made now, when lazy), else the
+        first failure state's that has one; kept as a shortcut (a first pass over a text meets
+        thousands of these: walked here with ``dict.get``, not one ``__missing__`` call a state)."""
         automaton = self.automaton
         state, following = self, None
-        while following is None:
-            if state.text + char in automaton.prefixes:
-                following = automaton._state(state.text + char).entry
-            elif not state.text:  # root (or the unknown state): no piece starts with char
-                following = automaton.root.edges.get(char, automaton.unknown_state.entry)
-            else:
+        if automaton.lazy:
+            while following is None:
+                if state.text + char in automaton.prefixes:
+                    following = automaton._state(state.text + char).entry
+                elif not state.text:  # root (or the unknown state): no piece starts with char
+                    following = automaton.root.get(char, automaton.unknown_state.entry)
+                else:
+                    state = state.fail
+                    following = state.get(char)
+        else:  # (every state made: the first failure state with an edge, else root's)
+            while state.text:
                 state = state.fail
-                following = state.edges.get(char)
+                following = state.get(char)
+                if following is not None:
+                    break
+            else:
+                following = automaton.root.get(char, automaton.unknown_state.entry)
         if automaton.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
             automaton.memo_room -= 1
-            self.edges[char] = following
+            self[char] = following
         return following
 
 
@@ -320,7 +329,7 @@ class _PieceAutomaton:
     """
 
     __slots__ = ("pieces", "prefixes", "states", "root", "unknown", "unknown_state", "memo_room", "lazy", "after_space",
-                 "model", "size", "cap")
+                 "model", "size", "cap", "space")
 
     def __init__(self, model: "SentencePieceModel") -> None:
         self.model = model
@@ -343,7 +352,9 @@ class _PieceAutomaton:
         self.prefixes: set[str] = set().union(*levels) if self.lazy else set()
         if not self.lazy:
             self._build(levels)
-        self.after_space: _State = (self.root.step("\u2581") if self.lazy else self.root.edges.get("\u2581", self.unknown_state.entry))[0][None]
+        self.after_space: _State = self.root["\u2581"][0]
+        #: where a word's walk starts after its "▁": (state, "▁"'s candidate, its score)
+        self.space = (self.after_space, self.after_space.entry[3], self.after_space.entry[3][4])
 
     def _new_state(self, text: str, fail: _State | None, found: tuple[Any, ...] | None = None,
                    candidates: tuple[Any, ...] | None = None) -> _State:
@@ -357,8 +368,7 @@ class _PieceAutomaton:
         else:
             state = _State()
         state.automaton, state.text, state.fail, state.found = self, text, state if fail is None else fail, found
-        state.edges = edges = {None: state}
-        state.entry = (edges, candidates[0][0], candidates[0][4], candidates[0], candidates[1:]) if candidates else (edges, 0, 0.0, None, ())
+        state.entry = (state, candidates[0][0], candidates[0][4], candidates[0], candidates[1:]) if candidates else (state, 0, 0.0, None, ())
         return state
 
     def _state(self, text: str) -> _State:
@@ -383,12 +393,12 @@ class _PieceAutomaton:
             if parent is not root:
                 back = parent.fail
                 while True:
-                    found = back.edges.get(char)
+                    found = back.get(char)
                     if found is not None or back is root:
-                        fail = root if found is None else found[0][None]
+                        fail = root if found is None else found[0]
                         break
                     back = back.fail
-            parent.edges[char] = self._new_state(text, fail).entry
+            parent[char] = self._new_state(text, fail).entry
 
     def split(self, text: str, tail: str | None = None, lead: float = _LEAD) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one), scores
@@ -405,31 +415,13 @@ class _PieceAutomaton:
         """
         leads: Any = None
         if tail is None:
-            state, best, back = self.root.edges, [0.0], [None]
+            state, best, back = self.root, [0.0], [None]
         else:
-            state = self.after_space.edges
-            pick = self.after_space.entry[3]
-            best, back = [0.0, pick[4]], [None, pick]
+            state, pick, top = self.space
+            best, back = [0.0, top], [None, pick]
             text, tail = tail, text
         for char in text:
-            try:  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
-                state, length, top, pick, rest = state[char]
-            except KeyError:  # (no edge kept yet: a tenth of a first pass's characters)
-                node = state[None]
-                if self.lazy:
-                    entry = node.step(char)
-                else:  # (every state made: the first failure state with an edge, else root's; kept)
-                    while node.text:
-                        node = node.fail
-                        entry = node.edges.get(char)
-                        if entry is not None:
-                            break
-                    else:
-                        entry = self.root.edges.get(char, self.unknown_state.entry)
-                    if self.memo_room > 0:  # (bounded: texts of many distinct characters add no end of shortcuts)
-                        self.memo_room -= 1
-                        state[char] = entry
-                state, length, top, pick, rest = entry
+            state, length, top, pick, rest = state[char]  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
             top += best[length]
             if rest:  # (a third of the characters have one candidate: no loop set up)
                 for candidate in rest:
@@ -438,7 +430,8 @@ class _PieceAutomaton:
                         if score > top:
                             if score - top < lead:
                                 leads = self._lead(leads, len(best), score - top)
-                            top, pick = score, candidate
+                            top = score
+                            pick = candidate
                         else:
                             leads = self._lead(leads, len(best), top - score)
             best.append(top)
