@@ -212,3 +212,44 @@ def test_unigram_seeds_count_sentence_ends_as_sentencepiece_does(tmp_path: Path)
     history = tsp.train_sentencepiece(sentence_iterator=iter(lines), **options)
     theirs = [(p.piece, p.score) for p in ModelProto.from_bytes(blob).pieces]
     assert [(p.piece, p.score) for p in history.proto.pieces] == theirs
+
+
+def _pieces(blob: bytes) -> list[tuple[str, float, int]]:
+    return [(p.piece, p.score, p.type) for p in ModelProto.from_bytes(blob).pieces]
+
+
+@pytest.mark.parametrize("model_type", ["bpe", "unigram", "word", "char"])
+@pytest.mark.parametrize("options", [dict(normalization_rule_name="nfkc"), dict(normalization_rule_name="identity"),
+                                     dict(normalization_rule_name="nfkc", user_defined_symbols=["he", "<sep>"])],
+                         ids=["nfkc", "identity", "nfkc-user"])
+def test_tabs_and_controls_are_characters_as_in_sentencepiece_0_2(model_type: str, options: dict, lines_of) -> None:
+    # sentencepiece 0.2.3 cuts at U+001F (kPretokenizationBoundaryChar), not at a tab: under rules that keep tabs and
+    # controls they are characters of the alphabet and of pieces; a word model's user symbol comes as "▁" + it too,
+    # and the char and word scores are log(count) - log(total) in 32-bit floats
+    lines = [line.replace(" ", "\t", 1) if i % 5 == 0 else line + "\x01x" if i % 7 == 0 else line
+             for i, line in enumerate(lines_of("big.txt", 0, 2500))]
+    config = dict(model_type=model_type, vocab_size=400, num_threads=1, **options)
+    theirs = _pieces(_sp_model(lines, **config))
+    out = io.BytesIO()
+    tsp.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, **config)
+    assert _pieces(out.getvalue()) == theirs
+    assert ("\t" in [piece for piece, _, _ in theirs]) is (model_type in ("bpe", "unigram", "char"))
+
+
+@pytest.mark.parametrize("model_type", ["bpe", "unigram"])
+def test_pretokenization_delimiter_cuts_as_in_sentencepiece(model_type: str, lines_of) -> None:
+    lines = lines_of("big.txt", 0, 2500)
+    config = dict(model_type=model_type, vocab_size=400, num_threads=1, pretokenization_delimiter=",")
+    out = io.BytesIO()
+    tsp.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, **config)
+    pieces = _pieces(out.getvalue())
+    assert pieces == _pieces(_sp_model(lines, **config))
+    assert not any("," in piece for piece, _, _ in pieces)  # (each delimiter a boundary, not text)
+
+
+@pytest.mark.parametrize("model_type", ["word", "char"])
+def test_pretokenization_delimiter_is_refused_where_sentencepiece_refuses_it(model_type: str) -> None:
+    for trainer in (spm.SentencePieceTrainer, tsp.SentencePieceTrainer):
+        with pytest.raises(RuntimeError, match="only supported in UNIGRAM or BPE"):
+            trainer.train(sentence_iterator=iter(["a,b c"] * 10), model_writer=io.BytesIO(), model_type=model_type,
+                          vocab_size=10, pretokenization_delimiter=",", minloglevel=2)

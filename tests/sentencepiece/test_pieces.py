@@ -12,8 +12,8 @@ from tokviz.sentencepiece.pieces import PieceRules, count_words, script_of, spli
 
 def test_worked_examples() -> None:
     rules = PieceRules()
-    pieces = ("▁the", "the▁", "n't", "12.", "a1", "ひらカタ漢", "aб", "▁▁", "\t", "a" * 17, "▅", "é")
-    assert [rules.is_valid(piece) for piece in pieces] == [True, False, False, True, False, True, False, False, False, False, False, True]
+    pieces = ("▁the", "the▁", "n't", "12.", "a1", "ひらカタ漢", "aб", "▁▁", "\x1f", "\t", "a" * 17, "▅", "é")
+    assert [rules.is_valid(piece) for piece in pieces] == [True, False, False, True, False, True, False, False, False, True, False, False, True]
     assert PieceRules(split_digits=True).is_valid("12") is False
     assert PieceRules(split_by_number=False).is_valid("a1") is True
     assert PieceRules(treat_whitespace_as_suffix=True).is_valid("the▁") is True

@@ -1,7 +1,7 @@
 """What every SentencePiece trainer shares: which strings may become pieces, and words from sentences.
 
 ``is_valid_piece`` is sentencepiece's ``IsValidSentencePiece``: at most
-``max_sentencepiece_length`` characters, no unknown marker ``▅``, no tab, ``▁`` only as a
+``max_sentencepiece_length`` characters, no unknown marker ``▅``, no boundary (U+001F), ``▁`` only as a
 prefix (a suffix with ``treat_whitespace_as_suffix``), one Unicode script per piece (Hiragana
 and Katakana count as Han, combining marks take the script before them), digits alone when
 ``split_digits``, and digits free to join anything when ``split_by_number`` is off.
@@ -26,13 +26,15 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["WS", "UNK_CHAR", "script_of", "PieceRules", "split_into_words", "count_words"]
+__all__ = ["WS", "UNK_CHAR", "BOUNDARY", "script_of", "PieceRules", "split_into_words", "count_words"]
 
 WS = "\u2581"
 #: a word is a leading run without "▁", or "▁" and what follows up to the next "▁"
 _PREFIX_WORDS = re.compile("[^\u2581]+|\u2581[^\u2581]*")
 UNK_CHAR = "\u2585"
-_BOUNDARY = "\t"
+#: sentencepiece 0.2.3's ``kPretokenizationBoundaryChar``: where a meta piece or a pretokenizer cut a text
+#: (no piece holds it; a tab is an ordinary character, as it is there; before 0.2 the boundary was a tab)
+BOUNDARY = "\x1f"
 
 _SCRIPT_ALIASES = {"CJK": "HAN", "HIRAGANA": "HAN", "KATAKANA": "HAN", "KANGXI": "HAN", "IDEOGRAPHIC": "HAN"}
 _SKIP_WORDS = {"FULLWIDTH", "HALFWIDTH", "MATHEMATICAL", "CIRCLED", "PARENTHESIZED", "SMALL", "CAPITAL", "MODIFIER",
@@ -98,7 +100,7 @@ class PieceRules:
         all_ws = all(c == WS for c in piece)
         prev_script: str | None = None
         for pos, char in enumerate(piece):
-            if char in (UNK_CHAR, "\0", _BOUNDARY, " "):
+            if char in (UNK_CHAR, "\0", BOUNDARY, " "):
                 return False
             if char == WS:
                 if not self.allow_whitespace_only_pieces or not all_ws:

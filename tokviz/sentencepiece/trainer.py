@@ -6,7 +6,7 @@ Training follows sentencepiece's ``TrainerInterface``:
    longer than ``max_sentence_length`` bytes; keep the first ``input_sentence_size`` (or a seeded
    random sample of that many with ``shuffle_input_sentence``; our sample is not sentencepiece's);
 2. normalize each (the rule's charsmap, whitespace switches, ``▁`` for spaces); meta pieces
-   (``<unk>``, control and user-defined symbols, ``<0xNN>``) in the text become tab boundaries;
+   (``<unk>``, control and user-defined symbols, ``<0xNN>``) in the text become boundaries (U+001F, as in sentencepiece 0.2.3);
 3. the alphabet: characters by count (``required_chars`` first) until ``character_coverage`` of
    all characters is covered; the rest become the unknown marker ``▅``;
 4. words (a new one at each ``▁``) with counts feed the model's trainer (bpe, unigram, char, word);
@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from tokviz.sentencepiece.model_proto import (ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec,
                                               normal_pieces)
 from tokviz.sentencepiece.normalizer import RULE_NAMES, SPACE_SYMBOL, SentencePieceNormalizer, charsmap_for_rule
-from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, count_words, split_into_words
+from tokviz.sentencepiece.pieces import BOUNDARY, UNK_CHAR, PieceRules, count_words, split_into_words
 from tokviz.sentencepiece.processor import SentencePieceError
 from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe, use_numpy
 
@@ -66,6 +66,12 @@ _FLOAT32 = struct.Struct("<f")
 
 def _f32(value: float) -> float:
     return _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+
+
+def _log_share(count: int, log_total: float) -> float:
+    """The char and word trainers' score, as sentencepiece computes it in 32-bit floats:
+    ``log((float)count) - log((float)total)``, ``log_total`` being the second log."""
+    return _f32(_f32(math.log(_f32(count))) - log_total)
 
 
 def parse_flags(text: str) -> dict[str, str]:
@@ -148,6 +154,8 @@ def build_specs(options: Mapping[str, Any]) -> tuple[TrainerSpec, NormalizerSpec
     check(spec.seed_sentencepiece_size >= 1, "seed_sentencepiece_size", "positive")
     for piece_name in ("unk_piece", "bos_piece", "eos_piece", "pad_piece"):
         check(bool(getattr(spec, piece_name)), piece_name, "non-empty")
+    if spec.pretokenization_delimiter and spec.model_type not in (ModelType.UNIGRAM, ModelType.BPE):
+        raise SentencePieceError("INTERNAL: PretokenizerForTraining is only supported in UNIGRAM or BPE mode.")
     rule = normalizer_values.get("name", "nmt_nfkc")
     if normalizer_values.get("normalization_rule_tsv"):
         from tokviz.sentencepiece.charsmap import compile_charsmap, read_rule_tsv
@@ -166,8 +174,9 @@ def build_specs(options: Mapping[str, Any]) -> tuple[TrainerSpec, NormalizerSpec
     return spec, NormalizerSpec(**normalizer_values)
 
 
-def meta_pieces(spec: TrainerSpec) -> dict[int, tuple[str, PieceType]]:
-    """sentencepiece's ``InitMetaPieces``: ``{id: (piece, type)}`` for unk/bos/eos/pad, control, user-defined and byte pieces."""
+def meta_pieces(spec: TrainerSpec, escape_whitespaces: bool = True) -> dict[int, tuple[str, PieceType]]:
+    """sentencepiece's ``InitMetaPieces``: ``{id: (piece, type)}`` for unk/bos/eos/pad, control, user-defined and byte
+    pieces (a word model's user-defined symbol also as a word, ``"▁" + symbol``, when whitespace is escaped)."""
     metas: dict[int, tuple[str, PieceType]] = {}
     has_unk = False
     for id_name, piece_name in (("unk_id", "unk_piece"), ("bos_id", "bos_piece"), ("eos_id", "eos_piece"), ("pad_id", "pad_piece")):
@@ -203,6 +212,8 @@ def meta_pieces(spec: TrainerSpec) -> dict[int, tuple[str, PieceType]]:
         insert(piece, PieceType.CONTROL)
     for piece in spec.user_defined_symbols:
         insert(piece, PieceType.USER_DEFINED)
+        if spec.model_type == ModelType.WORD and escape_whitespaces and not piece.startswith(SPACE_SYMBOL):
+            insert(SPACE_SYMBOL + piece, PieceType.USER_DEFINED)
     if spec.byte_fallback:
         for byte in range(256):
             insert(f"<0x{byte:02X}>", PieceType.BYTE)
@@ -302,11 +313,11 @@ def _sample_lines(spec: TrainerSpec, lines: Iterable[str]) -> tuple[list[str], l
 
 
 def _pretokenize(texts: list[str], pretokenizer: Callable[[str], Any], allow_inconsistent: bool) -> list[str]:
-    """Each normalized text cut where ``pretokenizer`` cuts it (a tab between its pieces, a boundary no
+    """Each normalized text cut where ``pretokenizer`` cuts it (:data:`BOUNDARY` between its pieces, no
     piece crosses, as for meta pieces); its pieces must spell the text unless ``allow_inconsistent``.
 
     >>> _pretokenize(["▁ab▁c"], lambda t: t.replace("▁", " ▁").split(" "), False)
-    ['▁ab\\t▁c']
+    ['▁ab\\x1f▁c']
     """
     out: list[str] = []
     for text in texts:
@@ -322,7 +333,7 @@ def _pretokenize(texts: list[str], pretokenizer: Callable[[str], Any], allow_inc
             raise SentencePieceError(
                 f"INTERNAL: the pretokenizer's pieces {pieces[:5]!r} do not spell the normalized text {text[:60]!r}; "
                 "set allow_inconsistent_pretokenization=True to train on its pieces anyway.")
-        out.append("\t".join(piece for piece in pieces if piece))
+        out.append(BOUNDARY.join(piece for piece in pieces if piece))
     return out
 
 
@@ -363,7 +374,7 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
     meta_list = sorted({p for p, _ in metas.values()}, key=len, reverse=True)
     counts: Counter[str] = Counter()
     words: dict[str, int] | None = None
-    if (with_words and pretokenizer is None and spec.split_by_whitespace and not spec.treat_whitespace_as_suffix
+    if (with_words and pretokenizer is None and not spec.pretokenization_delimiter and spec.split_by_whitespace and not spec.treat_whitespace_as_suffix
             and not spec.allow_whitespace_only_pieces and freqs is None):
         # the words partition the texts: count them once, and the characters from the distinct
         # words (78k on the 6.8 MB corpus) instead of from the whole text; a big corpus is
@@ -389,9 +400,11 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         counts.update(_weighted_char_counts(words))
     else:
         texts = normalizer.normalize_all(kept)
+        _replace_metas(texts, meta_list)  # (then the pretokenizer's cuts, as sentencepiece orders them)
         if pretokenizer is not None:
             texts = _pretokenize(texts, pretokenizer, allow_inconsistent)
-        _replace_metas(texts, meta_list)
+        elif spec.pretokenization_delimiter:
+            texts = [text.replace(spec.pretokenization_delimiter, BOUNDARY) for text in texts]
         sentences = _without_empty(list(zip(texts, freqs or repeat(1))))
         if not sentences:
             raise SentencePieceError("INTERNAL: the corpus has no sentences to train on (all lines empty or too long).")
@@ -412,7 +425,7 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         if _f32(accumulated / total) >= target:
             break
         accumulated += count
-        if char == "\t":
+        if char == BOUNDARY:
             continue
         required[char] = count
     for char in required_flag:
@@ -450,14 +463,14 @@ def _without_empty(sentences: list[tuple[str, int]]) -> list[tuple[str, int]]:
 
 
 def _replace_metas(texts: list[str], meta_list: list[str]) -> None:
-    """Meta pieces (``<unk>``, ``<s>``, user symbols...) in the texts become tab boundaries, in place (longest first)."""
+    """Meta pieces (``<unk>``, ``<s>``, user symbols...) in the texts become boundaries (:data:`BOUNDARY`), in place (longest first)."""
     blob = "".join(texts)
     present = [p for p in meta_list if p in blob]
     if present:
         for index, text in enumerate(texts):
             for piece in present:
                 if piece in text:
-                    text = text.replace(piece, "\t")
+                    text = text.replace(piece, BOUNDARY)
             texts[index] = text
 
 
@@ -668,7 +681,7 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
         raise SentencePieceError("INTERNAL: give --model_prefix=<name> (or model_writer=...).")
     if not nspec.escape_whitespaces and spec.model_type == ModelType.BPE:
         raise SentencePieceError("INTERNAL: the bpe model needs escape_whitespaces=true.")
-    metas = meta_pieces(spec)
+    metas = meta_pieces(spec, nspec.escape_whitespaces)
     lines = sentence_iterator if sentence_iterator is not None else _FileLines(spec.input)
     if progress:
         progress("load sentences", 0, 1)
@@ -700,18 +713,20 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     elif model_type == ModelType.CHAR:
         # sentencepiece's char trainer: every character of the alphabet, scored log(count / total)
         total = sum(corpus.required.values())
-        final = [(c, math.log(n / total)) for c, n in sorted_chars(corpus.required)]
+        log_total = _f32(math.log(_f32(total)))
+        final = [(c, _log_share(n, log_total)) for c, n in sorted_chars(corpus.required)]
         if not spec.use_all_vocab:
             final = final[: max(0, spec.vocab_size - len(metas))]
         stop_reason = "every character of the alphabet"
     else:
         # sentencepiece's word trainer: the most frequent words, scored log(count / total)
         total = sum(words.values())
-        candidates = [(w, c) for w, c in words.items() if UNK_CHAR not in w and "\t" not in w]
+        candidates = [(w, c) for w, c in words.items() if UNK_CHAR not in w and BOUNDARY not in w]
         candidates.sort(key=lambda item: (-item[1], item[0]))
         if not spec.use_all_vocab:
             candidates = candidates[: max(0, spec.vocab_size - len(metas))]
-        final = [(w, math.log(c / total)) for w, c in candidates]
+        log_total = _f32(math.log(_f32(total)))
+        final = [(w, _log_share(c, log_total)) for w, c in candidates]
         stop_reason = "the most frequent words"
     size = spec.vocab_size if spec.hard_vocab_limit or model_type != ModelType.CHAR else len(metas) + len(final)
     # ids below ``slots``: each meta piece at its own, the final pieces in order in the others (while they last)

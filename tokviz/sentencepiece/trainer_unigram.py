@@ -85,7 +85,7 @@ import numpy as np
 
 from tokviz.history import EmStep, PruneRound
 from tokviz.models.unigram import _em
-from tokviz.sentencepiece.pieces import UNK_CHAR, PieceRules, split_into_words
+from tokviz.sentencepiece.pieces import BOUNDARY, UNK_CHAR, PieceRules, split_into_words
 from tokviz.sentencepiece.trainer_bpe import sorted_chars
 
 __all__ = ["UnigramResult", "train_unigram", "train_on_corpus"]
@@ -127,7 +127,7 @@ def _ascii_word(word: str, rules: PieceRules) -> bool:
 
 
 def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
-    """The parts of ``word`` no piece can cross (script changes, the unknown marker, tabs), with
+    """The parts of ``word`` no piece can cross (script changes, the unknown marker, boundaries), with
     where each starts: ``located_chunks("▁hello,", PieceRules()) == [("▁hello", 0), (",", 6)]``
     (with whitespace-only pieces, parts may overlap: see :func:`_whitespace_run_chunks`).
 
@@ -138,7 +138,7 @@ def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
     if not rules.split_by_whitespace:
         # a "▁" inside a piece is allowed, not at its end: "a▁" is no piece but "a▁b" is, and "▁,"
         # is while "a▁," is not, so growing a valid prefix would cut where pieces do cross; the
-        # sentence is cut at the unknown marker and tabs only, and each seed is checked
+        # sentence is cut at the unknown marker and boundaries only, and each seed is checked
         return [(part, start) for part, start in _runs_between_boundaries(word) if part]
     tokens = _LETTER_RUNS.findall(word)
     shape = "".join("a" if len(token) > 1 or token.isascii() and token.isalpha() else token for token in tokens)
@@ -167,12 +167,12 @@ def _whitespace_run_chunks(word: str, chunks: list[tuple[str, int]], rules: Piec
 
 
 _LETTER_RUNS = re.compile("[A-Za-z]+|.", re.S)
-_NO_PIECE = re.compile("[\t\u2585]")
+_NO_PIECE = re.compile(f"[{BOUNDARY}{UNK_CHAR}]")
 _WHITESPACE_RUNS = re.compile("\u2581{2,}")
 
 
 def _runs_between_boundaries(word: str) -> list[tuple[str, int]]:
-    """``word`` cut at the characters no piece holds (the unknown marker, tabs), with where each part starts."""
+    """``word`` cut at the characters no piece holds (the unknown marker, boundaries), with where each part starts."""
     parts, start = [], 0
     for found in _NO_PIECE.finditer(word):
         parts.append((word[start:found.start()], start))
@@ -193,7 +193,7 @@ def _cut(word: str, rules: PieceRules) -> list[tuple[str, int]]:
     chunks: list[tuple[str, int]] = []
     current, start = "", 0
     for index, char in enumerate(word):
-        if char in (UNK_CHAR, "\t"):
+        if char in (UNK_CHAR, BOUNDARY):
             if current:
                 chunks.append((current, start))
             current, start = "", index + 1
@@ -281,7 +281,7 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     once = np.fromiter((not (w in seen or seen.add(w)) for w in words), dtype=bool, count=len(words))  # type: ignore[func-returns-value]
     weight = np.where(once, np.fromiter((count[w] for w in words), dtype=np.int64, count=len(words)), 0)[word_of]
     # where a piece starting at each position must end by (its chunk's end; itself where no piece
-    # starts: the separators, unknown markers, tabs); the words of ASCII letters are one chunk
+    # starts: the separators, unknown markers, boundaries); the words of ASCII letters are one chunk
     ascii_word = np.fromiter((_ascii_word(w, rules) for w in words), dtype=bool, count=len(words))
     chunk_starts, chunk_sizes = [first[ascii_word]], [sizes[ascii_word]]
     other_starts: list[int] = []
@@ -299,7 +299,7 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     np.maximum.at(chunk_end, inside, np.repeat(starts_all + sizes_all, sizes_all))  # (parts may overlap)
     in_chunk = chunk_end > np.arange(n_positions)
 
-    # characters (sentencepiece leaves the unknown marker and tabs out), most frequent first
+    # characters (sentencepiece leaves the unknown marker and boundaries out), most frequent first
     tally = np.bincount(codes)
     alphabet = np.flatnonzero(tally)  # (code points: a table lookup numbers them, no sort)
     char_id = np.zeros(len(tally), dtype=np.int64)
