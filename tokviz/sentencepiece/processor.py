@@ -492,13 +492,15 @@ class SentencePieceProcessor:
     def _encode_one(self, value: Any, kind: str, options: dict[str, Any], return_bytes: bool | None) -> Any:
         text, was_bytes = _as_text(value)
         model = self.model
+        plain = not (options["add_bos"] or options["add_eos"] or options["reverse"] or options["emit_unk_piece"])
         if options["enable_sampling"]:
             pairs = model.sample(text, int(options["nbest_size"]), float(options["alpha"]), _RANDOM)
+        elif plain and (kind == "int" or kind == "str"):  # (the common call: a batch's texts as one text is encoded)
+            return model.encode_as(text, kind == "int")
         else:
             pairs = model.encode(text)
-        if kind in ("int", "str") and not (options["add_bos"] or options["add_eos"] or options["reverse"]
-                                          or options["emit_unk_piece"]):
-            return [i for _, i in pairs] if kind == "int" else [p for p, _ in pairs]  # (the common call, kept short)
+        if plain and (kind == "int" or kind == "str"):
+            return [i for _, i in pairs] if kind == "int" else [p for p, _ in pairs]
         if kind in ("int", "str", "bytes", "numpy"):  # no offsets needed
             records = [(p, i, "", 0, 0) for p, i in pairs]
         else:
