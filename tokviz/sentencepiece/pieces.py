@@ -36,6 +36,9 @@ UNK_CHAR = "\u2585"
 #: (no piece holds it; a tab is an ordinary character, as it is there; before 0.2 the boundary was a tab)
 BOUNDARY = "\x1f"
 
+#: :meth:`PieceRules.ascii_parts`: a run of letters, or of other characters but "\0", " " and the boundary,
+#: each after an optional "▁"; "\0", " " or a "▁" alone
+_ASCII_PARTS = re.compile("\u2581?[A-Za-z]+|\u2581?[\x01-\x1e!-@\\[-`{-\x7f]+|[\x00 ]|\u2581")
 _SCRIPT_ALIASES = {"CJK": "HAN", "HIRAGANA": "HAN", "KATAKANA": "HAN", "KANGXI": "HAN", "IDEOGRAPHIC": "HAN"}
 _SKIP_WORDS = {"FULLWIDTH", "HALFWIDTH", "MATHEMATICAL", "CIRCLED", "PARENTHESIZED", "SMALL", "CAPITAL", "MODIFIER",
                "SUPERSCRIPT", "SUBSCRIPT", "OLD", "NEGATIVE", "SQUARED"}
@@ -91,6 +94,23 @@ class PieceRules:
         if body.isascii() and body.isalpha():
             return True
         return self.check_each_char(piece)
+
+    def ascii_parts(self) -> re.Pattern[str] | None:
+        """Under sentencepiece's default script, number, digit and whitespace rules, a regex whose matches
+        are the parts of an ASCII word (a leading ``"▁"`` aside) that no piece crosses; None under others.
+
+        A piece of ASCII characters is one script: letters (Latin) or the rest (Common: digits,
+        punctuation, controls); a leading ``"▁"`` joins the run after it; ``"\\0"`` and ``" "`` are parts
+        of their own (no piece holds them) and a boundary (U+001F) is in no part. Every pair of
+        characters across two parts is in no valid piece, so trainers may treat each part apart.
+
+            >>> [m.group() for m in PieceRules().ascii_parts().finditer("▁don't,12")]
+            ['▁don', "'", 't', ',12']
+        """
+        if (self.split_by_unicode_script and self.split_by_number and not self.split_digits and self.split_by_whitespace
+                and not self.treat_whitespace_as_suffix and not self.allow_whitespace_only_pieces):
+            return _ASCII_PARTS
+        return None
 
     def check_each_char(self, piece: str) -> bool:
         """``IsValidSentencePiece``'s loop over the characters (``is_valid`` without its ASCII shortcut)."""

@@ -131,8 +131,9 @@ def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
     where each starts: ``located_chunks("▁hello,", PieceRules()) == [("▁hello", 0), (",", 6)]``
     (with whitespace-only pieces, parts may overlap: see :func:`_whitespace_run_chunks`).
 
-    A run of ASCII letters cuts the same whatever its length (one script, no length limit here):
-    the cuts are found once per shape (``"▁a,"`` for ``"▁hello,"``) and mapped back."""
+    An ASCII word under the default rules is cut by :meth:`PieceRules.ascii_parts`. Otherwise a run of
+    ASCII letters cuts the same whatever its length (one script, no length limit here): the cuts
+    are found once per shape (``"▁a,"`` for ``"▁hello,"``) and mapped back."""
     if _ascii_word(word, rules):
         return [(word, 0)]
     if not rules.split_by_whitespace:
@@ -140,6 +141,9 @@ def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
         # is while "a▁," is not, so growing a valid prefix would cut where pieces do cross; the
         # sentence is cut at the unknown marker and boundaries only, and each seed is checked
         return [(part, start) for part, start in _runs_between_boundaries(word) if part]
+    parts = rules.ascii_parts()
+    if parts is not None and word.replace("\u2581", "").isascii():
+        return [(part.group(), part.start()) for part in parts.finditer(word)]
     tokens = _LETTER_RUNS.findall(word)
     shape = "".join("a" if len(token) > 1 or token.isascii() and token.isalpha() else token for token in tokens)
     cuts = _SHAPES.get((rules, shape))
@@ -330,12 +334,22 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
         pos, rank = pos[inside_chunk], rank[inside_chunk]
         if not len(pos):
             break
-        _, first_index, group = np.unique(rank * n_chars + char_id[pos + k - 1], return_index=True, return_inverse=True)
-        group = group.reshape(-1)
-        n_groups = len(first_index)
+        # the k-grams numbered in sorted order (np.unique's numbering, by one stable sort: its first
+        # of each is where the k-gram first occurs)
+        key = rank * n_chars + char_id[pos + k - 1]
+        by_key = np.argsort(key, kind="stable")
+        key = key[by_key]
+        starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+        first_index = by_key[starts]
+        n_groups = len(starts)
+        group = np.empty(len(key), dtype=np.int64)
+        group[by_key] = np.repeat(np.arange(n_groups), np.diff(np.append(starts, len(key))))
         occurrences = np.bincount(group, weights=weight[pos], minlength=n_groups)
-        # an internal node of the suffix tree: two different bytes (or the end) follow it
-        internal = (occurrences >= 2) & _distinct_per_group(group, follower[pos + k], n_groups)
+        # an internal node of the suffix tree: two different bytes (or the end) follow it, or "several"
+        # (the largest code) does
+        after = follower[pos + k][by_key]
+        lowest, highest = np.minimum.reduceat(after, starts), np.maximum.reduceat(after, starts)
+        internal = (occurrences >= 2) & ((lowest != highest) | (highest == _SEVERAL))
         total = np.where(internal, occurrences, 0.0)
         # a substring ending sentences also counts its "X\0" node when what follows those differs
         ending = at_word_end[pos + k]
