@@ -79,14 +79,16 @@ from collections import Counter
 from itertools import accumulate, chain
 from array import array
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from tokviz.history import EmStep, PruneRound
 from tokviz.models.unigram import _em
 from tokviz.sentencepiece.pieces import BOUNDARY, UNK_CHAR, PieceRules, split_into_words
 from tokviz.sentencepiece.trainer_bpe import sorted_chars
+
+if TYPE_CHECKING:
+    from tokviz.history import EmStep, PruneRound
 
 __all__ = ["UnigramResult", "train_unigram", "train_on_corpus"]
 
@@ -434,7 +436,7 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
 def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mapping[str, int], vocab_size: int, meta_size: int,
                   rules: PieceRules, *, order: Sequence[tuple[str, int]] | None = None, seed_size: int = 1_000_000,
                   shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
-                  progress: Callable[[str, int, int], None] | None = None) -> UnigramResult:
+                  progress: Callable[[str, int, int], None] | None = None, history: bool = True) -> UnigramResult:
     """Train on ``{(word, what follows it in its sentence): count}`` (sentencepiece's sentences after
     its whitespace split, unknown markers included; after a sentence's last word ``"\\0"`` and the
     first character of the next sentence, nothing after the last one: the seeds see them as
@@ -444,7 +446,10 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
 
     Each :class:`EmStep` records what sentencepiece logs: the objective is the negative
     log-likelihood per word and ``num_tokens`` the tokens of the Viterbi segmentation of the whole
-    corpus."""
+    corpus. ``history=False``: the pieces and the stop reason only (no steps, rounds, snapshots, and no
+    Viterbi pass per EM step, which only counts those tokens)."""
+    if history:
+        from tokviz.history import EmStep, PruneRound  # (a history's records: not loaded for a model alone)
     report = progress or (lambda phase, done, total: None)
     report("seed pieces", 0, 1)
     corpus = _seeds_and_lattices(contexts, rules, seed_size, order)
@@ -471,8 +476,9 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
     while True:
         for sub_iteration in range(num_sub_iterations):
             expected32, objective = _e_step(lattices, score, alive, position, counts, counts32, total_count)
-            _, back = lattices.viterbi(score.astype(np.float32)[lattices.seed])
-            docs, _ = lattices.backtrack(back)
+            if history:
+                _, back = lattices.viterbi(score.astype(np.float32)[lattices.seed])
+                docs, _ = lattices.backtrack(back)
             keep = alive & (expected32 >= 0.5)
 
             # single characters always keep a node (sentencepiece adds unknown nodes instead)
@@ -491,16 +497,20 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
             score = np.where(alive, score, unk_score)  # a dropped character is an unknown node
             if dropped.any():
                 lattices.filter(alive[lattices.seed] | lattices.single)
-            em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective, int(counts[docs].sum())))
-            report("EM training", len(em_steps), len(em_steps) + 1)
+            if history:
+                em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective, int(counts[docs].sum())))
+            report("EM training", round_index * num_sub_iterations + sub_iteration + 1,
+                   round_index * num_sub_iterations + sub_iteration + 2)
         # sentencepiece >= 0.2.1 prunes after every EM round, the last one too, and stops once
         # the pruned vocabulary is small enough (no EM after the last pruning)
         size = int(alive.sum())
         order = np.flatnonzero(alive)
-        snapshots.append(tuple((names[i], float(score[i])) for i in order))
+        if history:
+            snapshots.append(tuple((names[i], float(score[i])) for i in order))
         new_alive, removed = _prune(order[np.argsort(position[order], kind="stable")], score, alive, names, lengths, occurrence,
                                     lattices, counts, desired, shrinking_factor, position)
-        prune_rounds.append(PruneRound(round_index, size, int(new_alive.sum()), removed))
+        if history:
+            prune_rounds.append(PruneRound(round_index, size, int(new_alive.sum()), removed))
         alive = new_alive
         score = _unknown_scores(score, alive)
         lattices.filter(alive[lattices.seed] | lattices.single)
@@ -513,11 +523,10 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
     _, _, self_best = _alternatives(multi, score, lengths, occurrence, lattices, strict=True)
     unreachable = multi[~self_best]
     if len(unreachable):
-        prune_rounds.append(PruneRound(round_index, len(order), len(order) - len(unreachable),
-                                       tuple((names[i], 0.0) for i in unreachable.tolist())))
-        alive[unreachable] = False
-        score = _unknown_scores(score, alive)
-        lattices.filter(alive[lattices.seed] | lattices.single)
+        if history:
+            prune_rounds.append(PruneRound(round_index, len(order), len(order) - len(unreachable),
+                                           tuple((names[i], 0.0) for i in unreachable.tolist())))
+        alive[unreachable] = False  # (the lattices are not read again)
     # finalize: required characters first, then the best scores
     target = vocab_size - meta_size
     final: dict[str, float] = {}
@@ -537,7 +546,8 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
             break
         final[piece] = piece_score
     pieces = tuple(sorted(final.items(), key=lambda item: (-item[1], item[0])))
-    snapshots.append(pieces)
+    if history:
+        snapshots.append(pieces)
     stop = f"reached the target vocab size of {vocab_size}" if len(pieces) >= target else \
         f"the corpus supports only {len(pieces) + meta_size} pieces (target {vocab_size})"
     return UnigramResult(pieces, tuple(em_steps), tuple(prune_rounds), tuple(snapshots), stop)
@@ -684,7 +694,7 @@ def _alternatives(multi: np.ndarray, score: np.ndarray, lengths: np.ndarray, occ
 
 
 def train_on_corpus(spec: Any, corpus: Any, rules: PieceRules, meta_size: int,
-                    progress: Callable[[str, int, int], None] | None) -> tuple[list[tuple[str, float]], Any, Mapping[str, int]]:
+                    progress: Callable[[str, int, int], None] | None, history: bool = True) -> tuple[list[tuple[str, float]], Any, Mapping[str, int]]:
     """sentencepiece's unigram trainer on the words of the corpus's sentences, with what follows each
     word (returns the pieces, the trainer's result and ``{word: count}``), for
     :mod:`~tokviz.sentencepiece.trainer` (``spec``: its ``TrainerSpec``, ``corpus``: its loaded sentences).
@@ -736,5 +746,5 @@ def train_on_corpus(spec: Any, corpus: Any, rules: PieceRules, meta_size: int,
     del texts, following, sentences, lasts
     result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules, order=order,
                            seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
-                           num_sub_iterations=spec.num_sub_iterations, progress=progress)
+                           num_sub_iterations=spec.num_sub_iterations, progress=progress, history=history)
     return list(result.pieces), result, totals
