@@ -288,11 +288,31 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     weight = np.where(once, np.fromiter((count[w] for w in words), dtype=np.int64, count=len(words)), 0)[word_of]
     # where a piece starting at each position must end by (its chunk's end; itself where no piece
     # starts: the separators, unknown markers, boundaries); the words of ASCII letters are one chunk
-    ascii_word = np.fromiter((_ascii_word(w, rules) for w in words), dtype=bool, count=len(words))
+    # (:func:`_ascii_word`), the other ASCII words are cut by the rules' ascii_parts in one regex pass,
+    # the rest word by word (:func:`located_chunks`)
+    parts = rules.ascii_parts()
+    if rules.split_by_whitespace and not rules.treat_whitespace_as_suffix:
+        letters = np.bincount(word_of, weights=((codes | 0x20) >= 0x61) & ((codes | 0x20) <= 0x7A), minlength=len(words))
+        body_sizes = sizes - (codes[first] == 0x2581)
+        ascii_word = (letters == body_sizes) & (body_sizes > 0)
+    else:
+        ascii_word = np.zeros(len(words), dtype=bool)
+    # (words of ASCII characters but "▁": every substring of one of their parts is a valid piece)
+    simple = np.zeros(len(words), dtype=bool) if parts is None else \
+        np.bincount(word_of, weights=(codes >= 0x80) & (codes != 0x2581), minlength=len(words)) == 0
     chunk_starts, chunk_sizes = [first[ascii_word]], [sizes[ascii_word]]
+    cut = np.flatnonzero(simple & ~ascii_word)
+    if len(cut):
+        joined_sizes = sizes[cut] + 1
+        at_joined = np.cumsum(joined_sizes) - joined_sizes
+        spans = np.array([found.span() for found in parts.finditer(BOUNDARY.join([words[i] for i in cut.tolist()]))],
+                         dtype=np.int64).reshape(-1, 2)  # (a boundary is in no part: none crosses two words)
+        which = np.searchsorted(at_joined, spans[:, 0], side="right") - 1
+        chunk_starts.append(first[cut][which] + spans[:, 0] - at_joined[which])
+        chunk_sizes.append(spans[:, 1] - spans[:, 0])
     other_starts: list[int] = []
     other_sizes: list[int] = []
-    for index in np.flatnonzero(~ascii_word).tolist():
+    for index in np.flatnonzero(~ascii_word & ~simple).tolist():
         base = int(first[index])
         for chunk, at in located_chunks(words[index], rules):
             other_starts.append(base + at)
@@ -375,8 +395,8 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     k_all = np.concatenate(cand_k) if cand_k else np.zeros(0, dtype=np.int64)
     group_all = np.concatenate(cand_group) if cand_group else np.zeros(0, dtype=np.int64)
     first_all = np.concatenate(cand_first) if cand_first else np.zeros(0, dtype=np.int64)
-    # valid pieces only (every substring of a word of ASCII letters is one)
-    check = np.flatnonzero(~ascii_word[word_of[first_all]])
+    # valid pieces only (every substring of a word of ASCII letters is one, and of a part of another ASCII word)
+    check = np.flatnonzero(~(ascii_word | simple)[word_of[first_all]])
     valid = np.ones(len(score_all), dtype=bool)
     valid[check] = [rules.is_valid(flat[p:p + k]) for p, k in zip(first_all[check].tolist(), k_all[check].tolist())]
     score_all, k_all, group_all, first_all = score_all[valid], k_all[valid], group_all[valid], first_all[valid]
