@@ -84,7 +84,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 from tokviz.models.unigram import _em
-from tokviz.sentencepiece.pieces import BOUNDARY, UNK_CHAR, PieceRules, split_into_words
+from tokviz.sentencepiece.pieces import BOUNDARY, UNK_CHAR, PieceRules, count_words, split_into_words
 from tokviz.sentencepiece.trainer_bpe import sorted_chars
 
 if TYPE_CHECKING:
@@ -732,7 +732,13 @@ def train_on_corpus(spec: Any, corpus: Any, rules: PieceRules, meta_size: int,
     totals: Counter[str] = Counter()  # every word's count
     lasts: Counter[str] = Counter()  # how often it ends a sentence
     contexts: Counter[tuple[str, str]] = Counter()
-    if all(freq == 1 for _, freq in sentences):
+    if all(freq == 1 for _, freq in sentences) and prefix_words and not spec.allow_whitespace_only_pieces:
+        # the words of every text counted at once (count_words), and each text's last word: from its last "▁"
+        totals = count_words(texts)
+        ends = [text[max(text.rfind("\u2581"), 0):] for text in texts]
+        lasts.update(ends)
+        contexts.update(zip(ends, following))
+    elif all(freq == 1 for _, freq in sentences):
         # (a batch's word lists at a time: small batches, so that the memory one takes is reused by
         # the next instead of adding to the peak; 2,000 is as fast as 20,000)
         for at in range(0, len(texts), 2_000):
