@@ -747,6 +747,7 @@ def train_on_corpus(spec: Any, corpus: Any, rules: PieceRules, meta_size: int,
         ends = [text[max(text.rfind("\u2581"), 0):] for text in texts]
         lasts.update(ends)
         contexts.update(zip(ends, following))
+        del ends  # (a string per sentence: not held through the training)
     elif all(freq == 1 for _, freq in sentences):
         # (a batch's word lists at a time: small batches, so that the memory one takes is reused by
         # the next instead of adding to the peak; 2,000 is as fast as 20,000)
