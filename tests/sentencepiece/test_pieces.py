@@ -45,9 +45,13 @@ def test_ascii_parts_are_where_no_piece_crosses() -> None:
     assert parts.findall("▁▁a▁,") == ["▁", "▁a", "▁,"]
     # every word of up to 4 of these characters: the same parts as growing valid pieces
     chars = ["a", "Z", "1", ",", "'", "_", "~", "@", "[", "{", "\0", " ", BOUNDARY, "\x01", "\n", "\x7f", "▁"]
+    short = PieceRules(max_sentencepiece_length=4)
     for size in range(1, 5):
         for word in map("".join, itertools.product(chars, repeat=size)):
             assert [(m.group(), m.start()) for m in parts.finditer(word)] == _grown_parts(word), repr(word)
+            # (is_valid decides an ASCII piece by these parts: the same as character by character)
+            assert short.is_valid(word) == short.check_each_char(word), repr(word)
+            assert short.is_valid("▁" + word) == short.check_each_char("▁" + word), repr(word)
     # other rules cut elsewhere: no regex for them
     for options in ({"split_digits": True}, {"split_by_number": False}, {"split_by_unicode_script": False},
                     {"split_by_whitespace": False}, {"treat_whitespace_as_suffix": True}, {"allow_whitespace_only_pieces": True}):

@@ -30,6 +30,10 @@ def test_the_course_corpus() -> None:
     assert (len(result.em_steps), len(result.prune_rounds)) == (2, 1)
     # every required character stays a piece, whatever its score
     assert set(_required()) <= {piece for piece, _ in result.pieces}
+    # without a history (SentencePieceTrainer.train): the same pieces, no records
+    bare = train_unigram(CONTEXTS, _required(), 14, 3, PieceRules(), history=False)
+    assert (bare.pieces, bare.stop_reason) == (result.pieces, result.stop_reason)
+    assert (bare.em_steps, bare.prune_rounds, bare.snapshots) == ((), (), ())
 
 
 def test_pieces_and_scores_as_sentencepiece_trains_them(read_shared_corpus) -> None:
@@ -66,3 +70,16 @@ def test_runs_of_whitespace_overlap_the_word_after_them() -> None:
     rules = PieceRules(allow_whitespace_only_pieces=True)
     # "▁▁▁" is a piece and so is "▁hello" (its last "▁"); "▁▁h..." is none
     assert located_chunks("▁▁▁hello", rules) == [("▁▁▁", 0), ("hello", 3), ("▁▁▁", 0), ("▁hello", 2)]
+
+
+def test_stable_order_is_numpys_stable_argsort() -> None:
+    """The seeds' k-grams are numbered by a 16-bit-at-a-time sort: numpy's stable argsort, ties in place."""
+    np = pytest.importorskip("numpy")
+    from tokviz.sentencepiece.trainer_unigram import _stable_order
+
+    assert _stable_order(np.array([3, 1, 3, 0, 1, 2**40, 2**17 + 1, 1])).tolist() == [3, 1, 4, 7, 0, 2, 6, 5]
+    rng = np.random.default_rng(5)
+    for top in (2, 2**16, 2**20, 2**35):
+        for size in (0, 1, 500):
+            keys = rng.integers(0, top, size)
+            assert np.array_equal(_stable_order(keys), np.argsort(keys, kind="stable"))
