@@ -22,6 +22,7 @@ Components are mutable as HF's are (``decoder.prefix = "__"``); every edit calls
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from typing import Any, Callable, ClassVar
 
@@ -360,6 +361,11 @@ def check_whole(owner: str, name: str, value: Any) -> int:
     if value < 0:
         raise NegativeArgumentError(f"{owner} {name} must be a whole number >= 0, got {value}.")
     return value
+
+
+def field_checks(owner: str, **checks: Callable[[str, str, Any], Any]) -> dict[str, Callable[[Any], Any]]:
+    """A :class:`JsonComponent`'s ``_CHECKS``: ``field=check`` checks a value as ``check(owner, field, value)``."""
+    return {name: functools.partial(check, owner, name) for name, check in checks.items()}
 
 
 def check_str(owner: str, name: str, value: Any) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Sequence as SequenceType
 
-from tokviz._component import CustomComponent, JsonComponent, check_bool, check_str, check_whole
+from tokviz._component import CustomComponent, JsonComponent, check_bool, check_str, check_whole, field_checks
 from tokviz.byte_level import UNICODE_TO_BYTES
 from tokviz.errors import SerializationError, TokvizError
 from tokviz.patterns import compile_pattern, match_spans, replace_spans
@@ -74,7 +74,7 @@ class ByteLevel(Decoder):
     """
 
     _FIELDS = ("add_prefix_space", "trim_offsets", "use_regex")
-    _CHECKS = {name: (lambda v, name=name: check_bool("ByteLevel", name, v)) for name in _FIELDS}
+    _CHECKS = field_checks("ByteLevel", **dict.fromkeys(_FIELDS, check_bool))
 
     def __init__(
         self, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True, **kwargs: Any
@@ -127,7 +127,7 @@ class WordPiece(Decoder):
     """
 
     _FIELDS = ("prefix", "cleanup")
-    _CHECKS = {"prefix": lambda v: check_str("WordPiece", "prefix", v), "cleanup": lambda v: check_bool("WordPiece", "cleanup", v)}
+    _CHECKS = field_checks("WordPiece", prefix=check_str, cleanup=check_bool)
 
     def __init__(self, prefix: str = "##", cleanup: bool = True) -> None:
         self.prefix = prefix
@@ -144,6 +144,20 @@ class WordPiece(Decoder):
         return result
 
 
+def _check_char(owner: str, name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{owner} {name} must be a string of length 1, got {type(value).__name__} {value!r}.")
+    if len(value) != 1:
+        raise ValueError(f"{owner} {name}: expected a string of length 1, got {value!r}.")
+    return value
+
+
+def _check_scheme(value: Any) -> str:
+    if value not in ("always", "first", "never"):
+        raise ValueError(f"{value!r} is an unknown variant for the Metaspace prepend_scheme, should be one of ['first', 'never', 'always'].")
+    return value
+
+
 class Metaspace(Decoder):
     """``'▁'`` back to spaces; in the first token it is dropped (it was prepended).
 
@@ -152,11 +166,7 @@ class Metaspace(Decoder):
     """
 
     _FIELDS = ("replacement", "prepend_scheme", "split")
-    _CHECKS = {
-        "replacement": lambda v: _check_char("Metaspace", "replacement", v),
-        "prepend_scheme": lambda v: _check_scheme(v),
-        "split": lambda v: check_bool("Metaspace", "split", v),
-    }
+    _CHECKS = {**field_checks("Metaspace", replacement=_check_char, split=check_bool), "prepend_scheme": _check_scheme}
 
     def __init__(self, replacement: str = "▁", prepend_scheme: str = "always", split: bool = True) -> None:
         if len(replacement) != 1:
@@ -190,7 +200,7 @@ class BPEDecoder(Decoder):
     """
 
     _FIELDS = ("suffix",)
-    _CHECKS = {"suffix": lambda v: check_str("BPEDecoder", "suffix", v)}
+    _CHECKS = field_checks("BPEDecoder", suffix=check_str)
 
     def __init__(self, suffix: str = "</w>") -> None:
         self.suffix = suffix
@@ -203,7 +213,7 @@ class BPEDecoder(Decoder):
 class Replace(Decoder):
     """Replace a string (or a ``tokviz.Regex``) in every token: ``Replace('▁', ' ')``."""
 
-    _CHECKS = {"content": lambda v: check_str("Replace", "content", v)}
+    _CHECKS = field_checks("Replace", content=check_str)
 
     def __init__(self, pattern: Any, content: str) -> None:
         self.pattern = pattern
@@ -246,11 +256,7 @@ class Strip(Decoder):
     """
 
     _FIELDS = ("content", "start", "stop")
-    _CHECKS = {
-        "content": lambda v: _check_char("Strip", "content", v),
-        "start": lambda v: check_whole("Strip", "start", v),
-        "stop": lambda v: check_whole("Strip", "stop", v),
-    }
+    _CHECKS = field_checks("Strip", content=_check_char, start=check_whole, stop=check_whole)
 
     def __init__(self, content: str = " ", left: int = 0, right: int = 0) -> None:
         self.content = _check_char("Strip", "content", content)
@@ -267,14 +273,6 @@ class Strip(Decoder):
         return result
 
 
-def _check_char(owner: str, name: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{owner} {name} must be a string of length 1, got {type(value).__name__} {value!r}.")
-    if len(value) != 1:
-        raise ValueError(f"{owner} {name}: expected a string of length 1, got {value!r}.")
-    return value
-
-
 class CTC(Decoder):
     """Speech models' CTC output back to text: repeated tokens collapse, ``pad_token`` goes,
     and (``cleanup``) the WordPiece cleanup runs and ``word_delimiter_token`` becomes a space.
@@ -286,11 +284,7 @@ class CTC(Decoder):
     """
 
     _FIELDS = ("pad_token", "word_delimiter_token", "cleanup")
-    _CHECKS = {
-        "pad_token": lambda v: check_str("CTC", "pad_token", v),
-        "word_delimiter_token": lambda v: check_str("CTC", "word_delimiter_token", v),
-        "cleanup": lambda v: check_bool("CTC", "cleanup", v),
-    }
+    _CHECKS = field_checks("CTC", pad_token=check_str, word_delimiter_token=check_str, cleanup=check_bool)
 
     def __init__(self, pad_token: str = "<pad>", word_delimiter_token: str = "|", cleanup: bool = True) -> None:
         self.pad_token = pad_token  # (each checked by _CHECKS)
@@ -312,12 +306,6 @@ class CTC(Decoder):
             if text:
                 result.append(text)
         return result
-
-
-def _check_scheme(value: Any) -> str:
-    if value not in ("always", "first", "never"):
-        raise ValueError(f"{value!r} is an unknown variant for the Metaspace prepend_scheme, should be one of ['first', 'never', 'always'].")
-    return value
 
 
 class Fuse(Decoder):

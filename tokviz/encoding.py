@@ -39,6 +39,12 @@ _FIELDS = (
 )
 
 
+def _list_of(field: str) -> property:
+    """A read-only property: the field ``field`` (a tuple) as a new list."""
+    get = attrgetter(field)
+    return property(lambda encoding: list(get(encoding)))
+
+
 class Encoding:
     """The output of a tokenizer for one input (one sequence, or a pair).
 
@@ -107,22 +113,15 @@ class Encoding:
         twin._overflowing = [o.copy() for o in self._overflowing]
         return twin
 
-    # ------------------------------------------------------------------ fields
-    @property
-    def ids(self) -> list[int]:
-        return list(self._ids)
-
-    @property
-    def type_ids(self) -> list[int]:
-        return list(self._type_ids)
-
-    @property
-    def tokens(self) -> list[str]:
-        return list(self._tokens)
-
-    @property
-    def word_ids(self) -> list[int | None]:
-        return list(self._words)
+    # ------------------------------------------------------------------ fields (each a new list, as HF's)
+    ids = _list_of("_ids")
+    type_ids = _list_of("_type_ids")
+    tokens = _list_of("_tokens")
+    word_ids = _list_of("_words")
+    offsets = _list_of("_offsets")
+    special_tokens_mask = _list_of("_special_tokens_mask")
+    attention_mask = _list_of("_attention_mask")
+    overflowing = _list_of("_overflowing")
 
     @property
     def words(self) -> list[int | None]:
@@ -135,22 +134,6 @@ class Encoding:
             stacklevel=2,
         )
         return list(self._words)
-
-    @property
-    def offsets(self) -> list[Offsets]:
-        return list(self._offsets)
-
-    @property
-    def special_tokens_mask(self) -> list[int]:
-        return list(self._special_tokens_mask)
-
-    @property
-    def attention_mask(self) -> list[int]:
-        return list(self._attention_mask)
-
-    @property
-    def overflowing(self) -> list["Encoding"]:
-        return list(self._overflowing)
 
     @property
     def n_sequences(self) -> int:

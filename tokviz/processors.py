@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence as SequenceType
 
-from tokviz._component import JsonComponent, SequenceItems, check_bool, check_token_id_pair
+from tokviz._component import JsonComponent, SequenceItems, check_bool, check_token_id_pair, field_checks
 from tokviz.byte_level import BYTES_TO_UNICODE
 from tokviz.decoders import ByteLevel as _ByteLevelDecoder
 from tokviz.encoding import Encoding, flat_offsets_encoding, flat_offsets_of, new_encoding, whole_sequence_ranges
@@ -273,10 +273,7 @@ class BertProcessing(PostProcessor):
     """
 
     _FIELDS = ("sep", "cls")
-    _CHECKS = {
-        "sep": lambda v: check_token_id_pair("BertProcessing", "sep", v),
-        "cls": lambda v: check_token_id_pair("BertProcessing", "cls", v),
-    }
+    _CHECKS = field_checks("BertProcessing", sep=check_token_id_pair, cls=check_token_id_pair)
 
     def __init__(self, sep: tuple[str, int], cls: tuple[str, int]) -> None:
         self.sep = sep
@@ -322,12 +319,9 @@ class RobertaProcessing(PostProcessor):
     """``<s> A </s>`` and ``<s> A </s> </s> B </s>``, every type_id 0, offsets trimmed."""
 
     _FIELDS = ("sep", "cls", "trim_offsets", "add_prefix_space")
-    _CHECKS = {
-        "sep": lambda v: check_token_id_pair("RobertaProcessing", "sep", v),
-        "cls": lambda v: check_token_id_pair("RobertaProcessing", "cls", v),
-        "trim_offsets": lambda v: check_bool("RobertaProcessing", "trim_offsets", v),
-        "add_prefix_space": lambda v: check_bool("RobertaProcessing", "add_prefix_space", v),
-    }
+    _CHECKS = field_checks(
+        "RobertaProcessing", sep=check_token_id_pair, cls=check_token_id_pair, trim_offsets=check_bool, add_prefix_space=check_bool
+    )
 
     def __init__(
         self,

@@ -45,7 +45,7 @@ def test_bpe_and_wordpiece_train_with_the_same_engine_and_options() -> None:
     assert issubclass(BpeTrainer, merges.MergeTrainerOptions) and issubclass(WordPieceTrainer, merges.MergeTrainerOptions)
     # the scores that are not counts plug into the same loop as queues
     assert issubclass(wordpiece_trainer.LikelihoodQueue, merges.MergeQueue)
-    assert issubclass(parity_trainer.LargerPairQueue, merges.CountQueue)
+    assert issubclass(parity_trainer.LargerPairQueue, merges.MergeQueue)
     assert parity_trainer.PairCounts is merges.PairCounts and parity_trainer.Symbols is merges.Symbols
 
 

@@ -361,9 +361,10 @@ class MergeQueue:
     entry at least as good as its true one: a merge only lowers the pairs it does not make, and
     the ones it makes are pushed by :meth:`merged`).
 
-    Subclasses give ``_pop_valid``, ``_describe`` (an entry -> ``(pair, count, score)``) and
-    ``merged``; :class:`CountQueue` (HF's order), :class:`FirstSeenQueue` (the course's),
-    WordPiece's likelihood queue and the parity trainer's use this one loop and this one merge.
+    Subclasses give ``_entry`` (a pair code -> its entry now, ending with the code; None when it is
+    no candidate) or their own ``_pop_valid`` and ``_describe`` (an entry -> ``(pair, count,
+    score)``), and ``merged``; :class:`CountQueue` (HF's order), :class:`FirstSeenQueue` (the
+    course's), WordPiece's likelihood queue and the parity trainer's use this one loop and this one merge.
     """
 
     #: Why the loop stopped when no entry is left.
@@ -373,11 +374,30 @@ class MergeQueue:
 
     heap: list[Any]
 
-    def _pop_valid(self) -> Any:
+    def _entry(self, code: int) -> Any:
         raise NotImplementedError
 
+    def _pop_valid(self) -> Any:
+        """The first entry still equal to its pair's entry now (one that moved is pushed back as it is now)."""
+        heap = self.heap
+        while heap:
+            item = heapq.heappop(heap)
+            fresh = self._entry(item[-1])
+            if fresh == item:
+                return item
+            if fresh is not None:
+                heapq.heappush(heap, fresh)
+        return None
+
     def _describe(self, entry: Any) -> tuple[int, int, float]:
-        raise NotImplementedError
+        """``(pair code, count, score)`` of an entry ``(-count, ..., pair code)``, scored by count."""
+        return entry[-1], -entry[0], -entry[0]
+
+    def push(self, codes: Iterable[int]) -> None:
+        for code in codes:
+            entry = self._entry(code)
+            if entry is not None:
+                heapq.heappush(self.heap, entry)
 
     def merged(self, code: int, new_id: int, created: Iterable[int], lowered: set[int] | None, merged: int) -> None:
         raise NotImplementedError
@@ -510,26 +530,9 @@ class FirstSeenQueue(MergeQueue):
         first = first_occurrence(code, corpus.where, corpus.words, corpus.token_len)
         return None if first is None else (-count, first[0], first[1], code)
 
-    def _pop_valid(self) -> tuple[int, int, int, int] | None:
-        heap = self.heap
-        while heap:
-            item = heapq.heappop(heap)
-            fresh = self._entry(item[3])
-            if fresh == item:
-                return item
-            if fresh is not None:
-                heapq.heappush(heap, fresh)
-        return None
-
-    def _describe(self, entry: tuple[int, int, int, int]) -> tuple[int, int, float]:
-        return entry[3], -entry[0], -entry[0]
-
     def merged(self, code: int, new_id: int, created: Iterable[int], lowered: set[int] | None, merged: int) -> None:
         self.corpus.pair_counts.pop(code, None)
-        for changed in created:
-            fresh = self._entry(changed)
-            if fresh is not None:
-                heapq.heappush(self.heap, fresh)
+        self.push(created)
 
 
 def count_queue(tie_break: str) -> Callable[[PairCounts], MergeQueue]:

@@ -34,7 +34,7 @@ from typing import Any, Iterable
 
 from tokviz import _mutation
 from tokviz.errors import EmptyCorpusError, TokvizError
-from tokviz.models.merges import PAIR_BITS, PAIR_MASK, CountQueue, MergeQueue, PairCounts, Symbols, compute_alphabet
+from tokviz.models.merges import PAIR_BITS, PAIR_MASK, MergeQueue, PairCounts, Symbols, compute_alphabet
 from tokviz.models.trainer import (
     OptionTypeError,
     check_bool,
@@ -368,11 +368,11 @@ class _Larger:
         return isinstance(other, _Larger) and self.strings == other.strings
 
 
-class LargerPairQueue(CountQueue):
+class LargerPairQueue(MergeQueue):
     """The merge engine's count queue with HF's parity tie-break: the highest count, ties to the
     larger pair of strings. Entries: ``(-count, larger strings first, pair code)``."""
 
-    __slots__ = ("names",)
+    __slots__ = ("pair_counts", "names", "heap")
 
     def __init__(self, pair_counts: dict[int, int], names: list[str]) -> None:
         self.pair_counts, self.names = pair_counts, names
@@ -384,28 +384,6 @@ class LargerPairQueue(CountQueue):
         if count <= 0:
             return None
         return (-count, _Larger((self.names[code >> PAIR_BITS], self.names[code & PAIR_MASK])), code)
-
-    def _pop_valid(self) -> tuple[int, _Larger, int] | None:
-        heap = self.heap
-        while heap:
-            item = heapq.heappop(heap)
-            count = self.pair_counts.get(item[2], 0)
-            if count == -item[0]:
-                return item
-            if count > 0:
-                heapq.heappush(heap, (-count, item[1], item[2]))
-        return None
-
-    def _describe(self, entry: tuple[int, _Larger, int]) -> tuple[int, int, float]:
-        return entry[2], -entry[0], -entry[0]
-
-    runners_up = MergeQueue.runners_up  # (CountQueue's reads int entries)
-
-    def push(self, codes: Iterable[int]) -> None:
-        for code in codes:
-            entry = self._entry(code)
-            if entry is not None:
-                heapq.heappush(self.heap, entry)
 
 
 def _merge_dev(code: int, new_id: int, dev_vocab: dict[tuple[int, ...], list[int]], languages: int) -> list[int]:
