@@ -13,8 +13,7 @@ def lazy_exports(module_name: str, exports: dict[str, str]) -> tuple[Callable[[s
         target = exports.get(name)
         if target is None:
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(target), name)
-        return value
+        return getattr(importlib.import_module(target), name)
 
     def __dir__() -> list[str]:
         return sorted(exports)

@@ -23,13 +23,15 @@ def register_html_view(cls: type, view: Callable[[Any], str]) -> None:
     _VIEWS[cls] = view
 
 
+def _registered(views: dict[type, Callable[..., Any]], obj: Any) -> Callable[..., Any] | None:
+    """The view registered for the nearest class of ``obj`` in its MRO, or None."""
+    return next((views[cls] for cls in type(obj).__mro__ if cls in views), None)
+
+
 def html_view(obj: Any) -> str | None:
     """The registered view of ``obj`` (the nearest class in its MRO), or None."""
-    for cls in type(obj).__mro__:
-        view = _VIEWS.get(cls)
-        if view is not None:
-            return view(obj)
-    return None
+    view = _registered(_VIEWS, obj)
+    return None if view is None else view(obj)
 
 
 _FIGURES: dict[type, Callable[..., Any]] = {}
@@ -42,8 +44,7 @@ def register_figure_view(cls: type, view: Callable[..., Any]) -> None:
 
 def figure_view(obj: Any, *args: Any, **kwargs: Any) -> Any:
     """The registered chart of ``obj``; a ``LookupError`` when :mod:`tokviz.viz` has not registered one."""
-    for cls in type(obj).__mro__:
-        view = _FIGURES.get(cls)
-        if view is not None:
-            return view(obj, *args, **kwargs)
+    view = _registered(_FIGURES, obj)
+    if view is not None:
+        return view(obj, *args, **kwargs)
     raise LookupError(f"No chart is registered for {type(obj).__name__}: import tokviz.viz.notebook first (tokviz imports it in a notebook).")

@@ -42,7 +42,7 @@ _WHITESPACE_SET = frozenset(_WHITESPACE)
 _WORD_CHAR = regex.compile(r"\w")
 
 
-_ADDED_TOKEN_FIELDS = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
+ADDED_TOKEN_FIELDS = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
 
 
 class AddedToken:
@@ -65,7 +65,7 @@ class AddedToken:
     AttributeError: attribute 'lstrip' of 'AddedToken' objects is not writable
     """
 
-    __slots__ = _ADDED_TOKEN_FIELDS + ("_normalized_given",)
+    __slots__ = ADDED_TOKEN_FIELDS + ("_normalized_given",)
 
     def __init__(
         self,
@@ -76,10 +76,7 @@ class AddedToken:
         normalized: bool | None = None,
         special: bool = False,
     ) -> None:
-        content = "" if content is None else content
-        if not isinstance(content, str):
-            raise TypeError(f"AddedToken content must be a string, got {type(content).__name__} {content!r:.60}.")
-        object.__setattr__(self, "content", content)
+        object.__setattr__(self, "content", _checked_content("" if content is None else content))
         for name, value in (("single_word", single_word), ("lstrip", lstrip), ("rstrip", rstrip), ("special", special)):
             _check_flag(name, value)
             object.__setattr__(self, name, value)
@@ -90,15 +87,13 @@ class AddedToken:
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "content":
-            if not isinstance(value, str):
-                raise TypeError(f"AddedToken content must be a string, got {type(value).__name__} {value!r:.60}.")
-            object.__setattr__(self, name, value)
+            object.__setattr__(self, name, _checked_content(value))
         elif name == "special":
             _check_flag("special", value)
             object.__setattr__(self, "special", value)
             if not self._normalized_given:  # HF: normalized defaults to not special
                 object.__setattr__(self, "normalized", not value)
-        elif name in _ADDED_TOKEN_FIELDS:
+        elif name in ADDED_TOKEN_FIELDS:
             raise AttributeError(f"attribute '{name}' of 'AddedToken' objects is not writable")
         else:
             raise AttributeError(f"'AddedToken' object has no attribute '{name}'")
@@ -106,7 +101,7 @@ class AddedToken:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AddedToken):
             return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in _ADDED_TOKEN_FIELDS)
+        return all(getattr(self, name) == getattr(other, name) for name in ADDED_TOKEN_FIELDS)
 
     def __hash__(self) -> int:
         return hash(self.content)
@@ -121,7 +116,7 @@ class AddedToken:
         return self.to_dict()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        for name in _ADDED_TOKEN_FIELDS:
+        for name in ADDED_TOKEN_FIELDS:
             object.__setattr__(self, name, state[name] if name in state else getattr(AddedToken(), name))
         object.__setattr__(self, "_normalized_given", "normalized" in state)
 
@@ -138,7 +133,7 @@ class AddedToken:
         return self.__copy__()
 
     def to_dict(self, id: int | None = None) -> dict[str, Any]:
-        fields = {name: getattr(self, name) for name in _ADDED_TOKEN_FIELDS}
+        fields = {name: getattr(self, name) for name in ADDED_TOKEN_FIELDS}
         return fields if id is None else {"id": id, **fields}
 
     @classmethod
@@ -162,6 +157,12 @@ class AddedToken:
 
     def __str__(self) -> str:
         return self.content
+
+
+def _checked_content(content: Any) -> str:
+    if not isinstance(content, str):
+        raise TypeError(f"AddedToken content must be a string, got {type(content).__name__} {content!r:.60}.")
+    return content
 
 
 def _check_flag(name: str, value: Any) -> None:

@@ -35,9 +35,6 @@ def _build_bytes_to_unicode() -> dict[int, str]:
 BYTES_TO_UNICODE: dict[int, str] = _build_bytes_to_unicode()
 UNICODE_TO_BYTES: dict[str, int] = {symbol: byte for byte, symbol in BYTES_TO_UNICODE.items()}
 
-# str.translate tables: one for bytes decoded as latin-1 -> symbols.
-_LATIN1_TO_SYMBOLS = {byte: symbol for byte, symbol in BYTES_TO_UNICODE.items()}
-
 
 #: str.translate table of the ASCII chars whose symbol is not the char itself (controls, space,
 #: DEL): ``word.translate(ASCII_TO_SYMBOLS)`` maps an ASCII word without a UTF-8 round trip.
@@ -46,7 +43,7 @@ ASCII_TO_SYMBOLS = {byte: symbol for byte, symbol in BYTES_TO_UNICODE.items() if
 
 def bytes_to_symbols(data: bytes) -> str:
     """Map raw bytes to their byte-level symbols, one symbol per byte."""
-    return data.decode("latin-1").translate(_LATIN1_TO_SYMBOLS)
+    return data.decode("latin-1").translate(BYTES_TO_UNICODE)  # (a byte decoded as latin-1 is the char of its value)
 
 
 def text_to_symbols(text: str) -> str:

@@ -365,19 +365,16 @@ class Encoding:
         # merge_with never edits a field in place (it concatenates) and never edits ``pair``,
         # so the combinations can start from shallow copies: this keeps the (quadratic, as
         # in HF) pairing of overflowing pieces affordable in Python.
+        def merged(first: Encoding, second: Encoding) -> Encoding:
+            combined = first._shallow()
+            combined.merge_with(second, growing_offsets)
+            return combined
+
         overflowings: list[Encoding] = []
         for own_piece in self._overflowing:
-            combined = own_piece._shallow()
-            combined.merge_with(pair, growing_offsets)
-            overflowings.append(combined)
-            for other_piece in pair._overflowing:
-                combined = own_piece._shallow()
-                combined.merge_with(other_piece, growing_offsets)
-                overflowings.append(combined)
-        for other_piece in pair._overflowing:
-            combined = self._shallow()
-            combined.merge_with(other_piece, growing_offsets)
-            overflowings.append(combined)
+            overflowings.append(merged(own_piece, pair))
+            overflowings.extend(merged(own_piece, other_piece) for other_piece in pair._overflowing)
+        overflowings.extend(merged(self, other_piece) for other_piece in pair._overflowing)
 
         shift = len(self._ids)
         ranges = dict(self._sequence_ranges)  # (a new dict: see set_sequence_id)

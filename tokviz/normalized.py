@@ -285,12 +285,7 @@ class NormalizedString:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NormalizedString):
             return NotImplemented
-        return (self.original, self.normalized, self.alignments, self.original_shift) == (
-            other.original,
-            other.normalized,
-            other.alignments,
-            other.original_shift,
-        )
+        return all(getattr(self, name) == getattr(other, name) for name in NormalizedString.__slots__)
 
     __hash__ = None  # mutable
 

@@ -270,8 +270,10 @@ def match_spans(compiled: regex.Pattern, text: str, timeout: float | None = None
 
 def _spans(compiled: regex.Pattern, text: str, deadline: float | None) -> list[tuple[int, int]]:
     """:func:`match_spans`' loop; no time limit when ``deadline`` is None (TimeoutError past it)."""
-    matches = compiled.finditer(text) if deadline is None else compiled.finditer(text, timeout=max(deadline - time.monotonic(), 1e-3))
-    spans = [match.span() for match in matches]
+    def finditer(position: int = 0) -> Any:
+        return compiled.finditer(text, position) if deadline is None else compiled.finditer(text, position, timeout=max(deadline - time.monotonic(), 1e-3))
+
+    spans = [match.span() for match in finditer()]
     if not any(starmap(eq, spans)):
         return spans  # no empty match: Python's matches are Oniguruma's
     spans = []
@@ -280,12 +282,7 @@ def _spans(compiled: regex.Pattern, text: str, deadline: float | None) -> list[t
     while position <= len(text):
         empty_at = -1  # position of the last empty match seen in this pass
         restart_at = None
-        matches = (
-            compiled.finditer(text, position)
-            if deadline is None
-            else compiled.finditer(text, position, timeout=max(deadline - time.monotonic(), 1e-3))
-        )
-        for match in matches:
+        for match in finditer(position):
             start, end = match.span()
             if start == empty_at:
                 # Python tries a non-empty match where the empty one was; Oniguruma
@@ -354,7 +351,6 @@ def spans_to_matches(spans: list[tuple[int, int]], length: int) -> Matches:
     return pieces
 
 
-#: ``regex``'s sets on ASCII text as :mod:`re` class items (its ``\s``, White_Space, lacks \x1c-\x1f).
 #: regex's ``\s`` on ASCII text (its ``\s``, White_Space, lacks \x1c-\x1f), and in any text.
 _ASCII_SPACES, _WHITE_SPACE = r"\t\n\x0b\x0c\r ", r"\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 #: regex's sets as :mod:`re` class items: on ASCII text, and in any text.
@@ -456,8 +452,6 @@ class Regex:
 
     def find_matches(self, text: str) -> Matches:
         """Matches and the gaps between them, covering ``text``: HF's ``Pattern::find_matches``."""
-        if not text:
-            return [((0, 0), False)]
         return spans_to_matches(self.find_spans(text), len(text))
 
     def findall(self, text: str) -> list[Any]:

@@ -166,11 +166,6 @@ def _cut(text: str, pattern, behavior: str, invert: bool = False) -> list[tuple[
     return [(start, end) for start, end in apply_behavior(matches, behavior) if end > start]
 
 
-def _split_words(text: str, pattern, behavior: str, invert: bool = False) -> list[str]:
-    """String-only twin of ``NormalizedString.split``: ``('a-b', '-', 'removed') -> ['a', 'b']``."""
-    return [text[start:end] for start, end in _cut(text, pattern, behavior, invert)]
-
-
 def _match_spans(compiled: Any, text: str) -> list[tuple[int, int]]:
     return [match.span() for match in compiled.finditer(text)]
 
@@ -270,7 +265,7 @@ def is_bert_punctuation(char: str) -> bool:
 @lru_cache(maxsize=1 << 16)
 def _isolate_punctuation(word: str) -> tuple[str, ...]:
     """``'you?' -> ('you', '?')``; cached across calls, since training asks per line."""
-    return tuple(_split_words(word, is_bert_punctuation, "isolated"))
+    return tuple(word[start:end] for start, end in _cut(word, is_bert_punctuation, "isolated"))
 
 
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -689,9 +684,6 @@ class Split(PreTokenizer):
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: piece.split(self.pattern, self.behavior, invert=self.invert))
-
-    def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return _split_words(sequence, self.pattern, self.behavior, self.invert)
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         return _cut(text, self.pattern, self.behavior, self.invert)

@@ -382,8 +382,7 @@ class ByteLevel(PostProcessor):
             encoding.set_sequence_id(sequence_id)
         return encodings
 
-    def trims_offsets(self) -> tuple[bool] | tuple[()]:
-        return (self.add_prefix_space,) if self.trim_offsets else ()
+    trims_offsets = RobertaProcessing.trims_offsets  # (the same options)
 
     def finish_trimmed(self, encoding: Encoding, add_special_tokens: bool) -> Encoding:
         encoding._sequence_ranges = whole_sequence_ranges(len(encoding._ids))  # (set_sequence_id(0), shared)

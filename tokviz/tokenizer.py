@@ -37,7 +37,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
-from tokviz.added_vocabulary import AddedToken, AddedVocabulary
+from tokviz.added_vocabulary import ADDED_TOKEN_FIELDS, AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding, PaddingParams, TruncationParams, check_direction, pad_encodings, truncate_encodings
 from tokviz.engine.cut import encode_cut, encode_processed
 from tokviz.engine.plans import EnginePlans
@@ -837,9 +837,6 @@ def _token_list(tokens: Any) -> list[Any]:
     return list(tokens)
 
 
-_ADDED_FIELDS = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
-
-
 def _as_added_token(token: Any, special: bool) -> AddedToken:
     """A string or an AddedToken (tokviz's, or HF's as transformers passes them) as tokviz's
     AddedToken (a copy: later edits of the caller's token leave the tokenizer alone);
@@ -850,7 +847,7 @@ def _as_added_token(token: Any, special: bool) -> AddedToken:
         if special:
             token.special = True  # as HF: the caller's token becomes special (normalized follows unless given)
         return copy.copy(token)
-    if all(hasattr(token, name) for name in _ADDED_FIELDS):
+    if all(hasattr(token, name) for name in ADDED_TOKEN_FIELDS):
         if special:
             token.special = True
         return AddedToken(token.content, token.single_word, token.lstrip, token.rstrip, token.normalized, token.special)

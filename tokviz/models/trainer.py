@@ -32,6 +32,8 @@ import dataclasses
 import functools
 import gc
 import json
+import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -316,9 +318,6 @@ def finish_progress_lines(trainer: Any) -> None:
     stages = getattr(trainer, "PROGRESS_STAGES", 0)
     if not stages or getattr(trainer, "show_progress", False) is not True:
         return
-    import os
-    import sys
-
     try:
         sys.stdout.flush()
         os.write(1, b"\n" * stages)
