@@ -143,9 +143,8 @@ _SIMPLE_TYPES: dict[str, tuple[type, ...]] = {"bool": (bool,), "str": (str,), "i
 def check_field_type(component: Any, name: str, annotation: str, value: Any) -> None:
     """Refuse a value of the wrong simple type (HF's ``TypeError``), e.g. ``lowercase='x'``."""
     optional = False
-    for suffix in (" | None",):
-        if annotation.endswith(suffix):
-            annotation, optional = annotation[: -len(suffix)], True
+    if annotation.endswith(" | None"):
+        annotation, optional = annotation[: -len(" | None")], True
     if annotation.startswith("Optional[") and annotation.endswith("]"):
         annotation, optional = annotation[9:-1], True
     expected = _SIMPLE_TYPES.get(annotation)

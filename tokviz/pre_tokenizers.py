@@ -166,10 +166,6 @@ def _cut(text: str, pattern, behavior: str, invert: bool = False) -> list[tuple[
     return [(start, end) for start, end in apply_behavior(matches, behavior) if end > start]
 
 
-def _match_spans(compiled: Any, text: str) -> list[tuple[int, int]]:
-    return [match.span() for match in compiled.finditer(text)]
-
-
 def behavior_to_json(behavior: str) -> str:
     """``'merged_with_next' -> 'MergedWithNext'`` (HF's tokenizer.json spelling)."""
     return "".join(part.capitalize() for part in normalize_behavior(behavior).split("_"))
@@ -220,38 +216,40 @@ _WHITESPACE_SPLIT_SPLIT = PlainSplit(re.compile(NON_SPACE_RUN.pattern).finditer,
 _BYTE_LEVEL_SPLIT = PlainSplit(to_bytes=True)
 
 
+class _RegexWords(PreTokenizer):
+    """A pre-tokenizer whose words are the matches of its ``_WORDS`` (a built-in pattern)."""
+
+    __slots__ = ()
+    _WORDS: ClassVar[Any]
+
+    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        pretokenized.split(lambda _, piece: piece.split(self._WORDS, "removed", invert=True))
+
+    def pre_tokenize_words(self, sequence: str) -> list[str]:
+        return self._WORDS.findall(sequence)
+
+    def cut_spans(self, text: str) -> list[tuple[int, int]]:
+        return [match.span() for match in self._WORDS.finditer(text)]
+
+
 @dataclass(slots=True, repr=False)
-class Whitespace(PreTokenizer):
+class Whitespace(_RegexWords):
     """Words are runs of word chars or runs of other non-space chars: ``\\w+|[^\\w\\s]+``."""
+
+    _WORDS = WORD_OR_SYMBOLS
 
     def plain_split(self) -> "PlainSplit":
         return _WHITESPACE_SPLIT
 
-    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
-        pretokenized.split(lambda _, piece: piece.split(WORD_OR_SYMBOLS, "removed", invert=True))
-
-    def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return WORD_OR_SYMBOLS.findall(sequence)
-
-    def cut_spans(self, text: str) -> list[tuple[int, int]]:
-        return _match_spans(WORD_OR_SYMBOLS, text)
-
 
 @dataclass(slots=True, repr=False)
-class WhitespaceSplit(PreTokenizer):
+class WhitespaceSplit(_RegexWords):
     """Split on Unicode whitespace only: ``"Let's go!" -> ["Let's", 'go!']``."""
+
+    _WORDS = NON_SPACE_RUN
 
     def plain_split(self) -> "PlainSplit":
         return _WHITESPACE_SPLIT_SPLIT
-
-    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
-        pretokenized.split(lambda _, piece: piece.split(is_whitespace, "removed"))
-
-    def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return NON_SPACE_RUN.findall(sequence)
-
-    def cut_spans(self, text: str) -> list[tuple[int, int]]:
-        return _match_spans(NON_SPACE_RUN, text)
 
 
 _ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -794,17 +792,13 @@ class FixedLength(PreTokenizer):
 # --------------------------------------------------------------------------- scripts
 
 
-def _script_table() -> dict[str, int]:
+@lru_cache(maxsize=1)
+def _script_regex() -> tuple[regex.Pattern, list[str]]:
     # The ``regex`` module knows every Script value; we ask it for their names once.
     from regex import _regex  # private, but the only place Python lists script names
 
-    return {name: value for name, value in _regex.get_properties()["SCRIPT"][1].items()}
-
-
-@lru_cache(maxsize=1)
-def _script_regex() -> tuple[regex.Pattern, list[str]]:
     by_value: dict[int, str] = {}
-    for name, value in _script_table().items():
+    for name, value in _regex.get_properties()["SCRIPT"][1].items():
         by_value.setdefault(value, name)  # the long name comes first: 'LATIN', not 'LATN'
     names = [by_value[value] for value in sorted(by_value)]
     alternatives = "|".join(f"(\\p{{Script={name}}})" for name in names)

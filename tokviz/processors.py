@@ -632,12 +632,7 @@ class TemplateProcessing(PostProcessor):
             elif add_special_tokens:
                 token = self.special_tokens[piece.id]
                 n = len(token.ids)
-                result.append(
-                    Encoding(
-                        list(token.ids), [piece.type_id] * n, list(token.tokens), [None] * n,
-                        [(0, 0)] * n, [1] * n, [1] * n, [], {},
-                    )
-                )
+                result.append(Encoding(token.ids, (piece.type_id,) * n, token.tokens, special_tokens_mask=(1,) * n, overflowing=[]))
         return result
 
     def to_dict(self) -> dict[str, Any]:

@@ -391,13 +391,11 @@ class Tokenizer:
         encode = self.encode
         if not is_pretokenized and all(isinstance(item, str) for item in items):
             return [encode(item, None, False, add_special_tokens) for item in items]
-        encodings = []
-        for item in items:
-            if _is_pair_input(item, is_pretokenized):
-                encodings.append(encode(item[0], item[1], is_pretokenized, add_special_tokens))
-            else:
-                encodings.append(encode(item, None, is_pretokenized, add_special_tokens))
-        return encodings
+        return [
+            encode(item[0], item[1], is_pretokenized, add_special_tokens) if _is_pair_input(item, is_pretokenized)
+            else encode(item, None, is_pretokenized, add_special_tokens)
+            for item in items
+        ]
 
     def _encode_input(self, sequence: Any, type_id: int, is_pretokenized: bool) -> Encoding:
         if not is_pretokenized:
@@ -607,10 +605,7 @@ class Tokenizer:
         check_model = getattr(trainer, "check_model", None)
         if check_model is not None:  # name the wrong trainer before reading a word (HF: even for an empty corpus)
             check_model(self._model)
-        texts = iterator
-        if length is not None and not hasattr(iterator, "__len__"):
-            texts = _SizedIterable(iterator, length)
-        word_counts = count_words(texts, self._normalizer, self._pre_tokenizer, progress)
+        word_counts = count_words(iterator, self._normalizer, self._pre_tokenizer, progress, length=length)
         # HF's trainers keep the options of the model they train (unk_token, dropout, ...): the history
         # carries them into its model, built once, and every model_at(k).
         history = train_for_model(trainer, word_counts, self._model, progress)
@@ -863,21 +858,5 @@ def _content(token: Any) -> str:
 
 
 def _is_pair_input(item: Any, is_pretokenized: bool) -> bool:
-    if not is_pretokenized:
-        return isinstance(item, (tuple, list)) and len(item) == 2
     # Pre-tokenized: a pair is a tuple/list of two word lists.
-    return isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, (list, tuple)) for x in item)
-
-
-class _SizedIterable:
-    """An iterable that reports a length (for progress totals)."""
-
-    def __init__(self, iterable: Iterable[str], length: int) -> None:
-        self._iterable = iterable
-        self._length = int(length)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._iterable)
-
-    def __len__(self) -> int:
-        return self._length
+    return isinstance(item, (tuple, list)) and len(item) == 2 and (not is_pretokenized or all(isinstance(x, (list, tuple)) for x in item))

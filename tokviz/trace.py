@@ -76,7 +76,6 @@ def sequence_trace(text: str, normalized_splits: list[Any], splits: list[Any], a
     alignments), its tokenized splits, the ``id()`` of those that are added tokens, and the
     decoder (None: tokens joined by spaces)."""
     # The normalized text of the whole sequence (before pre-tokenization), with its alignment.
-
     normalized_parts: list[str] = []
     alignments: list[tuple[int, int]] = []
     for split in normalized_splits:
@@ -95,10 +94,7 @@ def sequence_trace(text: str, normalized_splits: list[Any], splits: list[Any], a
         )
         pre_tokens.append(PreTokenTrace(ns.normalized, ns.offsets_original(), model_tokens, id(ns) in added_splits))
     sequence_tokens = [t.value for p in pre_tokens for t in p.tokens]
-    if decoder is not None:
-        decoded = decoder.decode(sequence_tokens)
-    else:
-        decoded = " ".join(sequence_tokens)
+    decoded = " ".join(sequence_tokens) if decoder is None else decoder.decode(sequence_tokens)
     return SequenceTrace(
         original=text,
         normalized=normalized,

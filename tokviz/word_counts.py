@@ -123,6 +123,7 @@ def count_words(
     pre_tokenizer: Any = None,
     progress: ProgressCallback | None = None,
     empty_ok: bool = False,
+    length: int | None = None,
 ) -> Counter[str]:
     """Normalize, pre-tokenize and count: ``["a b a"] -> Counter({'a': 2, 'b': 1})`` (with a
     whitespace pre-tokenizer).
@@ -130,7 +131,7 @@ def count_words(
     ``texts`` may hold batches of strings (lists, tuples, iterators) among the strings, as
     HF's ``train_from_iterator`` allows; ``done`` / ``total`` then count items, not texts.
     ``progress("count words", done, total)`` is called about every 1% of the items (every
-    1,000 items when ``texts`` has no length; ``total`` is then 0). Raises
+    1,000 items when ``texts`` has no length nor ``length`` is given; ``total`` is then 0). Raises
     :class:`~tokviz.errors.EmptyCorpusError` when no word is left, unless ``empty_ok`` (one
     chunk of a large corpus may hold only blank lines: the whole corpus is checked after merging).
     """
@@ -141,7 +142,7 @@ def count_words(
     two_level = _two_level_counter(pre_tokenizer) if pre_tokenizer is not None else None
     if two_level is not None:
         split, finish = two_level
-    total = len(texts) if hasattr(texts, "__len__") else 0  # type: ignore[arg-type]
+    total = len(texts) if hasattr(texts, "__len__") else int(length or 0)  # type: ignore[arg-type]
     every = max(1, total // 100) if total else 1000
 
     counts: Counter[str] = Counter()

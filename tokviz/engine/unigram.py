@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import operator
-from itertools import compress, count, islice, repeat
+from itertools import accumulate, compress, count, islice, repeat
 from operator import is_not, itemgetter
 from typing import Any
 
@@ -372,12 +372,7 @@ def unigram_word_encoder(model: Any) -> Any:
             segmented = model.encode(word)
         except VocabularyError:
             return None  # an unknown char and no unk token: the model explains the error
-        cuts = []
-        end = 0
-        for piece in segmented:
-            cuts.append((end, end + len(piece)))
-            end += len(piece)
-        cuts.reverse()
-        return pieces(word, cuts)
+        bounds = list(accumulate(map(len, segmented), initial=0))
+        return pieces(word, list(zip(bounds, bounds[1:]))[::-1])
 
     return encode

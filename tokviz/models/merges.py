@@ -685,15 +685,7 @@ class MergeTrainerOptions(Trainer):
         "tie_break": check_tie_break,
     }
 
-    def config(self) -> tuple[tuple[str, Any], ...]:
-        return (
-            ("vocab_size", self.vocab_size),
-            ("min_frequency", self.min_frequency),
-            ("special_tokens", self.special_token_contents),
-            ("limit_alphabet", self.limit_alphabet),
-            ("initial_alphabet", tuple(self.initial_alphabet)),
-            ("continuing_subword_prefix", self.continuing_subword_prefix),
-            ("end_of_word_suffix", self.end_of_word_suffix),
-            ("max_token_length", self.max_token_length),
-            ("tie_break", self.tie_break),
-        )
+    _CONFIG = (
+        *Trainer._CONFIG, "limit_alphabet", "initial_alphabet", "continuing_subword_prefix", "end_of_word_suffix",
+        "max_token_length", "tie_break",
+    )

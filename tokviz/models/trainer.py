@@ -180,6 +180,14 @@ class Trainer:
     #: when shown; see finish_progress_lines).
     PROGRESS_STAGES: ClassVar[int] = 0
 
+    #: The options a training history records (``trainer_config``), in order.
+    _CONFIG: ClassVar[tuple[str, ...]] = ("vocab_size", "min_frequency", "special_tokens")
+
+    def config(self) -> tuple[tuple[str, Any], ...]:
+        """``((option, value), ...)`` of :attr:`_CONFIG`: the special tokens' strings, lists as tuples."""
+        values = ((name, self.special_token_contents if name == "special_tokens" else getattr(self, name)) for name in self._CONFIG)
+        return tuple((name, tuple(value) if isinstance(value, list) else value) for name, value in values)
+
     def _set_options(self, options: dict[str, Any]) -> None:
         """Set a constructor's arguments (its ``locals()``), each checked as an assignment is."""
         for name, value in options.items():

@@ -25,7 +25,9 @@ This version leaves out HF's ``encode_unoptimized`` switch (it gives the same re
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import random
 from operator import itemgetter
 from dataclasses import dataclass
@@ -508,9 +510,6 @@ class Unigram:
     def save(self, folder: str, prefix: str | None = None) -> list[str]:
         """Write ``unigram.json`` (``{prefix}-unigram.json``), the model section with 2-space
         indents, as HF's ``save``; returns the path in a list."""
-        import json
-        import os
-
         path = os.path.join(folder, f"{prefix}-unigram.json" if prefix else "unigram.json")
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(self.to_dict(), handle, ensure_ascii=False, indent=2)

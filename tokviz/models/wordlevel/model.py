@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, NoReturn
 
 from tokviz import _mutation
+from tokviz._component import hf_debug
 from tokviz.errors import SerializationError, SpecialTokenError, VocabularyError
 from tokviz.models.base import ProvenVocab, Token
 
@@ -101,13 +102,9 @@ class FrozenModel:
         raise NotImplementedError
 
     def __repr__(self) -> str:  # HF's: BPE(dropout=None, ..., vocab={"a":0}, merges=[("a", "b")])
-        from tokviz._component import hf_debug
-
         return hf_debug(self.to_dict())
 
     def __str__(self) -> str:  # HF's: vocab and merges past 5 items end in "..."
-        from tokviz._component import hf_debug
-
         return hf_debug(self.to_dict(), 5)
 
     # What the encoding engine asks of a model (besides ``tokenize``, how to encode one word).

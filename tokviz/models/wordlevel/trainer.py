@@ -107,13 +107,6 @@ class WordLevelTrainer(Trainer):
     ) -> None:
         self._set_options(locals())
 
-    def config(self) -> tuple[tuple[str, Any], ...]:
-        return (
-            ("vocab_size", self.vocab_size),
-            ("min_frequency", self.min_frequency),
-            ("special_tokens", self.special_token_contents),
-        )
-
     def train_from_word_counts(
         self, word_counts: Mapping[str, int], progress: ProgressCallback | None = None
     ) -> WordLevelTrainingHistory:

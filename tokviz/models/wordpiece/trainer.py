@@ -338,8 +338,7 @@ class WordPieceTrainer(MergeTrainerOptions):
     _TOKVIZ_FIELDS = {"tie_break": "hf", "scoring": "frequency"}
     _VALIDATORS = {**MergeTrainerOptions._VALIDATORS, "scoring": lambda name, value: _check_scoring(value)}
 
-    def config(self) -> tuple[tuple[str, Any], ...]:
-        return (*super().config(), ("scoring", self.scoring))
+    _CONFIG = (*MergeTrainerOptions._CONFIG, "scoring")
 
     def __getstate__(self) -> bytes:
         """HF's JSON form, a BpeTrainer inside: ``b'{"WordPieceTrainer":{"bpe_trainer":{...}}}'``."""
