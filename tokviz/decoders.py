@@ -24,7 +24,7 @@ from typing import Any, Sequence as SequenceType
 from tokviz._component import CustomComponent, JsonComponent, check_bool, check_str, check_whole, field_checks
 from tokviz.byte_level import UNICODE_TO_BYTES
 from tokviz.errors import SerializationError, TokvizError
-from tokviz.patterns import compile_pattern, match_spans, replace_spans
+from tokviz.patterns import Regex, compile_pattern, match_spans, replace_spans
 
 
 class Decoder(JsonComponent):
@@ -170,12 +170,8 @@ class Metaspace(Decoder):
 
     def __init__(self, replacement: str = "▁", prepend_scheme: str = "always", split: bool = True) -> None:
         if len(replacement) != 1:
-            from tokviz.errors import TokvizError
-
             raise TokvizError(f"Metaspace replacement: expected a string of length 1 (exactly one character), got {replacement!r}.")
         if prepend_scheme not in ("always", "first", "never"):
-            from tokviz.errors import TokvizError
-
             raise TokvizError(f"The Metaspace prepend_scheme must be 'always', 'first' or 'never', not {prepend_scheme!r}.")
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
@@ -469,8 +465,6 @@ def from_dict(data: dict[str, Any] | None) -> Decoder | None:
             pattern = data["pattern"]
             if "String" in pattern:
                 return Replace(pattern["String"], data["content"])
-            from tokviz.patterns import Regex
-
             return Replace(Regex(pattern["Regex"]), data["content"])
         if kind == "Strip":
             return Strip(data.get("content", " "), data.get("start", 0), data.get("stop", 0))

@@ -51,7 +51,7 @@ from tokviz.normalized import (
     normalize_behavior,
 )
 from tokviz.normalizers import pattern_from_dict, pattern_to_dict
-from tokviz.patterns import Regex, ascii_twin, spans_to_matches
+from tokviz.patterns import Regex, ascii_twin, find_all, is_linear, match_spans, spans_to_matches, text_twin
 
 __all__ = [
     "PreTokenizer",
@@ -534,16 +534,6 @@ _NUMERIC_CANDIDATE = regex.compile(r"\p{N}")
 _PUNCTUATION_CANDIDATE = regex.compile(r"[\p{P}$+<=>^`|~]")
 
 
-def _numeric_cuts(text: str, behavior: str) -> list[tuple[int, int]]:
-    """Where Digits cuts ``text`` (as ``_cut(text, is_numeric, behavior)``).
-
-    >>> _numeric_cuts("a½ ②3", "isolated")
-    [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
-    """
-    # (letters are never numeric, and most words are letters only: one C call for them)
-    return [(0, len(text))] if text.isalpha() else _char_cuts(text, _NUMERIC_CANDIDATE, is_numeric, behavior)
-
-
 def _char_cuts(text: str, candidates: Any, is_match: Callable[[str], bool], behavior: str) -> list[tuple[int, int]]:
     """``_cut(text, is_match, behavior)`` where ``candidates`` finds (in C) a superset of the
     chars ``is_match`` accepts, each checked by it.
@@ -621,7 +611,13 @@ class Digits(PreTokenizer):
         pretokenized.split(lambda _, piece: piece.split(is_numeric, self._behavior()))
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
-        return _numeric_cuts(text, self._behavior())
+        """Where Digits cuts ``text`` (as ``_cut(text, is_numeric, behavior)``).
+
+        >>> Digits(individual_digits=True).cut_spans("a½ ②3")
+        [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+        """
+        # (letters are never numeric, and most words are letters only: one C call for them)
+        return [(0, len(text))] if text.isalpha() else _char_cuts(text, _NUMERIC_CANDIDATE, is_numeric, self._behavior())
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Digits", "individual_digits": self.individual_digits}
@@ -707,8 +703,6 @@ def isolated_words(pattern: Regex) -> Callable[[str], list[str] | None]:
     >>> words("ab 12345"), words("ab!? c"), isolated_words(Regex(r"\\p{L}*"))("ab!")
     (['ab', ' ', '123', '45'], ['ab', '!?', ' ', 'c'], None)
     """
-    from tokviz.patterns import find_all, is_linear, text_twin
-
     compiled = pattern.compiled
     grouped = regex.compile(f"({compiled.pattern})", compiled.flags)
     linear = is_linear(compiled.pattern)
@@ -742,8 +736,6 @@ def matched_words(pattern: Regex) -> Callable[[str], tuple[list[str], list[int]]
     >>> matched_words(Regex(r"\\p{L}+|\\p{N}"))("ab 12 é")
     (['ab', '1', '2', 'é'], [0, 3, 4, 6])
     """
-    from tokviz.patterns import is_linear, match_spans
-
     compiled = pattern.compiled
     twin, linear = ascii_twin(compiled) or compiled, is_linear(compiled.pattern)
 

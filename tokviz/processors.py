@@ -230,19 +230,13 @@ def _wrap_each(encodings: list[Encoding], wrap: Any) -> list[Encoding]:
 
 def _single_between(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int], add_special_tokens: bool) -> Encoding:
     """One sequence as BERT's and RoBERTa's processors give it: sequence 0, type ids 0, and
-    between ``cls`` and ``sep`` when special tokens are added."""
+    between ``cls`` and ``sep`` when special tokens are added (:func:`_wrap`'s, its fields built
+    as tuples in one go)."""
     n = len(encoding._ids)
     encoding._sequence_ranges = {**encoding._sequence_ranges, 0: (0, n)}  # (see Encoding.set_sequence_id)
     encoding._type_ids = (0,) * n
     if not add_special_tokens:
         return encoding
-    return _wrap_single(encoding, cls, sep)
-
-
-def _wrap_single(encoding: Encoding, cls: tuple[str, int], sep: tuple[str, int]) -> Encoding:
-    """:func:`_wrap` of sequence 0 between ``cls`` and ``sep``, every type id 0, fields built as
-    tuples in one go."""
-    n = len(encoding._ids)
     fixed = _WRAPPED_FIXED.get(n)
     if fixed is None:
         fixed = ((0,) * (n + 2), (1, *(0,) * n, 1), (1,) * (n + 2), (1, n + 1), {0: (1, n + 1)})

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from tokviz.added_vocabulary import AddedToken
-from tokviz.errors import SerializationError, TokvizError
+from tokviz.errors import SerializationError, TokvizError, named
+from tokviz.limits import check_tokenizer_json_size
 
 FORMAT_VERSION = "1.0"
 
@@ -157,9 +158,6 @@ def tokenizer_from_str(text: str | bytes, name: str = "This tokenizer.json", *, 
 
 def tokenizer_from_file(path: str | Path) -> Any:
     """``Tokenizer.from_file``: the file's bytes through :func:`tokenizer_from_str`, errors named by the file."""
-    from tokviz.errors import named
-    from tokviz.limits import check_tokenizer_json_size
-
     path = Path(path)
     try:
         check_tokenizer_json_size(path.stat().st_size, path.name)

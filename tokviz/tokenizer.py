@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from tokviz import _mutation
-from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
+from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole, hf_debug
 from tokviz.added_vocabulary import ADDED_TOKEN_FIELDS, AddedToken, AddedVocabulary
 from tokviz.encoding import Encoding, PaddingParams, TruncationParams, check_direction, pad_encodings, truncate_encodings
 from tokviz.engine.cut import encode_cut, encode_processed
@@ -44,8 +44,11 @@ from tokviz.engine.plans import EnginePlans
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
 from tokviz.models.trainer import finish_progress_lines, train_for_model
 from tokviz.models.base import Token
+from tokviz.normalized import PreTokenizedString, Split
 from tokviz.processes import PARALLEL_MIN_INPUTS, encode_in_processes
+from tokviz.serialization import tokenizer_from_file, tokenizer_from_str, tokenizer_to_str
 from tokviz.trace import TokenizerTrace, sequence_trace
+from tokviz.word_counts import count_words
 
 _STRATEGIES = ("longest_first", "only_first", "only_second")
 
@@ -185,8 +188,6 @@ class Tokenizer:
         return self.to_str().encode("utf-8")
 
     def __setstate__(self, state: bytes | str) -> None:
-        from tokviz.serialization import tokenizer_from_str
-
         text = state.decode("utf-8") if isinstance(state, (bytes, bytearray)) else state
         self.__dict__.update(tokenizer_from_str(text, own=True).__dict__)  # (its own state: not an upload's limits)
 
@@ -473,8 +474,6 @@ class Tokenizer:
 
     def _extract_and_normalize(self, sequence: str) -> Any:
         """Cut out raw-matched added tokens, normalize the rest, cut out normalized-matched ones."""
-        from tokviz.normalized import PreTokenizedString
-
         pre_tokenized = PreTokenizedString(sequence)
         has_raw, has_normalized = self._added.has_matchers()
         if has_raw:
@@ -493,8 +492,6 @@ class Tokenizer:
         return pre_tokenized
 
     def _split_on_added(self, splits: list[Any], normalized: bool) -> list[Any]:
-        from tokviz.normalized import Split
-
         result = []
         for split in splits:
             if split.tokens is not None:
@@ -597,8 +594,6 @@ class Tokenizer:
         (added tokens are not cut out, as in HF); the trained model replaces ``self.model``
         and the trainer's special tokens are added as special tokens, in order.
         """
-        from tokviz.word_counts import count_words
-
         if not callable(getattr(trainer, "train_from_word_counts", None)):
             hint = " (a ParityBpeTrainer trains with its own train_from_iterator(tokenizer, [texts per language]))" if type(trainer).__name__ == "ParityBpeTrainer" else ""
             raise TypeError(f"'{type(trainer).__name__}' object is not an instance of 'Trainer'{hint}.")
@@ -634,8 +629,6 @@ class Tokenizer:
 
     # ----------------------------------------------------------------- serialization
     def to_str(self, pretty: bool = False) -> str:
-        from tokviz.serialization import tokenizer_to_str
-
         return tokenizer_to_str(self, pretty)
 
     def save(self, path: str | Path, pretty: bool = True) -> None:
@@ -643,14 +636,10 @@ class Tokenizer:
 
     @staticmethod
     def from_str(json: str) -> "Tokenizer":
-        from tokviz.serialization import tokenizer_from_str
-
         return tokenizer_from_str(json)
 
     @staticmethod
     def from_file(path: str | Path) -> "Tokenizer":
-        from tokviz.serialization import tokenizer_from_file
-
         return tokenizer_from_file(path)
 
     @staticmethod
@@ -680,8 +669,6 @@ class Tokenizer:
         return self._debug(5)
 
     def _debug(self, limit: int | None) -> str:
-        from tokviz._component import hf_debug
-
         truncation = self._truncation
         truncation_text = "None" if truncation is None else (
             f"TruncationParams(direction={truncation.direction.capitalize()}, max_length={truncation.max_length}, "

@@ -139,25 +139,19 @@ def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_asci
             text = text.replace(single, content)
     parts: list[str] = []
     positions: list[int] = []
+    stood = range(len(text)) if origin is None else origin  # (where each char of text stands)
     kept_from = 0
     for match in finditer(text):
         start, end = match.span()
         parts.append(text[kept_from:start])
         parts.append(content)
-        if origin is None:
-            positions.extend(range(kept_from, start))
-            positions.append(end - 1)
-        else:
-            positions.extend(origin[kept_from:start])
-            positions.append(origin[end - 1])
+        positions.extend(stood[kept_from:start])
+        positions.append(stood[end - 1])
         kept_from = end
     if not parts:
         return text, origin  # no run: each char stands where it stood
     parts.append(text[kept_from:])
-    if origin is None:
-        positions.extend(range(kept_from, len(text)))
-    else:
-        positions.extend(origin[kept_from:])
+    positions.extend(stood[kept_from:])
     return "".join(parts), positions
 
 

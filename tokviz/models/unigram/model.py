@@ -228,10 +228,7 @@ class Unigram:
         """What the encoding engine asks: the same tokens for the same word? Not while sampling (``alpha``)."""
         return not self._alpha
 
-    @property
-    def cache_epoch(self) -> int:
-        """How many times the word caches were emptied (the engine's caches follow it)."""
-        return self._cache_epoch
+    cache_epoch = FrozenModel.cache_epoch  # (how many times the word caches were emptied)
 
     def word_tables(self) -> UnigramTables:
         """What the engine's word encoder reads: the model's tables (shared, read only) and its
