@@ -48,7 +48,6 @@ from tokviz.normalized import PreTokenizedString, Split
 from tokviz.processes import PARALLEL_MIN_INPUTS, encode_in_processes
 from tokviz.serialization import tokenizer_from_file, tokenizer_from_str, tokenizer_to_str
 from tokviz.trace import TokenizerTrace, sequence_trace
-from tokviz.word_counts import count_words
 
 _STRATEGIES = ("longest_first", "only_first", "only_second")
 
@@ -594,6 +593,8 @@ class Tokenizer:
         (added tokens are not cut out, as in HF); the trained model replaces ``self.model``
         and the trainer's special tokens are added as special tokens, in order.
         """
+        from tokviz.word_counts import count_words  # (with the trainers' records: imported when training)
+
         if not callable(getattr(trainer, "train_from_word_counts", None)):
             hint = " (a ParityBpeTrainer trains with its own train_from_iterator(tokenizer, [texts per language]))" if type(trainer).__name__ == "ParityBpeTrainer" else ""
             raise TypeError(f"'{type(trainer).__name__}' object is not an instance of 'Trainer'{hint}.")

@@ -111,15 +111,11 @@ def _byte_level_fields(plan: CutPlan, text: str, at_start: bool, flat: bool, tri
                 start, end = trim_token_offsets(value, start, end, at_start and (index == 0 or start == 0), trim[0])
             starts[index] = start
             ends[index] = end
-    return ids, tokens, _offsets(starts, ends, flat), word_ids, n_words
-
-
-def _offsets(starts: list[int], ends: list[int] | None, flat: bool) -> Any:
-    """The offsets field of ``starts`` and ``ends`` (None: each token ends where the next
-    starts, ``starts`` one longer): a :class:`FlatOffsets` when ``flat``, else pairs."""
     if flat:
-        return FlatOffsets((starts, ends, 0, 0))
-    return tuple(zip(starts, islice(starts, 1, None) if ends is None else ends))
+        return ids, tokens, FlatOffsets((starts, ends, 0, 0)), word_ids, n_words
+    if ends is None:
+        return ids, tokens, tuple(zip(starts, islice(starts, 1, None))), word_ids, n_words
+    return ids, tokens, tuple(zip(starts, ends)), word_ids, n_words
 
 
 def _line_fields(
@@ -483,7 +479,9 @@ def _normalized_fields(
             bounds[0] = 0
             prefix = 0
         if not prefix:
-            return ids, tokens, _offsets(bounds, None, flat), word_ids, n_words
+            if flat:
+                return ids, tokens, FlatOffsets((bounds, None, 0, 0)), word_ids, n_words
+            return ids, tokens, tuple(zip(bounds, islice(bounds, 1, None))), word_ids, n_words
         starts = bounds[:-1]
         ends = bounds[1:]
         index = 0
@@ -493,7 +491,9 @@ def _normalized_fields(
             if ends[index] <= 0:
                 ends[index] = 1
             index += 1
-        return ids, tokens, _offsets(starts, ends, flat), word_ids, n_words
+        if flat:
+            return ids, tokens, FlatOffsets((starts, ends, 0, 0)), word_ids, n_words
+        return ids, tokens, tuple(zip(starts, ends)), word_ids, n_words
     if word_starts is None:
         word_starts = list(accumulate(map(len, words), initial=-prefix))
         if prefix and n_entries > 1 and word_starts[1] < 0:
@@ -528,4 +528,6 @@ def _normalized_fields(
             elif start < 0:
                 starts[index] = 0
                 ends[index] = end if end > 0 else 1
-    return ids, tokens, _offsets(starts, ends, flat), word_ids, n_words
+    if flat:
+        return ids, tokens, FlatOffsets((starts, ends, 0, 0)), word_ids, n_words
+    return ids, tokens, tuple(zip(starts, ends)), word_ids, n_words
