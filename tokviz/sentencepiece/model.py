@@ -401,7 +401,7 @@ class _PieceAutomaton:
                     back = back.fail
             parent[char] = self._new_state(text, fail).entry
 
-    def split(self, text: str, tail: str | None = None, lead: float = _LEAD, kind: int = 0) -> Any:
+    def split(self, text: str, tail: str | None = None, kind: int = 0, lead: float = _LEAD) -> Any:
         """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one), scores
         added in float64 from 0; ``tail``: ``text`` without its first character, a "▁" read in advance
         (a word's: ``"▁" + tail``). ``kind`` 3 (pieces) or 2 (ids): that tuple alone, unknowns finished
@@ -542,11 +542,12 @@ class _WordTable(dict):
     """
 
     __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk", "id_of", "word", "derive", "piece_ids",
-                 "rests", "joins", "singles")
+                 "rests", "joins", "singles", "kind")
 
     def __init__(self, model: "SentencePieceModel", ids: bool, prefix: str) -> None:
         super().__init__()
         self.model, self.ids, self.prefix = model, ids, prefix
+        self.kind = 2 if ids else 3  # (where a candidate holds its id or piece)
         self.unk = model.unk_id
         #: BPE's merges give the pieces alone; their ids are looked up here (one call less a word)
         self.id_of = model.piece_to_id.get if model._merge_scores is not None else None
@@ -638,7 +639,7 @@ class _WordTable(dict):
                         self[part] = found
                     return found
         if self.derive:  # (this table's kind alone, unknowns finished)
-            found = self.word(self.prefix + part, part, _LEAD, 2 if self.ids else 3)
+            found = self.word(self.prefix + part, part, self.kind)
             if len(self) < 200_000:
                 self[part] = found
             return found
