@@ -13,8 +13,8 @@ The four model types segment the normalized string (``▁`` for spaces) differen
 Then, as ``SentencePieceProcessor`` does: unknown pieces become ``<0xNN>`` byte pieces when the
 model has byte fallback, otherwise runs of unknowns are merged into one ``<unk>``.
 
-How it goes fast (a first pass over a held-out text costs 1.7-1.9x sentencepiece's C++ in
-instructions, 1.6-2.3x in time on a loaded machine; a text seen before much less): the unigram
+How it goes fast (a first pass over a held-out text costs 1.6-1.75x sentencepiece's C++ in
+instructions for unigram, 1.85-1.9x for BPE, a little more in time; a text seen before ~0.4x): the unigram
 Viterbi reads the text once through an Aho-Corasick automaton of the pieces built at load
 (:class:`_PieceAutomaton`); BPE keeps the adjacent pairs' scores in a list
 (:meth:`SentencePieceModel._bpe_symbols`); when no piece crosses a ``▁`` each distinct word is
