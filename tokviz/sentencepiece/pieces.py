@@ -196,8 +196,11 @@ def count_words(texts: list[str], treat_whitespace_as_suffix: bool = False,
         kept = [text for text in texts if text]
         if not any(text[0] != WS for text in kept):
             # every text starts a word: joined, they split at every "▁" (a "▁" put back on each
-            # distinct word; an empty part after the first is a word "▁" alone, of "▁▁")
-            parts = Counter(WS.join(kept).split(WS)) if kept else Counter()
+            # distinct word; an empty part after the first is a word "▁" alone, of "▁▁"); joined 2,000
+            # at a time, so that a big corpus's words are never all in one list
+            parts: Counter[str] = Counter()
+            for at in range(0, len(kept), 2_000):
+                parts.update(WS.join(kept[at:at + 2_000]).split(WS))
             alone = parts.pop("", 0) - len(kept)
             counts = Counter({WS + part: count for part, count in parts.items()})
             if alone > 0:
