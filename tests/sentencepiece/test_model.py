@@ -302,6 +302,26 @@ def test_unigram_automaton_equals_the_plain_walk(text: str) -> None:
         assert model._automaton.split(text, text[1:]) == model._automaton.split(text)
 
 
+@given(st.text(alphabet="abcxyz", max_size=24))
+@settings(max_examples=400, deadline=None)
+def test_unigram_split_of_one_kind_is_that_kind_of_the_finished_word(tail: str) -> None:
+    # (a word table's miss: pieces (kind 3) or ids (kind 2) alone, unknown characters merged as finish() merges them)
+    model = _tiny_model(1, _TIED)
+    automaton, word = model._automaton, "▁" + tail
+    pieces, ids = model._finish_word(*automaton.split(word, tail))
+    assert automaton.split(word, tail, 3) == pieces and automaton.split(word, tail, 2) == ids
+    assert type(automaton.split(word, tail, 3)) is type(pieces)  # (a close word stays close)
+
+
+def test_unigram_split_of_one_kind_worked_example() -> None:
+    model = _tiny_model(1, _TIED)
+    automaton = model._automaton
+    assert automaton.split("▁abzzc", "abzzc") == (("▁ab", "z", "z", "c"), (9, 0, 0, 10))
+    assert automaton.split("▁abzzc", "abzzc", 3) == ("▁ab", "zz", "c")  # (the unknown run merged)
+    assert automaton.split("▁abzzc", "abzzc", 2) == (9, 0, 10)
+    assert automaton.split("▁abc", "abc", 3) == ("▁a", "bc") and automaton.split("▁abc", "abc", 2) == (6, 12)  # (-4.5 against ▁ab c -7)
+
+
 @given(st.text(alphabet="▁abcxy", max_size=24))
 @settings(max_examples=400, deadline=None)
 def test_bpe_pair_list_equals_the_queue(text: str) -> None:
