@@ -46,6 +46,7 @@ def bpe_word_encoder(model: Any) -> Any:
         return None
     vocab = tables.vocab
     get = vocab.get
+    id_of = vocab.__getitem__
     token_of = tables.vocab_r.__getitem__
     merge_map = tables.merge_map
     pair_merge = merge_map.get
@@ -95,16 +96,17 @@ def bpe_word_encoder(model: Any) -> Any:
                     if made != never_rank:
                         size = len(word)
                         return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
-        if prefix:
-            ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
+        if prefix or suffix:
+            ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]] if prefix else list(map(get, word))
             if suffix:
-                ids[-1] = get((prefix + word[-1] if len(word) > 1 else word[-1]) + suffix)
+                ids[-1] = get((prefix + word[-1] if prefix and len(word) > 1 else word[-1]) + suffix)
+            if None in ids:
+                return unknown(word, ids)
         else:
-            ids = list(map(get, word))
-            if suffix:
-                ids[-1] = get(word[-1] + suffix)
-        if None in ids:
-            return unknown(word, ids)
+            try:  # (no scan for None: a char that is no token raises, rarely)
+                ids = list(map(id_of, word))
+            except KeyError:
+                return unknown(word, list(map(get, word)))
         if not plain:
             lengths = [1] * len(ids)
             apply_merges(ids, lengths, merge_map, new_ids)
@@ -654,7 +656,7 @@ def word_pieces(model: Any) -> Any:
     ['▁ab', '▁a,']
     """
     vocab = plain_bpe_vocab(model)
-    if vocab is None:
+    if vocab is None or "▁" not in vocab:
         return None
     joined = joined_tokens(vocab)
     joins = model_splits_at(model, "▁", joined)
