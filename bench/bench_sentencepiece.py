@@ -11,6 +11,7 @@ Run from the project root::
                                                      # 6.8 MB trainings (bpe and unigram at 1,000 and 4,000 pieces)
     python3 bench/bench_sentencepiece.py --fixed     # a botchan-sized training's fixed costs: importing the trainer,
                                                      # then a first and a second training in one process
+    python3 bench/bench_sentencepiece.py --fixed --cached-bytecode   # the same with compiled files kept
 
 Each training runs in its own child process so that its peak resident memory (``ru_maxrss``)
 is its own. Printed: wall seconds, CPU seconds (all threads; sentencepiece trains with 16 threads
@@ -162,15 +163,30 @@ print(json.dumps({{"import": imported - start, "trainer_import": trainer - impor
 """
 
 
-def fixed_costs(workdir: Path, repeat: int = 3) -> None:
+def fixed_costs(workdir: Path, repeat: int = 3, cached_bytecode: bool = False) -> None:
     """Where a botchan-sized training's CPU goes, tokviz against sentencepiece (fresh processes,
     fastest of ``repeat``): importing the package and the trainer (tokviz loads it on the first
     training), then a first and a second training in the same process (the first loads numpy if its
-    path needs it: ``numpy`` says whether it was loaded)."""
+    path needs it: ``numpy`` says whether it was loaded).
+
+    The children inherit the environment: where ``PYTHONDONTWRITEBYTECODE`` is set (this machine sets
+    it), every run compiles tokviz's modules from source while the installed sentencepiece and numpy
+    come precompiled. ``cached_bytecode``: the children keep compiled files (in a folder of their own,
+    made by an untimed first run of each side), as a user's installed or once-imported tokviz has them."""
     big = (CORPORA / "big.txt").read_text(encoding="utf-8")
     botchan = workdir / "botchan_sized.txt"
     botchan.write_text(big[:278_000], encoding="utf-8")
     code = FIXED.format(root=str(ROOT))
+    env = dict(os.environ)
+    if cached_bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
+        for which in ("tokviz", "sentencepiece"):
+            for model_type in ("bpe", "unigram"):
+                subprocess.run([sys.executable, "-c", code, which, str(botchan), json.dumps({"vocab_size": 1000, "model_type": model_type})],
+                               capture_output=True, text=True, check=True, env=env)
+    print(json.dumps({"bytecode": "cached" if cached_bytecode else
+                      "compiled every run" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "as Python keeps it"}), flush=True)
     for model_type in ("bpe", "unigram"):
         for size in (1000, 4000):
             options = json.dumps({"vocab_size": size, "model_type": model_type})
@@ -178,7 +194,7 @@ def fixed_costs(workdir: Path, repeat: int = 3) -> None:
             for _ in range(repeat):
                 for which in ("tokviz", "sentencepiece"):
                     done = subprocess.run([sys.executable, "-c", code, which, str(botchan), options],
-                                          capture_output=True, text=True, check=True)
+                                          capture_output=True, text=True, check=True, env=env)
                     run = json.loads(done.stdout.strip().splitlines()[-1])
                     best[which] = {k: min(v, best.get(which, run)[k]) for k, v in run.items()}
             mine, peer = best["tokviz"], best["sentencepiece"]
@@ -281,6 +297,8 @@ def main() -> None:
     parser.add_argument("--users", action="store_true", help="import, first encode pass, trainings at 1,000 / 4,000 (issue 35)")
     parser.add_argument("--encode", action="store_true", help="the first encode pass alone (fastest of 5 alternating runs)")
     parser.add_argument("--fixed", action="store_true", help="a botchan-sized training's imports, first and second run")
+    parser.add_argument("--cached-bytecode", action="store_true",
+                        help="with --fixed: the children keep compiled files (unset PYTHONDONTWRITEBYTECODE, as after pip install)")
     args = parser.parse_args()
     print(f"load average: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -290,7 +308,7 @@ def main() -> None:
             print(f"load average: {os.getloadavg()}")
             return
         if args.fixed:
-            fixed_costs(workdir)
+            fixed_costs(workdir, cached_bytecode=args.cached_bytecode)
             print(f"load average: {os.getloadavg()}")
             return
         if args.users:

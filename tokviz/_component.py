@@ -26,7 +26,7 @@ import json
 from typing import Any, Callable, ClassVar
 
 from tokviz import _mutation
-from tokviz.errors import TokvizError
+from tokviz.errors import SerializationError, TokvizError
 
 #: Fields HF prints bare (Rust enums), not as quoted strings.
 _ENUM_KEYS = frozenset({"behavior", "prepend_scheme"})
@@ -284,6 +284,47 @@ class CustomComponent:
         import copy
 
         return type(self)(copy.deepcopy(self.inner, memo))  # type: ignore[attr-defined]
+
+
+class SequenceItems:
+    """HF's ``Sequence`` indexing for a component holding its members in the field ``_ITEMS``:
+    ``seq[i]`` is the member itself (editing it edits the Sequence), negative from the end,
+    ``seq[i] = x`` replaces it (checked and counted as an edit, as setting the field is)."""
+
+    __slots__ = ()
+    _ITEMS: ClassVar[str]
+
+    def __len__(self) -> int:
+        return len(getattr(self, self._ITEMS))
+
+    def __getitem__(self, index: int) -> Any:
+        items = getattr(self, self._ITEMS)
+        return items[sequence_index(items, index)]
+
+    def __setitem__(self, index: int, item: Any) -> None:
+        items = list(getattr(self, self._ITEMS))
+        items[sequence_index(items, index)] = item
+        setattr(self, self._ITEMS, items)
+
+
+def sequence_index(items: Any, index: Any) -> int:
+    """``index`` into a Sequence, negative from the end; HF's ``IndexError`` past either end."""
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise TypeError(f"Sequence indices must be integers, not {type(index).__name__}.")
+    position = index + len(items) if index < 0 else index
+    if not 0 <= position < len(items):
+        raise IndexError(f"Index not found: {index} is outside this Sequence of {len(items)}.")
+    return position
+
+
+def fragment_field(data: dict[str, Any], name: str, default: Any = ..., what: str = "component") -> Any:
+    """``data[name]``, or ``default`` when the fragment has no such field; without a default, a
+    missing field is a :class:`SerializationError` naming the component (``what``)."""
+    if name in data:
+        return data[name]
+    if default is ...:
+        raise SerializationError(f"The {data.get('type')} {what} is missing its {name!r} field.")
+    return default
 
 
 class ArgumentTypeError(TokvizError, TypeError):

@@ -294,14 +294,6 @@ class AddedVocabulary:
             matchers = self._matchers = (_build_matcher(self._patterns[0]), _build_matcher(self._patterns[1]))
         return matchers[normalized]
 
-    def may_occur_in(self, text: str) -> bool:
-        """False when no match pattern occurs in ``text`` (a cheap test before matching):
-        one scan per matcher, however many tokens."""
-        return any(
-            matcher is not None and matcher[0].search(text) is not None
-            for matcher in (self._matcher(False), self._matcher(True))
-        )
-
     # ----------------------------------------------------------------- matching
     def searches(self) -> tuple[Any, Any]:
         """The ``search`` of the raw and of the normalized matcher (None where there is none)."""

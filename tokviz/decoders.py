@@ -24,7 +24,7 @@ from typing import Any, Sequence as SequenceType
 from tokviz._component import CustomComponent, JsonComponent, check_bool, check_str, check_whole
 from tokviz.byte_level import UNICODE_TO_BYTES
 from tokviz.errors import SerializationError, TokvizError
-from tokviz.patterns import compile_pattern, match_spans
+from tokviz.patterns import compile_pattern, match_spans, replace_spans
 
 
 class Decoder(JsonComponent):
@@ -222,25 +222,11 @@ class Replace(Decoder):
                 return list(tokens)
             return [token.replace(self._source, self.content) for token in tokens]
         # A lambda keeps backslashes in the replacement literal, as in HF.
-        return [_replace_spans(token, match_spans(self._compiled, token), self.content) for token in tokens]
+        return [replace_spans(token, match_spans(self._compiled, token), self.content) for token in tokens]
 
     def to_dict(self) -> dict[str, Any]:
         kind = "Regex" if self._is_regex else "String"
         return {"type": "Replace", "pattern": {kind: self._source}, "content": self.content}
-
-
-def _replace_spans(text: str, spans: list[tuple[int, int]], content: str) -> str:
-    # Spliced by hand so backslashes in ``content`` stay literal, as in HF.
-    if not spans:
-        return text
-    parts = []
-    previous = 0
-    for start, end in spans:
-        parts.append(text[previous:start])
-        parts.append(content)
-        previous = end
-    parts.append(text[previous:])
-    return "".join(parts)
 
 
 def _regex_source(pattern: Any) -> str:

@@ -27,6 +27,9 @@ from operator import attrgetter
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from tokviz._component import ArgumentTypeError, check_whole
+from tokviz.errors import TokvizError
+
 Offsets = tuple[int, int]
 
 
@@ -64,26 +67,15 @@ class Encoding:
         # Fields are stored as tuples: immutable (edits build new ones) and, holding only
         # ints/strs, untracked by Python's cyclic GC, which otherwise re-scans every live
         # encoding again and again when a program keeps many of them.
-        self._ids = ids if type(ids) is tuple else _as_tuple(ids)
+        # (``tuple`` gives a tuple back as it is.)
+        self._ids = () if ids is None else tuple(ids)
         n = len(self._ids)
-        self._type_ids = type_ids if type(type_ids) is tuple else _as_tuple(type_ids) if type_ids is not None else (0,) * n
-        self._tokens = tokens if type(tokens) is tuple else _as_tuple(tokens)
-        self._words = words if type(words) is tuple else _as_tuple(words) if words is not None else (None,) * n
-        self._offsets = offsets if type(offsets) is tuple else _as_tuple(offsets) if offsets is not None else ((0, 0),) * n
-        self._special_tokens_mask = (
-            special_tokens_mask
-            if type(special_tokens_mask) is tuple
-            else _as_tuple(special_tokens_mask)
-            if special_tokens_mask is not None
-            else (0,) * n
-        )
-        self._attention_mask = (
-            attention_mask
-            if type(attention_mask) is tuple
-            else _as_tuple(attention_mask)
-            if attention_mask is not None
-            else (1,) * n
-        )
+        self._type_ids = (0,) * n if type_ids is None else tuple(type_ids)
+        self._tokens = () if tokens is None else tuple(tokens)
+        self._words = (None,) * n if words is None else tuple(words)
+        self._offsets = ((0, 0),) * n if offsets is None else tuple(offsets)
+        self._special_tokens_mask = (0,) * n if special_tokens_mask is None else tuple(special_tokens_mask)
+        self._attention_mask = (1,) * n if attention_mask is None else tuple(attention_mask)
         # A shared empty tuple until truncation fills it (every edit assigns a new list).
         self._overflowing: list[Encoding] = overflowing if overflowing is not None else _NO_PIECES  # type: ignore[assignment]
         self._sequence_ranges: dict[int, tuple[int, int]] = sequence_ranges if sequence_ranges is not None else {}
@@ -111,17 +103,9 @@ class Encoding:
 
     def copy(self) -> "Encoding":
         """A deep copy (overflowing pieces included); the tuples are shared, being immutable."""
-        return Encoding(
-            self._ids,
-            self._type_ids,
-            self._tokens,
-            self._words,
-            self._offsets,
-            self._special_tokens_mask,
-            self._attention_mask,
-            [o.copy() for o in self._overflowing],
-            dict(self._sequence_ranges),
-        )
+        twin = self._shallow()
+        twin._overflowing = [o.copy() for o in self._overflowing]
+        return twin
 
     # ------------------------------------------------------------------ fields
     @property
@@ -287,25 +271,18 @@ class Encoding:
         10 tokens, max_length=4, stride=1 -> kept [0:4], overflowing [3:7], [6:10].
         Existing overflowing pieces and the sequence ranges are dropped (HF does the same).
         """
-        from tokviz._component import check_whole
-
         max_length = check_whole("Encoding.truncate", "max_length", max_length)
         stride = check_whole("Encoding.truncate", "stride", stride)
-        direction = _direction(direction, "truncation")
+        direction = check_direction(direction, "truncation")
         length = len(self._ids)
         if max_length >= length:
             return
         if max_length == 0:
-            moved = Encoding(
-                self._ids, self._type_ids, self._tokens, self._words, self._offsets,
-                self._special_tokens_mask, self._attention_mask, self._overflowing, self._sequence_ranges,
-            )
+            moved = self._shallow()
             self.__init__()  # type: ignore[misc]
             self._overflowing = [moved]
             return
         if stride >= max_length:
-            from tokviz.errors import TokvizError
-
             raise TokvizError(
                 f"The truncation stride ({stride}) must be smaller than the maximum length ({max_length})."
             )
@@ -362,7 +339,7 @@ class Encoding:
         pad_token: str = "[PAD]",
     ) -> None:
         """Pad up to ``length`` tokens (overflowing pieces too); never shortens."""
-        direction = _direction(direction, "padding")
+        direction = check_direction(direction, "padding")
         for piece in self._overflowing:
             piece.pad(length, direction, pad_id, pad_type_id, pad_token)
         missing = length - len(self._ids)
@@ -377,28 +354,24 @@ class Encoding:
                 _OFFSETS_SLOT.__set__(self, (starts, ends, before + missing, after))
             else:
                 _OFFSETS_SLOT.__set__(self, (starts, ends, before, after + missing))
-        if direction == "left":
-            self._ids = (pad_id,) * missing + self._ids
-            self._type_ids = (pad_type_id,) * missing + self._type_ids
-            self._tokens = (pad_token,) * missing + self._tokens
-            self._words = (None,) * missing + self._words
-            self._attention_mask = (0,) * missing + self._attention_mask
-            self._special_tokens_mask = (1,) * missing + self._special_tokens_mask
-            if flat is None:
-                self._offsets = ((0, 0),) * missing + self._offsets
+        left = direction == "left"
+
+        def padded(values: tuple[Any, ...], pad: Any) -> tuple[Any, ...]:
+            return (pad,) * missing + values if left else values + (pad,) * missing
+
+        self._ids = padded(self._ids, pad_id)
+        self._type_ids = padded(self._type_ids, pad_type_id)
+        self._tokens = padded(self._tokens, pad_token)
+        self._words = padded(self._words, None)
+        self._attention_mask = padded(self._attention_mask, 0)
+        self._special_tokens_mask = padded(self._special_tokens_mask, 1)
+        if flat is None:
+            self._offsets = padded(self._offsets, (0, 0))
+        if left:
             self._sequence_ranges = {
                 sequence_id: (start + missing, end + missing)
                 for sequence_id, (start, end) in self._sequence_ranges.items()
             }
-        else:
-            self._ids = self._ids + (pad_id,) * missing
-            self._type_ids = self._type_ids + (pad_type_id,) * missing
-            self._tokens = self._tokens + (pad_token,) * missing
-            self._words = self._words + (None,) * missing
-            self._attention_mask = self._attention_mask + (0,) * missing
-            self._special_tokens_mask = self._special_tokens_mask + (1,) * missing
-            if flat is None:
-                self._offsets = self._offsets + ((0, 0),) * missing
 
     def merge_with(self, pair: "Encoding", growing_offsets: bool = False) -> None:
         """Append ``pair`` to this encoding, in place, combining overflowing pieces as HF does.
@@ -447,8 +420,6 @@ class Encoding:
         merged = Encoding()
         for encoding in encodings:
             if not isinstance(encoding, Encoding):
-                from tokviz._component import ArgumentTypeError
-
                 raise ArgumentTypeError(f"Encoding.merge takes a list of Encodings, got {type(encoding).__name__} {encoding!r:.60}.")
             merged.merge_with(encoding.copy(), growing_offsets)
         return merged
@@ -589,16 +560,8 @@ def flat_offsets_encoding(
     >>> type(encoding).__name__, encoding.offsets, type(encoding).__name__
     ('_FlatOffsetsEncoding', [(0, 2), (2, 5)], 'Encoding')
     """
-    encoding = _new(_FlatOffsetsEncoding)
-    encoding._ids = ids
-    encoding._type_ids = type_ids
-    encoding._tokens = tokens
-    encoding._words = words
-    _OFFSETS_SLOT.__set__(encoding, offsets)
-    encoding._special_tokens_mask = special_tokens_mask
-    encoding._attention_mask = attention_mask
-    encoding._overflowing = _NO_PIECES  # type: ignore[assignment]
-    encoding._sequence_ranges = sequence_ranges
+    encoding = new_encoding(ids, type_ids, tokens, words, offsets, special_tokens_mask, attention_mask, sequence_ranges)
+    encoding.__class__ = _FlatOffsetsEncoding  # (same slots; its offsets slot now holds the flat form)
     return encoding
 
 
@@ -779,17 +742,9 @@ for _name in _FIELDS:
     setattr(_PackedEncoding, _name, _packed_field(_name))
 
 
-def _as_tuple(values: Iterable[Any] | None) -> tuple[Any, ...]:
-    if values is None:
-        return ()
-    return values if type(values) is tuple else tuple(values)
-
-
-def _direction(direction: str, what: str) -> str:
+def check_direction(direction: str, what: str) -> str:
     value = str(direction).lower()
     if value not in ("left", "right"):
-        from tokviz.errors import TokvizError
-
         raise TokvizError(f"The {what} direction must be 'left' or 'right', not {direction!r}.")
     return value
 
@@ -834,8 +789,6 @@ def truncate_encodings(
     ``longest_first`` shares the budget: with max_length 6 and lengths (5, 3), the pair
     keeps (3, 3); with (2, 9) it keeps (2, 4).
     """
-    from tokviz.errors import TokvizError
-
     max_length, stride, direction = params.max_length, params.stride, params.direction
     if max_length == 0:
         encoding.truncate(0, stride, direction)

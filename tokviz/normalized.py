@@ -415,7 +415,13 @@ class NormalizedString:
             fn(char)
         return self
 
-    def _per_char_expand(self, fn: Callable[[str], str]) -> NormalizedString:
+    def expand_chars(self, fn: Callable[[str], str]) -> NormalizedString:
+        """Replace each char by the chars of ``fn(char)``: the first replaces it, the others are
+        inserted after it (all aligned to it).
+
+        >>> NormalizedString("İa").expand_chars(str.lower).alignments
+        [(0, 1), (0, 1), (1, 2)]
+        """
         changes: list[tuple[str, int]] = []
         for char in self.normalized:
             expanded = fn(char)
@@ -424,10 +430,10 @@ class NormalizedString:
 
     def lowercase(self) -> NormalizedString:
         """Lowercase char by char ('İ' gives two chars; 'Σ' is always 'σ', like Rust)."""
-        return self._per_char_expand(str.lower)
+        return self.expand_chars(str.lower)
 
     def uppercase(self) -> NormalizedString:
-        return self._per_char_expand(str.upper)
+        return self.expand_chars(str.upper)
 
     def filter(self, keep: Callable[[str], bool]) -> NormalizedString:
         """Keep the chars for which ``keep`` is true; a removed char counts as removed

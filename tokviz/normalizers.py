@@ -38,17 +38,17 @@ import binascii
 import unicodedata
 from dataclasses import dataclass
 
-from tokviz._component import CustomComponent, DataclassComponent
-from functools import lru_cache
+from tokviz._component import CustomComponent, DataclassComponent, SequenceItems, fragment_field
+from functools import lru_cache, partial
 from typing import Any, ClassVar, Union
 
 import regex
 
-from tokviz.byte_level import BYTES_TO_UNICODE
+from tokviz.byte_level import text_to_symbols
 from tokviz import limits
 from tokviz.errors import LimitExceededError, SerializationError, TokvizError
 from tokviz.normalized import WHITESPACE, NormalizedString, is_whitespace
-from tokviz.patterns import Regex
+from tokviz.patterns import Regex, replace_spans
 from tokviz.precompiled_charsmap import PrecompiledCharsmap
 
 __all__ = [
@@ -76,7 +76,6 @@ class Normalizer(DataclassComponent):
     """Base of every normalizer: ``normalize`` in place, ``normalize_str`` on plain text."""
 
     __slots__ = ()
-    type_name: ClassVar[str] = ""
     #: What the encoding engine asks: when ``normalize_str`` returns its input unchanged, is
     #: every char aligned to itself? True for every built-in normalizer (each edits chars in
     #: place, so an unchanged text was not edited), so the engine builds no alignments for
@@ -159,7 +158,7 @@ class Normalizer(DataclassComponent):
         return 1, 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type_name or type(self).__name__}
+        return {"type": type(self).__name__}
 
 
 #: Regex patterns of Replace that match only spaces, or only whitespace (seen in converted files).
@@ -437,15 +436,7 @@ class Replace(Normalizer):
         if _may_pass(self, len(sequence), len(sequence)):
             _check_growth(self, len(sequence), self._grown_length(sequence), len(sequence))
         if isinstance(self.pattern, Regex):
-            content = self.content
-            pieces = []
-            previous_end = 0
-            for start, end in self.pattern.find_spans(sequence):
-                pieces.append(sequence[previous_end:start])
-                pieces.append(content)
-                previous_end = end
-            pieces.append(sequence[previous_end:])
-            return "".join(pieces)
+            return replace_spans(sequence, self.pattern.find_spans(sequence), self.content)
         if not self.pattern:  # HF: an empty literal matches nothing
             return sequence
         return sequence.replace(self.pattern, self.content)
@@ -614,15 +605,9 @@ class ByteLevel(Normalizer):
     local_to_lines: ClassVar[bool] = True
 
     def normalize(self, normalized: NormalizedString) -> None:
-        changes: list[tuple[str, int]] = []
-        for char in normalized.normalized:
-            symbols = [BYTES_TO_UNICODE[byte] for byte in char.encode("utf-8")]
-            changes.extend((symbol, 1 if i else 0) for i, symbol in enumerate(symbols))
-        normalized.transform(changes)
+        normalized.expand_chars(text_to_symbols)  # (a char's extra bytes are inserted after its first)
 
     def normalize_str(self, sequence: str) -> str:
-        from tokviz.byte_level import text_to_symbols
-
         return text_to_symbols(sequence)
 
 
@@ -838,9 +823,10 @@ def _precompiled_length(charsmap: _CharsMap, text: str) -> int:
 
 
 @dataclass(slots=True, repr=False)
-class Sequence(Normalizer):
-    """Run normalizers in order: ``Sequence([NFD(), StripAccents()])``."""
+class Sequence(SequenceItems, Normalizer):
+    """Run normalizers in order: ``Sequence([NFD(), StripAccents()])``; ``seq[1] = Strip()`` as HF."""
 
+    _ITEMS = "normalizers"
     may_grow: ClassVar[bool] = True
 
     normalizers: tuple[Normalizer, ...] = ()
@@ -867,32 +853,8 @@ class Sequence(Normalizer):
     def steps(self) -> tuple[Normalizer, ...]:
         return tuple(step for normalizer in self.normalizers for step in normalizer.steps())
 
-    def __len__(self) -> int:
-        return len(self.normalizers)
-
-    def __getitem__(self, index: int) -> Normalizer:
-        """The normalizer itself, as HF: editing it edits this Sequence."""
-        return self.normalizers[_sequence_index(self.normalizers, index)]
-
-    def __setitem__(self, index: int, normalizer: Normalizer) -> None:
-        """``seq[1] = Strip()``, as HF."""
-        position = _sequence_index(self.normalizers, index)
-        items = list(self.normalizers)
-        items[position] = normalizer
-        self.normalizers = tuple(items)  # checked (a normalizer) and counted as an edit
-
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Sequence", "normalizers": [normalizer.to_dict() for normalizer in self.normalizers]}
-
-
-def _sequence_index(items: tuple[Any, ...], index: Any) -> int:
-    """``index`` into a Sequence, negative from the end; HF's ``IndexError`` past either end."""
-    if isinstance(index, bool) or not isinstance(index, int):
-        raise TypeError(f"Sequence indices must be integers, not {type(index).__name__}.")
-    position = index + len(items) if index < 0 else index
-    if not 0 <= position < len(items):
-        raise IndexError(f"Index not found: {index} is outside this Sequence of {len(items)}.")
-    return position
 
 
 class CustomNormalizer(CustomComponent, Normalizer):
@@ -950,12 +912,7 @@ def pattern_from_dict(data: Any) -> Union[str, Regex]:
     raise SerializationError(f"A pattern must look like {{'String': ...}} or {{'Regex': ...}}, got {data!r}.")
 
 
-def _field(data: dict[str, Any], name: str, default: Any = ...) -> Any:
-    if name in data:
-        return data[name]
-    if default is ...:
-        raise SerializationError(f"The {data.get('type')} normalizer is missing its {name!r} field.")
-    return default
+_field = partial(fragment_field, what="normalizer")
 
 
 def from_dict(data: dict[str, Any] | None) -> Normalizer | None:

@@ -319,6 +319,19 @@ def find_all(compiled: regex.Pattern, text: str, timeout: float | None = None, s
         raise _timeout_error(compiled, text, limit, budget) from error
 
 
+def replace_spans(text: str, spans: list[tuple[int, int]], content: str) -> str:
+    """``text`` with each span replaced by ``content``, spliced by hand so that backslashes in
+    ``content`` stay literal, as in HF: ``replace_spans("a-b", [(1, 2)], "\\1") -> 'a\\1b'``."""
+    pieces = []
+    previous = 0
+    for start, end in spans:
+        pieces.append(text[previous:start])
+        pieces.append(content)
+        previous = end
+    pieces.append(text[previous:])
+    return "".join(pieces)
+
+
 def spans_to_matches(spans: list[tuple[int, int]], length: int) -> Matches:
     """Cover ``0..length`` with the match spans and the gaps between them, HF's ``find_matches``.
 

@@ -30,9 +30,8 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 
-from tokviz._component import DataclassComponent
-from tokviz.normalizers import _sequence_index
-from functools import lru_cache
+from tokviz._component import CustomComponent, DataclassComponent, SequenceItems, fragment_field
+from functools import lru_cache, partial
 from itertools import chain
 from typing import Any, Callable, ClassVar, Union
 
@@ -123,6 +122,10 @@ class PreTokenizer(DataclassComponent):
         return (self,)
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
+        """Split every piece as :meth:`_split_piece` does (a subclass defines one or the other)."""
+        pretokenized.split(lambda _, piece: self._split_piece(piece))
+
+    def _split_piece(self, piece: NormalizedString) -> list[NormalizedString]:
         raise NotImplementedError
 
     def pre_tokenize_str(self, sequence: str) -> list[tuple[str, tuple[int, int]]]:
@@ -131,7 +134,11 @@ class PreTokenizer(DataclassComponent):
         return [(word, offsets) for word, offsets, _ in pretokenized.get_splits("original")]
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
-        """The words of ``sequence``, without offsets (subclasses override with a fast path)."""
+        """The words of ``sequence``, without offsets: cut where :meth:`cut_spans` says, else
+        through :meth:`pre_tokenize_str` (subclasses override with a fast path)."""
+        spans = self.cut_spans(sequence)
+        if spans is not None:
+            return [sequence[start:end] for start, end in spans]
         return [word for word, _ in self.pre_tokenize_str(sequence)]
 
     def _is_position_independent(self) -> bool:
@@ -354,26 +361,12 @@ def gpt2_findall(text: str) -> list[str]:
 _BYTE_LEVEL_REGEX_SPLIT = PlainSplit(to_bytes=True, word_list=gpt2_findall)
 
 
-def _byte_level_changes(text: str) -> list[tuple[str, int]]:
-    """One symbol per UTF-8 byte; a char's extra bytes are inserted after its first.
-
-    >>> _byte_level_changes(" é")
-    [('Ġ', 0), ('Ã', 0), ('©', 1)]
-    """
-    changes: list[tuple[str, int]] = []
-    for char in text:
-        symbols = _char_symbols(char)
-        changes.append((symbols[0], 0))
-        changes.extend((symbol, 1) for symbol in symbols[1:])
-    return changes
-
-
 def _byte_level_normalize(piece: NormalizedString) -> None:
     symbols = _word_symbols(piece.normalized)
     if len(symbols) == len(piece.normalized):  # one byte per char: every change is 0
         piece.transform_same_length(symbols)
     else:
-        piece.transform(_byte_level_changes(piece.normalized))
+        piece.expand_chars(_char_symbols)  # (one symbol per UTF-8 byte: a char's extra bytes are inserted after its first)
 
 
 @lru_cache(maxsize=65536)
@@ -421,7 +414,7 @@ class ByteLevel(PreTokenizer):
         return [piece]
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
-        pretokenized.split(lambda _, piece: self._split_piece(piece))
+        PreTokenizer.pre_tokenize(self, pretokenized)
         pretokenized.normalize(_byte_level_normalize)
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
@@ -484,8 +477,6 @@ class Metaspace(PreTokenizer):
             return piece.split(self.replacement, "merged_with_next")
         return [piece]
 
-    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
-        pretokenized.split(lambda _, piece: self._split_piece(piece))
 
     def pre_tokenize_words(self, sequence: str) -> list[str]:
         if not sequence:
@@ -512,10 +503,6 @@ def _metaspace_word_regex(replacement: str) -> regex.Pattern:
 # --------------------------------------------------------------------------- character classes
 
 
-def _check_behavior(behavior: str) -> str:
-    return normalize_behavior(behavior)
-
-
 @dataclass(slots=True, repr=False)
 class Punctuation(PreTokenizer):
     """Split on punctuation chars with ``behavior`` (default "isolated"): ``'hi!' -> ['hi', '!']``."""
@@ -523,13 +510,10 @@ class Punctuation(PreTokenizer):
     behavior: str = "isolated"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "behavior", _check_behavior(self.behavior))
+        object.__setattr__(self, "behavior", normalize_behavior(self.behavior))
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: piece.split(is_bert_punctuation, self.behavior))
-
-    def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return _split_words(sequence, is_bert_punctuation, self.behavior)
 
     def plain_split(self) -> "PlainSplit":
         return _PUNCTUATION_SPLITS[self.behavior]
@@ -643,9 +627,6 @@ class Digits(PreTokenizer):
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: piece.split(is_numeric, self._behavior()))
 
-    def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return [sequence[start:end] for start, end in _numeric_cuts(sequence, self._behavior())]
-
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         return _numeric_cuts(text, self._behavior())
 
@@ -704,7 +685,7 @@ class Split(PreTokenizer):
     def __post_init__(self) -> None:
         if not isinstance(self.pattern, (str, Regex)):
             raise TypeError(f"Split pattern must be a str or a Regex, not {type(self.pattern).__name__}")
-        object.__setattr__(self, "behavior", _check_behavior(self.behavior))
+        object.__setattr__(self, "behavior", normalize_behavior(self.behavior))
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         pretokenized.split(lambda _, piece: piece.split(self.pattern, self.behavior, invert=self.invert))
@@ -809,11 +790,6 @@ class FixedLength(PreTokenizer):
         size = len(piece.normalized)
         return [piece.slice(start, min(start + self.length, size)) for start in range(0, size, self.length)]
 
-    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
-        pretokenized.split(lambda _, piece: self._split_piece(piece))
-
-    def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return [sequence[start : start + self.length] for start in range(0, len(sequence), self.length)]
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         size = len(text)
@@ -897,12 +873,6 @@ class UnicodeScripts(PreTokenizer):
         boundaries = script_boundaries(piece.normalized)
         return [piece.slice(start, end) for start, end in zip(boundaries, boundaries[1:])]
 
-    def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
-        pretokenized.split(lambda _, piece: self._split_piece(piece))
-
-    def pre_tokenize_words(self, sequence: str) -> list[str]:
-        boundaries = script_boundaries(sequence)
-        return [sequence[start:end] for start, end in zip(boundaries, boundaries[1:]) if end > start]
 
     def cut_spans(self, text: str) -> list[tuple[int, int]]:
         boundaries = script_boundaries(text)
@@ -913,13 +883,15 @@ class UnicodeScripts(PreTokenizer):
 
 
 @dataclass(slots=True, repr=False)
-class Sequence(PreTokenizer):
-    """Run pre-tokenizers in order, each on the pieces of the one before.
+class Sequence(SequenceItems, PreTokenizer):
+    """Run pre-tokenizers in order, each on the pieces of the one before; ``seq[0] = Whitespace()``
+    as HF.
 
     >>> Sequence([WhitespaceSplit(), Digits(individual_digits=True)]).pre_tokenize_words("ab 12")
     ['ab', '1', '2']
     """
 
+    _ITEMS = "pretokenizers"
     pretokenizers: tuple[PreTokenizer, ...] = ()
 
     def steps(self) -> tuple[PreTokenizer, ...]:
@@ -970,35 +942,18 @@ class Sequence(PreTokenizer):
             spans = finer
         return spans
 
-    def __len__(self) -> int:
-        return len(self.pretokenizers)
-
-    def __getitem__(self, index: int) -> PreTokenizer:
-        """The pre-tokenizer itself, as HF: editing it edits this Sequence."""
-        return self.pretokenizers[_sequence_index(self.pretokenizers, index)]
-
-    def __setitem__(self, index: int, pretokenizer: PreTokenizer) -> None:
-        """``seq[0] = Whitespace()``, as HF."""
-        position = _sequence_index(self.pretokenizers, index)
-        items = list(self.pretokenizers)
-        items[position] = pretokenizer
-        self.pretokenizers = tuple(items)  # checked (a pre-tokenizer) and counted as an edit
-
     def to_dict(self) -> dict[str, Any]:
         return {"type": "Sequence", "pretokenizers": [p.to_dict() for p in self.pretokenizers]}
 
 
-class CustomPreTokenizer(PreTokenizer):
+class CustomPreTokenizer(CustomComponent, PreTokenizer):
     """A Python object with ``pre_tokenize(pretokenized)`` used as a pre-tokenizer (HF's
     ``custom``); it cannot be saved to tokenizer.json or pickled, as in HF."""
 
     __slots__ = ("inner",)
     position_independent: ClassVar[bool] = False
-
-    def __init__(self, inner: Any) -> None:
-        if not callable(getattr(inner, "pre_tokenize", None)):
-            raise TypeError(f"A custom pre-tokenizer needs a pre_tokenize(pretokenized) method; {type(inner).__name__} has none.")
-        object.__setattr__(self, "inner", inner)
+    _NEEDS = "pre_tokenize(pretokenized)"
+    _UNSERIALIZABLE = "Custom PreTokenizer cannot be serialized"
 
     def pre_tokenize(self, pretokenized: PreTokenizedString) -> None:
         try:
@@ -1006,38 +961,11 @@ class CustomPreTokenizer(PreTokenizer):
         except Exception as error:  # HF reports the Python error inside its own: "TypeError: ..."
             raise Exception(f"{type(error).__name__}: {error}") from error
 
-    def pre_tokenize_words(self, sequence: str) -> list[str]:
-        return PreTokenizer.pre_tokenize_words(self, sequence)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is CustomPreTokenizer and other.inner is self.inner  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def to_dict(self) -> dict[str, Any]:
-        raise Exception("Custom PreTokenizer cannot be serialized")
-
-    def __repr__(self) -> str:
-        return f"CustomPreTokenizer({self.inner!r})"
-
-    def __copy__(self) -> "CustomPreTokenizer":
-        return CustomPreTokenizer(self.inner)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> "CustomPreTokenizer":
-        import copy
-
-        return CustomPreTokenizer(copy.deepcopy(self.inner, memo))
-
 
 # --------------------------------------------------------------------------- tokenizer.json
 
 
-def _field(data: dict[str, Any], name: str, default: Any = ...) -> Any:
-    if name in data:
-        return data[name]
-    if default is ...:
-        raise SerializationError(f"The {data.get('type')} pre-tokenizer is missing its {name!r} field.")
-    return default
+_field = partial(fragment_field, what="pre-tokenizer")
 
 
 def _behavior_from_json(value: Any) -> str:

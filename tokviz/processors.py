@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence as SequenceType
 
-from tokviz._component import JsonComponent, check_bool, check_token_id_pair
+from tokviz._component import JsonComponent, SequenceItems, check_bool, check_token_id_pair
 from tokviz.byte_level import BYTES_TO_UNICODE
 from tokviz.decoders import ByteLevel as _ByteLevelDecoder
 from tokviz.encoding import Encoding, flat_offsets_encoding, flat_offsets_of, new_encoding, whole_sequence_ranges
@@ -585,22 +585,15 @@ class TemplateProcessing(PostProcessor):
         flat = flat_offsets_of(encoding)
         if flat is not None and not flat[2] and not flat[3] and not any(map(any, zeros_before)) and not any(map(any, zeros_after)):
             # Offsets still flat, special tokens at (0, 0): they stay flat (see flat_offsets_encoding).
-            return flat_offsets_encoding(
-                ids_before + encoding._ids + ids_after,
-                masks[0],
-                tokens_before + encoding._tokens + tokens_after,
-                nones_before + encoding._words + nones_after,
-                (flat[0], flat[1], len(zeros_before), len(zeros_after)),
-                ones_before + encoding._special_tokens_mask + ones_after,
-                ones_before + encoding._attention_mask + ones_after,
-                masks[4],
-            )
-        return new_encoding(
+            make, offsets = flat_offsets_encoding, (flat[0], flat[1], len(zeros_before), len(zeros_after))
+        else:
+            make, offsets = new_encoding, zeros_before + encoding._offsets + zeros_after
+        return make(
             ids_before + encoding._ids + ids_after,
             masks[0],
             tokens_before + encoding._tokens + tokens_after,
             nones_before + encoding._words + nones_after,
-            zeros_before + encoding._offsets + zeros_after,
+            offsets,
             ones_before + encoding._special_tokens_mask + ones_after,
             ones_before + encoding._attention_mask + ones_after,
             masks[4],
@@ -663,33 +656,17 @@ class TemplateProcessing(PostProcessor):
         }
 
 
-class Sequence(PostProcessor):
+class Sequence(SequenceItems, PostProcessor):
     """Run several post-processors in order (e.g. ByteLevel trimming, then a template).
 
     Indexing and item assignment work as HF's: ``seq[0] = ByteLevel(trim_offsets=False)``.
     """
 
+    _ITEMS = "processors"
     _CHECKS = {"processors": lambda v: _check_processors(v)}
 
     def __init__(self, processors: SequenceType[PostProcessor]) -> None:
         self.processors = _check_processors(processors)
-
-    def __len__(self) -> int:
-        return len(self.processors)
-
-    def __getitem__(self, index: int) -> PostProcessor:
-        """The post-processor itself, as HF: editing it edits this Sequence."""
-        from tokviz.normalizers import _sequence_index
-
-        return self.processors[_sequence_index(tuple(self.processors), index)]
-
-    def __setitem__(self, index: int, processor: PostProcessor) -> None:
-        from tokviz.normalizers import _sequence_index
-
-        position = _sequence_index(tuple(self.processors), index)
-        items = list(self.processors)
-        items[position] = processor
-        self.processors = items  # checked and counted as an edit
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return sum(p.num_special_tokens_to_add(is_pair) for p in self.processors)

@@ -38,7 +38,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from tokviz import _mutation
 from tokviz._component import ArgumentTypeError, NegativeArgumentError, check_whole
 from tokviz.added_vocabulary import AddedToken, AddedVocabulary
-from tokviz.encoding import Encoding, PaddingParams, TruncationParams, pad_encodings, truncate_encodings
+from tokviz.encoding import Encoding, PaddingParams, TruncationParams, check_direction, pad_encodings, truncate_encodings
 from tokviz.engine.cut import encode_cut, encode_processed
 from tokviz.engine.plans import EnginePlans
 from tokviz.errors import SpecialTokenError, TokvizError, UnknownIdError
@@ -275,9 +275,7 @@ class Tokenizer:
         strategy = str(strategy).lower().replace("-", "_")
         if strategy not in _STRATEGIES:
             raise TokvizError(f"Unknown truncation strategy {strategy!r}; use one of {', '.join(_STRATEGIES)}.")
-        direction = str(direction).lower()
-        if direction not in ("left", "right"):
-            raise TokvizError(f"The truncation direction must be 'left' or 'right', not {direction!r}.")
+        direction = check_direction(direction, "truncation")
         max_length = check_whole("enable_truncation", "max_length", max_length)
         stride = check_whole("enable_truncation", "stride", stride)
         effective = int(max_length) - self.num_special_tokens_to_add(False)
@@ -300,9 +298,7 @@ class Tokenizer:
         length: int | None = None,
         pad_to_multiple_of: int | None = None,
     ) -> None:
-        direction = str(direction).lower()
-        if direction not in ("left", "right"):
-            raise TokvizError(f"The padding direction must be 'left' or 'right', not {direction!r}.")
+        direction = check_direction(direction, "padding")
         if not isinstance(pad_token, str):
             raise ArgumentTypeError(f"enable_padding pad_token must be a string, got {type(pad_token).__name__} {pad_token!r:.60}.")
         self._padding = PaddingParams(
@@ -363,26 +359,20 @@ class Tokenizer:
         plan = self._engine().cut() if self.use_fast_path else None
         split = processor.single_parts() if add_special_tokens and processor is not None else None
         tried = False  # (the engine, its offsets untrimmed)
+        encoding = None
         if split is not None and plan is not None:
             # The sequence's fields between the special tokens, in one step.
-            processed = encode_processed(self._added, plan, sequence, split, trim or ())
-            if processed is not None:
-                if padding is not None:
-                    pad_encodings([processed], padding)
-                return processed
+            encoding = encode_processed(self._added, plan, sequence, split, trim or ())
             tried = not trim
-        if trim is not None and plan is not None and not tried:
+        if encoding is None and trim is not None and plan is not None and not tried:
             encoding = encode_cut(self._added, plan, sequence, 0, None, trim)
-            if encoding is not None:
-                if processor is not None:
-                    encoding = processor.finish_trimmed(encoding, add_special_tokens)
-                if padding is not None:
-                    pad_encodings([encoding], padding)
-                return encoding
+            if encoding is not None and processor is not None:
+                encoding = processor.finish_trimmed(encoding, add_special_tokens)
             tried = not trim
-        encoding = self._encode_sequence(sequence, 0, None, tried)
-        if processor is not None:
-            encoding = processor.process(encoding, None, add_special_tokens)
+        if encoding is None:
+            encoding = self._encode_sequence(sequence, 0, None, tried)
+            if processor is not None:
+                encoding = processor.process(encoding, None, add_special_tokens)
         if padding is not None:
             pad_encodings([encoding], padding)
         return encoding

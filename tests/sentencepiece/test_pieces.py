@@ -4,10 +4,11 @@ scripts, and words cut from sentences -- worked examples, and every piece senten
 from __future__ import annotations
 
 import io
+import itertools
 
 import pytest
 
-from tokviz.sentencepiece.pieces import PieceRules, count_words, script_of, split_into_words
+from tokviz.sentencepiece.pieces import BOUNDARY, PieceRules, count_words, script_of, split_into_words
 
 
 def test_worked_examples() -> None:
@@ -18,6 +19,44 @@ def test_worked_examples() -> None:
     assert PieceRules(split_by_number=False).is_valid("a1") is True
     assert PieceRules(treat_whitespace_as_suffix=True).is_valid("the▁") is True
     assert PieceRules(allow_whitespace_only_pieces=True).is_valid("▁▁") is True
+
+
+def _grown_parts(word: str) -> list[tuple[str, int]]:
+    """The parts of ``word`` grown one character at a time while they stay valid pieces (length aside), a
+    boundary in none: by definition no piece crosses two of them."""
+    loose = PieceRules(max_sentencepiece_length=10**9)
+    parts: list[tuple[str, int]] = []
+    for index, char in enumerate(word):
+        if char == BOUNDARY:
+            parts.append(("", index + 1))
+        elif parts and parts[-1][0] and loose.is_valid(parts[-1][0] + char):
+            parts[-1] = (parts[-1][0] + char, parts[-1][1])
+        elif parts and not parts[-1][0]:
+            parts[-1] = (char, parts[-1][1])
+        else:
+            parts.append((char, index))
+    return [part for part in parts if part[0]]
+
+
+def test_ascii_parts_are_where_no_piece_crosses() -> None:
+    parts = PieceRules().ascii_parts()
+    assert [(m.group(), m.start()) for m in parts.finditer("▁don't,12x\x1fab\0")] == [
+        ("▁don", 0), ("'", 4), ("t", 5), (",12", 6), ("x", 9), ("ab", 11), ("\0", 13)]
+    assert parts.findall("▁▁a▁,") == ["▁", "▁a", "▁,"]
+    # every word of up to 4 of these characters: the same parts as growing valid pieces
+    chars = ["a", "Z", "1", ",", "'", "_", "~", "@", "[", "{", "\0", " ", BOUNDARY, "\x01", "\n", "\x7f", "▁"]
+    short = PieceRules(max_sentencepiece_length=4)
+    for size in range(1, 5):
+        for word in map("".join, itertools.product(chars, repeat=size)):
+            assert [(m.group(), m.start()) for m in parts.finditer(word)] == _grown_parts(word), repr(word)
+            # (is_valid decides an ASCII piece by these parts: the same as character by character)
+            assert short.is_valid(word) == short.check_each_char(word), repr(word)
+            assert short.is_valid("▁" + word) == short.check_each_char("▁" + word), repr(word)
+    # other rules cut elsewhere: no regex for them
+    for options in ({"split_digits": True}, {"split_by_number": False}, {"split_by_unicode_script": False},
+                    {"split_by_whitespace": False}, {"treat_whitespace_as_suffix": True}, {"allow_whitespace_only_pieces": True}):
+        assert PieceRules(**options).ascii_parts() is None
+    assert PieceRules(max_sentencepiece_length=4).ascii_parts() is parts
 
 
 def test_scripts_hiragana_and_katakana_count_as_han() -> None:

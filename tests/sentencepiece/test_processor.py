@@ -94,6 +94,14 @@ def test_errors_are_sentencepieces(pair: tuple) -> None:
             ours.nbest_encode("hello", nbest_size=2)
 
 
+def test_immutable_proto_is_refused_as_sentencepiece_refuses_it(pair: tuple) -> None:
+    _, ours = pair
+    for call in (lambda: ours.encode("a", return_type="immutable_proto"), lambda: ours.encode("a", out_type="immutable_proto"),
+                 lambda: ours.decode([1], return_type="immutable_proto")):
+        with pytest.raises(ValueError, match=r"^immutable_proto is deprecated and no longer supported\. Use return_type='proto' instead\.$"):
+            call()
+
+
 def test_add_bos_needs_a_control_piece() -> None:
     out = io.BytesIO()
     tsp.SentencePieceTrainer.train(sentence_iterator=iter(["hug pug hugs", "hug the pug"] * 20), model_writer=out,

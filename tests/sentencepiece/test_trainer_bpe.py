@@ -18,7 +18,7 @@ from tokviz.sentencepiece.trainer_bpe import train_bpe
 from tests.sentencepiece.test_trainer import _alphabet, train_bpe_reference  # (the words' chars and counts, as the trainer sees them; the oracle)
 
 # few letters, long runs ("aaaa": left == right merges take the 1st and 3rd), repeated pairs
-_WORDS = st.dictionaries(st.text(alphabet=st.sampled_from(list("aab1é▁▅\ue000")), min_size=1, max_size=12).map(lambda w: WS + w),
+_WORDS = st.dictionaries(st.text(alphabet=st.sampled_from(list("aab1,é▁▅\ue000")), min_size=1, max_size=12).map(lambda w: WS + w),
                          st.integers(min_value=1, max_value=6), min_size=1, max_size=30)
 _RULES = st.sampled_from([PieceRules(), PieceRules(max_sentencepiece_length=3), PieceRules(split_by_number=False),
                           PieceRules(split_by_whitespace=False)])
@@ -119,3 +119,15 @@ def test_empty_words_and_zero_counts_are_left_out(numpy: bool) -> None:
     result = train_bpe({**words, "": 5, WS + "zz": 0}, _alphabet(words), 3, PieceRules(), numpy=numpy)
     assert result == train_bpe_reference(words, _alphabet(words), 3, PieceRules())
     assert [step.token for step in result.merge_steps] == ["ab", WS + "ab", WS + "abc"]  # (a tie: "ab" < "▁a")
+
+
+def test_ascii_words_are_cut_into_the_parts_no_piece_crosses() -> None:
+    """Trained on the parts of its ASCII words (counted as often as their words, parts of one character left
+    out): the merges of the whole words, with fewer symbols."""
+    assert trainer_bpe._parts_apart({WS + "hug,": 2, WS + "hug": 1, WS + "ça,": 1, WS + "1x": 4}, PieceRules()) == {
+        WS + "hug": 3, WS + "ça,": 1, WS + "1": 4}
+    words = {WS + "don't": 3, WS + "don": 2, "t,": 1, WS + "12,5": 2, WS + "a-b": 1}
+    assert trainer_bpe._parts_apart(words, PieceRules(split_digits=True)) is words
+    for rules in (PieceRules(), PieceRules(split_digits=True)):
+        plain = train_bpe_reference(words, _alphabet(words), 8, rules)
+        assert plain.merge_steps and _train(words, 8, rules, None) == plain == _train(words, 8, rules, 0)

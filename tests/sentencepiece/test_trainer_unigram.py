@@ -30,6 +30,10 @@ def test_the_course_corpus() -> None:
     assert (len(result.em_steps), len(result.prune_rounds)) == (2, 1)
     # every required character stays a piece, whatever its score
     assert set(_required()) <= {piece for piece, _ in result.pieces}
+    # without a history (SentencePieceTrainer.train): the same pieces, no records
+    bare = train_unigram(CONTEXTS, _required(), 14, 3, PieceRules(), history=False)
+    assert (bare.pieces, bare.stop_reason) == (result.pieces, result.stop_reason)
+    assert (bare.em_steps, bare.prune_rounds, bare.snapshots) == ((), (), ())
 
 
 def test_pieces_and_scores_as_sentencepiece_trains_them(read_shared_corpus) -> None:

@@ -368,7 +368,8 @@ class _PieceAutomaton:
         else:
             state = _State()
         state.automaton, state.text, state.fail, state.found = self, text, state if fail is None else fail, found
-        state.entry = (state, candidates[0][0], candidates[0][4], candidates[0], candidates[1:]) if candidates else (state, 0, 0.0, None, ())
+        state.entry = (state, candidates[0][0], candidates[0][4], candidates[0], candidates[1] if len(candidates) > 1 else None,
+                       candidates[2:] or None) if candidates else (state, 0, 0.0, None, None, None)
         return state
 
     def _state(self, text: str) -> _State:
@@ -400,10 +401,11 @@ class _PieceAutomaton:
                     back = back.fail
             parent[char] = self._new_state(text, fail).entry
 
-    def split(self, text: str, tail: str | None = None, lead: float = _LEAD) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    def split(self, text: str, tail: str | None = None, lead: float = _LEAD, kind: int = 0) -> Any:
         """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one), scores
         added in float64 from 0; ``tail``: ``text`` without its first character, a "▁" read in advance
-        (a word's: ``"▁" + tail``).
+        (a word's: ``"▁" + tail``). ``kind`` 3 (pieces) or 2 (ids): that tuple alone, unknowns finished
+        (a word table's miss: a third of the backtracking).
 
         sentencepiece adds in float32 from the line's running score. A float32 sum of ``k`` additions
         is within ``k`` half-ulps of the exact one, so a word whose every decision on its path is won
@@ -421,26 +423,52 @@ class _PieceAutomaton:
             best, back = [0.0, top], [None, pick]
             text, tail = tail, text
         for char in text:
-            state, length, top, pick, rest = state[char]  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
+            state, length, top, pick, second, rest = state[char]  # (the first candidate taken on sight: ``>`` replaces, the first of equals stays)
             top += best[length]
-            if rest:  # (a third of the characters have one candidate: no loop set up)
-                for candidate in rest:
-                    if best[candidate[0]] + candidate[1] > top:  # (seldom: a better candidate, or one within _LEAD)
-                        score = best[candidate[0]] + candidate[4]
-                        if score > top:
-                            if score - top < lead:
-                                leads = self._lead(leads, len(best), score - top)
-                            top = score
-                            pick = candidate
-                        else:
-                            leads = self._lead(leads, len(best), top - score)
+            if second is not None:  # (a third of the characters have one candidate, half two: no loop set up)
+                if best[second[0]] + second[1] > top:  # (seldom: a better candidate, or one within _LEAD)
+                    score = best[second[0]] + second[4]
+                    if score > top:
+                        if score - top < lead:
+                            leads = self._lead(leads, len(best), score - top)
+                        top = score
+                        pick = second
+                    else:
+                        leads = self._lead(leads, len(best), top - score)
+                if rest is not None:
+                    for candidate in rest:  # (the same for the others)
+                        if best[candidate[0]] + candidate[1] > top:
+                            score = best[candidate[0]] + candidate[4]
+                            if score > top:
+                                if score - top < lead:
+                                    leads = self._lead(leads, len(best), score - top)
+                                top = score
+                                pick = candidate
+                            else:
+                                leads = self._lead(leads, len(best), top - score)
             best.append(top)
             back.append(pick)
+        end = size = len(back) - 1
+        if kind:
+            found = []
+            while end:
+                pick = back[end]
+                if pick[3] is None:  # (an unknown character: both kinds, below)
+                    break
+                found.append(pick[kind])
+                end += pick[0]
+            else:
+                found.reverse()
+                if leads is not None or size > 31:  # (32 * _CLOSE == _LEAD)
+                    margin = _LEAD * 0.999_999 / size if leads is None else self._margin(back, size, leads)
+                    if margin <= _CLOSE:
+                        return _Close(found, margin, self.model)
+                return tuple(found)
+            end = size
         if tail is not None:
             text = tail
         pieces: list[str] = []
         ids: list[int] = []
-        end = size = len(text)
         while end:  # (a candidate holds its piece: no substring made, none kept twice; an unknown one holds None)
             length, _, piece_id, piece, _ = back[end]
             pieces.append(piece or text[end + length:end])
@@ -448,11 +476,12 @@ class _PieceAutomaton:
             end += length
         pieces.reverse()
         ids.reverse()
+        both: Any = (tuple(pieces), tuple(ids))
         if leads is not None or size > 31:  # (32 * _CLOSE == _LEAD)
             margin = _LEAD * 0.999_999 / size if leads is None else self._margin(back, size, leads)
             if margin <= _CLOSE:
-                return _Close(pieces, margin, self.model), _Close(ids, margin, self.model)
-        return tuple(pieces), tuple(ids)
+                both = _Close(pieces, margin, self.model), _Close(ids, margin, self.model)
+        return self.model._finish_word(*both)[kind == 2] if kind else both
 
     @staticmethod
     def _margin(back: list[Any], size: int, leads: dict[int, float]) -> float:
@@ -608,6 +637,11 @@ class _WordTable(dict):
                     if len(self) < 200_000:
                         self[part] = found
                     return found
+        if self.derive:  # (this table's kind alone, unknowns finished)
+            found = self.word(self.prefix + part, part, _LEAD, 2 if self.ids else 3)
+            if len(self) < 200_000:
+                self[part] = found
+            return found
         pieces, ids = self.word(self.prefix + part, part)
         if self.unk in ids:
             pieces, ids = self.model._finish_word(pieces, ids)
@@ -707,8 +741,6 @@ class SentencePieceModel:
         self._pieces_of = _WordTable(self, False, prefix)
         self._ids_of = _WordTable(self, True, prefix)
         self._pieces_of.twin, self._ids_of.twin = self._ids_of, self._pieces_of
-        self._as_pieces: dict[str, tuple[str, ...]] = {}
-        self._as_ids: dict[str, tuple[int, ...]] = {}
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -965,11 +997,9 @@ class SentencePieceModel:
 
     def encode_as(self, text: str, ids: bool) -> list[Any]:
         """The ids (``ids=True``) or pieces of :meth:`encode`, each word's found once and kept
-        as a tuple of pieces and one of ids (see ``__init__``); a text seen before, at once."""
-        cache = self._as_ids if ids else self._as_pieces
-        found = cache.get(text)
-        if found is not None:
-            return list(found)
+        as a tuple of pieces or ids (see ``__init__``). (No line is kept whole: on a first pass the
+        tuple a line cost 3% of the instructions; a text seen again is its words' look-ups, ~0.4x
+        sentencepiece's time.)"""
         table, closes = self._ids_of if ids else self._pieces_of, self.closes
         if self._word_by_word and (parts := self.normalizer.ascii_words(text)) is not None:
             out = []  # (most lines: normalized and cut in one split)
@@ -988,8 +1018,6 @@ class SentencePieceModel:
                 out = self._checked_line(table, first, parts, len(normalized), out)
         else:
             out = [pair[ids] for pair in self.encode(text)]
-        if len(cache) < 20_000 and len(text) < 10_000:  # (lines, not whole books)
-            cache[text] = tuple(out)
         return out
 
     def _checked_line(self, table: _WordTable, first: str, parts: list[str], size: int, out: list[Any]) -> list[Any]:

@@ -36,6 +36,12 @@ UNK_CHAR = "\u2585"
 #: (no piece holds it; a tab is an ordinary character, as it is there; before 0.2 the boundary was a tab)
 BOUNDARY = "\x1f"
 
+#: :meth:`PieceRules.ascii_parts`: a run of letters, or of other characters but "\0", " " and the boundary,
+#: each after an optional "▁"; "\0", " " or a "▁" alone
+_LETTERS, _OTHERS = "[A-Za-z]+", "[\x01-\x1e!-@\\[-`{-\x7f]+"
+_ASCII_PARTS = re.compile(f"\u2581?{_LETTERS}|\u2581?{_OTHERS}|[\x00 ]|\u2581")
+#: the valid pieces among them (whole): one part but "\0" and " "
+_ASCII_PIECE = re.compile(f"\u2581?(?:{_LETTERS}|{_OTHERS})?")
 _SCRIPT_ALIASES = {"CJK": "HAN", "HIRAGANA": "HAN", "KATAKANA": "HAN", "KANGXI": "HAN", "IDEOGRAPHIC": "HAN"}
 _SKIP_WORDS = {"FULLWIDTH", "HALFWIDTH", "MATHEMATICAL", "CIRCLED", "PARENTHESIZED", "SMALL", "CAPITAL", "MODIFIER",
                "SUPERSCRIPT", "SUBSCRIPT", "OLD", "NEGATIVE", "SQUARED"}
@@ -88,9 +94,29 @@ class PieceRules:
             body = piece[:-1] if piece[-1] == WS else piece
         else:
             body = piece[1:] if piece[0] == WS else piece
-        if body.isascii() and body.isalpha():
-            return True
+        if body.isascii():
+            if body.isalpha():
+                return True
+            if self.ascii_parts() is not None:  # (sentencepiece's default rules: one part of :meth:`ascii_parts`)
+                return _ASCII_PIECE.fullmatch(piece) is not None
         return self.check_each_char(piece)
+
+    def ascii_parts(self) -> re.Pattern[str] | None:
+        """Under sentencepiece's default script, number, digit and whitespace rules, a regex whose matches
+        are the parts of an ASCII word (a leading ``"▁"`` aside) that no piece crosses; None under others.
+
+        A piece of ASCII characters is one script: letters (Latin) or the rest (Common: digits,
+        punctuation, controls); a leading ``"▁"`` joins the run after it; ``"\\0"`` and ``" "`` are parts
+        of their own (no piece holds them) and a boundary (U+001F) is in no part. Every pair of
+        characters across two parts is in no valid piece, so trainers may treat each part apart.
+
+            >>> [m.group() for m in PieceRules().ascii_parts().finditer("▁don't,12")]
+            ['▁don', "'", 't', ',12']
+        """
+        if (self.split_by_unicode_script and self.split_by_number and not self.split_digits and self.split_by_whitespace
+                and not self.treat_whitespace_as_suffix and not self.allow_whitespace_only_pieces):
+            return _ASCII_PARTS
+        return None
 
     def check_each_char(self, piece: str) -> bool:
         """``IsValidSentencePiece``'s loop over the characters (``is_valid`` without its ASCII shortcut)."""
@@ -170,8 +196,11 @@ def count_words(texts: list[str], treat_whitespace_as_suffix: bool = False,
         kept = [text for text in texts if text]
         if not any(text[0] != WS for text in kept):
             # every text starts a word: joined, they split at every "▁" (a "▁" put back on each
-            # distinct word; an empty part after the first is a word "▁" alone, of "▁▁")
-            parts = Counter(WS.join(kept).split(WS)) if kept else Counter()
+            # distinct word; an empty part after the first is a word "▁" alone, of "▁▁"); joined 2,000
+            # at a time, so that a big corpus's words are never all in one list
+            parts: Counter[str] = Counter()
+            for at in range(0, len(kept), 2_000):
+                parts.update(WS.join(kept[at:at + 2_000]).split(WS))
             alone = parts.pop("", 0) - len(kept)
             counts = Counter({WS + part: count for part, count in parts.items()})
             if alone > 0:

@@ -143,6 +143,8 @@ def _return_kind(return_type: Any, out_type: Any, default: Any) -> str:
     if return_type is not None and out_type is not None:
         raise ValueError("return_type and out_type are two names of one option: give only one.")
     chosen = return_type if return_type is not None else out_type if out_type is not None else default
+    if chosen == "immutable_proto":  # (sentencepiece 0.2.3 refuses it too, with this sentence)
+        raise ValueError("immutable_proto is deprecated and no longer supported. Use return_type='proto' instead.")
     try:
         return _RETURN_TYPES[chosen]
     except (KeyError, TypeError):

@@ -702,7 +702,7 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     if model_type == ModelType.UNIGRAM:
         from tokviz.sentencepiece.trainer_unigram import train_on_corpus
 
-        final, unigram_history, words = train_on_corpus(spec, corpus, rules, len(metas), progress)
+        final, unigram_history, words = train_on_corpus(spec, corpus, rules, len(metas), progress, history=not require_output)
         stop_reason = unigram_history.stop_reason
     elif model_type == ModelType.BPE:
         result = train_bpe(words, corpus.required, spec.vocab_size - len(metas) - len(corpus.required), rules,

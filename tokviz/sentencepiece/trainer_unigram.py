@@ -79,14 +79,16 @@ from collections import Counter
 from itertools import accumulate, chain
 from array import array
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from tokviz.history import EmStep, PruneRound
 from tokviz.models.unigram import _em
-from tokviz.sentencepiece.pieces import BOUNDARY, UNK_CHAR, PieceRules, split_into_words
+from tokviz.sentencepiece.pieces import BOUNDARY, UNK_CHAR, PieceRules, count_words, split_into_words
 from tokviz.sentencepiece.trainer_bpe import sorted_chars
+
+if TYPE_CHECKING:
+    from tokviz.history import EmStep, PruneRound
 
 __all__ = ["UnigramResult", "train_unigram", "train_on_corpus"]
 
@@ -131,8 +133,9 @@ def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
     where each starts: ``located_chunks("▁hello,", PieceRules()) == [("▁hello", 0), (",", 6)]``
     (with whitespace-only pieces, parts may overlap: see :func:`_whitespace_run_chunks`).
 
-    A run of ASCII letters cuts the same whatever its length (one script, no length limit here):
-    the cuts are found once per shape (``"▁a,"`` for ``"▁hello,"``) and mapped back."""
+    An ASCII word under the default rules is cut by :meth:`PieceRules.ascii_parts`. Otherwise a run of
+    ASCII letters cuts the same whatever its length (one script, no length limit here): the cuts
+    are found once per shape (``"▁a,"`` for ``"▁hello,"``) and mapped back."""
     if _ascii_word(word, rules):
         return [(word, 0)]
     if not rules.split_by_whitespace:
@@ -140,6 +143,9 @@ def located_chunks(word: str, rules: PieceRules) -> list[tuple[str, int]]:
         # is while "a▁," is not, so growing a valid prefix would cut where pieces do cross; the
         # sentence is cut at the unknown marker and boundaries only, and each seed is checked
         return [(part, start) for part, start in _runs_between_boundaries(word) if part]
+    parts = rules.ascii_parts()
+    if parts is not None and word.replace("\u2581", "").isascii():
+        return [(part.group(), part.start()) for part in parts.finditer(word)]
     tokens = _LETTER_RUNS.findall(word)
     shape = "".join("a" if len(token) > 1 or token.isascii() and token.isalpha() else token for token in tokens)
     cuts = _SHAPES.get((rules, shape))
@@ -282,11 +288,31 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     weight = np.where(once, np.fromiter((count[w] for w in words), dtype=np.int64, count=len(words)), 0)[word_of]
     # where a piece starting at each position must end by (its chunk's end; itself where no piece
     # starts: the separators, unknown markers, boundaries); the words of ASCII letters are one chunk
-    ascii_word = np.fromiter((_ascii_word(w, rules) for w in words), dtype=bool, count=len(words))
+    # (:func:`_ascii_word`), the other ASCII words are cut by the rules' ascii_parts in one regex pass,
+    # the rest word by word (:func:`located_chunks`)
+    parts = rules.ascii_parts()
+    if rules.split_by_whitespace and not rules.treat_whitespace_as_suffix:
+        letters = np.bincount(word_of, weights=((codes | 0x20) >= 0x61) & ((codes | 0x20) <= 0x7A), minlength=len(words))
+        body_sizes = sizes - (codes[first] == 0x2581)
+        ascii_word = (letters == body_sizes) & (body_sizes > 0)
+    else:
+        ascii_word = np.zeros(len(words), dtype=bool)
+    # (words of ASCII characters but "▁": every substring of one of their parts is a valid piece)
+    simple = np.zeros(len(words), dtype=bool) if parts is None else \
+        np.bincount(word_of, weights=(codes >= 0x80) & (codes != 0x2581), minlength=len(words)) == 0
     chunk_starts, chunk_sizes = [first[ascii_word]], [sizes[ascii_word]]
+    cut = np.flatnonzero(simple & ~ascii_word)
+    if len(cut):
+        joined_sizes = sizes[cut] + 1
+        at_joined = np.cumsum(joined_sizes) - joined_sizes
+        spans = np.array([found.span() for found in parts.finditer(BOUNDARY.join([words[i] for i in cut.tolist()]))],
+                         dtype=np.int64).reshape(-1, 2)  # (a boundary is in no part: none crosses two words)
+        which = np.searchsorted(at_joined, spans[:, 0], side="right") - 1
+        chunk_starts.append(first[cut][which] + spans[:, 0] - at_joined[which])
+        chunk_sizes.append(spans[:, 1] - spans[:, 0])
     other_starts: list[int] = []
     other_sizes: list[int] = []
-    for index in np.flatnonzero(~ascii_word).tolist():
+    for index in np.flatnonzero(~ascii_word & ~simple).tolist():
         base = int(first[index])
         for chunk, at in located_chunks(words[index], rules):
             other_starts.append(base + at)
@@ -330,12 +356,22 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
         pos, rank = pos[inside_chunk], rank[inside_chunk]
         if not len(pos):
             break
-        _, first_index, group = np.unique(rank * n_chars + char_id[pos + k - 1], return_index=True, return_inverse=True)
-        group = group.reshape(-1)
-        n_groups = len(first_index)
+        # the k-grams numbered in sorted order (np.unique's numbering, by one stable sort: its first
+        # of each is where the k-gram first occurs)
+        key = rank * n_chars + char_id[pos + k - 1]
+        by_key = np.argsort(key, kind="stable")
+        key = key[by_key]
+        starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+        first_index = by_key[starts]
+        n_groups = len(starts)
+        group = np.empty(len(key), dtype=np.int64)
+        group[by_key] = np.repeat(np.arange(n_groups), np.diff(np.append(starts, len(key))))
         occurrences = np.bincount(group, weights=weight[pos], minlength=n_groups)
-        # an internal node of the suffix tree: two different bytes (or the end) follow it
-        internal = (occurrences >= 2) & _distinct_per_group(group, follower[pos + k], n_groups)
+        # an internal node of the suffix tree: two different bytes (or the end) follow it, or "several"
+        # (the largest code) does
+        after = follower[pos + k][by_key]
+        lowest, highest = np.minimum.reduceat(after, starts), np.maximum.reduceat(after, starts)
+        internal = (occurrences >= 2) & ((lowest != highest) | (highest == _SEVERAL))
         total = np.where(internal, occurrences, 0.0)
         # a substring ending sentences also counts its "X\0" node when what follows those differs
         ending = at_word_end[pos + k]
@@ -359,8 +395,8 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
     k_all = np.concatenate(cand_k) if cand_k else np.zeros(0, dtype=np.int64)
     group_all = np.concatenate(cand_group) if cand_group else np.zeros(0, dtype=np.int64)
     first_all = np.concatenate(cand_first) if cand_first else np.zeros(0, dtype=np.int64)
-    # valid pieces only (every substring of a word of ASCII letters is one)
-    check = np.flatnonzero(~ascii_word[word_of[first_all]])
+    # valid pieces only (every substring of a word of ASCII letters is one, and of a part of another ASCII word)
+    check = np.flatnonzero(~(ascii_word | simple)[word_of[first_all]])
     valid = np.ones(len(score_all), dtype=bool)
     valid[check] = [rules.is_valid(flat[p:p + k]) for p, k in zip(first_all[check].tolist(), k_all[check].tolist())]
     score_all, k_all, group_all, first_all = score_all[valid], k_all[valid], group_all[valid], first_all[valid]
@@ -420,7 +456,7 @@ def _seeds_and_lattices(contexts: Mapping[tuple[str, str], int], rules: PieceRul
 def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mapping[str, int], vocab_size: int, meta_size: int,
                   rules: PieceRules, *, order: Sequence[tuple[str, int]] | None = None, seed_size: int = 1_000_000,
                   shrinking_factor: float = 0.75, num_sub_iterations: int = 2,
-                  progress: Callable[[str, int, int], None] | None = None) -> UnigramResult:
+                  progress: Callable[[str, int, int], None] | None = None, history: bool = True) -> UnigramResult:
     """Train on ``{(word, what follows it in its sentence): count}`` (sentencepiece's sentences after
     its whitespace split, unknown markers included; after a sentence's last word ``"\\0"`` and the
     first character of the next sentence, nothing after the last one: the seeds see them as
@@ -430,7 +466,10 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
 
     Each :class:`EmStep` records what sentencepiece logs: the objective is the negative
     log-likelihood per word and ``num_tokens`` the tokens of the Viterbi segmentation of the whole
-    corpus."""
+    corpus. ``history=False``: the pieces and the stop reason only (no steps, rounds, snapshots, and no
+    Viterbi pass per EM step, which only counts those tokens)."""
+    if history:
+        from tokviz.history import EmStep, PruneRound  # (a history's records: not loaded for a model alone)
     report = progress or (lambda phase, done, total: None)
     report("seed pieces", 0, 1)
     corpus = _seeds_and_lattices(contexts, rules, seed_size, order)
@@ -457,8 +496,9 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
     while True:
         for sub_iteration in range(num_sub_iterations):
             expected32, objective = _e_step(lattices, score, alive, position, counts, counts32, total_count)
-            _, back = lattices.viterbi(score.astype(np.float32)[lattices.seed])
-            docs, _ = lattices.backtrack(back)
+            if history:
+                _, back = lattices.viterbi(score.astype(np.float32)[lattices.seed])
+                docs, _ = lattices.backtrack(back)
             keep = alive & (expected32 >= 0.5)
 
             # single characters always keep a node (sentencepiece adds unknown nodes instead)
@@ -477,16 +517,20 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
             score = np.where(alive, score, unk_score)  # a dropped character is an unknown node
             if dropped.any():
                 lattices.filter(alive[lattices.seed] | lattices.single)
-            em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective, int(counts[docs].sum())))
-            report("EM training", len(em_steps), len(em_steps) + 1)
+            if history:
+                em_steps.append(EmStep(round_index, sub_iteration, int(alive.sum()), objective, int(counts[docs].sum())))
+            report("EM training", round_index * num_sub_iterations + sub_iteration + 1,
+                   round_index * num_sub_iterations + sub_iteration + 2)
         # sentencepiece >= 0.2.1 prunes after every EM round, the last one too, and stops once
         # the pruned vocabulary is small enough (no EM after the last pruning)
         size = int(alive.sum())
         order = np.flatnonzero(alive)
-        snapshots.append(tuple((names[i], float(score[i])) for i in order))
+        if history:
+            snapshots.append(tuple((names[i], float(score[i])) for i in order))
         new_alive, removed = _prune(order[np.argsort(position[order], kind="stable")], score, alive, names, lengths, occurrence,
                                     lattices, counts, desired, shrinking_factor, position)
-        prune_rounds.append(PruneRound(round_index, size, int(new_alive.sum()), removed))
+        if history:
+            prune_rounds.append(PruneRound(round_index, size, int(new_alive.sum()), removed))
         alive = new_alive
         score = _unknown_scores(score, alive)
         lattices.filter(alive[lattices.seed] | lattices.single)
@@ -499,11 +543,10 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
     _, _, self_best = _alternatives(multi, score, lengths, occurrence, lattices, strict=True)
     unreachable = multi[~self_best]
     if len(unreachable):
-        prune_rounds.append(PruneRound(round_index, len(order), len(order) - len(unreachable),
-                                       tuple((names[i], 0.0) for i in unreachable.tolist())))
-        alive[unreachable] = False
-        score = _unknown_scores(score, alive)
-        lattices.filter(alive[lattices.seed] | lattices.single)
+        if history:
+            prune_rounds.append(PruneRound(round_index, len(order), len(order) - len(unreachable),
+                                           tuple((names[i], 0.0) for i in unreachable.tolist())))
+        alive[unreachable] = False  # (the lattices are not read again)
     # finalize: required characters first, then the best scores
     target = vocab_size - meta_size
     final: dict[str, float] = {}
@@ -523,7 +566,8 @@ def train_unigram(contexts: Mapping[tuple[str, str], int], required_chars: Mappi
             break
         final[piece] = piece_score
     pieces = tuple(sorted(final.items(), key=lambda item: (-item[1], item[0])))
-    snapshots.append(pieces)
+    if history:
+        snapshots.append(pieces)
     stop = f"reached the target vocab size of {vocab_size}" if len(pieces) >= target else \
         f"the corpus supports only {len(pieces) + meta_size} pieces (target {vocab_size})"
     return UnigramResult(pieces, tuple(em_steps), tuple(prune_rounds), tuple(snapshots), stop)
@@ -670,7 +714,7 @@ def _alternatives(multi: np.ndarray, score: np.ndarray, lengths: np.ndarray, occ
 
 
 def train_on_corpus(spec: Any, corpus: Any, rules: PieceRules, meta_size: int,
-                    progress: Callable[[str, int, int], None] | None) -> tuple[list[tuple[str, float]], Any, Mapping[str, int]]:
+                    progress: Callable[[str, int, int], None] | None, history: bool = True) -> tuple[list[tuple[str, float]], Any, Mapping[str, int]]:
     """sentencepiece's unigram trainer on the words of the corpus's sentences, with what follows each
     word (returns the pieces, the trainer's result and ``{word: count}``), for
     :mod:`~tokviz.sentencepiece.trainer` (``spec``: its ``TrainerSpec``, ``corpus``: its loaded sentences).
@@ -688,7 +732,13 @@ def train_on_corpus(spec: Any, corpus: Any, rules: PieceRules, meta_size: int,
     totals: Counter[str] = Counter()  # every word's count
     lasts: Counter[str] = Counter()  # how often it ends a sentence
     contexts: Counter[tuple[str, str]] = Counter()
-    if all(freq == 1 for _, freq in sentences):
+    if all(freq == 1 for _, freq in sentences) and prefix_words and not spec.allow_whitespace_only_pieces:
+        # the words of every text counted at once (count_words), and each text's last word: from its last "▁"
+        totals = count_words(texts)
+        ends = [text[max(text.rfind("\u2581"), 0):] for text in texts]
+        lasts.update(ends)
+        contexts.update(zip(ends, following))
+    elif all(freq == 1 for _, freq in sentences):
         # (a batch's word lists at a time: small batches, so that the memory one takes is reused by
         # the next instead of adding to the peak; 2,000 is as fast as 20,000)
         for at in range(0, len(texts), 2_000):
@@ -722,5 +772,5 @@ def train_on_corpus(spec: Any, corpus: Any, rules: PieceRules, meta_size: int,
     del texts, following, sentences, lasts
     result = train_unigram(contexts, required, spec.vocab_size, meta_size, rules, order=order,
                            seed_size=spec.seed_sentencepiece_size, shrinking_factor=spec.shrinking_factor,
-                           num_sub_iterations=spec.num_sub_iterations, progress=progress)
+                           num_sub_iterations=spec.num_sub_iterations, progress=progress, history=history)
     return list(result.pieces), result, totals
