@@ -608,7 +608,7 @@ def letter_runs(model: Any, mark: str, newline: str, joined: str | None = None) 
     # Only the tokens with chars of both kinds may cross (Llama 2: 1,183 of 29,612 made).
     mixed_tokens = [token for token in made if not token.replace("▁", "").isalnum()]
     mixed = "\x00".join(mixed_tokens)
-    if mixed.count("\x00") >= len(mixed_tokens) or "<0x" in mixed or (model.unk_token and model.unk_token in mixed):
+    if mixed_tokens and (mixed.count("\x00") >= len(mixed_tokens) or "<0x" in mixed or (model.unk_token and model.unk_token in mixed)):
         return None  # (a token holds a NUL, or a merge joins a byte token or the unk token)
     moved = ""  # non-ASCII letters or digits that count as other chars
     for _ in range(2):
@@ -634,7 +634,7 @@ def pieces_pattern(model: Any, mark: str, joins: frozenset[str], joined: str | N
     at :func:`letter_runs`' cuts.
 
     >>> from tokviz.models import BPE
-    >>> pieces_pattern(BPE({"a": 0, "▁": 1, "▁a": 2}, [("▁", "a")]), "▁", frozenset())
+    >>> pieces_pattern(BPE({"a": 0, "▁": 1, ",": 2, "▁a": 3, "a,": 4}, [("▁", "a"), ("a", ",")]), "▁", frozenset())
     '▁*[^▁]+|▁+'
     >>> print(pieces_pattern(BPE({"a": 0, ",": 1, ".": 2, "▁": 3, ",.": 4}, [(",", ".")]), "▁", frozenset()))
     ▁*(?:[^\\W_]+|(?:[^\\w▁]|_)+)|▁+
@@ -652,8 +652,8 @@ def word_pieces(model: Any) -> Any:
     no pre-tokenizer cuts) is then merged piece by piece, each piece once.
 
     >>> from tokviz.models import BPE
-    >>> word_pieces(BPE({"a": 0, "b": 1, ",": 2, "▁": 3, "▁a": 4}, [("▁", "a")]))("▁ab▁a,")
-    ['▁ab', '▁a,']
+    >>> word_pieces(BPE({"a": 0, "b": 1, ",": 2, "▁": 3, "▁a": 4}, [("▁", "a")]))("▁ab▁a,")  # (letter runs too)
+    ['▁ab', '▁a', ',']
     """
     vocab = plain_bpe_vocab(model)
     if vocab is None or "▁" not in vocab:
