@@ -327,6 +327,16 @@ def fragment_field(data: dict[str, Any], name: str, default: Any = ..., what: st
     return default
 
 
+def from_fields(cls: type, data: dict[str, Any], what: str) -> Any:
+    """A dataclass component from a fragment whose fields are named as the dataclass's: each
+    field the fragment has, the dataclass's default for the others (a field without one must be
+    there, see :func:`fragment_field`)."""
+    return cls(**{
+        field.name: fragment_field(data, field.name, ... if field.default is dataclasses.MISSING else field.default, what)
+        for field in dataclasses.fields(cls)
+    })
+
+
 class ArgumentTypeError(TokvizError, TypeError):
     """An argument of the wrong type (HF raises ``TypeError``; still a :class:`TokvizError`)."""
 

@@ -38,7 +38,7 @@ import binascii
 import unicodedata
 from dataclasses import dataclass
 
-from tokviz._component import CustomComponent, DataclassComponent, SequenceItems, fragment_field
+from tokviz._component import CustomComponent, DataclassComponent, SequenceItems, fragment_field, from_fields
 from functools import lru_cache, partial
 from typing import Any, ClassVar, Union
 
@@ -165,7 +165,7 @@ class Normalizer(DataclassComponent):
 SPACE_ONLY_PATTERNS = frozenset({" {2,}", " +", "  +"})
 WHITESPACE_PATTERNS = frozenset({r"\s+", r"\s{2,}"})
 #: ASCII whitespace as the patterns' ``\s`` sees it (Unicode White_Space: not \x1c-\x1f).
-_ASCII_SPACES = "\t\n\x0b\x0c\r "
+ASCII_SPACES = "\t\n\x0b\x0c\r "
 _ASCII_SPACE_PAIR = re.compile("[\t\n\x0b\x0c\r ]{2}")
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _TAB_NEWLINE_TO_SPACE = str.maketrans("\t\n\r", "   ")
@@ -403,7 +403,7 @@ class Replace(Normalizer):
         if source in WHITESPACE_PATTERNS:
             if _ASCII_SPACE_PAIR.search(text) is not None:
                 return False
-            return text if source == r"\s{2,}" else text.translate(dict.fromkeys(map(ord, _ASCII_SPACES), self.content))
+            return text if source == r"\s{2,}" else text.translate(dict.fromkeys(map(ord, ASCII_SPACES), self.content))
         return None
 
     def __post_init__(self) -> None:
@@ -703,19 +703,13 @@ def _precompiled_changes(charsmap: _CharsMap, text: str) -> list[tuple[str, int]
     changes: list[tuple[str, int]] = []
     modified = False
     for grapheme in GRAPHEME.findall(text):
-        if len(grapheme.encode("utf-8")) < 6:
-            replacement = charsmap.transform(grapheme)
-            if replacement is not None:
-                modified = True
-                _replace_changes(changes, grapheme, replacement)
-                continue
-        for char in grapheme:
-            replacement = charsmap.transform(char)
-            if replacement is not None:
-                modified = True
-                _replace_changes(changes, char, replacement)
+        whole = charsmap.transform(grapheme) if len(grapheme.encode("utf-8")) < 6 else None
+        for old, new in [(grapheme, whole)] if whole is not None else [(char, charsmap.transform(char)) for char in grapheme]:
+            if new is None:
+                changes.append((old, 0))
             else:
-                changes.append((char, 0))
+                modified = True
+                _replace_changes(changes, old, new)
     return changes if modified else None
 
 
@@ -915,6 +909,10 @@ def pattern_from_dict(data: Any) -> Union[str, Regex]:
 _field = partial(fragment_field, what="normalizer")
 
 
+#: The normalizers whose fragment names their fields as their dataclass does.
+_BY_FIELDS = {kind.__name__: kind for kind in (NFD, NFKD, NFC, NFKC, Lowercase, StripAccents, Nmt, ByteLevel, Prepend, BertNormalizer)}
+
+
 def from_dict(data: dict[str, Any] | None) -> Normalizer | None:
     """Build a normalizer from its tokenizer.json fragment (``None`` stays ``None``).
 
@@ -926,22 +924,12 @@ def from_dict(data: dict[str, Any] | None) -> Normalizer | None:
     if not isinstance(data, dict) or "type" not in data:
         raise SerializationError(f"A normalizer must be an object with a 'type', got {data!r}.")
     kind = data["type"]
-    simple = {"NFD": NFD, "NFKD": NFKD, "NFC": NFC, "NFKC": NFKC, "Lowercase": Lowercase, "StripAccents": StripAccents, "Nmt": Nmt, "ByteLevel": ByteLevel}
-    if kind in simple:
-        return simple[kind]()
+    if kind in _BY_FIELDS:
+        return from_fields(_BY_FIELDS[kind], data, "normalizer")
     if kind == "Strip":
         return Strip(left=bool(_field(data, "strip_left", True)), right=bool(_field(data, "strip_right", True)))
     if kind == "Replace":
         return Replace(pattern_from_dict(_field(data, "pattern")), _field(data, "content"))
-    if kind == "Prepend":
-        return Prepend(_field(data, "prepend"))
-    if kind == "BertNormalizer":
-        return BertNormalizer(
-            clean_text=_field(data, "clean_text", True),
-            handle_chinese_chars=_field(data, "handle_chinese_chars", True),
-            strip_accents=_field(data, "strip_accents", None),
-            lowercase=_field(data, "lowercase", True),
-        )
     if kind == "Sequence":
         return Sequence([from_dict(item) for item in _field(data, "normalizers")])
     if kind == "Precompiled":

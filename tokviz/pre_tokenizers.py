@@ -30,7 +30,7 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 
-from tokviz._component import CustomComponent, DataclassComponent, SequenceItems, fragment_field
+from tokviz._component import CustomComponent, DataclassComponent, SequenceItems, fragment_field, from_fields
 from functools import lru_cache, partial
 from itertools import chain
 from typing import Any, Callable, ClassVar, Union
@@ -975,6 +975,13 @@ def _behavior_from_json(value: Any) -> str:
         raise SerializationError(f"Unknown split behavior {value!r} in tokenizer.json.") from error
 
 
+#: The pre-tokenizers whose fragment names their fields as their dataclass does.
+_BY_FIELDS = {
+    kind.__name__: kind
+    for kind in (Whitespace, WhitespaceSplit, BertPreTokenizer, UnicodeScripts, ByteLevel, Digits, FixedLength, CharDelimiterSplit)
+}
+
+
 def from_dict(data: dict[str, Any] | None) -> PreTokenizer | None:
     """Build a pre-tokenizer from its tokenizer.json fragment (``None`` stays ``None``).
 
@@ -986,15 +993,8 @@ def from_dict(data: dict[str, Any] | None) -> PreTokenizer | None:
     if not isinstance(data, dict) or "type" not in data:
         raise SerializationError(f"A pre-tokenizer must be an object with a 'type', got {data!r}.")
     kind = data["type"]
-    simple = {"Whitespace": Whitespace, "WhitespaceSplit": WhitespaceSplit, "BertPreTokenizer": BertPreTokenizer, "UnicodeScripts": UnicodeScripts}
-    if kind in simple:
-        return simple[kind]()
-    if kind == "ByteLevel":
-        return ByteLevel(
-            add_prefix_space=_field(data, "add_prefix_space", True),
-            trim_offsets=_field(data, "trim_offsets", True),
-            use_regex=_field(data, "use_regex", True),
-        )
+    if kind in _BY_FIELDS:
+        return from_fields(_BY_FIELDS[kind], data, "pre-tokenizer")
     if kind == "Metaspace":
         scheme = _field(data, "prepend_scheme", None)
         if scheme is None:  # tokenizer.json files from before prepend_scheme existed
@@ -1002,12 +1002,6 @@ def from_dict(data: dict[str, Any] | None) -> PreTokenizer | None:
         return Metaspace(replacement=_field(data, "replacement", "▁"), prepend_scheme=scheme, split=_field(data, "split", True))
     if kind == "Punctuation":
         return Punctuation(_behavior_from_json(_field(data, "behavior", "Isolated")))
-    if kind == "Digits":
-        return Digits(individual_digits=_field(data, "individual_digits", False))
-    if kind == "FixedLength":
-        return FixedLength(_field(data, "length", 5))
-    if kind == "CharDelimiterSplit":
-        return CharDelimiterSplit(_field(data, "delimiter"))
     if kind == "Split":
         return Split(
             pattern_from_dict(_field(data, "pattern")),

@@ -50,6 +50,21 @@ from tokviz.trace import TokenizerTrace, sequence_trace
 _STRATEGIES = ("longest_first", "only_first", "only_second")
 
 
+def _component_property(name: str, refresh: bool = False) -> property:
+    """The tokenizer's component ``name``: read through :meth:`Tokenizer._own`, set through
+    :meth:`Tokenizer._set` (then, with ``refresh``, the added tokens are matched again)."""
+
+    def get(self: "Tokenizer") -> Any:
+        return self._own(name)
+
+    def set(self: "Tokenizer", component: Any) -> None:
+        self._set(name, component)
+        if refresh:
+            self._own_added().refresh(self._model, self._normalizer)
+
+    return property(get, set)
+
+
 # ---------------------------------------------------------------------- the tokenizer
 class Tokenizer:
     """A model plus optional normalizer, pre-tokenizer, post-processor and decoder.
@@ -88,48 +103,13 @@ class Tokenizer:
     # HF's components are shared handles: ``tok.model.dropout = 0.1`` edits the tokenizer's model.
     # A tokenizer made by ``copy.copy`` shares its components with the original until user code
     # reaches one through a getter, which then gives this tokenizer a private copy first.
-    @property
-    def model(self) -> Any:
-        return self._own("model")
-
-    @model.setter
-    def model(self, model: Any) -> None:
-        model = self._set("model", model)
-        self._own_added().refresh(model, self._normalizer)
-
-    @property
-    def normalizer(self) -> Any:
-        return self._own("normalizer")
-
-    @normalizer.setter
-    def normalizer(self, normalizer: Any) -> None:
-        normalizer = self._set("normalizer", normalizer)
-        # Added tokens with normalized=True are matched in their normalized form.
-        self._own_added().refresh(self._model, normalizer)
-
-    @property
-    def pre_tokenizer(self) -> Any:
-        return self._own("pre_tokenizer")
-
-    @pre_tokenizer.setter
-    def pre_tokenizer(self, pre_tokenizer: Any) -> None:
-        self._set("pre_tokenizer", pre_tokenizer)
-
-    @property
-    def post_processor(self) -> Any:
-        return self._own("post_processor")
-
-    @post_processor.setter
-    def post_processor(self, post_processor: Any) -> None:
-        self._set("post_processor", post_processor)
-
-    @property
-    def decoder(self) -> Any:
-        return self._own("decoder")
-
-    @decoder.setter
-    def decoder(self, decoder: Any) -> None:
-        self._set("decoder", decoder)
+    # Added tokens with normalized=True are matched in their normalized form: a new model or
+    # normalizer refreshes them.
+    model = _component_property("model", refresh=True)
+    normalizer = _component_property("normalizer", refresh=True)
+    pre_tokenizer = _component_property("pre_tokenizer")
+    post_processor = _component_property("post_processor")
+    decoder = _component_property("decoder")
 
     @property
     def encode_special_tokens(self) -> bool:

@@ -70,3 +70,16 @@ def test_runs_of_whitespace_overlap_the_word_after_them() -> None:
     rules = PieceRules(allow_whitespace_only_pieces=True)
     # "▁▁▁" is a piece and so is "▁hello" (its last "▁"); "▁▁h..." is none
     assert located_chunks("▁▁▁hello", rules) == [("▁▁▁", 0), ("hello", 3), ("▁▁▁", 0), ("▁hello", 2)]
+
+
+def test_stable_order_is_numpys_stable_argsort() -> None:
+    """The seeds' k-grams are numbered by a 16-bit-at-a-time sort: numpy's stable argsort, ties in place."""
+    np = pytest.importorskip("numpy")
+    from tokviz.sentencepiece.trainer_unigram import _stable_order
+
+    assert _stable_order(np.array([3, 1, 3, 0, 1, 2**40, 2**17 + 1, 1])).tolist() == [3, 1, 4, 7, 0, 2, 6, 5]
+    rng = np.random.default_rng(5)
+    for top in (2, 2**16, 2**20, 2**35):
+        for size in (0, 1, 500):
+            keys = rng.integers(0, top, size)
+            assert np.array_equal(_stable_order(keys), np.argsort(keys, kind="stable"))

@@ -18,7 +18,7 @@ from typing import Any, TYPE_CHECKING
 
 import regex
 
-from tokviz.normalizers import SPACE_ONLY_PATTERNS, WHITESPACE_PATTERNS
+from tokviz.normalizers import ASCII_SPACES, SPACE_ONLY_PATTERNS, WHITESPACE_PATTERNS
 from tokviz.patterns import Regex
 
 if TYPE_CHECKING:  # (the plan, a layer up, in annotations only)
@@ -79,10 +79,6 @@ def _loses_a_removal(stage: Any, text: str) -> bool:
     return first is not None and stage.normalize_str(first.group()) == ""
 
 
-#: ASCII whitespace as the patterns' ``\s`` sees it (Unicode White_Space: not \x1c-\x1f).
-_ASCII_SPACES = "\t\n\x0b\x0c\r "
-
-
 def _aligned_stage(stage: Any, text: str) -> str | None:
     """A stage (not Prepend) on ``text`` when the result is aligned char for char with it,
     else None (also for an empty result).
@@ -135,7 +131,7 @@ def _collapsed_runs(stage: Any, text: str, origin: list[int] | None, spaces_asci
         singles = " " if source == " +" else ""
     elif source in WHITESPACE_PATTERNS and (spaces_ascii or text.isascii()):
         finditer = _ASCII_SPACE_RUN_FINDITER
-        singles = _ASCII_SPACES if source == r"\s+" else ""
+        singles = ASCII_SPACES if source == r"\s+" else ""
     else:
         return None
     for single in singles:  # (str.replace per char: str.translate with a dict is slow on non-ASCII text)

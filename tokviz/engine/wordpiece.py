@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tokviz.models.wordlevel.model import WordLevelTables
-from tokviz.models.wordpiece.model import WordPieceTables
+from tokviz.models.wordpiece.model import WordPieceTables, longest_matches
 
 
 def wordpiece_word_encoder(model: Any) -> Any:
@@ -39,26 +39,10 @@ def wordpiece_word_encoder(model: Any) -> Any:
             token_id = get(word)
             if token_id is not None:  # the first candidate: the whole word
                 return (token_id,), (word,), (0,), (length,)
-        ids: list[int] = []
-        values: list[str] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        start = 0
-        while start < length:
-            end = min(length, start + longest)
-            while start < end:
-                piece = word[start:end] if start == 0 else prefix + word[start:end]
-                token_id = get(piece)
-                if token_id is not None:
-                    ids.append(token_id)
-                    values.append(piece)
-                    starts.append(start)
-                    ends.append(end)
-                    break
-                end -= 1
-            else:
-                return None if unk_id is None else ((unk_id,), (unk_token,), (0,), (length,))
-            start = end
+        found = longest_matches(word, get, prefix, longest)
+        if found is None:
+            return None if unk_id is None else ((unk_id,), (unk_token,), (0,), (length,))
+        ids, values, starts, ends = found
         return tuple(ids), tuple(values), tuple(starts), tuple(ends)
 
     return encode

@@ -71,6 +71,21 @@ def merges_frame(merges: Sequence[MergeStep]) -> "pd.DataFrame":
     )
 
 
+class MergeHistoryViews:
+    """What the BPE and WordPiece training histories read alike from their ``vocab`` (in id
+    order), ``initial_vocab_size`` and ``merges``."""
+
+    def vocab_at(self, vocab_size: int | None = None) -> dict[str, int]:
+        """Token -> id of the first ``vocab_size`` tokens (clamped to the recorded range)."""
+        vocab = self.vocab  # type: ignore[attr-defined]
+        size = len(vocab) if vocab_size is None else max(self.initial_vocab_size, min(vocab_size, len(vocab)))  # type: ignore[attr-defined]
+        return {token: index for index, token in enumerate(vocab[:size])}
+
+    def to_frame(self) -> "pd.DataFrame":
+        """One row per merge: rank, left, right, token, count, score, vocab_size, candidates."""
+        return merges_frame(self.merges)  # type: ignore[attr-defined]
+
+
 # --------------------------------------------------------------------------- shared helpers
 
 

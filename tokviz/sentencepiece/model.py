@@ -13,8 +13,8 @@ The four model types segment the normalized string (``▁`` for spaces) differen
 Then, as ``SentencePieceProcessor`` does: unknown pieces become ``<0xNN>`` byte pieces when the
 model has byte fallback, otherwise runs of unknowns are merged into one ``<unk>``.
 
-How it goes fast (a first pass over a held-out text costs 1.7-1.9x sentencepiece's C++ in
-instructions, 1.6-2.3x in time on a loaded machine; a text seen before much less): the unigram
+How it goes fast (a first pass over a held-out text costs 1.6-1.75x sentencepiece's C++ in
+instructions for unigram, 1.85-1.9x for BPE, a little more in time; a text seen before ~0.4x): the unigram
 Viterbi reads the text once through an Aho-Corasick automaton of the pieces built at load
 (:class:`_PieceAutomaton`); BPE keeps the adjacent pairs' scores in a list
 (:meth:`SentencePieceModel._bpe_symbols`); when no piece crosses a ``▁`` each distinct word is
@@ -401,7 +401,7 @@ class _PieceAutomaton:
                     back = back.fail
             parent[char] = self._new_state(text, fail).entry
 
-    def split(self, text: str, tail: str | None = None, lead: float = _LEAD, kind: int = 0) -> Any:
+    def split(self, text: str, tail: str | None = None, kind: int = 0, lead: float = _LEAD) -> Any:
         """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one), scores
         added in float64 from 0; ``tail``: ``text`` without its first character, a "▁" read in advance
         (a word's: ``"▁" + tail``). ``kind`` 3 (pieces) or 2 (ids): that tuple alone, unknowns finished
@@ -542,11 +542,12 @@ class _WordTable(dict):
     """
 
     __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk", "id_of", "word", "derive", "piece_ids",
-                 "rests", "joins", "singles")
+                 "rests", "joins", "singles", "kind")
 
     def __init__(self, model: "SentencePieceModel", ids: bool, prefix: str) -> None:
         super().__init__()
         self.model, self.ids, self.prefix = model, ids, prefix
+        self.kind = 2 if ids else 3  # (where a candidate holds its id or piece)
         self.unk = model.unk_id
         #: BPE's merges give the pieces alone; their ids are looked up here (one call less a word)
         self.id_of = model.piece_to_id.get if model._merge_scores is not None else None
@@ -638,7 +639,7 @@ class _WordTable(dict):
                         self[part] = found
                     return found
         if self.derive:  # (this table's kind alone, unknowns finished)
-            found = self.word(self.prefix + part, part, _LEAD, 2 if self.ids else 3)
+            found = self.word(self.prefix + part, part, self.kind)
             if len(self) < 200_000:
                 self[part] = found
             return found

@@ -42,6 +42,7 @@ from tokviz.models.trainer import (
     check_float,
     check_optional_count,
     check_optional_str,
+    finish_progress_lines,
     special_added_tokens,
 )
 
@@ -205,8 +206,6 @@ class ParityBpeTrainer:
             vocab, merges, continuing_subword_prefix=self.continuing_subword_prefix, end_of_word_suffix=self.end_of_word_suffix
         )
         tokenizer.training_history = None
-        from tokviz.models.trainer import finish_progress_lines
-
         finish_progress_lines(self)
         if self._special_tokens:
             tokenizer.add_special_tokens(list(self._special_tokens))
@@ -300,14 +299,10 @@ class ParityBpeTrainer:
         while len(merges) < num_merges and len(exhausted) < languages:
             if len(merges) < self.global_merges:
                 lang = -1
-            elif ratio is not None:
-                adjusted = [(initial[i] / current[i]) / ratio[i] for i in range(languages)]
-                if self.variant == "base":
-                    lang = _first_best([(-value if i not in exhausted else float("-inf")) for i, value in enumerate(adjusted)])
-                else:
-                    lang = self._window([(-value if i not in exhausted else float("-inf")) for i, value in enumerate(adjusted)], recent, threshold)
             else:
-                values = [(lengths[i] if i not in exhausted else float("-inf")) for i in range(languages)]
+                # The language worst off: the lowest compression for its ratio, or the longest text.
+                worst = [-(initial[i] / current[i]) / ratio[i] for i in range(languages)] if ratio is not None else lengths
+                values = [value if i not in exhausted else float("-inf") for i, value in enumerate(worst)]
                 lang = _first_best(values) if self.variant == "base" else self._window(values, recent, threshold)
             best = (global_queue if lang < 0 else queues[lang]).pop()
             if best is None or best[1] < self.min_frequency:

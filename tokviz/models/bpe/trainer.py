@@ -48,15 +48,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
 from tokviz.models.merges import (
-    MergeTrainerOptions, Symbols, compute_alphabet, count_queue, merge_loop, merges_frame, records_to_steps,
+    MergeHistoryViews, MergeTrainerOptions, Symbols, compute_alphabet, count_queue, merge_loop, records_to_steps,
     tokenize_words,
 )
 from tokviz.models.trainer import check_word_counts, finish_history, paused_gc, with_model_options_of
 from tokviz.word_counts import summarize_word_counts
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
-
     from tokviz.models.base import Model
 
 __all__ = ["BpeTrainer", "BpeTrainingHistory"]
@@ -65,7 +63,7 @@ __all__ = ["BpeTrainer", "BpeTrainingHistory"]
 
 
 @dataclass(frozen=True)
-class BpeTrainingHistory(TrainingHistory):
+class BpeTrainingHistory(MergeHistoryViews, TrainingHistory):
     """Every BPE merge, in order, with the pairs it beat; ``model_at(k)`` replays a prefix.
 
     ``vocab`` is the final vocabulary in id order: special tokens, alphabet (and its
@@ -94,14 +92,6 @@ class BpeTrainingHistory(TrainingHistory):
     def merge_pairs(self, vocab_size: int | None = None) -> list[tuple[str, str]]:
         """The merges a fresh training to ``vocab_size`` would learn (all when None)."""
         return [(step.left, step.right) for step in self.merges[: self._merge_count_at(vocab_size)]]
-
-    def vocab_at(self, vocab_size: int | None = None) -> dict[str, int]:
-        """Token -> id of the model at ``vocab_size`` (clamped to the recorded range)."""
-        if vocab_size is None:
-            size = len(self.vocab)
-        else:
-            size = max(self.initial_vocab_size, min(vocab_size, len(self.vocab)))
-        return {token: index for index, token in enumerate(self.vocab[:size])}
 
     def _merge_count_at(self, vocab_size: int | None) -> int:
         # A fresh training stops as soon as the vocab reaches the target, so it keeps the
@@ -133,10 +123,6 @@ class BpeTrainingHistory(TrainingHistory):
             end_of_word_suffix=self.end_of_word_suffix,
             **options,
         )
-
-    def to_frame(self) -> "pd.DataFrame":
-        """One row per merge: rank, left, right, token, count, score, vocab_size, candidates."""
-        return merges_frame(self.merges)
 
 
 class BpeTrainer(MergeTrainerOptions):

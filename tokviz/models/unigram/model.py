@@ -31,8 +31,10 @@ from operator import itemgetter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from tokviz import _mutation
 from tokviz.errors import SerializationError, VocabularyError
 from tokviz.models.base import ProvenPairs, Token
+from tokviz.models.wordlevel.model import FrozenModel, VocabularyTypeError, check_option
 from tokviz.models.unigram.lattice import Lattice, LatticeNode
 
 #: HF / SentencePiece: an unknown character costs this much below the worst piece.
@@ -92,8 +94,6 @@ class Unigram:
         alpha: float | None = None,
         nbest_size: int | None = None,
     ) -> None:
-        from tokviz.models.wordlevel.model import check_option
-
         # HF's sampling options: with a non-zero ``alpha`` every ``tokenize`` draws a segmentation
         # (subword regularization) among the ``nbest_size`` best (all of them when None).
         self._alpha = check_option("Unigram", "alpha", "float?", alpha)
@@ -102,8 +102,6 @@ class Unigram:
             # HF's Unigram() default: a single <unk>.
             vocab, unk_id = [("<unk>", 0.0)], 0
         if isinstance(vocab, (str, bytes, Mapping)) or not hasattr(vocab, "__iter__"):
-            from tokviz.models.wordlevel.model import VocabularyTypeError
-
             raise VocabularyTypeError(f"The Unigram vocabulary must be a list of (piece, score) pairs, not {type(vocab).__name__} {vocab!r:.60}.")
         pieces = None
         if isinstance(vocab, (list, tuple)) and (all(map(tuple.__instancecheck__, vocab)) or all(map(list.__instancecheck__, vocab))):
@@ -186,9 +184,6 @@ class Unigram:
 
     @alpha.setter
     def alpha(self, alpha: float | None) -> None:
-        from tokviz import _mutation
-        from tokviz.models.wordlevel.model import check_option
-
         self._alpha = check_option("Unigram", "alpha", "float?", alpha)
         _mutation.bump()
 
@@ -198,9 +193,6 @@ class Unigram:
 
     @nbest_size.setter
     def nbest_size(self, nbest_size: int | None) -> None:
-        from tokviz import _mutation
-        from tokviz.models.wordlevel.model import check_option
-
         self._nbest_size = check_option("Unigram", "nbest_size", "uint?", nbest_size)
         _mutation.bump()
 
@@ -223,20 +215,11 @@ class Unigram:
         >>> model._resize_cache(0); _ = model.tokenize("a"); len(model._token_cache)
         0
         """
-        from tokviz.models.wordlevel.model import check_option
-
         self._cache_capacity = check_option("Unigram", "capacity", "uint", capacity)
         self._clear_cache()
 
-    def __repr__(self) -> str:  # HF's: Unigram(unk_id=0, vocab=[("A", 0), ...], byte_fallback=False)
-        from tokviz._component import hf_debug
-
-        return hf_debug(self.to_dict())
-
-    def __str__(self) -> str:  # HF's: lists past 5 items end in "..."
-        from tokviz._component import hf_debug
-
-        return hf_debug(self.to_dict(), 5)
+    # HF's repr and str, as the other models': ``Unigram(unk_id=0, vocab=[("A", 0), ...], byte_fallback=False)``.
+    __repr__, __str__ = FrozenModel.__repr__, FrozenModel.__str__
 
     @property
     def deterministic(self) -> bool:

@@ -97,6 +97,38 @@ class WordPieceTrace:
         ]
 
 
+def longest_matches(word: str, get: Any, prefix: str, longest: int) -> tuple[list[int], list[str], list[int], list[int]] | None:
+    """WordPiece's greedy search: from each position the longest vocabulary piece (``get`` gives
+    its id; pieces after the first carry ``prefix``, and none is longer than ``longest``), as
+    ``(ids, values, starts, ends)``; None when nothing matches at some position (the word is unk).
+
+    >>> longest_matches("hugs", {"hug": 4, "##s": 3}.get, "##", 3), longest_matches("hum", {"h": 1}.get, "##", 1)
+    (([4, 3], ['hug', '##s'], [0, 3], [3, 4]), None)
+    """
+    ids: list[int] = []
+    values: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    length = len(word)
+    start = 0
+    while start < length:
+        end = min(length, start + longest)
+        while start < end:
+            piece = word[start:end] if start == 0 else prefix + word[start:end]
+            token_id = get(piece)
+            if token_id is not None:
+                ids.append(token_id)
+                values.append(piece)
+                starts.append(start)
+                ends.append(end)
+                break
+            end -= 1
+        else:
+            return None
+        start = end
+    return ids, values, starts, ends
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class WordPieceTables:
     """A WordPiece model's tables for the engine: its vocabulary (shared, read only) and its
@@ -192,27 +224,13 @@ class WordPiece(FrozenModel):
         return list(tokens)
 
     def _tokenize(self, word: str) -> tuple[Token, ...]:
-        length = len(word)
-        if length > self.max_input_chars_per_word:
+        found = None
+        if len(word) <= self.max_input_chars_per_word:
+            found = longest_matches(word, self._vocab.get, self.continuing_subword_prefix, self._longest)
+        if found is None:
             return (self._unk(word),)
-        vocab = self._vocab
-        prefix = self.continuing_subword_prefix
-        longest = self._longest
-        tokens: list[Token] = []
-        start = 0
-        while start < length:
-            end = min(length, start + longest)
-            while start < end:
-                piece = word[start:end] if start == 0 else prefix + word[start:end]
-                token_id = vocab.get(piece)
-                if token_id is not None:
-                    tokens.append(Token(token_id, piece, (start, end)))
-                    break
-                end -= 1
-            else:
-                return (self._unk(word),)
-            start = end
-        return tuple(tokens)
+        ids, values, starts, ends = found
+        return tuple(map(Token, ids, values, zip(starts, ends)))
 
     def _unk(self, word: str) -> Token:
         unk_id = self._vocab.get(self.unk_token)

@@ -59,15 +59,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from tokviz.errors import TokvizError
 from tokviz.history import MergeStep, ProgressCallback, TrainingHistory
 from tokviz.models.merges import (
-    PAIR_BITS, PAIR_MASK, MergeQueue, MergeTrainerOptions, PairCounts, Symbols, compute_alphabet, count_queue, first_occurrence,
-    merge_loop, merges_frame, records_to_steps, tokenize_words,
+    PAIR_BITS, PAIR_MASK, MergeHistoryViews, MergeQueue, MergeTrainerOptions, PairCounts, Symbols, compute_alphabet, count_queue, first_occurrence,
+    merge_loop, records_to_steps, tokenize_words,
 )
 from tokviz.models.trainer import check_word_counts, finish_history, paused_gc, with_model_options_of
 from tokviz.word_counts import summarize_word_counts
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
-
     from tokviz.models.base import Model
 
 __all__ = ["WordPieceTrainer", "WordPieceTrainingHistory"]
@@ -83,7 +81,7 @@ REFRESH_TOP = 16
 
 
 @dataclass(frozen=True)
-class WordPieceTrainingHistory(TrainingHistory):
+class WordPieceTrainingHistory(MergeHistoryViews, TrainingHistory):
     """Every merge with its score and the pairs it beat; ``model_at(k)`` is the vocab prefix."""
 
     merges: tuple[MergeStep, ...] = ()
@@ -104,11 +102,6 @@ class WordPieceTrainingHistory(TrainingHistory):
         kept in ``model`` and every ``model_at(k)``, as HF's ``Tokenizer.train`` keeps them."""
         return with_model_options_of(self, model, "WordPiece", "WordPieceTrainer")
 
-    def vocab_at(self, vocab_size: int | None = None) -> dict[str, int]:
-        """Token -> id of the first ``vocab_size`` tokens (clamped to the recorded range)."""
-        size = len(self.vocab) if vocab_size is None else max(self.initial_vocab_size, min(vocab_size, len(self.vocab)))
-        return {token: index for index, token in enumerate(self.vocab[:size])}
-
     def model_at(self, vocab_size: int) -> "Model":
         """The WordPiece model whose vocab is the first ``vocab_size`` tokens (no retraining)."""
         from tokviz.models.wordpiece.model import WordPiece
@@ -116,10 +109,6 @@ class WordPieceTrainingHistory(TrainingHistory):
         options: dict[str, Any] = {"unk_token": self.unk_token, "max_input_chars_per_word": self.max_input_chars_per_word}
         options.update(self.model_options)
         return WordPiece(self.vocab_at(vocab_size), continuing_subword_prefix=self.continuing_subword_prefix, **options)
-
-    def to_frame(self) -> "pd.DataFrame":
-        """One row per merge: rank, left, right, token, count, score, vocab_size, candidates."""
-        return merges_frame(self.merges)
 
 
 def course_alphabet(word_counts: Mapping[str, int], kept_chars: set[str], prefix: str) -> list[str]:
