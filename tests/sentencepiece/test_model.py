@@ -463,6 +463,22 @@ def test_unigram_near_ties_match_sentencepiece_along_lines_and_past_the_reset() 
         assert ours.nbest_encode_as_ids(text[-2_000:], 1) == theirs.nbest_encode_as_ids(text[-2_000:], 1)
 
 
+def test_unigram_near_tie_after_thousands_of_words_added_up_by_binade() -> None:
+    """A long line's words are added up a binade of float32 at a time (each piece's score rounded to the
+    binade's spacing, :class:`_Rounded`); the near tie at its end falls as sentencepiece 0.2.3 decides it:
+    the running score before "abc" is -4.8 a word, rounded along the way, past the reset at 21,000 words."""
+    from tokviz.sentencepiece.model import _Rounded
+
+    sp = tsp.SentencePieceProcessor(model_proto=_near_tie_model())
+    found = {n: tuple(sp.encode_as_pieces("x " * n + "abc")[-3:]) for n in (106, 107, 1_000, 5_000, 13_000, 21_000, 30_000)}
+    assert found == {106: ("▁", "a", "bc"), 107: ("▁", "ab", "c"), 1_000: ("▁", "a", "bc"), 5_000: ("▁", "ab", "c"),
+                     13_000: ("▁", "a", "bc"), 21_000: ("▁", "ab", "c"), 30_000: ("▁", "a", "bc")}
+    assert sp.encode_as_ids("x xx " * 2_000 + "abc")[-3:] == [1, 6, 5]
+    assert sp.encode_as_pieces("x xx " * 2_000 + "abc")[-3:] == ["▁", "ab", "c"]
+    # within [16384, 32768] the spacing is 2**-9: -3.3 (float32 -3.2999999523) moves a score by 1690 / 512
+    assert _Rounded({"x": -3.3}, 15)["x"] == 1690 / 512 and _Rounded({"x": -3.3}, 10)["x"] == 54067 / 2**14
+
+
 def test_user_defined_pieces_score_as_sentencepiece_0_2_3() -> None:
     """0.1 * (length - 1) (bytes in its Viterbi, characters in its lattice): "ab" (user-defined, 0.1)
     beats a + bc (-0.02) where the older rule (length * max score - 0.1 = -0.1) did not."""
