@@ -1,10 +1,11 @@
 """The sentence path of :mod:`tokviz.sentencepiece.trainer`: corpora that are not counted as words in one pass.
 
-A BPE training on plain lines (one count each, split at whitespace: the usual ``SentencePieceTrainer.train``)
-counts its words straight from the lines and never loads this module; the unigram, char and word trainers,
-sampled or ``tsv`` input (``input_sentence_size``, ``input_format``), a pretokenizer or a
-pretokenization delimiter keep the normalized sentences, made here. (Its own module: what a training
-does not run, it does not compile; this machine sets ``PYTHONDONTWRITEBYTECODE``.)
+A BPE training on plain lines (each line once, words cut at each ``▁``: the usual ``SentencePieceTrainer.train``)
+counts its words straight from the lines and never loads this module. Sampled or ``tsv`` input
+(``input_sentence_size``, ``input_format``) is read here; the unigram, char and word trainers, lines with counts,
+a pretokenizer, a pretokenization delimiter, and words cut otherwise (``treat_whitespace_as_suffix``,
+``split_by_whitespace=false``, ``allow_whitespace_only_pieces``) keep the normalized sentences, made here.
+(Its own module: what a training does not run, it does not compile; this machine sets ``PYTHONDONTWRITEBYTECODE``.)
 """
 
 from __future__ import annotations
