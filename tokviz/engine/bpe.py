@@ -10,7 +10,7 @@ from itertools import accumulate, chain, islice, repeat
 from operator import add, eq, sub
 from typing import Any
 
-from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
+from tokviz.byte_level import text_to_symbols
 from tokviz.models.bpe.model import (
     BYTE_FALLBACK_TOKENS, LIST_MERGE_MAX_SYMBOLS, NO_MERGE, BpeTables, apply_merges, merge_all,
 )
@@ -420,11 +420,7 @@ def byte_symbol_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tu
     >>> byte_symbol_tokens("a é", BPE({"a": 0, "Ġ": 1, "Ã": 2, "©": 3, "Ã©": 4}, [("Ã", "©")]).tokenize)
     ('aĠÃ©', ((0, 1, 4), ('a', 'Ġ', 'Ã©'), (0, 1, 2), (1, 2, 4)))
     """
-    if word.isascii():
-        # One symbol per char: printable ASCII is its own symbol but for the space ('Ġ').
-        symbols = word.replace(" ", "Ġ") if word.isprintable() else word.translate(ASCII_TO_SYMBOLS)
-    else:
-        symbols = text_to_symbols(word)
+    symbols = text_to_symbols(word)
     entry = encode(symbols) if encode is not None else None
     if entry is None:
         tokens = model_tokenize(symbols)
