@@ -12,6 +12,7 @@ Run from the project root::
     python3 bench/bench_sentencepiece.py --fixed     # a botchan-sized training's fixed costs: importing the trainer,
                                                      # then a first and a second training in one process
     python3 bench/bench_sentencepiece.py --fixed --cached-bytecode   # the same with compiled files kept
+    python3 bench/bench_sentencepiece.py --long-texts  # whole documents in one encode call (unigram 1k / 4k)
 
 Each training runs in its own child process so that its peak resident memory (``ru_maxrss``)
 is its own. Printed: wall seconds, CPU seconds (all threads; sentencepiece trains with 16 threads
@@ -23,6 +24,7 @@ BPE pieces come in the same order, and held-out pieces per word (last 2,000 line
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import subprocess
@@ -258,6 +260,43 @@ def encode_passes(workdir: Path, repeat: int = 5) -> None:
                   flush=True)
 
 
+def long_texts(workdir: Path) -> None:
+    """Whole documents in one call: 209 texts of 50-20,000 corpus lines joined by spaces (big.txt,
+    wikitext2_test.txt, grimm_tales.txt), ``encode`` (ids) then ``encode_as_pieces``, on unigram models
+    sentencepiece trains on the botchan-sized slice; tokviz and sentencepiece in this one process, CPU clock,
+    and how many texts they encode differently."""
+    import time
+
+    import sentencepiece as spm
+
+    sys.path.insert(0, str(ROOT))
+    from tokviz import sentencepiece as tsp
+
+    big = (CORPORA / "big.txt").read_text(encoding="utf-8")
+    lines = [line for name in ("big.txt", "wikitext2_test.txt", "grimm_tales.txt")
+             for line in (CORPORA / name).read_text(encoding="utf-8").splitlines()[:20000]]
+    texts = [" ".join(lines[i:i + k]) for k in (50, 400, 3000, 20000) for i in range(0, len(lines), k * 4)]
+    for size in (1000, 4000):
+        out = io.BytesIO()
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(big[:278_000].split("\n")), model_writer=out, vocab_size=size,
+                                       model_type="unigram", minloglevel=2)
+        for call in ("encode", "encode_as_pieces"):
+            theirs = getattr(spm.SentencePieceProcessor(model_proto=out.getvalue()), call)
+            ours = getattr(tsp.SentencePieceProcessor(model_proto=out.getvalue()), call)
+            seconds, differ = {"tokviz": 0.0, "sentencepiece": 0.0}, 0
+            for text in texts:
+                start = time.process_time()
+                expected = theirs(text)
+                middle = time.process_time()
+                found = ours(text)
+                seconds["sentencepiece"] += middle - start
+                seconds["tokviz"] += time.process_time() - middle
+                differ += found != expected
+            print(json.dumps({"long_texts": f"unigram {size} {call}", "texts": len(texts), "chars": sum(map(len, texts)),
+                              "tokviz_cpu_s": round(seconds["tokviz"], 3), "sentencepiece_cpu_s": round(seconds["sentencepiece"], 3),
+                              "cpu_ratio": round(seconds["tokviz"] / seconds["sentencepiece"], 2), "differ": differ}), flush=True)
+
+
 def users(workdir: Path) -> None:
     """Issue 35's figures: import time, a first encode pass, trainings at 1,000 and 4,000 pieces."""
     ours, theirs = import_seconds("tokviz.sentencepiece"), import_seconds("sentencepiece")
@@ -297,6 +336,7 @@ def main() -> None:
     parser.add_argument("--users", action="store_true", help="import, first encode pass, trainings at 1,000 / 4,000 (issue 35)")
     parser.add_argument("--encode", action="store_true", help="the first encode pass alone (fastest of 5 alternating runs)")
     parser.add_argument("--fixed", action="store_true", help="a botchan-sized training's imports, first and second run")
+    parser.add_argument("--long-texts", action="store_true", help="209 joined texts of 50-20,000 lines, unigram 1k / 4k, one process")
     parser.add_argument("--cached-bytecode", action="store_true",
                         help="with --fixed: the children keep compiled files (unset PYTHONDONTWRITEBYTECODE, as after pip install)")
     args = parser.parse_args()
@@ -305,6 +345,10 @@ def main() -> None:
         workdir = Path(tmp)
         if args.encode:
             encode_passes(workdir)
+            print(f"load average: {os.getloadavg()}")
+            return
+        if args.long_texts:
+            long_texts(workdir)
             print(f"load average: {os.getloadavg()}")
             return
         if args.fixed:

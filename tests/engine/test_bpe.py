@@ -515,6 +515,23 @@ def test_words_of_a_sentencepiece_vocabulary_are_cut_between_letters_and_other_c
         assert ("▁you" in words and "▁you," not in words) is cut
 
 
+def test_letter_runs_cut_a_model_whose_made_tokens_are_all_letters() -> None:
+    # No merged token holds a non-letter char (none is "mixed"): letters and other chars are
+    # never merged together, so the cuts stand (they were refused: an empty list of mixed
+    # tokens failed the check for a NUL inside one), and the pieces merge as the whole words.
+    from tokviz.engine.bpe import bpe_word_encoder, letter_runs, word_pieces
+
+    vocab = {c: i for i, c in enumerate(["<unk>", "a", "b", ",", "!", "▁", "ab", "▁a", "▁ab"])}
+    model = models.BPE(vocab, [("a", "b"), ("▁", "a"), ("▁a", "b")], unk_token="<unk>")
+    assert letter_runs(model, "▁", "") == "▁*(?:[^\\W_]+|(?:[^\\w▁]|_)+)|▁+"
+    pieces = word_pieces(model)
+    assert pieces("▁ab,!▁ab▁a!b") == ["▁ab", ",!", "▁ab", "▁a", "!", "b"]
+    encode = bpe_word_encoder(model)
+    for word in ["▁ab,!▁ab▁a!b", "▁a,b!", "ab!!▁,"]:
+        whole = [token.id for token in model.tokenize(word)]
+        assert [token_id for piece in pieces(word) for token_id in encode(piece)[0]] == whole, word
+
+
 def test_letter_runs_refuse_a_made_token_holding_the_unk_or_an_ascii_letter_beside_another_char() -> None:
     # The refusals found early (the unk's holders in the joined vocabulary, the first ASCII
     # crossing) give what the full pass over the made tokens gives.

@@ -329,7 +329,10 @@ def test_llama_words_are_cut_at_newlines_only_when_no_merge_takes_them(newline_m
     tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
     ours = Tokenizer.from_str(tok.to_str())
     plan = ours._engine().cut()
-    assert (plan.run_findall("▁end.\nThe▁a") == ["▁end.", "\n", "The", "▁a"]) is not newline_merges
+    pieces = plan.run_findall("▁end.\nThe▁a")
+    assert ("\n" in pieces) is not newline_merges
+    if not newline_merges:  # (no made token mixes letters and other chars: letters cut too)
+        assert pieces == ["▁end", ".", "\n", "The", "▁a"]
     for text in ["end.\nThe a", "a\n\nThe end.\n", "\nThe\n", "The end.\nThe end.\nxy\n a"]:
         expected = tok.encode(text)
         assert (ours.encode(text).ids, ours.encode(text).offsets) == (expected.ids, expected.offsets), repr(text)

@@ -302,6 +302,26 @@ def test_unigram_automaton_equals_the_plain_walk(text: str) -> None:
         assert model._automaton.split(text, text[1:]) == model._automaton.split(text)
 
 
+@given(st.text(alphabet="abcxyz", max_size=24))
+@settings(max_examples=400, deadline=None)
+def test_unigram_split_of_one_kind_is_that_kind_of_the_finished_word(tail: str) -> None:
+    # (a word table's miss: pieces (kind 3) or ids (kind 2) alone, unknown characters merged as finish() merges them)
+    model = _tiny_model(1, _TIED)
+    automaton, word = model._automaton, "▁" + tail
+    pieces, ids = model._finish_word(*automaton.split(word, tail))
+    assert automaton.split(word, tail, 3) == pieces and automaton.split(word, tail, 2) == ids
+    assert type(automaton.split(word, tail, 3)) is type(pieces)  # (a close word stays close)
+
+
+def test_unigram_split_of_one_kind_worked_example() -> None:
+    model = _tiny_model(1, _TIED)
+    automaton = model._automaton
+    assert automaton.split("▁abzzc", "abzzc") == (("▁ab", "z", "z", "c"), (9, 0, 0, 10))
+    assert automaton.split("▁abzzc", "abzzc", 3) == ("▁ab", "zz", "c")  # (the unknown run merged)
+    assert automaton.split("▁abzzc", "abzzc", 2) == (9, 0, 10)
+    assert automaton.split("▁abc", "abc", 3) == ("▁a", "bc") and automaton.split("▁abc", "abc", 2) == (6, 12)  # (-4.5 against ▁ab c -7)
+
+
 @given(st.text(alphabet="▁abcxy", max_size=24))
 @settings(max_examples=400, deadline=None)
 def test_bpe_pair_list_equals_the_queue(text: str) -> None:
@@ -441,6 +461,22 @@ def test_unigram_near_ties_match_sentencepiece_along_lines_and_past_the_reset() 
         assert ours.encode_as_pieces(text) == theirs.encode_as_pieces(text), len(text)
         assert ours.encode_as_ids(text) == theirs.encode_as_ids(text), len(text)
         assert ours.nbest_encode_as_ids(text[-2_000:], 1) == theirs.nbest_encode_as_ids(text[-2_000:], 1)
+
+
+def test_unigram_near_tie_after_thousands_of_words_added_up_by_binade() -> None:
+    """A long line's words are added up a binade of float32 at a time (each piece's score rounded to the
+    binade's spacing, :class:`_Rounded`); the near tie at its end falls as sentencepiece 0.2.3 decides it:
+    the running score before "abc" is -4.8 a word, rounded along the way, past the reset at 21,000 words."""
+    from tokviz.sentencepiece.model import _Rounded
+
+    sp = tsp.SentencePieceProcessor(model_proto=_near_tie_model())
+    found = {n: tuple(sp.encode_as_pieces("x " * n + "abc")[-3:]) for n in (106, 107, 1_000, 5_000, 13_000, 21_000, 30_000)}
+    assert found == {106: ("▁", "a", "bc"), 107: ("▁", "ab", "c"), 1_000: ("▁", "a", "bc"), 5_000: ("▁", "ab", "c"),
+                     13_000: ("▁", "a", "bc"), 21_000: ("▁", "ab", "c"), 30_000: ("▁", "a", "bc")}
+    assert sp.encode_as_ids("x xx " * 2_000 + "abc")[-3:] == [1, 6, 5]
+    assert sp.encode_as_pieces("x xx " * 2_000 + "abc")[-3:] == ["▁", "ab", "c"]
+    # within [16384, 32768] the spacing is 2**-9: -3.3 (float32 -3.2999999523) moves a score by 1690 / 512
+    assert _Rounded({"x": -3.3}, 15)["x"] == 1690 / 512 and _Rounded({"x": -3.3}, 10)["x"] == 54067 / 2**14
 
 
 def test_user_defined_pieces_score_as_sentencepiece_0_2_3() -> None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import tokviz.sentencepiece.parallel as parallel
 import tokviz.sentencepiece.trainer as trainer
+import tokviz.sentencepiece.trainer_sentences as trainer_sentences
 from tokviz.sentencepiece.normalizer import SentencePieceNormalizer
 from tokviz.sentencepiece.parallel import can_fork, in_two_processes
 from tokviz.sentencepiece.pieces import count_words, split_into_words
@@ -116,7 +117,7 @@ def test_no_fork_with_other_threads() -> None:
 def test_reading_every_line_equals_the_sampling_loop(lines: list[str], max_length: int) -> None:
     """The comprehensions that keep every line (no input_sentence_size) against sentencepiece's loop."""
     spec, nspec = build_specs({"max_sentence_length": max_length, "vocab_size": 50})
-    kept, freqs, too_long = trainer._sample_lines(spec, lines)
+    kept, freqs, too_long = trainer_sentences._sample_lines(spec, lines)
     assert freqs == [1] * len(kept)
     normalize = SentencePieceNormalizer(nspec.precompiled_charsmap).normalize
     expected = sum(1 for line in kept if normalize(line))

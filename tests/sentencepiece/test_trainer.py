@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tokviz.sentencepiece.normalizer import SentencePieceNormalizer
 from tokviz.history import MergeStep
 from tokviz.sentencepiece.pieces import UNK_CHAR, WS, PieceRules, count_words, split_into_words
-from tokviz.sentencepiece.trainer import _char_counts, _replace_rare, _without_empty
+from tokviz.sentencepiece.trainer_sentences import _char_counts, _replace_rare, _without_empty
 from tokviz.sentencepiece.trainer_bpe import BpeResult, sorted_chars, train_bpe
 
 # few letters so that pairs repeat, tie and reach one string by two pairs ("ab"+"c", "a"+"bc")

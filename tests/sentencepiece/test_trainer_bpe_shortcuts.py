@@ -8,7 +8,8 @@ import io
 import pytest
 
 import tokviz.sentencepiece as tsp
-from tokviz.sentencepiece.trainer import _char_counts, _replace_rare_in_words, _weighted_char_counts
+from tokviz.sentencepiece.trainer import _replace_rare_in_words, _weighted_char_counts
+from tokviz.sentencepiece.trainer_sentences import _char_counts
 
 
 @pytest.mark.parametrize("numpy", [True, False])

@@ -10,7 +10,7 @@ from itertools import accumulate, chain, islice, repeat
 from operator import add, eq, sub
 from typing import Any
 
-from tokviz.byte_level import ASCII_TO_SYMBOLS, text_to_symbols
+from tokviz.byte_level import text_to_symbols
 from tokviz.models.bpe.model import (
     BYTE_FALLBACK_TOKENS, LIST_MERGE_MAX_SYMBOLS, NO_MERGE, BpeTables, apply_merges, merge_all,
 )
@@ -46,6 +46,7 @@ def bpe_word_encoder(model: Any) -> Any:
         return None
     vocab = tables.vocab
     get = vocab.get
+    id_of = vocab.__getitem__
     token_of = tables.vocab_r.__getitem__
     merge_map = tables.merge_map
     pair_merge = merge_map.get
@@ -95,16 +96,17 @@ def bpe_word_encoder(model: Any) -> Any:
                     if made != never_rank:
                         size = len(word)
                         return (token_id,), (word,), at_zero, ONE_TUPLES[size] if size < ONE_TUPLE_LIMIT else (size,)
-        if prefix:
-            ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]]
+        if prefix or suffix:
+            ids = [get(word[0]), *[get(prefix + char) for char in word[1:]]] if prefix else list(map(get, word))
             if suffix:
-                ids[-1] = get((prefix + word[-1] if len(word) > 1 else word[-1]) + suffix)
+                ids[-1] = get((prefix + word[-1] if prefix and len(word) > 1 else word[-1]) + suffix)
+            if None in ids:
+                return unknown(word, ids)
         else:
-            ids = list(map(get, word))
-            if suffix:
-                ids[-1] = get(word[-1] + suffix)
-        if None in ids:
-            return unknown(word, ids)
+            try:  # (no scan for None: a char that is no token raises, rarely)
+                ids = list(map(id_of, word))
+            except KeyError:
+                return unknown(word, list(map(get, word)))
         if not plain:
             lengths = [1] * len(ids)
             apply_merges(ids, lengths, merge_map, new_ids)
@@ -418,11 +420,7 @@ def byte_symbol_tokens(word: str, model_tokenize: Any, encode: Any = None) -> tu
     >>> byte_symbol_tokens("a é", BPE({"a": 0, "Ġ": 1, "Ã": 2, "©": 3, "Ã©": 4}, [("Ã", "©")]).tokenize)
     ('aĠÃ©', ((0, 1, 4), ('a', 'Ġ', 'Ã©'), (0, 1, 2), (1, 2, 4)))
     """
-    if word.isascii():
-        # One symbol per char: printable ASCII is its own symbol but for the space ('Ġ').
-        symbols = word.replace(" ", "Ġ") if word.isprintable() else word.translate(ASCII_TO_SYMBOLS)
-    else:
-        symbols = text_to_symbols(word)
+    symbols = text_to_symbols(word)
     entry = encode(symbols) if encode is not None else None
     if entry is None:
         tokens = model_tokenize(symbols)
@@ -606,7 +604,7 @@ def letter_runs(model: Any, mark: str, newline: str, joined: str | None = None) 
     # Only the tokens with chars of both kinds may cross (Llama 2: 1,183 of 29,612 made).
     mixed_tokens = [token for token in made if not token.replace("▁", "").isalnum()]
     mixed = "\x00".join(mixed_tokens)
-    if mixed.count("\x00") >= len(mixed_tokens) or "<0x" in mixed or (model.unk_token and model.unk_token in mixed):
+    if mixed_tokens and (mixed.count("\x00") >= len(mixed_tokens) or "<0x" in mixed or (model.unk_token and model.unk_token in mixed)):
         return None  # (a token holds a NUL, or a merge joins a byte token or the unk token)
     moved = ""  # non-ASCII letters or digits that count as other chars
     for _ in range(2):
@@ -632,7 +630,7 @@ def pieces_pattern(model: Any, mark: str, joins: frozenset[str], joined: str | N
     at :func:`letter_runs`' cuts.
 
     >>> from tokviz.models import BPE
-    >>> pieces_pattern(BPE({"a": 0, "▁": 1, "▁a": 2}, [("▁", "a")]), "▁", frozenset())
+    >>> pieces_pattern(BPE({"a": 0, "▁": 1, ",": 2, "▁a": 3, "a,": 4}, [("▁", "a"), ("a", ",")]), "▁", frozenset())
     '▁*[^▁]+|▁+'
     >>> print(pieces_pattern(BPE({"a": 0, ",": 1, ".": 2, "▁": 3, ",.": 4}, [(",", ".")]), "▁", frozenset()))
     ▁*(?:[^\\W_]+|(?:[^\\w▁]|_)+)|▁+
@@ -650,11 +648,11 @@ def word_pieces(model: Any) -> Any:
     no pre-tokenizer cuts) is then merged piece by piece, each piece once.
 
     >>> from tokviz.models import BPE
-    >>> word_pieces(BPE({"a": 0, "b": 1, ",": 2, "▁": 3, "▁a": 4}, [("▁", "a")]))("▁ab▁a,")
-    ['▁ab', '▁a,']
+    >>> word_pieces(BPE({"a": 0, "b": 1, ",": 2, "▁": 3, "▁a": 4}, [("▁", "a")]))("▁ab▁a,")  # (letter runs too)
+    ['▁ab', '▁a', ',']
     """
     vocab = plain_bpe_vocab(model)
-    if vocab is None:
+    if vocab is None or "▁" not in vocab:
         return None
     joined = joined_tokens(vocab)
     joins = model_splits_at(model, "▁", joined)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tokviz.engine.bpe import bpe_word_encoder, joined_tokens, model_splits_at, pieces_pattern, plain_bpe_vocab
+from tokviz.engine.bpe import bpe_word_encoder, joined_tokens, model_splits_at, pieces_pattern, plain_bpe_vocab, word_pieces
 from tokviz.engine.stages import _segment_local, _shifts, _stays
 from tokviz.engine.unigram import unigram_word_encoder
 from tokviz.engine.wordpiece import wordlevel_word_encoder, wordpiece_word_encoder
@@ -77,8 +77,8 @@ class CutPlan:
         self.shifts = _shifts(stages)
         #: The pre-tokenizer's ``cut_spans`` when it only cuts and no other split applies.
         self.cut: Any = None
-        #: ``word -> pieces`` the BPE model never merges across (made at the first long word; see
-        #: _long_words_cut), False when the model offers none.
+        #: ``word -> pieces`` the BPE model never merges across (see _long_words_cut), False when
+        #: the model offers none.
         self.pieces: Any = None
         #: A WordLevel model's ``(vocab, unk_id, unk_token)``: its words need no cache.
         self.wordlevel: tuple[dict[str, int], int | None, str] | None = None
@@ -205,4 +205,6 @@ def build_plan(normalizer: Any, pre_tokenizer: Any, model: Any, encoder: Any = N
         # Metaspace(split=True) cuts before every replacement char (HF's MergedWithNext).
         mark = re.escape(steps[-1].replacement)
         plan.run_findall = re.compile(f"[^{mark}]+|{mark}[^{mark}]*").findall
+    if plan.pieces is None:
+        plan.pieces = (plan.bpe is not None and word_pieces(model)) or False
     return plan

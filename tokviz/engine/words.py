@@ -14,7 +14,6 @@ from operator import add, is_, sub
 from typing import Any, TYPE_CHECKING
 
 from tokviz.byte_level import text_to_symbols
-from tokviz.engine.bpe import word_pieces
 
 if TYPE_CHECKING:  # (the plan, a layer up, in annotations only)
     from tokviz.engine.plan import CutPlan
@@ -321,7 +320,7 @@ def _metaspace_words(plan: CutPlan, text: str, opens_text: bool = False) -> tupl
 
 
 #: BPE words longer than this are merged piece by piece where the model allows it (a Llama line).
-PIECES_FROM = 32
+PIECES_FROM = 16
 
 
 def _long_words_cut(plan: CutPlan, words: list[str], starts: list[int] | None) -> tuple[list[str], list[int] | None, list[int], list[int]] | None:
@@ -341,10 +340,6 @@ def _long_words_cut(plan: CutPlan, words: list[str], starts: list[int] | None) -
     [0]
     """
     pieces_of = plan.pieces
-    if pieces_of is None:
-        pieces_of = plan.pieces = word_pieces(plan.model) or False
-        if not pieces_of:
-            return None
     cache, met = plan.words, plan.long_words
     found: list[Any] = []
     again: list[int] = []

@@ -13,8 +13,8 @@ The four model types segment the normalized string (``▁`` for spaces) differen
 Then, as ``SentencePieceProcessor`` does: unknown pieces become ``<0xNN>`` byte pieces when the
 model has byte fallback, otherwise runs of unknowns are merged into one ``<unk>``.
 
-How it goes fast (a first pass over a held-out text costs 1.7-1.9x sentencepiece's C++ in
-instructions, 1.6-2.3x in time on a loaded machine; a text seen before much less): the unigram
+How it goes fast (a first pass over a held-out text costs 1.6-1.75x sentencepiece's C++ in
+instructions for unigram, 1.85-1.9x for BPE, a little more in time; a text seen before ~0.4x): the unigram
 Viterbi reads the text once through an Aho-Corasick automaton of the pieces built at load
 (:class:`_PieceAutomaton`); BPE keeps the adjacent pairs' scores in a list
 (:meth:`SentencePieceModel._bpe_symbols`); when no piece crosses a ``▁`` each distinct word is
@@ -39,8 +39,8 @@ import struct
 import time
 from array import array
 from bisect import bisect_left
-from itertools import chain, compress, islice, repeat
-from operator import add, attrgetter, contains, eq, itemgetter
+from itertools import accumulate, chain, compress, islice, repeat
+from operator import add, attrgetter, contains, eq, is_, itemgetter
 from typing import Any, Sequence
 
 from tokviz.errors import SerializationError
@@ -309,6 +309,71 @@ class _Close(tuple):
         return _Close, (tuple(tuple.__iter__(self)), self.margin, self.watch)
 
 
+#: A word whose scores can move a line's by more than this (its length times the automaton's ``size``)
+#: is added up piece by piece; so is every word once the line's score is past _ROOM_TOP in size
+_ROOM = 2048.0
+_ROOM_TOP = _RESET - _ROOM
+#: words kept per binade (:meth:`SentencePieceModel._checked_line`; a text of 20,000 lines meets ~40k)
+_MOVED_ROOM = 50_000
+#: Below this in size, most pieces' scores are a tie of float32's spacing (its last bit): a line's first
+#: words are added up piece by piece
+_BULK_FROM = 512.0
+
+
+class _Rounded(dict):
+    """``piece or id -> how far it moves a line's score`` (in size) within float32's binade
+    ``[2**(exponent - 1), 2**exponent]``: there sentencepiece's running score is a multiple of the spacing
+    ``u = 2**(exponent - 24)``, so each float32 sum is that score plus the piece's score rounded to a
+    multiple of ``u``. ``inf`` where that does not hold: a tie (the score's parity would decide), a
+    positive score (the sums need not stay in the binade). A float key is a score itself (a word holding
+    unknowns: its path's, :class:`_ScoreKeys`). Sums of such moves are exact in float64:
+    :meth:`SentencePieceModel._checked_line` adds a run of words in C.
+
+        >>> _Rounded({"▁a": -1.25, "b": -0.5, 7: -0.5}, -21)["▁a"]  # (u = 2**-45: a multiple)
+        1.25
+        >>> moves = _Rounded({"▁a": -1.2, "b": -0.5, "c": 0.5}, 24)  # (u = 1)
+        >>> moves["▁a"], moves["b"], moves["c"], moves[-2.25]  # (-1.2 to -1; -0.5 a tie)
+        (1.0, inf, inf, 2.0)
+    """
+
+    __slots__ = ("scores", "unit")
+
+    def __init__(self, scores: dict[Any, float], exponent: int) -> None:
+        super().__init__()
+        self.scores, self.unit = scores, 2.0 ** (exponent - 24)
+
+    def __missing__(self, key: Any) -> float:
+        value = key if type(key) is float else self.scores.get(key)
+        moved = _INF
+        if value is not None and value <= 0.0:
+            steps = value / self.unit
+            if abs(steps - round(steps)) != 0.5:
+                moved = -round(steps) * self.unit
+        self[key] = moved
+        return moved
+
+
+class _ScoreKeys(dict):
+    """``part -> what its scores are read by`` for :class:`_Rounded`: the word's pieces or ids (the table's
+    tuple), or, for a word holding unknowns (merged, or in bytes), its float64 path's scores."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, table: "_WordTable") -> None:
+        super().__init__()
+        self.table = table
+
+    def __missing__(self, part: str) -> tuple[Any, ...]:
+        table = self.table
+        model, words = table.model, table[part]
+        keys = tuple(tuple.__iter__(words))
+        if not all(map(model._score_of.__contains__, keys)):
+            word = table.prefix + part
+            keys = tuple(model._unknown_paths.get(word) or model._unknown_paths.setdefault(word, model._automaton.path_scores(word)))
+        self[part] = keys
+        return keys
+
+
 class _PieceAutomaton:
     """sentencepiece's unigram Viterbi, read end by end over an Aho-Corasick automaton of the pieces.
 
@@ -401,7 +466,7 @@ class _PieceAutomaton:
                     back = back.fail
             parent[char] = self._new_state(text, fail).entry
 
-    def split(self, text: str, tail: str | None = None, lead: float = _LEAD, kind: int = 0) -> Any:
+    def split(self, text: str, tail: str | None = None, kind: int = 0, lead: float = _LEAD) -> Any:
         """``(pieces, ids)`` of the best segmentation of ``text`` (unknown characters one by one), scores
         added in float64 from 0; ``tail``: ``text`` without its first character, a "▁" read in advance
         (a word's: ``"▁" + tail``). ``kind`` 3 (pieces) or 2 (ids): that tuple alone, unknowns finished
@@ -542,11 +607,12 @@ class _WordTable(dict):
     """
 
     __slots__ = ("model", "ids", "prefix", "twin", "segment", "unk", "id_of", "word", "derive", "piece_ids",
-                 "rests", "joins", "singles")
+                 "rests", "joins", "singles", "kind")
 
     def __init__(self, model: "SentencePieceModel", ids: bool, prefix: str) -> None:
         super().__init__()
         self.model, self.ids, self.prefix = model, ids, prefix
+        self.kind = 2 if ids else 3  # (where a candidate holds its id or piece)
         self.unk = model.unk_id
         #: BPE's merges give the pieces alone; their ids are looked up here (one call less a word)
         self.id_of = model.piece_to_id.get if model._merge_scores is not None else None
@@ -638,7 +704,7 @@ class _WordTable(dict):
                         self[part] = found
                     return found
         if self.derive:  # (this table's kind alone, unknowns finished)
-            found = self.word(self.prefix + part, part, _LEAD, 2 if self.ids else 3)
+            found = self.word(self.prefix + part, part, self.kind)
             if len(self) < 200_000:
                 self[part] = found
             return found
@@ -694,6 +760,11 @@ class SentencePieceModel:
         self.closes = 0
         self._score_of: dict[Any, float] | None = None
         self._unknown_paths: dict[str, list[float]] = {}
+        #: exponent -> :class:`_Rounded` scores of a checked line's pieces in that binade
+        self._binade_sums: dict[int, _Rounded] = {}
+        self._score_keys: dict[bool, _ScoreKeys] = {}
+        #: exponent -> (part -> how far the word moves a line's score in that binade; see :class:`_Rounded`)
+        self._words_moved: dict[int, dict[str, float]] = {}
         #: BPE: merged piece -> score, when no piece is UNUSED or user-defined (see :meth:`_bpe_word`)
         self._merge_scores: dict[str, float] | None = None
         if self.model_type == ModelType.BPE and finite and PieceType.UNUSED not in types and not user_defined:
@@ -1027,22 +1098,74 @@ class SentencePieceModel:
         in float32. The words after it are decided the same from any score."""
         automaton: _PieceAutomaton = self._automaton  # type: ignore[assignment]
         ulp = _ulp(min(size * automaton.size + 1, automaton.cap))  # (below _TOP: no ulp above _CLOSE)
-        found = [table[part] for part in parts]
-        last = max((at + 1 for at, words in enumerate(found) if type(words) is _Close and words.margin <= ulp), default=0)
-        if not (last or first):  # (no word close enough for this line; one before the first "▁" is walked)
+        found = list(map(table.__getitem__, parts))
+        # (the close words, in C: a long line holds one in a few hundred)
+        stops = [at for at in compress(range(len(found)), map(is_, map(type, found), repeat(_Close))) if found[at].margin <= ulp]
+        if not (stops or first):  # (no word close enough for this line; one before the first "▁" is walked)
             return out
+        last = stops[-1] + 1 if stops else 0
+        stops.append(last)
         # float32 sums in two float additions, (x + c) - c with c = 1.5 * 2**52 * u rounding x to a multiple
         # of u (ties to even), u the float32 spacing of the binade [low, high] (an array's store and load cost
-        # five times as much: a long line's checking is mostly this)
-        out, score, low, high, magic, rounded = [], 0.0, 0.0, 0.0, 0.0, array("f", (0.0,))
+        # five times as much)
+        score, low, high, magic, rounded = 0.0, 0.0, 0.0, 0.0, array("f", (0.0,))
         if self._score_of is None:  # (the score of a piece by its text and by its id)
             self._score_of = {key: value for piece, (piece_id, value) in self.scored.items() for key in (piece, piece_id)}
-        score_of, size = self._score_of.__getitem__, automaton.size
-        for word, words in chain(((first, None),) if first else (), zip(map(table.prefix.__add__, parts[:last]), found)):
+        score_of, size, prefix, sums = self._score_of.__getitem__, automaton.size, table.prefix, self._binade_sums
+        changed: list[tuple[int, list[Any]]] = []  # (a word sentencepiece's walk segments otherwise)
+        longest = int((_ROOM - 1.0 - len(prefix)) / size)
+        keys_of = (self._score_keys.get(table.ids) or self._score_keys.setdefault(table.ids, _ScoreKeys(table))).__getitem__
+        if first:
+            pairs, score = self.encode_optimized(first, score)
+            line = [pair[table.ids] for pair in self.finish(pairs)]
+        at = stop_at = 0
+        while at < last:
+            stop = stops[stop_at]
+            if at < stop and -_ROOM_TOP < score <= -_BULK_FROM:
+                # Words between close ones in bulk: within a binade of float32 (the running score in
+                # [2**(e-1), 2**e] in size, a multiple of its spacing u) each sum is the score plus the
+                # piece's score rounded to a multiple of u (_Rounded), so the scores are added up
+                # exactly in C up to the word that leaves the binade (or holds a piece not taken so).
+                exponent = math.frexp(score)[1]
+                top = min(2.0 ** exponent, _ROOM_TOP)
+                end = min(stop, at + 400, at + 16 + int((top + score) * 0.125))  # (a word moves a score by ~10: a run reaches past the binade)
+                if max(map(len, parts[at:end])) > longest:  # (a word too long to be sure of the reset: up to it)
+                    end = at + next(i for i, part in enumerate(parts[at:end]) if len(part) > longest)
+                moved = self._words_moved.get(exponent)
+                if moved is None or len(moved) > _MOVED_ROOM:
+                    moved = self._words_moved[exponent] = {}
+                run = parts[at:end]
+                try:
+                    reached = sum(map(moved.__getitem__, run), -score)  # (sum adds floats as C doubles)
+                except KeyError:  # (words new to this binade: each one's pieces' moves summed, in C)
+                    moves = sums.get(exponent) or sums.setdefault(exponent, _Rounded(self._score_of, exponent))
+                    new = list(set(run).difference(moved))
+                    found_moves = list(map(sum, map(map, repeat(moves.__getitem__), map(table.__getitem__, new))))
+                    moved.update(zip(new, found_moves))
+                    for part in compress(new, map(eq, found_moves, repeat(_INF))):  # (unknowns: their path's scores)
+                        moved[part] = sum(map(moves.__getitem__, keys_of(part)))
+                    reached = sum(map(moved.__getitem__, run), -score)
+                if reached < top:  # (the usual: every word taken)
+                    taken = end - at
+                else:  # (the words up to the first that meets the binade's end)
+                    reached = list(accumulate(map(moved.__getitem__, run), initial=-score))
+                    taken = bisect_left(reached, top) - 1
+                    if taken:
+                        score = -reached[taken]
+                        at += taken
+                        taken = 0
+                if taken:
+                    score = -reached
+                    at += taken
+                    if at == last:
+                        break
+                    if at < stop and at == end:
+                        continue
+            word, words = prefix + parts[at], found[at]
             bound = abs(score) + len(word) * size + 1
-            if words is not None and bound < _RESET and (type(words) is not _Close or words.margin > _ulp(bound)):
+            if bound < _RESET and (type(words) is not _Close or words.margin > _ulp(bound)):
                 try:  # (decided the same in float32: its scores added up as sentencepiece adds them)
-                    values = list(map(score_of, tuple.__iter__(words) if type(words) is _Close else words))
+                    values = list(map(score_of, tuple.__iter__(words)))
                 except KeyError:  # (unknowns merged or in bytes)
                     values = self._unknown_paths.get(word) or self._unknown_paths.setdefault(word, automaton.path_scores(word))
                 for value in values:
@@ -1059,10 +1182,18 @@ class SentencePieceModel:
                         score = (total + magic) - magic
             else:
                 pairs, score = self.encode_optimized(word, score)
-                words = [pair[table.ids] for pair in self.finish(pairs)]
-            out += tuple.__iter__(words) if type(words) is _Close else words
-        for words in found[last:]:
-            out += words
+                walked = [pair[table.ids] for pair in self.finish(pairs)]
+                if walked != list(tuple.__iter__(words)):
+                    changed.append((at, walked))
+            if at == stop:
+                stop_at += 1
+            at += 1
+        if changed:  # (each word put in its place in ``out``, from the end)
+            ends = list(accumulate(map(len, found), initial=len(out) - sum(map(len, found))))
+            for at, walked in reversed(changed):
+                out[ends[at]:ends[at + 1]] = walked
+        if first:
+            out[:len(out) - sum(map(len, found))] = line
         return out
 
     def encode(self, text: str) -> list[tuple[str, int]]:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import gc
 import heapq
 import math
-import random
 import re
 import struct
 import time
@@ -42,7 +41,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from tokviz.sentencepiece.model_proto import (ModelProto, ModelType, NormalizerSpec, PieceType, SentencePiece, TrainerSpec,
                                               normal_pieces)
 from tokviz.sentencepiece.normalizer import RULE_NAMES, SPACE_SYMBOL, SentencePieceNormalizer, charsmap_for_rule
-from tokviz.sentencepiece.pieces import BOUNDARY, UNK_CHAR, PieceRules, count_words, split_into_words
+from tokviz.sentencepiece.pieces import BOUNDARY, UNK_CHAR, PieceRules, count_words
 from tokviz.sentencepiece.processor import SentencePieceError
 from tokviz.sentencepiece.trainer_bpe import sorted_chars, train_bpe, use_numpy
 
@@ -267,76 +266,6 @@ class _Corpus:
         self.words: dict[str, int] | None = None
 
 
-def _sample_lines(spec: TrainerSpec, lines: Iterable[str]) -> tuple[list[str], list[int], int]:
-    """``(lines kept, their counts, lines too long)``: sentencepiece's reading loop (tsv lines
-    ``text<TAB>count``; the first ``input_sentence_size`` lines, or a seeded sample of that many)."""
-    raw: list[tuple[str, int]] = []
-    too_long = 0
-    limit = spec.input_sentence_size
-    rng = random.Random(12345678)
-    seen = 0
-    is_tsv = spec.input_format == "tsv"
-    max_length = spec.max_sentence_length
-    for line in lines:
-        if not isinstance(line, str):
-            line = bytes(line).decode("utf-8", errors="replace")
-        freq = 1
-        if is_tsv:
-            parts = line.split("\t")
-            if len(parts) != 2:
-                raise SentencePieceError(f"INTERNAL: Input format must be: word <tab> freq. {line}")
-            line, freq = parts[0], int(parts[1])
-        if not line:
-            continue
-        size = len(line)  # characters <= UTF-8 bytes <= 4 * characters: encode only when it matters
-        if size > max_length or (4 * size > max_length and len(line.encode("utf-8")) > max_length):
-            too_long += 1
-            continue
-        if UNK_CHAR in line:
-            continue
-        if limit > 0:
-            if spec.shuffle_input_sentence:
-                seen += 1
-                if len(raw) < limit:
-                    raw.append((line, freq))
-                else:
-                    slot = rng.randrange(seen)
-                    if slot < limit:
-                        raw[slot] = (line, freq)
-                continue
-            raw.append((line, freq))
-            if len(raw) >= limit:
-                break
-        else:
-            raw.append((line, freq))
-    return [line for line, _ in raw], [freq for _, freq in raw], too_long
-
-
-def _pretokenize(texts: list[str], pretokenizer: Callable[[str], Any], allow_inconsistent: bool) -> list[str]:
-    """Each normalized text cut where ``pretokenizer`` cuts it (:data:`BOUNDARY` between its pieces, no
-    piece crosses, as for meta pieces); its pieces must spell the text unless ``allow_inconsistent``.
-
-    >>> _pretokenize(["▁ab▁c"], lambda t: t.replace("▁", " ▁").split(" "), False)
-    ['▁ab\\x1f▁c']
-    """
-    out: list[str] = []
-    for text in texts:
-        try:
-            pieces = pretokenizer(text)
-        except (RuntimeError, ValueError):
-            raise
-        except Exception as exc:  # (a user's function: say which step failed)
-            raise SentencePieceError(f"INTERNAL: the pretokenizer raised {type(exc).__name__}: {exc}") from exc
-        if isinstance(pieces, str) or not all(isinstance(piece, str) for piece in pieces):
-            raise TypeError("the pretokenizer must return a list of str.")
-        if "".join(pieces) != text and not allow_inconsistent:
-            raise SentencePieceError(
-                f"INTERNAL: the pretokenizer's pieces {pieces[:5]!r} do not spell the normalized text {text[:60]!r}; "
-                "set allow_inconsistent_pretokenization=True to train on its pieces anyway.")
-        out.append(BOUNDARY.join(piece for piece in pieces if piece))
-    return out
-
-
 def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str], metas: Mapping[int, tuple[str, PieceType]],
                    with_words: bool = False, pretokenizer: Callable[[str], Any] | None = None,
                    allow_inconsistent: bool = False) -> _Corpus:
@@ -363,6 +292,8 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         corpus.too_long = sum(1 for line in lines if len(line) > short and too_long(line))
         kept = [line for line in lines if line and UNK_CHAR not in line and (len(line) <= short or not too_long(line))]
     else:
+        from tokviz.sentencepiece.trainer_sentences import _sample_lines
+
         kept, freqs, corpus.too_long = _sample_lines(spec, lines)
     if freqs is not None and all(freq == 1 for freq in freqs):
         freqs = None
@@ -399,6 +330,8 @@ def load_sentences(spec: TrainerSpec, nspec: NormalizerSpec, lines: Iterable[str
         corpus.sentence_count = sentence_count
         counts.update(_weighted_char_counts(words))
     else:
+        from tokviz.sentencepiece.trainer_sentences import _char_counts, _pretokenize, _replace_rare, _without_empty
+
         texts = normalizer.normalize_all(kept)
         _replace_metas(texts, meta_list)  # (then the pretokenizer's cuts, as sentencepiece orders them)
         if pretokenizer is not None:
@@ -449,19 +382,6 @@ _TWO_PROCESS_MIN_CHARS = 1_000_000
 _WORKER_SHARE = 0.55  # of the characters (the last lines), for the forked worker
 
 
-def _without_empty(sentences: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    """sentencepiece's removal of empty sentences: each replaced by the last one (the order its
-    unigram seeds see). ``[("", 1), ("a", 1), ("b", 1)] -> [("b", 1), ("a", 1)]``."""
-    at = 0
-    while at < len(sentences):
-        if sentences[at][0]:
-            at += 1
-        else:
-            sentences[at] = sentences[-1]
-            sentences.pop()
-    return sentences
-
-
 def _replace_metas(texts: list[str], meta_list: list[str]) -> None:
     """Meta pieces (``<unk>``, ``<s>``, user symbols...) in the texts become boundaries (:data:`BOUNDARY`), in place (longest first)."""
     blob = "".join(texts)
@@ -499,21 +419,6 @@ def _can_fork() -> bool:
     from tokviz.sentencepiece.parallel import can_fork  # (loaded only for a big corpus: it costs ~5 ms)
 
     return can_fork()
-
-
-def _char_counts(text: str, numpy: bool | None = None) -> dict[str, int]:
-    """``Counter(text)``, a long text (:func:`~tokviz.sentencepiece.trainer_bpe.use_numpy`) in one numpy pass over
-    the code points: ``_char_counts("abca") == {"a": 2, "b": 1, "c": 1}``."""
-    if not text:
-        return {}
-    if not (use_numpy(len(text)) if numpy is None else numpy):
-        return dict(Counter(text))
-    import numpy as np
-
-    codes = np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
-    tally = np.bincount(codes)
-    present = np.flatnonzero(tally)
-    return {chr(code): count for code, count in zip(present.tolist(), tally[present].tolist())}
 
 
 def _weighted_char_counts(words: Mapping[str, int], numpy: bool | None = None) -> dict[str, int]:
@@ -567,41 +472,12 @@ def _replace_rare_in_words(words: dict[str, int], rare: str) -> dict[str, int]:
     return words
 
 
-def _replace_rare(sentences: list[tuple[str, int]], rare: str) -> list[tuple[str, int]]:
-    """Every character of ``rare`` becomes the unknown marker ``▅``, by one regex pass over the joined texts."""
-    texts = [text for text, _ in sentences]
-    pattern = re.compile("[" + "".join(re.escape(char) for char in rare) + "]")
-    blob = "".join(texts)
-    for sep in ("\n", "\0", "\uffff"):
-        if sep not in blob and sep not in rare:
-            replaced = pattern.sub(UNK_CHAR, sep.join(texts)).split(sep)
-            return [(text, freq) for text, (_, freq) in zip(replaced, sentences)]
-    table = {ord(char): UNK_CHAR for char in rare}
-    return [(text.translate(table), freq) for text, freq in sentences]
-
-
 # --------------------------------------------------------------------------- the trainer
 
 
 def _rules(spec: TrainerSpec) -> PieceRules:
     return PieceRules(spec.max_sentencepiece_length, spec.split_by_unicode_script, spec.split_by_number, spec.split_digits,
                       spec.split_by_whitespace, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
-
-
-def _words(spec: TrainerSpec, sentences: Iterable[tuple[str, int]]) -> dict[str, int]:
-    """sentencepiece's ``SplitSentencesByWhitespace``: ``{word: count}`` (in no particular order)."""
-    words: Counter[str] = Counter()
-    if spec.split_by_whitespace and all(freq == 1 for _, freq in sentences):
-        words = count_words([text for text, _ in sentences], spec.treat_whitespace_as_suffix,
-                            spec.allow_whitespace_only_pieces)
-    else:
-        for text, freq in sentences:
-            if not spec.split_by_whitespace:
-                words[text] += freq
-            else:
-                for word in split_into_words(text, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces):
-                    words[word] += freq
-    return words
 
 
 def train_sentencepiece(arg: str | Mapping[str, Any] | None = None, *, sentence_iterator: Iterable[str] | None = None,
@@ -697,8 +573,11 @@ def _train_body(options: dict[str, Any], sentence_iterator: Iterable[str] | None
     unigram_history = None
     stop_reason = ""
     # (the unigram trainer counts the words itself, with what follows each)
-    words: Mapping[str, int] = {} if model_type == ModelType.UNIGRAM else (
-        corpus.words if corpus.words is not None else _words(spec, corpus.sentences))
+    words: Mapping[str, int] | None = {} if model_type == ModelType.UNIGRAM else corpus.words
+    if words is None:
+        from tokviz.sentencepiece.trainer_sentences import _words
+
+        words = _words(spec, corpus.sentences)
     if model_type == ModelType.UNIGRAM:
         from tokviz.sentencepiece.trainer_unigram import train_on_corpus
 
