@@ -19,7 +19,9 @@ Viterbi reads the text once through an Aho-Corasick automaton of the pieces buil
 (:class:`_PieceAutomaton`); BPE keeps the adjacent pairs' scores in a list
 (:meth:`SentencePieceModel._bpe_symbols`); when no piece crosses a ``▁`` each distinct word is
 segmented once and kept as a tuple of pieces or ids (:class:`_WordTable`), so a text is its
-normalization, a split and one look-up per word (:meth:`SentencePieceModel.encode_as`).
+normalization, a split and one look-up per word (:meth:`SentencePieceModel.encode_as`). A line
+holding a word float32 may decide otherwise is checked along its float32 score, its words added up a
+binade of float32 at a time (:meth:`SentencePieceModel._checked_line`).
 
     >>> from tokviz.sentencepiece.model_proto import ModelProto, SentencePiece, PieceType, TrainerSpec, NormalizerSpec
     >>> proto = ModelProto(pieces=[SentencePiece("<unk>", 0, PieceType.UNKNOWN), SentencePiece("▁h", -1),
@@ -761,7 +763,7 @@ class SentencePieceModel:
         self._score_of: dict[Any, float] | None = None
         self._unknown_paths: dict[str, list[float]] = {}
         #: exponent -> :class:`_Rounded` scores of a checked line's pieces in that binade
-        self._binade_sums: dict[int, _Rounded] = {}
+        self._rounded: dict[int, _Rounded] = {}
         self._score_keys: dict[bool, _ScoreKeys] = {}
         #: exponent -> (part -> how far the word moves a line's score in that binade; see :class:`_Rounded`)
         self._words_moved: dict[int, dict[str, float]] = {}
@@ -1111,7 +1113,7 @@ class SentencePieceModel:
         score, low, high, magic, rounded = 0.0, 0.0, 0.0, 0.0, array("f", (0.0,))
         if self._score_of is None:  # (the score of a piece by its text and by its id)
             self._score_of = {key: value for piece, (piece_id, value) in self.scored.items() for key in (piece, piece_id)}
-        score_of, size, prefix, sums = self._score_of.__getitem__, automaton.size, table.prefix, self._binade_sums
+        score_of, size, prefix, sums = self._score_of.__getitem__, automaton.size, table.prefix, self._rounded
         changed: list[tuple[int, list[Any]]] = []  # (a word sentencepiece's walk segments otherwise)
         longest = int((_ROOM - 1.0 - len(prefix)) / size)
         keys_of = (self._score_keys.get(table.ids) or self._score_keys.setdefault(table.ids, _ScoreKeys(table))).__getitem__
