@@ -479,6 +479,20 @@ def test_unigram_near_tie_after_thousands_of_words_added_up_by_binade() -> None:
     assert _Rounded({"x": -3.3}, 15)["x"] == 1690 / 512 and _Rounded({"x": -3.3}, 10)["x"] == 54067 / 2**14
 
 
+def test_unigram_near_tie_after_words_holding_unknowns() -> None:
+    """"qq" is no piece: two unknown nodes (min score - 10 = -19.3 each) merged into one piece; a long
+    line's sum counts a node a character (counted once, the tie after 500 words fell the other way)."""
+    proto = ModelProto.from_bytes(_near_tie_model())
+    pieces = tuple(SentencePiece("b", -9.3) if piece.piece == "b" else piece for piece in proto.pieces)
+    blob = proto.replace(pieces=pieces).to_bytes()
+    sp = tsp.SentencePieceProcessor(model_proto=blob)
+    assert sp.encode_as_pieces("x qq abc") == ["▁", "x", "▁", "qq", "▁", "a", "bc"]
+    assert sp.encode_as_pieces("x qq " * 500 + "abc")[-3:] == ["▁", "ab", "c"]
+    assert sp.encode_as_pieces("x qq " * 1_000 + "abc")[-3:] == ["▁", "a", "bc"]
+    assert sp.encode_as_ids("x qq " * 500 + "abc")[-3:] == [1, 6, 5]
+    assert sp.encode_as_ids("x qq " * 1_000 + "abc")[-3:] == [1, 3, 7]
+
+
 def test_user_defined_pieces_score_as_sentencepiece_0_2_3() -> None:
     """0.1 * (length - 1) (bytes in its Viterbi, characters in its lattice): "ab" (user-defined, 0.1)
     beats a + bc (-0.02) where the older rule (length * max score - 0.1 = -0.1) did not."""

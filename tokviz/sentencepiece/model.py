@@ -19,7 +19,9 @@ Viterbi reads the text once through an Aho-Corasick automaton of the pieces buil
 (:class:`_PieceAutomaton`); BPE keeps the adjacent pairs' scores in a list
 (:meth:`SentencePieceModel._bpe_symbols`); when no piece crosses a ``▁`` each distinct word is
 segmented once and kept as a tuple of pieces or ids (:class:`_WordTable`), so a text is its
-normalization, a split and one look-up per word (:meth:`SentencePieceModel.encode_as`).
+normalization, a split and one look-up per word (:meth:`SentencePieceModel.encode_as`). A line
+holding a word float32 may decide otherwise is checked along its float32 score, its words added up a
+binade of float32 at a time (:meth:`SentencePieceModel._checked_line`).
 
     >>> from tokviz.sentencepiece.model_proto import ModelProto, SentencePiece, PieceType, TrainerSpec, NormalizerSpec
     >>> proto = ModelProto(pieces=[SentencePiece("<unk>", 0, PieceType.UNKNOWN), SentencePiece("▁h", -1),
@@ -326,7 +328,8 @@ class _Rounded(dict):
     ``u = 2**(exponent - 24)``, so each float32 sum is that score plus the piece's score rounded to a
     multiple of ``u``. ``inf`` where that does not hold: a tie (the score's parity would decide), a
     positive score (the sums need not stay in the binade). A float key is a score itself (a word holding
-    unknowns: its path's, :class:`_ScoreKeys`). Sums of such moves are exact in float64:
+    unknowns: its path's, :class:`_ScoreKeys`); with ``unknown`` (pieces, no byte fallback) a text that
+    is no piece is a merged run of unknown characters. Sums of such moves are exact in float64:
     :meth:`SentencePieceModel._checked_line` adds a run of words in C.
 
         >>> _Rounded({"▁a": -1.25, "b": -0.5, 7: -0.5}, -21)["▁a"]  # (u = 2**-45: a multiple)
@@ -334,21 +337,25 @@ class _Rounded(dict):
         >>> moves = _Rounded({"▁a": -1.2, "b": -0.5, "c": 0.5}, 24)  # (u = 1)
         >>> moves["▁a"], moves["b"], moves["c"], moves[-2.25]  # (-1.2 to -1; -0.5 a tie)
         (1.0, inf, inf, 2.0)
+        >>> _Rounded({}, 24, -2.25)["xyz"]  # (three unknown nodes)
+        6.0
     """
 
-    __slots__ = ("scores", "unit")
+    __slots__ = ("scores", "unit", "unknown")
 
-    def __init__(self, scores: dict[Any, float], exponent: int) -> None:
+    def __init__(self, scores: dict[Any, float], exponent: int, unknown: float | None = None) -> None:
         super().__init__()
-        self.scores, self.unit = scores, 2.0 ** (exponent - 24)
+        self.scores, self.unit, self.unknown = scores, 2.0 ** (exponent - 24), unknown
 
     def __missing__(self, key: Any) -> float:
-        value = key if type(key) is float else self.scores.get(key)
+        value, count = key if type(key) is float else self.scores.get(key), 1
+        if value is None and self.unknown is not None and type(key) is str:
+            value, count = self.unknown, len(key)  # (a merged run of unknowns: a node a character)
         moved = _INF
         if value is not None and value <= 0.0:
             steps = value / self.unit
             if abs(steps - round(steps)) != 0.5:
-                moved = -round(steps) * self.unit
+                moved = -round(steps) * self.unit * count
         self[key] = moved
         return moved
 
@@ -761,7 +768,7 @@ class SentencePieceModel:
         self._score_of: dict[Any, float] | None = None
         self._unknown_paths: dict[str, list[float]] = {}
         #: exponent -> :class:`_Rounded` scores of a checked line's pieces in that binade
-        self._binade_sums: dict[int, _Rounded] = {}
+        self._rounded: dict[int, _Rounded] = {}
         self._score_keys: dict[bool, _ScoreKeys] = {}
         #: exponent -> (part -> how far the word moves a line's score in that binade; see :class:`_Rounded`)
         self._words_moved: dict[int, dict[str, float]] = {}
@@ -1111,7 +1118,8 @@ class SentencePieceModel:
         score, low, high, magic, rounded = 0.0, 0.0, 0.0, 0.0, array("f", (0.0,))
         if self._score_of is None:  # (the score of a piece by its text and by its id)
             self._score_of = {key: value for piece, (piece_id, value) in self.scored.items() for key in (piece, piece_id)}
-        score_of, size, prefix, sums = self._score_of.__getitem__, automaton.size, table.prefix, self._binade_sums
+        score_of, size, prefix, rounded = self._score_of.__getitem__, automaton.size, table.prefix, self._rounded
+        unknown = None if self.byte_fallback else self.unk_score
         changed: list[tuple[int, list[Any]]] = []  # (a word sentencepiece's walk segments otherwise)
         longest = int((_ROOM - 1.0 - len(prefix)) / size)
         keys_of = (self._score_keys.get(table.ids) or self._score_keys.setdefault(table.ids, _ScoreKeys(table))).__getitem__
@@ -1131,21 +1139,24 @@ class SentencePieceModel:
                 end = min(stop, at + 400, at + 16 + int((top + score) * 0.125))  # (a word moves a score by ~10: a run reaches past the binade)
                 if max(map(len, parts[at:end])) > longest:  # (a word too long to be sure of the reset: up to it)
                     end = at + next(i for i, part in enumerate(parts[at:end]) if len(part) > longest)
-                moved = self._words_moved.get(exponent)
-                if moved is None or len(moved) > _MOVED_ROOM:
-                    moved = self._words_moved[exponent] = {}
-                run = parts[at:end]
-                try:
-                    reached = sum(map(moved.__getitem__, run), -score)  # (sum adds floats as C doubles)
-                except KeyError:  # (words new to this binade: each one's pieces' moves summed, in C)
-                    moves = sums.get(exponent) or sums.setdefault(exponent, _Rounded(self._score_of, exponent))
-                    new = list(set(run).difference(moved))
-                    found_moves = list(map(sum, map(map, repeat(moves.__getitem__), map(table.__getitem__, new))))
-                    moved.update(zip(new, found_moves))
-                    for part in compress(new, map(eq, found_moves, repeat(_INF))):  # (unknowns: their path's scores)
-                        moved[part] = sum(map(moves.__getitem__, keys_of(part)))
-                    reached = sum(map(moved.__getitem__, run), -score)
-                if reached < top:  # (the usual: every word taken)
+                moves = rounded.get(exponent) or rounded.setdefault(exponent, _Rounded(self._score_of, exponent, unknown))
+                # (the usual: the run's pieces' moves in one sum, C doubles; else word by word, below)
+                reached = sum(map(moves.__getitem__, chain.from_iterable(found[at:end])), -score)
+                if reached >= top:  # (a piece not taken so -- a tie, unknowns by id or in bytes -- or the binade's end)
+                    moved = self._words_moved.get(exponent)
+                    if moved is None or len(moved) > _MOVED_ROOM:
+                        moved = self._words_moved[exponent] = {}
+                    run = parts[at:end]
+                    try:
+                        reached = sum(map(moved.__getitem__, run), -score)
+                    except KeyError:  # (words new to this binade: each one's pieces' moves summed, in C)
+                        new = list(set(run).difference(moved))
+                        found_moves = list(map(sum, map(map, repeat(moves.__getitem__), map(table.__getitem__, new))))
+                        moved.update(zip(new, found_moves))
+                        for part in compress(new, map(eq, found_moves, repeat(_INF))):  # (unknowns: their path's scores)
+                            moved[part] = sum(map(moves.__getitem__, keys_of(part)))
+                        reached = sum(map(moved.__getitem__, run), -score)
+                if reached < top:  # (every word taken)
                     taken = end - at
                 else:  # (the words up to the first that meets the binade's end)
                     reached = list(accumulate(map(moved.__getitem__, run), initial=-score))
