@@ -253,17 +253,17 @@ class JsonComponent(StatefulComponent):
 class CustomComponent:
     """A Python object used as a component (HF's ``custom``): it runs in this process only, and
     tokenizer.json cannot name it, so saving or pickling a tokenizer holding one raises, as HF does.
-    A subclass names the method the object needs (``_NEEDS``, as a message shows it) and HF's
-    refusal to serialize (``_UNSERIALIZABLE``)."""
+    A subclass names what it is (``_WHAT``), the method the object needs (``_NEEDS``, as a message
+    shows it) and HF's refusal to serialize (``_UNSERIALIZABLE``)."""
 
     __slots__ = ()
+    _WHAT: ClassVar[str]
     _NEEDS: ClassVar[str]
     _UNSERIALIZABLE: ClassVar[str]
 
     def __init__(self, inner: Any) -> None:
         if not callable(getattr(inner, self._NEEDS.split("(")[0], None)):
-            what = type(self).__name__.removeprefix("Custom").lower()
-            raise TypeError(f"A custom {what} needs a {self._NEEDS} method; {type(inner).__name__} has none.")
+            raise TypeError(f"A custom {self._WHAT} needs a {self._NEEDS} method; {type(inner).__name__} has none.")
         object.__setattr__(self, "inner", inner)
 
     def __eq__(self, other: object) -> bool:

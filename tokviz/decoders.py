@@ -56,6 +56,7 @@ class Decoder(JsonComponent):
 class CustomDecoder(CustomComponent, Decoder):
     """A Python object with ``decode_chain(tokens) -> tokens`` used as a decoder (HF's ``custom``)."""
 
+    _WHAT = "decoder"
     _NEEDS = "decode_chain(tokens) -> list[str]"
     _UNSERIALIZABLE = "Custom PyDecoder cannot be serialized"
 

@@ -856,6 +856,7 @@ class CustomNormalizer(CustomComponent, Normalizer):
 
     __slots__ = ("inner",)
     aligned_if_unchanged: ClassVar[bool] = False
+    _WHAT = "normalizer"
     _NEEDS = "normalize(normalized)"
     _UNSERIALIZABLE = "Custom Normalizer cannot be serialized"
 

@@ -930,6 +930,7 @@ class CustomPreTokenizer(CustomComponent, PreTokenizer):
 
     __slots__ = ("inner",)
     position_independent: ClassVar[bool] = False
+    _WHAT = "pre-tokenizer"
     _NEEDS = "pre_tokenize(pretokenized)"
     _UNSERIALIZABLE = "Custom PreTokenizer cannot be serialized"
 
